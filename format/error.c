@@ -1,0 +1,48 @@
+/* error.c - bfi_strerror(): bfi's own codes from a table, errno via strerror. */
+#include <string.h>
+
+#include "bfi_error.h"
+
+static const struct {
+	int code;
+	const char *text;
+} table[] = {
+	{BFI_E_INVALID, "invalid argument"},
+	{BFI_E_LIMIT, "a format limit was exceeded"},
+	{BFI_E_NOT_FOUND, "no such set"},
+	{BFI_E_TRUNCATED, "index file is truncated"},
+	{BFI_E_BAD_MAGIC, "not a bfi index file (bad magic)"},
+	{BFI_E_BAD_TRAILER, "index file trailer is damaged (bad end magic)"},
+	{BFI_E_VERSION, "index file version is not supported by this reader"},
+	{BFI_E_INCOMPAT, "index file uses an incompatible feature this reader does not know"},
+	{BFI_E_RESERVED, "index file has a nonzero reserved field"},
+	{BFI_E_HEADER_CHECKSUM, "index header checksum mismatch"},
+	{BFI_E_TABLE_CHECKSUM, "section table checksum mismatch"},
+	{BFI_E_BAD_SECTION, "section entry out of bounds, misaligned or overlapping"},
+	{BFI_E_ENCODING, "section encoding not supported by this reader"},
+	{BFI_E_BAD_LAYOUT, "layout descriptor is inconsistent"},
+	{BFI_E_NO_LAYOUT, "index has no layout this reader can query"},
+	{BFI_E_DATA_CHECKSUM, "data checksum mismatch"},
+	{BFI_E_SIZE, "index file is longer than its header says"},
+	{BFI_E_UNKNOWN_SECTION, "index has a required section kind this reader does not know"},
+	{BFI_E_CATALOG_MISMATCH, "catalog does not belong to this index"},
+	{BFI_E_CATALOG, "catalog is malformed"},
+	{BFI_E_NO_CATALOG, "snapshot was opened without its catalog"},
+	{BFI_E_LMDB, "LMDB error"},
+	{BFI_E_INPUT, "malformed input"},
+	{BFI_E_NO_SETS, "input holds no sets"},
+	{BFI_E_DUP_SET, "duplicate set name in input"},
+	{BFI_E_EXISTS, "output path exists and is not a bfi snapshot"},
+};
+
+const char *bfi_strerror(int code)
+{
+	if (code == 0)
+		return "success";
+	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+		if (table[i].code == code)
+			return table[i].text;
+	if (code < 0 && code > BFI_E_LAST)
+		return strerror(-code);
+	return "unknown error";
+}

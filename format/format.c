@@ -1,0 +1,145 @@
+/* format.c - encode and check the fixed structures of spec/format.md. */
+#include <xxhash.h>
+
+#include "bfi_error.h"
+#include "format.h"
+
+uint64_t bfi_checksum64(const void *p, size_t len)
+{
+	return XXH3_64bits(len ? p : "", len);
+}
+
+void bfi_digest128(const void *p, size_t len, uint8_t out[16])
+{
+	XXH128_hash_t h = XXH3_128bits(len ? p : "", len);
+	bfi_put64(out, h.low64);
+	bfi_put64(out + 8, h.high64);
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+void bfi_header_encode(uint8_t out[BFI_HEADER_SIZE], const struct bfi_header *h)
+{
+	memset(out, 0, BFI_HEADER_SIZE);
+	memcpy(out + BFI_H_MAGIC, BFI_MAGIC, BFI_MAGIC_LEN);
+	bfi_put16(out + BFI_H_MAJOR, h->major);
+	bfi_put16(out + BFI_H_MINOR, h->minor);
+	bfi_put32(out + BFI_H_HEADER_SIZE, BFI_HEADER_SIZE);
+	bfi_put64(out + BFI_H_COMPAT, h->compat);
+	bfi_put64(out + BFI_H_INCOMPAT, h->incompat);
+	bfi_put64(out + BFI_H_FILE_SIZE, h->file_size);
+	bfi_put64(out + BFI_H_TABLE_OFFSET, h->table_offset);
+	bfi_put32(out + BFI_H_SECTION_COUNT, h->section_count);
+	bfi_put32(out + BFI_H_ENTRY_SIZE, BFI_ENTRY_SIZE);
+	memcpy(out + BFI_H_SNAPSHOT_ID, h->snapshot_id, 16);
+	memcpy(out + BFI_H_CATALOG_DIGEST, h->catalog_digest, 16);
+	bfi_put64(out + BFI_H_CATALOG_SIZE, h->catalog_size);
+	bfi_put64(out + BFI_H_TABLE_CHECKSUM, h->table_checksum);
+	bfi_put64(out + BFI_H_CHECKSUM, bfi_checksum64(out, BFI_H_CHECKSUM));
+}
+
+int bfi_header_decode(const uint8_t in[BFI_HEADER_SIZE], struct bfi_header *h)
+{
+	if (memcmp(in + BFI_H_MAGIC, BFI_MAGIC, BFI_MAGIC_LEN) != 0)
+		return BFI_E_BAD_MAGIC;
+	/* Version before checksum: a future major may checksum differently. */
+	h->major = bfi_get16(in + BFI_H_MAJOR);
+	h->minor = bfi_get16(in + BFI_H_MINOR);
+	if (h->major != BFI_VERSION_MAJOR || h->minor > BFI_VERSION_MINOR)
+		return BFI_E_VERSION;
+	if (bfi_get64(in + BFI_H_CHECKSUM) != bfi_checksum64(in, BFI_H_CHECKSUM))
+		return BFI_E_HEADER_CHECKSUM;
+	if (bfi_get32(in + BFI_H_HEADER_SIZE) != BFI_HEADER_SIZE ||
+	    bfi_get32(in + BFI_H_ENTRY_SIZE) != BFI_ENTRY_SIZE)
+		return BFI_E_BAD_SECTION;
+	h->compat = bfi_get64(in + BFI_H_COMPAT);
+	h->incompat = bfi_get64(in + BFI_H_INCOMPAT);
+	if (h->incompat & ~BFI_KNOWN_INCOMPAT)
+		return BFI_E_INCOMPAT;
+	if (!all_zero(in + BFI_H_RESERVED, BFI_H_RESERVED_LEN))
+		return BFI_E_RESERVED;
+	h->file_size = bfi_get64(in + BFI_H_FILE_SIZE);
+	h->table_offset = bfi_get64(in + BFI_H_TABLE_OFFSET);
+	h->section_count = bfi_get32(in + BFI_H_SECTION_COUNT);
+	memcpy(h->snapshot_id, in + BFI_H_SNAPSHOT_ID, 16);
+	memcpy(h->catalog_digest, in + BFI_H_CATALOG_DIGEST, 16);
+	h->catalog_size = bfi_get64(in + BFI_H_CATALOG_SIZE);
+	h->table_checksum = bfi_get64(in + BFI_H_TABLE_CHECKSUM);
+	if (h->table_offset != BFI_HEADER_SIZE || h->section_count == 0 ||
+	    h->section_count > BFI_MAX_SECTIONS)
+		return BFI_E_BAD_SECTION;
+	return 0;
+}
+
+void bfi_section_encode(uint8_t out[BFI_ENTRY_SIZE], const struct bfi_section *s)
+{
+	memset(out, 0, BFI_ENTRY_SIZE);
+	bfi_put32(out + 0, s->kind);
+	bfi_put16(out + 4, s->encoding);
+	bfi_put16(out + 6, s->flags);
+	bfi_put64(out + 8, s->offset);
+	bfi_put64(out + 16, s->stored_size);
+	bfi_put64(out + 24, s->size);
+	bfi_put64(out + 32, s->checksum);
+}
+
+int bfi_section_decode(const uint8_t in[BFI_ENTRY_SIZE], struct bfi_section *s)
+{
+	s->kind = bfi_get32(in + 0);
+	s->encoding = bfi_get16(in + 4);
+	s->flags = bfi_get16(in + 6);
+	s->offset = bfi_get64(in + 8);
+	s->stored_size = bfi_get64(in + 16);
+	s->size = bfi_get64(in + 24);
+	s->checksum = bfi_get64(in + 32);
+	if (!all_zero(in + 40, BFI_ENTRY_SIZE - 40) || (s->flags & ~BFI_SECF_KNOWN))
+		return BFI_E_RESERVED;
+	if (s->offset % BFI_SECTION_ALIGN != 0)
+		return BFI_E_BAD_SECTION;
+	if (s->encoding == BFI_ENC_RAW && s->size != s->stored_size)
+		return BFI_E_BAD_SECTION;
+	return 0;
+}
+
+void bfi_flat_desc_encode(uint8_t out[BFI_FLAT_DESC_SIZE], const struct bfi_flat_desc *d)
+{
+	memset(out, 0, BFI_FLAT_DESC_SIZE);
+	bfi_put64(out + 0, d->n_sets);
+	bfi_put64(out + 8, d->m);
+	bfi_put32(out + 16, d->k);
+	bfi_put32(out + 20, d->hash_id);
+	bfi_put64(out + 24, d->row_bytes);
+	bfi_put64(out + 32, d->rows_offset);
+}
+
+int bfi_flat_desc_decode(const uint8_t *in, uint64_t section_size, struct bfi_flat_desc *d)
+{
+	if (section_size < BFI_FLAT_DESC_SIZE)
+		return BFI_E_BAD_LAYOUT;
+	d->n_sets = bfi_get64(in + 0);
+	d->m = bfi_get64(in + 8);
+	d->k = bfi_get32(in + 16);
+	d->hash_id = bfi_get32(in + 20);
+	d->row_bytes = bfi_get64(in + 24);
+	d->rows_offset = bfi_get64(in + 32);
+	if (!all_zero(in + 40, BFI_FLAT_DESC_SIZE - 40))
+		return BFI_E_RESERVED;
+	if (d->hash_id != BFI_HASH_XXH3_DOUBLE)
+		return BFI_E_INCOMPAT;
+	if (d->n_sets == 0 || d->n_sets > BFI_MAX_SETS || d->m == 0 || d->m > BFI_MAX_BITS ||
+	    d->k == 0 || d->k > BFI_MAX_K || d->row_bytes != bfi_flat_row_bytes(d->n_sets) ||
+	    d->rows_offset != BFI_FLAT_DESC_SIZE)
+		return BFI_E_BAD_LAYOUT;
+	uint64_t rows;
+	if (__builtin_mul_overflow(d->m, d->row_bytes, &rows))
+		return BFI_E_BAD_LAYOUT;
+	if (!bfi_range_ok(d->rows_offset, rows, section_size) || section_size - d->rows_offset != rows)
+		return BFI_E_BAD_LAYOUT;
+	return 0;
+}

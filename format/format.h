@@ -1,0 +1,176 @@
+/*
+ * format.h - the on-disk layout of a bfi index file, shared by writer and
+ * reader. spec/format.md is normative; every constant here cites its
+ * section there. Integers are decoded with memcpy + leNNtoh, never by
+ * casting file bytes to a struct.
+ */
+#ifndef BFI_FORMAT_H
+#define BFI_FORMAT_H
+
+#include <endian.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define BFI_VERSION_STRING "0.1.0"
+
+/* spec: "Conventions" */
+#define BFI_SECTION_ALIGN 4096u
+#define BFI_ROW_ALIGN 64u
+
+/* spec: "Header" */
+#define BFI_MAGIC "\x89" "BFI\r\n\x1a\n"
+#define BFI_MAGIC_LEN 8u
+#define BFI_VERSION_MAJOR 1u
+#define BFI_VERSION_MINOR 0u
+#define BFI_HEADER_SIZE 128u
+#define BFI_TRAILER_SIZE 8u
+#define BFI_KNOWN_INCOMPAT 0ull /* no incompatible features in 1.0 */
+
+/* Header field offsets. */
+#define BFI_H_MAGIC 0
+#define BFI_H_MAJOR 8
+#define BFI_H_MINOR 10
+#define BFI_H_HEADER_SIZE 12
+#define BFI_H_COMPAT 16
+#define BFI_H_INCOMPAT 24
+#define BFI_H_FILE_SIZE 32
+#define BFI_H_TABLE_OFFSET 40
+#define BFI_H_SECTION_COUNT 48
+#define BFI_H_ENTRY_SIZE 52
+#define BFI_H_SNAPSHOT_ID 56
+#define BFI_H_CATALOG_DIGEST 72
+#define BFI_H_CATALOG_SIZE 88
+#define BFI_H_TABLE_CHECKSUM 96
+#define BFI_H_RESERVED 104
+#define BFI_H_RESERVED_LEN 16
+#define BFI_H_CHECKSUM 120
+
+/* spec: "Section table" */
+#define BFI_ENTRY_SIZE 64u
+#define BFI_MAX_SECTIONS ((BFI_SECTION_ALIGN - BFI_HEADER_SIZE) / BFI_ENTRY_SIZE)
+#define BFI_SEC_FLAT 1u
+#define BFI_SEC_CHUNKSUMS 2u
+#define BFI_ENC_RAW 0u
+#define BFI_ENC_ZSTD 1u
+#define BFI_SECF_REQUIRED 1u
+#define BFI_SECF_KNOWN BFI_SECF_REQUIRED
+
+/* spec: "Flat section" */
+#define BFI_FLAT_DESC_SIZE 64u
+#define BFI_HASH_XXH3_DOUBLE 1u
+#define BFI_MAX_K 32u
+#define BFI_MAX_BITS (1ull << 40)
+#define BFI_MAX_SETS 0xffffffffull
+
+/* spec: "Chunk checksums section" */
+#define BFI_CHUNK_LOG2 16u
+#define BFI_CHUNK_SIZE (1u << BFI_CHUNK_LOG2)
+#define BFI_CHUNKSUMS_DESC_SIZE 16u
+
+/* spec: "Catalog" */
+#define BFI_INDEX_NAME "index.bfi"
+#define BFI_CATALOG_NAME "catalog.mdb"
+#define BFI_CATALOG_FORMAT "bfi-catalog 1"
+
+static inline uint16_t bfi_get16(const void *p)
+{
+	uint16_t v;
+	memcpy(&v, p, sizeof v);
+	return le16toh(v);
+}
+static inline uint32_t bfi_get32(const void *p)
+{
+	uint32_t v;
+	memcpy(&v, p, sizeof v);
+	return le32toh(v);
+}
+static inline uint64_t bfi_get64(const void *p)
+{
+	uint64_t v;
+	memcpy(&v, p, sizeof v);
+	return le64toh(v);
+}
+static inline void bfi_put16(void *p, uint16_t v)
+{
+	v = htole16(v);
+	memcpy(p, &v, sizeof v);
+}
+static inline void bfi_put32(void *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof v);
+}
+static inline void bfi_put64(void *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof v);
+}
+
+/* Overflow-safe "does [off, off+len) fit in size?" (tinycdb style). */
+static inline int bfi_range_ok(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && size - off >= len;
+}
+
+static inline uint64_t bfi_align_up(uint64_t v, uint64_t a)
+{
+	return (v + (a - 1)) / a * a;
+}
+
+/* Row length in bytes for n sets: a multiple of 64 bytes (512 sets). */
+static inline uint64_t bfi_flat_row_bytes(uint64_t n_sets)
+{
+	return (n_sets + 511) / 512 * 64;
+}
+
+struct bfi_header {
+	uint16_t major, minor;
+	uint64_t compat, incompat;
+	uint64_t file_size;
+	uint64_t table_offset;
+	uint32_t section_count;
+	uint8_t snapshot_id[16];
+	uint8_t catalog_digest[16];
+	uint64_t catalog_size;
+	uint64_t table_checksum;
+};
+
+struct bfi_section {
+	uint32_t kind;
+	uint16_t encoding;
+	uint16_t flags;
+	uint64_t offset;
+	uint64_t stored_size;
+	uint64_t size;
+	uint64_t checksum;
+};
+
+struct bfi_flat_desc {
+	uint64_t n_sets;
+	uint64_t m;
+	uint32_t k;
+	uint32_t hash_id;
+	uint64_t row_bytes;
+	uint64_t rows_offset; /* relative to the section's start */
+};
+
+/* Encoders write every byte of their buffer, reserved bytes as zero. */
+void bfi_header_encode(uint8_t out[BFI_HEADER_SIZE], const struct bfi_header *h);
+void bfi_section_encode(uint8_t out[BFI_ENTRY_SIZE], const struct bfi_section *s);
+void bfi_flat_desc_encode(uint8_t out[BFI_FLAT_DESC_SIZE], const struct bfi_flat_desc *d);
+
+/*
+ * Decoders check one structure on its own and return 0 or a BFI_E_* code.
+ * bfi_header_decode checks magic, version, flags, reserved bytes and the
+ * header checksum; the caller checks file_size against the real size.
+ */
+int bfi_header_decode(const uint8_t in[BFI_HEADER_SIZE], struct bfi_header *h);
+int bfi_section_decode(const uint8_t in[BFI_ENTRY_SIZE], struct bfi_section *s);
+/* Checks the descriptor against the size of the section that holds it. */
+int bfi_flat_desc_decode(const uint8_t *in, uint64_t section_size, struct bfi_flat_desc *d);
+
+uint64_t bfi_checksum64(const void *p, size_t len);
+void bfi_digest128(const void *p, size_t len, uint8_t out[16]);
+
+#endif

@@ -1,0 +1,21 @@
+/* hash.c - the canonical key hash (spec/format.md, "Key hashing"). */
+#include <xxhash.h>
+
+#include "bfi_hash.h"
+
+bfi_keyhash bfi_hash_key(const void *key, size_t len)
+{
+	XXH128_hash_t h = XXH3_128bits(len ? key : "", len);
+	bfi_keyhash out = {h.low64, h.high64};
+	return out;
+}
+
+int bfi_key_positions(const void *key, size_t len, uint64_t m, uint32_t k, uint64_t *pos)
+{
+	if (m == 0 || k == 0 || pos == NULL || (key == NULL && len != 0))
+		return BFI_E_INVALID;
+	bfi_keyhash h = bfi_hash_key(key, len);
+	for (uint32_t i = 0; i < k; i++)
+		pos[i] = bfi_hash_pos(h, i, m);
+	return 0;
+}

@@ -1,0 +1,197 @@
+/*
+ * bfi.h - read and query bfi snapshots.
+ *
+ * A snapshot is a directory holding two files written together by
+ * bfi_writer (see bfi_writer.h) and never changed afterwards:
+ *   index.bfi     the filters, memory-mapped and queried in place;
+ *   catalog.mdb   an LMDB file mapping set names to ordinals and back.
+ * The index records the catalog's size and digest. bfi_open() refuses a
+ * catalog that does not match, and it hands the catalog to LMDB only after
+ * the digest matched, because LMDB is not hardened against crafted files.
+ *
+ * Threads: a bfi_snapshot is immutable after bfi_open() and may be used by
+ * any number of threads at once. A bfi_result is scratch space owned by one
+ * thread at a time; give each querying thread its own.
+ *
+ * Errors: every fallible call returns 0 or a negative code; see
+ * bfi_error.h and bfi_strerror().
+ */
+#ifndef BFI_H
+#define BFI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bfi_error.h"
+#include "bfi_hash.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bfi_snapshot bfi_snapshot;
+typedef struct bfi_result bfi_result;
+
+/* Flags for bfi_open(). */
+enum {
+	/*
+	 * Trust the catalog: skip the digest check (O(1) open whatever the
+	 * catalog's size). Only for files from a source you trust, since LMDB
+	 * may crash on a crafted catalog. The size and snapshot id are still
+	 * checked.
+	 */
+	BFI_OPEN_TRUSTED = 1u << 0,
+	/*
+	 * Do not open the catalog at all. Queries return ordinals; calls that
+	 * need names or per-set statistics return BFI_E_NO_CATALOG.
+	 */
+	BFI_OPEN_NO_CATALOG = 1u << 1,
+};
+
+/*
+ * Open the snapshot directory at path.
+ *
+ * The index is mapped read-only and its header and section table are
+ * validated with overflow-safe bounds checks; no data is scanned, so the
+ * index costs O(1) to open whatever its size. Unless BFI_OPEN_TRUSTED or
+ * BFI_OPEN_NO_CATALOG is given, the catalog is read once to check its
+ * digest, which costs O(catalog size).
+ *
+ * Corrupt data inside a section is not detected here; bfi_verify() does
+ * that. A section that passed bfi_open() can never make a query read
+ * outside the mapping.
+ *
+ * Returns 0 and sets *out, or one of: -errno from open/fstat/mmap;
+ * BFI_E_TRUNCATED, BFI_E_SIZE, BFI_E_BAD_MAGIC, BFI_E_BAD_TRAILER,
+ * BFI_E_VERSION, BFI_E_INCOMPAT, BFI_E_RESERVED, BFI_E_HEADER_CHECKSUM,
+ * BFI_E_TABLE_CHECKSUM, BFI_E_BAD_SECTION, BFI_E_UNKNOWN_SECTION,
+ * BFI_E_ENCODING, BFI_E_BAD_LAYOUT, BFI_E_NO_LAYOUT for the index;
+ * BFI_E_CATALOG_MISMATCH, BFI_E_CATALOG, BFI_E_LMDB for the catalog.
+ */
+BFI_API BFI_MUST_CHECK int bfi_open(const char *path, unsigned flags, bfi_snapshot **out);
+
+/*
+ * Close a snapshot and set *snap to NULL. Every pointer obtained from it
+ * (names, section views) becomes invalid. Passing NULL or a pointer to
+ * NULL is a no-op. No query may be running on it.
+ */
+BFI_API void bfi_close(bfi_snapshot **snap);
+
+/* What a snapshot holds; filled by bfi_info(). */
+struct bfi_info {
+	uint16_t major, minor;     /* format version of the file */
+	uint64_t compat_flags;     /* compatible feature flags as written */
+	uint64_t file_size;        /* bytes in index.bfi */
+	uint64_t catalog_size;     /* bytes in catalog.mdb */
+	uint8_t snapshot_id[16];   /* binds index and catalog */
+	uint8_t catalog_digest[16];
+	uint64_t n_sets;           /* sets in the snapshot */
+	uint64_t bits;             /* m: bits per filter (flat rows) */
+	uint32_t hashes;           /* k: bits set per key */
+	uint64_t row_bytes;        /* bytes per flat row, a multiple of 64 */
+	uint32_t n_sections;
+	int has_catalog;           /* 0 if opened with BFI_OPEN_NO_CATALOG */
+};
+BFI_API void bfi_info(const bfi_snapshot *snap, struct bfi_info *info);
+
+/* One entry of the section table (spec/format.md, "Section table"). */
+struct bfi_section_info {
+	uint32_t kind;       /* 1 flat, 2 chunk checksums */
+	uint16_t encoding;   /* 0 raw, 1 zstd */
+	uint16_t flags;
+	uint64_t offset;     /* absolute, in index.bfi */
+	uint64_t stored_size;
+	uint64_t size;       /* uncompressed */
+	uint64_t checksum;   /* XXH3-64 of the stored bytes */
+};
+/* Returns 0, or BFI_E_INVALID if i >= n_sections. */
+BFI_API BFI_MUST_CHECK int bfi_section(const bfi_snapshot *snap, uint32_t i,
+                                       struct bfi_section_info *out);
+/* A short name for a section kind, such as "flat"; never NULL. */
+BFI_API const char *bfi_section_kind_name(uint32_t kind);
+
+/*
+ * Results. A bfi_result holds the ordinals matched by the last query run
+ * into it, in ascending order, plus scratch space so that queries do not
+ * allocate once it has grown. Reuse one per thread.
+ */
+BFI_API BFI_MUST_CHECK int bfi_result_create(bfi_result **out);
+/* Free a result and set *res to NULL; NULL-safe. */
+BFI_API void bfi_result_destroy(bfi_result **res);
+BFI_API size_t bfi_result_count(const bfi_result *res);
+/*
+ * The matched ordinals. Valid until the next query into res or
+ * bfi_result_destroy(). Do not modify or free them.
+ */
+BFI_API const uint32_t *bfi_result_ordinals(const bfi_result *res);
+
+/*
+ * Which sets may contain key? Never misses a set that holds the key;
+ * may return sets that do not (false positives, at the rate that
+ * bfi_expected_fpr() estimates). Returns 0 or -ENOMEM, BFI_E_INVALID.
+ */
+BFI_API BFI_MUST_CHECK int bfi_query_key(const bfi_snapshot *snap, const void *key,
+                                         size_t len, bfi_result *res);
+
+/*
+ * The name of set ord. On success *name points into the catalog's
+ * read-only map and is valid until bfi_close() of this snapshot. Do not
+ * modify or free it. Names are not NUL-terminated; *len is their length.
+ * Returns 0, BFI_E_NOT_FOUND, BFI_E_NO_CATALOG, BFI_E_CATALOG or BFI_E_LMDB.
+ */
+BFI_API BFI_MUST_CHECK int bfi_set_name(const bfi_snapshot *snap, uint32_t ord,
+                                        const char **name, size_t *len);
+/* The ordinal of the set called name. Same errors as bfi_set_name(). */
+BFI_API BFI_MUST_CHECK int bfi_set_find(const bfi_snapshot *snap, const char *name,
+                                        size_t len, uint32_t *ord);
+
+/* Per-set statistics, recorded by the writer in the catalog. */
+struct bfi_set_stats {
+	uint64_t distinct_keys; /* distinct keys the writer saw for this set */
+	uint64_t bits_set;      /* ones in its filter; fill = bits_set / bits */
+};
+/* Same errors as bfi_set_name(). */
+BFI_API BFI_MUST_CHECK int bfi_set_stats(const bfi_snapshot *snap, uint32_t ord,
+                                         struct bfi_set_stats *out);
+
+/*
+ * A snapshot metadata value from the catalog (spec/format.md, "Catalog"),
+ * such as "fpr" or "writer". *val points into the catalog's read-only map
+ * and is valid until bfi_close(); do not modify or free it. Returns 0,
+ * BFI_E_NOT_FOUND, BFI_E_NO_CATALOG or BFI_E_LMDB.
+ */
+BFI_API BFI_MUST_CHECK int bfi_catalog_meta(const bfi_snapshot *snap, const char *key,
+                                            const void **val, size_t *len);
+
+/*
+ * Expected false-positive rate of one set's filter for an absent key,
+ * from its recorded fill ratio: (bits_set / m)^k. Same errors as
+ * bfi_set_name().
+ */
+BFI_API BFI_MUST_CHECK int bfi_set_fpr(const bfi_snapshot *snap, uint32_t ord, double *fpr);
+
+/*
+ * Deep verification of the snapshot at path: everything bfi_open()
+ * checks, then every checksum of the index, the zero padding of every
+ * row, then the catalog's digest and contents.
+ */
+struct bfi_verify_report {
+	const char *file;  /* "index.bfi" or "catalog.mdb" */
+	uint64_t offset;   /* first byte of the first bad region */
+	uint64_t length;   /* its length in bytes */
+	char what[160];    /* what was wrong there */
+};
+/*
+ * Returns 0 if every check passed; a BFI_E_* format or catalog code if
+ * the snapshot is damaged, with *rep describing the first bad region;
+ * or -errno if a file could not be read (rep->file says which).
+ * progress, if not NULL, is called with bytes checked so far and total.
+ */
+BFI_API BFI_MUST_CHECK int bfi_verify(const char *path, struct bfi_verify_report *rep,
+                                      void (*progress)(void *ctx, uint64_t done, uint64_t total),
+                                      void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

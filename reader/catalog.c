@@ -1,0 +1,286 @@
+/*
+ * catalog.c - the LMDB catalog, read side (spec/format.md, "Catalog").
+ *
+ * The catalog file is checked against the size and digest that the index
+ * records before LMDB ever sees it, and it is handed to LMDB through
+ * /proc/self/fd so that LMDB opens the very inode that was checked.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define BAD(code, off, len, msg)                                                        \
+	do {                                                                            \
+		bad->offset = (off);                                                    \
+		bad->length = (len);                                                    \
+		bad->what = (msg);                                                      \
+		rc = (code);                                                            \
+		goto out;                                                               \
+	} while (0)
+
+static int lmdb_rc(int rc)
+{
+	if (rc == 0)
+		return 0;
+	if (rc == MDB_NOTFOUND)
+		return BFI_E_NOT_FOUND;
+	if (rc == MDB_CORRUPTED || rc == MDB_INVALID || rc == MDB_PAGE_NOTFOUND ||
+	    rc == MDB_INCOMPATIBLE || rc == MDB_VERSION_MISMATCH || rc == MDB_BAD_DBI)
+		return BFI_E_CATALOG;
+	if (rc > 0)
+		return -rc;
+	return BFI_E_LMDB;
+}
+
+static int get_meta(MDB_txn *txn, MDB_dbi dbi, const char *key, MDB_val *val)
+{
+	MDB_val k = {strlen(key), (void *)key};
+	int rc = mdb_get(txn, dbi, &k, val);
+	return rc == MDB_NOTFOUND ? BFI_E_CATALOG : lmdb_rc(rc);
+}
+
+int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
+{
+	int rc, fd;
+	const uint8_t *map = NULL;
+	uint64_t size = 0;
+	MDB_txn *txn = NULL;
+	char procpath[64];
+
+	fd = openat(s->dirfd, BFI_CATALOG_NAME, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		bad->what = "cannot open catalog";
+		bad->offset = bad->length = 0;
+		return rc;
+	}
+	rc = bfi__map_file(fd, &map, &size);
+	if (rc)
+		BAD(rc, 0, 0, "cannot map catalog");
+	if (size != s->lay.hdr.catalog_size)
+		BAD(BFI_E_CATALOG_MISMATCH, 0, size, "catalog size differs from the index's record");
+	if (!trusted) {
+		uint8_t digest[16];
+		bfi_digest128(map, (size_t)size, digest);
+		if (memcmp(digest, s->lay.hdr.catalog_digest, 16) != 0)
+			BAD(BFI_E_CATALOG_MISMATCH, 0, size,
+			    "catalog digest differs from the index's record");
+	}
+	rc = lmdb_rc(mdb_env_create(&s->env));
+	if (rc)
+		BAD(rc, 0, 0, "mdb_env_create");
+	mdb_env_set_maxdbs(s->env, 4);
+	snprintf(procpath, sizeof procpath, "/proc/self/fd/%d", fd);
+	rc = mdb_env_open(s->env, procpath,
+	                  MDB_RDONLY | MDB_NOLOCK | MDB_NOSUBDIR | MDB_NOTLS | MDB_NORDAHEAD, 0);
+	if (rc) {
+		rc = lmdb_rc(rc);
+		BAD(rc == -ENOENT ? BFI_E_CATALOG : rc, 0, size, "LMDB cannot open the catalog");
+	}
+	rc = lmdb_rc(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
+	if (rc)
+		BAD(rc, 0, 0, "mdb_txn_begin");
+	if (mdb_dbi_open(txn, "meta", 0, &s->dbi_meta) || mdb_dbi_open(txn, "sets", 0, &s->dbi_sets) ||
+	    mdb_dbi_open(txn, "names", 0, &s->dbi_names))
+		BAD(BFI_E_CATALOG, 0, size, "catalog lacks the meta, sets or names database");
+	MDB_val v;
+	rc = get_meta(txn, s->dbi_meta, "format", &v);
+	if (rc || v.mv_size != strlen(BFI_CATALOG_FORMAT) ||
+	    memcmp(v.mv_data, BFI_CATALOG_FORMAT, v.mv_size) != 0)
+		BAD(BFI_E_CATALOG, 0, size, "catalog format tag missing or unknown");
+	rc = get_meta(txn, s->dbi_meta, "snapshot_id", &v);
+	if (rc || v.mv_size != 16 || memcmp(v.mv_data, s->lay.hdr.snapshot_id, 16) != 0)
+		BAD(BFI_E_CATALOG_MISMATCH, 0, size, "catalog snapshot id differs from the index's");
+	rc = get_meta(txn, s->dbi_meta, "n_sets", &v);
+	if (rc || v.mv_size != 8 || bfi_get64(v.mv_data) != s->lay.flat.n_sets)
+		BAD(BFI_E_CATALOG, 0, size, "catalog set count differs from the index's");
+	/* Committing a read-only txn keeps the DBI handles for later txns. */
+	rc = lmdb_rc(mdb_txn_commit(txn));
+	txn = NULL;
+out:
+	if (txn)
+		mdb_txn_abort(txn);
+	if (map)
+		munmap((void *)map, (size_t)size);
+	close(fd); /* LMDB holds its own descriptor of the same inode */
+	if (rc && s->env) {
+		mdb_env_close(s->env);
+		s->env = NULL;
+	}
+	return rc;
+}
+
+void bfi__catalog_close(bfi_snapshot *s)
+{
+	if (s->env)
+		mdb_env_close(s->env);
+	s->env = NULL;
+}
+
+/*
+ * Look up one set record. The catalog file never changes while mapped (it
+ * is immutable and LMDB maps it read-only), so the pointers stay valid
+ * after the read transaction ends, until mdb_env_close().
+ */
+static int get_set(const bfi_snapshot *s, uint32_t ord, MDB_val *val)
+{
+	if (s == NULL)
+		return BFI_E_INVALID;
+	if (s->env == NULL)
+		return BFI_E_NO_CATALOG;
+	if (ord >= s->lay.flat.n_sets)
+		return BFI_E_NOT_FOUND;
+	uint32_t be = htobe32(ord);
+	MDB_val k = {sizeof be, &be};
+	MDB_txn *txn;
+	int rc = lmdb_rc(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
+	if (rc)
+		return rc;
+	rc = mdb_get(txn, s->dbi_sets, &k, val);
+	mdb_txn_abort(txn);
+	if (rc == MDB_NOTFOUND)
+		return BFI_E_CATALOG; /* every ordinal below n_sets must be there */
+	if (rc)
+		return lmdb_rc(rc);
+	return val->mv_size > 16 ? 0 : BFI_E_CATALOG;
+}
+
+int bfi_set_name(const bfi_snapshot *s, uint32_t ord, const char **name, size_t *len)
+{
+	MDB_val v;
+	if (name == NULL || len == NULL)
+		return BFI_E_INVALID;
+	int rc = get_set(s, ord, &v);
+	if (rc)
+		return rc;
+	*name = (const char *)v.mv_data + 16;
+	*len = v.mv_size - 16;
+	return 0;
+}
+
+int bfi_set_stats(const bfi_snapshot *s, uint32_t ord, struct bfi_set_stats *out)
+{
+	MDB_val v;
+	if (out == NULL)
+		return BFI_E_INVALID;
+	int rc = get_set(s, ord, &v);
+	if (rc)
+		return rc;
+	out->distinct_keys = bfi_get64(v.mv_data);
+	out->bits_set = bfi_get64((const uint8_t *)v.mv_data + 8);
+	return out->bits_set <= s->lay.flat.m ? 0 : BFI_E_CATALOG;
+}
+
+int bfi_set_fpr(const bfi_snapshot *s, uint32_t ord, double *fpr)
+{
+	struct bfi_set_stats st;
+	if (fpr == NULL)
+		return BFI_E_INVALID;
+	int rc = bfi_set_stats(s, ord, &st);
+	if (rc)
+		return rc;
+	double fill = (double)st.bits_set / (double)s->lay.flat.m, p = 1;
+	for (uint32_t i = 0; i < s->lay.flat.k; i++)
+		p *= fill;
+	*fpr = p;
+	return 0;
+}
+
+int bfi_catalog_meta(const bfi_snapshot *s, const char *key, const void **val, size_t *len)
+{
+	if (s == NULL || key == NULL || val == NULL || len == NULL)
+		return BFI_E_INVALID;
+	if (s->env == NULL)
+		return BFI_E_NO_CATALOG;
+	MDB_txn *txn;
+	MDB_val k = {strlen(key), (void *)key}, v;
+	int rc = lmdb_rc(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
+	if (rc)
+		return rc;
+	rc = k.mv_size ? lmdb_rc(mdb_get(txn, s->dbi_meta, &k, &v)) : BFI_E_NOT_FOUND;
+	mdb_txn_abort(txn);
+	if (rc == 0) {
+		*val = v.mv_data;
+		*len = v.mv_size;
+	}
+	return rc;
+}
+
+int bfi_set_find(const bfi_snapshot *s, const char *name, size_t len, uint32_t *ord)
+{
+	if (s == NULL || ord == NULL || (name == NULL && len))
+		return BFI_E_INVALID;
+	if (s->env == NULL)
+		return BFI_E_NO_CATALOG;
+	if (len == 0 || len > 511)
+		return BFI_E_NOT_FOUND;
+	MDB_val k = {len, (void *)name}, v;
+	MDB_txn *txn;
+	int rc = lmdb_rc(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
+	if (rc)
+		return rc;
+	rc = lmdb_rc(mdb_get(txn, s->dbi_names, &k, &v));
+	mdb_txn_abort(txn);
+	if (rc)
+		return rc;
+	if (v.mv_size != 4 || bfi_get32(v.mv_data) >= s->lay.flat.n_sets)
+		return BFI_E_CATALOG;
+	*ord = bfi_get32(v.mv_data);
+	return 0;
+}
+
+int bfi__catalog_check_all(bfi_snapshot *s, struct bfi_bad *bad)
+{
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	MDB_val k, v;
+	uint64_t expect = 0;
+	int rc = lmdb_rc(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
+	if (rc)
+		BAD(rc, 0, 0, "mdb_txn_begin");
+	rc = get_meta(txn, s->dbi_meta, "bits", &v);
+	if (rc || v.mv_size != 8 || bfi_get64(v.mv_data) != s->lay.flat.m)
+		BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "catalog 'bits' differs from the index");
+	rc = get_meta(txn, s->dbi_meta, "hashes", &v);
+	if (rc || v.mv_size != 4 || bfi_get32(v.mv_data) != s->lay.flat.k)
+		BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "catalog 'hashes' differs from the index");
+	rc = lmdb_rc(mdb_cursor_open(txn, s->dbi_sets, &cur));
+	if (rc)
+		BAD(rc, 0, 0, "mdb_cursor_open");
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), expect++) {
+		uint32_t be;
+		if (k.mv_size != 4)
+			BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "set key is not 4 bytes");
+		memcpy(&be, k.mv_data, 4);
+		if (be32toh(be) != expect || v.mv_size <= 16 || v.mv_size - 16 > 511)
+			BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size,
+			    "set ordinals are not 0..n-1 or a record is malformed");
+		if (bfi_get64((const uint8_t *)v.mv_data + 8) > s->lay.flat.m)
+			BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "set bit count exceeds m");
+		MDB_val nk = {v.mv_size - 16, (uint8_t *)v.mv_data + 16}, nv;
+		if (mdb_get(txn, s->dbi_names, &nk, &nv) != 0 || nv.mv_size != 4 ||
+		    bfi_get32(nv.mv_data) != expect)
+			BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size,
+			    "name and ordinal tables disagree");
+	}
+	if (rc != MDB_NOTFOUND)
+		BAD(lmdb_rc(rc), 0, s->lay.hdr.catalog_size, "reading the sets table");
+	if (expect != s->lay.flat.n_sets)
+		BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "catalog holds the wrong number of sets");
+	MDB_stat st;
+	if (mdb_stat(txn, s->dbi_names, &st) != 0 || st.ms_entries != expect)
+		BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "names table has extra entries");
+	rc = 0;
+out:
+	if (cur)
+		mdb_cursor_close(cur);
+	if (txn)
+		mdb_txn_abort(txn);
+	return rc;
+}

@@ -1,0 +1,64 @@
+/* internal.h - reader-private state; not installed. */
+#ifndef BFI_READER_INTERNAL_H
+#define BFI_READER_INTERNAL_H
+
+#include <lmdb.h>
+
+#include "bfi.h"
+#include "format.h"
+
+/* What a validated index holds: the result of bfi__check_index(). */
+struct bfi_layout {
+	struct bfi_header hdr;
+	struct bfi_section sec[BFI_MAX_SECTIONS];
+	uint32_t n_sec;
+	int flat_idx; /* index into sec[] */
+	int sums_idx;
+	struct bfi_flat_desc flat;
+	uint64_t sums_covered; /* chunk checksums cover [BFI_SECTION_ALIGN, this) */
+};
+
+/* Where a check failed, for bfi_verify(). */
+struct bfi_bad {
+	uint64_t offset, length;
+	const char *what;
+};
+
+/*
+ * Check the header, the section table and every descriptor of the index
+ * mapped at map (size bytes): all of bfi_open()'s O(1) checks. Returns 0
+ * or a BFI_E_* code with *bad describing the region at fault.
+ */
+int bfi__check_index(const uint8_t *map, uint64_t size, struct bfi_layout *lay,
+                     struct bfi_bad *bad);
+
+/* Map a whole file read-only. Returns 0 or -errno; *size may be 0 (then *map is NULL). */
+int bfi__map_file(int fd, const uint8_t **map, uint64_t *size);
+
+struct bfi_snapshot;
+/* bfi_open(), also telling where a check failed. */
+int bfi__open(const char *path, unsigned flags, struct bfi_snapshot **out, struct bfi_bad *bad);
+
+struct bfi_snapshot {
+	int dirfd;
+	int index_fd;
+	const uint8_t *map;
+	uint64_t size;
+	struct bfi_layout lay;
+	const uint8_t *rows; /* first flat row */
+	/* catalog; env is NULL when opened with BFI_OPEN_NO_CATALOG */
+	MDB_env *env;
+	MDB_dbi dbi_sets, dbi_names, dbi_meta;
+};
+
+/*
+ * Open the catalog that sits in dirfd and bind it to the index in snap:
+ * size, then (unless trusted) digest, then LMDB, then snapshot id and set
+ * count. Returns 0 or BFI_E_CATALOG_MISMATCH, BFI_E_CATALOG, BFI_E_LMDB, -errno.
+ */
+int bfi__catalog_open(bfi_snapshot *snap, int trusted, struct bfi_bad *bad);
+void bfi__catalog_close(bfi_snapshot *snap);
+/* Deep check of catalog contents against the index (for bfi_verify). */
+int bfi__catalog_check_all(bfi_snapshot *snap, struct bfi_bad *bad);
+
+#endif

@@ -1,0 +1,272 @@
+/* open.c - map an index and validate it in O(1) (spec/format.md, "Conformance"). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define BAD(code, off, len, msg)                                                        \
+	do {                                                                            \
+		bad->offset = (off);                                                    \
+		bad->length = (len);                                                    \
+		bad->what = (msg);                                                      \
+		return (code);                                                          \
+	} while (0)
+
+static uint64_t entry_off(uint32_t i)
+{
+	return BFI_HEADER_SIZE + (uint64_t)i * BFI_ENTRY_SIZE;
+}
+
+static int check_entries(const uint8_t *map, uint64_t size, struct bfi_layout *lay,
+                         struct bfi_bad *bad)
+{
+	uint64_t data_end = size - BFI_TRAILER_SIZE;
+	uint64_t prev_end = BFI_SECTION_ALIGN;
+	lay->flat_idx = lay->sums_idx = -1;
+	for (uint32_t i = 0; i < lay->n_sec; i++) {
+		struct bfi_section *s = &lay->sec[i];
+		int rc = bfi_section_decode(map + entry_off(i), s);
+		if (rc)
+			BAD(rc, entry_off(i), BFI_ENTRY_SIZE, "section entry");
+		if (s->offset < prev_end || !bfi_range_ok(s->offset, s->stored_size, data_end))
+			BAD(BFI_E_BAD_SECTION, entry_off(i), BFI_ENTRY_SIZE,
+			    "section out of bounds or overlapping the one before");
+		prev_end = s->offset + s->stored_size;
+		switch (s->kind) {
+		case BFI_SEC_FLAT:
+			if (lay->flat_idx >= 0)
+				BAD(BFI_E_BAD_SECTION, entry_off(i), BFI_ENTRY_SIZE,
+				    "second flat section");
+			lay->flat_idx = (int)i;
+			break;
+		case BFI_SEC_CHUNKSUMS:
+			if (lay->sums_idx >= 0)
+				BAD(BFI_E_BAD_SECTION, entry_off(i), BFI_ENTRY_SIZE,
+				    "second chunk-checksum section");
+			lay->sums_idx = (int)i;
+			break;
+		default:
+			if (s->flags & BFI_SECF_REQUIRED)
+				BAD(BFI_E_UNKNOWN_SECTION, entry_off(i), BFI_ENTRY_SIZE,
+				    "required section of unknown kind");
+			continue;
+		}
+		/* Known kinds are mapped and read in place, so they must be raw. */
+		if (s->encoding != BFI_ENC_RAW)
+			BAD(BFI_E_ENCODING, entry_off(i), BFI_ENTRY_SIZE,
+			    "section encoding not supported for this kind");
+	}
+	if (lay->sums_idx < 0 || lay->sums_idx != (int)lay->n_sec - 1)
+		BAD(BFI_E_BAD_SECTION, BFI_HEADER_SIZE, (uint64_t)lay->n_sec * BFI_ENTRY_SIZE,
+		    "chunk-checksum section missing or not last");
+	if (prev_end != data_end)
+		BAD(BFI_E_BAD_SECTION, entry_off(lay->n_sec - 1), BFI_ENTRY_SIZE,
+		    "last section does not end at the trailer");
+	if (lay->flat_idx < 0)
+		BAD(BFI_E_NO_LAYOUT, BFI_HEADER_SIZE, (uint64_t)lay->n_sec * BFI_ENTRY_SIZE,
+		    "no flat section");
+	return 0;
+}
+
+static int check_sums(const uint8_t *map, struct bfi_layout *lay, struct bfi_bad *bad)
+{
+	const struct bfi_section *s = &lay->sec[lay->sums_idx];
+	const uint8_t *p = map + s->offset;
+	if (s->size < BFI_CHUNKSUMS_DESC_SIZE)
+		BAD(BFI_E_BAD_LAYOUT, s->offset, s->size, "chunk-checksum descriptor");
+	uint32_t log2 = bfi_get32(p);
+	uint32_t reserved = bfi_get32(p + 4);
+	uint64_t covered = bfi_get64(p + 8);
+	if (reserved != 0)
+		BAD(BFI_E_RESERVED, s->offset, BFI_CHUNKSUMS_DESC_SIZE, "chunk-checksum descriptor");
+	if (log2 != BFI_CHUNK_LOG2 || covered != s->offset)
+		BAD(BFI_E_BAD_LAYOUT, s->offset, BFI_CHUNKSUMS_DESC_SIZE,
+		    "chunk-checksum descriptor");
+	uint64_t chunks = (covered - BFI_SECTION_ALIGN + BFI_CHUNK_SIZE - 1) / BFI_CHUNK_SIZE;
+	if (s->size != BFI_CHUNKSUMS_DESC_SIZE + chunks * 8)
+		BAD(BFI_E_BAD_LAYOUT, s->offset, BFI_CHUNKSUMS_DESC_SIZE,
+		    "chunk-checksum count does not match the data it covers");
+	lay->sums_covered = covered;
+	return 0;
+}
+
+int bfi__check_index(const uint8_t *map, uint64_t size, struct bfi_layout *lay,
+                     struct bfi_bad *bad)
+{
+	int rc;
+	if (size < BFI_MAGIC_LEN || (size >= BFI_MAGIC_LEN && size < BFI_HEADER_SIZE &&
+	                             memcmp(map, BFI_MAGIC, BFI_MAGIC_LEN) == 0))
+		BAD(BFI_E_TRUNCATED, size, 0, "file ends inside the header");
+	if (size < BFI_HEADER_SIZE)
+		BAD(BFI_E_BAD_MAGIC, 0, BFI_MAGIC_LEN, "magic");
+	rc = bfi_header_decode(map, &lay->hdr);
+	if (rc)
+		BAD(rc, 0, BFI_HEADER_SIZE, "header");
+	if (size < lay->hdr.file_size)
+		BAD(BFI_E_TRUNCATED, size, lay->hdr.file_size - size,
+		    "file is shorter than its header says");
+	if (size > lay->hdr.file_size)
+		BAD(BFI_E_SIZE, lay->hdr.file_size, size - lay->hdr.file_size,
+		    "file is longer than its header says");
+	if (size < BFI_SECTION_ALIGN + BFI_TRAILER_SIZE || size % 8 != 0)
+		BAD(BFI_E_BAD_SECTION, BFI_H_FILE_SIZE, 8, "file size impossible for any snapshot");
+	if (memcmp(map + size - BFI_TRAILER_SIZE, BFI_MAGIC, BFI_MAGIC_LEN) != 0)
+		BAD(BFI_E_BAD_TRAILER, size - BFI_TRAILER_SIZE, BFI_TRAILER_SIZE, "trailing magic");
+	lay->n_sec = lay->hdr.section_count;
+	uint64_t table_len = (uint64_t)lay->n_sec * BFI_ENTRY_SIZE;
+	if (bfi_checksum64(map + BFI_HEADER_SIZE, table_len) != lay->hdr.table_checksum)
+		BAD(BFI_E_TABLE_CHECKSUM, BFI_HEADER_SIZE, table_len, "section table");
+	/* The bytes between table and first section are covered by no checksum. */
+	for (uint64_t i = BFI_HEADER_SIZE + table_len; i < BFI_SECTION_ALIGN; i++)
+		if (map[i])
+			BAD(BFI_E_RESERVED, i, 1, "padding after the section table is not zero");
+	rc = check_entries(map, size, lay, bad);
+	if (rc)
+		return rc;
+	rc = check_sums(map, lay, bad);
+	if (rc)
+		return rc;
+	const struct bfi_section *f = &lay->sec[lay->flat_idx];
+	rc = bfi_flat_desc_decode(map + f->offset, f->size, &lay->flat);
+	if (rc)
+		BAD(rc, f->offset, BFI_FLAT_DESC_SIZE, "flat descriptor");
+	return 0;
+}
+
+int bfi__map_file(int fd, const uint8_t **map, uint64_t *size)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	*size = (uint64_t)st.st_size;
+	*map = NULL;
+	if (*size == 0)
+		return 0;
+	if ((uint64_t)(size_t)*size != *size)
+		return -EFBIG;
+	void *p = mmap(NULL, (size_t)*size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	*map = p;
+	return 0;
+}
+
+int bfi_open(const char *path, unsigned flags, bfi_snapshot **out)
+{
+	struct bfi_bad bad;
+	return bfi__open(path, flags, out, &bad);
+}
+
+int bfi__open(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_bad *bad)
+{
+	if (path == NULL || out == NULL)
+		return BFI_E_INVALID;
+	*out = NULL;
+	bad->what = NULL;
+	bad->offset = bad->length = 0;
+	bfi_snapshot *s = calloc(1, sizeof *s);
+	if (s == NULL)
+		return -ENOMEM;
+	s->index_fd = s->dirfd = -1;
+	int rc;
+	/*
+	 * Hold the directory itself, so that both files come from the same
+	 * snapshot even if a writer swaps a new one in while we open.
+	 */
+	s->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->dirfd < 0) {
+		rc = -errno;
+		bad->what = "cannot open the snapshot directory";
+		goto fail;
+	}
+	s->index_fd = openat(s->dirfd, BFI_INDEX_NAME, O_RDONLY | O_CLOEXEC);
+	if (s->index_fd < 0) {
+		rc = -errno;
+		bad->what = "cannot open " BFI_INDEX_NAME;
+		goto fail;
+	}
+	rc = bfi__map_file(s->index_fd, &s->map, &s->size);
+	if (rc)
+		goto fail;
+	rc = bfi__check_index(s->map, s->size, &s->lay, bad);
+	if (rc)
+		goto fail;
+	s->rows = s->map + s->lay.sec[s->lay.flat_idx].offset + s->lay.flat.rows_offset;
+	if (!(flags & BFI_OPEN_NO_CATALOG)) {
+		rc = bfi__catalog_open(s, (flags & BFI_OPEN_TRUSTED) != 0, bad);
+		if (rc)
+			goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	bfi_close(&s);
+	return rc;
+}
+
+void bfi_close(bfi_snapshot **snap)
+{
+	if (snap == NULL || *snap == NULL)
+		return;
+	bfi_snapshot *s = *snap;
+	bfi__catalog_close(s);
+	if (s->map)
+		munmap((void *)s->map, (size_t)s->size);
+	if (s->index_fd >= 0)
+		close(s->index_fd);
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+	free(s);
+	*snap = NULL;
+}
+
+void bfi_info(const bfi_snapshot *s, struct bfi_info *info)
+{
+	memset(info, 0, sizeof *info);
+	info->major = s->lay.hdr.major;
+	info->minor = s->lay.hdr.minor;
+	info->compat_flags = s->lay.hdr.compat;
+	info->file_size = s->size;
+	info->catalog_size = s->lay.hdr.catalog_size;
+	memcpy(info->snapshot_id, s->lay.hdr.snapshot_id, 16);
+	memcpy(info->catalog_digest, s->lay.hdr.catalog_digest, 16);
+	info->n_sets = s->lay.flat.n_sets;
+	info->bits = s->lay.flat.m;
+	info->hashes = s->lay.flat.k;
+	info->row_bytes = s->lay.flat.row_bytes;
+	info->n_sections = s->lay.n_sec;
+	info->has_catalog = s->env != NULL;
+}
+
+int bfi_section(const bfi_snapshot *s, uint32_t i, struct bfi_section_info *out)
+{
+	if (s == NULL || out == NULL || i >= s->lay.n_sec)
+		return BFI_E_INVALID;
+	const struct bfi_section *e = &s->lay.sec[i];
+	out->kind = e->kind;
+	out->encoding = e->encoding;
+	out->flags = e->flags;
+	out->offset = e->offset;
+	out->stored_size = e->stored_size;
+	out->size = e->size;
+	out->checksum = e->checksum;
+	return 0;
+}
+
+const char *bfi_section_kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case BFI_SEC_FLAT:
+		return "flat";
+	case BFI_SEC_CHUNKSUMS:
+		return "chunksums";
+	default:
+		return "unknown";
+	}
+}

@@ -1,0 +1,1 @@
+int bfi_test_util_placeholder;

@@ -1,0 +1,139 @@
+/* cmd_build.c - bfi build: write a snapshot. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfi_writer.h"
+#include "tools.h"
+
+static const char help[] =
+	"Usage: bfi build -o SNAP [OPTIONS] INPUT\n"
+	"\n"
+	"Write the snapshot directory SNAP (index.bfi + catalog.mdb) from INPUT:\n"
+	"  a directory holding one file per set (the file name is the set name,\n"
+	"  each non-empty line a key), or with --tsv a file of set<TAB>key lines\n"
+	"  ('-' reads standard input). SNAP is replaced atomically if it is\n"
+	"  already a snapshot; any other existing SNAP is refused.\n"
+	"\n"
+	"Options:\n"
+	"  -o, --output SNAP   the snapshot to write (required)\n"
+	"      --tsv           INPUT is set<TAB>key lines, not a directory\n"
+	"      --fpr P         target false-positive rate for the largest set\n"
+	"                      (default 0.01): k = ceil(log2(1/P)), m = ceil(n k / ln 2)\n"
+	"      --bits M        bits per filter (overrides --fpr for m)\n"
+	"      --hashes K      hash functions per key, 1..32 (overrides --fpr for k)\n"
+	"      --memory BYTES  memory for key buffers and row stripes, e.g. 512M\n"
+	"                      (default 1G); keys beyond it spill to $TMPDIR\n"
+	"  -q, --quiet         no progress and no summary\n"
+	"  -h, --help          show this help\n";
+
+struct ctx {
+	struct progress p;
+};
+
+static void on_progress(void *c, const char *phase, uint64_t done, uint64_t total)
+{
+	progress_show(&((struct ctx *)c)->p, phase, done, total);
+}
+
+int cmd_build(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, 0, 'o'}, {"tsv", no_argument, 0, 't'},
+		{"fpr", required_argument, 0, 'f'},    {"bits", required_argument, 0, 'b'},
+		{"hashes", required_argument, 0, 'k'}, {"memory", required_argument, 0, 'm'},
+		{"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0}};
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	const char *out = NULL;
+	int tsv = 0, quiet = 0, c;
+	char *end;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 't': tsv = 1; break;
+		case 'q': quiet = 1; break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		case 'f':
+			o.fpr = strtod(optarg, &end);
+			if (*end || !(o.fpr > 0 && o.fpr < 1)) {
+				fprintf(stderr, "bfi build: --fpr must be a number between 0 and 1\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'b':
+			if (parse_size(optarg, &o.bits) || o.bits == 0 || o.bits > (1ull << 40)) {
+				fprintf(stderr, "bfi build: --bits must be 1..2^40\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'k': {
+			uint64_t k;
+			if (parse_size(optarg, &k) || k < 1 || k > 32) {
+				fprintf(stderr, "bfi build: --hashes must be 1..32\n");
+				return EXIT_USAGE;
+			}
+			o.hashes = (uint32_t)k;
+			break;
+		}
+		case 'm':
+			if (parse_size(optarg, &o.memory)) {
+				fprintf(stderr, "bfi build: bad --memory '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (out == NULL || optind != argc - 1) {
+		fprintf(stderr, "bfi build: need -o SNAP and exactly one INPUT\n\n%s", help);
+		return EXIT_USAGE;
+	}
+	const char *input = argv[optind];
+	struct ctx ctx;
+	progress_init(&ctx.p, quiet);
+	o.progress = on_progress;
+	o.progress_ctx = &ctx;
+
+	bfi_writer *w = NULL;
+	int rc = bfi_writer_create(&o, &w);
+	if (rc) {
+		fprintf(stderr, "bfi build: %s\n", bfi_strerror(rc));
+		return EXIT_USAGE;
+	}
+	if (tsv) {
+		FILE *f = strcmp(input, "-") ? fopen(input, "r") : stdin;
+		if (f == NULL) {
+			perror(input);
+			bfi_writer_destroy(&w);
+			return EXIT_USAGE;
+		}
+		rc = bfi_writer_add_tsv(w, f, strcmp(input, "-") ? input : "(stdin)");
+		if (f != stdin)
+			fclose(f);
+	} else {
+		rc = bfi_writer_add_dir(w, input);
+	}
+	struct bfi_build_summary sum;
+	if (rc == 0)
+		rc = bfi_writer_finish(w, out, &sum);
+	progress_done(&ctx.p);
+	if (rc) {
+		const char *msg = bfi_writer_errmsg(w);
+		fprintf(stderr, "bfi build: %s\n", *msg ? msg : bfi_strerror(rc));
+		bfi_writer_destroy(&w);
+		return EXIT_USAGE;
+	}
+	bfi_writer_destroy(&w);
+	if (!quiet)
+		fprintf(stderr,
+		        "bfi build: wrote %s: %llu sets, %llu keys (%llu distinct set/key pairs), "
+		        "largest set %llu keys, m=%llu bits, k=%u; index %llu bytes, catalog %llu bytes\n",
+		        out, (unsigned long long)sum.n_sets, (unsigned long long)sum.keys_in,
+		        (unsigned long long)sum.distinct_pairs, (unsigned long long)sum.max_set_keys,
+		        (unsigned long long)sum.bits, sum.hashes, (unsigned long long)sum.index_bytes,
+		        (unsigned long long)sum.catalog_bytes);
+	return EXIT_OK;
+}

@@ -1,0 +1,208 @@
+/* cmd_inspect.c - bfi inspect: what a snapshot holds, as text or JSON. */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfi.h"
+#include "tools.h"
+
+static const char help[] =
+	"Usage: bfi inspect [--json] SNAP\n"
+	"\n"
+	"Show SNAP's files, format version, snapshot id, section table, filter\n"
+	"parameters, the fill ratio of the sets' filters (summary and\n"
+	"histogram) and the expected false-positive rate, (fill ratio)^k.\n"
+	"\n"
+	"Options:\n"
+	"      --json      the same as one JSON object\n"
+	"      --trusted   skip the catalog digest check (trusted files only)\n"
+	"  -h, --help      show this help\n";
+
+#define BUCKETS 10
+
+struct fill {
+	double min, max, mean, median, fpr_mean, fpr_max, fpr_theory;
+	uint64_t hist[BUCKETS], max_keys;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static int fill_stats(const bfi_snapshot *s, const struct bfi_info *in, struct fill *f)
+{
+	double *v = malloc(in->n_sets * sizeof *v);
+	if (v == NULL)
+		return -12;
+	memset(f, 0, sizeof *f);
+	double sum = 0, fsum = 0;
+	for (uint64_t o = 0; o < in->n_sets; o++) {
+		struct bfi_set_stats st;
+		int rc = bfi_set_stats(s, (uint32_t)o, &st);
+		if (rc) {
+			free(v);
+			return rc;
+		}
+		if (st.distinct_keys > f->max_keys)
+			f->max_keys = st.distinct_keys;
+		v[o] = (double)st.bits_set / (double)in->bits;
+		double p = pow(v[o], in->hashes);
+		sum += v[o];
+		fsum += p;
+		if (p > f->fpr_max)
+			f->fpr_max = p;
+		int b = (int)(v[o] * BUCKETS);
+		f->hist[b >= BUCKETS ? BUCKETS - 1 : b]++;
+	}
+	qsort(v, in->n_sets, sizeof *v, cmp_double);
+	f->min = v[0];
+	f->max = v[in->n_sets - 1];
+	f->median = v[in->n_sets / 2];
+	f->mean = sum / (double)in->n_sets;
+	f->fpr_mean = fsum / (double)in->n_sets;
+	/* Bloom's formula for the largest set: (1 - e^(-kn/m))^k. */
+	f->fpr_theory = pow(1 - exp(-(double)in->hashes * (double)f->max_keys / (double)in->bits),
+	                    in->hashes);
+	free(v);
+	return 0;
+}
+
+static void hex(char *out, const uint8_t *p, int n)
+{
+	for (int i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", p[i]);
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+	static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+	                                     {"trusted", no_argument, 0, 'T'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {0, 0, 0, 0}};
+	int json = 0, c;
+	unsigned flags = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'T': flags |= BFI_OPEN_TRUSTED; break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "bfi inspect: need exactly one SNAP\n\n%s", help);
+		return EXIT_USAGE;
+	}
+	const char *path = argv[optind];
+	bfi_snapshot *s = NULL;
+	int rc = bfi_open(path, flags, &s);
+	if (rc) {
+		fprintf(stderr, "bfi inspect: %s: %s\n", path, bfi_strerror(rc));
+		return EXIT_USAGE;
+	}
+	struct bfi_info in;
+	bfi_info(s, &in);
+	struct fill f;
+	rc = fill_stats(s, &in, &f);
+	if (rc) {
+		fprintf(stderr, "bfi inspect: %s: %s\n", path, bfi_strerror(rc));
+		bfi_close(&s);
+		return EXIT_USAGE;
+	}
+	const void *mv;
+	size_t ml;
+	char target[40] = "unknown", writer[64] = "unknown", id[33], dg[33];
+	if (bfi_catalog_meta(s, "fpr", &mv, &ml) == 0)
+		snprintf(target, sizeof target, "%.*s", (int)ml, (const char *)mv);
+	if (bfi_catalog_meta(s, "writer", &mv, &ml) == 0)
+		snprintf(writer, sizeof writer, "%.*s", (int)ml, (const char *)mv);
+	hex(id, in.snapshot_id, 16);
+	hex(dg, in.catalog_digest, 16);
+
+	if (json) {
+		fputs("{\"path\": ", stdout);
+		json_str(stdout, path, strlen(path));
+		printf(", \"format\": {\"major\": %u, \"minor\": %u, \"compat_flags\": %llu}",
+		       in.major, in.minor, (unsigned long long)in.compat_flags);
+		printf(", \"snapshot_id\": \"%s\", \"catalog_digest\": \"%s\"", id, dg);
+		printf(", \"files\": [{\"name\": \"index.bfi\", \"bytes\": %llu}, "
+		       "{\"name\": \"catalog.mdb\", \"bytes\": %llu}]",
+		       (unsigned long long)in.file_size, (unsigned long long)in.catalog_size);
+		fputs(", \"writer\": ", stdout);
+		json_str(stdout, writer, strlen(writer));
+		printf(", \"sets\": %llu, \"bits\": %llu, \"hashes\": %u, \"row_bytes\": %llu",
+		       (unsigned long long)in.n_sets, (unsigned long long)in.bits, in.hashes,
+		       (unsigned long long)in.row_bytes);
+		printf(", \"target_fpr\": %s", strcmp(target, "explicit") && strcmp(target, "unknown")
+		                                     ? target : "null");
+		fputs(", \"sections\": [", stdout);
+		for (uint32_t i = 0; i < in.n_sections; i++) {
+			struct bfi_section_info si;
+			if (bfi_section(s, i, &si))
+				continue;
+			printf("%s{\"kind\": \"%s\", \"kind_id\": %u, \"encoding\": \"%s\", "
+			       "\"offset\": %llu, \"stored_size\": %llu, \"size\": %llu, "
+			       "\"checksum\": \"%016llx\"}",
+			       i ? ", " : "", bfi_section_kind_name(si.kind), si.kind,
+			       si.encoding == 0 ? "raw" : si.encoding == 1 ? "zstd" : "unknown",
+			       (unsigned long long)si.offset, (unsigned long long)si.stored_size,
+			       (unsigned long long)si.size, (unsigned long long)si.checksum);
+		}
+		printf("], \"largest_set_keys\": %llu", (unsigned long long)f.max_keys);
+		printf(", \"fill\": {\"min\": %.6f, \"median\": %.6f, \"mean\": %.6f, \"max\": %.6f, "
+		       "\"histogram\": [",
+		       f.min, f.median, f.mean, f.max);
+		for (int b = 0; b < BUCKETS; b++)
+			printf("%s{\"from\": %.1f, \"to\": %.1f, \"sets\": %llu}", b ? ", " : "",
+			       (double)b / BUCKETS, (double)(b + 1) / BUCKETS,
+			       (unsigned long long)f.hist[b]);
+		printf("]}, \"expected_fpr\": {\"mean\": %.6g, \"max\": %.6g, "
+		       "\"largest_set_theory\": %.6g}}\n",
+		       f.fpr_mean, f.fpr_max, f.fpr_theory);
+	} else {
+		printf("snapshot     %s\n", path);
+		printf("files        index.bfi %llu bytes, catalog.mdb %llu bytes\n",
+		       (unsigned long long)in.file_size, (unsigned long long)in.catalog_size);
+		printf("format       %u.%u (compatible flags 0x%llx), written by %s\n", in.major,
+		       in.minor, (unsigned long long)in.compat_flags, writer);
+		printf("snapshot id  %s\ncatalog      digest %s\n", id, dg);
+		printf("sets         %llu (largest: %llu distinct keys)\n",
+		       (unsigned long long)in.n_sets, (unsigned long long)f.max_keys);
+		printf("filters      m = %llu bits, k = %u hashes, target fpr %s\n",
+		       (unsigned long long)in.bits, in.hashes, target);
+		printf("flat rows    %llu rows of %llu bytes\n", (unsigned long long)in.bits,
+		       (unsigned long long)in.row_bytes);
+		printf("sections     #  kind       encoding  offset        size          checksum\n");
+		for (uint32_t i = 0; i < in.n_sections; i++) {
+			struct bfi_section_info si;
+			if (bfi_section(s, i, &si))
+				continue;
+			printf("             %-2u %-10s %-9s %-13llu %-13llu %016llx\n", i,
+			       bfi_section_kind_name(si.kind), si.encoding == 0 ? "raw" : "zstd",
+			       (unsigned long long)si.offset, (unsigned long long)si.size,
+			       (unsigned long long)si.checksum);
+		}
+		printf("fill ratio   min %.4f  median %.4f  mean %.4f  max %.4f\n", f.min, f.median,
+		       f.mean, f.max);
+		uint64_t top = 1;
+		for (int b = 0; b < BUCKETS; b++)
+			if (f.hist[b] > top)
+				top = f.hist[b];
+		for (int b = 0; b < BUCKETS; b++) {
+			char bar[41];
+			int w = (int)((f.hist[b] * 40 + top - 1) / top);
+			memset(bar, '#', (size_t)w);
+			bar[w] = 0;
+			printf("  %.1f-%.1f  %-40s %llu\n", (double)b / BUCKETS, (double)(b + 1) / BUCKETS,
+			       bar, (unsigned long long)f.hist[b]);
+		}
+		printf("expected fpr mean %.3g, worst set %.3g (Bloom formula at the largest set: %.3g)\n",
+		       f.fpr_mean, f.fpr_max, f.fpr_theory);
+	}
+	bfi_close(&s);
+	return EXIT_OK;
+}

@@ -1,0 +1,108 @@
+/*
+ * bfi_writer.h - build bfi snapshots offline.
+ *
+ * A writer collects (set, key) pairs, then bfi_writer_finish() lays them
+ * out and publishes the snapshot directory atomically. Keys stream
+ * through: each is hashed on arrival and only its 16-byte hash and the
+ * set's ordinal are kept, in a buffer bounded by the memory option and
+ * spilled to sorted runs on disk beyond it. Memory use is about
+ * options.memory plus the set names, whatever the number of keys.
+ *
+ * The output is deterministic: the same sets, keys and options give
+ * byte-identical files, whatever the order of keys within a set.
+ *
+ * A writer is not thread-safe; use one per thread.
+ */
+#ifndef BFI_WRITER_H
+#define BFI_WRITER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bfi_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bfi_writer bfi_writer;
+
+struct bfi_build_options {
+	double fpr;      /* target false-positive rate of the largest set (0.01) */
+	uint64_t bits;   /* m, bits per filter; 0 derives it from fpr */
+	uint32_t hashes; /* k, bits per key; 0 derives it from fpr (or bits) */
+	uint64_t memory; /* bytes for key buffers and row stripes (1 GiB) */
+	/*
+	 * Called now and then during long work; phase is a short word such
+	 * as "reading" or "rows", total is 0 when unknown. May be NULL.
+	 */
+	void (*progress)(void *ctx, const char *phase, uint64_t done, uint64_t total);
+	void *progress_ctx;
+};
+
+/* Fill o with the defaults shown above. */
+BFI_API void bfi_build_options_init(struct bfi_build_options *o);
+
+/* What bfi_writer_finish() built. */
+struct bfi_build_summary {
+	uint64_t n_sets;
+	uint64_t keys_in;        /* (set, key) pairs added */
+	uint64_t distinct_pairs; /* after removing repeats within a set */
+	uint64_t max_set_keys;   /* distinct keys of the largest set */
+	uint64_t bits;           /* m */
+	uint32_t hashes;         /* k */
+	uint64_t index_bytes, catalog_bytes;
+};
+
+/* Returns 0, -ENOMEM or BFI_E_INVALID (for options out of range). */
+BFI_API BFI_MUST_CHECK int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out);
+/* Discard a writer (finished or not) and set *w to NULL; NULL-safe. */
+BFI_API void bfi_writer_destroy(bfi_writer **w);
+
+/*
+ * Declare a set, giving it the next ordinal if it is new, and return its
+ * ordinal. Names are 1 to 511 bytes without NUL, TAB, CR or LF.
+ * Returns 0, BFI_E_INPUT (bad name), BFI_E_LIMIT or -ENOMEM.
+ */
+BFI_API BFI_MUST_CHECK int bfi_writer_set(bfi_writer *w, const char *name, size_t len,
+                                          uint32_t *ord);
+/* Add a key to a declared set. Any bytes. Returns 0, BFI_E_INVALID, -errno. */
+BFI_API BFI_MUST_CHECK int bfi_writer_key(bfi_writer *w, uint32_t ord, const void *key,
+                                          size_t len);
+
+/*
+ * Add every regular file of dir as one set, in byte order of file names;
+ * the set name is the file name and each non-empty line is a key (a
+ * trailing CR is dropped). Names starting with '.' are skipped; any other
+ * entry that is not a regular file is an error, so that nothing is
+ * silently left out. Returns 0, BFI_E_INPUT, BFI_E_DUP_SET or -errno;
+ * bfi_writer_errmsg() says where.
+ */
+BFI_API BFI_MUST_CHECK int bfi_writer_add_dir(bfi_writer *w, const char *dir);
+
+/*
+ * Add "set<TAB>key" lines from f (label names it in messages). The key is
+ * everything after the first TAB, less a trailing CR. "set<TAB>" with an
+ * empty key declares the set without adding a key. Empty lines are
+ * skipped. Sets get ordinals in order of first appearance.
+ */
+BFI_API BFI_MUST_CHECK int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label);
+
+/*
+ * Lay out and write the snapshot directory at path, publishing it
+ * atomically: files are written in a temporary directory beside path,
+ * fsynced, and then swapped in with one rename, so a crash leaves either
+ * the old snapshot or the new one. An existing snapshot at path is
+ * replaced; any other existing file or directory gives BFI_E_EXISTS.
+ * summary may be NULL. The writer can only be destroyed afterwards.
+ */
+BFI_API BFI_MUST_CHECK int bfi_writer_finish(bfi_writer *w, const char *path,
+                                             struct bfi_build_summary *summary);
+
+/* A message about the last error, with file and line where known. */
+BFI_API const char *bfi_writer_errmsg(const bfi_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,277 @@
+/*
+ * input.c - the writer's front end: options, set names, and the two
+ * input forms (a directory of set files, and set<TAB>key lines).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bfi_hash.h"
+#include "internal.h"
+
+#define DEFAULT_MEMORY (1ull << 30)
+#define MAX_NAME 511
+
+void bfi_build_options_init(struct bfi_build_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->fpr = 0.01;
+	o->memory = DEFAULT_MEMORY;
+}
+
+int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(w->errmsg, sizeof w->errmsg, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+const char *bfi_writer_errmsg(const bfi_writer *w)
+{
+	return w && w->errmsg[0] ? w->errmsg : "";
+}
+
+int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
+{
+	if (out == NULL)
+		return BFI_E_INVALID;
+	*out = NULL;
+	struct bfi_build_options def;
+	if (o == NULL) {
+		bfi_build_options_init(&def);
+		o = &def;
+	}
+	if (!(o->fpr > 0 && o->fpr < 1) || o->bits > BFI_MAX_BITS || o->hashes > BFI_MAX_K)
+		return BFI_E_INVALID;
+	bfi_writer *w = calloc(1, sizeof *w);
+	if (w == NULL)
+		return -ENOMEM;
+	w->opt = *o;
+	if (w->opt.memory == 0)
+		w->opt.memory = DEFAULT_MEMORY;
+	if (w->opt.memory < (16u << 20))
+		w->opt.memory = 16u << 20;
+	/* Half the budget buffers keys; the other half holds row stripes. */
+	int rc = spool_init(&w->spool, (size_t)(w->opt.memory / 2 / sizeof(struct rec)));
+	if (rc) {
+		free(w);
+		return rc;
+	}
+	*out = w;
+	return 0;
+}
+
+void bfi_writer_destroy(bfi_writer **w)
+{
+	if (w == NULL || *w == NULL)
+		return;
+	names_free(&(*w)->names);
+	spool_free(&(*w)->spool);
+	free(*w);
+	*w = NULL;
+}
+
+int bfi_writer_set(bfi_writer *w, const char *name, size_t len, uint32_t *ord)
+{
+	if (w == NULL || ord == NULL || (name == NULL && len) || w->finished)
+		return BFI_E_INVALID;
+	if (len == 0 || len > MAX_NAME)
+		return writer_fail(w, BFI_E_INPUT, "set name must be 1 to %d bytes", MAX_NAME);
+	for (size_t i = 0; i < len; i++)
+		if (name[i] == '\0' || name[i] == '\t' || name[i] == '\n' || name[i] == '\r')
+			return writer_fail(w, BFI_E_INPUT,
+			                   "set name '%.*s' holds a NUL, TAB, CR or LF", (int)len, name);
+	int is_new;
+	int rc = names_intern(&w->names, name, len, ord, &is_new);
+	if (rc)
+		return writer_fail(w, rc, "set '%.*s': %s", (int)len, name, bfi_strerror(rc));
+	return 0;
+}
+
+int bfi_writer_key(bfi_writer *w, uint32_t ord, const void *key, size_t len)
+{
+	if (w == NULL || ord >= w->names.n || (key == NULL && len) || w->finished)
+		return BFI_E_INVALID;
+	bfi_keyhash h = bfi_hash_key(key, len);
+	struct rec r = {h.h1, h.h2, ord, 0};
+	int rc = spool_add(&w->spool, &r);
+	if (rc)
+		return writer_fail(w, rc, "spilling keys to %s: %s", w->spool.dir, bfi_strerror(rc));
+	w->keys_in++;
+	if (w->opt.progress && (w->keys_in & 0xfffff) == 0)
+		w->opt.progress(w->opt.progress_ctx, "reading", w->keys_in, 0);
+	return 0;
+}
+
+static size_t chomp(char *line, size_t n)
+{
+	if (n && line[n - 1] == '\n')
+		n--;
+	if (n && line[n - 1] == '\r')
+		n--;
+	return n;
+}
+
+static int add_lines(bfi_writer *w, FILE *f, uint32_t ord, const char *label)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t got;
+	int rc = 0;
+	while ((got = getline(&line, &cap, f)) >= 0) {
+		size_t n = chomp(line, (size_t)got);
+		if (n == 0)
+			continue;
+		rc = bfi_writer_key(w, ord, line, n);
+		if (rc)
+			break;
+	}
+	if (rc == 0 && ferror(f))
+		rc = writer_fail(w, -EIO, "%s: read error", label);
+	free(line);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int bfi_writer_add_dir(bfi_writer *w, const char *dir)
+{
+	if (w == NULL || dir == NULL)
+		return BFI_E_INVALID;
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return writer_fail(w, -errno, "%s: %s", dir, strerror(errno));
+	char **list = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	struct dirent *e;
+	errno = 0;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			char **l = realloc(list, cap * sizeof *l);
+			if (l == NULL) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			list = l;
+		}
+		if ((list[n] = strdup(e->d_name)) == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		n++;
+	}
+	if (errno) {
+		rc = writer_fail(w, -errno, "%s: %s", dir, strerror(errno));
+		goto out;
+	}
+	qsort(list, n, sizeof *list, cmp_str);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		int fd = openat(dirfd(d), list[i], O_RDONLY | O_CLOEXEC);
+		struct stat st;
+		if (fd < 0) {
+			rc = writer_fail(w, -errno, "%s/%s: %s", dir, list[i], strerror(errno));
+			break;
+		}
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			rc = writer_fail(w, BFI_E_INPUT, "%s/%s: not a regular file", dir, list[i]);
+			break;
+		}
+		uint32_t before = w->names.n, ord;
+		rc = bfi_writer_set(w, list[i], strlen(list[i]), &ord);
+		if (rc == 0 && w->names.n == before)
+			rc = writer_fail(w, BFI_E_DUP_SET, "%s/%s: set '%s' was already added", dir,
+			                 list[i], list[i]);
+		if (rc) {
+			close(fd);
+			break;
+		}
+		FILE *f = fdopen(fd, "r");
+		if (f == NULL) {
+			close(fd);
+			rc = -ENOMEM;
+			break;
+		}
+		char label[4200];
+		snprintf(label, sizeof label, "%s/%s", dir, list[i]);
+		rc = add_lines(w, f, ord, label);
+		fclose(f);
+		if (w->opt.progress)
+			w->opt.progress(w->opt.progress_ctx, "sets", i + 1, n);
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+	closedir(d);
+	return rc;
+}
+
+int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
+{
+	if (w == NULL || f == NULL)
+		return BFI_E_INVALID;
+	if (label == NULL)
+		label = "(tsv)";
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t got;
+	uint64_t lineno = 0;
+	int rc = 0;
+	/* Consecutive lines usually name the same set: skip the lookup then. */
+	char *last = NULL;
+	size_t last_len = 0;
+	uint32_t last_ord = 0;
+	while ((got = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		size_t n = chomp(line, (size_t)got);
+		if (n == 0)
+			continue;
+		char *tab = memchr(line, '\t', n);
+		if (tab == NULL) {
+			rc = writer_fail(w, BFI_E_INPUT, "%s:%llu: no TAB between set name and key",
+			                 label, (unsigned long long)lineno);
+			break;
+		}
+		size_t nl = (size_t)(tab - line);
+		uint32_t ord;
+		if (last && nl == last_len && memcmp(line, last, nl) == 0) {
+			ord = last_ord;
+		} else {
+			rc = bfi_writer_set(w, line, nl, &ord);
+			if (rc) {
+				char msg[sizeof w->errmsg];
+				snprintf(msg, sizeof msg, "%s", w->errmsg);
+				rc = writer_fail(w, rc, "%s:%llu: %s", label, (unsigned long long)lineno,
+				                 msg);
+				break;
+			}
+			size_t dummy;
+			last = (char *)names_get(&w->names, ord, &dummy);
+			last_len = nl;
+			last_ord = ord;
+		}
+		if (n > nl + 1) {
+			rc = bfi_writer_key(w, ord, tab + 1, n - nl - 1);
+			if (rc)
+				break;
+		}
+	}
+	if (rc == 0 && ferror(f))
+		rc = writer_fail(w, -EIO, "%s: read error", label);
+	free(line);
+	return rc;
+}

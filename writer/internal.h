@@ -1,0 +1,86 @@
+/* internal.h - writer-private parts; not installed. */
+#ifndef BFI_WRITER_INTERNAL_H
+#define BFI_WRITER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bfi_writer.h"
+#include "format.h"
+
+/* Set names and their ordinals: an arena plus an open-addressing index. */
+struct names {
+	char *arena;
+	size_t arena_len, arena_cap;
+	uint64_t *off; /* off[ord] into arena; name length in len[ord] */
+	uint16_t *len;
+	uint32_t n, cap;
+	uint32_t *slots; /* ordinal + 1, or 0 for empty */
+	uint64_t nslots;
+};
+int names_intern(struct names *t, const char *name, size_t len, uint32_t *ord, int *is_new);
+const char *names_get(const struct names *t, uint32_t ord, size_t *len);
+void names_free(struct names *t);
+
+/* One key of one set, hashed; the unit the writer sorts and lays out. */
+struct rec {
+	uint64_t h1, h2;
+	uint32_t ord;
+	uint32_t pad; /* zero, so records compare and spill byte-for-byte */
+};
+
+/*
+ * Bounded-memory sort and de-duplication of records: a buffer of cap
+ * records, spilled as sorted runs to unlinked files in dir when full.
+ */
+struct spool {
+	struct rec *buf;
+	size_t n, cap;
+	FILE **runs;
+	int nruns;
+	char dir[4096];
+	uint64_t added;
+};
+int spool_init(struct spool *sp, size_t cap);
+int spool_add(struct spool *sp, const struct rec *r);
+/* Sort what is buffered; after this only iteration is allowed. */
+int spool_seal(struct spool *sp);
+void spool_free(struct spool *sp);
+
+/* Iterates the de-duplicated records in (ord, h1, h2) order. */
+struct spool_iter {
+	struct spool *sp;
+	size_t pos;        /* in-memory position */
+	struct rec *heads; /* one per run, plus the buffer */
+	int *live;
+	struct rec last;
+	int have_last;
+};
+int spool_iter_begin(struct spool_iter *it, struct spool *sp);
+/* 1 with *r set, 0 at the end, or -errno. */
+int spool_iter_next(struct spool_iter *it, struct rec *r);
+void spool_iter_end(struct spool_iter *it);
+
+struct bfi_writer {
+	struct bfi_build_options opt;
+	struct names names;
+	struct spool spool;
+	uint64_t keys_in;
+	int finished;
+	char errmsg[512];
+};
+
+int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Write the LMDB catalog file at path (spec/format.md, "Catalog"). */
+int catalog_write(const char *path, const struct names *names, const uint64_t *distinct,
+                  const uint64_t *ones, uint64_t m, uint32_t k, double fpr,
+                  const uint8_t snapshot_id[16], char *err, size_t errlen);
+
+/* Atomic publish of a finished temporary snapshot directory. */
+int publish_dir(const char *tmpdir, const char *path, char *err, size_t errlen);
+int fsync_path(const char *path, int dir);
+
+#endif
