@@ -26,14 +26,26 @@ BFI_API bfi_keyhash bfi_hash_key(const void *key, size_t len);
 
 /*
  * Bit position i (0 <= i < k) of a filter m bits wide:
- *   x = (h1 + i * h2) mod 2^64;  pos = floor(x * m / 2^64).
- * Double hashing, then Lemire's multiply-shift range reduction, so any m
- * works and one key hash serves filters of every width.
+ *   x = (h1 + i * (h2 | 1)) mod 2^64
+ *   z = mix(x)          (the SplitMix64 finalizer, below)
+ *   pos = floor(z * m / 2^64)
+ * Plain double hashing h1 + i*h2 reduced to m collapses the k positions
+ * whenever h2 is within 2^64/m of a multiple of 2^64/j for small j, and
+ * such keys then match a large share of all sets; mixing each x_i makes
+ * the k positions behave as independent. Lemire's multiply-shift range
+ * reduction then works for any m, so one key hash serves every width.
  */
+static inline uint64_t bfi_hash_mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 static inline uint64_t bfi_hash_pos(bfi_keyhash h, uint32_t i, uint64_t m)
 {
-	uint64_t x = h.h1 + (uint64_t)i * h.h2;
-	return (uint64_t)(((unsigned __int128)x * m) >> 64);
+	uint64_t x = h.h1 + (uint64_t)i * (h.h2 | 1);
+	return (uint64_t)(((unsigned __int128)bfi_hash_mix(x) * m) >> 64);
 }
 
 /*
