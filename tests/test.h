@@ -1,0 +1,53 @@
+/*
+ * test.h - a tiny test harness: EXPECT() records a failure with file and
+ * line and carries on; TEST() runs one named case and prints PASS or FAIL,
+ * which tests/run.sh counts.
+ */
+#ifndef BFI_TEST_H
+#define BFI_TEST_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bfi.h"
+#include "bfi_writer.h"
+
+extern int test_failures;
+
+#define EXPECT(cond)                                                                    \
+	do {                                                                            \
+		if (!(cond)) {                                                          \
+			test_failures++;                                                \
+			fprintf(stderr, "%s:%d: EXPECT(%s) failed\n", __FILE__, __LINE__, #cond); \
+		}                                                                       \
+	} while (0)
+
+#define EXPECT_RC(expr, want)                                                           \
+	do {                                                                            \
+		int rc_ = (expr);                                                       \
+		if (rc_ != (want)) {                                                    \
+			test_failures++;                                                \
+			fprintf(stderr, "%s:%d: %s returned %d (%s), want %d (%s)\n", __FILE__, \
+			        __LINE__, #expr, rc_, bfi_strerror(rc_), (want), bfi_strerror(want)); \
+		}                                                                       \
+	} while (0)
+
+/* Run fn as one case; returns nonzero if it failed. */
+int test_run(const char *name, void (*fn)(void));
+/* Exit status for main: 0 if every case passed. */
+int test_exit(void);
+
+/* A fresh empty directory under $TMPDIR, removed by test_cleanup(). */
+const char *test_tmpdir(void);
+void test_cleanup(void);
+/* rm -r of a path made by the tests. */
+void test_rm_rf(const char *path);
+
+/* A deterministic PRNG (splitmix64) so failures reproduce. */
+uint64_t test_rand(uint64_t *state);
+
+/* Read a whole file; returns malloc'd bytes or NULL. */
+uint8_t *test_read_file(const char *path, size_t *len);
+int test_write_file(const char *path, const void *p, size_t len);
+#endif

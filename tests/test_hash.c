@@ -1,0 +1,140 @@
+/* test_hash.c - the key hash against the test vectors printed in spec/format.md. */
+#include <string.h>
+
+#include "format.h"
+#include "test.h"
+
+/*
+ * Check every vector row between the marker for (m, k) and the end marker.
+ * Returns the number of rows checked.
+ */
+static int check_table(const char *spec, uint64_t m, uint32_t k, int with_hash)
+{
+	char marker[64];
+	snprintf(marker, sizeof marker, "<!-- vectors m=%llu k=%u -->", (unsigned long long)m, k);
+	const char *p = strstr(spec, marker);
+	EXPECT(p != NULL);
+	if (p == NULL)
+		return 0;
+	const char *end = strstr(p, "<!-- end vectors -->");
+	EXPECT(end != NULL);
+	int rows = 0;
+	for (const char *line = p; line && line < end; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		if (strncmp(line, "| `", 3) != 0)
+			continue;
+		const char *key = line + 3, *q = strstr(key, "` |");
+		EXPECT(q != NULL);
+		if (q == NULL)
+			break;
+		size_t klen = (size_t)(q - key);
+		const char *rest = q + 3;
+		bfi_keyhash h = bfi_hash_key(key, klen);
+		if (with_hash) {
+			unsigned long long len, h1, h2;
+			int used = 0;
+			EXPECT(sscanf(rest, " %llu | %llx | %llx |%n", &len, &h1, &h2, &used) == 3);
+			EXPECT(len == klen);
+			EXPECT(h.h1 == h1 && h.h2 == h2);
+			rest += used;
+		}
+		uint64_t pos[BFI_MAX_K];
+		EXPECT_RC(bfi_key_positions(key, klen, m, k, pos), 0);
+		for (uint32_t i = 0; i < k; i++) {
+			unsigned long long want;
+			int used = 0;
+			EXPECT(sscanf(rest, " %llu%n", &want, &used) == 1);
+			EXPECT(pos[i] == want);
+			EXPECT(pos[i] == bfi_hash_pos(h, i, m));
+			rest += used;
+		}
+		rows++;
+	}
+	return rows;
+}
+
+static char *spec;
+
+static void test_spec_vectors(void)
+{
+	EXPECT(check_table(spec, 1000003, 7, 1) >= 10);
+	EXPECT(check_table(spec, 64, 3, 0) >= 3);
+}
+
+static void test_positions_in_range(void)
+{
+	uint64_t s = 1;
+	for (int t = 0; t < 100000; t++) {
+		uint64_t key = test_rand(&s), m = 1 + test_rand(&s) % (1ull << (t % 41));
+		uint64_t pos[BFI_MAX_K];
+		EXPECT_RC(bfi_key_positions(&key, sizeof key, m, BFI_MAX_K, pos), 0);
+		for (uint32_t i = 0; i < BFI_MAX_K; i++)
+			if (pos[i] >= m) {
+				EXPECT(pos[i] < m);
+				return;
+			}
+	}
+	uint64_t pos[1];
+	EXPECT_RC(bfi_key_positions("a", 1, 0, 1, pos), BFI_E_INVALID);
+	EXPECT_RC(bfi_key_positions("a", 1, 10, 0, pos), BFI_E_INVALID);
+	EXPECT_RC(bfi_key_positions(NULL, 1, 10, 1, pos), BFI_E_INVALID);
+	EXPECT_RC(bfi_key_positions(NULL, 0, 10, 1, pos), 0);
+}
+
+/* Positions must look uniform: chi-square over 64 buckets for many keys. */
+static void test_positions_uniform(void)
+{
+	enum { B = 64, KEYS = 200000, K = 7 };
+	static uint64_t count[B];
+	memset(count, 0, sizeof count);
+	for (uint64_t i = 0; i < KEYS; i++) {
+		char key[32];
+		int n = snprintf(key, sizeof key, "key-%llu", (unsigned long long)i);
+		uint64_t pos[K];
+		EXPECT_RC(bfi_key_positions(key, (size_t)n, B, K, pos), 0);
+		for (int j = 0; j < K; j++)
+			count[pos[j]]++;
+	}
+	double expect = (double)KEYS * K / B, chi = 0;
+	for (int b = 0; b < B; b++)
+		chi += ((double)count[b] - expect) * ((double)count[b] - expect) / expect;
+	/* 63 degrees of freedom: chi^2 above 110 has p < 0.0002. */
+	EXPECT(chi < 110);
+}
+
+/* No key may collapse its k positions: the flaw the mix step fixes. */
+static void test_positions_spread(void)
+{
+	uint64_t m = 35387, worst = 0;
+	for (uint64_t i = 0; i < 300000; i++) {
+		char key[32];
+		int n = snprintf(key, sizeof key, "w%llu", (unsigned long long)i);
+		uint64_t pos[7];
+		EXPECT_RC(bfi_key_positions(key, (size_t)n, m, 7, pos), 0);
+		uint64_t same = 0;
+		for (int a = 0; a < 7; a++)
+			for (int b = a + 1; b < 7; b++)
+				same += pos[a] == pos[b];
+		if (same > worst)
+			worst = same;
+	}
+	/* Two equal positions among 21 pairs happen (p ~ 6e-4 per key); more is a bug. */
+	EXPECT(worst <= 2);
+}
+
+int main(void)
+{
+	size_t len;
+	spec = (char *)test_read_file("spec/format.md", &len);
+	if (spec == NULL) {
+		fprintf(stderr, "run from the source root: spec/format.md not found\n");
+		return 2;
+	}
+	spec = realloc(spec, len + 1);
+	spec[len] = 0;
+	test_run("hash: spec test vectors", test_spec_vectors);
+	test_run("hash: positions in range for every m", test_positions_in_range);
+	test_run("hash: positions uniform (chi-square)", test_positions_uniform);
+	test_run("hash: k positions never collapse", test_positions_spread);
+	free(spec);
+	return test_exit();
+}
