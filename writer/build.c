@@ -250,7 +250,7 @@ static void snapshot_id(const struct names *names, const uint8_t *sums, size_t s
 
 static void remove_tmpdir(const char *dir)
 {
-	char p[4200];
+	char p[4300];
 	snprintf(p, sizeof p, "%s/%s", dir, BFI_INDEX_NAME);
 	unlink(p);
 	snprintf(p, sizeof p, "%s/%s", dir, BFI_CATALOG_NAME);

@@ -1,0 +1,109 @@
+#!/bin/sh
+# cli.sh - the bfi command as scripts use it: help, exit codes, output
+# forms, and answers checked against grep over the demo data (exact truth).
+# Usage: sh tests/cli.sh ./bfi    (from the source root; tests/run.sh does this)
+BFI=${1:-./bfi}
+case $BFI in /*) ;; *) BFI=$(pwd)/$BFI ;; esac
+DATA=$(pwd)/tests/data/demo
+T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-cli.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fails=0
+check() { # check NAME COMMAND... : the command must succeed
+	name=$1
+	shift
+	if "$@" >"$T/out" 2>"$T/err"; then
+		echo "PASS cli: $name"
+	else
+		echo "FAIL cli: $name"
+		sed 's/^/  | /' "$T/out" "$T/err" | head -20
+		fails=$((fails + 1))
+	fi
+}
+status_is() { # status_is WANT COMMAND...
+	want=$1
+	shift
+	"$@" >"$T/out" 2>"$T/err"
+	got=$?
+	[ "$got" -eq "$want" ] || { echo "  exit status $got, want $want: $*"; return 1; }
+}
+
+for c in "" build query inspect verify; do
+	check "bfi $c --help exits 0 and shows usage" sh -c "'$BFI' $c --help | grep -q '^Usage: bfi'"
+done
+check "no command is a usage error (2)" status_is 2 "$BFI"
+check "unknown command is a usage error (2)" status_is 2 "$BFI" frobnicate
+check "unknown option is a usage error (2)" status_is 2 "$BFI" query --bogus x
+check "build needs -o" status_is 2 "$BFI" build "$DATA"
+check "bad --fpr refused" status_is 2 "$BFI" build -o "$T/x" --fpr 2 "$DATA"
+
+check "build from the demo directory" "$BFI" build -q -o "$T/snap" "$DATA"
+check "snapshot is a directory with index and catalog" \
+	test -f "$T/snap/index.bfi" -a -f "$T/snap/catalog.mdb"
+
+# Every word of the demo data: bfi's answer must contain every file that holds it.
+truth_ok() {
+	cat "$DATA"/* | sort -u | head -400 >"$T/words"
+	"$BFI" query "$T/snap" <"$T/words" >"$T/answers" || return 1
+	[ "$(wc -l <"$T/answers")" -eq "$(wc -l <"$T/words")" ] || return 1
+	while IFS= read -r w; do
+		line=$(grep -m1 "^$w	" "$T/answers") || return 1
+		for f in $(grep -lx -- "$w" "$DATA"/*); do
+			case "	$line	" in *"	${f##*/}	"*) ;; *) echo "  $w: missing ${f##*/}"; return 1 ;; esac
+		done
+	done <"$T/words"
+}
+check "query answers hold every true set (400 words vs grep)" truth_ok
+
+check "text output: key then TAB-separated names" \
+	sh -c "'$BFI' query '$T/snap' lmdb | grep -qx 'lmdb	liblmdb0	lmdb-utils'"
+check "--json output, in input order, one object per query" sh -c "
+	printf 'lmdb\nnosuchword\n' | '$BFI' query --json '$T/snap' >'$T/j' &&
+	sed -n 1p '$T/j' | grep -qx '{\"query\": \"lmdb\", \"matches\": \[\"liblmdb0\", \"lmdb-utils\"\]}' &&
+	sed -n 2p '$T/j' | grep -qx '{\"query\": \"nosuchword\", \"matches\": \[\]}'"
+json_escape_ok() {
+	printf 'a"b\\c\tz\001\n' >"$T/q"
+	cat >"$T/want" <<'X'
+{"query": "a\"b\\c\tz\u0001", "matches": []}
+X
+	"$BFI" query --json "$T/snap" <"$T/q" >"$T/got" && cmp "$T/got" "$T/want"
+}
+check "--json escapes quotes, backslashes and control bytes" json_escape_ok
+check "--count" sh -c "'$BFI' query --count '$T/snap' lmdb | grep -qx 'lmdb	2'"
+check "--ordinals needs no catalog" sh -c "
+	mv '$T/snap/catalog.mdb' '$T/cat' && '$BFI' query --ordinals '$T/snap' lmdb | grep -q '^lmdb	[0-9]';
+	rc=\$?; mv '$T/cat' '$T/snap/catalog.mdb'; exit \$rc"
+
+check "inspect shows files, parameters and fill" sh -c "
+	'$BFI' inspect '$T/snap' >'$T/i' && grep -q 'index.bfi' '$T/i' && grep -q 'catalog.mdb' '$T/i' &&
+	grep -q '^sets  *54' '$T/i' && grep -q '^fill ratio' '$T/i' && grep -q '^expected fpr' '$T/i'"
+check "inspect --json lists files with sizes" sh -c "
+	'$BFI' inspect --json '$T/snap' | grep -q '\"files\": \[{\"name\": \"index.bfi\", \"bytes\": [0-9]*}, {\"name\": \"catalog.mdb\", \"bytes\": [0-9]*}\]'"
+
+check "verify: good snapshot exits 0" sh -c "'$BFI' verify '$T/snap' | grep -q ': ok$'"
+# Flip one byte in the middle of the rows and expect its region to be named.
+flip_ok() {
+	cp -r "$T/snap" "$T/bad" || return 1
+	off=50000
+	printf '\377' | dd of="$T/bad/index.bfi" bs=1 seek=$off conv=notrunc 2>/dev/null
+	"$BFI" verify "$T/bad" >"$T/v" 2>&1
+	[ $? -eq 1 ] || return 1
+	cat "$T/v"
+	start=$(sed -n 's/.*byte offset \([0-9]*\) (length \([0-9]*\)).*/\1/p' "$T/v")
+	len=$(sed -n 's/.*byte offset \([0-9]*\) (length \([0-9]*\)).*/\2/p' "$T/v")
+	[ -n "$start" ] && [ "$start" -le $off ] && [ $off -lt $((start + len)) ]
+}
+check "verify: flipped byte exits 1 and names its region" flip_ok
+check "verify: missing snapshot exits 2" status_is 2 "$BFI" verify "$T/nonexistent"
+check "query: damaged header is refused (2)" sh -c "
+	printf 'X' | dd of='$T/bad/index.bfi' bs=1 seek=0 conv=notrunc 2>/dev/null;
+	'$BFI' query '$T/bad' lmdb; test \$? -eq 2"
+
+check "build --tsv from stdin" sh -c "
+	printf 'a\tx\nb\tx\nb\ty\n' | '$BFI' build -q -o '$T/tsv' --tsv - &&
+	'$BFI' query '$T/tsv' x y | tr '\n' ' ' | grep -q '^x	a	b y	b '"
+check "build refuses to overwrite a non-snapshot" sh -c "
+	echo keep >'$T/file'; '$BFI' build -q -o '$T/file' '$DATA'; test \$? -eq 2 && grep -qx keep '$T/file'"
+check "build replaces an existing snapshot" "$BFI" build -q -o "$T/snap" "$DATA"
+check "build reports malformed input with its line" sh -c "
+	printf 'a\tx\nnotab\n' | '$BFI' build -q -o '$T/bad2' --tsv - 2>&1 | grep -q '(stdin):2'"
+exit 0

@@ -1,0 +1,234 @@
+/*
+ * test_writer.c - the writer's inputs, errors, publishing and memory
+ * bound: bad input is refused with a message naming where, existing
+ * files are never clobbered, a snapshot is replaced atomically while a
+ * reader holds the old one, and row stripes give the same bytes.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "test.h"
+
+static char *path_in(const char *name)
+{
+	static char buf[8][4300];
+	static int i;
+	char *p = buf[i++ % 8];
+	snprintf(p, 4300, "%s/%s", test_tmpdir(), name);
+	return p;
+}
+
+static int build_tsv(const char *tsv_text, const char *out, bfi_writer **wp)
+{
+	bfi_writer *w;
+	int rc = bfi_writer_create(NULL, &w);
+	if (rc)
+		return rc;
+	FILE *f = fmemopen((void *)tsv_text, strlen(tsv_text), "r");
+	rc = bfi_writer_add_tsv(w, f, "input.tsv");
+	fclose(f);
+	if (rc == 0)
+		rc = bfi_writer_finish(w, out, NULL);
+	if (wp)
+		*wp = w;
+	else
+		bfi_writer_destroy(&w);
+	return rc;
+}
+
+static void test_bad_input(void)
+{
+	bfi_writer *w;
+	EXPECT_RC(build_tsv("a\tx\nb\ty\nno tab here\n", path_in("bad1"), &w), BFI_E_INPUT);
+	EXPECT(strstr(bfi_writer_errmsg(w), "input.tsv:3") != NULL);
+	bfi_writer_destroy(&w);
+	char longname[700];
+	memset(longname, 'n', 600);
+	strcpy(longname + 600, "\tkey\n");
+	EXPECT_RC(build_tsv(longname, path_in("bad2"), &w), BFI_E_INPUT);
+	EXPECT(strstr(bfi_writer_errmsg(w), "input.tsv:1") != NULL);
+	bfi_writer_destroy(&w);
+	EXPECT_RC(build_tsv("\tkey\n", path_in("bad3"), NULL), BFI_E_INPUT);
+	EXPECT_RC(build_tsv("", path_in("bad4"), NULL), BFI_E_NO_SETS);
+	EXPECT_RC(build_tsv("\n\n\r\n", path_in("bad5"), NULL), BFI_E_NO_SETS);
+	struct stat st;
+	EXPECT(stat(path_in("bad1"), &st) != 0); /* nothing published on failure */
+
+	EXPECT_RC(bfi_writer_create(NULL, &w), 0);
+	uint32_t ord;
+	EXPECT_RC(bfi_writer_key(w, 0, "k", 1), BFI_E_INVALID); /* no such set yet */
+	EXPECT_RC(bfi_writer_set(w, "a\nb", 3, &ord), BFI_E_INPUT);
+	EXPECT_RC(bfi_writer_set(w, "ok", 2, &ord), 0);
+	EXPECT_RC(bfi_writer_key(w, ord, "k", 1), 0);
+	EXPECT_RC(bfi_writer_finish(w, path_in("once"), NULL), 0);
+	EXPECT_RC(bfi_writer_finish(w, path_in("twice"), NULL), BFI_E_INVALID);
+	bfi_writer_destroy(&w);
+	EXPECT(w == NULL);
+
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.fpr = 1.5;
+	EXPECT_RC(bfi_writer_create(&o, &w), BFI_E_INVALID);
+	o.fpr = 0.01;
+	o.hashes = 33;
+	EXPECT_RC(bfi_writer_create(&o, &w), BFI_E_INVALID);
+}
+
+static void test_dir_input(void)
+{
+	char *dir = path_in("sets");
+	char p[4400];
+	EXPECT(mkdir(dir, 0755) == 0);
+	snprintf(p, sizeof p, "%s/beta", dir);
+	EXPECT(test_write_file(p, "x\ny\n", 4) == 0);
+	snprintf(p, sizeof p, "%s/alpha", dir);
+	EXPECT(test_write_file(p, "y\r\nz", 4) == 0); /* CRLF and no final newline */
+	snprintf(p, sizeof p, "%s/.hidden", dir);
+	EXPECT(test_write_file(p, "secret\n", 7) == 0);
+	snprintf(p, sizeof p, "%s/empty", dir);
+	EXPECT(test_write_file(p, "", 0) == 0);
+	bfi_writer *w;
+	EXPECT_RC(bfi_writer_create(NULL, &w), 0);
+	EXPECT_RC(bfi_writer_add_dir(w, dir), 0);
+	EXPECT_RC(bfi_writer_finish(w, path_in("dirsnap"), NULL), 0);
+	bfi_writer_destroy(&w);
+	bfi_snapshot *s;
+	bfi_result *r;
+	EXPECT_RC(bfi_open(path_in("dirsnap"), 0, &s), 0);
+	EXPECT_RC(bfi_result_create(&r), 0);
+	if (s && r) {
+		struct bfi_info in;
+		bfi_info(s, &in);
+		EXPECT(in.n_sets == 3); /* alpha, beta, empty: byte order of names */
+		const char *name;
+		size_t len;
+		EXPECT_RC(bfi_set_name(s, 0, &name, &len), 0);
+		EXPECT(len == 5 && memcmp(name, "alpha", 5) == 0);
+		EXPECT_RC(bfi_query_key(s, "y", 1, r), 0);
+		EXPECT(bfi_result_count(r) >= 2);
+		EXPECT(bfi_result_ordinals(r)[0] == 0 && bfi_result_ordinals(r)[1] == 1);
+		EXPECT_RC(bfi_query_key(s, "z", 1, r), 0);
+		EXPECT(bfi_result_count(r) >= 1 && bfi_result_ordinals(r)[0] == 0);
+		struct bfi_set_stats st;
+		EXPECT_RC(bfi_set_stats(s, 2, &st), 0);
+		EXPECT(st.distinct_keys == 0 && st.bits_set == 0);
+		uint32_t ord;
+		EXPECT_RC(bfi_set_find(s, ".hidden", 7, &ord), BFI_E_NOT_FOUND);
+	}
+	bfi_result_destroy(&r);
+	bfi_close(&s);
+	/* A sub-directory is not silently skipped. */
+	snprintf(p, sizeof p, "%s/subdir", dir);
+	EXPECT(mkdir(p, 0755) == 0);
+	EXPECT_RC(bfi_writer_create(NULL, &w), 0);
+	EXPECT_RC(bfi_writer_add_dir(w, dir), BFI_E_INPUT);
+	EXPECT(strstr(bfi_writer_errmsg(w), "subdir") != NULL);
+	bfi_writer_destroy(&w);
+	EXPECT_RC(bfi_writer_create(NULL, &w), 0);
+	EXPECT_RC(bfi_writer_add_dir(w, path_in("no-such-dir")), -ENOENT);
+	bfi_writer_destroy(&w);
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void test_publish(void)
+{
+	char *file = path_in("regular-file");
+	EXPECT(test_write_file(file, "keep me", 7) == 0);
+	EXPECT_RC(build_tsv("a\tx\n", file, NULL), BFI_E_EXISTS);
+	size_t len;
+	uint8_t *c = test_read_file(file, &len);
+	EXPECT(c && len == 7 && memcmp(c, "keep me", 7) == 0);
+	free(c);
+	char *other = path_in("other-dir");
+	EXPECT(mkdir(other, 0755) == 0);
+	EXPECT_RC(build_tsv("a\tx\n", other, NULL), BFI_E_EXISTS);
+
+	/* Replace a snapshot while a reader holds the old one open. */
+	char *snap = path_in("live");
+	EXPECT_RC(build_tsv("old\tk1\n", snap, NULL), 0);
+	bfi_snapshot *old, *fresh;
+	bfi_result *r;
+	EXPECT_RC(bfi_open(snap, 0, &old), 0);
+	EXPECT_RC(bfi_result_create(&r), 0);
+	int before = count_entries(test_tmpdir());
+	EXPECT_RC(build_tsv("new\tk2\nnew2\tk2\n", snap, NULL), 0);
+	EXPECT(count_entries(test_tmpdir()) == before); /* no temporary left behind */
+	EXPECT_RC(bfi_open(snap, 0, &fresh), 0);
+	if (old && fresh && r) {
+		const char *name;
+		size_t nl;
+		EXPECT_RC(bfi_query_key(old, "k1", 2, r), 0);
+		EXPECT(bfi_result_count(r) == 1);
+		EXPECT_RC(bfi_set_name(old, 0, &name, &nl), 0);
+		EXPECT(nl == 3 && memcmp(name, "old", 3) == 0);
+		EXPECT_RC(bfi_query_key(fresh, "k2", 2, r), 0);
+		EXPECT(bfi_result_count(r) == 2);
+		EXPECT_RC(bfi_set_name(fresh, 1, &name, &nl), 0);
+		EXPECT(nl == 4 && memcmp(name, "new2", 4) == 0);
+	}
+	bfi_result_destroy(&r);
+	bfi_close(&old);
+	bfi_close(&fresh);
+}
+
+/* More rows than half of a 16 MiB budget: rows are filled in stripes. */
+static void test_stripes(void)
+{
+	char a[4300], b[4300];
+	snprintf(a, sizeof a, "%s/wide-a", test_tmpdir());
+	snprintf(b, sizeof b, "%s/wide-b", test_tmpdir());
+	for (int pass = 0; pass < 2; pass++) {
+		struct bfi_build_options o;
+		bfi_build_options_init(&o);
+		o.bits = 300000; /* 300,000 rows x 128 bytes = 38 MB > 8 MiB */
+		o.memory = pass ? 16u << 20 : 1u << 30;
+		bfi_writer *w;
+		EXPECT_RC(bfi_writer_create(&o, &w), 0);
+		for (uint32_t j = 0; j < 600; j++) {
+			char name[16], key[32];
+			uint32_t ord;
+			snprintf(name, sizeof name, "s%u", j);
+			EXPECT_RC(bfi_writer_set(w, name, strlen(name), &ord), 0);
+			for (uint32_t i = 0; i < 50; i++) {
+				int n = snprintf(key, sizeof key, "%u", i * 7919 + j);
+				EXPECT_RC(bfi_writer_key(w, ord, key, (size_t)n), 0);
+			}
+		}
+		struct bfi_build_summary sum;
+		EXPECT_RC(bfi_writer_finish(w, pass ? b : a, &sum), 0);
+		EXPECT(sum.bits == 300000 && sum.n_sets == 600 && sum.keys_in == 30000);
+		bfi_writer_destroy(&w);
+	}
+	char pa[4400], pb[4400];
+	snprintf(pa, sizeof pa, "%s/index.bfi", a);
+	snprintf(pb, sizeof pb, "%s/index.bfi", b);
+	size_t la, lb;
+	uint8_t *x = test_read_file(pa, &la), *y = test_read_file(pb, &lb);
+	EXPECT(x && y && la == lb && memcmp(x, y, la) == 0);
+	free(x);
+	free(y);
+	struct bfi_verify_report rep;
+	EXPECT_RC(bfi_verify(b, &rep, NULL, NULL), 0);
+}
+
+int main(void)
+{
+	test_run("writer: malformed input refused with its location", test_bad_input);
+	test_run("writer: directory input (order, CRLF, hidden, empty, subdir)", test_dir_input);
+	test_run("writer: atomic publish, never clobbers, replaces under a reader", test_publish);
+	test_run("writer: row stripes under a small memory budget", test_stripes);
+	return test_exit();
+}
