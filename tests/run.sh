@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.." || exit 2
 passed=0
 failed=0
 log=$(mktemp "${TMPDIR:-/tmp}/bfi-test-log.XXXXXX")
-for t in build/tests/test_* tests/cli.sh; do
+for t in build/tests/test_* tests/*.sh; do
+	case $t in tests/run.sh) continue ;; esac
 	[ -x "$t" ] || [ "${t%.sh}" != "$t" ] || continue
 	case $t in *.o | *.d) continue ;; esac
 	printf '== %s\n' "$t"

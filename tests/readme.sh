@@ -1,0 +1,30 @@
+#!/bin/sh
+# readme.sh - the C example in README.md must compile against this tree's
+# library and print what the README says it prints.
+# Usage: sh tests/readme.sh ./bfi   (from the source root; tests/run.sh does this)
+T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-readme.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+root=$(pwd)
+sed -n '/^<!-- example: api.c/,/^```$/p' README.md | sed '1,2d;$d' >"$T/api.c"
+cc=$(sed -n 's/^cc = //p' build.ninja)
+cflags=$(sed -n 's/^cflags = //p' build.ninja)
+ldflags=$(sed -n 's/^ldflags = //p' build.ninja)
+libs=$(sed -n 's/^libs = //p' build.ninja)
+if [ "$(wc -l <"$T/api.c")" -lt 20 ]; then
+	echo "FAIL readme: no C example found in README.md"
+	exit 0
+fi
+# shellcheck disable=SC2086
+if (cd "$root" && $cc $cflags -Wno-missing-prototypes -o "$T/api" "$T/api.c" $ldflags libbfi.a $libs) 2>"$T/err"; then
+	echo "PASS readme: the C API example compiles with the project's warnings"
+else
+	echo "FAIL readme: the C API example does not compile"
+	cat "$T/err"
+	exit 0
+fi
+if (cd "$T" && ./api >out 2>&1) && printf 'fruit\nveg\n' | cmp -s - "$T/out"; then
+	echo "PASS readme: the C API example prints fruit and veg"
+else
+	echo "FAIL readme: the C API example's output differs"
+	cat "$T/out"
+fi
