@@ -13,5 +13,6 @@ install -m 755 libbfi.so "$root/lib/libbfi.so.1"
 ln -sf libbfi.so.1 "$root/lib/libbfi.so"
 install -m 644 reader/bfi.h writer/bfi_writer.h format/bfi_error.h format/bfi_hash.h \
 	"$root/include/bfi/"
-install -m 644 bfi.pc "$root/lib/pkgconfig/bfi.pc"
+sed "s|^prefix=.*|prefix=$prefix|" bfi.pc >"$root/lib/pkgconfig/bfi.pc"
+chmod 644 "$root/lib/pkgconfig/bfi.pc"
 echo "installed bfi into $root"
