@@ -5,8 +5,10 @@
  * out and publishes the snapshot directory atomically. Keys stream
  * through: each is hashed on arrival and only its 16-byte hash and the
  * set's ordinal are kept, in a buffer bounded by the memory option and
- * spilled to sorted runs on disk beyond it. Memory use is about
- * options.memory plus the set names, whatever the number of keys.
+ * spilled to sorted runs in $TMPDIR beyond it; rows are then filled a
+ * stripe at a time in the other half of the budget. Memory use is about
+ * options.memory, plus about 40 bytes and the name of each set, whatever
+ * the number of keys.
  *
  * The output is deterministic: the same sets, keys and options give
  * byte-identical files, whatever the order of keys within a set.
@@ -31,7 +33,7 @@ struct bfi_build_options {
 	double fpr;      /* target false-positive rate of the largest set (0.01) */
 	uint64_t bits;   /* m, bits per filter; 0 derives it from fpr */
 	uint32_t hashes; /* k, bits per key; 0 derives it from fpr (or bits) */
-	uint64_t memory; /* bytes for key buffers and row stripes (1 GiB) */
+	uint64_t memory; /* bytes for key buffers and row stripes (1 GiB; at least 16 MiB) */
 	/*
 	 * Called now and then during long work; phase is a short word such
 	 * as "reading" or "rows", total is 0 when unknown. May be NULL.
