@@ -54,8 +54,10 @@ void progress_show(struct progress *p, const char *phase, uint64_t done, uint64_
 	if (total)
 		fprintf(stderr, "\r\033[K%s: %llu / %llu (%.0f%%)", phase, (unsigned long long)done,
 		        (unsigned long long)total, 100.0 * (double)done / (double)total);
-	else
+	else if (done)
 		fprintf(stderr, "\r\033[K%s: %llu", phase, (unsigned long long)done);
+	else
+		fprintf(stderr, "\r\033[K%s...", phase);
 }
 
 void progress_done(struct progress *p)
