@@ -42,10 +42,21 @@ static inline uint64_t bfi_hash_mix(uint64_t z)
 	return z ^ (z >> 31);
 }
 
+/* Probe i of a key, before range reduction; the same for every width. */
+static inline uint64_t bfi_hash_probe(bfi_keyhash h, uint32_t i)
+{
+	return bfi_hash_mix(h.h1 + (uint64_t)i * (h.h2 | 1));
+}
+
+/* Lemire's multiply-shift: floor(z * m / 2^64), a position in [0, m). */
+static inline uint64_t bfi_reduce(uint64_t z, uint64_t m)
+{
+	return (uint64_t)(((unsigned __int128)z * m) >> 64);
+}
+
 static inline uint64_t bfi_hash_pos(bfi_keyhash h, uint32_t i, uint64_t m)
 {
-	uint64_t x = h.h1 + (uint64_t)i * (h.h2 | 1);
-	return (uint64_t)(((unsigned __int128)bfi_hash_mix(x) * m) >> 64);
+	return bfi_reduce(bfi_hash_probe(h, i), m);
 }
 
 /*

@@ -111,35 +111,130 @@ void bfi_flat_desc_encode(uint8_t out[BFI_FLAT_DESC_SIZE], const struct bfi_flat
 {
 	memset(out, 0, BFI_FLAT_DESC_SIZE);
 	bfi_put64(out + 0, d->n_sets);
+	bfi_put32(out + 8, d->k);
+	bfi_put32(out + 12, d->hash_id);
+	bfi_put32(out + 16, d->n_blocks);
+	bfi_put32(out + 20, d->flags);
+	bfi_put64(out + 24, d->table_offset);
+}
+
+void bfi_block_encode(uint8_t out[BFI_BLOCK_ENTRY_SIZE], const struct bfi_block *b)
+{
+	memset(out, 0, BFI_BLOCK_ENTRY_SIZE);
+	bfi_put64(out + 0, b->first_set);
+	bfi_put64(out + 8, b->n_sets);
+	bfi_put64(out + 16, b->m);
+	bfi_put64(out + 24, b->row_bytes);
+	bfi_put64(out + 32, b->rows_offset);
+	bfi_put64(out + 40, b->pre_m);
+	bfi_put64(out + 48, b->pre_offset);
+}
+
+/* rows and pre-filter of block b start where the previous one ended */
+static int place_block(struct bfi_block *b, uint64_t *off)
+{
+	uint64_t rows, pre = bfi_bits_bytes(b->pre_m);
+	if (__builtin_mul_overflow(b->m, b->row_bytes, &rows))
+		return -1;
+	b->rows_offset = *off;
+	if (__builtin_add_overflow(*off, rows, off))
+		return -1;
+	b->pre_offset = b->pre_m ? *off : 0;
+	if (__builtin_add_overflow(*off, b->pre_m ? pre : 0, off))
+		return -1;
+	return 0;
+}
+
+uint64_t bfi_flat_layout(struct bfi_block *blocks, uint32_t n_blocks)
+{
+	uint64_t off = BFI_FLAT_DESC_SIZE + (uint64_t)n_blocks * BFI_BLOCK_ENTRY_SIZE;
+	for (uint32_t i = 0; i < n_blocks; i++)
+		if (place_block(&blocks[i], &off))
+			return 0;
+	return off;
+}
+
+int bfi_flat_decode(const uint8_t *in, uint64_t size, struct bfi_flat_desc *d,
+                    struct bfi_block *blocks, uint64_t *bad_off)
+{
+	*bad_off = 0;
+	if (size < BFI_FLAT_DESC_SIZE)
+		return BFI_E_BAD_LAYOUT;
+	d->n_sets = bfi_get64(in + 0);
+	d->k = bfi_get32(in + 8);
+	d->hash_id = bfi_get32(in + 12);
+	d->n_blocks = bfi_get32(in + 16);
+	d->flags = bfi_get32(in + 20);
+	d->table_offset = bfi_get64(in + 24);
+	if (!all_zero(in + 32, BFI_FLAT_DESC_SIZE - 32) || (d->flags & ~BFI_FLATF_KNOWN))
+		return BFI_E_RESERVED;
+	if (d->hash_id != BFI_HASH_XXH3_MIX)
+		return BFI_E_INCOMPAT;
+	if (d->n_sets == 0 || d->n_sets > BFI_MAX_SETS || d->k == 0 || d->k > BFI_MAX_K ||
+	    d->n_blocks == 0 || d->n_blocks > BFI_MAX_BLOCKS || d->n_blocks > d->n_sets ||
+	    d->table_offset != BFI_FLAT_DESC_SIZE)
+		return BFI_E_BAD_LAYOUT;
+	uint64_t off = BFI_FLAT_DESC_SIZE + (uint64_t)d->n_blocks * BFI_BLOCK_ENTRY_SIZE;
+	if (off > size)
+		return BFI_E_BAD_LAYOUT;
+	uint64_t next_set = 0;
+	for (uint32_t i = 0; i < d->n_blocks; i++) {
+		const uint8_t *e = in + BFI_FLAT_DESC_SIZE + (uint64_t)i * BFI_BLOCK_ENTRY_SIZE;
+		struct bfi_block b = {bfi_get64(e), bfi_get64(e + 8), bfi_get64(e + 16),
+		                      bfi_get64(e + 24), bfi_get64(e + 32), bfi_get64(e + 40),
+		                      bfi_get64(e + 48)};
+		*bad_off = (uint64_t)(e - in);
+		if (!all_zero(e + 56, BFI_BLOCK_ENTRY_SIZE - 56))
+			return BFI_E_RESERVED;
+		if (b.first_set != next_set || b.n_sets == 0 || b.n_sets > d->n_sets - next_set ||
+		    b.m == 0 || b.m > BFI_MAX_BITS || b.row_bytes != bfi_bits_bytes(b.n_sets) ||
+		    b.pre_m > BFI_MAX_BITS)
+			return BFI_E_BAD_LAYOUT;
+		struct bfi_block want = b;
+		if (place_block(&want, &off) || want.rows_offset != b.rows_offset ||
+		    want.pre_offset != b.pre_offset || off > size)
+			return BFI_E_BAD_LAYOUT;
+		next_set += b.n_sets;
+		if (blocks)
+			blocks[i] = b;
+	}
+	*bad_off = 0;
+	if (next_set != d->n_sets || off != size)
+		return BFI_E_BAD_LAYOUT;
+	return 0;
+}
+
+void bfi_plain_desc_encode(uint8_t out[BFI_PLAIN_DESC_SIZE], const struct bfi_plain_desc *d)
+{
+	memset(out, 0, BFI_PLAIN_DESC_SIZE);
+	bfi_put64(out + 0, d->n_sets);
 	bfi_put64(out + 8, d->m);
 	bfi_put32(out + 16, d->k);
 	bfi_put32(out + 20, d->hash_id);
-	bfi_put64(out + 24, d->row_bytes);
-	bfi_put64(out + 32, d->rows_offset);
+	bfi_put64(out + 24, d->filter_bytes);
+	bfi_put64(out + 32, d->filters_offset);
 }
 
-int bfi_flat_desc_decode(const uint8_t *in, uint64_t section_size, struct bfi_flat_desc *d)
+int bfi_plain_decode(const uint8_t *in, uint64_t size, struct bfi_plain_desc *d)
 {
-	if (section_size < BFI_FLAT_DESC_SIZE)
+	if (size < BFI_PLAIN_DESC_SIZE)
 		return BFI_E_BAD_LAYOUT;
 	d->n_sets = bfi_get64(in + 0);
 	d->m = bfi_get64(in + 8);
 	d->k = bfi_get32(in + 16);
 	d->hash_id = bfi_get32(in + 20);
-	d->row_bytes = bfi_get64(in + 24);
-	d->rows_offset = bfi_get64(in + 32);
-	if (!all_zero(in + 40, BFI_FLAT_DESC_SIZE - 40))
+	d->filter_bytes = bfi_get64(in + 24);
+	d->filters_offset = bfi_get64(in + 32);
+	if (!all_zero(in + 40, BFI_PLAIN_DESC_SIZE - 40))
 		return BFI_E_RESERVED;
-	if (d->hash_id != BFI_HASH_XXH3_DOUBLE)
+	if (d->hash_id != BFI_HASH_XXH3_MIX)
 		return BFI_E_INCOMPAT;
+	uint64_t bytes;
 	if (d->n_sets == 0 || d->n_sets > BFI_MAX_SETS || d->m == 0 || d->m > BFI_MAX_BITS ||
-	    d->k == 0 || d->k > BFI_MAX_K || d->row_bytes != bfi_flat_row_bytes(d->n_sets) ||
-	    d->rows_offset != BFI_FLAT_DESC_SIZE)
-		return BFI_E_BAD_LAYOUT;
-	uint64_t rows;
-	if (__builtin_mul_overflow(d->m, d->row_bytes, &rows))
-		return BFI_E_BAD_LAYOUT;
-	if (!bfi_range_ok(d->rows_offset, rows, section_size) || section_size - d->rows_offset != rows)
+	    d->k == 0 || d->k > BFI_MAX_K || d->filter_bytes != bfi_bits_bytes(d->m) ||
+	    d->filters_offset != BFI_PLAIN_DESC_SIZE ||
+	    __builtin_mul_overflow(d->n_sets, d->filter_bytes, &bytes) ||
+	    size - BFI_PLAIN_DESC_SIZE != bytes)
 		return BFI_E_BAD_LAYOUT;
 	return 0;
 }

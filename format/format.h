@@ -21,7 +21,7 @@
 /* spec: "Header" */
 #define BFI_MAGIC "\x89" "BFI\r\n\x1a\n"
 #define BFI_MAGIC_LEN 8u
-#define BFI_VERSION_MAJOR 1u
+#define BFI_VERSION_MAJOR 2u
 #define BFI_VERSION_MINOR 0u
 #define BFI_HEADER_SIZE 128u
 #define BFI_TRAILER_SIZE 8u
@@ -51,6 +51,7 @@
 #define BFI_MAX_SECTIONS ((BFI_SECTION_ALIGN - BFI_HEADER_SIZE) / BFI_ENTRY_SIZE)
 #define BFI_SEC_FLAT 1u
 #define BFI_SEC_CHUNKSUMS 2u
+#define BFI_SEC_PLAIN 3u
 #define BFI_ENC_RAW 0u
 #define BFI_ENC_ZSTD 1u
 #define BFI_SECF_REQUIRED 1u
@@ -58,10 +59,17 @@
 
 /* spec: "Flat section" */
 #define BFI_FLAT_DESC_SIZE 64u
-#define BFI_HASH_XXH3_DOUBLE 1u
+#define BFI_BLOCK_ENTRY_SIZE 64u
+#define BFI_MAX_BLOCKS 65536u
+#define BFI_FLATF_SIZE_ORDER 1u /* sets are ordered by distinct keys */
+#define BFI_FLATF_KNOWN BFI_FLATF_SIZE_ORDER
+#define BFI_HASH_XXH3_MIX 1u
 #define BFI_MAX_K 32u
 #define BFI_MAX_BITS (1ull << 40)
 #define BFI_MAX_SETS 0xffffffffull
+
+/* spec: "Plain section" */
+#define BFI_PLAIN_DESC_SIZE 64u
 
 /* spec: "Chunk checksums section" */
 #define BFI_CHUNK_LOG2 16u
@@ -71,7 +79,7 @@
 /* spec: "Catalog" */
 #define BFI_INDEX_NAME "index.bfi"
 #define BFI_CATALOG_NAME "catalog.mdb"
-#define BFI_CATALOG_FORMAT "bfi-catalog 1"
+#define BFI_CATALOG_FORMAT "bfi-catalog 2"
 
 static inline uint16_t bfi_get16(const void *p)
 {
@@ -118,10 +126,10 @@ static inline uint64_t bfi_align_up(uint64_t v, uint64_t a)
 	return (v + (a - 1)) / a * a;
 }
 
-/* Row length in bytes for n sets: a multiple of 64 bytes (512 sets). */
-static inline uint64_t bfi_flat_row_bytes(uint64_t n_sets)
+/* Bytes holding n bits, padded to whole 64-byte lines (512 bits). */
+static inline uint64_t bfi_bits_bytes(uint64_t n)
 {
-	return (n_sets + 511) / 512 * 64;
+	return (n + 511) / 512 * 64;
 }
 
 struct bfi_header {
@@ -148,17 +156,39 @@ struct bfi_section {
 
 struct bfi_flat_desc {
 	uint64_t n_sets;
+	uint32_t k;
+	uint32_t hash_id;
+	uint32_t n_blocks;
+	uint32_t flags;
+	uint64_t table_offset; /* relative to the section's start */
+};
+
+/* One block of the flat section: sets [first_set, first_set + n_sets). */
+struct bfi_block {
+	uint64_t first_set;
+	uint64_t n_sets;
+	uint64_t m;           /* filter width of every set in the block */
+	uint64_t row_bytes;   /* bfi_bits_bytes(n_sets) */
+	uint64_t rows_offset; /* relative to the section's start */
+	uint64_t pre_m;       /* width of the union pre-filter; 0 for none */
+	uint64_t pre_offset;  /* relative; 0 for none */
+};
+
+struct bfi_plain_desc {
+	uint64_t n_sets;
 	uint64_t m;
 	uint32_t k;
 	uint32_t hash_id;
-	uint64_t row_bytes;
-	uint64_t rows_offset; /* relative to the section's start */
+	uint64_t filter_bytes; /* bfi_bits_bytes(m) */
+	uint64_t filters_offset;
 };
 
 /* Encoders write every byte of their buffer, reserved bytes as zero. */
 void bfi_header_encode(uint8_t out[BFI_HEADER_SIZE], const struct bfi_header *h);
 void bfi_section_encode(uint8_t out[BFI_ENTRY_SIZE], const struct bfi_section *s);
 void bfi_flat_desc_encode(uint8_t out[BFI_FLAT_DESC_SIZE], const struct bfi_flat_desc *d);
+void bfi_block_encode(uint8_t out[BFI_BLOCK_ENTRY_SIZE], const struct bfi_block *b);
+void bfi_plain_desc_encode(uint8_t out[BFI_PLAIN_DESC_SIZE], const struct bfi_plain_desc *d);
 
 /*
  * Decoders check one structure on its own and return 0 or a BFI_E_* code.
@@ -167,8 +197,18 @@ void bfi_flat_desc_encode(uint8_t out[BFI_FLAT_DESC_SIZE], const struct bfi_flat
  */
 int bfi_header_decode(const uint8_t in[BFI_HEADER_SIZE], struct bfi_header *h);
 int bfi_section_decode(const uint8_t in[BFI_ENTRY_SIZE], struct bfi_section *s);
-/* Checks the descriptor against the size of the section that holds it. */
-int bfi_flat_desc_decode(const uint8_t *in, uint64_t section_size, struct bfi_flat_desc *d);
+/*
+ * Check a flat section of size bytes at sec: the descriptor, then every
+ * block entry against the exact packing the spec requires. blocks, if not
+ * NULL, receives d->n_blocks entries. On failure *bad_off is the section-
+ * relative offset of the structure at fault.
+ */
+int bfi_flat_decode(const uint8_t *sec, uint64_t size, struct bfi_flat_desc *d,
+                    struct bfi_block *blocks, uint64_t *bad_off);
+int bfi_plain_decode(const uint8_t *sec, uint64_t size, struct bfi_plain_desc *d);
+
+/* Byte length of a flat section with these blocks, or 0 on overflow. */
+uint64_t bfi_flat_layout(struct bfi_block *blocks, uint32_t n_blocks);
 
 uint64_t bfi_checksum64(const void *p, size_t len);
 void bfi_digest128(const void *p, size_t len, uint8_t out[16]);

@@ -77,6 +77,12 @@ BFI_API BFI_MUST_CHECK int bfi_open(const char *path, unsigned flags, bfi_snapsh
  */
 BFI_API void bfi_close(bfi_snapshot **snap);
 
+/* Layouts a snapshot can hold (bit flags in bfi_info.layouts). */
+enum {
+	BFI_LAYOUT_FLAT = 1u << 0,  /* bit-sliced rows in blocks (spec: "Flat section") */
+	BFI_LAYOUT_PLAIN = 1u << 1, /* N filters one after another, the naive baseline */
+};
+
 /* What a snapshot holds; filled by bfi_info(). */
 struct bfi_info {
 	uint16_t major, minor;     /* format version of the file */
@@ -86,17 +92,31 @@ struct bfi_info {
 	uint8_t snapshot_id[16];   /* binds index and catalog */
 	uint8_t catalog_digest[16];
 	uint64_t n_sets;           /* sets in the snapshot */
-	uint64_t bits;             /* m: bits per filter (flat rows) */
+	uint64_t bits;             /* the widest filter, in bits */
 	uint32_t hashes;           /* k: bits set per key */
-	uint64_t row_bytes;        /* bytes per flat row, a multiple of 64 */
 	uint32_t n_sections;
+	unsigned layouts;          /* BFI_LAYOUT_* present */
+	uint32_t n_blocks;         /* flat blocks (0 without a flat layout) */
+	int size_ordered;          /* ordinals follow set size, not input order */
 	int has_catalog;           /* 0 if opened with BFI_OPEN_NO_CATALOG */
 };
 BFI_API void bfi_info(const bfi_snapshot *snap, struct bfi_info *info);
 
+/* One block of the flat layout: sets [first_set, first_set + n_sets). */
+struct bfi_block_info {
+	uint64_t first_set, n_sets;
+	uint64_t bits;           /* filter width of the block's sets */
+	uint64_t row_bytes;      /* bytes per row */
+	uint64_t prefilter_bits; /* width of the union pre-filter, 0 if none */
+	uint64_t offset;         /* of the block's first row in index.bfi */
+};
+/* Returns 0, or BFI_E_INVALID if there is no flat layout or i >= n_blocks. */
+BFI_API BFI_MUST_CHECK int bfi_block(const bfi_snapshot *snap, uint32_t i,
+                                     struct bfi_block_info *out);
+
 /* One entry of the section table (spec/format.md, "Section table"). */
 struct bfi_section_info {
-	uint32_t kind;       /* 1 flat, 2 chunk checksums */
+	uint32_t kind;       /* 1 flat, 2 chunk checksums, 3 plain */
 	uint16_t encoding;   /* 0 raw, 1 zstd */
 	uint16_t flags;
 	uint64_t offset;     /* absolute, in index.bfi */
@@ -128,10 +148,22 @@ BFI_API const uint32_t *bfi_result_ordinals(const bfi_result *res);
 /*
  * Which sets may contain key? Never misses a set that holds the key;
  * may return sets that do not (false positives, at the rate that
- * bfi_expected_fpr() estimates). Returns 0 or -ENOMEM, BFI_E_INVALID.
+ * bfi_set_fpr() estimates). Uses the flat layout when the snapshot has
+ * one, else plain. Returns 0 or -ENOMEM, BFI_E_INVALID.
  */
 BFI_API BFI_MUST_CHECK int bfi_query_key(const bfi_snapshot *snap, const void *key,
                                          size_t len, bfi_result *res);
+/* The same on one given layout (BFI_LAYOUT_FLAT or BFI_LAYOUT_PLAIN);
+ * BFI_E_NO_LAYOUT if the snapshot lacks it. */
+BFI_API BFI_MUST_CHECK int bfi_query_key_layout(const bfi_snapshot *snap, unsigned layout,
+                                                const void *key, size_t len, bfi_result *res);
+
+/*
+ * Count the bytes of index each query into res reads (slightly slower
+ * queries); bfi_result_touched() then returns the last query's count.
+ */
+BFI_API void bfi_result_count_bytes(bfi_result *res, int on);
+BFI_API uint64_t bfi_result_touched(const bfi_result *res);
 
 /*
  * The name of set ord. On success *name points into the catalog's
@@ -148,7 +180,8 @@ BFI_API BFI_MUST_CHECK int bfi_set_find(const bfi_snapshot *snap, const char *na
 /* Per-set statistics, recorded by the writer in the catalog. */
 struct bfi_set_stats {
 	uint64_t distinct_keys; /* distinct keys the writer saw for this set */
-	uint64_t bits_set;      /* ones in its filter; fill = bits_set / bits */
+	uint64_t bits_set;      /* ones in its filter */
+	uint64_t bits;          /* width of its filter; fill ratio = bits_set / bits */
 };
 /* Same errors as bfi_set_name(). */
 BFI_API BFI_MUST_CHECK int bfi_set_stats(const bfi_snapshot *snap, uint32_t ord,
@@ -165,7 +198,7 @@ BFI_API BFI_MUST_CHECK int bfi_catalog_meta(const bfi_snapshot *snap, const char
 
 /*
  * Expected false-positive rate of one set's filter for an absent key,
- * from its recorded fill ratio: (bits_set / m)^k. Same errors as
+ * from its recorded fill ratio: (bits_set / bits)^k. Same errors as
  * bfi_set_name().
  */
 BFI_API BFI_MUST_CHECK int bfi_set_fpr(const bfi_snapshot *snap, uint32_t ord, double *fpr);

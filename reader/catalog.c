@@ -97,7 +97,7 @@ int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
 	if (rc || v.mv_size != 16 || memcmp(v.mv_data, s->lay.hdr.snapshot_id, 16) != 0)
 		BAD(BFI_E_CATALOG_MISMATCH, 0, size, "catalog snapshot id differs from the index's");
 	rc = get_meta(txn, s->dbi_meta, "n_sets", &v);
-	if (rc || v.mv_size != 8 || bfi_get64(v.mv_data) != s->lay.flat.n_sets)
+	if (rc || v.mv_size != 8 || bfi_get64(v.mv_data) != s->lay.n_sets)
 		BAD(BFI_E_CATALOG, 0, size, "catalog set count differs from the index's");
 	/* Committing a read-only txn keeps the DBI handles for later txns. */
 	rc = lmdb_rc(mdb_txn_commit(txn));
@@ -122,6 +122,12 @@ void bfi__catalog_close(bfi_snapshot *s)
 	s->env = NULL;
 }
 
+/* Width of set ord's filter: its block's on the flat layout, else plain's. */
+static uint64_t set_width(const bfi_snapshot *s, uint32_t ord)
+{
+	return s->lay.flat_idx >= 0 ? bfi__block_of(s, ord)->m : s->lay.plain.m;
+}
+
 /*
  * Look up one set record. The catalog file never changes while mapped (it
  * is immutable and LMDB maps it read-only), so the pointers stay valid
@@ -133,7 +139,7 @@ static int get_set(const bfi_snapshot *s, uint32_t ord, MDB_val *val)
 		return BFI_E_INVALID;
 	if (s->env == NULL)
 		return BFI_E_NO_CATALOG;
-	if (ord >= s->lay.flat.n_sets)
+	if (ord >= s->lay.n_sets)
 		return BFI_E_NOT_FOUND;
 	uint32_t be = htobe32(ord);
 	MDB_val k = {sizeof be, &be};
@@ -173,7 +179,8 @@ int bfi_set_stats(const bfi_snapshot *s, uint32_t ord, struct bfi_set_stats *out
 		return rc;
 	out->distinct_keys = bfi_get64(v.mv_data);
 	out->bits_set = bfi_get64((const uint8_t *)v.mv_data + 8);
-	return out->bits_set <= s->lay.flat.m ? 0 : BFI_E_CATALOG;
+	out->bits = set_width(s, ord);
+	return out->bits_set <= out->bits ? 0 : BFI_E_CATALOG;
 }
 
 int bfi_set_fpr(const bfi_snapshot *s, uint32_t ord, double *fpr)
@@ -184,8 +191,8 @@ int bfi_set_fpr(const bfi_snapshot *s, uint32_t ord, double *fpr)
 	int rc = bfi_set_stats(s, ord, &st);
 	if (rc)
 		return rc;
-	double fill = (double)st.bits_set / (double)s->lay.flat.m, p = 1;
-	for (uint32_t i = 0; i < s->lay.flat.k; i++)
+	double fill = (double)st.bits_set / (double)st.bits, p = 1;
+	for (uint32_t i = 0; i < s->lay.k; i++)
 		p *= fill;
 	*fpr = p;
 	return 0;
@@ -228,7 +235,7 @@ int bfi_set_find(const bfi_snapshot *s, const char *name, size_t len, uint32_t *
 	mdb_txn_abort(txn);
 	if (rc)
 		return rc;
-	if (v.mv_size != 4 || bfi_get32(v.mv_data) >= s->lay.flat.n_sets)
+	if (v.mv_size != 4 || bfi_get32(v.mv_data) >= s->lay.n_sets)
 		return BFI_E_CATALOG;
 	*ord = bfi_get32(v.mv_data);
 	return 0;
@@ -243,11 +250,8 @@ int bfi__catalog_check_all(bfi_snapshot *s, struct bfi_bad *bad)
 	int rc = lmdb_rc(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
 	if (rc)
 		BAD(rc, 0, 0, "mdb_txn_begin");
-	rc = get_meta(txn, s->dbi_meta, "bits", &v);
-	if (rc || v.mv_size != 8 || bfi_get64(v.mv_data) != s->lay.flat.m)
-		BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "catalog 'bits' differs from the index");
 	rc = get_meta(txn, s->dbi_meta, "hashes", &v);
-	if (rc || v.mv_size != 4 || bfi_get32(v.mv_data) != s->lay.flat.k)
+	if (rc || v.mv_size != 4 || bfi_get32(v.mv_data) != s->lay.k)
 		BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "catalog 'hashes' differs from the index");
 	rc = lmdb_rc(mdb_cursor_open(txn, s->dbi_sets, &cur));
 	if (rc)
@@ -261,7 +265,7 @@ int bfi__catalog_check_all(bfi_snapshot *s, struct bfi_bad *bad)
 		if (be32toh(be) != expect || v.mv_size <= 16 || v.mv_size - 16 > 511)
 			BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size,
 			    "set ordinals are not 0..n-1 or a record is malformed");
-		if (bfi_get64((const uint8_t *)v.mv_data + 8) > s->lay.flat.m)
+		if (bfi_get64((const uint8_t *)v.mv_data + 8) > set_width(s, (uint32_t)expect))
 			BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "set bit count exceeds m");
 		MDB_val nk = {v.mv_size - 16, (uint8_t *)v.mv_data + 16}, nv;
 		if (mdb_get(txn, s->dbi_names, &nk, &nv) != 0 || nv.mv_size != 4 ||
@@ -271,7 +275,7 @@ int bfi__catalog_check_all(bfi_snapshot *s, struct bfi_bad *bad)
 	}
 	if (rc != MDB_NOTFOUND)
 		BAD(lmdb_rc(rc), 0, s->lay.hdr.catalog_size, "reading the sets table");
-	if (expect != s->lay.flat.n_sets)
+	if (expect != s->lay.n_sets)
 		BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "catalog holds the wrong number of sets");
 	MDB_stat st;
 	if (mdb_stat(txn, s->dbi_names, &st) != 0 || st.ms_entries != expect)

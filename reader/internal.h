@@ -12,10 +12,23 @@ struct bfi_layout {
 	struct bfi_header hdr;
 	struct bfi_section sec[BFI_MAX_SECTIONS];
 	uint32_t n_sec;
-	int flat_idx; /* index into sec[] */
+	int flat_idx;  /* index into sec[], or -1 */
+	int plain_idx; /* index into sec[], or -1 */
 	int sums_idx;
 	struct bfi_flat_desc flat;
+	struct bfi_plain_desc plain;
+	uint64_t n_sets; /* agreed by every layout */
+	uint32_t k;
 	uint64_t sums_covered; /* chunk checksums cover [BFI_SECTION_ALIGN, this) */
+};
+
+/* A flat block, ready to query (spec/format.md, "Flat section"). */
+struct bfi_rblock {
+	const uint8_t *rows; /* row r at rows + r * row_bytes */
+	const uint8_t *pre;  /* union pre-filter bits, or NULL */
+	uint64_t m, pre_m;
+	uint64_t row_bytes;
+	uint32_t first, n;
 };
 
 /* Where a check failed, for bfi_verify(). */
@@ -45,7 +58,8 @@ struct bfi_snapshot {
 	const uint8_t *map;
 	uint64_t size;
 	struct bfi_layout lay;
-	const uint8_t *rows; /* first flat row */
+	struct bfi_rblock *blocks; /* lay.flat.n_blocks of them, if flat */
+	const uint8_t *plain;      /* first plain filter, if plain */
 	/* catalog; env is NULL when opened with BFI_OPEN_NO_CATALOG */
 	MDB_env *env;
 	MDB_dbi dbi_sets, dbi_names, dbi_meta;
@@ -58,6 +72,24 @@ struct bfi_snapshot {
  */
 int bfi__catalog_open(bfi_snapshot *snap, int trusted, struct bfi_bad *bad);
 void bfi__catalog_close(bfi_snapshot *snap);
+/* The block holding ordinal ord (which must be < n_sets). */
+const struct bfi_rblock *bfi__block_of(const bfi_snapshot *snap, uint32_t ord);
+
+/*
+ * Kernels (kernel.c): AND the k rows of one block, words 64-bit words
+ * long, and append base + j for every bit j < limit left set. out must
+ * have room for limit ordinals. Returns the count appended. touched, if
+ * not NULL, is increased by the bytes of rows read.
+ */
+typedef size_t (*bfi_and_fn)(const uint8_t *const *rows, uint32_t k, size_t words, uint32_t base,
+                             uint32_t limit, uint32_t *out, uint64_t *touched);
+size_t bfi__and_rows_portable(const uint8_t *const *rows, uint32_t k, size_t words, uint32_t base,
+                              uint32_t limit, uint32_t *out, uint64_t *touched);
+size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, uint32_t base,
+                          uint32_t limit, uint32_t *out, uint64_t *touched);
+/* The fastest kernel this CPU runs (AVX2 when present), chosen once. */
+bfi_and_fn bfi__and_rows(void);
+
 /* Deep check of catalog contents against the index (for bfi_verify). */
 int bfi__catalog_check_all(bfi_snapshot *snap, struct bfi_bad *bad);
 

@@ -26,7 +26,7 @@ static int check_entries(const uint8_t *map, uint64_t size, struct bfi_layout *l
 {
 	uint64_t data_end = size - BFI_TRAILER_SIZE;
 	uint64_t prev_end = BFI_SECTION_ALIGN;
-	lay->flat_idx = lay->sums_idx = -1;
+	lay->flat_idx = lay->plain_idx = lay->sums_idx = -1;
 	for (uint32_t i = 0; i < lay->n_sec; i++) {
 		struct bfi_section *s = &lay->sec[i];
 		int rc = bfi_section_decode(map + entry_off(i), s);
@@ -36,25 +36,21 @@ static int check_entries(const uint8_t *map, uint64_t size, struct bfi_layout *l
 			BAD(BFI_E_BAD_SECTION, entry_off(i), BFI_ENTRY_SIZE,
 			    "section out of bounds or overlapping the one before");
 		prev_end = s->offset + s->stored_size;
+		int *slot;
 		switch (s->kind) {
-		case BFI_SEC_FLAT:
-			if (lay->flat_idx >= 0)
-				BAD(BFI_E_BAD_SECTION, entry_off(i), BFI_ENTRY_SIZE,
-				    "second flat section");
-			lay->flat_idx = (int)i;
-			break;
-		case BFI_SEC_CHUNKSUMS:
-			if (lay->sums_idx >= 0)
-				BAD(BFI_E_BAD_SECTION, entry_off(i), BFI_ENTRY_SIZE,
-				    "second chunk-checksum section");
-			lay->sums_idx = (int)i;
-			break;
+		case BFI_SEC_FLAT: slot = &lay->flat_idx; break;
+		case BFI_SEC_PLAIN: slot = &lay->plain_idx; break;
+		case BFI_SEC_CHUNKSUMS: slot = &lay->sums_idx; break;
 		default:
 			if (s->flags & BFI_SECF_REQUIRED)
 				BAD(BFI_E_UNKNOWN_SECTION, entry_off(i), BFI_ENTRY_SIZE,
 				    "required section of unknown kind");
 			continue;
 		}
+		if (*slot >= 0)
+			BAD(BFI_E_BAD_SECTION, entry_off(i), BFI_ENTRY_SIZE,
+			    "second section of the same kind");
+		*slot = (int)i;
 		/* Known kinds are mapped and read in place, so they must be raw. */
 		if (s->encoding != BFI_ENC_RAW)
 			BAD(BFI_E_ENCODING, entry_off(i), BFI_ENTRY_SIZE,
@@ -66,9 +62,38 @@ static int check_entries(const uint8_t *map, uint64_t size, struct bfi_layout *l
 	if (prev_end != data_end)
 		BAD(BFI_E_BAD_SECTION, entry_off(lay->n_sec - 1), BFI_ENTRY_SIZE,
 		    "last section does not end at the trailer");
-	if (lay->flat_idx < 0)
+	if (lay->flat_idx < 0 && lay->plain_idx < 0)
 		BAD(BFI_E_NO_LAYOUT, BFI_HEADER_SIZE, (uint64_t)lay->n_sec * BFI_ENTRY_SIZE,
-		    "no flat section");
+		    "no flat or plain section");
+	return 0;
+}
+
+/* Descriptors of the layouts, and their agreement on N and k. */
+static int check_layouts(const uint8_t *map, struct bfi_layout *lay, struct bfi_bad *bad)
+{
+	int rc;
+	lay->n_sets = 0;
+	if (lay->flat_idx >= 0) {
+		const struct bfi_section *f = &lay->sec[lay->flat_idx];
+		uint64_t at;
+		rc = bfi_flat_decode(map + f->offset, f->size, &lay->flat, NULL, &at);
+		if (rc)
+			BAD(rc, f->offset + at, at ? BFI_BLOCK_ENTRY_SIZE : BFI_FLAT_DESC_SIZE,
+			    at ? "flat block entry" : "flat descriptor");
+		lay->n_sets = lay->flat.n_sets;
+		lay->k = lay->flat.k;
+	}
+	if (lay->plain_idx >= 0) {
+		const struct bfi_section *p = &lay->sec[lay->plain_idx];
+		rc = bfi_plain_decode(map + p->offset, p->size, &lay->plain);
+		if (rc)
+			BAD(rc, p->offset, BFI_PLAIN_DESC_SIZE, "plain descriptor");
+		if (lay->n_sets && (lay->plain.n_sets != lay->n_sets || lay->plain.k != lay->k))
+			BAD(BFI_E_BAD_LAYOUT, p->offset, BFI_PLAIN_DESC_SIZE,
+			    "plain and flat layouts disagree on the sets or k");
+		lay->n_sets = lay->plain.n_sets;
+		lay->k = lay->plain.k;
+	}
 	return 0;
 }
 
@@ -130,11 +155,7 @@ int bfi__check_index(const uint8_t *map, uint64_t size, struct bfi_layout *lay,
 	rc = check_sums(map, lay, bad);
 	if (rc)
 		return rc;
-	const struct bfi_section *f = &lay->sec[lay->flat_idx];
-	rc = bfi_flat_desc_decode(map + f->offset, f->size, &lay->flat);
-	if (rc)
-		BAD(rc, f->offset, BFI_FLAT_DESC_SIZE, "flat descriptor");
-	return 0;
+	return check_layouts(map, lay, bad);
 }
 
 int bfi__map_file(int fd, const uint8_t **map, uint64_t *size)
@@ -155,6 +176,43 @@ int bfi__map_file(int fd, const uint8_t **map, uint64_t *size)
 		return -errno;
 	*map = p;
 	return 0;
+}
+
+/* Decode the (validated) block table into ready-to-query form. */
+static int load_blocks(bfi_snapshot *s)
+{
+	if (s->lay.flat_idx < 0)
+		return 0;
+	const uint8_t *sec = s->map + s->lay.sec[s->lay.flat_idx].offset;
+	uint32_t nb = s->lay.flat.n_blocks;
+	s->blocks = calloc(nb, sizeof *s->blocks);
+	if (s->blocks == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nb; i++) {
+		const uint8_t *e = sec + BFI_FLAT_DESC_SIZE + (uint64_t)i * BFI_BLOCK_ENTRY_SIZE;
+		struct bfi_rblock *b = &s->blocks[i];
+		b->first = (uint32_t)bfi_get64(e);
+		b->n = (uint32_t)bfi_get64(e + 8);
+		b->m = bfi_get64(e + 16);
+		b->row_bytes = bfi_get64(e + 24);
+		b->rows = sec + bfi_get64(e + 32);
+		b->pre_m = bfi_get64(e + 40);
+		b->pre = b->pre_m ? sec + bfi_get64(e + 48) : NULL;
+	}
+	return 0;
+}
+
+const struct bfi_rblock *bfi__block_of(const bfi_snapshot *s, uint32_t ord)
+{
+	uint32_t lo = 0, hi = s->lay.flat.n_blocks;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (s->blocks[mid].first <= ord)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &s->blocks[lo];
 }
 
 int bfi_open(const char *path, unsigned flags, bfi_snapshot **out)
@@ -197,7 +255,11 @@ int bfi__open(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_b
 	rc = bfi__check_index(s->map, s->size, &s->lay, bad);
 	if (rc)
 		goto fail;
-	s->rows = s->map + s->lay.sec[s->lay.flat_idx].offset + s->lay.flat.rows_offset;
+	rc = load_blocks(s);
+	if (rc)
+		goto fail;
+	if (s->lay.plain_idx >= 0)
+		s->plain = s->map + s->lay.sec[s->lay.plain_idx].offset + s->lay.plain.filters_offset;
 	if (!(flags & BFI_OPEN_NO_CATALOG)) {
 		rc = bfi__catalog_open(s, (flags & BFI_OPEN_TRUSTED) != 0, bad);
 		if (rc)
@@ -218,6 +280,7 @@ void bfi_close(bfi_snapshot **snap)
 	bfi__catalog_close(s);
 	if (s->map)
 		munmap((void *)s->map, (size_t)s->size);
+	free(s->blocks);
 	if (s->index_fd >= 0)
 		close(s->index_fd);
 	if (s->dirfd >= 0)
@@ -236,12 +299,35 @@ void bfi_info(const bfi_snapshot *s, struct bfi_info *info)
 	info->catalog_size = s->lay.hdr.catalog_size;
 	memcpy(info->snapshot_id, s->lay.hdr.snapshot_id, 16);
 	memcpy(info->catalog_digest, s->lay.hdr.catalog_digest, 16);
-	info->n_sets = s->lay.flat.n_sets;
-	info->bits = s->lay.flat.m;
-	info->hashes = s->lay.flat.k;
-	info->row_bytes = s->lay.flat.row_bytes;
+	info->n_sets = s->lay.n_sets;
+	info->hashes = s->lay.k;
 	info->n_sections = s->lay.n_sec;
 	info->has_catalog = s->env != NULL;
+	info->layouts = (s->lay.flat_idx >= 0 ? BFI_LAYOUT_FLAT : 0) |
+	                (s->lay.plain_idx >= 0 ? BFI_LAYOUT_PLAIN : 0);
+	if (s->lay.flat_idx >= 0) {
+		info->n_blocks = s->lay.flat.n_blocks;
+		info->size_ordered = (s->lay.flat.flags & BFI_FLATF_SIZE_ORDER) != 0;
+		for (uint32_t i = 0; i < s->lay.flat.n_blocks; i++)
+			if (s->blocks[i].m > info->bits)
+				info->bits = s->blocks[i].m;
+	}
+	if (s->lay.plain_idx >= 0 && s->lay.plain.m > info->bits)
+		info->bits = s->lay.plain.m;
+}
+
+int bfi_block(const bfi_snapshot *s, uint32_t i, struct bfi_block_info *out)
+{
+	if (s == NULL || out == NULL || s->lay.flat_idx < 0 || i >= s->lay.flat.n_blocks)
+		return BFI_E_INVALID;
+	const struct bfi_rblock *b = &s->blocks[i];
+	out->first_set = b->first;
+	out->n_sets = b->n;
+	out->bits = b->m;
+	out->row_bytes = b->row_bytes;
+	out->prefilter_bits = b->pre_m;
+	out->offset = (uint64_t)(b->rows - s->map);
+	return 0;
 }
 
 int bfi_section(const bfi_snapshot *s, uint32_t i, struct bfi_section_info *out)
@@ -266,6 +352,8 @@ const char *bfi_section_kind_name(uint32_t kind)
 		return "flat";
 	case BFI_SEC_CHUNKSUMS:
 		return "chunksums";
+	case BFI_SEC_PLAIN:
+		return "plain";
 	default:
 		return "unknown";
 	}

@@ -1,6 +1,7 @@
 /*
- * query.c - single-key queries on the flat layout (spec/format.md, "Flat
- * section"): AND the k rows the key selects, then list the set bits.
+ * query.c - single-key queries: on the flat layout, block by block, AND
+ * the k rows the key selects (kernel.c); on the plain layout, test the k
+ * bits of every set's filter in turn.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 struct bfi_result {
 	uint32_t *ords;
 	size_t n, cap;
+	int count_bytes;
+	uint64_t touched;
 };
 
 int bfi_result_create(bfi_result **out)
@@ -39,64 +42,92 @@ const uint32_t *bfi_result_ordinals(const bfi_result *res)
 	return res->ords;
 }
 
+void bfi_result_count_bytes(bfi_result *res, int on)
+{
+	res->count_bytes = on;
+}
+
+uint64_t bfi_result_touched(const bfi_result *res)
+{
+	return res->touched;
+}
+
+/* Room for want ordinals; the result then never reallocates on this snapshot. */
 static int reserve(bfi_result *res, size_t want)
 {
 	if (want <= res->cap)
 		return 0;
-	size_t cap = res->cap ? res->cap : 64;
-	while (cap < want)
-		cap *= 2;
-	uint32_t *p = realloc(res->ords, cap * sizeof *p);
+	uint32_t *p = realloc(res->ords, want * sizeof *p);
 	if (p == NULL)
 		return -ENOMEM;
 	res->ords = p;
-	res->cap = cap;
+	res->cap = want;
 	return 0;
+}
+
+static int query_flat(const bfi_snapshot *s, bfi_keyhash h, bfi_result *res)
+{
+	uint32_t k = s->lay.k;
+	uint64_t z[BFI_MAX_K];
+	const uint8_t *rows[BFI_MAX_K];
+	for (uint32_t i = 0; i < k; i++)
+		z[i] = bfi_hash_probe(h, i);
+	bfi_and_fn and_rows = bfi__and_rows();
+	uint64_t *touched = res->count_bytes ? &res->touched : NULL;
+	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++) {
+		const struct bfi_rblock *blk = &s->blocks[b];
+		for (uint32_t i = 0; i < k; i++)
+			rows[i] = blk->rows + bfi_reduce(z[i], blk->m) * blk->row_bytes;
+		res->n += and_rows(rows, k, blk->row_bytes / 8, blk->first, blk->n, res->ords + res->n,
+		                   touched);
+	}
+	return 0;
+}
+
+static int query_plain(const bfi_snapshot *s, bfi_keyhash h, bfi_result *res)
+{
+	const struct bfi_plain_desc *p = &s->lay.plain;
+	uint64_t pos[BFI_MAX_K];
+	for (uint32_t i = 0; i < p->k; i++)
+		pos[i] = bfi_hash_pos(h, i, p->m);
+	uint64_t lines = 0;
+	const uint8_t *f = s->plain;
+	for (uint64_t j = 0; j < p->n_sets; j++, f += p->filter_bytes) {
+		uint32_t i = 0;
+		while (i < p->k && (f[pos[i] / 8] >> (pos[i] % 8) & 1))
+			i++;
+		lines += i < p->k ? i + 1 : i;
+		if (i == p->k)
+			res->ords[res->n++] = (uint32_t)j;
+	}
+	if (res->count_bytes)
+		res->touched += lines * 64;
+	return 0;
+}
+
+int bfi_query_key_layout(const bfi_snapshot *s, unsigned layout, const void *key, size_t len,
+                         bfi_result *res)
+{
+	if (s == NULL || res == NULL || (key == NULL && len != 0))
+		return BFI_E_INVALID;
+	if ((layout == BFI_LAYOUT_FLAT && s->lay.flat_idx < 0) ||
+	    (layout == BFI_LAYOUT_PLAIN && s->lay.plain_idx < 0))
+		return BFI_E_NO_LAYOUT;
+	if (layout != BFI_LAYOUT_FLAT && layout != BFI_LAYOUT_PLAIN)
+		return BFI_E_INVALID;
+	int rc = reserve(res, s->lay.n_sets);
+	if (rc)
+		return rc;
+	res->n = 0;
+	res->touched = 0;
+	bfi_keyhash h = bfi_hash_key(key, len);
+	return layout == BFI_LAYOUT_FLAT ? query_flat(s, h, res) : query_plain(s, h, res);
 }
 
 int bfi_query_key(const bfi_snapshot *s, const void *key, size_t len, bfi_result *res)
 {
-	if (s == NULL || res == NULL || (key == NULL && len != 0))
+	if (s == NULL)
 		return BFI_E_INVALID;
-	const struct bfi_flat_desc *f = &s->lay.flat;
-	const uint64_t *row[BFI_MAX_K];
-	bfi_keyhash h = bfi_hash_key(key, len);
-	for (uint32_t i = 0; i < f->k; i++)
-		row[i] = (const uint64_t *)(s->rows + bfi_hash_pos(h, i, f->m) * f->row_bytes);
-	res->n = 0;
-	/*
-	 * Rows are 64-byte aligned and a multiple of 64 bytes long, so walk
-	 * them a cache line (8 words) at a time and stop ANDing a line as
-	 * soon as it is all zero: most lines of most rows never get read.
-	 */
-	size_t words = f->row_bytes / 8;
-	for (size_t w0 = 0; w0 < words; w0 += 8) {
-		uint64_t acc[8], any = 0;
-		for (int j = 0; j < 8; j++)
-			any |= acc[j] = le64toh(row[0][w0 + j]);
-		for (uint32_t i = 1; i < f->k && any; i++) {
-			any = 0;
-			for (int j = 0; j < 8; j++)
-				any |= acc[j] &= le64toh(row[i][w0 + j]);
-		}
-		if (!any)
-			continue;
-		for (int j = 0; j < 8; j++) {
-			uint64_t w = acc[j];
-			if (!w)
-				continue;
-			int rc = reserve(res, res->n + (size_t)__builtin_popcountll(w));
-			if (rc)
-				return rc;
-			while (w) {
-				uint64_t ord = (w0 + (uint64_t)j) * 64 + (uint64_t)__builtin_ctzll(w);
-				/* Padding bits past n_sets are zero in a good file; a
-				 * damaged one must not yield an ordinal that does not exist. */
-				if (ord < f->n_sets)
-					res->ords[res->n++] = (uint32_t)ord;
-				w &= w - 1;
-			}
-		}
-	}
-	return 0;
+	return bfi_query_key_layout(s, s->lay.flat_idx >= 0 ? BFI_LAYOUT_FLAT : BFI_LAYOUT_PLAIN, key,
+	                            len, res);
 }

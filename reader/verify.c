@@ -22,6 +22,20 @@ static void report(struct bfi_verify_report *rep, const char *file, const struct
 		return (code);                                                          \
 	} while (0)
 
+/* The first set bit in [from, to) of p, or UINT64_MAX. */
+static uint64_t first_set_bit(const uint8_t *p, uint64_t from, uint64_t to)
+{
+	for (uint64_t b = from; b < to; b++) {
+		if (b % 64 == 0 && to - b >= 64 && bfi_get64(p + b / 8) == 0) {
+			b += 63;
+			continue;
+		}
+		if (p[b / 8] >> (b % 8) & 1)
+			return b;
+	}
+	return UINT64_MAX;
+}
+
 static int check_data(const bfi_snapshot *s, struct bfi_bad *bad,
                       void (*progress)(void *, uint64_t, uint64_t), void *ctx)
 {
@@ -49,22 +63,29 @@ static int check_data(const bfi_snapshot *s, struct bfi_bad *bad,
 			BAD(BFI_E_DATA_CHECKSUM, e->offset, e->stored_size,
 			    "section does not match its checksum");
 	}
-	/* Set bits past n_sets would be ordinals that do not exist. */
-	const struct bfi_flat_desc *f = &lay->flat;
-	uint64_t first_pad_bit = f->n_sets, row_bits = f->row_bytes * 8;
-	if (first_pad_bit < row_bits) {
-		for (uint64_t r = 0; r < f->m; r++) {
-			const uint8_t *row = s->rows + r * f->row_bytes;
-			for (uint64_t b = first_pad_bit; b < row_bits; b++) {
-				if (b % 64 == 0 && bfi_get64(row + b / 8) == 0) {
-					b += 63;
-					continue;
-				}
-				if (row[b / 8] >> (b % 8) & 1)
-					BAD(BFI_E_BAD_LAYOUT, (uint64_t)(row - s->map) + b / 8, 1,
-					    "padding bit past the last set is not zero");
-			}
+	/* Set padding bits would be ordinals or positions that do not exist. */
+	for (uint32_t b = 0; b < (lay->flat_idx >= 0 ? lay->flat.n_blocks : 0); b++) {
+		const struct bfi_rblock *blk = &s->blocks[b];
+		for (uint64_t r = 0; r < blk->m; r++) {
+			const uint8_t *row = blk->rows + r * blk->row_bytes;
+			uint64_t at = first_set_bit(row, blk->n, blk->row_bytes * 8);
+			if (at != UINT64_MAX)
+				BAD(BFI_E_BAD_LAYOUT, (uint64_t)(row - s->map) + at / 8, 1,
+				    "padding bit past the block's last set is not zero");
 		}
+		if (blk->pre) {
+			uint64_t at = first_set_bit(blk->pre, blk->pre_m, bfi_bits_bytes(blk->pre_m) * 8);
+			if (at != UINT64_MAX)
+				BAD(BFI_E_BAD_LAYOUT, (uint64_t)(blk->pre - s->map) + at / 8, 1,
+				    "padding bit past the pre-filter's width is not zero");
+		}
+	}
+	for (uint64_t j = 0; j < (lay->plain_idx >= 0 ? lay->plain.n_sets : 0); j++) {
+		const uint8_t *f = s->plain + j * lay->plain.filter_bytes;
+		uint64_t at = first_set_bit(f, lay->plain.m, lay->plain.filter_bytes * 8);
+		if (at != UINT64_MAX)
+			BAD(BFI_E_BAD_LAYOUT, (uint64_t)(f - s->map) + at / 8, 1,
+			    "padding bit past a plain filter's width is not zero");
 	}
 	if (progress)
 		progress(ctx, total, total);

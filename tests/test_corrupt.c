@@ -161,7 +161,8 @@ static void test_resealed_fields(void)
 		uint64_t value;
 		int want;
 	} cases[] = {
-		{BFI_H_MAJOR, 2, 2, BFI_E_VERSION},
+		{BFI_H_MAJOR, 2, BFI_VERSION_MAJOR + 1, BFI_E_VERSION},
+		{BFI_H_MAJOR, 2, BFI_VERSION_MAJOR - 1, BFI_E_VERSION},
 		{BFI_H_MINOR, 2, 1, BFI_E_VERSION},
 		{BFI_H_INCOMPAT, 8, 1, BFI_E_INCOMPAT},
 		{BFI_H_RESERVED, 8, 1, BFI_E_RESERVED},
@@ -213,12 +214,20 @@ static void test_resealed_fields(void)
 		uint64_t value;
 		int want;
 	} desc[] = {
-		{0, 8, 0, BFI_E_BAD_LAYOUT},        {0, 8, 1ull << 33, BFI_E_BAD_LAYOUT},
-		{8, 8, 0, BFI_E_BAD_LAYOUT},        {8, 8, 1ull << 41, BFI_E_BAD_LAYOUT},
-		{8, 8, 701, BFI_E_BAD_LAYOUT},      {16, 4, 0, BFI_E_BAD_LAYOUT},
-		{16, 4, 33, BFI_E_BAD_LAYOUT},      {20, 4, 2, BFI_E_INCOMPAT},
-		{24, 8, 128, BFI_E_BAD_LAYOUT},     {32, 8, 128, BFI_E_BAD_LAYOUT},
-		{40, 8, 1, BFI_E_RESERVED},
+		/* descriptor */
+		{0, 8, 0, BFI_E_BAD_LAYOUT},   {0, 8, 1ull << 33, BFI_E_BAD_LAYOUT},
+		{0, 8, 9, BFI_E_BAD_LAYOUT},   {8, 4, 0, BFI_E_BAD_LAYOUT},
+		{8, 4, 33, BFI_E_BAD_LAYOUT},  {12, 4, 2, BFI_E_INCOMPAT},
+		{16, 4, 0, BFI_E_BAD_LAYOUT},  {16, 4, 2, BFI_E_BAD_LAYOUT},
+		{16, 4, 1u << 30, BFI_E_BAD_LAYOUT}, {20, 4, 2, BFI_E_RESERVED},
+		{24, 8, 128, BFI_E_BAD_LAYOUT}, {32, 8, 1, BFI_E_RESERVED},
+		/* block entry 0 */
+		{64 + 0, 8, 1, BFI_E_BAD_LAYOUT},   {64 + 8, 8, 7, BFI_E_BAD_LAYOUT},
+		{64 + 8, 8, 0, BFI_E_BAD_LAYOUT},   {64 + 16, 8, 0, BFI_E_BAD_LAYOUT},
+		{64 + 16, 8, 701, BFI_E_BAD_LAYOUT}, {64 + 16, 8, ~0ull, BFI_E_BAD_LAYOUT},
+		{64 + 24, 8, 128, BFI_E_BAD_LAYOUT}, {64 + 32, 8, 256, BFI_E_BAD_LAYOUT},
+		{64 + 40, 8, 64, BFI_E_BAD_LAYOUT},  {64 + 48, 8, 4096, BFI_E_BAD_LAYOUT},
+		{64 + 56, 8, 1, BFI_E_RESERVED},
 	};
 	for (size_t i = 0; i < sizeof desc / sizeof desc[0]; i++) {
 		memcpy(b, index_bytes, index_len);

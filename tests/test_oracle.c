@@ -12,7 +12,7 @@
 
 #include "test.h"
 
-enum { NSETS = 200, UNIVERSE = 40000, ABSENT = 100000 };
+enum { NSETS = 1500, UNIVERSE = 40000, ABSENT = 100000 };
 
 static uint32_t *members[NSETS]; /* sorted key ids of each set */
 static uint32_t sizes[NSETS];
@@ -35,7 +35,7 @@ static void make_corpus(void)
 	uint64_t s = 42;
 	uint32_t *deg = calloc(UNIVERSE + 1, sizeof *deg);
 	for (int j = 0; j < NSETS; j++) {
-		sizes[j] = 800 + (uint32_t)(test_rand(&s) % 201);
+		sizes[j] = 20 + (uint32_t)(test_rand(&s) % 981);
 		members[j] = malloc(sizes[j] * sizeof(uint32_t));
 		uint32_t n = 0;
 		while (n < sizes[j]) {
@@ -69,12 +69,30 @@ static void make_corpus(void)
  * Build through the writer API. shuffle > 0 adds keys in a scrambled order
  * with repeats, which must not change a byte of the output.
  */
+/* Layout choices the oracle runs against. */
+struct cfg {
+	const char *name;
+	int keep_order, fixed_width;
+	uint64_t block_cost;
+};
+static const struct cfg configs[] = {
+	{"default (size order, one block here)", 0, 0, 0},
+	{"input order", 1, 0, 0},
+	{"many narrow blocks (block cost 1 byte)", 0, 0, 1},
+	{"input order, many blocks", 1, 0, 1},
+	{"fixed width", 0, 1, 1},
+};
+static const struct cfg *cfg = &configs[0];
+
 static int build(const char *path, int shuffle, uint64_t memory)
 {
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	if (memory)
 		o.memory = memory;
+	o.keep_order = cfg->keep_order;
+	o.fixed_width = cfg->fixed_width;
+	o.block_cost = cfg->block_cost;
 	bfi_writer *w;
 	int rc = bfi_writer_create(&o, &w);
 	if (rc)
@@ -82,7 +100,7 @@ static int build(const char *path, int shuffle, uint64_t memory)
 	char name[32], key[32];
 	uint32_t ord;
 	for (int j = 0; j < NSETS && rc == 0; j++) {
-		snprintf(name, sizeof name, "set%03d", j);
+		snprintf(name, sizeof name, "set%04d", j);
 		rc = bfi_writer_set(w, name, strlen(name), &ord);
 	}
 	uint64_t s = 7;
@@ -110,6 +128,49 @@ static int build(const char *path, int shuffle, uint64_t memory)
 	return rc;
 }
 
+/* Input set of every ordinal, through the catalog's names. */
+static uint32_t *input_of(const bfi_snapshot *s)
+{
+	uint32_t *map = malloc(NSETS * sizeof *map);
+	for (uint32_t o = 0; o < NSETS; o++) {
+		const char *name;
+		size_t len;
+		char buf[16];
+		EXPECT_RC(bfi_set_name(s, o, &name, &len), 0);
+		snprintf(buf, sizeof buf, "%.*s", (int)(len < 15 ? len : 15), name);
+		map[o] = (uint32_t)atoi(buf + 3);
+	}
+	return map;
+}
+
+/* Sorted input sets of the last answer. */
+static size_t answer_sets(const bfi_result *res, const uint32_t *map, uint32_t *out)
+{
+	size_t n = bfi_result_count(res);
+	const uint32_t *o = bfi_result_ordinals(res);
+	for (size_t i = 0; i < n; i++)
+		out[i] = map[o[i]];
+	qsort(out, n, sizeof *out, cmp_u32);
+	return n;
+}
+
+/* False negatives of key u's answer; *extra gets its false positives. */
+static uint64_t compare(uint32_t u, const uint32_t *got, size_t ng, uint64_t *extra)
+{
+	uint64_t fn = 0;
+	size_t g = 0;
+	for (uint32_t p = post_start[u]; p < post_start[u + 1]; p++) {
+		while (g < ng && got[g] < post[p])
+			g++, ++*extra;
+		if (g < ng && got[g] == post[p])
+			g++;
+		else
+			fn++;
+	}
+	*extra += ng - g;
+	return fn;
+}
+
 static void test_no_false_negatives(void)
 {
 	bfi_snapshot *s;
@@ -118,6 +179,7 @@ static void test_no_false_negatives(void)
 	EXPECT_RC(bfi_result_create(&res), 0);
 	if (!s || !res)
 		return;
+	uint32_t *map = input_of(s), *got = malloc(NSETS * sizeof *got);
 	uint64_t fn = 0, extra = 0, checked = 0;
 	char key[32];
 	for (uint32_t u = 0; u < UNIVERSE; u++) {
@@ -125,38 +187,41 @@ static void test_no_false_negatives(void)
 			continue;
 		int n = key_text(key, sizeof key, "k", u);
 		EXPECT_RC(bfi_query_key(s, key, (size_t)n, res), 0);
-		const uint32_t *got = bfi_result_ordinals(res);
-		size_t ng = bfi_result_count(res), g = 0;
-		for (uint32_t p = post_start[u]; p < post_start[u + 1]; p++) {
-			while (g < ng && got[g] < post[p])
-				g++, extra++;
-			if (g < ng && got[g] == post[p])
-				g++;
-			else
-				fn++;
-		}
-		extra += ng - g;
-		for (size_t i = 1; i < ng; i++)
-			EXPECT(got[i - 1] < got[i]);
+		for (size_t i = 1; i < bfi_result_count(res); i++)
+			EXPECT(bfi_result_ordinals(res)[i - 1] < bfi_result_ordinals(res)[i]);
+		fn += compare(u, got, answer_sets(res, map, got), &extra);
 		checked++;
 	}
-	printf("present keys: %llu checked, %llu false negatives, %llu extra sets\n",
-	       (unsigned long long)checked, (unsigned long long)fn, (unsigned long long)extra);
+	struct bfi_info in;
+	bfi_info(s, &in);
+	printf("%s: %u blocks; present keys: %llu checked, %llu false negatives, %llu extra sets\n",
+	       cfg->name, in.n_blocks, (unsigned long long)checked, (unsigned long long)fn,
+	       (unsigned long long)extra);
 	EXPECT(checked > UNIVERSE / 2);
 	EXPECT(fn == 0);
-	/* Names round-trip through the catalog. */
+	if (cfg->block_cost == 1 && !cfg->fixed_width)
+		EXPECT(in.n_blocks == (NSETS + 511) / 512);
+	else
+		EXPECT(in.n_blocks == 1);
+	/* Names round-trip through the catalog; stats follow their set. */
+	uint32_t ord;
+	EXPECT_RC(bfi_set_find(s, "set0123", 7, &ord), 0);
+	EXPECT(ord < NSETS && map[ord] == 123);
+	EXPECT_RC(bfi_set_find(s, "nope", 4, &ord), BFI_E_NOT_FOUND);
 	const char *name;
 	size_t len;
-	uint32_t ord;
-	EXPECT_RC(bfi_set_name(s, 17, &name, &len), 0);
-	EXPECT(len == 6 && memcmp(name, "set017", 6) == 0);
-	EXPECT_RC(bfi_set_find(s, "set123", 6, &ord), 0);
-	EXPECT(ord == 123);
-	EXPECT_RC(bfi_set_find(s, "nope", 4, &ord), BFI_E_NOT_FOUND);
 	EXPECT_RC(bfi_set_name(s, NSETS, &name, &len), BFI_E_NOT_FOUND);
 	struct bfi_set_stats st;
-	EXPECT_RC(bfi_set_stats(s, 5, &st), 0);
-	EXPECT(st.distinct_keys == sizes[5]);
+	EXPECT_RC(bfi_set_stats(s, ord, &st), 0);
+	EXPECT(st.distinct_keys == sizes[123]);
+	/* Size order: ordinals follow distinct-key counts unless asked not to. */
+	for (uint32_t o = 1; o < NSETS; o++)
+		if (cfg->keep_order)
+			EXPECT(map[o] == o);
+		else
+			EXPECT(sizes[map[o - 1]] <= sizes[map[o]]);
+	free(map);
+	free(got);
 	bfi_result_destroy(&res);
 	bfi_close(&s);
 	EXPECT(s == NULL);
@@ -180,19 +245,26 @@ static void test_fpr_near_theory(void)
 		fp += bfi_result_count(res);
 	}
 	double theory = 0;
-	for (int j = 0; j < NSETS; j++)
-		theory += pow(1 - exp(-(double)in.hashes * sizes[j] / (double)in.bits), in.hashes);
+	uint64_t widest = 0;
+	for (uint32_t o = 0; o < NSETS; o++) {
+		struct bfi_set_stats st;
+		EXPECT_RC(bfi_set_stats(s, o, &st), 0);
+		theory += pow(1 - exp(-(double)in.hashes * (double)st.distinct_keys / (double)st.bits),
+		              in.hashes);
+		widest = st.bits > widest ? st.bits : widest;
+	}
 	theory /= NSETS;
 	double measured = (double)fp / ((double)ABSENT * NSETS);
-	printf("m=%llu k=%u: measured FPR %.5f, theory %.5f, ratio %.3f\n",
-	       (unsigned long long)in.bits, in.hashes, measured, theory, measured / theory);
+	printf("%s: k=%u, widest m=%llu: measured FPR %.5f, theory %.5f, ratio %.3f\n", cfg->name,
+	       in.hashes, (unsigned long long)widest, measured, theory, measured / theory);
 	EXPECT(measured >= 0.5 * theory && measured <= 1.5 * theory);
 	/* The writer's rule: k = ceil(log2(1/0.01)) = 7, m = ceil(n k / ln 2). */
 	uint32_t nmax = 0;
 	for (int j = 0; j < NSETS; j++)
 		nmax = sizes[j] > nmax ? sizes[j] : nmax;
 	EXPECT(in.hashes == 7);
-	EXPECT(in.bits == (uint64_t)ceil(nmax * 7 / log(2)));
+	EXPECT(widest == (uint64_t)ceil(nmax * 7 / log(2)));
+	EXPECT(in.bits == widest);
 	bfi_result_destroy(&res);
 	bfi_close(&s);
 }
@@ -233,10 +305,10 @@ static void test_tsv_and_dir_agree(void)
 	EXPECT(mkdir(dir, 0755) == 0);
 	FILE *t = fopen(tsv, "w");
 	for (int j = 0; j < NSETS; j++) {
-		snprintf(p, sizeof p, "%s/set%03d", dir, j);
+		snprintf(p, sizeof p, "%s/set%04d", dir, j);
 		FILE *f = fopen(p, "w");
 		for (uint32_t i = 0; i < sizes[j]; i++) {
-			fprintf(t, "set%03d\tk%u\n", j, members[j][i]);
+			fprintf(t, "set%04d\tk%u\n", j, members[j][i]);
 			fprintf(f, i % 2 ? "k%u\r\n" : "k%u\n\n", members[j][i]);
 		}
 		fclose(f);
@@ -262,6 +334,7 @@ static void test_tsv_and_dir_agree(void)
 
 struct worker {
 	bfi_snapshot *s;
+	const uint32_t *map;
 	uint32_t from, to;
 	uint64_t fn;
 	int err;
@@ -282,22 +355,19 @@ static void *worker_run(void *arg)
 			wk->err = 1;
 			break;
 		}
-		const uint32_t *got = bfi_result_ordinals(res);
-		size_t ng = bfi_result_count(res), g = 0;
-		for (uint32_t p = post_start[u]; p < post_start[u + 1]; p++) {
-			while (g < ng && got[g] < post[p])
-				g++;
-			if (g < ng && got[g] == post[p]) {
-				const char *name;
-				size_t len;
-				char want[16];
-				snprintf(want, sizeof want, "set%03u", post[p]);
-				if (bfi_set_name(wk->s, post[p], &name, &len) || len != 6 ||
-				    memcmp(name, want, 6) != 0)
-					wk->err = 1;
-			} else {
-				wk->fn++;
-			}
+		uint32_t got[NSETS];
+		uint64_t extra = 0;
+		size_t ng = answer_sets(res, wk->map, got);
+		wk->fn += compare(u, got, ng, &extra);
+		/* Names resolve concurrently too. */
+		for (size_t i = 0; i < bfi_result_count(res); i++) {
+			uint32_t o = bfi_result_ordinals(res)[i];
+			const char *name;
+			size_t len;
+			char want[16];
+			snprintf(want, sizeof want, "set%04u", wk->map[o]);
+			if (bfi_set_name(wk->s, o, &name, &len) || len != 7 || memcmp(name, want, 7) != 0)
+				wk->err = 1;
 		}
 	}
 	bfi_result_destroy(&res);
@@ -313,9 +383,10 @@ static void test_threads(void)
 		return;
 	pthread_t th[T];
 	struct worker wk[T];
+	uint32_t *map = input_of(s);
 	for (int i = 0; i < T; i++) {
 		/* Overlapping ranges: every thread also reads what others read. */
-		wk[i] = (struct worker){s, (uint32_t)(i * UNIVERSE / (2 * T)),
+		wk[i] = (struct worker){s, map, (uint32_t)(i * UNIVERSE / (2 * T)),
 		                        (uint32_t)(i * UNIVERSE / (2 * T) + UNIVERSE / 2), 0, 0};
 		EXPECT(pthread_create(&th[i], NULL, worker_run, &wk[i]) == 0);
 	}
@@ -324,19 +395,30 @@ static void test_threads(void)
 		EXPECT(wk[i].fn == 0);
 		EXPECT(wk[i].err == 0);
 	}
+	free(map);
 	bfi_close(&s);
 }
 
 int main(void)
 {
 	make_corpus();
-	snprintf(snap, sizeof snap, "%s/snap", test_tmpdir());
-	if (build(snap, 0, 0) != 0) {
-		printf("FAIL oracle: build\n");
-		return 1;
+	for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+		cfg = &configs[c];
+		char name[160];
+		snprintf(snap, sizeof snap, "%s/snap%zu", test_tmpdir(), c);
+		if (build(snap, 0, 0) != 0) {
+			printf("FAIL oracle: build (%s)\n", cfg->name);
+			return 1;
+		}
+		snprintf(name, sizeof name, "oracle, %s: zero false negatives against an inverted index",
+		         cfg->name);
+		test_run(name, test_no_false_negatives);
+		snprintf(name, sizeof name, "oracle, %s: FPR on 100,000 absent keys within 0.5x-1.5x of theory",
+		         cfg->name);
+		test_run(name, test_fpr_near_theory);
 	}
-	test_run("oracle: zero false negatives against an inverted index", test_no_false_negatives);
-	test_run("oracle: FPR on 100,000 absent keys within 0.5x-1.5x of theory", test_fpr_near_theory);
+	cfg = &configs[0];
+	snprintf(snap, sizeof snap, "%s/snap0", test_tmpdir());
 	test_run("writer: byte-identical output (key order, repeats, spilling)", test_deterministic);
 	test_run("writer: TSV and directory inputs give the same snapshot", test_tsv_and_dir_agree);
 	test_run("reader: concurrent queries from 4 threads", test_threads);

@@ -90,10 +90,30 @@ static void test_dir_input(void)
 	snprintf(p, sizeof p, "%s/empty", dir);
 	EXPECT(test_write_file(p, "", 0) == 0);
 	bfi_writer *w;
-	EXPECT_RC(bfi_writer_create(NULL, &w), 0);
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.keep_order = 1; /* ordinals in input order: file names in byte order */
+	EXPECT_RC(bfi_writer_create(&o, &w), 0);
 	EXPECT_RC(bfi_writer_add_dir(w, dir), 0);
 	EXPECT_RC(bfi_writer_finish(w, path_in("dirsnap"), NULL), 0);
 	bfi_writer_destroy(&w);
+	/* By default, ordinals follow set size: the empty set comes first. */
+	EXPECT_RC(bfi_writer_create(NULL, &w), 0);
+	EXPECT_RC(bfi_writer_add_dir(w, dir), 0);
+	EXPECT_RC(bfi_writer_finish(w, path_in("dirsnap-sized"), NULL), 0);
+	bfi_writer_destroy(&w);
+	bfi_snapshot *sized;
+	EXPECT_RC(bfi_open(path_in("dirsnap-sized"), 0, &sized), 0);
+	if (sized) {
+		const char *name;
+		size_t len;
+		EXPECT_RC(bfi_set_name(sized, 0, &name, &len), 0);
+		EXPECT(len == 5 && memcmp(name, "empty", 5) == 0);
+		struct bfi_info in;
+		bfi_info(sized, &in);
+		EXPECT(in.size_ordered);
+	}
+	bfi_close(&sized);
 	bfi_snapshot *s;
 	bfi_result *r;
 	EXPECT_RC(bfi_open(path_in("dirsnap"), 0, &s), 0);

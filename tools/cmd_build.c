@@ -18,10 +18,21 @@ static const char help[] =
 	"Options:\n"
 	"  -o, --output SNAP   the snapshot to write (required)\n"
 	"      --tsv           INPUT is set<TAB>key lines, not a directory\n"
-	"      --fpr P         target false-positive rate for the largest set\n"
-	"                      (default 0.01): k = ceil(log2(1/P)), m = ceil(n k / ln 2)\n"
-	"      --bits M        bits per filter (overrides --fpr for m)\n"
+	"      --fpr P         target false-positive rate of every filter (default\n"
+	"                      0.01): k = ceil(log2(1/P)), m = ceil(n k / ln 2) for the\n"
+	"                      largest set n of each block\n"
+	"      --bits M        the same m for every filter (overrides --fpr for m)\n"
 	"      --hashes K      hash functions per key, 1..32 (overrides --fpr for k)\n"
+	"      --expected-keys N  size filters for N keys instead of the sets' own\n"
+	"                      counts (the Bloofi paper's n_expected)\n"
+	"      --layout L      flat (default), plain, or flat,plain: which layouts\n"
+	"                      the index holds (plain: N filters one after another,\n"
+	"                      the naive baseline)\n"
+	"      --keep-order    ordinals follow input order; by default sets are\n"
+	"                      ordered by size, so that blocks are tight\n"
+	"      --fixed-width   one width for every block: the largest set's\n"
+	"      --block-cost B  bytes one more block must save to be made (1M);\n"
+	"                      smaller gives more, narrower blocks\n"
 	"      --memory BYTES  memory for key buffers and row stripes, e.g. 512M\n"
 	"                      (default 1G); keys beyond it spill to $TMPDIR\n"
 	"  -q, --quiet         no progress and no summary\n"
@@ -43,6 +54,9 @@ int cmd_build(int argc, char **argv)
 		{"fpr", required_argument, 0, 'f'},    {"bits", required_argument, 0, 'b'},
 		{"hashes", required_argument, 0, 'k'}, {"memory", required_argument, 0, 'm'},
 		{"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
+		{"expected-keys", required_argument, 0, 'e'}, {"layout", required_argument, 0, 'L'},
+		{"keep-order", no_argument, 0, 'K'},   {"fixed-width", no_argument, 0, 'F'},
+		{"block-cost", required_argument, 0, 'B'},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
@@ -78,6 +92,32 @@ int cmd_build(int argc, char **argv)
 			o.hashes = (uint32_t)k;
 			break;
 		}
+		case 'e':
+			if (parse_size(optarg, &o.expected_keys) || o.expected_keys == 0) {
+				fprintf(stderr, "bfi build: bad --expected-keys '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'L':
+			if (!strcmp(optarg, "flat"))
+				o.layouts = BFI_BUILD_FLAT;
+			else if (!strcmp(optarg, "plain"))
+				o.layouts = BFI_BUILD_PLAIN;
+			else if (!strcmp(optarg, "flat,plain") || !strcmp(optarg, "plain,flat"))
+				o.layouts = BFI_BUILD_FLAT | BFI_BUILD_PLAIN;
+			else {
+				fprintf(stderr, "bfi build: --layout must be flat, plain or flat,plain\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'K': o.keep_order = 1; break;
+		case 'B':
+			if (parse_size(optarg, &o.block_cost) || o.block_cost == 0) {
+				fprintf(stderr, "bfi build: bad --block-cost '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'F': o.fixed_width = 1; break;
 		case 'm':
 			if (parse_size(optarg, &o.memory)) {
 				fprintf(stderr, "bfi build: bad --memory '%s'\n", optarg);
@@ -130,10 +170,12 @@ int cmd_build(int argc, char **argv)
 	if (!quiet)
 		fprintf(stderr,
 		        "bfi build: wrote %s: %llu sets, %llu keys (%llu distinct set/key pairs), "
-		        "largest set %llu keys, m=%llu bits, k=%u; index %llu bytes, catalog %llu bytes\n",
+		        "largest set %llu keys, k=%u, %u blocks, widest m=%llu bits; index %llu bytes, "
+		        "catalog %llu bytes\n",
 		        out, (unsigned long long)sum.n_sets, (unsigned long long)sum.keys_in,
 		        (unsigned long long)sum.distinct_pairs, (unsigned long long)sum.max_set_keys,
-		        (unsigned long long)sum.bits, sum.hashes, (unsigned long long)sum.index_bytes,
+		        sum.hashes, sum.blocks, (unsigned long long)sum.bits,
+		        (unsigned long long)sum.index_bytes,
 		        (unsigned long long)sum.catalog_bytes);
 	return EXIT_OK;
 }

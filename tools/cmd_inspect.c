@@ -48,7 +48,11 @@ static int fill_stats(const bfi_snapshot *s, const struct bfi_info *in, struct f
 		}
 		if (st.distinct_keys > f->max_keys)
 			f->max_keys = st.distinct_keys;
-		v[o] = (double)st.bits_set / (double)in->bits;
+		v[o] = (double)st.bits_set / (double)st.bits;
+		/* Bloom's formula for this set: (1 - e^(-kn/m))^k. */
+		double t = pow(1 - exp(-(double)in->hashes * (double)st.distinct_keys / (double)st.bits),
+		               in->hashes);
+		f->fpr_theory = t > f->fpr_theory ? t : f->fpr_theory;
 		double p = pow(v[o], in->hashes);
 		sum += v[o];
 		fsum += p;
@@ -63,9 +67,6 @@ static int fill_stats(const bfi_snapshot *s, const struct bfi_info *in, struct f
 	f->median = v[in->n_sets / 2];
 	f->mean = sum / (double)in->n_sets;
 	f->fpr_mean = fsum / (double)in->n_sets;
-	/* Bloom's formula for the largest set: (1 - e^(-kn/m))^k. */
-	f->fpr_theory = pow(1 - exp(-(double)in->hashes * (double)f->max_keys / (double)in->bits),
-	                    in->hashes);
 	free(v);
 	return 0;
 }
@@ -134,9 +135,23 @@ int cmd_inspect(int argc, char **argv)
 		       (unsigned long long)in.file_size, (unsigned long long)in.catalog_size);
 		fputs(", \"writer\": ", stdout);
 		json_str(stdout, writer, strlen(writer));
-		printf(", \"sets\": %llu, \"bits\": %llu, \"hashes\": %u, \"row_bytes\": %llu",
+		printf(", \"sets\": %llu, \"bits\": %llu, \"hashes\": %u, \"layouts\": [%s%s%s]",
 		       (unsigned long long)in.n_sets, (unsigned long long)in.bits, in.hashes,
-		       (unsigned long long)in.row_bytes);
+		       in.layouts & BFI_LAYOUT_FLAT ? "\"flat\"" : "",
+		       in.layouts == (BFI_LAYOUT_FLAT | BFI_LAYOUT_PLAIN) ? ", " : "",
+		       in.layouts & BFI_LAYOUT_PLAIN ? "\"plain\"" : "");
+		printf(", \"size_ordered\": %s, \"blocks\": [", in.size_ordered ? "true" : "false");
+		for (uint32_t b = 0; b < in.n_blocks; b++) {
+			struct bfi_block_info bi;
+			if (bfi_block(s, b, &bi))
+				continue;
+			printf("%s{\"first_set\": %llu, \"sets\": %llu, \"bits\": %llu, "
+			       "\"row_bytes\": %llu, \"prefilter_bits\": %llu}",
+			       b ? ", " : "", (unsigned long long)bi.first_set,
+			       (unsigned long long)bi.n_sets, (unsigned long long)bi.bits,
+			       (unsigned long long)bi.row_bytes, (unsigned long long)bi.prefilter_bits);
+		}
+		fputs("]", stdout);
 		printf(", \"target_fpr\": %s", strcmp(target, "explicit") && strcmp(target, "unknown")
 		                                     ? target : "null");
 		fputs(", \"sections\": [", stdout);
@@ -161,7 +176,7 @@ int cmd_inspect(int argc, char **argv)
 			       (double)b / BUCKETS, (double)(b + 1) / BUCKETS,
 			       (unsigned long long)f.hist[b]);
 		printf("]}, \"expected_fpr\": {\"mean\": %.6g, \"max\": %.6g, "
-		       "\"largest_set_theory\": %.6g}}\n",
+		       "\"worst_set_theory\": %.6g}}\n",
 		       f.fpr_mean, f.fpr_max, f.fpr_theory);
 	} else {
 		printf("snapshot     %s\n", path);
@@ -172,10 +187,29 @@ int cmd_inspect(int argc, char **argv)
 		printf("snapshot id  %s\ncatalog      digest %s\n", id, dg);
 		printf("sets         %llu (largest: %llu distinct keys)\n",
 		       (unsigned long long)in.n_sets, (unsigned long long)f.max_keys);
-		printf("filters      m = %llu bits, k = %u hashes, target fpr %s\n",
-		       (unsigned long long)in.bits, in.hashes, target);
-		printf("flat rows    %llu rows of %llu bytes\n", (unsigned long long)in.bits,
-		       (unsigned long long)in.row_bytes);
+		printf("filters      k = %u hashes, widest m = %llu bits, target fpr %s\n", in.hashes,
+		       (unsigned long long)in.bits, target);
+		printf("layouts      %s%s%s\n", in.layouts & BFI_LAYOUT_FLAT ? "flat" : "",
+		       in.layouts == (BFI_LAYOUT_FLAT | BFI_LAYOUT_PLAIN) ? ", " : "",
+		       in.layouts & BFI_LAYOUT_PLAIN ? "plain" : "");
+		if (in.n_blocks) {
+			printf("flat blocks  %u (sets ordered by %s)\n", in.n_blocks,
+			       in.size_ordered ? "size" : "input order");
+			printf("             first set  sets      m bits     row bytes  pre-filter bits\n");
+			for (uint32_t b = 0; b < in.n_blocks; b++) {
+				struct bfi_block_info bi;
+				if (b == 12 && in.n_blocks > 16) {
+					printf("             ... %u more\n", in.n_blocks - 16);
+					b = in.n_blocks - 4;
+				}
+				if (bfi_block(s, b, &bi))
+					continue;
+				printf("             %-10llu %-9llu %-10llu %-10llu %llu\n",
+				       (unsigned long long)bi.first_set, (unsigned long long)bi.n_sets,
+				       (unsigned long long)bi.bits, (unsigned long long)bi.row_bytes,
+				       (unsigned long long)bi.prefilter_bits);
+			}
+		}
 		printf("sections     #  kind       encoding  offset        size          checksum\n");
 		for (uint32_t i = 0; i < in.n_sections; i++) {
 			struct bfi_section_info si;
@@ -200,7 +234,7 @@ int cmd_inspect(int argc, char **argv)
 			printf("  %.1f-%.1f  %-40s %llu\n", (double)b / BUCKETS, (double)(b + 1) / BUCKETS,
 			       bar, (unsigned long long)f.hist[b]);
 		}
-		printf("expected fpr mean %.3g, worst set %.3g (Bloom formula at the largest set: %.3g)\n",
+		printf("expected fpr mean %.3g, worst set %.3g (Bloom formula, worst set: %.3g)\n",
 		       f.fpr_mean, f.fpr_max, f.fpr_theory);
 	}
 	bfi_close(&s);

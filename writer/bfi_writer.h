@@ -29,10 +29,26 @@ extern "C" {
 
 typedef struct bfi_writer bfi_writer;
 
+/* Layouts to write (bit flags, as BFI_LAYOUT_* in bfi.h). */
+enum {
+	BFI_BUILD_FLAT = 1u << 0,  /* bit-sliced rows in blocks of their own width */
+	BFI_BUILD_PLAIN = 1u << 1, /* N fixed-width filters one after another */
+};
+
 struct bfi_build_options {
-	double fpr;      /* target false-positive rate of the largest set (0.01) */
-	uint64_t bits;   /* m, bits per filter; 0 derives it from fpr */
+	double fpr;      /* target false-positive rate of each filter (0.01) */
+	uint64_t bits;   /* m for every filter; 0 sizes each block for its largest set */
 	uint32_t hashes; /* k, bits per key; 0 derives it from fpr (or bits) */
+	uint64_t expected_keys; /* size filters for this many keys, not the sets' own counts */
+	unsigned layouts;       /* BFI_BUILD_* (default BFI_BUILD_FLAT) */
+	int keep_order;         /* ordinals in input order, not by set size */
+	int fixed_width;        /* one block width for all: the largest set's */
+	/*
+	 * What one more flat block must save, in bytes of rows, to be worth
+	 * its cost to every query (k more random cache-line loads). 0 means
+	 * the default, 1 MiB; smaller values give more, narrower blocks.
+	 */
+	uint64_t block_cost;
 	uint64_t memory; /* bytes for key buffers and row stripes (1 GiB; at least 16 MiB) */
 	/*
 	 * Called now and then during long work; phase is a short word such
@@ -51,7 +67,8 @@ struct bfi_build_summary {
 	uint64_t keys_in;        /* (set, key) pairs added */
 	uint64_t distinct_pairs; /* after removing repeats within a set */
 	uint64_t max_set_keys;   /* distinct keys of the largest set */
-	uint64_t bits;           /* m */
+	uint64_t bits;           /* m of the widest filter */
+	uint32_t blocks;         /* flat blocks written (0 without flat) */
 	uint32_t hashes;         /* k */
 	uint64_t index_bytes, catalog_bytes;
 };

@@ -57,29 +57,28 @@ static int pread_all(int fd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/*
- * m and k (spec/format.md, "Choosing m and k"): k = ceil(log2(1/p)) and
- * m = ceil(n k / ln 2) for the largest set's n distinct keys, as in the
- * Bloofi paper; explicit values override either.
- */
-static void choose_params(const struct bfi_build_options *o, uint64_t n, uint64_t *m,
-                          uint32_t *k)
+/* k (spec/format.md, "Choosing m and k"): ceil(log2(1/p)) unless given. */
+static uint32_t choose_k(const struct bfi_build_options *o, uint64_t n)
 {
-	double dn = n ? (double)n : 1.0;
-	*k = o->hashes;
-	*m = o->bits;
-	if (*k == 0 && *m == 0)
-		*k = (uint32_t)ceil(-log2(o->fpr));
-	if (*k == 0)
-		*k = (uint32_t)lround((double)*m / dn * M_LN2);
-	if (*k < 1)
-		*k = 1;
-	if (*k > BFI_MAX_K)
-		*k = BFI_MAX_K;
-	if (*m == 0)
-		*m = (uint64_t)ceil(dn * *k / M_LN2);
-	if (*m < 64)
-		*m = 64;
+	uint32_t k = o->hashes;
+	if (k == 0 && o->bits) {
+		double dn = o->expected_keys ? (double)o->expected_keys : n ? (double)n : 1.0;
+		k = (uint32_t)lround((double)o->bits / dn * M_LN2);
+	} else if (k == 0) {
+		k = (uint32_t)ceil(-log2(o->fpr));
+	}
+	return k < 1 ? 1 : k > BFI_MAX_K ? BFI_MAX_K : k;
+}
+
+/* m for a filter holding n distinct keys: ceil(n k / ln 2), at least 64. */
+static uint64_t width_for(const struct bfi_build_options *o, uint64_t n, uint32_t k)
+{
+	if (o->bits)
+		return o->bits;
+	if (o->expected_keys)
+		n = o->expected_keys;
+	uint64_t m = (uint64_t)ceil((double)(n ? n : 1) * k / M_LN2);
+	return m < 64 ? 64 : m;
 }
 
 static void progress(bfi_writer *w, const char *phase, uint64_t done, uint64_t total)
@@ -105,64 +104,312 @@ static int count_distinct(bfi_writer *w, uint64_t *distinct, uint64_t *pairs)
 	return rc;
 }
 
-/* Pass 2: the rows, a stripe [r0, r1) at a time. */
-static int write_rows(bfi_writer *w, int fd, uint64_t rows_at, uint64_t m, uint32_t k,
-                      uint64_t row_bytes, uint64_t *ones)
+/* Everything decided before a byte is written. */
+struct plan {
+	uint32_t n, k;
+	const uint64_t *distinct; /* by input ordinal */
+	uint32_t *new_of_old;     /* input ordinal -> ordinal in the snapshot */
+	uint32_t *old_of_new;
+	uint32_t *block_of;       /* by ordinal */
+	struct bfi_block *blocks;
+	uint32_t n_blocks;
+	uint64_t flat_size;
+	struct bfi_plain_desc plain;
+	uint64_t plain_size;
+	uint64_t *ones; /* by ordinal: ones in the set's filter of the first layout */
+};
+
+static const uint64_t *sort_keys; /* qsort has no context argument */
+
+static int cmp_by_size(const void *a, const void *b)
 {
-	uint64_t stripe_rows = w->opt.memory / 2 / row_bytes;
-	if (stripe_rows == 0)
-		stripe_rows = 1;
-	if (stripe_rows > m)
-		stripe_rows = m;
-	uint8_t *buf = malloc((size_t)(stripe_rows * row_bytes));
-	if (buf == NULL)
-		return writer_fail(w, -ENOMEM, "cannot allocate a %llu-byte row stripe",
-		                   (unsigned long long)(stripe_rows * row_bytes));
-	int rc = 0;
-	for (uint64_t r0 = 0; r0 < m && rc == 0; r0 += stripe_rows) {
-		uint64_t r1 = r0 + stripe_rows < m ? r0 + stripe_rows : m;
-		memset(buf, 0, (size_t)((r1 - r0) * row_bytes));
-		struct spool_iter it;
-		struct rec r;
-		rc = spool_iter_begin(&it, &w->spool);
-		while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
-			bfi_keyhash h = {r.h1, r.h2};
-			for (uint32_t i = 0; i < k; i++) {
-				uint64_t p = bfi_hash_pos(h, i, m);
-				if (p >= r0 && p < r1)
-					buf[(p - r0) * row_bytes + r.ord / 8] |= (uint8_t)(1u << (r.ord % 8));
-			}
-			rc = 0;
-		}
-		spool_iter_end(&it);
-		if (rc)
-			break;
-		for (uint64_t i = 0; i < (r1 - r0) * row_bytes / 8; i++) {
-			uint64_t word = bfi_get64(buf + i * 8);
-			uint64_t base = (i % (row_bytes / 8)) * 64;
-			for (; word; word &= word - 1)
-				ones[base + (uint64_t)__builtin_ctzll(word)]++;
-		}
-		rc = pwrite_all(fd, buf, (size_t)((r1 - r0) * row_bytes), rows_at + r0 * row_bytes);
-		progress(w, "rows", r1, m);
-	}
-	free(buf);
-	return rc;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	if (sort_keys[x] != sort_keys[y])
+		return sort_keys[x] < sort_keys[y] ? -1 : 1;
+	return (x > y) - (x < y); /* stable: input order among equals */
 }
 
-/* Pass 3: checksums of chunks [4096, sums_at) and of the flat section. */
-static int checksum_back(bfi_writer *w, int fd, uint64_t sums_at, const struct bfi_section *flat,
-                         uint8_t *table, uint64_t *flat_sum)
+/*
+ * Blocks (spec/format.md, "Choosing blocks"): boundaries at multiples of
+ * 512 sets in ordinal order, chosen by dynamic programming to minimise
+ * the bytes of rows plus a cost per block (options.block_cost), since every block costs a
+ * query k more random cache-line loads while a narrower block saves space.
+ */
+#define DEFAULT_BLOCK_COST (1u << 20)
+#define MAX_CANDIDATES 4096u
+
+static int plan_blocks(const struct bfi_build_options *o, struct plan *p)
 {
-	size_t blen = 64 * BFI_CHUNK_SIZE;
-	uint8_t *buf = malloc(blen);
-	XXH3_state_t *st = XXH3_createState();
+	uint32_t step = 512;
+	while ((p->n + step - 1) / step > MAX_CANDIDATES)
+		step *= 2;
+	uint32_t c = (p->n + step - 1) / step; /* candidate segments */
+	uint64_t *segw = malloc(c * sizeof *segw), *best = malloc((c + 1) * sizeof *best);
+	uint32_t *from = malloc((c + 1) * sizeof *from);
 	int rc = 0;
-	if (buf == NULL || st == NULL) {
+	if (!segw || !best || !from) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	XXH3_64bits_reset(st);
+	uint64_t widest = 0, block_cost = o->block_cost ? o->block_cost : DEFAULT_BLOCK_COST;
+	for (uint32_t j = 0; j < p->n; j++) {
+		uint64_t w = width_for(o, p->distinct[p->old_of_new[j]], p->k);
+		if (j % step == 0)
+			segw[j / step] = 0;
+		if (w > segw[j / step])
+			segw[j / step] = w;
+		if (w > widest)
+			widest = w;
+	}
+	if (o->fixed_width)
+		for (uint32_t i = 0; i < c; i++)
+			segw[i] = widest;
+	best[0] = 0;
+	for (uint32_t e = 1; e <= c; e++) {
+		uint64_t end = e == c ? p->n : (uint64_t)e * step, wmax = 0;
+		best[e] = UINT64_MAX;
+		for (uint32_t a = e; a-- > 0;) {
+			if (segw[a] > wmax)
+				wmax = segw[a];
+			uint64_t cost = best[a] + wmax * bfi_bits_bytes(end - (uint64_t)a * step) + block_cost;
+			if (cost < best[e]) {
+				best[e] = cost;
+				from[e] = a;
+			}
+		}
+	}
+	p->n_blocks = 0;
+	for (uint32_t e = c; e > 0; e = from[e])
+		p->n_blocks++;
+	p->blocks = calloc(p->n_blocks, sizeof *p->blocks);
+	p->block_of = malloc(p->n * sizeof *p->block_of);
+	if (!p->blocks || !p->block_of) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	uint32_t b = p->n_blocks;
+	for (uint32_t e = c; e > 0; e = from[e]) {
+		struct bfi_block *blk = &p->blocks[--b];
+		uint64_t first = (uint64_t)from[e] * step, end = e == c ? p->n : (uint64_t)e * step;
+		blk->first_set = first;
+		blk->n_sets = end - first;
+		blk->row_bytes = bfi_bits_bytes(blk->n_sets);
+		blk->m = 0;
+		for (uint32_t a = from[e]; a < e; a++)
+			blk->m = segw[a] > blk->m ? segw[a] : blk->m;
+		for (uint64_t j = first; j < end; j++)
+			p->block_of[j] = b;
+	}
+	p->flat_size = bfi_flat_layout(p->blocks, p->n_blocks);
+	if (p->flat_size == 0)
+		rc = BFI_E_LIMIT;
+out:
+	free(segw);
+	free(best);
+	free(from);
+	return rc;
+}
+
+static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
+{
+	const struct bfi_build_options *o = &w->opt;
+	p->k = choose_k(o, max_n);
+	p->new_of_old = malloc(p->n * sizeof *p->new_of_old);
+	p->old_of_new = malloc(p->n * sizeof *p->old_of_new);
+	p->ones = calloc(p->n, sizeof *p->ones);
+	if (!p->new_of_old || !p->old_of_new || !p->ones)
+		return -ENOMEM;
+	for (uint32_t j = 0; j < p->n; j++)
+		p->old_of_new[j] = j;
+	if (!o->keep_order) {
+		sort_keys = p->distinct;
+		qsort(p->old_of_new, p->n, sizeof *p->old_of_new, cmp_by_size);
+	}
+	for (uint32_t j = 0; j < p->n; j++)
+		p->new_of_old[p->old_of_new[j]] = j;
+	if (o->layouts & BFI_BUILD_FLAT) {
+		int rc = plan_blocks(o, p);
+		if (rc)
+			return rc;
+	}
+	if (o->layouts & BFI_BUILD_PLAIN) {
+		uint64_t m = width_for(o, max_n, p->k);
+		struct bfi_plain_desc d = {p->n, m, p->k, BFI_HASH_XXH3_MIX, bfi_bits_bytes(m),
+		                           BFI_PLAIN_DESC_SIZE};
+		p->plain = d;
+		if (__builtin_mul_overflow((uint64_t)p->n, d.filter_bytes, &p->plain_size) ||
+		    __builtin_add_overflow(p->plain_size, BFI_PLAIN_DESC_SIZE, &p->plain_size))
+			return BFI_E_LIMIT;
+	}
+	return 0;
+}
+
+/*
+ * A stripe is a byte range [lo, hi) of one section, made of whole rows
+ * (flat) or whole filters (plain), filled in memory by one pass over the
+ * records and written in place.
+ */
+struct stripe_ctx {
+	bfi_writer *w;
+	const struct plan *p;
+	int fd;
+	uint64_t sec_off;
+	int flat; /* else plain */
+	uint8_t *buf;
+	uint64_t budget;
+	uint64_t done, total;
+};
+
+static void set_bit(uint8_t *buf, uint64_t lo, uint64_t hi, uint64_t byte, unsigned bit)
+{
+	if (byte >= lo && byte < hi)
+		buf[byte - lo] |= (uint8_t)(1u << bit);
+}
+
+static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
+{
+	const struct plan *p = c->p;
+	memset(c->buf, 0, (size_t)(hi - lo));
+	struct spool_iter it;
+	struct rec r;
+	int rc = spool_iter_begin(&it, &c->w->spool);
+	while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
+		rc = 0;
+		uint32_t j = p->new_of_old[r.ord];
+		bfi_keyhash h = {r.h1, r.h2};
+		if (c->flat) {
+			const struct bfi_block *b = &p->blocks[p->block_of[j]];
+			uint64_t col = j - b->first_set;
+			for (uint32_t i = 0; i < p->k; i++) {
+				uint64_t row = bfi_hash_pos(h, i, b->m);
+				set_bit(c->buf, lo, hi, b->rows_offset + row * b->row_bytes + col / 8, col % 8);
+			}
+		} else {
+			uint64_t base = p->plain.filters_offset + (uint64_t)j * p->plain.filter_bytes;
+			for (uint32_t i = 0; i < p->k; i++) {
+				uint64_t pos = bfi_hash_pos(h, i, p->plain.m);
+				set_bit(c->buf, lo, hi, base + pos / 8, pos % 8);
+			}
+		}
+	}
+	spool_iter_end(&it);
+	if (rc)
+		return rc;
+	/* Count each set's ones, for the catalog; the first layout's count. */
+	if (c->flat) {
+		for (uint32_t bi = 0; bi < p->n_blocks; bi++) {
+			const struct bfi_block *b = &p->blocks[bi];
+			uint64_t end = b->rows_offset + b->m * b->row_bytes;
+			for (uint64_t ro = b->rows_offset > lo ? b->rows_offset : lo; ro < end && ro < hi;
+			     ro += b->row_bytes)
+				for (uint64_t wd = 0; wd < b->row_bytes / 8; wd++)
+					for (uint64_t x = bfi_get64(c->buf + (ro - lo) + wd * 8); x; x &= x - 1)
+						p->ones[b->first_set + wd * 64 + (uint64_t)__builtin_ctzll(x)]++;
+		}
+	} else if (!(c->w->opt.layouts & BFI_BUILD_FLAT)) {
+		for (uint64_t fo = lo; fo < hi; fo += p->plain.filter_bytes) {
+			uint64_t j = (fo - p->plain.filters_offset) / p->plain.filter_bytes, ones = 0;
+			for (uint64_t wd = 0; wd < p->plain.filter_bytes / 8; wd++)
+				ones += (uint64_t)__builtin_popcountll(bfi_get64(c->buf + (fo - lo) + wd * 8));
+			p->ones[j] = ones;
+		}
+	}
+	c->done += hi - lo;
+	progress(c->w, c->flat ? "rows" : "plain filters", c->done, c->total);
+	return pwrite_all(c->fd, c->buf, (size_t)(hi - lo), c->sec_off + lo);
+}
+
+/*
+ * Cut [lo, hi) of a section into stripes at unit boundaries (rows of
+ * unit bytes from lo) that fit the budget, and fill each.
+ */
+static int fill_units(struct stripe_ctx *c, uint64_t *start, uint64_t *end, uint64_t lo,
+                      uint64_t hi, uint64_t unit)
+{
+	for (uint64_t at = lo; at < hi; at += unit) {
+		if (*end > *start && *end - *start + unit > c->budget) {
+			int rc = fill_stripe(c, *start, *end);
+			if (rc)
+				return rc;
+			*start = *end;
+		}
+		*end = at + unit;
+	}
+	return 0;
+}
+
+static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, int flat)
+{
+	uint64_t budget = w->opt.memory / 2;
+	uint64_t biggest = flat ? 0 : p->plain.filter_bytes;
+	for (uint32_t b = 0; flat && b < p->n_blocks; b++)
+		biggest = p->blocks[b].row_bytes > biggest ? p->blocks[b].row_bytes : biggest;
+	if (budget < biggest)
+		budget = biggest;
+	uint64_t size = flat ? p->flat_size : p->plain_size;
+	uint64_t data = flat ? p->blocks[0].rows_offset : p->plain.filters_offset;
+	struct stripe_ctx c = {w, p, fd, sec_off, flat, NULL, budget, 0, size - data};
+	c.buf = malloc((size_t)(budget < size - data ? budget : size - data));
+	if (c.buf == NULL)
+		return writer_fail(w, -ENOMEM, "cannot allocate a row stripe");
+	uint64_t start = data, end = data;
+	int rc = 0;
+	if (flat)
+		for (uint32_t b = 0; b < p->n_blocks && rc == 0; b++) {
+			const struct bfi_block *blk = &p->blocks[b];
+			rc = fill_units(&c, &start, &end, blk->rows_offset,
+			                blk->rows_offset + blk->m * blk->row_bytes, blk->row_bytes);
+		}
+	else
+		rc = fill_units(&c, &start, &end, data, size, p->plain.filter_bytes);
+	if (rc == 0 && end > start)
+		rc = fill_stripe(&c, start, end);
+	free(c.buf);
+	return rc;
+}
+
+static int write_descriptors(int fd, const struct plan *p, const struct bfi_section *flat,
+                             const struct bfi_section *plain)
+{
+	int rc = 0;
+	if (flat) {
+		uint64_t len = BFI_FLAT_DESC_SIZE + (uint64_t)p->n_blocks * BFI_BLOCK_ENTRY_SIZE;
+		uint8_t *d = calloc(1, (size_t)len);
+		if (d == NULL)
+			return -ENOMEM;
+		struct bfi_flat_desc fd_ = {p->n, p->k, BFI_HASH_XXH3_MIX, p->n_blocks, 0,
+		                            BFI_FLAT_DESC_SIZE};
+		fd_.flags = 0;
+		for (uint32_t j = 0; j < p->n && !fd_.flags; j++)
+			fd_.flags = p->old_of_new[j] != j ? BFI_FLATF_SIZE_ORDER : 0;
+		bfi_flat_desc_encode(d, &fd_);
+		for (uint32_t b = 0; b < p->n_blocks; b++)
+			bfi_block_encode(d + BFI_FLAT_DESC_SIZE + (uint64_t)b * BFI_BLOCK_ENTRY_SIZE,
+			                 &p->blocks[b]);
+		rc = pwrite_all(fd, d, (size_t)len, flat->offset);
+		free(d);
+	}
+	if (rc == 0 && plain) {
+		uint8_t d[BFI_PLAIN_DESC_SIZE];
+		bfi_plain_desc_encode(d, &p->plain);
+		rc = pwrite_all(fd, d, sizeof d, plain->offset);
+	}
+	return rc;
+}
+
+/* Read the index back: checksums of chunks [4096, sums_at) and of each section. */
+static int checksum_back(bfi_writer *w, int fd, uint64_t sums_at, struct bfi_section *sec,
+                         uint32_t n_sec, uint8_t *table)
+{
+	size_t blen = 64 * BFI_CHUNK_SIZE;
+	uint8_t *buf = malloc(blen);
+	XXH3_state_t *st[BFI_MAX_SECTIONS] = {0};
+	int rc = 0;
+	for (uint32_t i = 0; i < n_sec && rc == 0; i++)
+		if ((st[i] = XXH3_createState()) == NULL || XXH3_64bits_reset(st[i]) != XXH_OK)
+			rc = -ENOMEM;
+	if (buf == NULL)
+		rc = -ENOMEM;
 	uint64_t c = 0;
 	for (uint64_t off = BFI_SECTION_ALIGN; off < sums_at && rc == 0; off += blen) {
 		size_t len = sums_at - off < blen ? (size_t)(sums_at - off) : blen;
@@ -171,16 +418,20 @@ static int checksum_back(bfi_writer *w, int fd, uint64_t sums_at, const struct b
 			size_t cl = len - o < BFI_CHUNK_SIZE ? len - o : BFI_CHUNK_SIZE;
 			bfi_put64(table + c * 8, bfi_checksum64(buf + o, cl));
 		}
-		/* The flat section is one contiguous span inside the covered bytes. */
-		uint64_t a = off > flat->offset ? off : flat->offset;
-		uint64_t b = off + len < flat->offset + flat->size ? off + len : flat->offset + flat->size;
-		if (rc == 0 && a < b)
-			XXH3_64bits_update(st, buf + (a - off), (size_t)(b - a));
+		/* Each section is one contiguous span inside the covered bytes. */
+		for (uint32_t i = 0; i < n_sec && rc == 0; i++) {
+			uint64_t a = off > sec[i].offset ? off : sec[i].offset;
+			uint64_t e = sec[i].offset + sec[i].size, b = off + len < e ? off + len : e;
+			if (a < b)
+				XXH3_64bits_update(st[i], buf + (a - off), (size_t)(b - a));
+		}
 		progress(w, "checksums", off + len - BFI_SECTION_ALIGN, sums_at - BFI_SECTION_ALIGN);
 	}
-	*flat_sum = XXH3_64bits_digest(st);
-out:
-	XXH3_freeState(st);
+	for (uint32_t i = 0; i < n_sec; i++) {
+		if (rc == 0)
+			sec[i].checksum = XXH3_64bits_digest(st[i]);
+		XXH3_freeState(st[i]);
+	}
 	free(buf);
 	return rc;
 }
@@ -223,20 +474,19 @@ out:
 }
 
 /* Content-derived id: the same input gives the same id, any change a new one. */
-static void snapshot_id(const struct names *names, const uint8_t *sums, size_t sums_len,
-                        uint64_t m, uint32_t k, uint8_t id[16])
+static void snapshot_id(const struct names *names, const uint32_t *old_of_new, const uint8_t *sums,
+                        size_t sums_len, uint32_t k, uint8_t id[16])
 {
 	XXH3_state_t *st = XXH3_createState();
-	uint8_t params[12];
-	bfi_put64(params, m);
-	bfi_put32(params + 8, k);
+	uint8_t params[4];
+	bfi_put32(params, k);
 	XXH3_128bits_reset(st);
 	XXH3_128bits_update(st, "bfi snapshot id", 15);
 	XXH3_128bits_update(st, params, sizeof params);
 	XXH3_128bits_update(st, sums, sums_len);
 	for (uint32_t o = 0; o < names->n; o++) {
 		size_t len;
-		const char *p = names_get(names, o, &len);
+		const char *p = names_get(names, old_of_new[o], &len);
 		uint8_t l[2];
 		bfi_put16(l, (uint16_t)len);
 		XXH3_128bits_update(st, l, 2);
@@ -260,6 +510,15 @@ static void remove_tmpdir(const char *dir)
 	rmdir(dir);
 }
 
+static void plan_free(struct plan *p)
+{
+	free(p->new_of_old);
+	free(p->old_of_new);
+	free(p->block_of);
+	free(p->blocks);
+	free(p->ones);
+}
+
 int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary *sum)
 {
 	if (w == NULL || path == NULL || w->finished)
@@ -269,12 +528,13 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	if (n == 0)
 		return writer_fail(w, BFI_E_NO_SETS, "the input holds no sets");
 	int rc = 0, fd = -1;
+	struct plan p;
+	memset(&p, 0, sizeof p);
 	uint64_t *distinct = calloc(n, sizeof *distinct);
-	uint64_t *ones = calloc(bfi_flat_row_bytes(n) * 8, sizeof *ones);
 	uint8_t *sums = NULL;
 	char tmpdir[4200], ipath[4300], cpath[4300];
 	tmpdir[0] = 0;
-	if (distinct == NULL || ones == NULL) {
+	if (distinct == NULL) {
 		rc = writer_fail(w, -ENOMEM, "out of memory for per-set counts");
 		goto out;
 	}
@@ -294,30 +554,45 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	for (uint64_t o = 0; o < n; o++)
 		if (distinct[o] > max_n)
 			max_n = distinct[o];
-	uint64_t m;
-	uint32_t k;
-	choose_params(&w->opt, max_n, &m, &k);
-	if (m > BFI_MAX_BITS) {
-		rc = writer_fail(w, BFI_E_LIMIT, "m = %llu bits exceeds the limit of 2^40",
-		                 (unsigned long long)m);
+	p.n = (uint32_t)n;
+	p.distinct = distinct;
+	rc = make_plan(w, &p, max_n);
+	if (rc) {
+		rc = writer_fail(w, rc, "laying out %llu sets: %s", (unsigned long long)n,
+		                 bfi_strerror(rc));
 		goto out;
 	}
 
-	struct bfi_flat_desc fd_ = {n, m, k, BFI_HASH_XXH3_DOUBLE, bfi_flat_row_bytes(n),
-	                            BFI_FLAT_DESC_SIZE};
-	struct bfi_section sec[2];
+	/* Sections in file order: flat, plain, chunk checksums. */
+	struct bfi_section sec[3];
 	memset(sec, 0, sizeof sec);
-	sec[0].kind = BFI_SEC_FLAT;
-	sec[0].flags = BFI_SECF_REQUIRED;
-	sec[0].offset = BFI_SECTION_ALIGN;
-	sec[0].size = sec[0].stored_size = BFI_FLAT_DESC_SIZE + m * fd_.row_bytes;
-	uint64_t sums_at = bfi_align_up(sec[0].offset + sec[0].size, BFI_SECTION_ALIGN);
+	uint32_t n_sec = 0;
+	uint64_t at = BFI_SECTION_ALIGN;
+	struct bfi_section *flat = NULL, *plain = NULL;
+	if (w->opt.layouts & BFI_BUILD_FLAT) {
+		flat = &sec[n_sec++];
+		flat->kind = BFI_SEC_FLAT;
+		flat->size = p.flat_size;
+	}
+	if (w->opt.layouts & BFI_BUILD_PLAIN) {
+		plain = &sec[n_sec++];
+		plain->kind = BFI_SEC_PLAIN;
+		plain->size = p.plain_size;
+	}
+	for (uint32_t i = 0; i < n_sec; i++) {
+		sec[i].flags = BFI_SECF_REQUIRED;
+		sec[i].stored_size = sec[i].size;
+		sec[i].offset = at;
+		at = bfi_align_up(at + sec[i].size, BFI_SECTION_ALIGN);
+	}
+	uint64_t sums_at = at;
 	uint64_t chunks = (sums_at - BFI_SECTION_ALIGN + BFI_CHUNK_SIZE - 1) / BFI_CHUNK_SIZE;
-	sec[1].kind = BFI_SEC_CHUNKSUMS;
-	sec[1].flags = BFI_SECF_REQUIRED;
-	sec[1].offset = sums_at;
-	sec[1].size = sec[1].stored_size = BFI_CHUNKSUMS_DESC_SIZE + chunks * 8;
-	uint64_t file_size = sums_at + sec[1].size + BFI_TRAILER_SIZE;
+	struct bfi_section *sumsec = &sec[n_sec++];
+	sumsec->kind = BFI_SEC_CHUNKSUMS;
+	sumsec->flags = BFI_SECF_REQUIRED;
+	sumsec->offset = sums_at;
+	sumsec->size = sumsec->stored_size = BFI_CHUNKSUMS_DESC_SIZE + chunks * 8;
+	uint64_t file_size = sums_at + sumsec->size + BFI_TRAILER_SIZE;
 
 	snprintf(tmpdir, sizeof tmpdir, "%s.tmp-XXXXXX", path);
 	if (mkdtemp(tmpdir) == NULL) {
@@ -335,31 +610,31 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		rc = writer_fail(w, -errno, "%s: %s", ipath, strerror(errno));
 		goto out;
 	}
-	uint8_t desc[BFI_FLAT_DESC_SIZE];
-	bfi_flat_desc_encode(desc, &fd_);
-	rc = pwrite_all(fd, desc, sizeof desc, sec[0].offset);
-	if (rc == 0)
-		rc = write_rows(w, fd, sec[0].offset + BFI_FLAT_DESC_SIZE, m, k, fd_.row_bytes, ones);
+	rc = write_descriptors(fd, &p, flat, plain);
+	if (rc == 0 && flat)
+		rc = write_layout(w, &p, fd, flat->offset, 1);
+	if (rc == 0 && plain)
+		rc = write_layout(w, &p, fd, plain->offset, 0);
 	if (rc) {
 		if (!w->errmsg[0])
 			writer_fail(w, rc, "%s: %s", ipath, bfi_strerror(rc));
 		goto out;
 	}
 
-	sums = calloc(1, (size_t)sec[1].size);
+	sums = calloc(1, (size_t)sumsec->size);
 	if (sums == NULL) {
 		rc = writer_fail(w, -ENOMEM, "out of memory for chunk checksums");
 		goto out;
 	}
 	bfi_put32(sums, BFI_CHUNK_LOG2);
 	bfi_put64(sums + 8, sums_at);
-	rc = checksum_back(w, fd, sums_at, &sec[0], sums + BFI_CHUNKSUMS_DESC_SIZE, &sec[0].checksum);
+	rc = checksum_back(w, fd, sums_at, sec, n_sec - 1, sums + BFI_CHUNKSUMS_DESC_SIZE);
 	if (rc) {
 		rc = writer_fail(w, rc, "%s: %s", ipath, bfi_strerror(rc));
 		goto out;
 	}
-	sec[1].checksum = bfi_checksum64(sums, (size_t)sec[1].size);
-	rc = pwrite_all(fd, sums, (size_t)sec[1].size, sums_at);
+	sumsec->checksum = bfi_checksum64(sums, (size_t)sumsec->size);
+	rc = pwrite_all(fd, sums, (size_t)sumsec->size, sums_at);
 	if (rc == 0)
 		rc = pwrite_all(fd, BFI_MAGIC, BFI_MAGIC_LEN, file_size - BFI_TRAILER_SIZE);
 	if (rc) {
@@ -369,9 +644,12 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 
 	struct bfi_header h;
 	memset(&h, 0, sizeof h);
-	snapshot_id(&w->names, sums, (size_t)sec[1].size, m, k, h.snapshot_id);
+	uint64_t widest = plain ? p.plain.m : 0;
+	for (uint32_t b = 0; b < p.n_blocks; b++)
+		widest = p.blocks[b].m > widest ? p.blocks[b].m : widest;
+	snapshot_id(&w->names, p.old_of_new, sums, (size_t)sumsec->size, p.k, h.snapshot_id);
 	progress(w, "catalog", 0, 0);
-	rc = catalog_write(cpath, &w->names, distinct, ones, m, k,
+	rc = catalog_write(cpath, &w->names, p.old_of_new, distinct, p.ones, p.k,
 	                   w->opt.bits ? 0.0 : w->opt.fpr, h.snapshot_id, w->errmsg,
 	                   sizeof w->errmsg);
 	if (rc)
@@ -384,14 +662,14 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 
 	uint8_t head[BFI_SECTION_ALIGN];
 	memset(head, 0, sizeof head);
-	for (int i = 0; i < 2; i++)
+	for (uint32_t i = 0; i < n_sec; i++)
 		bfi_section_encode(head + BFI_HEADER_SIZE + i * BFI_ENTRY_SIZE, &sec[i]);
 	h.major = BFI_VERSION_MAJOR;
 	h.minor = BFI_VERSION_MINOR;
 	h.file_size = file_size;
 	h.table_offset = BFI_HEADER_SIZE;
-	h.section_count = 2;
-	h.table_checksum = bfi_checksum64(head + BFI_HEADER_SIZE, 2 * BFI_ENTRY_SIZE);
+	h.section_count = n_sec;
+	h.table_checksum = bfi_checksum64(head + BFI_HEADER_SIZE, n_sec * BFI_ENTRY_SIZE);
 	bfi_header_encode(head, &h);
 	rc = pwrite_all(fd, head, sizeof head, 0);
 	if (rc == 0 && fsync(fd) != 0)
@@ -416,8 +694,9 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		sum->keys_in = w->keys_in;
 		sum->distinct_pairs = pairs;
 		sum->max_set_keys = max_n;
-		sum->bits = m;
-		sum->hashes = k;
+		sum->bits = widest;
+		sum->hashes = p.k;
+		sum->blocks = p.n_blocks;
 		sum->index_bytes = file_size;
 		sum->catalog_bytes = h.catalog_size;
 	}
@@ -426,8 +705,8 @@ out:
 		close(fd);
 	if (tmpdir[0])
 		remove_tmpdir(tmpdir);
+	plan_free(&p);
 	free(sums);
 	free(distinct);
-	free(ones);
 	return rc;
 }

@@ -13,12 +13,13 @@
 #include "internal.h"
 
 static const struct names *sort_names; /* qsort has no context argument */
+static const uint32_t *sort_old_of_new;
 
 static int cmp_ord_by_name(const void *a, const void *b)
 {
 	size_t la, lb;
-	const char *pa = names_get(sort_names, *(const uint32_t *)a, &la);
-	const char *pb = names_get(sort_names, *(const uint32_t *)b, &lb);
+	const char *pa = names_get(sort_names, sort_old_of_new[*(const uint32_t *)a], &la);
+	const char *pb = names_get(sort_names, sort_old_of_new[*(const uint32_t *)b], &lb);
 	int c = memcmp(pa, pb, la < lb ? la : lb);
 	return c ? c : (la > lb) - (la < lb);
 }
@@ -35,8 +36,8 @@ static int put_meta(MDB_txn *txn, MDB_dbi dbi, const char *k, const void *v, siz
 	return put(txn, dbi, k, strlen(k), v, vl, 0);
 }
 
-int catalog_write(const char *path, const struct names *names, const uint64_t *distinct,
-                  const uint64_t *ones, uint64_t m, uint32_t k, double fpr,
+int catalog_write(const char *path, const struct names *names, const uint32_t *old_of_new,
+                  const uint64_t *distinct, const uint64_t *ones, uint32_t k, double fpr,
                   const uint8_t snapshot_id[16], char *err, size_t errlen)
 {
 	MDB_env *env = NULL;
@@ -75,13 +76,12 @@ int catalog_write(const char *path, const struct names *names, const uint64_t *d
 	    (rc = put_meta(txn, meta, "snapshot_id", snapshot_id, 16)) ||
 	    (rc = put_meta(txn, meta, "n_sets", b8, 8)))
 		goto out;
-	bfi_put64(b8, m);
 	bfi_put32(b4, k);
 	if (fpr > 0)
 		snprintf(fprs, sizeof fprs, "%.17g", fpr);
 	else
 		snprintf(fprs, sizeof fprs, "explicit");
-	if ((rc = put_meta(txn, meta, "bits", b8, 8)) || (rc = put_meta(txn, meta, "hashes", b4, 4)) ||
+	if ((rc = put_meta(txn, meta, "hashes", b4, 4)) ||
 	    (rc = put_meta(txn, meta, "fpr", fprs, strlen(fprs))) ||
 	    (rc = put_meta(txn, meta, "writer", "bfi " BFI_VERSION_STRING,
 	                   strlen("bfi " BFI_VERSION_STRING))))
@@ -96,9 +96,9 @@ int catalog_write(const char *path, const struct names *names, const uint64_t *d
 	}
 	for (uint32_t o = 0; o < names->n; o++) {
 		size_t len;
-		const char *p = names_get(names, o, &len);
+		const char *p = names_get(names, old_of_new[o], &len);
 		uint32_t be = htobe32(o);
-		bfi_put64(val, distinct[o]);
+		bfi_put64(val, distinct[old_of_new[o]]);
 		bfi_put64(val + 8, ones[o]);
 		memcpy(val + 16, p, len);
 		if ((rc = put(txn, sets, &be, 4, val, 16 + len, MDB_APPEND)))
@@ -107,10 +107,11 @@ int catalog_write(const char *path, const struct names *names, const uint64_t *d
 	}
 	step = "writing names";
 	sort_names = names;
+	sort_old_of_new = old_of_new;
 	qsort(order, names->n, sizeof *order, cmp_ord_by_name);
 	for (uint32_t i = 0; i < names->n; i++) {
 		size_t len;
-		const char *p = names_get(names, order[i], &len);
+		const char *p = names_get(names, old_of_new[order[i]], &len);
 		bfi_put32(b4, order[i]);
 		if ((rc = put(txn, byname, p, len, b4, 4, MDB_APPEND)))
 			goto out;

@@ -21,6 +21,7 @@ void bfi_build_options_init(struct bfi_build_options *o)
 	memset(o, 0, sizeof *o);
 	o->fpr = 0.01;
 	o->memory = DEFAULT_MEMORY;
+	o->layouts = BFI_BUILD_FLAT;
 }
 
 int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
@@ -47,7 +48,8 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 		bfi_build_options_init(&def);
 		o = &def;
 	}
-	if (!(o->fpr > 0 && o->fpr < 1) || o->bits > BFI_MAX_BITS || o->hashes > BFI_MAX_K)
+	if (!(o->fpr > 0 && o->fpr < 1) || o->bits > BFI_MAX_BITS || o->hashes > BFI_MAX_K ||
+	    o->layouts == 0 || (o->layouts & ~(unsigned)(BFI_BUILD_FLAT | BFI_BUILD_PLAIN)))
 		return BFI_E_INVALID;
 	bfi_writer *w = calloc(1, sizeof *w);
 	if (w == NULL)

@@ -75,8 +75,10 @@ int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Write the LMDB catalog file at path (spec/format.md, "Catalog"). */
-int catalog_write(const char *path, const struct names *names, const uint64_t *distinct,
-                  const uint64_t *ones, uint64_t m, uint32_t k, double fpr,
+/* Set j of the snapshot is input set old_of_new[j]; distinct is by input
+ * ordinal, ones by snapshot ordinal. */
+int catalog_write(const char *path, const struct names *names, const uint32_t *old_of_new,
+                  const uint64_t *distinct, const uint64_t *ones, uint32_t k, double fpr,
                   const uint8_t snapshot_id[16], char *err, size_t errlen);
 
 /* Atomic publish of a finished temporary snapshot directory. */

@@ -1,0 +1,137 @@
+/*
+ * kernel.c - AND the k rows of a flat block and list the bits left set.
+ *
+ * Rows are 64-byte aligned and a multiple of 64 bytes long, so both
+ * kernels walk them a cache line at a time: AND row 0 with row 1, then
+ * each further row only while the line is not yet zero, and move on as
+ * soon as it is. On sparse filters most lines of rows 2..k-1 are never
+ * loaded. Bits are listed with tzcnt. The AVX2 kernel also prefetches the
+ * lines of rows 0 and 1 that it reads next, since those two streams are
+ * always read in full.
+ */
+#include <endian.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#if defined(__x86_64__) && BFI_HAVE_AVX2
+#include <immintrin.h>
+#endif
+
+#define LINE_WORDS 8
+#define PREFETCH_LINES 8 /* how far ahead rows 0 and 1 are prefetched */
+
+static inline size_t emit(uint64_t w, uint64_t bit0, uint32_t base, uint32_t limit,
+                          uint32_t *out, size_t n)
+{
+	while (w) {
+		uint64_t j = bit0 + (uint64_t)__builtin_ctzll(w);
+		/* Padding bits are zero in a good file; never report them anyway. */
+		if (j < limit)
+			out[n++] = base + (uint32_t)j;
+		w &= w - 1;
+	}
+	return n;
+}
+
+size_t bfi__and_rows_portable(const uint8_t *const *rows, uint32_t k, size_t words, uint32_t base,
+                              uint32_t limit, uint32_t *out, uint64_t *touched)
+{
+	size_t n = 0;
+	uint64_t lines = 0;
+	for (size_t w0 = 0; w0 < words; w0 += LINE_WORDS) {
+		uint64_t acc[LINE_WORDS], any = 0;
+		const uint64_t *r0 = (const uint64_t *)rows[0] + w0;
+		for (int j = 0; j < LINE_WORDS; j++)
+			any |= acc[j] = r0[j];
+		lines++;
+		for (uint32_t i = 1; i < k && any; i++) {
+			const uint64_t *ri = (const uint64_t *)rows[i] + w0;
+			any = 0;
+			for (int j = 0; j < LINE_WORDS; j++)
+				any |= acc[j] &= ri[j];
+			lines++;
+		}
+		if (!any)
+			continue;
+		for (int j = 0; j < LINE_WORDS; j++)
+			n = emit(le64toh(acc[j]), (w0 + (uint64_t)j) * 64, base, limit, out, n);
+	}
+	if (touched)
+		*touched += lines * 64;
+	return n;
+}
+
+#if defined(__x86_64__) && BFI_HAVE_AVX2
+__attribute__((target("avx2,bmi")))
+size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, uint32_t base,
+                          uint32_t limit, uint32_t *out, uint64_t *touched)
+{
+	size_t n = 0;
+	uint64_t lines = 0;
+	const uint8_t *r0 = rows[0], *r1 = k > 1 ? rows[1] : rows[0];
+	size_t bytes = words * 8;
+	for (size_t off = 0; off < bytes; off += 64) {
+		if (off + PREFETCH_LINES * 64 < bytes) {
+			_mm_prefetch((const char *)r0 + off + PREFETCH_LINES * 64, _MM_HINT_T0);
+			_mm_prefetch((const char *)r1 + off + PREFETCH_LINES * 64, _MM_HINT_T0);
+		}
+		__m256i a = _mm256_load_si256((const __m256i *)(r0 + off));
+		__m256i b = _mm256_load_si256((const __m256i *)(r0 + off + 32));
+		lines++;
+		uint32_t i = 1;
+		for (; i < k; i++) {
+			if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
+				break;
+			a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i] + off)));
+			b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i] + off + 32)));
+			lines++;
+		}
+		__m256i ab = _mm256_or_si256(a, b);
+		if (_mm256_testz_si256(ab, ab))
+			continue;
+		uint64_t acc[LINE_WORDS];
+		_mm256_storeu_si256((__m256i *)acc, a);
+		_mm256_storeu_si256((__m256i *)(acc + 4), b);
+		for (int j = 0; j < LINE_WORDS; j++)
+			n = emit(le64toh(acc[j]), off * 8 + (uint64_t)j * 64, base, limit, out, n);
+	}
+	if (touched)
+		*touched += lines * 64;
+	return n;
+}
+
+/* BFI_KERNEL=portable forces the portable kernel, to compare the two. */
+static int force_portable(void)
+{
+	const char *e = getenv("BFI_KERNEL");
+	return e && strcmp(e, "portable") == 0;
+}
+
+bfi_and_fn bfi__and_rows(void)
+{
+	static bfi_and_fn chosen;
+	bfi_and_fn f = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
+	if (f == NULL) {
+		__builtin_cpu_init();
+		f = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+		            !force_portable()
+		        ? bfi__and_rows_avx2
+		        : bfi__and_rows_portable;
+		__atomic_store_n(&chosen, f, __ATOMIC_RELAXED);
+	}
+	return f;
+}
+#else
+size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, uint32_t base,
+                          uint32_t limit, uint32_t *out, uint64_t *touched)
+{
+	return bfi__and_rows_portable(rows, k, words, base, limit, out, touched);
+}
+
+bfi_and_fn bfi__and_rows(void)
+{
+	return bfi__and_rows_portable;
+}
+#endif
