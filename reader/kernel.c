@@ -20,7 +20,7 @@
 #endif
 
 #define LINE_WORDS 8
-#define PREFETCH_LINES 8 /* how far ahead rows 0 and 1 are prefetched */
+#define PREFETCH_LINES 16 /* how far ahead rows 0 and 1 are prefetched */
 
 static inline size_t emit(uint64_t w, uint64_t bit0, uint32_t base, uint32_t limit,
                           uint32_t *out, size_t n)

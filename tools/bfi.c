@@ -15,6 +15,8 @@ static const char usage[] =
 	"  query    which sets may contain each key\n"
 	"  inspect  show a snapshot's header, sections, parameters and fill ratios\n"
 	"  verify   check every checksum of a snapshot\n"
+	"  bench    measure queries against the memory-bandwidth bound and plain\n"
+	"  synth    write the Bloofi paper's synthetic workload\n"
 	"\n"
 	"Run 'bfi COMMAND --help' for a command's options.\n"
 	"Exit status: 0 success, 1 corrupt snapshot (verify), 2 usage or I/O error.\n";
@@ -43,6 +45,10 @@ int main(int argc, char **argv)
 		return cmd_inspect(argc - 1, argv + 1);
 	if (!strcmp(cmd, "verify"))
 		return cmd_verify(argc - 1, argv + 1);
+	if (!strcmp(cmd, "synth"))
+		return cmd_synth(argc - 1, argv + 1);
+	if (!strcmp(cmd, "bench"))
+		return cmd_bench(argc - 1, argv + 1);
 	fprintf(stderr, "bfi: unknown command '%s'\n\n%s", cmd, usage);
 	return EXIT_USAGE;
 }

@@ -1,0 +1,317 @@
+/*
+ * cmd_bench.c - bfi bench: time single-key queries on each layout of a
+ * snapshot, beside the machine's sequential-read bandwidth, in one run.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "bfi.h"
+#include "tools.h"
+
+static const char help[] =
+	"Usage: bfi bench [OPTIONS] SNAP QUERIES\n"
+	"\n"
+	"Run each line of the file QUERIES as a single-key query against SNAP,\n"
+	"on every layout the snapshot holds, and report in one run:\n"
+	"  - throughput and latency percentiles of each layout (one thread);\n"
+	"  - the bytes of index each query touched (mean);\n"
+	"  - this machine's sequential-read bandwidth, measured now, and the\n"
+	"    time those bytes would take at that bandwidth (the bound);\n"
+	"  - the ratio of flat to plain, when the snapshot holds both\n"
+	"    (bfi build --layout flat,plain).\n"
+	"Each layout first answers every query once untimed (warm-up).\n"
+	"\n"
+	"Options:\n"
+	"      --layout L       flat or plain: time only this layout\n"
+	"      --repeat R       timed passes over the queries (default 3)\n"
+	"      --plain-limit N  queries timed on plain, which is slow (default 2000)\n"
+	"      --results FILE   append the figures as Markdown table rows to FILE\n"
+	"      --label TEXT     what to call this run in those rows\n"
+	"  -h, --help           show this help\n";
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+#if defined(__x86_64__) && BFI_HAVE_AVX2
+#include <immintrin.h>
+/* Sum 32-byte lanes with four independent accumulators: load-bound, not add-bound. */
+__attribute__((target("avx2"))) static uint64_t sum_avx2(const uint64_t *p, size_t words)
+{
+	__m256i a = _mm256_setzero_si256(), b = a, c = a, d = a;
+	for (size_t i = 0; i < words; i += 16) {
+		a = _mm256_add_epi64(a, _mm256_load_si256((const __m256i *)(p + i)));
+		b = _mm256_add_epi64(b, _mm256_load_si256((const __m256i *)(p + i + 4)));
+		c = _mm256_add_epi64(c, _mm256_load_si256((const __m256i *)(p + i + 8)));
+		d = _mm256_add_epi64(d, _mm256_load_si256((const __m256i *)(p + i + 12)));
+	}
+	uint64_t out[4];
+	_mm256_storeu_si256((__m256i *)out,
+	                    _mm256_add_epi64(_mm256_add_epi64(a, b), _mm256_add_epi64(c, d)));
+	return out[0] + out[1] + out[2] + out[3];
+}
+#endif
+
+static uint64_t sum_words(const uint64_t *p, size_t words)
+{
+#if defined(__x86_64__) && BFI_HAVE_AVX2
+	if (__builtin_cpu_supports("avx2"))
+		return sum_avx2(p, words);
+#endif
+	uint64_t acc[8] = {0};
+	for (size_t i = 0; i < words; i += 8)
+		for (int j = 0; j < 8; j++)
+			acc[j] += p[i + j];
+	return acc[0] + acc[1] + acc[2] + acc[3] + acc[4] + acc[5] + acc[6] + acc[7];
+}
+
+/* Sequential read bandwidth in bytes per second: best of 5 sums over 1 GiB. */
+static double measure_bandwidth(void)
+{
+	size_t len = (size_t)1 << 30, words = len / 8;
+	uint64_t *buf = aligned_alloc(64, len);
+	if (buf == NULL)
+		return 0;
+	for (size_t i = 0; i < words; i++)
+		buf[i] = i;
+	double best = 0;
+	volatile uint64_t sink = 0;
+	for (int pass = 0; pass < 5; pass++) {
+		double t = now_ns();
+		sink += sum_words(buf, words);
+		t = now_ns() - t;
+		double bw = (double)len / (t * 1e-9);
+		best = bw > best ? bw : best;
+	}
+	(void)sink;
+	free(buf);
+	return best;
+}
+
+struct keys {
+	char **k;
+	size_t *len;
+	size_t n;
+};
+
+static int load_keys(const char *path, struct keys *ks)
+{
+	memset(ks, 0, sizeof *ks);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return -errno;
+	char *line = NULL;
+	size_t cap = 0, kcap = 0;
+	ssize_t got;
+	while ((got = getline(&line, &cap, f)) >= 0) {
+		size_t n = (size_t)got;
+		if (n && line[n - 1] == '\n')
+			n--;
+		if (n && line[n - 1] == '\r')
+			n--;
+		if (ks->n == kcap) {
+			kcap = kcap ? 2 * kcap : 1024;
+			ks->k = realloc(ks->k, kcap * sizeof *ks->k);
+			ks->len = realloc(ks->len, kcap * sizeof *ks->len);
+			if (!ks->k || !ks->len)
+				return -ENOMEM;
+		}
+		if ((ks->k[ks->n] = malloc(n + 1)) == NULL)
+			return -ENOMEM;
+		memcpy(ks->k[ks->n], line, n);
+		ks->len[ks->n++] = n;
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+struct figures {
+	const char *layout;
+	size_t queries;
+	double p50, p90, p99, qps, touched, matches;
+};
+
+static int run_layout(const bfi_snapshot *s, unsigned layout, const struct keys *ks, size_t limit,
+                      int repeat, struct figures *fig)
+{
+	bfi_result *res;
+	int rc = bfi_result_create(&res);
+	if (rc)
+		return rc;
+	size_t n = ks->n < limit ? ks->n : limit;
+	/* Warm-up, counting the bytes each query touches. */
+	bfi_result_count_bytes(res, 1);
+	double touched = 0, matches = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		rc = bfi_query_key_layout(s, layout, ks->k[i], ks->len[i], res);
+		touched += (double)bfi_result_touched(res);
+		matches += (double)bfi_result_count(res);
+	}
+	bfi_result_count_bytes(res, 0);
+	double *lat = malloc(n * (size_t)repeat * sizeof *lat);
+	if (lat == NULL)
+		rc = -ENOMEM;
+	double total = 0;
+	size_t m = 0;
+	for (int r = 0; r < repeat && rc == 0; r++) {
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			double t = now_ns();
+			rc = bfi_query_key_layout(s, layout, ks->k[i], ks->len[i], res);
+			t = now_ns() - t;
+			lat[m++] = t;
+			total += t;
+		}
+	}
+	if (rc == 0 && m) {
+		qsort(lat, m, sizeof *lat, cmp_double);
+		fig->queries = n;
+		fig->p50 = lat[m / 2] / 1e3;
+		fig->p90 = lat[m * 9 / 10] / 1e3;
+		fig->p99 = lat[m * 99 / 100] / 1e3;
+		fig->qps = (double)m / (total * 1e-9);
+		fig->touched = touched / (double)n;
+		fig->matches = matches / (double)n;
+	}
+	free(lat);
+	bfi_result_destroy(&res);
+	return rc;
+}
+
+static void print_fig(const struct figures *f, double bw)
+{
+	double bound = f->touched / bw * 1e6;
+	printf("%-6s %8zu queries  p50 %9.2f us  p90 %9.2f us  p99 %9.2f us  %11.0f q/s\n"
+	       "       touched %10.0f bytes/query (%.1f sets matched)  bandwidth bound %8.2f us"
+	       "  p50/bound %.2f\n",
+	       f->layout, f->queries, f->p50, f->p90, f->p99, f->qps, f->touched, f->matches, bound,
+	       f->p50 / bound);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	static const struct option opts[] = {{"layout", required_argument, 0, 'L'},
+	                                     {"repeat", required_argument, 0, 'r'},
+	                                     {"plain-limit", required_argument, 0, 'P'},
+	                                     {"results", required_argument, 0, 'R'},
+	                                     {"label", required_argument, 0, 'l'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {0, 0, 0, 0}};
+	unsigned only = 0;
+	uint64_t repeat = 3, plain_limit = 2000;
+	const char *results = NULL, *label = NULL;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'L':
+			only = !strcmp(optarg, "flat") ? BFI_LAYOUT_FLAT
+			       : !strcmp(optarg, "plain") ? BFI_LAYOUT_PLAIN : 0;
+			if (!only) {
+				fprintf(stderr, "bfi bench: --layout must be flat or plain\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'r':
+			if (parse_size(optarg, &repeat) || repeat == 0 || repeat > 1000) {
+				fprintf(stderr, "bfi bench: --repeat must be 1..1000\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'P':
+			if (parse_size(optarg, &plain_limit) || plain_limit == 0) {
+				fprintf(stderr, "bfi bench: bad --plain-limit\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'R': results = optarg; break;
+		case 'l': label = optarg; break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 2) {
+		fprintf(stderr, "bfi bench: need SNAP and QUERIES\n\n%s", help);
+		return EXIT_USAGE;
+	}
+	const char *path = argv[optind], *qpath = argv[optind + 1];
+	bfi_snapshot *s = NULL;
+	int rc = bfi_open(path, BFI_OPEN_NO_CATALOG, &s);
+	if (rc) {
+		fprintf(stderr, "bfi bench: %s: %s\n", path, bfi_strerror(rc));
+		return EXIT_USAGE;
+	}
+	struct keys ks = {NULL, NULL, 0};
+	rc = load_keys(qpath, &ks);
+	if (rc || ks.n == 0) {
+		fprintf(stderr, "bfi bench: %s: %s\n", qpath, rc ? bfi_strerror(rc) : "no queries");
+		bfi_close(&s);
+		return EXIT_USAGE;
+	}
+	struct bfi_info in;
+	bfi_info(s, &in);
+	printf("snapshot %s: %llu sets, %u flat blocks, k = %u, index %llu bytes\n", path,
+	       (unsigned long long)in.n_sets, in.n_blocks, in.hashes,
+	       (unsigned long long)in.file_size);
+	printf("queries  %s: %zu keys, %llu timed passes\n", qpath, ks.n, (unsigned long long)repeat);
+	double bw = measure_bandwidth();
+	printf("memory   sequential read %.2f GB/s (one thread, best of 5 over 1 GiB)\n", bw / 1e9);
+
+	struct figures fig[2];
+	int nf = 0;
+	unsigned layouts[2] = {BFI_LAYOUT_FLAT, BFI_LAYOUT_PLAIN};
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		if (!(in.layouts & layouts[i]) || (only && only != layouts[i]))
+			continue;
+		int plain = layouts[i] == BFI_LAYOUT_PLAIN;
+		fig[nf].layout = plain ? "plain" : "flat";
+		rc = run_layout(s, layouts[i], &ks, plain ? plain_limit : ks.n, (int)repeat, &fig[nf]);
+		if (rc == 0)
+			print_fig(&fig[nf++], bw);
+	}
+	if (rc == 0 && nf == 2)
+		printf("flat is %.1fx faster than plain (p50), %.1fx (throughput)\n",
+		       fig[1].p50 / fig[0].p50, fig[0].qps / fig[1].qps);
+	if (rc == 0 && results) {
+		FILE *f = fopen(results, "a");
+		if (f == NULL) {
+			fprintf(stderr, "bfi bench: %s: %s\n", results, strerror(errno));
+			rc = -errno;
+		} else {
+			time_t t = time(NULL);
+			char day[16];
+			strftime(day, sizeof day, "%Y-%m-%d", gmtime(&t));
+			for (int i = 0; i < nf; i++)
+				fprintf(f,
+				        "| %s | %s | %s | %llu | %zu | %.2f | %.2f | %.0f | %.0f | %.2f | %.2f |\n",
+				        day, label ? label : path, fig[i].layout,
+				        (unsigned long long)in.n_sets, fig[i].queries, fig[i].p50, fig[i].p99,
+				        fig[i].qps, fig[i].touched, bw / 1e9,
+				        fig[i].p50 / (fig[i].touched / bw * 1e6));
+			fclose(f);
+		}
+	}
+	for (size_t i = 0; i < ks.n; i++)
+		free(ks.k[i]);
+	free(ks.k);
+	free(ks.len);
+	bfi_close(&s);
+	if (rc) {
+		fprintf(stderr, "bfi bench: %s\n", bfi_strerror(rc));
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}

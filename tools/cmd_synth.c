@@ -1,0 +1,121 @@
+/* cmd_synth.c - bfi synth: the Bloofi paper's synthetic workload, as files. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tools.h"
+
+static const char help[] =
+	"Usage: bfi synth [OPTIONS] -o DIR\n"
+	"\n"
+	"Write the synthetic workload of the Bloofi paper (Crainiceanu & Lemire)\n"
+	"into DIR: set i holds the integers [100 i, 100 i + 99] (as decimal keys);\n"
+	"present keys are uniform in [0, 100 N), absent keys uniform in\n"
+	"[100 N, 2^31). Files:\n"
+	"  DIR/sets.tsv     set<TAB>key lines; set i is named s<i>\n"
+	"  DIR/present.txt  present keys, one per line\n"
+	"  DIR/absent.txt   absent keys, one per line\n"
+	"Build it as the paper sizes its filters (n_expected 10,000, p 0.01, so\n"
+	"m = 100,989 bits and k = 7) with:\n"
+	"  bfi build -o SNAP --expected-keys 10000 --fpr 0.01 --tsv DIR/sets.tsv\n"
+	"\n"
+	"Options:\n"
+	"  -o, --output DIR   where to write (created if missing)\n"
+	"  -n, --sets N       number of sets (default 1000)\n"
+	"      --queries Q    present and absent keys to write, each (default 10000)\n"
+	"      --seed S       random seed (default 1)\n"
+	"  -h, --help         show this help\n";
+
+static uint64_t next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static FILE *create(const char *dir, const char *name)
+{
+	char p[4200];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	if (f == NULL)
+		fprintf(stderr, "bfi synth: %s: %s\n", p, strerror(errno));
+	return f;
+}
+
+int cmd_synth(int argc, char **argv)
+{
+	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+	                                     {"sets", required_argument, 0, 'n'},
+	                                     {"queries", required_argument, 0, 'Q'},
+	                                     {"seed", required_argument, 0, 'S'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {0, 0, 0, 0}};
+	const char *dir = NULL;
+	uint64_t n = 1000, q = 10000, seed = 1;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:n:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': dir = optarg; break;
+		case 'n':
+			if (parse_size(optarg, &n) || n == 0 || n > 21474836) {
+				fprintf(stderr, "bfi synth: --sets must be 1..21474836 (100 N < 2^31)\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'Q':
+			if (parse_size(optarg, &q)) {
+				fprintf(stderr, "bfi synth: bad --queries\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'S':
+			if (parse_size(optarg, &seed)) {
+				fprintf(stderr, "bfi synth: bad --seed\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (dir == NULL || optind != argc) {
+		fprintf(stderr, "bfi synth: need -o DIR and no other arguments\n\n%s", help);
+		return EXIT_USAGE;
+	}
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "bfi synth: %s: %s\n", dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	FILE *sets = create(dir, "sets.tsv"), *pres = create(dir, "present.txt"),
+	     *abs = create(dir, "absent.txt");
+	int rc = EXIT_OK;
+	if (!sets || !pres || !abs) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		for (uint64_t v = 100 * i; v < 100 * i + 100; v++)
+			fprintf(sets, "s%llu\t%llu\n", (unsigned long long)i, (unsigned long long)v);
+	uint64_t s = seed, lo = 100 * n, span = (1ull << 31) - lo;
+	for (uint64_t i = 0; i < q; i++) {
+		fprintf(pres, "%llu\n", (unsigned long long)(next(&s) % (100 * n)));
+		fprintf(abs, "%llu\n", (unsigned long long)(lo + next(&s) % span));
+	}
+	if (ferror(sets) || ferror(pres) || ferror(abs)) {
+		fprintf(stderr, "bfi synth: write error in %s\n", dir);
+		rc = EXIT_USAGE;
+	}
+out:
+	if (sets && fclose(sets) != 0)
+		rc = EXIT_USAGE;
+	if (pres && fclose(pres) != 0)
+		rc = EXIT_USAGE;
+	if (abs && fclose(abs) != 0)
+		rc = EXIT_USAGE;
+	return rc;
+}
