@@ -30,6 +30,7 @@ enum {
 	BFI_E_INVALID = -31999,   /* an argument is out of range or NULL */
 	BFI_E_LIMIT = -31998,     /* a documented limit (spec/format.md, Limits) */
 	BFI_E_NOT_FOUND = -31997, /* no such set name or ordinal */
+	BFI_E_SYNTAX = -31996,    /* a query expression does not parse */
 
 	/* format: the index file (-31899..-31800) */
 	BFI_E_TRUNCATED = -31899,       /* shorter than its header says */

@@ -10,6 +10,7 @@ static const struct {
 	{BFI_E_INVALID, "invalid argument"},
 	{BFI_E_LIMIT, "a format limit was exceeded"},
 	{BFI_E_NOT_FOUND, "no such set"},
+	{BFI_E_SYNTAX, "query expression syntax error"},
 	{BFI_E_TRUNCATED, "index file is truncated"},
 	{BFI_E_BAD_MAGIC, "not a bfi index file (bad magic)"},
 	{BFI_E_BAD_TRAILER, "index file trailer is damaged (bad end magic)"},

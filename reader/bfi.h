@@ -159,6 +159,83 @@ BFI_API BFI_MUST_CHECK int bfi_query_key_layout(const bfi_snapshot *snap, unsign
                                                 const void *key, size_t len, bfi_result *res);
 
 /*
+ * Query expressions: keys combined with AND, OR and parentheses.
+ *
+ * Syntax: a key is a run of bytes other than blanks, '(', ')' and '"', or
+ * a "quoted string" in which \" and \\ stand for " and \. The words AND
+ * and OR (upper case) are operators; quote them to search for them. Keys
+ * side by side are ANDed, so `a b c` is `a AND b AND c`; AND binds tighter
+ * than OR. Nesting is limited to 64 levels and a query to 65,536 keys.
+ * A bfi_expr is immutable once made and may be shared by threads.
+ */
+typedef struct bfi_expr bfi_expr;
+/*
+ * Parse text. Returns 0, BFI_E_SYNTAX (with *err_at, if not NULL, set to
+ * the byte offset of the problem), BFI_E_LIMIT or -ENOMEM.
+ */
+BFI_API BFI_MUST_CHECK int bfi_expr_parse(const char *text, size_t len, bfi_expr **out,
+                                          size_t *err_at);
+/* An expression of exactly one key (any bytes, no syntax). */
+BFI_API BFI_MUST_CHECK int bfi_expr_key(const void *key, size_t len, bfi_expr **out);
+/*
+ * A list of terms for bfi_query_threshold(), from n keys; repeated keys
+ * count once.
+ */
+BFI_API BFI_MUST_CHECK int bfi_expr_terms(const void *const *keys, const size_t *lens, size_t n,
+                                          bfi_expr **out);
+/* Keys in the expression (terms, for a term list). */
+BFI_API size_t bfi_expr_keys(const bfi_expr *e);
+/* Free an expression and set *e to NULL; NULL-safe. */
+BFI_API void bfi_expr_free(bfi_expr **e);
+
+/*
+ * Which sets may satisfy e? layout is BFI_LAYOUT_FLAT, BFI_LAYOUT_PLAIN or
+ * 0 for the best the snapshot holds. No false negatives: a set holding the
+ * keys the expression needs is always returned. Returns 0, BFI_E_NO_LAYOUT,
+ * BFI_E_INVALID or -ENOMEM.
+ */
+BFI_API BFI_MUST_CHECK int bfi_query_expr(const bfi_snapshot *snap, unsigned layout,
+                                          const bfi_expr *e, bfi_result *res);
+
+/*
+ * Threshold query: score every set by how many of the terms it may hold
+ * and return those with score >= ceil(theta * terms), theta in (0, 1],
+ * ranked by score (highest first, then by ordinal). bfi_result_scores()
+ * gives the scores. terms must come from bfi_expr_terms().
+ */
+BFI_API BFI_MUST_CHECK int bfi_query_threshold(const bfi_snapshot *snap, unsigned layout,
+                                               const bfi_expr *terms, double theta,
+                                               bfi_result *res);
+/*
+ * Scores of the last query into res, parallel to bfi_result_ordinals(), or
+ * NULL if it was not a threshold query. Same lifetime as the ordinals.
+ */
+BFI_API const uint32_t *bfi_result_scores(const bfi_result *res);
+
+/*
+ * Answer n expressions in one pass over the index: block by block, every
+ * query is answered before the next block is read, so a block's rows are
+ * fetched from memory once for the whole batch. res[i] receives exactly
+ * what bfi_query_expr(snap, layout, qs[i], res[i]) would. Returns 0 or
+ * the first error.
+ */
+BFI_API BFI_MUST_CHECK int bfi_query_batch(const bfi_snapshot *snap, unsigned layout,
+                                           const bfi_expr *const *qs, size_t n,
+                                           bfi_result *const *res);
+
+/*
+ * The canonical k-mers of a DNA sequence, for genome queries: every run of
+ * k letters from ACGT (either case) gives the lesser, in ACGT order, of
+ * the k-mer and its reverse complement, in upper case. Any other byte
+ * breaks k-mers and is skipped. Distinct k-mers only, in order of first
+ * appearance. k is 1 to 32. *out receives count * k bytes (k-mer i at
+ * out + i * k), to be released with free(). Returns 0, BFI_E_INVALID or
+ * -ENOMEM.
+ */
+BFI_API BFI_MUST_CHECK int bfi_kmers(const char *seq, size_t len, unsigned k, char **out,
+                                     size_t *count);
+
+/*
  * Count the bytes of index each query into res reads (slightly slower
  * queries); bfi_result_touched() then returns the last query's count.
  */

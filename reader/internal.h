@@ -87,6 +87,13 @@ size_t bfi__and_rows_portable(const uint8_t *const *rows, uint32_t k, size_t wor
                               uint32_t limit, uint32_t *out, uint64_t *touched);
 size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, uint32_t base,
                           uint32_t limit, uint32_t *out, uint64_t *touched);
+/*
+ * out = AND of the n rows, and of mask unless it is NULL, words long. Lines
+ * (8 words) where mask is zero are not read; lines are abandoned as soon
+ * as they are zero. For the bit vectors of expression queries.
+ */
+void bfi__and_rows_mask(const uint8_t *const *rows, size_t n, size_t words, const uint64_t *mask,
+                        uint64_t *out, uint64_t *touched);
 /* The fastest kernel this CPU runs (AVX2 when present), chosen once. */
 bfi_and_fn bfi__and_rows(void);
 

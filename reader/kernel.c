@@ -63,6 +63,27 @@ size_t bfi__and_rows_portable(const uint8_t *const *rows, uint32_t k, size_t wor
 	return n;
 }
 
+void bfi__and_rows_mask(const uint8_t *const *rows, size_t n, size_t words, const uint64_t *mask,
+                        uint64_t *out, uint64_t *touched)
+{
+	uint64_t lines = 0;
+	for (size_t w0 = 0; w0 < words; w0 += LINE_WORDS) {
+		uint64_t acc[LINE_WORDS], any = 0;
+		for (int j = 0; j < LINE_WORDS; j++)
+			any |= acc[j] = mask ? mask[w0 + j] : ~0ull;
+		for (size_t i = 0; i < n && any; i++) {
+			const uint64_t *ri = (const uint64_t *)rows[i] + w0;
+			any = 0;
+			for (int j = 0; j < LINE_WORDS; j++)
+				any |= acc[j] &= ri[j];
+			lines++;
+		}
+		memcpy(out + w0, acc, sizeof acc);
+	}
+	if (touched)
+		*touched += lines * 64;
+}
+
 #if defined(__x86_64__) && BFI_HAVE_AVX2
 __attribute__((target("avx2,bmi")))
 size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, uint32_t base,

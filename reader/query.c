@@ -1,18 +1,36 @@
 /*
- * query.c - single-key queries: on the flat layout, block by block, AND
- * the k rows the key selects (kernel.c); on the plain layout, test the k
- * bits of every set's filter in turn.
+ * query.c - answering queries.
+ *
+ * Flat layout, block by block: a conjunction of keys ANDs all their rows
+ * (kernel.c); AND and OR nodes combine bit vectors of one block, each
+ * child evaluated only under the lines its AND siblings left non-zero.
+ * Plain layout: every set's filter in turn. A query is prepared once
+ * (key probes computed, result reset), run on each block, and finished,
+ * which is what lets a batch run every query on a block before the next.
  */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "expr.h"
 
 struct bfi_result {
 	uint32_t *ords;
-	size_t n, cap;
+	uint32_t *scores; /* threshold queries only */
+	size_t n, cap, scores_cap;
+	int have_scores;
 	int count_bytes;
 	uint64_t touched;
+	/* scratch, grown as needed and kept for the next query */
+	uint64_t *z;           /* k probes per key */
+	size_t z_cap;
+	const uint8_t **rows;  /* row pointers of one conjunction */
+	size_t rows_cap;
+	uint64_t *vec;         /* bit vectors, one per expression level */
+	size_t vec_cap;
+	uint32_t *counts;      /* threshold scores of one block */
+	size_t counts_cap;
+	uint64_t *rank;        /* threshold ranking keys */
+	size_t rank_cap;
 };
 
 int bfi_result_create(bfi_result **out)
@@ -27,8 +45,15 @@ void bfi_result_destroy(bfi_result **res)
 {
 	if (res == NULL || *res == NULL)
 		return;
-	free((*res)->ords);
-	free(*res);
+	bfi_result *r = *res;
+	free(r->ords);
+	free(r->scores);
+	free(r->z);
+	free(r->rows);
+	free(r->vec);
+	free(r->counts);
+	free(r->rank);
+	free(r);
 	*res = NULL;
 }
 
@@ -42,6 +67,11 @@ const uint32_t *bfi_result_ordinals(const bfi_result *res)
 	return res->ords;
 }
 
+const uint32_t *bfi_result_scores(const bfi_result *res)
+{
+	return res->have_scores ? res->scores : NULL;
+}
+
 void bfi_result_count_bytes(bfi_result *res, int on)
 {
 	res->count_bytes = on;
@@ -52,56 +82,260 @@ uint64_t bfi_result_touched(const bfi_result *res)
 	return res->touched;
 }
 
-/* Room for want ordinals; the result then never reallocates on this snapshot. */
-static int reserve(bfi_result *res, size_t want)
+/* Grow *p to hold want elements of size sz. */
+static int grow(void *pp, size_t *cap, size_t want, size_t sz)
 {
-	if (want <= res->cap)
+	if (want <= *cap)
 		return 0;
-	uint32_t *p = realloc(res->ords, want * sizeof *p);
-	if (p == NULL)
+	void *q = realloc(*(void **)pp, want * sz);
+	if (q == NULL)
 		return -ENOMEM;
-	res->ords = p;
-	res->cap = want;
+	*(void **)pp = q;
+	*cap = want;
 	return 0;
 }
 
-static int query_flat(const bfi_snapshot *s, bfi_keyhash h, bfi_result *res)
+static uint32_t expr_depth(const struct bfi_expr *e, uint32_t id)
+{
+	const struct bfi_enode *n = &e->nodes[id];
+	uint32_t d = 0;
+	for (uint32_t i = 0; i < n->n_kids; i++) {
+		uint32_t c = expr_depth(e, e->kids[n->first_kid + i]);
+		d = c > d ? c : d;
+	}
+	return d + 1;
+}
+
+static int layout_of(const bfi_snapshot *s, unsigned layout, unsigned *out)
+{
+	if (layout == 0)
+		layout = s->lay.flat_idx >= 0 ? BFI_LAYOUT_FLAT : BFI_LAYOUT_PLAIN;
+	if (layout != BFI_LAYOUT_FLAT && layout != BFI_LAYOUT_PLAIN)
+		return BFI_E_INVALID;
+	if ((layout == BFI_LAYOUT_FLAT && s->lay.flat_idx < 0) ||
+	    (layout == BFI_LAYOUT_PLAIN && s->lay.plain_idx < 0))
+		return BFI_E_NO_LAYOUT;
+	*out = layout;
+	return 0;
+}
+
+/* Reset res for a query of e and make room for everything it needs. */
+static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr *e,
+                   bfi_result *res, int scores)
 {
 	uint32_t k = s->lay.k;
-	uint64_t z[BFI_MAX_K];
-	const uint8_t *rows[BFI_MAX_K];
-	for (uint32_t i = 0; i < k; i++)
-		z[i] = bfi_hash_probe(h, i);
-	bfi_and_fn and_rows = bfi__and_rows();
-	uint64_t *touched = res->count_bytes ? &res->touched : NULL;
-	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++) {
-		const struct bfi_rblock *blk = &s->blocks[b];
-		for (uint32_t i = 0; i < k; i++)
-			rows[i] = blk->rows + bfi_reduce(z[i], blk->m) * blk->row_bytes;
-		res->n += and_rows(rows, k, blk->row_bytes / 8, blk->first, blk->n, res->ords + res->n,
-		                   touched);
+	size_t words = 0;
+	uint32_t widest_n = 0;
+	for (uint32_t b = 0; layout == BFI_LAYOUT_FLAT && b < s->lay.flat.n_blocks; b++) {
+		if (s->blocks[b].row_bytes / 8 > words)
+			words = s->blocks[b].row_bytes / 8;
+		if (s->blocks[b].n > widest_n)
+			widest_n = s->blocks[b].n;
 	}
+	size_t levels = e->nodes[e->root].type == BFI_EXPR_KEYS ? 0 : expr_depth(e, e->root) + 1;
+	int rc = grow(&res->ords, &res->cap, s->lay.n_sets, sizeof *res->ords);
+	if (rc == 0 && scores)
+		rc = grow(&res->scores, &res->scores_cap, s->lay.n_sets, sizeof *res->scores);
+	if (rc == 0 && scores)
+		rc = grow(&res->rank, &res->rank_cap, s->lay.n_sets, sizeof *res->rank);
+	if (rc == 0)
+		rc = grow(&res->z, &res->z_cap, (size_t)e->n_keys * k, sizeof *res->z);
+	if (rc == 0)
+		rc = grow(&res->rows, &res->rows_cap, (size_t)e->n_keys * k, sizeof *res->rows);
+	if (rc == 0 && layout == BFI_LAYOUT_FLAT)
+		rc = grow(&res->vec, &res->vec_cap, levels * words, sizeof *res->vec);
+	if (rc == 0 && scores)
+		rc = grow(&res->counts, &res->counts_cap,
+		          layout == BFI_LAYOUT_FLAT ? widest_n : s->lay.n_sets, sizeof *res->counts);
+	if (rc)
+		return rc;
+	for (uint32_t key = 0; key < e->n_keys; key++)
+		for (uint32_t i = 0; i < k; i++)
+			res->z[(size_t)key * k + i] = bfi_hash_probe(e->keys[key], i);
+	res->n = 0;
+	res->touched = 0;
+	res->have_scores = scores;
 	return 0;
 }
 
-static int query_plain(const bfi_snapshot *s, bfi_keyhash h, bfi_result *res)
+/* Row pointers of the conjunction node in block b; returns their count. */
+static size_t conj_rows(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
+                        const struct bfi_rblock *b, bfi_result *res)
+{
+	uint32_t k = s->lay.k;
+	size_t r = 0;
+	for (uint32_t j = 0; j < n->n_keys; j++) {
+		const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
+		for (uint32_t i = 0; i < k; i++)
+			res->rows[r++] = b->rows + bfi_reduce(z[i], b->m) * b->row_bytes;
+	}
+	return r;
+}
+
+/*
+ * out = node AND mask on block b (mask NULL: no mask), words long. vec is
+ * scratch for the levels below. Lines where mask is zero are not read.
+ */
+static void eval_flat(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t id,
+                      const struct bfi_rblock *b, const uint64_t *mask, uint64_t *out,
+                      uint64_t *vec, size_t words, bfi_result *res)
+{
+	const struct bfi_enode *n = &e->nodes[id];
+	uint64_t *touched = res->count_bytes ? &res->touched : NULL;
+	if (n->type == BFI_EXPR_KEYS) {
+		size_t r = conj_rows(s, e, n, b, res);
+		bfi__and_rows_mask(res->rows, r, words, mask, out, touched);
+		return;
+	}
+	const uint32_t *kid = e->kids + n->first_kid;
+	eval_flat(s, e, kid[0], b, mask, out, vec + words, words, res);
+	for (uint32_t i = 1; i < n->n_kids; i++) {
+		if (n->type == BFI_EXPR_AND) {
+			uint64_t any = 0;
+			for (size_t w = 0; w < words && !any; w++)
+				any = out[w];
+			if (!any)
+				return;
+			eval_flat(s, e, kid[i], b, out, vec, vec + words, words, res);
+			memcpy(out, vec, words * 8);
+		} else {
+			eval_flat(s, e, kid[i], b, mask, vec, vec + words, words, res);
+			for (size_t w = 0; w < words; w++)
+				out[w] |= vec[w];
+		}
+	}
+}
+
+/* Append the ordinals of the set bits of v (block b) to res. */
+static void emit_vec(const uint64_t *v, const struct bfi_rblock *b, bfi_result *res)
+{
+	for (size_t w = 0; w < b->row_bytes / 8; w++)
+		for (uint64_t x = le64toh(v[w]); x; x &= x - 1) {
+			uint64_t j = w * 64 + (uint64_t)__builtin_ctzll(x);
+			if (j < b->n)
+				res->ords[res->n++] = b->first + (uint32_t)j;
+		}
+}
+
+/* One block of a prepared expression query. */
+static void run_block(const bfi_snapshot *s, const struct bfi_expr *e,
+                      const struct bfi_rblock *b, bfi_result *res, bfi_and_fn and_rows)
+{
+	const struct bfi_enode *root = &e->nodes[e->root];
+	size_t words = b->row_bytes / 8;
+	if (root->type == BFI_EXPR_KEYS) {
+		size_t r = conj_rows(s, e, root, b, res);
+		res->n += and_rows(res->rows, (uint32_t)r, words, b->first, b->n, res->ords + res->n,
+		                   res->count_bytes ? &res->touched : NULL);
+		return;
+	}
+	eval_flat(s, e, e->root, b, NULL, res->vec, res->vec + words, words, res);
+	emit_vec(res->vec, b, res);
+}
+
+/* Plain layout: does set j's filter satisfy node id? */
+static int eval_plain(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t id,
+                      const uint8_t *f, const uint64_t *pos, uint64_t *lines)
+{
+	const struct bfi_enode *n = &e->nodes[id];
+	uint32_t k = s->lay.k;
+	if (n->type == BFI_EXPR_KEYS || n->type == BFI_EXPR_TERMS) {
+		for (uint32_t j = 0; j < n->n_keys; j++) {
+			const uint64_t *p = pos + (size_t)e->kidx[n->first_key + j] * k;
+			for (uint32_t i = 0; i < k; i++) {
+				++*lines;
+				if (!(f[p[i] / 8] >> (p[i] % 8) & 1))
+					return 0;
+			}
+		}
+		return 1;
+	}
+	for (uint32_t i = 0; i < n->n_kids; i++) {
+		int v = eval_plain(s, e, e->kids[n->first_kid + i], f, pos, lines);
+		if (n->type == BFI_EXPR_AND && !v)
+			return 0;
+		if (n->type == BFI_EXPR_OR && v)
+			return 1;
+	}
+	return n->type == BFI_EXPR_AND;
+}
+
+/* Positions on the plain layout, in place of the probes. */
+static void plain_positions(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res)
+{
+	size_t n = (size_t)e->n_keys * s->lay.k;
+	for (size_t i = 0; i < n; i++)
+		res->z[i] = bfi_reduce(res->z[i], s->lay.plain.m);
+}
+
+static void run_plain(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res)
 {
 	const struct bfi_plain_desc *p = &s->lay.plain;
-	uint64_t pos[BFI_MAX_K];
-	for (uint32_t i = 0; i < p->k; i++)
-		pos[i] = bfi_hash_pos(h, i, p->m);
 	uint64_t lines = 0;
 	const uint8_t *f = s->plain;
-	for (uint64_t j = 0; j < p->n_sets; j++, f += p->filter_bytes) {
-		uint32_t i = 0;
-		while (i < p->k && (f[pos[i] / 8] >> (pos[i] % 8) & 1))
-			i++;
-		lines += i < p->k ? i + 1 : i;
-		if (i == p->k)
+	for (uint64_t j = 0; j < p->n_sets; j++, f += p->filter_bytes)
+		if (eval_plain(s, e, e->root, f, res->z, &lines))
 			res->ords[res->n++] = (uint32_t)j;
-	}
 	if (res->count_bytes)
 		res->touched += lines * 64;
+}
+
+static int check_args(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res)
+{
+	if (s == NULL || e == NULL || res == NULL || e->n_keys == 0)
+		return BFI_E_INVALID;
+	return 0;
+}
+
+int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bfi_result *res)
+{
+	int rc = check_args(s, e, res);
+	if (rc == 0)
+		rc = layout_of(s, layout, &layout);
+	if (rc == 0 && e->nodes[e->root].type == BFI_EXPR_TERMS)
+		rc = BFI_E_INVALID; /* term lists are for bfi_query_threshold */
+	if (rc == 0)
+		rc = prepare(s, layout, e, res, 0);
+	if (rc)
+		return rc;
+	if (layout == BFI_LAYOUT_PLAIN) {
+		plain_positions(s, e, res);
+		run_plain(s, e, res);
+		return 0;
+	}
+	bfi_and_fn and_rows = bfi__and_rows();
+	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
+		run_block(s, e, &s->blocks[b], res, and_rows);
+	return 0;
+}
+
+int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, size_t n,
+                    bfi_result *const *res)
+{
+	if (s == NULL || (n && (qs == NULL || res == NULL)))
+		return BFI_E_INVALID;
+	int rc = layout_of(s, layout, &layout);
+	for (size_t q = 0; q < n && rc == 0; q++) {
+		rc = check_args(s, qs[q], res[q]);
+		if (rc == 0 && qs[q]->nodes[qs[q]->root].type == BFI_EXPR_TERMS)
+			rc = BFI_E_INVALID;
+		if (rc == 0)
+			rc = prepare(s, layout, qs[q], res[q], 0);
+	}
+	if (rc)
+		return rc;
+	if (layout == BFI_LAYOUT_PLAIN) {
+		for (size_t q = 0; q < n; q++) {
+			plain_positions(s, qs[q], res[q]);
+			run_plain(s, qs[q], res[q]);
+		}
+		return 0;
+	}
+	/* Block by block, so each block's rows come from memory once per batch. */
+	bfi_and_fn and_rows = bfi__and_rows();
+	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
+		for (size_t q = 0; q < n; q++)
+			run_block(s, qs[q], &s->blocks[b], res[q], and_rows);
 	return 0;
 }
 
@@ -110,24 +344,106 @@ int bfi_query_key_layout(const bfi_snapshot *s, unsigned layout, const void *key
 {
 	if (s == NULL || res == NULL || (key == NULL && len != 0))
 		return BFI_E_INVALID;
-	if ((layout == BFI_LAYOUT_FLAT && s->lay.flat_idx < 0) ||
-	    (layout == BFI_LAYOUT_PLAIN && s->lay.plain_idx < 0))
-		return BFI_E_NO_LAYOUT;
-	if (layout != BFI_LAYOUT_FLAT && layout != BFI_LAYOUT_PLAIN)
-		return BFI_E_INVALID;
-	int rc = reserve(res, s->lay.n_sets);
-	if (rc)
-		return rc;
-	res->n = 0;
-	res->touched = 0;
+	/* A one-key expression on the stack: no allocation per query. */
+	struct bfi_enode node = {BFI_EXPR_KEYS, 0, 1, 0, 0};
+	uint32_t kidx = 0;
 	bfi_keyhash h = bfi_hash_key(key, len);
-	return layout == BFI_LAYOUT_FLAT ? query_flat(s, h, res) : query_plain(s, h, res);
+	struct bfi_expr e;
+	memset(&e, 0, sizeof e);
+	e.nodes = &node;
+	e.n_nodes = 1;
+	e.kidx = &kidx;
+	e.n_kidx = 1;
+	e.keys = &h;
+	e.n_keys = 1;
+	return bfi_query_expr(s, layout, &e, res);
 }
 
 int bfi_query_key(const bfi_snapshot *s, const void *key, size_t len, bfi_result *res)
 {
-	if (s == NULL)
-		return BFI_E_INVALID;
-	return bfi_query_key_layout(s, s->lay.flat_idx >= 0 ? BFI_LAYOUT_FLAT : BFI_LAYOUT_PLAIN, key,
-	                            len, res);
+	return bfi_query_key_layout(s, 0, key, len, res);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Highest score first, then by ordinal: sort (~score, ord) packed in 64 bits. */
+static void rank(bfi_result *res)
+{
+	for (size_t i = 0; i < res->n; i++)
+		res->rank[i] = (uint64_t)(UINT32_MAX - res->scores[i]) << 32 | res->ords[i];
+	qsort(res->rank, res->n, sizeof *res->rank, cmp_u64);
+	for (size_t i = 0; i < res->n; i++) {
+		res->ords[i] = (uint32_t)res->rank[i];
+		res->scores[i] = UINT32_MAX - (uint32_t)(res->rank[i] >> 32);
+	}
+}
+
+int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, double theta,
+                        bfi_result *res)
+{
+	int rc = check_args(s, e, res);
+	if (rc == 0 && (!(theta > 0 && theta <= 1) || e->nodes[e->root].type != BFI_EXPR_TERMS))
+		rc = BFI_E_INVALID;
+	if (rc == 0)
+		rc = layout_of(s, layout, &layout);
+	if (rc == 0)
+		rc = prepare(s, layout, e, res, 1);
+	if (rc)
+		return rc;
+	uint32_t terms = e->n_keys, k = s->lay.k;
+	uint32_t need = (uint32_t)(theta * terms);
+	if ((double)need < theta * terms)
+		need++;
+	if (need == 0)
+		need = 1;
+	uint64_t *touched = res->count_bytes ? &res->touched : NULL;
+	if (layout == BFI_LAYOUT_PLAIN) {
+		plain_positions(s, e, res);
+		uint64_t lines = 0;
+		const uint8_t *f = s->plain;
+		for (uint64_t j = 0; j < s->lay.n_sets; j++, f += s->lay.plain.filter_bytes) {
+			uint32_t score = 0;
+			for (uint32_t t = 0; t < terms; t++) {
+				const uint64_t *p = res->z + (size_t)t * k;
+				uint32_t i = 0;
+				while (i < k && (f[p[i] / 8] >> (p[i] % 8) & 1))
+					i++;
+				lines += i < k ? i + 1 : i;
+				score += i == k;
+			}
+			if (score >= need) {
+				res->ords[res->n] = (uint32_t)j;
+				res->scores[res->n++] = score;
+			}
+		}
+		if (touched)
+			*touched += lines * 64;
+	} else {
+		bfi_and_fn and_rows = bfi__and_rows();
+		for (uint32_t bi = 0; bi < s->lay.flat.n_blocks; bi++) {
+			const struct bfi_rblock *b = &s->blocks[bi];
+			memset(res->counts, 0, b->n * sizeof *res->counts);
+			/* ords past res->n are free: use them for each term's hits */
+			uint32_t *hits = res->ords + res->n;
+			for (uint32_t t = 0; t < terms; t++) {
+				const uint64_t *z = res->z + (size_t)t * k;
+				for (uint32_t i = 0; i < k; i++)
+					res->rows[i] = b->rows + bfi_reduce(z[i], b->m) * b->row_bytes;
+				size_t h = and_rows(res->rows, k, b->row_bytes / 8, 0, b->n, hits, touched);
+				for (size_t i = 0; i < h; i++)
+					res->counts[hits[i]]++;
+			}
+			for (uint32_t j = 0; j < b->n; j++)
+				if (res->counts[j] >= need) {
+					res->ords[res->n] = b->first + j;
+					res->scores[res->n++] = res->counts[j];
+				}
+		}
+	}
+	rank(res);
+	return 0;
 }

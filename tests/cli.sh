@@ -73,6 +73,33 @@ check "--ordinals needs no catalog" sh -c "
 	mv '$T/snap/catalog.mdb' '$T/cat' && '$BFI' query --ordinals '$T/snap' lmdb | grep -q '^lmdb	[0-9]';
 	rc=\$?; mv '$T/cat' '$T/snap/catalog.mdb'; exit \$rc"
 
+check "--expr: AND, OR, parentheses" sh -c "
+	'$BFI' query --expr '$T/snap' 'compression AND fast' '(terminal OR shell) AND multiplexer' >'$T/e' &&
+	grep -qx 'compression AND fast	zstd	xz-utils' '$T/e' &&
+	grep -qx '(terminal OR shell) AND multiplexer	screen	tmux' '$T/e'"
+check "--expr: a syntax error names its byte and exits 2" sh -c "
+	'$BFI' query --expr '$T/snap' 'a AND' 2>'$T/err'; test \$? -eq 2 && grep -q 'byte 5' '$T/err'"
+check "--threshold: ranked with scores" sh -c "
+	'$BFI' query -t 0.5 '$T/snap' 'fast lossless compression algorithm' |
+	grep -q '^fast lossless compression algorithm	zstd	4	xz-utils	3	'"
+check "--threshold --json carries terms and scores" sh -c "
+	'$BFI' query --json -t 1 '$T/snap' 'fast lossless' | grep -qx '{\"query\": \"fast lossless\", \"terms\": 2, \"matches\": \[\"zstd\"\], \"scores\": \[2\]}'"
+kmer_ok() {
+	# AACGTTG has the 5-mers AACGT, ACGTT (canonical AACGT) and CGTTG (CAACG);
+	# GGGGG is canonical CCCCC; N breaks k-mers.
+	mkdir -p "$T/g" && printf 'AACGT\nCAACG\n' >"$T/g/one" && printf 'CCCCC\n' >"$T/g/two" &&
+	"$BFI" build -q -o "$T/gs" "$T/g" &&
+	"$BFI" query -k 5 "$T/gs" AACGTTG | grep -qx 'AACGTTG	one	2' &&
+	"$BFI" query -k 5 "$T/gs" caacgtt | grep -qx 'caacgtt	one	2' &&
+	"$BFI" query -k 5 -t 1 "$T/gs" AACGTTGNNGGGGG | grep -qx 'AACGTTGNNGGGGG' &&
+	"$BFI" query -k 5 -t 0.6 "$T/gs" AACGTTGNNGGGGG | grep -qx 'AACGTTGNNGGGGG	one	2' &&
+	"$BFI" query -k 5 -t 0.3 "$T/gs" AACGTTGNNGGGGG | grep -qx 'AACGTTGNNGGGGG	one	2	two	1'
+}
+check "--kmer: canonical k-mers, N breaks them" kmer_ok
+check "--batch gives the same output as one at a time" sh -c "
+	cat '$T/words' | '$BFI' query '$T/snap' >'$T/one' &&
+	cat '$T/words' | '$BFI' query --batch --batch-size 7 '$T/snap' >'$T/many' && cmp '$T/one' '$T/many'"
+
 check "inspect shows files, parameters and fill" sh -c "
 	'$BFI' inspect '$T/snap' >'$T/i' && grep -q 'index.bfi' '$T/i' && grep -q 'catalog.mdb' '$T/i' &&
 	grep -q '^sets  *54' '$T/i' && grep -q '^fill ratio' '$T/i' && grep -q '^expected fpr' '$T/i'"

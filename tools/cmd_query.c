@@ -1,6 +1,7 @@
-/* cmd_query.c - bfi query: which sets may contain each key. */
+/* cmd_query.c - bfi query: which sets may contain each key, expression or sequence. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,40 +9,140 @@
 #include "tools.h"
 
 static const char help[] =
-	"Usage: bfi query [OPTIONS] SNAP [KEY...]\n"
+	"Usage: bfi query [OPTIONS] SNAP [QUERY...]\n"
 	"\n"
-	"Print the sets of SNAP that may contain each KEY: never misses a set\n"
-	"that holds the key, and may list a few that do not (false positives).\n"
-	"With no KEY, each line of standard input is one query (a trailing CR\n"
-	"is dropped). Answers come in input order, one line per query:\n"
-	"  text:    the key, then a TAB before each matching set name\n"
-	"  --json:  {\"query\": \"KEY\", \"matches\": [\"name\", ...]}\n"
-	"  --count: the key, a TAB, and the number of matching sets\n"
+	"Print the sets of SNAP that may answer each QUERY: never misses a set\n"
+	"that holds the keys, and may list a few that do not (false positives).\n"
+	"With no QUERY, each line of standard input is one query (a trailing CR\n"
+	"is dropped). By default a query is one key, taken byte for byte.\n"
+	"\n"
+	"Answers come in input order, one line per query, sets in ordinal order:\n"
+	"  text:    the query, then a TAB before each matching set name\n"
+	"  --json:  {\"query\": \"Q\", \"matches\": [\"name\", ...]}\n"
+	"  --count: the query, a TAB, and the number of matching sets\n"
+	"Threshold queries rank sets by score, highest first, and add it:\n"
+	"  text:    the query, then TAB name TAB score for each set\n"
+	"  --json:  {\"query\": \"Q\", \"terms\": T, \"matches\": [\"name\", ...],\n"
+	"            \"scores\": [S, ...]}\n"
+	"\n"
+	"Query forms:\n"
+	"  -e, --expr         a query is an expression: keys combined with AND, OR\n"
+	"                     and parentheses; keys side by side are ANDed, so\n"
+	"                     `a b` is `a AND b`; \"quoted keys\" may hold blanks\n"
+	"  -t, --threshold T  a query is a list of terms (blank-separated words, or\n"
+	"                     k-mers with --kmer); sets holding at least\n"
+	"                     ceil(T x terms) of them are returned, T in (0, 1]\n"
+	"  -k, --kmer K       a query is a DNA sequence; its terms are its distinct\n"
+	"                     canonical K-mers (K 1..32; letters other than ACGT\n"
+	"                     break k-mers). Without --threshold, all must match.\n"
 	"\n"
 	"Options:\n"
-	"      --json       one JSON object per query\n"
-	"  -c, --count      counts instead of names (with --json: \"count\": N)\n"
-	"      --ordinals   set ordinals instead of names (no catalog needed)\n"
-	"      --trusted    skip the catalog digest check (trusted files only)\n"
-	"  -h, --help       show this help\n";
+	"      --batch        read all queries, then answer them in batches (of\n"
+	"                     --batch-size, default 1000) with one pass over the\n"
+	"                     index per batch; same answers, more throughput\n"
+	"      --batch-size N queries per batch\n"
+	"      --layout L     flat or plain: answer from this layout\n"
+	"      --json         one JSON object per query\n"
+	"  -c, --count        counts instead of names (with --json: \"count\": N)\n"
+	"      --ordinals     set ordinals instead of names (no catalog needed)\n"
+	"      --trusted      skip the catalog digest check (trusted files only)\n"
+	"  -h, --help         show this help\n";
 
-struct out {
+enum mode { M_KEY, M_EXPR, M_TERMS };
+
+struct opts {
 	int json, count, ordinals;
+	enum mode mode;
+	double theta;
+	unsigned kmer;
+	unsigned layout;
+	int batch;
+	size_t batch_size;
 };
 
-static int answer(bfi_snapshot *s, bfi_result *res, const struct out *o, const char *key,
-                  size_t len)
+/* One query: its text and, once compiled, its expression. */
+struct query {
+	char *text;
+	size_t len;
+	bfi_expr *e;
+};
+
+/* Split text into blank-separated words (or k-mers) and make a term list. */
+static int make_terms(const struct opts *o, const char *text, size_t len, bfi_expr **out)
 {
-	int rc = bfi_query_key(s, key, len, res);
-	if (rc)
-		return rc;
+	const void **keys = NULL;
+	size_t *lens = NULL, n = 0;
+	char *kmers = NULL;
+	int rc = 0;
+	if (o->kmer) {
+		rc = bfi_kmers(text, len, o->kmer, &kmers, &n);
+		if (rc == 0) {
+			keys = malloc((n ? n : 1) * sizeof *keys);
+			lens = malloc((n ? n : 1) * sizeof *lens);
+			if (!keys || !lens)
+				rc = -ENOMEM;
+			for (size_t i = 0; rc == 0 && i < n; i++) {
+				keys[i] = kmers + i * o->kmer;
+				lens[i] = o->kmer;
+			}
+		}
+	} else {
+		keys = malloc((len / 2 + 1) * sizeof *keys);
+		lens = malloc((len / 2 + 1) * sizeof *lens);
+		if (!keys || !lens)
+			rc = -ENOMEM;
+		for (size_t i = 0; rc == 0 && i < len;) {
+			while (i < len && (text[i] == ' ' || text[i] == '\t'))
+				i++;
+			size_t j = i;
+			while (j < len && text[j] != ' ' && text[j] != '\t')
+				j++;
+			if (j > i) {
+				keys[n] = text + i;
+				lens[n++] = j - i;
+			}
+			i = j;
+		}
+	}
+	if (rc == 0)
+		rc = bfi_expr_terms(keys, lens, n, out);
+	free(keys);
+	free(lens);
+	free(kmers);
+	return rc;
+}
+
+static int compile(const struct opts *o, struct query *q, const char *path)
+{
+	size_t at = 0;
+	int rc;
+	switch (o->mode) {
+	case M_KEY: rc = bfi_expr_key(q->text, q->len, &q->e); break;
+	case M_EXPR:
+		rc = bfi_expr_parse(q->text, q->len, &q->e, &at);
+		if (rc == BFI_E_SYNTAX)
+			fprintf(stderr, "bfi query: syntax error at byte %zu of: %.*s\n", at, (int)q->len,
+			        q->text);
+		break;
+	default: rc = make_terms(o, q->text, q->len, &q->e); break;
+	}
+	(void)path;
+	return rc;
+}
+
+static int print_answer(const bfi_snapshot *s, const bfi_result *res, const struct opts *o,
+                        const struct query *q)
+{
 	size_t n = bfi_result_count(res);
 	const uint32_t *ords = bfi_result_ordinals(res);
+	const uint32_t *scores = bfi_result_scores(res);
 	if (o->json) {
 		fputs("{\"query\": ", stdout);
-		json_str(stdout, key, len);
+		json_str(stdout, q->text, q->len);
+		if (scores)
+			printf(", \"terms\": %zu", bfi_expr_keys(q->e));
 	} else {
-		fwrite(key, 1, len, stdout);
+		fwrite(q->text, 1, q->len, stdout);
 	}
 	if (o->count) {
 		printf(o->json ? ", \"count\": %zu}\n" : "\t%zu\n", n);
@@ -56,20 +157,81 @@ static int answer(bfi_snapshot *s, bfi_result *res, const struct out *o, const c
 			fputc('\t', stdout);
 		if (o->ordinals) {
 			printf("%u", ords[i]);
-			continue;
+		} else {
+			const char *name;
+			size_t nl;
+			int rc = bfi_set_name(s, ords[i], &name, &nl);
+			if (rc)
+				return rc;
+			if (o->json)
+				json_str(stdout, name, nl);
+			else
+				fwrite(name, 1, nl, stdout);
 		}
-		const char *name;
-		size_t nl;
-		rc = bfi_set_name(s, ords[i], &name, &nl);
-		if (rc)
-			return rc;
-		if (o->json)
-			json_str(stdout, name, nl);
-		else
-			fwrite(name, 1, nl, stdout);
+		if (scores && !o->json)
+			printf("\t%u", scores[i]);
+	}
+	if (o->json && scores) {
+		fputs("], \"scores\": [", stdout);
+		for (size_t i = 0; i < n; i++)
+			printf(i ? ", %u" : "%u", scores[i]);
 	}
 	fputs(o->json ? "]}\n" : "\n", stdout);
 	return 0;
+}
+
+static int run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, struct query *q)
+{
+	int rc = compile(o, q, NULL);
+	if (rc == 0 && o->mode == M_TERMS && bfi_expr_keys(q->e) == 0) {
+		/* No terms (say, a sequence shorter than k): no set can score. */
+		bfi_expr_free(&q->e);
+		if (o->json) {
+			fputs("{\"query\": ", stdout);
+			json_str(stdout, q->text, q->len);
+			puts(o->count ? ", \"terms\": 0, \"count\": 0}"
+			              : ", \"terms\": 0, \"matches\": [], \"scores\": []}");
+		} else {
+			fwrite(q->text, 1, q->len, stdout);
+			puts(o->count ? "\t0" : "");
+		}
+		return 0;
+	}
+	if (rc == 0)
+		rc = o->mode == M_TERMS ? bfi_query_threshold(s, o->layout, q->e, o->theta, res)
+		                        : bfi_query_expr(s, o->layout, q->e, res);
+	if (rc == 0)
+		rc = print_answer(s, res, o, q);
+	bfi_expr_free(&q->e);
+	return rc;
+}
+
+static int run_batches(const bfi_snapshot *s, const struct opts *o, struct query *qs, size_t n)
+{
+	size_t bs = o->batch_size;
+	const bfi_expr **es = calloc(bs, sizeof *es);
+	bfi_result **rs = calloc(bs, sizeof *rs);
+	int rc = es && rs ? 0 : -ENOMEM;
+	for (size_t i = 0; i < bs && rc == 0; i++)
+		rc = bfi_result_create(&rs[i]);
+	for (size_t at = 0; at < n && rc == 0; at += bs) {
+		size_t m = n - at < bs ? n - at : bs;
+		for (size_t i = 0; i < m && rc == 0; i++) {
+			rc = compile(o, &qs[at + i], NULL);
+			es[i] = qs[at + i].e;
+		}
+		if (rc == 0)
+			rc = bfi_query_batch(s, o->layout, es, m, rs);
+		for (size_t i = 0; i < m && rc == 0; i++)
+			rc = print_answer(s, rs[i], o, &qs[at + i]);
+		for (size_t i = 0; i < m; i++)
+			bfi_expr_free(&qs[at + i].e);
+	}
+	for (size_t i = 0; rs && i < bs; i++)
+		bfi_result_destroy(&rs[i]);
+	free(rs);
+	free(es);
+	return rc;
 }
 
 int cmd_query(int argc, char **argv)
@@ -78,20 +240,73 @@ int cmd_query(int argc, char **argv)
 	                                     {"count", no_argument, 0, 'c'},
 	                                     {"ordinals", no_argument, 0, 'O'},
 	                                     {"trusted", no_argument, 0, 'T'},
+	                                     {"expr", no_argument, 0, 'e'},
+	                                     {"threshold", required_argument, 0, 't'},
+	                                     {"kmer", required_argument, 0, 'k'},
+	                                     {"batch", no_argument, 0, 'B'},
+	                                     {"batch-size", required_argument, 0, 'S'},
+	                                     {"layout", required_argument, 0, 'L'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
-	struct out o = {0, 0, 0};
+	struct opts o = {0, 0, 0, M_KEY, 0, 0, 0, 0, 1000};
 	unsigned flags = 0;
 	int c;
+	char *end;
+	uint64_t v;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "ch", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "cet:k:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': o.json = 1; break;
 		case 'c': o.count = 1; break;
 		case 'O': o.ordinals = 1; break;
 		case 'T': flags |= BFI_OPEN_TRUSTED; break;
+		case 'e': o.mode = M_EXPR; break;
+		case 'B': o.batch = 1; break;
+		case 't':
+			o.theta = strtod(optarg, &end);
+			if (*end || !(o.theta > 0 && o.theta <= 1)) {
+				fprintf(stderr, "bfi query: --threshold must be in (0, 1]\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'k':
+			if (parse_size(optarg, &v) || v < 1 || v > 32) {
+				fprintf(stderr, "bfi query: --kmer must be 1..32\n");
+				return EXIT_USAGE;
+			}
+			o.kmer = (unsigned)v;
+			break;
+		case 'S':
+			if (parse_size(optarg, &v) || v < 1 || v > 1000000) {
+				fprintf(stderr, "bfi query: --batch-size must be 1..1000000\n");
+				return EXIT_USAGE;
+			}
+			o.batch_size = (size_t)v;
+			break;
+		case 'L':
+			o.layout = !strcmp(optarg, "flat") ? BFI_LAYOUT_FLAT
+			           : !strcmp(optarg, "plain") ? BFI_LAYOUT_PLAIN : 0;
+			if (!o.layout) {
+				fprintf(stderr, "bfi query: --layout must be flat or plain\n");
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (o.theta > 0 || o.kmer) {
+		if (o.mode == M_EXPR) {
+			fprintf(stderr, "bfi query: --expr does not combine with --threshold or --kmer\n");
+			return EXIT_USAGE;
+		}
+		o.mode = M_TERMS;
+		if (o.theta == 0)
+			o.theta = 1.0;
+		if (o.batch) {
+			fprintf(stderr, "bfi query: --batch answers keys and expressions, not "
+			                "threshold queries\n");
+			return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
@@ -109,23 +324,52 @@ int cmd_query(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	rc = bfi_result_create(&res);
-	if (optind < argc) {
-		for (int i = optind; i < argc && rc == 0; i++)
-			rc = answer(s, res, &o, argv[i], strlen(argv[i]));
-	} else {
-		char *line = NULL;
-		size_t cap = 0;
-		ssize_t got;
-		while (rc == 0 && (got = getline(&line, &cap, stdin)) >= 0) {
-			size_t n = (size_t)got;
-			if (n && line[n - 1] == '\n')
-				n--;
-			if (n && line[n - 1] == '\r')
-				n--;
-			rc = answer(s, res, &o, line, n);
+	struct query *qs = NULL;
+	size_t nq = 0, cap = 0;
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t got;
+	for (int i = optind;; i++) {
+		struct query q = {NULL, 0, NULL};
+		if (rc)
+			break;
+		if (optind < argc) {
+			if (i >= argc)
+				break;
+			q.text = argv[i];
+			q.len = strlen(argv[i]);
+		} else {
+			if ((got = getline(&line, &lcap, stdin)) < 0)
+				break;
+			q.len = (size_t)got;
+			if (q.len && line[q.len - 1] == '\n')
+				q.len--;
+			if (q.len && line[q.len - 1] == '\r')
+				q.len--;
+			q.text = line;
 		}
-		free(line);
+		if (!o.batch) {
+			rc = run_one(s, res, &o, &q);
+			continue;
+		}
+		if (nq == cap) {
+			cap = cap ? 2 * cap : 1024;
+			struct query *p = realloc(qs, cap * sizeof *p);
+			if (p == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			qs = p;
+		}
+		q.text = memcpy(malloc(q.len + 1), q.text, q.len);
+		qs[nq++] = q;
 	}
+	free(line);
+	if (rc == 0 && o.batch)
+		rc = run_batches(s, &o, qs, nq);
+	for (size_t i = 0; i < nq; i++)
+		free(qs[i].text);
+	free(qs);
 	if (fflush(stdout) != 0 && rc == 0)
 		rc = -EIO;
 	bfi_result_destroy(&res);

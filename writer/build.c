@@ -119,13 +119,12 @@ struct plan {
 	uint64_t *ones; /* by ordinal: ones in the set's filter of the first layout */
 };
 
-static const uint64_t *sort_keys; /* qsort has no context argument */
-
-static int cmp_by_size(const void *a, const void *b)
+static int cmp_by_size(const void *a, const void *b, void *ctx)
 {
+	const uint64_t *sizes = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	if (sort_keys[x] != sort_keys[y])
-		return sort_keys[x] < sort_keys[y] ? -1 : 1;
+	if (sizes[x] != sizes[y])
+		return sizes[x] < sizes[y] ? -1 : 1;
 	return (x > y) - (x < y); /* stable: input order among equals */
 }
 
@@ -222,8 +221,7 @@ static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 	for (uint32_t j = 0; j < p->n; j++)
 		p->old_of_new[j] = j;
 	if (!o->keep_order) {
-		sort_keys = p->distinct;
-		qsort(p->old_of_new, p->n, sizeof *p->old_of_new, cmp_by_size);
+		qsort_r(p->old_of_new, p->n, sizeof *p->old_of_new, cmp_by_size, (void *)p->distinct);
 	}
 	for (uint32_t j = 0; j < p->n; j++)
 		p->new_of_old[p->old_of_new[j]] = j;

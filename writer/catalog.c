@@ -12,14 +12,17 @@
 
 #include "internal.h"
 
-static const struct names *sort_names; /* qsort has no context argument */
-static const uint32_t *sort_old_of_new;
+struct by_name {
+	const struct names *names;
+	const uint32_t *old_of_new;
+};
 
-static int cmp_ord_by_name(const void *a, const void *b)
+static int cmp_ord_by_name(const void *a, const void *b, void *ctx)
 {
+	const struct by_name *bn = ctx;
 	size_t la, lb;
-	const char *pa = names_get(sort_names, sort_old_of_new[*(const uint32_t *)a], &la);
-	const char *pb = names_get(sort_names, sort_old_of_new[*(const uint32_t *)b], &lb);
+	const char *pa = names_get(bn->names, bn->old_of_new[*(const uint32_t *)a], &la);
+	const char *pb = names_get(bn->names, bn->old_of_new[*(const uint32_t *)b], &lb);
 	int c = memcmp(pa, pb, la < lb ? la : lb);
 	return c ? c : (la > lb) - (la < lb);
 }
@@ -106,9 +109,8 @@ int catalog_write(const char *path, const struct names *names, const uint32_t *o
 		order[o] = o;
 	}
 	step = "writing names";
-	sort_names = names;
-	sort_old_of_new = old_of_new;
-	qsort(order, names->n, sizeof *order, cmp_ord_by_name);
+	struct by_name ctx = {names, old_of_new};
+	qsort_r(order, names->n, sizeof *order, cmp_ord_by_name, &ctx);
 	for (uint32_t i = 0; i < names->n; i++) {
 		size_t len;
 		const char *p = names_get(names, old_of_new[order[i]], &len);

@@ -1,0 +1,416 @@
+/*
+ * expr.c - query expressions: parse "a AND (b OR c)" into a small tree
+ * whose leaves are conjunctions of keys, hashed once at parse time.
+ *
+ * Grammar (see bfi.h):
+ *   or    := and ("OR" and)*
+ *   and   := unary (["AND"] unary)*
+ *   unary := "(" or ")" | key
+ * Normal form: nested ANDs and ORs are flattened, and the key children of
+ * an AND become one conjunction leaf, evaluated first since it costs one
+ * pass of ANDed rows.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "expr.h"
+
+#define MAX_DEPTH 64
+#define MAX_KEYS 65536u
+
+struct parser {
+	const char *p, *end, *start;
+	struct bfi_expr *e;
+	size_t err_at;
+	int depth;
+};
+
+static int add_node(struct bfi_expr *e, int type, uint32_t *id)
+{
+	if (e->n_nodes == e->cap_nodes) {
+		uint32_t cap = e->cap_nodes ? 2 * e->cap_nodes : 16;
+		struct bfi_enode *n = realloc(e->nodes, cap * sizeof *n);
+		if (n == NULL)
+			return -ENOMEM;
+		e->nodes = n;
+		e->cap_nodes = cap;
+	}
+	memset(&e->nodes[e->n_nodes], 0, sizeof e->nodes[0]);
+	e->nodes[e->n_nodes].type = type;
+	*id = e->n_nodes++;
+	return 0;
+}
+
+static int push_kidx(struct bfi_expr *e, uint32_t k)
+{
+	if (e->n_kidx == e->cap_kidx) {
+		uint32_t cap = e->cap_kidx ? 2 * e->cap_kidx : 16;
+		uint32_t *v = realloc(e->kidx, cap * sizeof *v);
+		if (v == NULL)
+			return -ENOMEM;
+		e->kidx = v;
+		e->cap_kidx = cap;
+	}
+	e->kidx[e->n_kidx++] = k;
+	return 0;
+}
+
+/* A leaf of one key: the key's hash, and its index in the leaf's key list. */
+static int add_leaf(struct bfi_expr *e, const void *key, size_t len, uint32_t *id);
+
+static int add_key(struct bfi_expr *e, const void *key, size_t len)
+{
+	if (e->n_keys >= MAX_KEYS)
+		return BFI_E_LIMIT;
+	if (e->n_keys == e->cap_keys) {
+		uint32_t cap = e->cap_keys ? 2 * e->cap_keys : 16;
+		bfi_keyhash *h = realloc(e->keys, cap * sizeof *h);
+		if (h == NULL)
+			return -ENOMEM;
+		e->keys = h;
+		e->cap_keys = cap;
+	}
+	e->keys[e->n_keys++] = bfi_hash_key(key, len);
+	return 0;
+}
+
+/* A child list under construction: node ids. */
+struct ids {
+	uint32_t *v;
+	uint32_t n, cap;
+};
+
+static int ids_push(struct ids *l, uint32_t id)
+{
+	if (l->n == l->cap) {
+		uint32_t cap = l->cap ? 2 * l->cap : 8;
+		uint32_t *v = realloc(l->v, cap * sizeof *v);
+		if (v == NULL)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = id;
+	return 0;
+}
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static void skip_blanks(struct parser *ps)
+{
+	while (ps->p < ps->end && is_blank(*ps->p))
+		ps->p++;
+}
+
+/* Is the next token the bare word w (not quoted)? */
+static int at_word(struct parser *ps, const char *w)
+{
+	size_t n = strlen(w);
+	if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, w, n) != 0)
+		return 0;
+	const char *q = ps->p + n;
+	return q == ps->end || is_blank(*q) || *q == '(' || *q == ')' || *q == '"';
+}
+
+static int syntax(struct parser *ps)
+{
+	ps->err_at = (size_t)(ps->p - ps->start);
+	return BFI_E_SYNTAX;
+}
+
+static int parse_or(struct parser *ps, uint32_t *id);
+
+/* Make node id hold the children in l, flattening children of the same type. */
+static int make_group(struct bfi_expr *e, int type, struct ids *l, uint32_t *id)
+{
+	if (l->n == 1) {
+		*id = l->v[0];
+		return 0;
+	}
+	struct ids flat = {0};
+	int rc = 0;
+	for (uint32_t i = 0; i < l->n && rc == 0; i++) {
+		struct bfi_enode *c = &e->nodes[l->v[i]];
+		if (c->type == type) {
+			for (uint32_t j = 0; j < c->n_kids && rc == 0; j++)
+				rc = ids_push(&flat, e->kids[c->first_kid + j]);
+		} else {
+			rc = ids_push(&flat, l->v[i]);
+		}
+	}
+	/* AND: fold every key leaf into one conjunction, evaluated first. */
+	if (rc == 0 && type == BFI_EXPR_AND) {
+		struct ids leaves = {0}, rest = {0};
+		for (uint32_t i = 0; i < flat.n && rc == 0; i++)
+			rc = ids_push(e->nodes[flat.v[i]].type == BFI_EXPR_KEYS ? &leaves : &rest, flat.v[i]);
+		if (rc == 0 && leaves.n > 1) {
+			uint32_t leaf;
+			rc = add_node(e, BFI_EXPR_KEYS, &leaf);
+			uint32_t first = e->n_kidx;
+			for (uint32_t i = 0; i < leaves.n && rc == 0; i++) {
+				const struct bfi_enode *c = &e->nodes[leaves.v[i]];
+				for (uint32_t j = 0; j < c->n_keys && rc == 0; j++)
+					rc = push_kidx(e, e->kidx[c->first_key + j]);
+			}
+			if (rc == 0) {
+				e->nodes[leaf].first_key = first;
+				e->nodes[leaf].n_keys = e->n_kidx - first;
+				leaves.v[0] = leaf;
+				leaves.n = 1;
+			}
+		}
+		if (rc == 0 && leaves.n == 1) {
+			flat.n = 0;
+			rc = ids_push(&flat, leaves.v[0]);
+			for (uint32_t i = 0; i < rest.n && rc == 0; i++)
+				rc = ids_push(&flat, rest.v[i]);
+		}
+		free(leaves.v);
+		free(rest.v);
+		if (rc == 0 && flat.n == 1) {
+			*id = flat.v[0];
+			free(flat.v);
+			return 0;
+		}
+	}
+	if (rc == 0)
+		rc = add_node(e, type, id);
+	if (rc == 0) {
+		struct bfi_enode *g = &e->nodes[*id];
+		g->first_kid = e->n_kids;
+		g->n_kids = flat.n;
+		for (uint32_t i = 0; i < flat.n && rc == 0; i++) {
+			if (e->n_kids == e->cap_kids) {
+				uint32_t cap = e->cap_kids ? 2 * e->cap_kids : 16;
+				uint32_t *k = realloc(e->kids, cap * sizeof *k);
+				if (k == NULL) {
+					rc = -ENOMEM;
+					break;
+				}
+				e->kids = k;
+				e->cap_kids = cap;
+			}
+			e->kids[e->n_kids++] = flat.v[i];
+		}
+	}
+	free(flat.v);
+	return rc;
+}
+
+static int parse_key(struct parser *ps, uint32_t *id)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	int rc;
+	if (*ps->p == '"') {
+		const char *q = ++ps->p;
+		buf = malloc((size_t)(ps->end - q) + 1);
+		if (buf == NULL)
+			return -ENOMEM;
+		for (; q < ps->end && *q != '"'; q++) {
+			if (*q == '\\' && q + 1 < ps->end && (q[1] == '"' || q[1] == '\\'))
+				q++;
+			buf[n++] = *q;
+		}
+		if (q == ps->end) {
+			free(buf);
+			ps->p--;
+			return syntax(ps); /* unterminated quote */
+		}
+		ps->p = q + 1;
+		rc = add_leaf(ps->e, buf, n, id);
+	} else {
+		const char *q = ps->p;
+		while (q < ps->end && !is_blank(*q) && *q != '(' && *q != ')' && *q != '"')
+			q++;
+		rc = add_leaf(ps->e, ps->p, (size_t)(q - ps->p), id);
+		ps->p = q;
+	}
+	free(buf);
+	return rc;
+}
+
+static int add_leaf(struct bfi_expr *e, const void *key, size_t len, uint32_t *id)
+{
+	int rc = add_key(e, key, len);
+	if (rc == 0)
+		rc = add_node(e, BFI_EXPR_KEYS, id);
+	if (rc == 0)
+		rc = push_kidx(e, e->n_keys - 1);
+	if (rc == 0) {
+		e->nodes[*id].first_key = e->n_kidx - 1;
+		e->nodes[*id].n_keys = 1;
+	}
+	return rc;
+}
+
+static int parse_unary(struct parser *ps, uint32_t *id)
+{
+	skip_blanks(ps);
+	if (ps->p == ps->end || *ps->p == ')' || at_word(ps, "AND") || at_word(ps, "OR"))
+		return syntax(ps); /* a key or '(' was expected */
+	if (*ps->p != '(')
+		return parse_key(ps, id);
+	if (++ps->depth > MAX_DEPTH)
+		return syntax(ps);
+	ps->p++;
+	int rc = parse_or(ps, id);
+	if (rc)
+		return rc;
+	skip_blanks(ps);
+	if (ps->p == ps->end || *ps->p != ')')
+		return syntax(ps);
+	ps->p++;
+	ps->depth--;
+	return 0;
+}
+
+static int parse_and(struct parser *ps, uint32_t *id)
+{
+	struct ids l = {0};
+	uint32_t c;
+	int rc = parse_unary(ps, &c);
+	if (rc == 0)
+		rc = ids_push(&l, c);
+	while (rc == 0) {
+		skip_blanks(ps);
+		if (ps->p == ps->end || *ps->p == ')' || at_word(ps, "OR"))
+			break;
+		if (at_word(ps, "AND"))
+			ps->p += 3;
+		rc = parse_unary(ps, &c);
+		if (rc == 0)
+			rc = ids_push(&l, c);
+	}
+	if (rc == 0)
+		rc = make_group(ps->e, BFI_EXPR_AND, &l, id);
+	free(l.v);
+	return rc;
+}
+
+static int parse_or(struct parser *ps, uint32_t *id)
+{
+	struct ids l = {0};
+	uint32_t c;
+	int rc = parse_and(ps, &c);
+	if (rc == 0)
+		rc = ids_push(&l, c);
+	while (rc == 0) {
+		skip_blanks(ps);
+		if (!at_word(ps, "OR"))
+			break;
+		ps->p += 2;
+		rc = parse_and(ps, &c);
+		if (rc == 0)
+			rc = ids_push(&l, c);
+	}
+	if (rc == 0)
+		rc = make_group(ps->e, BFI_EXPR_OR, &l, id);
+	free(l.v);
+	return rc;
+}
+
+int bfi_expr_parse(const char *text, size_t len, bfi_expr **out, size_t *err_at)
+{
+	if (out == NULL || (text == NULL && len))
+		return BFI_E_INVALID;
+	*out = NULL;
+	struct bfi_expr *e = calloc(1, sizeof *e);
+	if (e == NULL)
+		return -ENOMEM;
+	struct parser ps = {text, text + len, text, e, 0, 0};
+	int rc = parse_or(&ps, &e->root);
+	if (rc == 0) {
+		skip_blanks(&ps);
+		if (ps.p != ps.end)
+			rc = syntax(&ps); /* a stray ')' */
+	}
+	if (rc) {
+		if (err_at)
+			*err_at = ps.err_at;
+		bfi_expr_free(&e);
+		return rc;
+	}
+	*out = e;
+	return 0;
+}
+
+int bfi_expr_key(const void *key, size_t len, bfi_expr **out)
+{
+	if (out == NULL || (key == NULL && len))
+		return BFI_E_INVALID;
+	struct bfi_expr *e = calloc(1, sizeof *e);
+	if (e == NULL)
+		return -ENOMEM;
+	int rc = add_leaf(e, key, len, &e->root);
+	if (rc) {
+		bfi_expr_free(&e);
+		return rc;
+	}
+	*out = e;
+	return 0;
+}
+
+static int cmp_hash(const void *a, const void *b)
+{
+	const bfi_keyhash *x = a, *y = b;
+	if (x->h1 != y->h1)
+		return x->h1 < y->h1 ? -1 : 1;
+	return (x->h2 > y->h2) - (x->h2 < y->h2);
+}
+
+int bfi_expr_terms(const void *const *keys, const size_t *lens, size_t n, bfi_expr **out)
+{
+	if (out == NULL || (n && (keys == NULL || lens == NULL)))
+		return BFI_E_INVALID;
+	*out = NULL;
+	if (n > MAX_KEYS)
+		return BFI_E_LIMIT;
+	struct bfi_expr *e = calloc(1, sizeof *e);
+	if (e == NULL)
+		return -ENOMEM;
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = add_key(e, keys[i], lens[i]);
+	if (rc == 0 && e->n_keys) {
+		/* Repeated terms count once: sort the hashes and drop repeats. */
+		qsort(e->keys, e->n_keys, sizeof *e->keys, cmp_hash);
+		uint32_t m = 1;
+		for (uint32_t i = 1; i < e->n_keys; i++)
+			if (cmp_hash(&e->keys[i], &e->keys[m - 1]) != 0)
+				e->keys[m++] = e->keys[i];
+		e->n_keys = m;
+	}
+	if (rc == 0)
+		rc = add_node(e, BFI_EXPR_TERMS, &e->root);
+	for (uint32_t i = 0; i < e->n_keys && rc == 0; i++)
+		rc = push_kidx(e, i);
+	if (rc) {
+		bfi_expr_free(&e);
+		return rc;
+	}
+	e->nodes[e->root].first_key = 0;
+	e->nodes[e->root].n_keys = e->n_keys;
+	*out = e;
+	return 0;
+}
+
+size_t bfi_expr_keys(const bfi_expr *e)
+{
+	return e ? e->n_keys : 0;
+}
+
+void bfi_expr_free(bfi_expr **e)
+{
+	if (e == NULL || *e == NULL)
+		return;
+	free((*e)->nodes);
+	free((*e)->kids);
+	free((*e)->keys);
+	free((*e)->kidx);
+	free(*e);
+	*e = NULL;
+}

@@ -1,0 +1,466 @@
+/*
+ * test_query.c - the query language against exact truth: AND/OR
+ * expressions, threshold queries and batches, on many flat blocks and on
+ * the plain layout; the parser's errors; canonical k-mers.
+ *
+ * With one fixed width, the flat and plain layouts set the same bits, so
+ * their answers must be identical, scores included: that pins the flat
+ * kernels to the simplest possible evaluator.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "test.h"
+
+enum { NSETS = 700, UNIVERSE = 5000 };
+
+static uint8_t member[NSETS][UNIVERSE / 8 + 1]; /* exact truth */
+static char blocks_snap[4200], both_snap[4200];
+
+static int has(int j, uint32_t u)
+{
+	return member[j][u / 8] >> (u % 8) & 1;
+}
+
+static int build(const char *path, int layouts, int fixed)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.keep_order = 1; /* ordinal j is set j */
+	o.block_cost = 1; /* as many blocks as there are 512-set runs */
+	o.fixed_width = fixed;
+	o.layouts = (unsigned)layouts;
+	bfi_writer *w;
+	int rc = bfi_writer_create(&o, &w);
+	uint64_t s = 11;
+	for (int j = 0; j < NSETS && rc == 0; j++) {
+		char name[16], key[16];
+		uint32_t ord;
+		snprintf(name, sizeof name, "s%d", j);
+		rc = bfi_writer_set(w, name, strlen(name), &ord);
+		/* set sizes 10..300; key ids skewed toward small ids */
+		uint32_t size = 10 + (uint32_t)(test_rand(&s) % 291);
+		for (uint32_t i = 0; i < size && rc == 0; i++) {
+			uint64_t r = test_rand(&s);
+			uint32_t u = (uint32_t)((r % UNIVERSE) * ((r >> 40) % 3 + 1) / 3);
+			member[j][u / 8] |= (uint8_t)(1u << (u % 8));
+			rc = bfi_writer_key(w, ord, key, (size_t)snprintf(key, sizeof key, "k%u", u));
+		}
+	}
+	if (rc == 0)
+		rc = bfi_writer_finish(w, path, NULL);
+	bfi_writer_destroy(&w);
+	return rc;
+}
+
+/* A random expression over keys k<u>, with its text and truth per set. */
+struct rexpr {
+	char text[2048];
+	size_t len;
+	uint8_t truth[NSETS];
+};
+
+static void gen(uint64_t *s, int depth, char *out, size_t *len, uint8_t *truth)
+{
+	int kind = depth >= 3 ? 0 : (int)(test_rand(s) % 3);
+	if (kind == 0) {
+		/* a key: mostly present ids, sometimes absent ones */
+		uint32_t u = test_rand(s) % 8 == 0 ? UNIVERSE + (uint32_t)(test_rand(s) % 1000)
+		                                   : (uint32_t)(test_rand(s) % (UNIVERSE / 3));
+		*len += (size_t)sprintf(out + *len, "k%u", u);
+		for (int j = 0; j < NSETS; j++)
+			truth[j] = u < UNIVERSE && has(j, u);
+		return;
+	}
+	uint8_t sub[NSETS];
+	int n = 2 + (int)(test_rand(s) % 3);
+	out[(*len)++] = '(';
+	for (int i = 0; i < n; i++) {
+		if (i)
+			*len += (size_t)sprintf(out + *len, kind == 1 ? (test_rand(s) % 2 ? " AND " : " ")
+			                                              : " OR ");
+		gen(s, depth + 1, out, len, i ? sub : truth);
+		for (int j = 0; i && j < NSETS; j++)
+			truth[j] = kind == 1 ? (truth[j] && sub[j]) : (truth[j] || sub[j]);
+	}
+	out[(*len)++] = ')';
+	out[*len] = 0;
+}
+
+static void make_exprs(struct rexpr *ex, int n, uint64_t seed)
+{
+	for (int i = 0; i < n; i++) {
+		ex[i].len = 0;
+		gen(&seed, 0, ex[i].text, &ex[i].len, ex[i].truth);
+	}
+}
+
+static int same_answer(const bfi_result *a, const bfi_result *b)
+{
+	size_t n = bfi_result_count(a);
+	if (n != bfi_result_count(b) ||
+	    memcmp(bfi_result_ordinals(a), bfi_result_ordinals(b), n * sizeof(uint32_t)) != 0)
+		return 0;
+	const uint32_t *sa = bfi_result_scores(a), *sb = bfi_result_scores(b);
+	if (!sa != !sb)
+		return 0;
+	return !sa || memcmp(sa, sb, n * sizeof(uint32_t)) == 0;
+}
+
+static void test_expressions(void)
+{
+	enum { N = 400 };
+	static struct rexpr ex[N];
+	make_exprs(ex, N, 5);
+	bfi_snapshot *a, *b;
+	bfi_result *ra, *rf, *rp;
+	EXPECT_RC(bfi_open(blocks_snap, 0, &a), 0);
+	EXPECT_RC(bfi_open(both_snap, 0, &b), 0);
+	EXPECT_RC(bfi_result_create(&ra), 0);
+	EXPECT_RC(bfi_result_create(&rf), 0);
+	EXPECT_RC(bfi_result_create(&rp), 0);
+	if (!a || !b)
+		return;
+	struct bfi_info in;
+	bfi_info(a, &in);
+	EXPECT(in.n_blocks == 2);
+	uint64_t fn = 0, fp = 0, truths = 0, differ = 0;
+	for (int i = 0; i < N; i++) {
+		bfi_expr *e;
+		size_t at;
+		EXPECT_RC(bfi_expr_parse(ex[i].text, ex[i].len, &e, &at), 0);
+		if (!e)
+			continue;
+		EXPECT_RC(bfi_query_expr(a, 0, e, ra), 0);
+		EXPECT_RC(bfi_query_expr(b, BFI_LAYOUT_FLAT, e, rf), 0);
+		EXPECT_RC(bfi_query_expr(b, BFI_LAYOUT_PLAIN, e, rp), 0);
+		differ += !same_answer(rf, rp);
+		uint8_t got[NSETS] = {0};
+		for (size_t r = 0; r < bfi_result_count(ra); r++)
+			got[bfi_result_ordinals(ra)[r]] = 1;
+		for (int j = 0; j < NSETS; j++) {
+			fn += ex[i].truth[j] && !got[j];
+			fp += !ex[i].truth[j] && got[j];
+			truths += ex[i].truth[j];
+		}
+		bfi_expr_free(&e);
+	}
+	printf("expressions: %d, true (set, query) pairs %llu, false negatives %llu, false positives "
+	       "%llu; flat vs plain answers differ in %llu\n",
+	       N, (unsigned long long)truths, (unsigned long long)fn, (unsigned long long)fp,
+	       (unsigned long long)differ);
+	EXPECT(truths > 1000);
+	EXPECT(fn == 0);
+	EXPECT(fp < truths / 10);
+	EXPECT(differ == 0);
+	bfi_result_destroy(&ra);
+	bfi_result_destroy(&rf);
+	bfi_result_destroy(&rp);
+	bfi_close(&a);
+	bfi_close(&b);
+}
+
+static void test_batches(void)
+{
+	enum { N = 1500 };
+	static struct rexpr ex[N];
+	make_exprs(ex, N, 77);
+	const char *snaps[2] = {blocks_snap, both_snap};
+	for (int sn = 0; sn < 2; sn++) {
+		bfi_snapshot *s;
+		EXPECT_RC(bfi_open(snaps[sn], 0, &s), 0);
+		if (!s)
+			return;
+		for (unsigned layout = 1; layout <= (sn ? 2u : 1u); layout++) {
+			static bfi_expr *es[N];
+			static bfi_result *rs[N];
+			bfi_result *one;
+			EXPECT_RC(bfi_result_create(&one), 0);
+			for (int i = 0; i < N; i++) {
+				/* every fourth query a bare key, to mix both paths */
+				if (i % 4 == 0)
+					EXPECT_RC(bfi_expr_key(ex[i].text + 1, strcspn(ex[i].text + 1, " )"), &es[i]), 0);
+				else
+					EXPECT_RC(bfi_expr_parse(ex[i].text, ex[i].len, &es[i], NULL), 0);
+				EXPECT_RC(bfi_result_create(&rs[i]), 0);
+			}
+			EXPECT_RC(bfi_query_batch(s, layout, (const bfi_expr *const *)es, N, rs), 0);
+			int differ = 0;
+			for (int i = 0; i < N; i++) {
+				EXPECT_RC(bfi_query_expr(s, layout, es[i], one), 0);
+				differ += !same_answer(one, rs[i]);
+				bfi_result_destroy(&rs[i]);
+				bfi_expr_free(&es[i]);
+			}
+			EXPECT(differ == 0);
+			bfi_result_destroy(&one);
+		}
+		bfi_close(&s);
+	}
+}
+
+static void test_threshold(void)
+{
+	bfi_snapshot *a, *b;
+	bfi_result *ra, *rf, *rp;
+	EXPECT_RC(bfi_open(blocks_snap, 0, &a), 0);
+	EXPECT_RC(bfi_open(both_snap, 0, &b), 0);
+	EXPECT_RC(bfi_result_create(&ra), 0);
+	EXPECT_RC(bfi_result_create(&rf), 0);
+	EXPECT_RC(bfi_result_create(&rp), 0);
+	if (!a || !b)
+		return;
+	uint64_t s = 9, fn = 0, low = 0, order = 0, differ = 0, hits = 0;
+	for (int q = 0; q < 300; q++) {
+		/* terms: most from one set (a "read" of it), the rest random, some repeated */
+		int src = (int)(test_rand(&s) % NSETS), nt = 5 + (int)(test_rand(&s) % 40);
+		char buf[64][16];
+		const void *keys[64];
+		size_t lens[64];
+		uint32_t ids[64];
+		int t = 0;
+		while (t < nt) {
+			uint32_t u = (uint32_t)(test_rand(&s) % UNIVERSE);
+			if (test_rand(&s) % 4 != 0 && !has(src, u))
+				continue;
+			ids[t] = u;
+			lens[t] = (size_t)snprintf(buf[t], sizeof buf[t], "k%u", u);
+			keys[t] = buf[t];
+			t++;
+		}
+		if (q % 3 == 0) { /* a repeated term counts once */
+			ids[t] = ids[0];
+			keys[t] = keys[0];
+			lens[t] = lens[0];
+			t++;
+		}
+		uint32_t distinct = 0;
+		for (int i = 0; i < t; i++) {
+			int dup = 0;
+			for (int j = 0; j < i; j++)
+				dup |= ids[j] == ids[i];
+			distinct += !dup;
+		}
+		double theta = (double)(1 + test_rand(&s) % 10) / 10;
+		bfi_expr *e;
+		EXPECT_RC(bfi_expr_terms(keys, lens, (size_t)t, &e), 0);
+		if (!e)
+			continue;
+		EXPECT(bfi_expr_keys(e) == distinct);
+		uint32_t need = (uint32_t)(theta * distinct);
+		need += (double)need < theta * distinct;
+		need = need ? need : 1;
+		EXPECT_RC(bfi_query_threshold(a, 0, e, theta, ra), 0);
+		EXPECT_RC(bfi_query_threshold(b, BFI_LAYOUT_FLAT, e, theta, rf), 0);
+		EXPECT_RC(bfi_query_threshold(b, BFI_LAYOUT_PLAIN, e, theta, rp), 0);
+		differ += !same_answer(rf, rp);
+		const uint32_t *ord = bfi_result_ordinals(ra), *sc = bfi_result_scores(ra);
+		EXPECT(sc != NULL);
+		if (!sc)
+			continue;
+		size_t n = bfi_result_count(ra);
+		uint32_t got[NSETS];
+		memset(got, 0, sizeof got);
+		for (size_t r = 0; r < n; r++) {
+			got[ord[r]] = sc[r];
+			low += sc[r] < need;
+			if (r && (sc[r - 1] < sc[r] || (sc[r - 1] == sc[r] && ord[r - 1] > ord[r])))
+				order++;
+		}
+		for (int j = 0; j < NSETS; j++) {
+			uint32_t truth = 0;
+			for (int i = 0; i < t; i++) {
+				int dup = 0;
+				for (int x = 0; x < i; x++)
+					dup |= ids[x] == ids[i];
+				truth += !dup && has(j, ids[i]);
+			}
+			/* false positives only raise a score, never lower it */
+			if (truth >= need && got[j] < truth)
+				fn++;
+		}
+		hits += n;
+		bfi_expr_free(&e);
+	}
+	printf("threshold: %llu sets returned; %llu missed or under-scored, %llu below the bar, "
+	       "%llu out of rank order; flat vs plain differ in %llu\n",
+	       (unsigned long long)hits, (unsigned long long)fn, (unsigned long long)low,
+	       (unsigned long long)order, (unsigned long long)differ);
+	EXPECT(hits > 300);
+	EXPECT(fn == 0 && low == 0 && order == 0 && differ == 0);
+	bfi_expr *e = NULL;
+	EXPECT_RC(bfi_query_threshold(a, 0, e, 0.5, ra), BFI_E_INVALID);
+	const void *k1[1] = {"k1"};
+	size_t l1[1] = {2};
+	EXPECT_RC(bfi_expr_terms(k1, l1, 1, &e), 0);
+	EXPECT_RC(bfi_query_threshold(a, 0, e, 0, ra), BFI_E_INVALID);
+	EXPECT_RC(bfi_query_threshold(a, 0, e, 1.5, ra), BFI_E_INVALID);
+	EXPECT_RC(bfi_query_expr(a, 0, e, ra), BFI_E_INVALID); /* term lists are not expressions */
+	EXPECT_RC(bfi_query_threshold(a, BFI_LAYOUT_PLAIN, e, 1, ra), BFI_E_NO_LAYOUT);
+	bfi_expr_free(&e);
+	bfi_result_destroy(&ra);
+	bfi_result_destroy(&rf);
+	bfi_result_destroy(&rp);
+	bfi_close(&a);
+	bfi_close(&b);
+}
+
+static void test_parser(void)
+{
+	struct {
+		const char *text;
+		int rc;
+		size_t at, keys;
+	} cases[] = {
+		{"a", 0, 0, 1},
+		{"a b c", 0, 0, 3},
+		{"a AND b OR c", 0, 0, 3},
+		{"(a OR b) AND \"c d\" e", 0, 0, 4},
+		{"\"AND\"", 0, 0, 1},
+		{"\"a \\\" b\"", 0, 0, 1},
+		{"ANDroid ORacle", 0, 0, 2},
+		{"", BFI_E_SYNTAX, 0, 0},
+		{"   ", BFI_E_SYNTAX, 3, 0},
+		{"AND", BFI_E_SYNTAX, 0, 0},
+		{"a AND", BFI_E_SYNTAX, 5, 0},
+		{"a OR OR b", BFI_E_SYNTAX, 5, 0},
+		{"(a", BFI_E_SYNTAX, 2, 0},
+		{"a)", BFI_E_SYNTAX, 1, 0},
+		{"()", BFI_E_SYNTAX, 1, 0},
+		{"\"open", BFI_E_SYNTAX, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		bfi_expr *e = NULL;
+		size_t at = 999;
+		int rc = bfi_expr_parse(cases[i].text, strlen(cases[i].text), &e, &at);
+		EXPECT_RC(rc, cases[i].rc);
+		if (rc == 0)
+			EXPECT(bfi_expr_keys(e) == cases[i].keys);
+		else if (at != cases[i].at) {
+			fprintf(stderr, "'%s': error at %zu, want %zu\n", cases[i].text, at, cases[i].at);
+			EXPECT(at == cases[i].at);
+		}
+		bfi_expr_free(&e);
+	}
+	/* Nesting deeper than 64 is refused, not a stack overflow. */
+	char deep[300];
+	memset(deep, '(', 100);
+	deep[100] = 'a';
+	memset(deep + 101, ')', 100);
+	bfi_expr *e = NULL;
+	EXPECT_RC(bfi_expr_parse(deep, 201, &e, NULL), BFI_E_SYNTAX);
+	memset(deep, '(', 64);
+	deep[64] = 'a';
+	memset(deep + 65, ')', 64);
+	EXPECT_RC(bfi_expr_parse(deep, 129, &e, NULL), 0);
+	bfi_expr_free(&e);
+}
+
+/* Precedence and quoting, checked by answers on the demo-like truth. */
+static void test_semantics(void)
+{
+	bfi_snapshot *s;
+	bfi_result *r1, *r2;
+	EXPECT_RC(bfi_open(both_snap, 0, &s), 0);
+	EXPECT_RC(bfi_result_create(&r1), 0);
+	EXPECT_RC(bfi_result_create(&r2), 0);
+	if (!s)
+		return;
+	const char *pairs[][2] = {
+		{"k1 OR k2 k3", "k1 OR (k2 AND k3)"},
+		{"k1 k2 OR k3", "(k1 AND k2) OR k3"},
+		{"\"k1\" AND \"k2\"", "k1 k2"},
+		{"k5 AND (k6 OR k7)", "(k5 AND k6) OR (k5 AND k7)"},
+	};
+	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+		bfi_expr *a, *b;
+		EXPECT_RC(bfi_expr_parse(pairs[i][0], strlen(pairs[i][0]), &a, NULL), 0);
+		EXPECT_RC(bfi_expr_parse(pairs[i][1], strlen(pairs[i][1]), &b, NULL), 0);
+		EXPECT_RC(bfi_query_expr(s, BFI_LAYOUT_PLAIN, a, r1), 0);
+		EXPECT_RC(bfi_query_expr(s, BFI_LAYOUT_PLAIN, b, r2), 0);
+		EXPECT(same_answer(r1, r2));
+		bfi_expr_free(&a);
+		bfi_expr_free(&b);
+	}
+	bfi_result_destroy(&r1);
+	bfi_result_destroy(&r2);
+	bfi_close(&s);
+}
+
+/* The canonical k-mer rule, done the slow way. */
+static void naive_canonical(const char *s, unsigned k, char *out)
+{
+	char rc[33];
+	for (unsigned i = 0; i < k; i++) {
+		char c = s[k - 1 - i] & ~0x20;
+		rc[i] = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : 'A';
+	}
+	char fw[33];
+	for (unsigned i = 0; i < k; i++)
+		fw[i] = s[i] & ~0x20;
+	memcpy(out, memcmp(fw, rc, k) <= 0 ? fw : rc, k);
+}
+
+static void test_kmers(void)
+{
+	uint64_t s = 4;
+	const char alphabet[] = "ACGTacgtN-";
+	for (int t = 0; t < 500; t++) {
+		unsigned k = t % 5 == 0 ? 32 : t % 5 == 1 ? 1 : 1 + (unsigned)(test_rand(&s) % 32);
+		size_t len = (size_t)(test_rand(&s) % 200);
+		char seq[200];
+		for (size_t i = 0; i < len; i++)
+			seq[i] = alphabet[test_rand(&s) % (t % 2 ? 8 : 10)];
+		char *got;
+		size_t n;
+		EXPECT_RC(bfi_kmers(seq, len, k, &got, &n), 0);
+		/* naive: every window of ACGT letters, canonical, first appearance */
+		char want[200 * 32];
+		size_t m = 0;
+		for (size_t i = 0; i + k <= len; i++) {
+			int ok = 1;
+			for (unsigned j = 0; j < k && ok; j++)
+				ok = strchr("ACGTacgt", seq[i + j]) != NULL;
+			if (!ok)
+				continue;
+			char c[32];
+			naive_canonical(seq + i, k, c);
+			int dup = 0;
+			for (size_t x = 0; x < m && !dup; x++)
+				dup = memcmp(want + x * k, c, k) == 0;
+			if (!dup)
+				memcpy(want + k * m++, c, k);
+		}
+		EXPECT(n == m);
+		if (n == m)
+			EXPECT(memcmp(got, want, n * k) == 0);
+		free(got);
+	}
+	char *o;
+	size_t n;
+	EXPECT_RC(bfi_kmers("ACGT", 4, 0, &o, &n), BFI_E_INVALID);
+	EXPECT_RC(bfi_kmers("ACGT", 4, 33, &o, &n), BFI_E_INVALID);
+	EXPECT_RC(bfi_kmers("ACGTNACG", 8, 4, &o, &n), 0);
+	EXPECT(n == 1 && memcmp(o, "ACGT", 4) == 0); /* N breaks; ACG is too short */
+	free(o);
+	EXPECT_RC(bfi_kmers("TTTT", 4, 4, &o, &n), 0);
+	EXPECT(n == 1 && memcmp(o, "AAAA", 4) == 0); /* reverse complement is smaller */
+	free(o);
+}
+
+int main(void)
+{
+	snprintf(blocks_snap, sizeof blocks_snap, "%s/blocks", test_tmpdir());
+	snprintf(both_snap, sizeof both_snap, "%s/flat-and-plain", test_tmpdir());
+	if (build(blocks_snap, BFI_BUILD_FLAT, 0) || build(both_snap, BFI_BUILD_FLAT | BFI_BUILD_PLAIN, 1)) {
+		printf("FAIL query: build\n");
+		return 1;
+	}
+	test_run("query: expressions against exact truth; flat equals plain", test_expressions);
+	test_run("query: batches answer exactly as one at a time", test_batches);
+	test_run("query: threshold scores, bar and ranking against truth", test_threshold);
+	test_run("query: parser accepts, refuses and locates errors", test_parser);
+	test_run("query: precedence and quoting", test_semantics);
+	test_run("query: canonical k-mers against a naive extractor", test_kmers);
+	return test_exit();
+}
