@@ -27,6 +27,8 @@ static const char help[] =
 	"\n"
 	"Options:\n"
 	"      --layout L       flat or plain: time only this layout\n"
+	"      --batch B        also time the flat queries in batches of B\n"
+	"                       (bfi_query_batch) and compare the throughput\n"
 	"      --repeat R       timed passes over the queries (default 3)\n"
 	"      --plain-limit N  queries timed on plain, which is slow (default 2000)\n"
 	"      --results FILE   append the figures as Markdown table rows to FILE\n"
@@ -191,6 +193,37 @@ static int run_layout(const bfi_snapshot *s, unsigned layout, const struct keys 
 	return rc;
 }
 
+/* Throughput of bfi_query_batch over the keys, in batches of b. */
+static int run_batch(const bfi_snapshot *s, const struct keys *ks, size_t b, int repeat,
+                     double *qps)
+{
+	bfi_expr **es = calloc(ks->n, sizeof *es);
+	bfi_result **rs = calloc(b, sizeof *rs);
+	int rc = es && rs ? 0 : -ENOMEM;
+	for (size_t i = 0; i < ks->n && rc == 0; i++)
+		rc = bfi_expr_key(ks->k[i], ks->len[i], &es[i]);
+	for (size_t i = 0; i < b && rc == 0; i++)
+		rc = bfi_result_create(&rs[i]);
+	double total = 0;
+	for (int r = 0; r <= repeat && rc == 0; r++) { /* pass 0 warms up */
+		double t = now_ns();
+		for (size_t at = 0; at < ks->n && rc == 0; at += b) {
+			size_t m = ks->n - at < b ? ks->n - at : b;
+			rc = bfi_query_batch(s, BFI_LAYOUT_FLAT, (const bfi_expr *const *)es + at, m, rs);
+		}
+		if (r)
+			total += now_ns() - t;
+	}
+	*qps = (double)ks->n * repeat / (total * 1e-9);
+	for (size_t i = 0; es && i < ks->n; i++)
+		bfi_expr_free(&es[i]);
+	for (size_t i = 0; rs && i < b; i++)
+		bfi_result_destroy(&rs[i]);
+	free(es);
+	free(rs);
+	return rc;
+}
+
 static void print_fig(const struct figures *f, double bw)
 {
 	double bound = f->touched / bw * 1e6;
@@ -208,10 +241,11 @@ int cmd_bench(int argc, char **argv)
 	                                     {"plain-limit", required_argument, 0, 'P'},
 	                                     {"results", required_argument, 0, 'R'},
 	                                     {"label", required_argument, 0, 'l'},
+	                                     {"batch", required_argument, 0, 'b'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
 	unsigned only = 0;
-	uint64_t repeat = 3, plain_limit = 2000;
+	uint64_t repeat = 3, plain_limit = 2000, batch = 0;
 	const char *results = NULL, *label = NULL;
 	int c;
 	optind = 1;
@@ -238,6 +272,12 @@ int cmd_bench(int argc, char **argv)
 			}
 			break;
 		case 'R': results = optarg; break;
+		case 'b':
+			if (parse_size(optarg, &batch) || batch == 0 || batch > 1000000) {
+				fprintf(stderr, "bfi bench: --batch must be 1..1000000\n");
+				return EXIT_USAGE;
+			}
+			break;
 		case 'l': label = optarg; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: fputs(help, stderr); return EXIT_USAGE;
@@ -285,6 +325,14 @@ int cmd_bench(int argc, char **argv)
 	if (rc == 0 && nf == 2)
 		printf("flat is %.1fx faster than plain (p50), %.1fx (throughput)\n",
 		       fig[1].p50 / fig[0].p50, fig[0].qps / fig[1].qps);
+	double batch_qps = 0;
+	if (rc == 0 && batch && (in.layouts & BFI_LAYOUT_FLAT) && (!only || only == BFI_LAYOUT_FLAT)) {
+		rc = run_batch(s, &ks, (size_t)batch, (int)repeat, &batch_qps);
+		if (rc == 0)
+			printf("batch  %8zu queries in batches of %llu: %11.0f q/s, %.2fx the single-query "
+			       "throughput\n",
+			       ks.n, (unsigned long long)batch, batch_qps, batch_qps / fig[0].qps);
+	}
 	if (rc == 0 && results) {
 		FILE *f = fopen(results, "a");
 		if (f == NULL) {
