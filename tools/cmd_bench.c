@@ -27,6 +27,8 @@ static const char help[] =
 	"\n"
 	"Options:\n"
 	"      --layout L       flat or plain: time only this layout\n"
+	"      --expr           each line is an expression (as bfi query --expr),\n"
+	"                       for example a multi-word AND query\n"
 	"      --batch B        also time the flat queries in batches of B\n"
 	"                       (bfi_query_batch) and compare the throughput\n"
 	"      --repeat R       timed passes over the queries (default 3)\n"
@@ -101,6 +103,7 @@ struct keys {
 	char **k;
 	size_t *len;
 	size_t n;
+	bfi_expr **e; /* one per line: a key, or a parsed expression with --expr */
 };
 
 static int load_keys(const char *path, struct keys *ks)
@@ -159,7 +162,7 @@ static int run_layout(const bfi_snapshot *s, unsigned layout, const struct keys 
 	bfi_result_count_bytes(res, 1);
 	double touched = 0, matches = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		rc = bfi_query_key_layout(s, layout, ks->k[i], ks->len[i], res);
+		rc = bfi_query_expr(s, layout, ks->e[i], res);
 		touched += (double)bfi_result_touched(res);
 		matches += (double)bfi_result_count(res);
 	}
@@ -172,7 +175,7 @@ static int run_layout(const bfi_snapshot *s, unsigned layout, const struct keys 
 	for (int r = 0; r < repeat && rc == 0; r++) {
 		for (size_t i = 0; i < n && rc == 0; i++) {
 			double t = now_ns();
-			rc = bfi_query_key_layout(s, layout, ks->k[i], ks->len[i], res);
+			rc = bfi_query_expr(s, layout, ks->e[i], res);
 			t = now_ns() - t;
 			lat[m++] = t;
 			total += t;
@@ -197,11 +200,9 @@ static int run_layout(const bfi_snapshot *s, unsigned layout, const struct keys 
 static int run_batch(const bfi_snapshot *s, const struct keys *ks, size_t b, int repeat,
                      double *qps)
 {
-	bfi_expr **es = calloc(ks->n, sizeof *es);
+	bfi_expr **es = ks->e;
 	bfi_result **rs = calloc(b, sizeof *rs);
-	int rc = es && rs ? 0 : -ENOMEM;
-	for (size_t i = 0; i < ks->n && rc == 0; i++)
-		rc = bfi_expr_key(ks->k[i], ks->len[i], &es[i]);
+	int rc = rs ? 0 : -ENOMEM;
 	for (size_t i = 0; i < b && rc == 0; i++)
 		rc = bfi_result_create(&rs[i]);
 	double total = 0;
@@ -215,11 +216,8 @@ static int run_batch(const bfi_snapshot *s, const struct keys *ks, size_t b, int
 			total += now_ns() - t;
 	}
 	*qps = (double)ks->n * repeat / (total * 1e-9);
-	for (size_t i = 0; es && i < ks->n; i++)
-		bfi_expr_free(&es[i]);
 	for (size_t i = 0; rs && i < b; i++)
 		bfi_result_destroy(&rs[i]);
-	free(es);
 	free(rs);
 	return rc;
 }
@@ -242,11 +240,13 @@ int cmd_bench(int argc, char **argv)
 	                                     {"results", required_argument, 0, 'R'},
 	                                     {"label", required_argument, 0, 'l'},
 	                                     {"batch", required_argument, 0, 'b'},
+	                                     {"expr", no_argument, 0, 'e'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
 	unsigned only = 0;
 	uint64_t repeat = 3, plain_limit = 2000, batch = 0;
 	const char *results = NULL, *label = NULL;
+	int expr = 0;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -272,6 +272,7 @@ int cmd_bench(int argc, char **argv)
 			}
 			break;
 		case 'R': results = optarg; break;
+		case 'e': expr = 1; break;
 		case 'b':
 			if (parse_size(optarg, &batch) || batch == 0 || batch > 1000000) {
 				fprintf(stderr, "bfi bench: --batch must be 1..1000000\n");
@@ -294,10 +295,23 @@ int cmd_bench(int argc, char **argv)
 		fprintf(stderr, "bfi bench: %s: %s\n", path, bfi_strerror(rc));
 		return EXIT_USAGE;
 	}
-	struct keys ks = {NULL, NULL, 0};
+	struct keys ks = {NULL, NULL, 0, NULL};
 	rc = load_keys(qpath, &ks);
 	if (rc || ks.n == 0) {
 		fprintf(stderr, "bfi bench: %s: %s\n", qpath, rc ? bfi_strerror(rc) : "no queries");
+		bfi_close(&s);
+		return EXIT_USAGE;
+	}
+	ks.e = calloc(ks.n, sizeof *ks.e);
+	for (size_t i = 0; i < ks.n && rc == 0; i++) {
+		size_t at = 0;
+		rc = expr ? bfi_expr_parse(ks.k[i], ks.len[i], &ks.e[i], &at)
+		          : bfi_expr_key(ks.k[i], ks.len[i], &ks.e[i]);
+		if (rc)
+			fprintf(stderr, "bfi bench: %s line %zu: %s (byte %zu)\n", qpath, i + 1,
+			        bfi_strerror(rc), at);
+	}
+	if (rc) {
 		bfi_close(&s);
 		return EXIT_USAGE;
 	}
@@ -352,8 +366,12 @@ int cmd_bench(int argc, char **argv)
 			fclose(f);
 		}
 	}
-	for (size_t i = 0; i < ks.n; i++)
+	for (size_t i = 0; i < ks.n; i++) {
 		free(ks.k[i]);
+		if (ks.e)
+			bfi_expr_free(&ks.e[i]);
+	}
+	free(ks.e);
 	free(ks.k);
 	free(ks.len);
 	bfi_close(&s);

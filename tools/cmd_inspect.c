@@ -8,7 +8,7 @@
 #include "tools.h"
 
 static const char help[] =
-	"Usage: bfi inspect [--json] SNAP\n"
+	"Usage: bfi inspect [--json | --sets] SNAP\n"
 	"\n"
 	"Show SNAP's files, format version, snapshot id, section table, filter\n"
 	"parameters, the fill ratio of the sets' filters (summary and\n"
@@ -16,6 +16,9 @@ static const char help[] =
 	"\n"
 	"Options:\n"
 	"      --json      the same as one JSON object\n"
+	"      --sets      one line per set instead, TAB-separated: ordinal, name,\n"
+	"                  distinct keys, filter width m, ones in the filter, and\n"
+	"                  expected false-positive rate (ones / m)^k\n"
 	"      --trusted   skip the catalog digest check (trusted files only)\n"
 	"  -h, --help      show this help\n";
 
@@ -80,15 +83,17 @@ static void hex(char *out, const uint8_t *p, int n)
 int cmd_inspect(int argc, char **argv)
 {
 	static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+	                                     {"sets", no_argument, 0, 'S'},
 	                                     {"trusted", no_argument, 0, 'T'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
-	int json = 0, c;
+	int json = 0, sets = 0, c;
 	unsigned flags = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
+		case 'S': sets = 1; break;
 		case 'T': flags |= BFI_OPEN_TRUSTED; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: fputs(help, stderr); return EXIT_USAGE;
@@ -107,6 +112,29 @@ int cmd_inspect(int argc, char **argv)
 	}
 	struct bfi_info in;
 	bfi_info(s, &in);
+	if (sets) {
+		for (uint64_t o = 0; o < in.n_sets && rc == 0; o++) {
+			struct bfi_set_stats st;
+			const char *name;
+			size_t nl;
+			double fpr;
+			rc = bfi_set_stats(s, (uint32_t)o, &st);
+			if (rc == 0)
+				rc = bfi_set_name(s, (uint32_t)o, &name, &nl);
+			if (rc == 0)
+				rc = bfi_set_fpr(s, (uint32_t)o, &fpr);
+			if (rc == 0)
+				printf("%llu\t%.*s\t%llu\t%llu\t%llu\t%.6g\n", (unsigned long long)o, (int)nl,
+				       name, (unsigned long long)st.distinct_keys, (unsigned long long)st.bits,
+				       (unsigned long long)st.bits_set, fpr);
+		}
+		bfi_close(&s);
+		if (rc) {
+			fprintf(stderr, "bfi inspect: %s: %s\n", path, bfi_strerror(rc));
+			return EXIT_USAGE;
+		}
+		return EXIT_OK;
+	}
 	struct fill f;
 	rc = fill_stats(s, &in, &f);
 	if (rc) {
