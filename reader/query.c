@@ -158,6 +158,37 @@ static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr
 	return 0;
 }
 
+/*
+ * May the block hold the key with probes z? Its union pre-filter answers
+ * without reading the rows; a block without one always may.
+ */
+static int pre_pass(const struct bfi_rblock *b, const uint64_t *z, uint32_t k, bfi_result *res)
+{
+	if (b->pre == NULL)
+		return 1;
+	uint32_t i;
+	for (i = 0; i < k; i++) {
+		uint64_t pos = bfi_reduce(z[i], b->pre_m);
+		if (!(b->pre[pos / 8] >> (pos % 8) & 1))
+			break;
+	}
+	if (res->count_bytes)
+		res->touched += (uint64_t)(i < k ? i + 1 : k) * 64;
+	return i == k;
+}
+
+/* Does the block's pre-filter rule out some key of the conjunction? */
+static int conj_skipped(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
+                        const struct bfi_rblock *b, bfi_result *res)
+{
+	if (b->pre == NULL)
+		return 0;
+	for (uint32_t j = 0; j < n->n_keys; j++)
+		if (!pre_pass(b, res->z + (size_t)e->kidx[n->first_key + j] * s->lay.k, s->lay.k, res))
+			return 1;
+	return 0;
+}
+
 /* Row pointers of the conjunction node in block b; returns their count. */
 static size_t conj_rows(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
                         const struct bfi_rblock *b, bfi_result *res)
@@ -183,6 +214,10 @@ static void eval_flat(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t 
 	const struct bfi_enode *n = &e->nodes[id];
 	uint64_t *touched = res->count_bytes ? &res->touched : NULL;
 	if (n->type == BFI_EXPR_KEYS) {
+		if (conj_skipped(s, e, n, b, res)) {
+			memset(out, 0, words * 8);
+			return;
+		}
 		size_t r = conj_rows(s, e, n, b, res);
 		bfi__and_rows_mask(res->rows, r, words, mask, out, touched);
 		return;
@@ -224,6 +259,8 @@ static void run_block(const bfi_snapshot *s, const struct bfi_expr *e,
 	const struct bfi_enode *root = &e->nodes[e->root];
 	size_t words = b->row_bytes / 8;
 	if (root->type == BFI_EXPR_KEYS) {
+		if (conj_skipped(s, e, root, b, res))
+			return;
 		size_t r = conj_rows(s, e, root, b, res);
 		res->n += and_rows(res->rows, (uint32_t)r, words, b->first, b->n, res->ords + res->n,
 		                   res->count_bytes ? &res->touched : NULL);
@@ -465,6 +502,8 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
 			uint32_t *hits = res->ords + res->n;
 			for (uint32_t t = 0; t < terms; t++) {
 				const uint64_t *z = res->z + (size_t)t * k;
+				if (!pre_pass(b, z, k, res))
+					continue;
 				for (uint32_t i = 0; i < k; i++)
 					res->rows[i] = b->rows + bfi_reduce(z[i], b->m) * b->row_bytes;
 				size_t h = and_rows(res->rows, k, b->row_bytes / 8, 0, b->n, hits, touched);

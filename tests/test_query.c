@@ -28,6 +28,7 @@ static int build(const char *path, int layouts, int fixed)
 	bfi_build_options_init(&o);
 	o.keep_order = 1; /* ordinal j is set j */
 	o.block_cost = 1; /* as many blocks as there are 512-set runs */
+	o.prefilter = fixed ? BFI_PREFILTER_NEVER : BFI_PREFILTER_ALWAYS;
 	o.fixed_width = fixed;
 	o.layouts = (unsigned)layouts;
 	bfi_writer *w;

@@ -31,6 +31,9 @@ static const char help[] =
 	"      --keep-order    ordinals follow input order; by default sets are\n"
 	"                      ordered by size, so that blocks are tight\n"
 	"      --fixed-width   one width for every block: the largest set's\n"
+	"      --prefilter P   auto (default), always or never: a union filter per\n"
+	"                      flat block lets queries skip it; auto keeps one where\n"
+	"                      the bytes a skip saves outweigh the probe\n"
 	"      --block-cost B  bytes one more block must save to be made (1M);\n"
 	"                      smaller gives more, narrower blocks\n"
 	"      --memory BYTES  memory for key buffers and row stripes, e.g. 512M\n"
@@ -56,7 +59,7 @@ int cmd_build(int argc, char **argv)
 		{"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
 		{"expected-keys", required_argument, 0, 'e'}, {"layout", required_argument, 0, 'L'},
 		{"keep-order", no_argument, 0, 'K'},   {"fixed-width", no_argument, 0, 'F'},
-		{"block-cost", required_argument, 0, 'B'},
+		{"block-cost", required_argument, 0, 'B'}, {"prefilter", required_argument, 0, 'P'},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
@@ -111,6 +114,18 @@ int cmd_build(int argc, char **argv)
 			}
 			break;
 		case 'K': o.keep_order = 1; break;
+		case 'P':
+			if (!strcmp(optarg, "auto"))
+				o.prefilter = BFI_PREFILTER_AUTO;
+			else if (!strcmp(optarg, "always"))
+				o.prefilter = BFI_PREFILTER_ALWAYS;
+			else if (!strcmp(optarg, "never"))
+				o.prefilter = BFI_PREFILTER_NEVER;
+			else {
+				fprintf(stderr, "bfi build: --prefilter must be auto, always or never\n");
+				return EXIT_USAGE;
+			}
+			break;
 		case 'B':
 			if (parse_size(optarg, &o.block_cost) || o.block_cost == 0) {
 				fprintf(stderr, "bfi build: bad --block-cost '%s'\n", optarg);

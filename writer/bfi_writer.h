@@ -29,6 +29,13 @@ extern "C" {
 
 typedef struct bfi_writer bfi_writer;
 
+/* Union pre-filters of flat blocks (options.prefilter). */
+enum {
+	BFI_PREFILTER_AUTO = 0, /* where the cost model says a block gains */
+	BFI_PREFILTER_ALWAYS,
+	BFI_PREFILTER_NEVER,
+};
+
 /* Layouts to write (bit flags, as BFI_LAYOUT_* in bfi.h). */
 enum {
 	BFI_BUILD_FLAT = 1u << 0,  /* bit-sliced rows in blocks of their own width */
@@ -49,6 +56,12 @@ struct bfi_build_options {
 	 * the default, 1 MiB; smaller values give more, narrower blocks.
 	 */
 	uint64_t block_cost;
+	/*
+	 * BFI_PREFILTER_*: give each flat block a Bloom filter of the union of
+	 * its sets' keys, which lets a query skip the block; AUTO keeps one
+	 * only where a skipped block saves more than the probe costs.
+	 */
+	int prefilter;
 	uint64_t memory; /* bytes for key buffers and row stripes (1 GiB; at least 16 MiB) */
 	/*
 	 * Called now and then during long work; phase is a short word such

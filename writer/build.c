@@ -199,13 +199,84 @@ static int plan_blocks(const struct bfi_build_options *o, struct plan *p)
 		for (uint64_t j = first; j < end; j++)
 			p->block_of[j] = b;
 	}
-	p->flat_size = bfi_flat_layout(p->blocks, p->n_blocks);
-	if (p->flat_size == 0)
-		rc = BFI_E_LIMIT;
 out:
 	free(segw);
 	free(best);
 	free(from);
+	return rc;
+}
+
+/*
+ * HyperLogLog (2^12 registers, ~1.6% error) to estimate how many distinct
+ * keys each block's union holds, without holding the keys.
+ */
+#define HLL_BITS 12
+#define HLL_REGS (1u << HLL_BITS)
+
+static void hll_add(uint8_t *reg, uint64_t h)
+{
+	uint32_t i = (uint32_t)(h >> (64 - HLL_BITS));
+	uint64_t rest = h << HLL_BITS | (1ull << (HLL_BITS - 1));
+	uint8_t rank = (uint8_t)(__builtin_clzll(rest) + 1);
+	if (rank > reg[i])
+		reg[i] = rank;
+}
+
+static double hll_count(const uint8_t *reg)
+{
+	double sum = 0, zeros = 0, m = HLL_REGS;
+	for (uint32_t i = 0; i < HLL_REGS; i++) {
+		sum += ldexp(1.0, -reg[i]);
+		zeros += reg[i] == 0;
+	}
+	double est = 0.7213 / (1 + 1.079 / m) * m * m / sum;
+	if (est <= 2.5 * m && zeros > 0)
+		est = m * log(m / zeros); /* linear counting for small unions */
+	return est;
+}
+
+/*
+ * Union pre-filters (spec/format.md, "Choosing pre-filters"): a block gets
+ * one when a key absent from it would save more bytes by skipping the
+ * block than a pre-filter probe costs. With P the share of all distinct
+ * keys that the block's union holds (a query key drawn from the index's
+ * keys passes with about that chance), keep it when
+ *   (1 - P) * 2 * row_bytes > 2 * k * 64,
+ * two rows being what a query reads of a block at least, and k lines what
+ * a probe reads at most. options.prefilter can force it on or off.
+ */
+static int plan_prefilters(bfi_writer *w, struct plan *p)
+{
+	int mode = w->opt.prefilter;
+	if (mode == BFI_PREFILTER_NEVER)
+		return 0;
+	uint8_t *reg = calloc((size_t)p->n_blocks + 1, HLL_REGS);
+	if (reg == NULL)
+		return -ENOMEM;
+	struct spool_iter it;
+	struct rec r;
+	int rc = spool_iter_begin(&it, &w->spool);
+	while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
+		rc = 0;
+		uint32_t b = p->block_of[p->new_of_old[r.ord]];
+		hll_add(reg + (size_t)b * HLL_REGS, r.h1);
+		hll_add(reg + (size_t)p->n_blocks * HLL_REGS, r.h1);
+	}
+	spool_iter_end(&it);
+	double all = hll_count(reg + (size_t)p->n_blocks * HLL_REGS);
+	for (uint32_t b = 0; rc == 0 && b < p->n_blocks; b++) {
+		struct bfi_block *blk = &p->blocks[b];
+		double u = hll_count(reg + (size_t)b * HLL_REGS);
+		double share = all > 0 ? u / all : 1;
+		share = share > 1 ? 1 : share;
+		int keep = mode == BFI_PREFILTER_ALWAYS ||
+		           (1 - share) * 2.0 * (double)blk->row_bytes > 2.0 * p->k * 64;
+		/* sized like any filter, for the estimated union plus 5% */
+		blk->pre_m = keep ? width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
+		                              (uint64_t)ceil(u * 1.05), p->k)
+		                  : 0;
+	}
+	free(reg);
 	return rc;
 }
 
@@ -227,8 +298,13 @@ static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 		p->new_of_old[p->old_of_new[j]] = j;
 	if (o->layouts & BFI_BUILD_FLAT) {
 		int rc = plan_blocks(o, p);
+		if (rc == 0)
+			rc = plan_prefilters(w, p);
 		if (rc)
 			return rc;
+		p->flat_size = bfi_flat_layout(p->blocks, p->n_blocks);
+		if (p->flat_size == 0)
+			return BFI_E_LIMIT;
 	}
 	if (o->layouts & BFI_BUILD_PLAIN) {
 		uint64_t m = width_for(o, max_n, p->k);
@@ -279,8 +355,12 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 			const struct bfi_block *b = &p->blocks[p->block_of[j]];
 			uint64_t col = j - b->first_set;
 			for (uint32_t i = 0; i < p->k; i++) {
-				uint64_t row = bfi_hash_pos(h, i, b->m);
+				uint64_t z = bfi_hash_probe(h, i), row = bfi_reduce(z, b->m);
 				set_bit(c->buf, lo, hi, b->rows_offset + row * b->row_bytes + col / 8, col % 8);
+				if (b->pre_m) {
+					uint64_t pos = bfi_reduce(z, b->pre_m);
+					set_bit(c->buf, lo, hi, b->pre_offset + pos / 8, pos % 8);
+				}
 			}
 		} else {
 			uint64_t base = p->plain.filters_offset + (uint64_t)j * p->plain.filter_bytes;
@@ -340,8 +420,11 @@ static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t se
 {
 	uint64_t budget = w->opt.memory / 2;
 	uint64_t biggest = flat ? 0 : p->plain.filter_bytes;
-	for (uint32_t b = 0; flat && b < p->n_blocks; b++)
+	for (uint32_t b = 0; flat && b < p->n_blocks; b++) {
 		biggest = p->blocks[b].row_bytes > biggest ? p->blocks[b].row_bytes : biggest;
+		uint64_t pre = bfi_bits_bytes(p->blocks[b].pre_m);
+		biggest = pre > biggest ? pre : biggest;
+	}
 	if (budget < biggest)
 		budget = biggest;
 	uint64_t size = flat ? p->flat_size : p->plain_size;
@@ -357,6 +440,10 @@ static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t se
 			const struct bfi_block *blk = &p->blocks[b];
 			rc = fill_units(&c, &start, &end, blk->rows_offset,
 			                blk->rows_offset + blk->m * blk->row_bytes, blk->row_bytes);
+			if (rc == 0 && blk->pre_m) /* the pre-filter is one unit */
+				rc = fill_units(&c, &start, &end, blk->pre_offset,
+				                blk->pre_offset + bfi_bits_bytes(blk->pre_m),
+				                bfi_bits_bytes(blk->pre_m));
 		}
 	else
 		rc = fill_units(&c, &start, &end, data, size, p->plain.filter_bytes);
