@@ -16,11 +16,20 @@ static char good[4200], work[4200], work_index[4300], work_catalog[4300];
 static uint8_t *index_bytes, *catalog_bytes;
 static size_t index_len, catalog_len;
 
+static int rich; /* 0: one small block; 1: two blocks, pre-filters and a plain layout */
+
 static int build_small(const char *path, const char *prefix, int nsets)
 {
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
-	o.bits = 700; /* many 64 KiB chunks are not needed; keep every-length loops fast */
+	if (rich) {
+		o.block_cost = 1;
+		o.prefilter = BFI_PREFILTER_ALWAYS;
+		o.layouts = BFI_BUILD_FLAT | BFI_BUILD_PLAIN;
+		o.keep_order = 1;
+	} else {
+		o.bits = 700; /* many 64 KiB chunks are not needed; keep every-length loops fast */
+	}
 	bfi_writer *w;
 	int rc = bfi_writer_create(&o, &w);
 	char buf[64];
@@ -28,7 +37,7 @@ static int build_small(const char *path, const char *prefix, int nsets)
 		uint32_t ord;
 		snprintf(buf, sizeof buf, "%s%d", prefix, j);
 		rc = bfi_writer_set(w, buf, strlen(buf), &ord);
-		for (int i = 0; i < 40 && rc == 0; i++) {
+		for (int i = 0; i < (rich ? 1 + j / 15 : 40) && rc == 0; i++) {
 			int n = snprintf(buf, sizeof buf, "key%d", i * (j + 1));
 			rc = bfi_writer_key(w, ord, buf, (size_t)n);
 		}
@@ -66,7 +75,7 @@ static int open_and_query(unsigned flags)
 			if (bfi_query_key(s, key, (size_t)n, res) == 0) {
 				const uint32_t *o = bfi_result_ordinals(res);
 				for (size_t j = 0; j < bfi_result_count(res); j++)
-					EXPECT(o[j] < 8);
+					EXPECT(o[j] < (rich ? 600u : 8u));
 			}
 		}
 		bfi_result_destroy(&res);
@@ -78,7 +87,7 @@ static int open_and_query(unsigned flags)
 static void test_truncate_every_length(void)
 {
 	int bad = 0;
-	for (size_t len = 0; len < index_len; len++) {
+	for (size_t len = 0; len < index_len; len += rich && len > 4200 && len + 100 < index_len ? 97 : 1) {
 		EXPECT(test_write_file(work_index, index_bytes, len) == 0);
 		int rc = open_and_query(0);
 		if (rc != BFI_E_TRUNCATED && bad++ < 5)
@@ -354,21 +363,79 @@ static void test_not_a_snapshot(void)
 	restore();
 }
 
+/* The plain section's descriptor fields, past every check behind a checksum. */
+static void test_plain_fields(void)
+{
+	uint8_t *b = malloc(index_len);
+	uint64_t plain = bfi_get64(index_bytes + BFI_HEADER_SIZE + BFI_ENTRY_SIZE + 8);
+	EXPECT(bfi_get32(index_bytes + BFI_HEADER_SIZE + BFI_ENTRY_SIZE) == BFI_SEC_PLAIN);
+	struct {
+		size_t off;
+		int width;
+		uint64_t value;
+		int want;
+	} desc[] = {
+		{0, 8, 601, BFI_E_BAD_LAYOUT}, /* disagrees with flat's N */
+		{8, 8, 0, BFI_E_BAD_LAYOUT},   {8, 8, 1ull << 41, BFI_E_BAD_LAYOUT},
+		{16, 4, 6, BFI_E_BAD_LAYOUT},  {20, 4, 7, BFI_E_INCOMPAT},
+		{24, 8, 0, BFI_E_BAD_LAYOUT},  {32, 8, 0, BFI_E_BAD_LAYOUT},
+		{40, 8, 1, BFI_E_RESERVED},
+	};
+	for (size_t i = 0; i < sizeof desc / sizeof desc[0]; i++) {
+		memcpy(b, index_bytes, index_len);
+		if (desc[i].width == 4)
+			bfi_put32(b + plain + desc[i].off, (uint32_t)desc[i].value);
+		else
+			bfi_put64(b + plain + desc[i].off, desc[i].value);
+		EXPECT(test_write_file(work_index, b, index_len) == 0);
+		EXPECT_RC(open_and_query(0), desc[i].want);
+	}
+	free(b);
+	restore();
+	EXPECT_RC(open_and_query(0), 0);
+}
+
+static void test_rich_shape(void)
+{
+	struct bfi_verify_report rep;
+	EXPECT_RC(bfi_verify(good, &rep, NULL, NULL), 0);
+	bfi_snapshot *s;
+	EXPECT_RC(bfi_open(good, 0, &s), 0);
+	if (s) {
+		struct bfi_info in;
+		struct bfi_block_info b1;
+		bfi_info(s, &in);
+		EXPECT(in.n_blocks == 2 && in.layouts == (BFI_LAYOUT_FLAT | BFI_LAYOUT_PLAIN));
+		EXPECT_RC(bfi_block(s, 1, &b1), 0);
+		EXPECT(b1.prefilter_bits > 0);
+		bfi_close(&s);
+	}
+}
+
+static int load(void)
+{
+	if (build_small(good, "set", rich ? 600 : 8) || build_small(work, "set", rich ? 600 : 8))
+		return -1;
+	char p[4300];
+	free(index_bytes);
+	free(catalog_bytes);
+	snprintf(p, sizeof p, "%s/index.bfi", good);
+	index_bytes = test_read_file(p, &index_len);
+	snprintf(p, sizeof p, "%s/catalog.mdb", good);
+	catalog_bytes = test_read_file(p, &catalog_len);
+	return index_bytes && catalog_bytes ? 0 : -1;
+}
+
 int main(void)
 {
 	snprintf(good, sizeof good, "%s/good", test_tmpdir());
 	snprintf(work, sizeof work, "%s/work", test_tmpdir());
 	snprintf(work_index, sizeof work_index, "%s/index.bfi", work);
 	snprintf(work_catalog, sizeof work_catalog, "%s/catalog.mdb", work);
-	if (build_small(good, "set", 8) || build_small(work, "set", 8)) {
+	if (load()) {
 		printf("FAIL corrupt: build\n");
 		return 1;
 	}
-	char p[4300];
-	snprintf(p, sizeof p, "%s/index.bfi", good);
-	index_bytes = test_read_file(p, &index_len);
-	snprintf(p, sizeof p, "%s/catalog.mdb", good);
-	catalog_bytes = test_read_file(p, &catalog_len);
 	test_run("corrupt: truncation at every length", test_truncate_every_length);
 	test_run("corrupt: every header, table and padding byte flipped", test_flip_header_and_table);
 	test_run("corrupt: resealed header, table and descriptor fields", test_resealed_fields);
@@ -376,6 +443,18 @@ int main(void)
 	test_run("corrupt: damaged catalog refused", test_catalog_damage);
 	test_run("corrupt: catalog of another snapshot refused", test_foreign_catalog);
 	test_run("corrupt: paths that are not snapshots", test_not_a_snapshot);
+	rich = 1;
+	if (load()) {
+		printf("FAIL corrupt: build (blocks, pre-filters, plain)\n");
+		return 1;
+	}
+	test_run("corrupt (blocks, pre-filters, plain): the good file has them all", test_rich_shape);
+	test_run("corrupt (blocks, pre-filters, plain): truncation", test_truncate_every_length);
+	test_run("corrupt (blocks, pre-filters, plain): header, table and padding flips",
+	         test_flip_header_and_table);
+	test_run("corrupt (blocks, pre-filters, plain): plain descriptor fields", test_plain_fields);
+	test_run("corrupt (blocks, pre-filters, plain): random spans caught by verify",
+	         test_random_spans);
 	free(index_bytes);
 	free(catalog_bytes);
 	return test_exit();
