@@ -236,14 +236,15 @@ static double hll_count(const uint8_t *reg)
 }
 
 /*
- * Union pre-filters (spec/format.md, "Choosing pre-filters"): a block gets
- * one when a key absent from it would save more bytes by skipping the
- * block than a pre-filter probe costs. With P the share of all distinct
- * keys that the block's union holds (a query key drawn from the index's
- * keys passes with about that chance), keep it when
- *   (1 - P) * 2 * row_bytes > 2 * k * 64,
- * two rows being what a query reads of a block at least, and k lines what
- * a probe reads at most. options.prefilter can force it on or off.
+ * Union pre-filters (spec/format.md, "Choosing m, k, blocks and
+ * pre-filters"): a block gets one when skipping it for keys it does not
+ * hold saves more than probing costs. Queries are assumed to be half keys
+ * of the index (passing with P, the share of all distinct keys that the
+ * block's union holds) and half keys absent from it (which pass only as
+ * false positives), so a key passes with about P / 2. A query reads at
+ * least two rows of a block and a probe at most k lines, so keep one when
+ *   (1 - P / 2) * 2 * row_bytes > k * 64.
+ * options.prefilter can force it on or off.
  */
 static int plan_prefilters(bfi_writer *w, struct plan *p)
 {
@@ -269,8 +270,9 @@ static int plan_prefilters(bfi_writer *w, struct plan *p)
 		double u = hll_count(reg + (size_t)b * HLL_REGS);
 		double share = all > 0 ? u / all : 1;
 		share = share > 1 ? 1 : share;
+		double pass = share / 2;
 		int keep = mode == BFI_PREFILTER_ALWAYS ||
-		           (1 - share) * 2.0 * (double)blk->row_bytes > 2.0 * p->k * 64;
+		           (1 - pass) * 2.0 * (double)blk->row_bytes > (double)p->k * 64;
 		/* sized like any filter, for the estimated union plus 5% */
 		blk->pre_m = keep ? width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
 		                              (uint64_t)ceil(u * 1.05), p->k)
