@@ -2,9 +2,10 @@
  * kernel.c - AND the k rows of a flat block and list the bits left set.
  *
  * Rows are 64-byte aligned and a multiple of 64 bytes long, so both
- * kernels walk them a cache line at a time: AND row 0 with row 1, then
- * each further row only while the line is not yet zero, and move on as
- * soon as it is. On sparse filters most lines of rows 2..k-1 are never
+ * kernels walk them a cache line at a time: AND row 0 with row 1 (a line
+ * of one row alone is rarely zero, so no test between them), then each
+ * further row only while the line is not yet zero, and move on as soon as
+ * it is. On sparse filters most lines of rows 2..k-1 are never
  * loaded. Bits are listed with tzcnt. The AVX2 kernel also prefetches the
  * lines of rows 0 and 1 that it reads next, since those two streams are
  * always read in full.
@@ -40,13 +41,16 @@ size_t bfi__and_rows_portable(const uint8_t *const *rows, uint32_t k, size_t wor
 {
 	size_t n = 0;
 	uint64_t lines = 0;
+	/* Rows 0 and 1 are always ANDed (a line of one row alone is rarely
+	 * zero), then each further row only while the line is not zero. */
+	uint32_t first = k > 1 ? 2 : 1;
+	const uint64_t *r0 = (const uint64_t *)rows[0], *r1 = (const uint64_t *)rows[first - 1];
 	for (size_t w0 = 0; w0 < words; w0 += LINE_WORDS) {
 		uint64_t acc[LINE_WORDS], any = 0;
-		const uint64_t *r0 = (const uint64_t *)rows[0] + w0;
 		for (int j = 0; j < LINE_WORDS; j++)
-			any |= acc[j] = r0[j];
-		lines++;
-		for (uint32_t i = 1; i < k && any; i++) {
+			any |= acc[j] = r0[w0 + j] & r1[w0 + j];
+		lines += first;
+		for (uint32_t i = first; i < k && any; i++) {
 			const uint64_t *ri = (const uint64_t *)rows[i] + w0;
 			any = 0;
 			for (int j = 0; j < LINE_WORDS; j++)
@@ -91,18 +95,20 @@ size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, 
 {
 	size_t n = 0;
 	uint64_t lines = 0;
-	const uint8_t *r0 = rows[0], *r1 = k > 1 ? rows[1] : rows[0];
+	uint32_t first = k > 1 ? 2 : 1;
+	const uint8_t *r0 = rows[0], *r1 = rows[first - 1];
 	size_t bytes = words * 8;
 	for (size_t off = 0; off < bytes; off += 64) {
 		if (off + PREFETCH_LINES * 64 < bytes) {
 			_mm_prefetch((const char *)r0 + off + PREFETCH_LINES * 64, _MM_HINT_T0);
 			_mm_prefetch((const char *)r1 + off + PREFETCH_LINES * 64, _MM_HINT_T0);
 		}
-		__m256i a = _mm256_load_si256((const __m256i *)(r0 + off));
-		__m256i b = _mm256_load_si256((const __m256i *)(r0 + off + 32));
-		lines++;
-		uint32_t i = 1;
-		for (; i < k; i++) {
+		__m256i a = _mm256_and_si256(_mm256_load_si256((const __m256i *)(r0 + off)),
+		                             _mm256_load_si256((const __m256i *)(r1 + off)));
+		__m256i b = _mm256_and_si256(_mm256_load_si256((const __m256i *)(r0 + off + 32)),
+		                             _mm256_load_si256((const __m256i *)(r1 + off + 32)));
+		lines += first;
+		for (uint32_t i = first; i < k; i++) {
 			if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
 				break;
 			a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i] + off)));
