@@ -98,6 +98,11 @@ size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, 
 	uint32_t first = k > 1 ? 2 : 1;
 	const uint8_t *r0 = rows[0], *r1 = rows[first - 1];
 	size_t bytes = words * 8;
+	/* Ramp up: ask for the first lines of both streams at once. */
+	for (size_t off = 0; off < bytes && off < PREFETCH_LINES * 64; off += 64) {
+		_mm_prefetch((const char *)r0 + off, _MM_HINT_T0);
+		_mm_prefetch((const char *)r1 + off, _MM_HINT_T0);
+	}
 	for (size_t off = 0; off < bytes; off += 64) {
 		if (off + PREFETCH_LINES * 64 < bytes) {
 			_mm_prefetch((const char *)r0 + off + PREFETCH_LINES * 64, _MM_HINT_T0);
