@@ -352,33 +352,6 @@ int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bf
 	return 0;
 }
 
-/*
- * Start loading the first lines of the rows a later query of the batch
- * will read in block b, so that while one query computes, the next ones'
- * cache misses are already in flight.
- */
-#define BATCH_AHEAD 4
-#define PREFETCH_LINES_PER_ROW 2
-
-static void prefetch_rows(const bfi_snapshot *s, const struct bfi_expr *e,
-                          const struct bfi_rblock *b, const bfi_result *res)
-{
-	const struct bfi_enode *n = &e->nodes[e->root];
-	if (n->type != BFI_EXPR_KEYS)
-		return;
-	uint32_t k = s->lay.k;
-	size_t lines = b->row_bytes / 64 < PREFETCH_LINES_PER_ROW ? b->row_bytes / 64
-	                                                          : PREFETCH_LINES_PER_ROW;
-	for (uint32_t j = 0; j < n->n_keys && j < 2; j++) {
-		const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
-		for (uint32_t i = 0; i < k; i++) {
-			const uint8_t *row = b->rows + bfi_reduce(z[i], b->m) * b->row_bytes;
-			for (size_t l = 0; l < lines; l++)
-				__builtin_prefetch(row + l * 64);
-		}
-	}
-}
-
 int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, size_t n,
                     bfi_result *const *res)
 {
@@ -403,16 +376,9 @@ int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *cons
 	}
 	/* Block by block, so each block's rows come from memory once per batch. */
 	bfi_and_fn and_rows = bfi__and_rows();
-	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++) {
-		const struct bfi_rblock *blk = &s->blocks[b];
-		for (size_t q = 0; q < n && q < BATCH_AHEAD; q++)
-			prefetch_rows(s, qs[q], blk, res[q]);
-		for (size_t q = 0; q < n; q++) {
-			if (q + BATCH_AHEAD < n)
-				prefetch_rows(s, qs[q + BATCH_AHEAD], blk, res[q + BATCH_AHEAD]);
-			run_block(s, qs[q], blk, res[q], and_rows);
-		}
-	}
+	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
+		for (size_t q = 0; q < n; q++)
+			run_block(s, qs[q], &s->blocks[b], res[q], and_rows);
 	return 0;
 }
 
