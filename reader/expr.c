@@ -25,16 +25,24 @@ struct parser {
 	int depth;
 };
 
+/* Make room for one more element in *p (n used of *cap, each size bytes). */
+static int room(void *p, uint32_t n, uint32_t *cap, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	uint32_t c = *cap ? 2 * *cap : 16;
+	void *q = realloc(*(void **)p, c * size);
+	if (q == NULL)
+		return -ENOMEM;
+	*(void **)p = q;
+	*cap = c;
+	return 0;
+}
+
 static int add_node(struct bfi_expr *e, int type, uint32_t *id)
 {
-	if (e->n_nodes == e->cap_nodes) {
-		uint32_t cap = e->cap_nodes ? 2 * e->cap_nodes : 16;
-		struct bfi_enode *n = realloc(e->nodes, cap * sizeof *n);
-		if (n == NULL)
-			return -ENOMEM;
-		e->nodes = n;
-		e->cap_nodes = cap;
-	}
+	if (room(&e->nodes, e->n_nodes, &e->cap_nodes, sizeof *e->nodes))
+		return -ENOMEM;
 	memset(&e->nodes[e->n_nodes], 0, sizeof e->nodes[0]);
 	e->nodes[e->n_nodes].type = type;
 	*id = e->n_nodes++;
@@ -43,14 +51,8 @@ static int add_node(struct bfi_expr *e, int type, uint32_t *id)
 
 static int push_kidx(struct bfi_expr *e, uint32_t k)
 {
-	if (e->n_kidx == e->cap_kidx) {
-		uint32_t cap = e->cap_kidx ? 2 * e->cap_kidx : 16;
-		uint32_t *v = realloc(e->kidx, cap * sizeof *v);
-		if (v == NULL)
-			return -ENOMEM;
-		e->kidx = v;
-		e->cap_kidx = cap;
-	}
+	if (room(&e->kidx, e->n_kidx, &e->cap_kidx, sizeof *e->kidx))
+		return -ENOMEM;
 	e->kidx[e->n_kidx++] = k;
 	return 0;
 }
@@ -62,14 +64,8 @@ static int add_key(struct bfi_expr *e, const void *key, size_t len)
 {
 	if (e->n_keys >= MAX_KEYS)
 		return BFI_E_LIMIT;
-	if (e->n_keys == e->cap_keys) {
-		uint32_t cap = e->cap_keys ? 2 * e->cap_keys : 16;
-		bfi_keyhash *h = realloc(e->keys, cap * sizeof *h);
-		if (h == NULL)
-			return -ENOMEM;
-		e->keys = h;
-		e->cap_keys = cap;
-	}
+	if (room(&e->keys, e->n_keys, &e->cap_keys, sizeof *e->keys))
+		return -ENOMEM;
 	e->keys[e->n_keys++] = bfi_hash_key(key, len);
 	return 0;
 }
@@ -82,14 +78,8 @@ struct ids {
 
 static int ids_push(struct ids *l, uint32_t id)
 {
-	if (l->n == l->cap) {
-		uint32_t cap = l->cap ? 2 * l->cap : 8;
-		uint32_t *v = realloc(l->v, cap * sizeof *v);
-		if (v == NULL)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (room(&l->v, l->n, &l->cap, sizeof *l->v))
+		return -ENOMEM;
 	l->v[l->n++] = id;
 	return 0;
 }
@@ -183,17 +173,9 @@ static int make_group(struct bfi_expr *e, int type, struct ids *l, uint32_t *id)
 		g->first_kid = e->n_kids;
 		g->n_kids = flat.n;
 		for (uint32_t i = 0; i < flat.n && rc == 0; i++) {
-			if (e->n_kids == e->cap_kids) {
-				uint32_t cap = e->cap_kids ? 2 * e->cap_kids : 16;
-				uint32_t *k = realloc(e->kids, cap * sizeof *k);
-				if (k == NULL) {
-					rc = -ENOMEM;
-					break;
-				}
-				e->kids = k;
-				e->cap_kids = cap;
-			}
-			e->kids[e->n_kids++] = flat.v[i];
+			rc = room(&e->kids, e->n_kids, &e->cap_kids, sizeof *e->kids);
+			if (rc == 0)
+				e->kids[e->n_kids++] = flat.v[i];
 		}
 	}
 	free(flat.v);
