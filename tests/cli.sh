@@ -77,6 +77,9 @@ check "--expr: AND, OR, parentheses" sh -c "
 	'$BFI' query --expr '$T/snap' 'compression AND fast' '(terminal OR shell) AND multiplexer' >'$T/e' &&
 	grep -qx 'compression AND fast	zstd	xz-utils' '$T/e' &&
 	grep -qx '(terminal OR shell) AND multiplexer	screen	tmux' '$T/e'"
+check "--expr --batch: answers before a bad query, then exit 2" sh -c "
+	printf 'lmdb\\nhttp\\na AND\\nzstd\\n' | '$BFI' query --batch --expr '$T/snap' >'$T/b' 2>'$T/err';
+	test \$? -eq 2 && test \$(wc -l <'$T/b') -eq 2 && grep -q 'byte 5' '$T/err'"
 check "--expr: a syntax error names its byte and exits 2" sh -c "
 	'$BFI' query --expr '$T/snap' 'a AND' 2>'$T/err'; test \$? -eq 2 && grep -q 'byte 5' '$T/err'"
 check "--threshold: ranked with scores" sh -c "

@@ -28,7 +28,9 @@ static const char help[] =
 	"Query forms:\n"
 	"  -e, --expr         a query is an expression: keys combined with AND, OR\n"
 	"                     and parentheses; keys side by side are ANDed, so\n"
-	"                     `a b` is `a AND b`; \"quoted keys\" may hold blanks\n"
+	"                     `a b` is `a AND b`; \"quoted keys\" may hold blanks;\n"
+	"                     a query that does not parse stops bfi query with\n"
+	"                     status 2 after the answers before it, naming the byte\n"
 	"  -t, --threshold T  a query is a list of terms (blank-separated words, or\n"
 	"                     k-mers with --kmer); sets holding at least\n"
 	"                     ceil(T x terms) of them are returned, T in (0, 1]\n"
@@ -215,15 +217,20 @@ static int run_batches(const bfi_snapshot *s, const struct opts *o, struct query
 	for (size_t i = 0; i < bs && rc == 0; i++)
 		rc = bfi_result_create(&rs[i]);
 	for (size_t at = 0; at < n && rc == 0; at += bs) {
-		size_t m = n - at < bs ? n - at : bs;
-		for (size_t i = 0; i < m && rc == 0; i++) {
-			rc = compile(o, &qs[at + i], NULL);
-			es[i] = qs[at + i].e;
+		size_t m = n - at < bs ? n - at : bs, ok = 0;
+		int bad = 0;
+		/* Answer the queries before one that does not parse, then stop. */
+		for (; ok < m && bad == 0; ok++) {
+			bad = compile(o, &qs[at + ok], NULL);
+			es[ok] = qs[at + ok].e;
 		}
-		if (rc == 0)
-			rc = bfi_query_batch(s, o->layout, es, m, rs);
-		for (size_t i = 0; i < m && rc == 0; i++)
+		if (bad)
+			ok--;
+		rc = bfi_query_batch(s, o->layout, es, ok, rs);
+		for (size_t i = 0; i < ok && rc == 0; i++)
 			rc = print_answer(s, rs[i], o, &qs[at + i]);
+		if (rc == 0)
+			rc = bad;
 		for (size_t i = 0; i < m; i++)
 			bfi_expr_free(&qs[at + i].e);
 	}
