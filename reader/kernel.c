@@ -56,6 +56,14 @@ size_t bfi__and_rows_portable(const uint8_t *const *rows, uint32_t k, size_t wor
 			for (int j = 0; j < LINE_WORDS; j++)
 				any |= acc[j] &= ri[j];
 			lines++;
+			/* as in the AVX2 kernel: row 2 alone, then one test per two rows */
+			if (i > first && ++i < k) {
+				ri = (const uint64_t *)rows[i] + w0;
+				any = 0;
+				for (int j = 0; j < LINE_WORDS; j++)
+					any |= acc[j] &= ri[j];
+				lines++;
+			}
 		}
 		if (!any)
 			continue;
@@ -113,12 +121,20 @@ size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, 
 		__m256i b = _mm256_and_si256(_mm256_load_si256((const __m256i *)(r0 + off + 32)),
 		                             _mm256_load_si256((const __m256i *)(r1 + off + 32)));
 		lines += first;
-		for (uint32_t i = first; i < k; i++) {
+		/* Then row 2 alone, which a sparse line rarely survives, and after it
+		 * two rows per test: a line that survived three rows is dense. */
+		for (uint32_t i = first; i < k; i += 1 + (i > first)) {
 			if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
 				break;
 			a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i] + off)));
 			b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i] + off + 32)));
 			lines++;
+			if (i > first && i + 1 < k) {
+				a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i + 1] + off)));
+				b = _mm256_and_si256(b,
+				                     _mm256_load_si256((const __m256i *)(rows[i + 1] + off + 32)));
+				lines++;
+			}
 		}
 		__m256i ab = _mm256_or_si256(a, b);
 		if (_mm256_testz_si256(ab, ab))
