@@ -59,6 +59,8 @@ struct bfi_snapshot {
 	uint64_t size;
 	struct bfi_layout lay;
 	struct bfi_rblock *blocks; /* lay.flat.n_blocks of them, if flat */
+	uint64_t max_row_bytes;    /* of all blocks: sizes a query's scratch */
+	uint32_t max_block_sets;
 	const uint8_t *plain;      /* first plain filter, if plain */
 	/* catalog; env is NULL when opened with BFI_OPEN_NO_CATALOG */
 	MDB_env *env;

@@ -198,6 +198,10 @@ static int load_blocks(bfi_snapshot *s)
 		b->rows = sec + bfi_get64(e + 32);
 		b->pre_m = bfi_get64(e + 40);
 		b->pre = b->pre_m ? sec + bfi_get64(e + 48) : NULL;
+		if (b->row_bytes > s->max_row_bytes)
+			s->max_row_bytes = b->row_bytes;
+		if (b->n > s->max_block_sets)
+			s->max_block_sets = b->n;
 	}
 	return 0;
 }

@@ -124,14 +124,7 @@ static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr
                    bfi_result *res, int scores)
 {
 	uint32_t k = s->lay.k;
-	size_t words = 0;
-	uint32_t widest_n = 0;
-	for (uint32_t b = 0; layout == BFI_LAYOUT_FLAT && b < s->lay.flat.n_blocks; b++) {
-		if (s->blocks[b].row_bytes / 8 > words)
-			words = s->blocks[b].row_bytes / 8;
-		if (s->blocks[b].n > widest_n)
-			widest_n = s->blocks[b].n;
-	}
+	size_t words = (size_t)(s->max_row_bytes / 8);
 	size_t levels = e->nodes[e->root].type == BFI_EXPR_KEYS ? 0 : expr_depth(e, e->root) + 1;
 	int rc = grow(&res->ords, &res->cap, s->lay.n_sets, sizeof *res->ords);
 	if (rc == 0 && scores)
@@ -146,7 +139,8 @@ static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr
 		rc = grow(&res->vec, &res->vec_cap, levels * words, sizeof *res->vec);
 	if (rc == 0 && scores)
 		rc = grow(&res->counts, &res->counts_cap,
-		          layout == BFI_LAYOUT_FLAT ? widest_n : s->lay.n_sets, sizeof *res->counts);
+		          layout == BFI_LAYOUT_FLAT ? s->max_block_sets : s->lay.n_sets,
+		          sizeof *res->counts);
 	if (rc)
 		return rc;
 	for (uint32_t key = 0; key < e->n_keys; key++)
