@@ -60,6 +60,15 @@ static inline uint64_t bfi_hash_pos(bfi_keyhash h, uint32_t i, uint64_t m)
 }
 
 /*
+ * The RAMBO partition (spec/format.md, "RAMBO section"): the cell of the
+ * set called name in repetition r, of cells cells cut into shards shards
+ * (the paper's two-level hash): shard XXH3-64(name, seed 0x52414d42) mod
+ * shards, then XXH3-64(name, seed r + 1) mod (cells / shards) within it.
+ */
+BFI_API uint32_t bfi_rambo_cell(const void *name, size_t len, uint32_t r, uint64_t cells,
+                                uint32_t shards);
+
+/*
  * Write the k positions of key for width m into pos[0..k-1].
  * Returns 0, or BFI_E_INVALID if m == 0, k == 0 or pos is NULL.
  */

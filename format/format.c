@@ -238,3 +238,107 @@ int bfi_plain_decode(const uint8_t *in, uint64_t size, struct bfi_plain_desc *d)
 		return BFI_E_BAD_LAYOUT;
 	return 0;
 }
+
+void bfi_rambo_desc_encode(uint8_t out[BFI_RAMBO_DESC_SIZE], const struct bfi_rambo_desc *d)
+{
+	memset(out, 0, BFI_RAMBO_DESC_SIZE);
+	bfi_put64(out + 0, d->n_sets);
+	bfi_put32(out + 8, d->k);
+	bfi_put32(out + 12, d->hash_id);
+	bfi_put32(out + 16, d->reps);
+	bfi_put32(out + 20, d->partition_id);
+	bfi_put64(out + 24, d->cells);
+	bfi_put32(out + 32, d->shards);
+	bfi_put64(out + 40, d->table_offset);
+}
+
+void bfi_rep_encode(uint8_t out[BFI_REP_ENTRY_SIZE], const struct bfi_rep *r)
+{
+	memset(out, 0, BFI_REP_ENTRY_SIZE);
+	bfi_put64(out + 0, r->m);
+	bfi_put64(out + 8, r->row_bytes);
+	bfi_put64(out + 16, r->rows_offset);
+	bfi_put64(out + 24, r->starts_offset);
+	bfi_put64(out + 32, r->members_offset);
+	bfi_put64(out + 40, r->cell_of_offset);
+}
+
+static int add_bytes(uint64_t *off, uint64_t n)
+{
+	return __builtin_add_overflow(*off, bfi_align_up(n, 64), off);
+}
+
+/* Rows, cell starts, members and cell-of table of one repetition, in order. */
+static int place_rep(struct bfi_rep *r, uint64_t n_sets, uint64_t cells, uint64_t *off)
+{
+	uint64_t rows;
+	if (__builtin_mul_overflow(r->m, r->row_bytes, &rows))
+		return -1;
+	r->rows_offset = *off;
+	if (add_bytes(off, rows))
+		return -1;
+	r->starts_offset = *off;
+	if (add_bytes(off, (cells + 1) * 4))
+		return -1;
+	r->members_offset = *off;
+	if (add_bytes(off, n_sets * 4))
+		return -1;
+	r->cell_of_offset = *off;
+	return add_bytes(off, n_sets * 4);
+}
+
+uint64_t bfi_rambo_layout(struct bfi_rep *reps, uint32_t n_reps, uint64_t n_sets, uint64_t cells)
+{
+	uint64_t off = BFI_RAMBO_DESC_SIZE + (uint64_t)n_reps * BFI_REP_ENTRY_SIZE;
+	for (uint32_t i = 0; i < n_reps; i++) {
+		reps[i].row_bytes = bfi_bits_bytes(cells);
+		if (place_rep(&reps[i], n_sets, cells, &off))
+			return 0;
+	}
+	return off;
+}
+
+int bfi_rambo_decode(const uint8_t *in, uint64_t size, struct bfi_rambo_desc *d,
+                     struct bfi_rep *reps, uint64_t *bad_off)
+{
+	*bad_off = 0;
+	if (size < BFI_RAMBO_DESC_SIZE)
+		return BFI_E_BAD_LAYOUT;
+	d->n_sets = bfi_get64(in + 0);
+	d->k = bfi_get32(in + 8);
+	d->hash_id = bfi_get32(in + 12);
+	d->reps = bfi_get32(in + 16);
+	d->partition_id = bfi_get32(in + 20);
+	d->cells = bfi_get64(in + 24);
+	d->shards = bfi_get32(in + 32);
+	d->table_offset = bfi_get64(in + 40);
+	if (!all_zero(in + 36, 4) || !all_zero(in + 48, BFI_RAMBO_DESC_SIZE - 48))
+		return BFI_E_RESERVED;
+	if (d->hash_id != BFI_HASH_XXH3_MIX || d->partition_id != BFI_PARTITION_XXH3)
+		return BFI_E_INCOMPAT;
+	if (d->n_sets == 0 || d->n_sets > BFI_MAX_SETS || d->k == 0 || d->k > BFI_MAX_K ||
+	    d->reps == 0 || d->reps > BFI_MAX_REPS || d->cells < 1 || d->cells > BFI_MAX_CELLS ||
+	    d->shards == 0 || d->cells % d->shards != 0 || d->table_offset != BFI_RAMBO_DESC_SIZE)
+		return BFI_E_BAD_LAYOUT;
+	uint64_t off = BFI_RAMBO_DESC_SIZE + (uint64_t)d->reps * BFI_REP_ENTRY_SIZE;
+	if (off > size)
+		return BFI_E_BAD_LAYOUT;
+	for (uint32_t i = 0; i < d->reps; i++) {
+		const uint8_t *e = in + BFI_RAMBO_DESC_SIZE + (uint64_t)i * BFI_REP_ENTRY_SIZE;
+		struct bfi_rep r = {bfi_get64(e), bfi_get64(e + 8), bfi_get64(e + 16), bfi_get64(e + 24),
+		                    bfi_get64(e + 32), bfi_get64(e + 40)};
+		*bad_off = (uint64_t)(e - in);
+		if (!all_zero(e + 48, BFI_REP_ENTRY_SIZE - 48))
+			return BFI_E_RESERVED;
+		if (r.m == 0 || r.m > BFI_MAX_BITS || r.row_bytes != bfi_bits_bytes(d->cells))
+			return BFI_E_BAD_LAYOUT;
+		struct bfi_rep want = r;
+		if (place_rep(&want, d->n_sets, d->cells, &off) || off > size ||
+		    memcmp(&want, &r, sizeof r) != 0)
+			return BFI_E_BAD_LAYOUT;
+		if (reps)
+			reps[i] = r;
+	}
+	*bad_off = 0;
+	return off == size ? 0 : BFI_E_BAD_LAYOUT;
+}

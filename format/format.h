@@ -52,6 +52,7 @@
 #define BFI_SEC_FLAT 1u
 #define BFI_SEC_CHUNKSUMS 2u
 #define BFI_SEC_PLAIN 3u
+#define BFI_SEC_RAMBO 4u
 #define BFI_ENC_RAW 0u
 #define BFI_ENC_ZSTD 1u
 #define BFI_SECF_REQUIRED 1u
@@ -67,6 +68,13 @@
 #define BFI_MAX_K 32u
 #define BFI_MAX_BITS (1ull << 40)
 #define BFI_MAX_SETS 0xffffffffull
+
+/* spec: "RAMBO section" */
+#define BFI_RAMBO_DESC_SIZE 64u
+#define BFI_REP_ENTRY_SIZE 64u
+#define BFI_MAX_REPS 64u
+#define BFI_MAX_CELLS (1u << 24)
+#define BFI_PARTITION_XXH3 1u
 
 /* spec: "Plain section" */
 #define BFI_PLAIN_DESC_SIZE 64u
@@ -183,6 +191,27 @@ struct bfi_plain_desc {
 	uint64_t filters_offset;
 };
 
+struct bfi_rambo_desc {
+	uint64_t n_sets;
+	uint32_t k;
+	uint32_t hash_id;
+	uint32_t reps;         /* R */
+	uint32_t partition_id; /* BFI_PARTITION_XXH3 */
+	uint64_t cells;        /* B, per repetition */
+	uint32_t shards;       /* S: the two-level hash's first level; B % S == 0 */
+	uint64_t table_offset; /* relative, 64 */
+};
+
+/* One repetition of the RAMBO section; offsets relative to the section. */
+struct bfi_rep {
+	uint64_t m;              /* rows: width of every cell's filter */
+	uint64_t row_bytes;      /* bfi_bits_bytes(cells) */
+	uint64_t rows_offset;
+	uint64_t starts_offset;  /* cells + 1 little-endian u32: members of cell c are */
+	uint64_t members_offset; /* members[starts[c] .. starts[c + 1]), n_sets u32 */
+	uint64_t cell_of_offset; /* n_sets u32: each set's cell */
+};
+
 /* Encoders write every byte of their buffer, reserved bytes as zero. */
 void bfi_header_encode(uint8_t out[BFI_HEADER_SIZE], const struct bfi_header *h);
 void bfi_section_encode(uint8_t out[BFI_ENTRY_SIZE], const struct bfi_section *s);
@@ -206,6 +235,17 @@ int bfi_section_decode(const uint8_t in[BFI_ENTRY_SIZE], struct bfi_section *s);
 int bfi_flat_decode(const uint8_t *sec, uint64_t size, struct bfi_flat_desc *d,
                     struct bfi_block *blocks, uint64_t *bad_off);
 int bfi_plain_decode(const uint8_t *sec, uint64_t size, struct bfi_plain_desc *d);
+
+void bfi_rambo_desc_encode(uint8_t out[BFI_RAMBO_DESC_SIZE], const struct bfi_rambo_desc *d);
+void bfi_rep_encode(uint8_t out[BFI_REP_ENTRY_SIZE], const struct bfi_rep *r);
+/*
+ * Check a RAMBO section: descriptor and every repetition entry against
+ * the exact packing. reps, if not NULL, receives d->reps entries.
+ */
+int bfi_rambo_decode(const uint8_t *sec, uint64_t size, struct bfi_rambo_desc *d,
+                     struct bfi_rep *reps, uint64_t *bad_off);
+/* Place the repetitions (m set) and return the section's size, 0 on overflow. */
+uint64_t bfi_rambo_layout(struct bfi_rep *reps, uint32_t n_reps, uint64_t n_sets, uint64_t cells);
 
 /* Byte length of a flat section with these blocks, or 0 on overflow. */
 uint64_t bfi_flat_layout(struct bfi_block *blocks, uint32_t n_blocks);

@@ -19,3 +19,11 @@ int bfi_key_positions(const void *key, size_t len, uint64_t m, uint32_t k, uint6
 		pos[i] = bfi_hash_pos(h, i, m);
 	return 0;
 }
+
+uint32_t bfi_rambo_cell(const void *name, size_t len, uint32_t r, uint64_t cells, uint32_t shards)
+{
+	const void *p = len ? name : "";
+	uint64_t per = cells / shards;
+	uint64_t shard = XXH3_64bits_withSeed(p, len, 0x52414d42ull) % shards;
+	return (uint32_t)(shard * per + XXH3_64bits_withSeed(p, len, (uint64_t)r + 1) % per);
+}

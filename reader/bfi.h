@@ -81,6 +81,7 @@ BFI_API void bfi_close(bfi_snapshot **snap);
 enum {
 	BFI_LAYOUT_FLAT = 1u << 0,  /* bit-sliced rows in blocks (spec: "Flat section") */
 	BFI_LAYOUT_PLAIN = 1u << 1, /* N filters one after another, the naive baseline */
+	BFI_LAYOUT_RAMBO = 1u << 2, /* repeated and merged filters (spec: "RAMBO section") */
 };
 
 /* What a snapshot holds; filled by bfi_info(). */
@@ -98,6 +99,9 @@ struct bfi_info {
 	unsigned layouts;          /* BFI_LAYOUT_* present */
 	uint32_t n_blocks;         /* flat blocks (0 without a flat layout) */
 	int size_ordered;          /* ordinals follow set size, not input order */
+	uint32_t rambo_reps;       /* R, B and S of the rambo layout (0 without one) */
+	uint64_t rambo_cells;
+	uint32_t rambo_shards;
 	int has_catalog;           /* 0 if opened with BFI_OPEN_NO_CATALOG */
 };
 BFI_API void bfi_info(const bfi_snapshot *snap, struct bfi_info *info);
@@ -114,9 +118,23 @@ struct bfi_block_info {
 BFI_API BFI_MUST_CHECK int bfi_block(const bfi_snapshot *snap, uint32_t i,
                                      struct bfi_block_info *out);
 
+/* One cell of a RAMBO repetition: how many sets it merges, and its fill. */
+struct bfi_rambo_cell {
+	uint64_t sets;     /* members */
+	uint64_t bits_set; /* ones in its filter */
+};
+/*
+ * The width of repetition rep's filters in *m, and, if cells is not NULL,
+ * one entry per cell (bfi_info.rambo_cells of them). Reads all the
+ * repetition's rows: O(m * B / 8) bytes. Returns 0, BFI_E_INVALID (no rambo
+ * layout, or rep out of range) or BFI_E_BAD_LAYOUT (a damaged cell table).
+ */
+BFI_API BFI_MUST_CHECK int bfi_rambo_rep(const bfi_snapshot *snap, uint32_t rep, uint64_t *m,
+                                         struct bfi_rambo_cell *cells);
+
 /* One entry of the section table (spec/format.md, "Section table"). */
 struct bfi_section_info {
-	uint32_t kind;       /* 1 flat, 2 chunk checksums, 3 plain */
+	uint32_t kind;       /* 1 flat, 2 chunk checksums, 3 plain, 4 rambo */
 	uint16_t encoding;   /* 0 raw, 1 zstd */
 	uint16_t flags;
 	uint64_t offset;     /* absolute, in index.bfi */

@@ -122,10 +122,14 @@ void bfi__catalog_close(bfi_snapshot *s)
 	s->env = NULL;
 }
 
-/* Width of set ord's filter: its block's on the flat layout, else plain's. */
+/* Width of set ord's filter: its block's on the flat layout, else plain's, else rambo's. */
 static uint64_t set_width(const bfi_snapshot *s, uint32_t ord)
 {
-	return s->lay.flat_idx >= 0 ? bfi__block_of(s, ord)->m : s->lay.plain.m;
+	if (s->lay.flat_idx >= 0)
+		return bfi__block_of(s, ord)->m;
+	if (s->lay.plain_idx >= 0)
+		return s->lay.plain.m;
+	return s->reps[0].m; /* rambo alone: the filter of the set's cell in repetition 0 */
 }
 
 /*

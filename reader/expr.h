@@ -28,4 +28,33 @@ struct bfi_expr {
 	uint32_t n_keys, cap_keys;
 };
 
+/* A query's answer and scratch space; see bfi.h. */
+struct bfi_result {
+	uint32_t *ords;
+	uint32_t *scores; /* threshold queries only */
+	size_t n, cap, scores_cap;
+	int have_scores;
+	int count_bytes;
+	uint64_t touched;
+	/* scratch, grown as needed and kept for the next query */
+	uint64_t *z;           /* k probes per key */
+	size_t z_cap;
+	const uint8_t **rows;  /* row pointers of one conjunction */
+	size_t rows_cap;
+	uint64_t *vec;         /* bit vectors, one per expression level */
+	size_t vec_cap;
+	uint32_t *counts;      /* threshold scores of one block */
+	size_t counts_cap;
+	uint64_t *rank;        /* threshold ranking keys */
+	size_t rank_cap;
+};
+
+/* Grow *p (an array) to hold want elements of size sz; 0 or -ENOMEM. */
+int bfi__grow(void *p, size_t *cap, size_t want, size_t sz);
+
+/* RAMBO queries (rambo.c), on a result prepared by query.c. */
+int bfi__rambo_expr(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res);
+int bfi__rambo_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t need,
+                         bfi_result *res);
+
 #endif

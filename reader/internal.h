@@ -14,9 +14,11 @@ struct bfi_layout {
 	uint32_t n_sec;
 	int flat_idx;  /* index into sec[], or -1 */
 	int plain_idx; /* index into sec[], or -1 */
+	int rambo_idx; /* index into sec[], or -1 */
 	int sums_idx;
 	struct bfi_flat_desc flat;
 	struct bfi_plain_desc plain;
+	struct bfi_rambo_desc rambo;
 	uint64_t n_sets; /* agreed by every layout */
 	uint32_t k;
 	uint64_t sums_covered; /* chunk checksums cover [BFI_SECTION_ALIGN, this) */
@@ -48,6 +50,15 @@ int bfi__check_index(const uint8_t *map, uint64_t size, struct bfi_layout *lay,
 /* Map a whole file read-only. Returns 0 or -errno; *size may be 0 (then *map is NULL). */
 int bfi__map_file(int fd, const uint8_t **map, uint64_t *size);
 
+/* A RAMBO repetition, ready to query (spec/format.md, "RAMBO section"). */
+struct bfi_rrep {
+	const uint8_t *rows; /* row r at rows + r * row_bytes; bit c is cell c */
+	uint64_t m, row_bytes;
+	const uint8_t *starts;  /* cells + 1 u32 */
+	const uint8_t *members; /* n_sets u32 */
+	const uint8_t *cell_of; /* n_sets u32 */
+};
+
 struct bfi_snapshot;
 /* bfi_open(), also telling where a check failed. */
 int bfi__open(const char *path, unsigned flags, struct bfi_snapshot **out, struct bfi_bad *bad);
@@ -62,6 +73,7 @@ struct bfi_snapshot {
 	uint64_t max_row_bytes;    /* of all blocks: sizes a query's scratch */
 	uint32_t max_block_sets;
 	const uint8_t *plain;      /* first plain filter, if plain */
+	struct bfi_rrep reps[BFI_MAX_REPS]; /* lay.rambo.reps of them, if rambo */
 	/* catalog; env is NULL when opened with BFI_OPEN_NO_CATALOG */
 	MDB_env *env;
 	MDB_dbi dbi_sets, dbi_names, dbi_meta;

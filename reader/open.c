@@ -26,7 +26,7 @@ static int check_entries(const uint8_t *map, uint64_t size, struct bfi_layout *l
 {
 	uint64_t data_end = size - BFI_TRAILER_SIZE;
 	uint64_t prev_end = BFI_SECTION_ALIGN;
-	lay->flat_idx = lay->plain_idx = lay->sums_idx = -1;
+	lay->flat_idx = lay->plain_idx = lay->rambo_idx = lay->sums_idx = -1;
 	for (uint32_t i = 0; i < lay->n_sec; i++) {
 		struct bfi_section *s = &lay->sec[i];
 		int rc = bfi_section_decode(map + entry_off(i), s);
@@ -40,6 +40,7 @@ static int check_entries(const uint8_t *map, uint64_t size, struct bfi_layout *l
 		switch (s->kind) {
 		case BFI_SEC_FLAT: slot = &lay->flat_idx; break;
 		case BFI_SEC_PLAIN: slot = &lay->plain_idx; break;
+		case BFI_SEC_RAMBO: slot = &lay->rambo_idx; break;
 		case BFI_SEC_CHUNKSUMS: slot = &lay->sums_idx; break;
 		default:
 			if (s->flags & BFI_SECF_REQUIRED)
@@ -62,9 +63,9 @@ static int check_entries(const uint8_t *map, uint64_t size, struct bfi_layout *l
 	if (prev_end != data_end)
 		BAD(BFI_E_BAD_SECTION, entry_off(lay->n_sec - 1), BFI_ENTRY_SIZE,
 		    "last section does not end at the trailer");
-	if (lay->flat_idx < 0 && lay->plain_idx < 0)
+	if (lay->flat_idx < 0 && lay->plain_idx < 0 && lay->rambo_idx < 0)
 		BAD(BFI_E_NO_LAYOUT, BFI_HEADER_SIZE, (uint64_t)lay->n_sec * BFI_ENTRY_SIZE,
-		    "no flat or plain section");
+		    "no flat, plain or rambo section");
 	return 0;
 }
 
@@ -93,6 +94,19 @@ static int check_layouts(const uint8_t *map, struct bfi_layout *lay, struct bfi_
 			    "plain and flat layouts disagree on the sets or k");
 		lay->n_sets = lay->plain.n_sets;
 		lay->k = lay->plain.k;
+	}
+	if (lay->rambo_idx >= 0) {
+		const struct bfi_section *r = &lay->sec[lay->rambo_idx];
+		uint64_t at;
+		rc = bfi_rambo_decode(map + r->offset, r->size, &lay->rambo, NULL, &at);
+		if (rc)
+			BAD(rc, r->offset + at, at ? BFI_REP_ENTRY_SIZE : BFI_RAMBO_DESC_SIZE,
+			    at ? "rambo repetition entry" : "rambo descriptor");
+		if (lay->n_sets && (lay->rambo.n_sets != lay->n_sets || lay->rambo.k != lay->k))
+			BAD(BFI_E_BAD_LAYOUT, r->offset, BFI_RAMBO_DESC_SIZE,
+			    "rambo and another layout disagree on the sets or k");
+		lay->n_sets = lay->rambo.n_sets;
+		lay->k = lay->rambo.k;
 	}
 	return 0;
 }
@@ -264,6 +278,23 @@ int bfi__open(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_b
 		goto fail;
 	if (s->lay.plain_idx >= 0)
 		s->plain = s->map + s->lay.sec[s->lay.plain_idx].offset + s->lay.plain.filters_offset;
+	if (s->lay.rambo_idx >= 0) {
+		const uint8_t *sec = s->map + s->lay.sec[s->lay.rambo_idx].offset;
+		struct bfi_rep reps[BFI_MAX_REPS];
+		uint64_t at;
+		rc = bfi_rambo_decode(sec, s->lay.sec[s->lay.rambo_idx].size, &s->lay.rambo, reps, &at);
+		for (uint32_t r = 0; rc == 0 && r < s->lay.rambo.reps; r++) {
+			struct bfi_rrep *rr = &s->reps[r];
+			rr->rows = sec + reps[r].rows_offset;
+			rr->m = reps[r].m;
+			rr->row_bytes = reps[r].row_bytes;
+			rr->starts = sec + reps[r].starts_offset;
+			rr->members = sec + reps[r].members_offset;
+			rr->cell_of = sec + reps[r].cell_of_offset;
+		}
+		if (rc)
+			goto fail;
+	}
 	if (!(flags & BFI_OPEN_NO_CATALOG)) {
 		rc = bfi__catalog_open(s, (flags & BFI_OPEN_TRUSTED) != 0, bad);
 		if (rc)
@@ -308,7 +339,16 @@ void bfi_info(const bfi_snapshot *s, struct bfi_info *info)
 	info->n_sections = s->lay.n_sec;
 	info->has_catalog = s->env != NULL;
 	info->layouts = (s->lay.flat_idx >= 0 ? BFI_LAYOUT_FLAT : 0) |
-	                (s->lay.plain_idx >= 0 ? BFI_LAYOUT_PLAIN : 0);
+	                (s->lay.plain_idx >= 0 ? BFI_LAYOUT_PLAIN : 0) |
+	                (s->lay.rambo_idx >= 0 ? BFI_LAYOUT_RAMBO : 0);
+	if (s->lay.rambo_idx >= 0) {
+		info->rambo_reps = s->lay.rambo.reps;
+		info->rambo_cells = s->lay.rambo.cells;
+		info->rambo_shards = s->lay.rambo.shards;
+		for (uint32_t r = 0; r < s->lay.rambo.reps; r++)
+			if (s->reps[r].m > info->bits)
+				info->bits = s->reps[r].m;
+	}
 	if (s->lay.flat_idx >= 0) {
 		info->n_blocks = s->lay.flat.n_blocks;
 		info->size_ordered = (s->lay.flat.flags & BFI_FLATF_SIZE_ORDER) != 0;
@@ -358,6 +398,8 @@ const char *bfi_section_kind_name(uint32_t kind)
 		return "chunksums";
 	case BFI_SEC_PLAIN:
 		return "plain";
+	case BFI_SEC_RAMBO:
+		return "rambo";
 	default:
 		return "unknown";
 	}

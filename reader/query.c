@@ -13,26 +13,6 @@
 
 #include "expr.h"
 
-struct bfi_result {
-	uint32_t *ords;
-	uint32_t *scores; /* threshold queries only */
-	size_t n, cap, scores_cap;
-	int have_scores;
-	int count_bytes;
-	uint64_t touched;
-	/* scratch, grown as needed and kept for the next query */
-	uint64_t *z;           /* k probes per key */
-	size_t z_cap;
-	const uint8_t **rows;  /* row pointers of one conjunction */
-	size_t rows_cap;
-	uint64_t *vec;         /* bit vectors, one per expression level */
-	size_t vec_cap;
-	uint32_t *counts;      /* threshold scores of one block */
-	size_t counts_cap;
-	uint64_t *rank;        /* threshold ranking keys */
-	size_t rank_cap;
-};
-
 int bfi_result_create(bfi_result **out)
 {
 	if (out == NULL)
@@ -82,8 +62,7 @@ uint64_t bfi_result_touched(const bfi_result *res)
 	return res->touched;
 }
 
-/* Grow *p to hold want elements of size sz. */
-static int grow(void *pp, size_t *cap, size_t want, size_t sz)
+int bfi__grow(void *pp, size_t *cap, size_t want, size_t sz)
 {
 	if (want <= *cap)
 		return 0;
@@ -109,11 +88,14 @@ static uint32_t expr_depth(const struct bfi_expr *e, uint32_t id)
 static int layout_of(const bfi_snapshot *s, unsigned layout, unsigned *out)
 {
 	if (layout == 0)
-		layout = s->lay.flat_idx >= 0 ? BFI_LAYOUT_FLAT : BFI_LAYOUT_PLAIN;
-	if (layout != BFI_LAYOUT_FLAT && layout != BFI_LAYOUT_PLAIN)
+		layout = s->lay.flat_idx >= 0    ? BFI_LAYOUT_FLAT
+		         : s->lay.rambo_idx >= 0 ? BFI_LAYOUT_RAMBO
+		                                 : BFI_LAYOUT_PLAIN;
+	if (layout != BFI_LAYOUT_FLAT && layout != BFI_LAYOUT_PLAIN && layout != BFI_LAYOUT_RAMBO)
 		return BFI_E_INVALID;
 	if ((layout == BFI_LAYOUT_FLAT && s->lay.flat_idx < 0) ||
-	    (layout == BFI_LAYOUT_PLAIN && s->lay.plain_idx < 0))
+	    (layout == BFI_LAYOUT_PLAIN && s->lay.plain_idx < 0) ||
+	    (layout == BFI_LAYOUT_RAMBO && s->lay.rambo_idx < 0))
 		return BFI_E_NO_LAYOUT;
 	*out = layout;
 	return 0;
@@ -126,21 +108,24 @@ static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr
 	uint32_t k = s->lay.k;
 	size_t words = (size_t)(s->max_row_bytes / 8);
 	size_t levels = e->nodes[e->root].type == BFI_EXPR_KEYS ? 0 : expr_depth(e, e->root) + 1;
-	int rc = grow(&res->ords, &res->cap, s->lay.n_sets, sizeof *res->ords);
+	int rc = bfi__grow(&res->ords, &res->cap, s->lay.n_sets, sizeof *res->ords);
 	if (rc == 0 && scores)
-		rc = grow(&res->scores, &res->scores_cap, s->lay.n_sets, sizeof *res->scores);
+		rc = bfi__grow(&res->scores, &res->scores_cap, s->lay.n_sets, sizeof *res->scores);
 	if (rc == 0 && scores)
-		rc = grow(&res->rank, &res->rank_cap, s->lay.n_sets, sizeof *res->rank);
+		rc = bfi__grow(&res->rank, &res->rank_cap, s->lay.n_sets, sizeof *res->rank);
 	if (rc == 0)
-		rc = grow(&res->z, &res->z_cap, (size_t)e->n_keys * k, sizeof *res->z);
+		rc = bfi__grow(&res->z, &res->z_cap, (size_t)e->n_keys * k, sizeof *res->z);
 	if (rc == 0)
-		rc = grow(&res->rows, &res->rows_cap, (size_t)e->n_keys * k, sizeof *res->rows);
+		rc = bfi__grow(&res->rows, &res->rows_cap, (size_t)e->n_keys * k, sizeof *res->rows);
 	if (rc == 0 && layout == BFI_LAYOUT_FLAT)
-		rc = grow(&res->vec, &res->vec_cap, levels * words, sizeof *res->vec);
+		rc = bfi__grow(&res->vec, &res->vec_cap, levels * words, sizeof *res->vec);
+	if (rc == 0 && layout == BFI_LAYOUT_RAMBO) /* one bitmap of cells per repetition */
+		rc = bfi__grow(&res->vec, &res->vec_cap,
+		               (size_t)s->lay.rambo.reps * (s->reps[0].row_bytes / 8), sizeof *res->vec);
 	if (rc == 0 && scores)
-		rc = grow(&res->counts, &res->counts_cap,
-		          layout == BFI_LAYOUT_FLAT ? s->max_block_sets : s->lay.n_sets,
-		          sizeof *res->counts);
+		rc = bfi__grow(&res->counts, &res->counts_cap,
+		               layout == BFI_LAYOUT_FLAT ? s->max_block_sets : s->lay.n_sets,
+		               sizeof *res->counts);
 	if (rc)
 		return rc;
 	for (uint32_t key = 0; key < e->n_keys; key++)
@@ -340,6 +325,8 @@ int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bf
 		run_plain(s, e, res);
 		return 0;
 	}
+	if (layout == BFI_LAYOUT_RAMBO)
+		return bfi__rambo_expr(s, e, res);
 	bfi_and_fn and_rows = bfi__and_rows();
 	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
 		run_block(s, e, &s->blocks[b], res, and_rows);
@@ -368,6 +355,10 @@ int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *cons
 		}
 		return 0;
 	}
+	for (size_t q = 0; layout == BFI_LAYOUT_RAMBO && q < n && rc == 0; q++)
+		rc = bfi__rambo_expr(s, qs[q], res[q]);
+	if (layout == BFI_LAYOUT_RAMBO)
+		return rc;
 	/* Block by block, so each block's rows come from memory once per batch. */
 	bfi_and_fn and_rows = bfi__and_rows();
 	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
@@ -438,7 +429,11 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
 	if (need == 0)
 		need = 1;
 	uint64_t *touched = res->count_bytes ? &res->touched : NULL;
-	if (layout == BFI_LAYOUT_PLAIN) {
+	if (layout == BFI_LAYOUT_RAMBO) {
+		rc = bfi__rambo_threshold(s, e, need, res);
+		if (rc)
+			return rc;
+	} else if (layout == BFI_LAYOUT_PLAIN) {
 		plain_positions(s, e, res);
 		uint64_t lines = 0;
 		const uint8_t *f = s->plain;

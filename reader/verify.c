@@ -80,6 +80,35 @@ static int check_data(const bfi_snapshot *s, struct bfi_bad *bad,
 				    "padding bit past the pre-filter's width is not zero");
 		}
 	}
+	for (uint32_t r = 0; r < (lay->rambo_idx >= 0 ? lay->rambo.reps : 0); r++) {
+		const struct bfi_rrep *rp = &s->reps[r];
+		for (uint64_t row = 0; row < rp->m; row++) {
+			const uint8_t *p = rp->rows + row * rp->row_bytes;
+			uint64_t at = first_set_bit(p, lay->rambo.cells, rp->row_bytes * 8);
+			if (at != UINT64_MAX)
+				BAD(BFI_E_BAD_LAYOUT, (uint64_t)(p - s->map) + at / 8, 1,
+				    "padding bit past the last rambo cell is not zero");
+		}
+		/* starts ascend from 0 to N; members list each set once, in its cell */
+		uint64_t prev = 0;
+		for (uint64_t c = 0; c <= lay->rambo.cells; c++) {
+			uint32_t v = bfi_get32(rp->starts + c * 4);
+			if (v < prev || v > lay->n_sets || (c == 0 && v != 0) ||
+			    (c == lay->rambo.cells && v != lay->n_sets))
+				BAD(BFI_E_BAD_LAYOUT, (uint64_t)(rp->starts - s->map) + c * 4, 4,
+				    "rambo cell starts out of order or out of range");
+			if (c < lay->rambo.cells)
+				for (uint32_t at = v; at < bfi_get32(rp->starts + c * 4 + 4) && at < lay->n_sets;
+				     at++) {
+					uint32_t set = bfi_get32(rp->members + (uint64_t)at * 4);
+					if (set >= lay->n_sets || bfi_get32(rp->cell_of + (uint64_t)set * 4) != c ||
+					    (at > v && bfi_get32(rp->members + (uint64_t)at * 4 - 4) >= set))
+						BAD(BFI_E_BAD_LAYOUT, (uint64_t)(rp->members - s->map) + (uint64_t)at * 4,
+						    4, "rambo members disagree with the cell-of table");
+				}
+			prev = v;
+		}
+	}
 	for (uint64_t j = 0; j < (lay->plain_idx >= 0 ? lay->plain.n_sets : 0); j++) {
 		const uint8_t *f = s->plain + j * lay->plain.filter_bytes;
 		uint64_t at = first_set_bit(f, lay->plain.m, lay->plain.filter_bytes * 8);

@@ -26,7 +26,7 @@ static const char help[] =
 	"Each layout first answers every query once untimed (warm-up).\n"
 	"\n"
 	"Options:\n"
-	"      --layout L       flat or plain: time only this layout\n"
+	"      --layout L       flat, plain or rambo: time only this layout\n"
 	"      --expr           each line is an expression (as bfi query --expr),\n"
 	"                       for example a multi-word AND query\n"
 	"      --batch B        also time the flat queries in batches of B\n"
@@ -270,9 +270,10 @@ int cmd_bench(int argc, char **argv)
 		switch (c) {
 		case 'L':
 			only = !strcmp(optarg, "flat") ? BFI_LAYOUT_FLAT
-			       : !strcmp(optarg, "plain") ? BFI_LAYOUT_PLAIN : 0;
+			       : !strcmp(optarg, "plain") ? BFI_LAYOUT_PLAIN
+			           : !strcmp(optarg, "rambo") ? BFI_LAYOUT_RAMBO : 0;
 			if (!only) {
-				fprintf(stderr, "bfi bench: --layout must be flat or plain\n");
+				fprintf(stderr, "bfi bench: --layout must be flat, plain or rambo\n");
 				return EXIT_USAGE;
 			}
 			break;
@@ -341,21 +342,21 @@ int cmd_bench(int argc, char **argv)
 	double bw = measure_bandwidth();
 	printf("memory   sequential read %.2f GB/s (one thread, best of 5 over 1 GiB)\n", bw / 1e9);
 
-	struct figures fig[2];
+	struct figures fig[3];
 	int nf = 0;
-	unsigned layouts[2] = {BFI_LAYOUT_FLAT, BFI_LAYOUT_PLAIN};
-	for (int i = 0; i < 2 && rc == 0; i++) {
+	unsigned layouts[3] = {BFI_LAYOUT_FLAT, BFI_LAYOUT_RAMBO, BFI_LAYOUT_PLAIN};
+	for (int i = 0; i < 3 && rc == 0; i++) {
 		if (!(in.layouts & layouts[i]) || (only && only != layouts[i]))
 			continue;
 		int plain = layouts[i] == BFI_LAYOUT_PLAIN;
-		fig[nf].layout = plain ? "plain" : "flat";
+		fig[nf].layout = plain ? "plain" : layouts[i] == BFI_LAYOUT_RAMBO ? "rambo" : "flat";
 		rc = run_layout(s, layouts[i], &ks, plain ? plain_limit : ks.n, (int)repeat, &fig[nf]);
 		if (rc == 0)
 			print_fig(&fig[nf++], bw);
 	}
-	if (rc == 0 && nf == 2)
-		printf("flat is %.1fx faster than plain (p50), %.1fx (throughput)\n",
-		       fig[1].p50 / fig[0].p50, fig[0].qps / fig[1].qps);
+	for (int i = 1; rc == 0 && i < nf; i++)
+		printf("%s is %.2fx faster than %s (p50), %.2fx (throughput)\n", fig[0].layout,
+		       fig[i].p50 / fig[0].p50, fig[i].layout, fig[0].qps / fig[i].qps);
 	double batch_qps = 0, single_qps = 0;
 	if (rc == 0 && batch && (in.layouts & BFI_LAYOUT_FLAT) && (!only || only == BFI_LAYOUT_FLAT)) {
 		int rounds = (int)(repeat < 5 ? 5 : repeat);

@@ -25,9 +25,14 @@ static const char help[] =
 	"      --hashes K      hash functions per key, 1..32 (overrides --fpr for k)\n"
 	"      --expected-keys N  size filters for N keys instead of the sets' own\n"
 	"                      counts (the Bloofi paper's n_expected)\n"
-	"      --layout L      flat (default), plain, or flat,plain: which layouts\n"
-	"                      the index holds (plain: N filters one after another,\n"
-	"                      the naive baseline)\n"
+	"      --layout L      flat (default), plain, rambo, or several joined by\n"
+	"                      commas (flat,rambo): which layouts the index holds.\n"
+	"                      plain: N filters one after another, the naive\n"
+	"                      baseline; rambo: repeated and merged filters\n"
+	"      --reps R        rambo: repetitions (default: from N and --fpr)\n"
+	"      --cells B       rambo: cells per repetition (default: the power of\n"
+	"                      two at or above sqrt(N))\n"
+	"      --shards S      rambo: the two-level hash's shards, for bfi stack (1)\n"
 	"      --keep-order    ordinals follow input order; by default sets are\n"
 	"                      ordered by size, so that blocks are tight\n"
 	"      --fixed-width   one width for every block: the largest set's\n"
@@ -60,6 +65,8 @@ int cmd_build(int argc, char **argv)
 		{"expected-keys", required_argument, 0, 'e'}, {"layout", required_argument, 0, 'L'},
 		{"keep-order", no_argument, 0, 'K'},   {"fixed-width", no_argument, 0, 'F'},
 		{"block-cost", required_argument, 0, 'B'}, {"prefilter", required_argument, 0, 'P'},
+		{"reps", required_argument, 0, 'R'},   {"cells", required_argument, 0, 'C'},
+		{"shards", required_argument, 0, 'H'},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
@@ -101,18 +108,45 @@ int cmd_build(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
-		case 'L':
-			if (!strcmp(optarg, "flat"))
-				o.layouts = BFI_BUILD_FLAT;
-			else if (!strcmp(optarg, "plain"))
-				o.layouts = BFI_BUILD_PLAIN;
-			else if (!strcmp(optarg, "flat,plain") || !strcmp(optarg, "plain,flat"))
-				o.layouts = BFI_BUILD_FLAT | BFI_BUILD_PLAIN;
-			else {
-				fprintf(stderr, "bfi build: --layout must be flat, plain or flat,plain\n");
+		case 'L': {
+			o.layouts = 0;
+			char *copy = strdup(optarg), *save = NULL;
+			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				if (!strcmp(t, "flat"))
+					o.layouts |= BFI_BUILD_FLAT;
+				else if (!strcmp(t, "plain"))
+					o.layouts |= BFI_BUILD_PLAIN;
+				else if (!strcmp(t, "rambo"))
+					o.layouts |= BFI_BUILD_RAMBO;
+				else
+					o.layouts = ~0u;
+			}
+			free(copy);
+			if (o.layouts == 0 || o.layouts == ~0u) {
+				fprintf(stderr, "bfi build: --layout takes flat, plain and rambo, "
+				                "joined by commas\n");
 				return EXIT_USAGE;
 			}
 			break;
+		}
+		case 'R':
+		case 'C':
+		case 'H': {
+			uint64_t v;
+			if (parse_size(optarg, &v) || v == 0 || (c == 'R' && v > 64) ||
+			    (c == 'C' && v > (1u << 24)) || (c == 'H' && v > (1u << 24))) {
+				fprintf(stderr, "bfi build: --reps must be 1..64, --cells and --shards "
+				                "1..2^24\n");
+				return EXIT_USAGE;
+			}
+			if (c == 'R')
+				o.reps = (uint32_t)v;
+			else if (c == 'C')
+				o.cells = v;
+			else
+				o.shards = (uint32_t)v;
+			break;
+		}
 		case 'K': o.keep_order = 1; break;
 		case 'P':
 			if (!strcmp(optarg, "auto"))

@@ -74,6 +74,78 @@ static int fill_stats(const bfi_snapshot *s, const struct bfi_info *in, struct f
 	return 0;
 }
 
+/*
+ * RAMBO: B, R, S, and per repetition the filter width, cell sizes and fill;
+ * then Lemma 4.1's rate for keys held by V sets, with p the cells' mean
+ * (fill)^k: F = (p (1 - 1/B)^V + 1 - (1 - 1/B)^V)^R.
+ */
+static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in, int json)
+{
+	uint64_t B = in->rambo_cells;
+	struct bfi_rambo_cell *cells = malloc(B * sizeof *cells);
+	if (cells == NULL)
+		return -12;
+	double psum = 0;
+	int rc = 0;
+	if (json)
+		printf(", \"rambo\": {\"cells\": %llu, \"reps\": %u, \"shards\": %u, \"repetitions\": [",
+		       (unsigned long long)B, in->rambo_reps, in->rambo_shards);
+	else
+		printf("rambo        B = %llu cells, R = %u repetitions, %u shard%s\n"
+		       "             rep  m bits      sets per cell (min/mean/max)  fill (min/mean/max)\n",
+		       (unsigned long long)B, in->rambo_reps, in->rambo_shards,
+		       in->rambo_shards == 1 ? "" : "s");
+	for (uint32_t r = 0; r < in->rambo_reps && rc == 0; r++) {
+		uint64_t m;
+		rc = bfi_rambo_rep(s, r, &m, cells);
+		if (rc)
+			break;
+		uint64_t smin = UINT64_MAX, smax = 0;
+		double fmin = 1, fmax = 0, fsum = 0, p = 0;
+		for (uint64_t c = 0; c < B; c++) {
+			double f = (double)cells[c].bits_set / (double)m;
+			smin = cells[c].sets < smin ? cells[c].sets : smin;
+			smax = cells[c].sets > smax ? cells[c].sets : smax;
+			fmin = f < fmin ? f : fmin;
+			fmax = f > fmax ? f : fmax;
+			fsum += f;
+			p += pow(f, in->hashes);
+		}
+		psum += p / (double)B;
+		if (json)
+			printf("%s{\"bits\": %llu, \"sets_per_cell\": {\"min\": %llu, \"mean\": %.2f, "
+			       "\"max\": %llu}, \"fill\": {\"min\": %.4f, \"mean\": %.4f, \"max\": %.4f}}",
+			       r ? ", " : "", (unsigned long long)m, (unsigned long long)smin,
+			       (double)in->n_sets / (double)B, (unsigned long long)smax, fmin, fsum / (double)B,
+			       fmax);
+		else
+			printf("             %-4u %-11llu %llu / %.1f / %llu%*s %.4f / %.4f / %.4f\n", r,
+			       (unsigned long long)m, (unsigned long long)smin,
+			       (double)in->n_sets / (double)B, (unsigned long long)smax, 10, "", fmin,
+			       fsum / (double)B, fmax);
+	}
+	if (rc == 0) {
+		double p = psum / in->rambo_reps;
+		static const int vs[] = {1, 2, 5, 10};
+		if (json)
+			printf("], \"cell_fpr\": %.6g, \"lemma_4_1\": {", p);
+		else
+			printf("             expected FPR (Lemma 4.1, cell FPR p = %.3g):", p);
+		for (int i = 0; i < 4; i++) {
+			double q = pow(1 - 1.0 / (double)B, vs[i]);
+			double f = pow(p * q + 1 - q, in->rambo_reps);
+			if (json)
+				printf("%s\"V=%d\": %.6g", i ? ", " : "", vs[i], f);
+			else
+				printf(" V=%d %.3g%s", vs[i], f, i == 3 ? "\n" : ",");
+		}
+		if (json)
+			fputs("}}", stdout);
+	}
+	free(cells);
+	return rc;
+}
+
 static void hex(char *out, const uint8_t *p, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -163,11 +235,23 @@ int cmd_inspect(int argc, char **argv)
 		       (unsigned long long)in.file_size, (unsigned long long)in.catalog_size);
 		fputs(", \"writer\": ", stdout);
 		json_str(stdout, writer, strlen(writer));
-		printf(", \"sets\": %llu, \"bits\": %llu, \"hashes\": %u, \"layouts\": [%s%s%s]",
-		       (unsigned long long)in.n_sets, (unsigned long long)in.bits, in.hashes,
-		       in.layouts & BFI_LAYOUT_FLAT ? "\"flat\"" : "",
-		       in.layouts == (BFI_LAYOUT_FLAT | BFI_LAYOUT_PLAIN) ? ", " : "",
-		       in.layouts & BFI_LAYOUT_PLAIN ? "\"plain\"" : "");
+		printf(", \"sets\": %llu, \"bits\": %llu, \"hashes\": %u, \"layouts\": [",
+		       (unsigned long long)in.n_sets, (unsigned long long)in.bits, in.hashes);
+		const char *sep = "";
+		if (in.layouts & BFI_LAYOUT_FLAT)
+			printf("%s\"flat\"", sep), sep = ", ";
+		if (in.layouts & BFI_LAYOUT_PLAIN)
+			printf("%s\"plain\"", sep), sep = ", ";
+		if (in.layouts & BFI_LAYOUT_RAMBO)
+			printf("%s\"rambo\"", sep);
+		fputs("]", stdout);
+		if (in.layouts & BFI_LAYOUT_RAMBO)
+			rc = print_rambo(s, &in, 1);
+		if (rc) {
+			fprintf(stderr, "bfi inspect: %s: %s\n", path, bfi_strerror(rc));
+			bfi_close(&s);
+			return EXIT_USAGE;
+		}
 		printf(", \"size_ordered\": %s, \"blocks\": [", in.size_ordered ? "true" : "false");
 		for (uint32_t b = 0; b < in.n_blocks; b++) {
 			struct bfi_block_info bi;
@@ -217,9 +301,16 @@ int cmd_inspect(int argc, char **argv)
 		       (unsigned long long)in.n_sets, (unsigned long long)f.max_keys);
 		printf("filters      k = %u hashes, widest m = %llu bits, target fpr %s\n", in.hashes,
 		       (unsigned long long)in.bits, target);
-		printf("layouts      %s%s%s\n", in.layouts & BFI_LAYOUT_FLAT ? "flat" : "",
-		       in.layouts == (BFI_LAYOUT_FLAT | BFI_LAYOUT_PLAIN) ? ", " : "",
-		       in.layouts & BFI_LAYOUT_PLAIN ? "plain" : "");
+		printf("layouts     %s%s%s\n", in.layouts & BFI_LAYOUT_FLAT ? " flat" : "",
+		       in.layouts & BFI_LAYOUT_PLAIN ? " plain" : "",
+		       in.layouts & BFI_LAYOUT_RAMBO ? " rambo" : "");
+		if (in.layouts & BFI_LAYOUT_RAMBO)
+			rc = print_rambo(s, &in, 0);
+		if (rc) {
+			fprintf(stderr, "bfi inspect: %s: %s\n", path, bfi_strerror(rc));
+			bfi_close(&s);
+			return EXIT_USAGE;
+		}
 		if (in.n_blocks) {
 			printf("flat blocks  %u (sets ordered by %s)\n", in.n_blocks,
 			       in.size_ordered ? "size" : "input order");

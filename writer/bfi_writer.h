@@ -40,6 +40,7 @@ enum {
 enum {
 	BFI_BUILD_FLAT = 1u << 0,  /* bit-sliced rows in blocks of their own width */
 	BFI_BUILD_PLAIN = 1u << 1, /* N fixed-width filters one after another */
+	BFI_BUILD_RAMBO = 1u << 2, /* repeated and merged filters (RAMBO) */
 };
 
 struct bfi_build_options {
@@ -62,6 +63,14 @@ struct bfi_build_options {
 	 * only where a skipped block saves more than the probe costs.
 	 */
 	int prefilter;
+	/*
+	 * RAMBO: cells per repetition (B), repetitions (R) and shards (S, the
+	 * two-level hash's first level); 0 chooses B and R from N and fpr, and
+	 * one shard. See spec/format.md, "Choosing the RAMBO parameters".
+	 */
+	uint64_t cells;
+	uint32_t reps;
+	uint32_t shards;
 	uint64_t memory; /* bytes for key buffers and row stripes (1 GiB; at least 16 MiB) */
 	/*
 	 * Called now and then during long work; phase is a short word such

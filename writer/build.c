@@ -116,6 +116,11 @@ struct plan {
 	uint64_t flat_size;
 	struct bfi_plain_desc plain;
 	uint64_t plain_size;
+	struct bfi_rambo_desc rambo;
+	struct bfi_rep reps[BFI_MAX_REPS];
+	uint32_t *cell_of; /* rambo: reps x n, the cell of ordinal j in repetition r */
+	uint64_t rambo_size;
+	uint64_t *cell_ones; /* rambo: ones of each cell of repetition 0 */
 	uint64_t *ones; /* by ordinal: ones in the set's filter of the first layout */
 };
 
@@ -213,26 +218,37 @@ out:
 #define HLL_BITS 12
 #define HLL_REGS (1u << HLL_BITS)
 
-static void hll_add(uint8_t *reg, uint64_t h)
+static void hll_add_bits(uint8_t *reg, uint64_t h, unsigned bits)
 {
-	uint32_t i = (uint32_t)(h >> (64 - HLL_BITS));
-	uint64_t rest = h << HLL_BITS | (1ull << (HLL_BITS - 1));
+	uint32_t i = (uint32_t)(h >> (64 - bits));
+	uint64_t rest = h << bits | (1ull << (bits - 1));
 	uint8_t rank = (uint8_t)(__builtin_clzll(rest) + 1);
 	if (rank > reg[i])
 		reg[i] = rank;
 }
 
-static double hll_count(const uint8_t *reg)
+static double hll_count_bits(const uint8_t *reg, unsigned bits)
 {
-	double sum = 0, zeros = 0, m = HLL_REGS;
-	for (uint32_t i = 0; i < HLL_REGS; i++) {
+	double sum = 0, zeros = 0, m = (double)(1u << bits);
+	for (uint32_t i = 0; i < (1u << bits); i++) {
 		sum += ldexp(1.0, -reg[i]);
 		zeros += reg[i] == 0;
 	}
-	double est = 0.7213 / (1 + 1.079 / m) * m * m / sum;
+	double alpha = bits >= 7 ? 0.7213 / (1 + 1.079 / m) : 0.709;
+	double est = alpha * m * m / sum;
 	if (est <= 2.5 * m && zeros > 0)
 		est = m * log(m / zeros); /* linear counting for small unions */
 	return est;
+}
+
+static void hll_add(uint8_t *reg, uint64_t h)
+{
+	hll_add_bits(reg, h, HLL_BITS);
+}
+
+static double hll_count(const uint8_t *reg)
+{
+	return hll_count_bits(reg, HLL_BITS);
 }
 
 /*
@@ -282,6 +298,86 @@ static int plan_prefilters(bfi_writer *w, struct plan *p)
 	return rc;
 }
 
+/*
+ * RAMBO parameters (spec/format.md, "Choosing the RAMBO parameters"):
+ * B, the cells per repetition, is the power of two at or above sqrt(N);
+ * R, the repetitions, the least (at least 2) that brings Lemma 4.1's rate
+ * for a key of one set, (p (1 - 1/B) + 1/B)^R, down to p. Each repetition's
+ * filters are as wide as its largest cell union needs (HyperLogLog with
+ * 2^8 registers, plus 15%).
+ */
+#define CELL_HLL_BITS 8
+
+static int plan_rambo(bfi_writer *w, struct plan *p)
+{
+	const struct bfi_build_options *o = &w->opt;
+	uint64_t cells = o->cells, shards = o->shards ? o->shards : 1;
+	if (cells == 0) {
+		cells = 2;
+		while (cells * cells < p->n)
+			cells *= 2;
+		while (cells % shards)
+			cells *= 2;
+	}
+	double pc = o->fpr, base = pc * (1 - 1.0 / (double)cells) + 1.0 / (double)cells;
+	uint32_t reps = o->reps;
+	if (reps == 0) {
+		reps = (uint32_t)ceil(log(o->fpr) / log(base));
+		reps = reps < 2 ? 2 : reps > BFI_MAX_REPS ? BFI_MAX_REPS : reps;
+	}
+	if (cells > BFI_MAX_CELLS || cells % shards || reps > BFI_MAX_REPS)
+		return writer_fail(w, BFI_E_INVALID,
+		                   "rambo: %llu cells, %llu shards, %u repetitions: cells must be at most "
+		                   "2^24 and a multiple of the shards, repetitions at most 64",
+		                   (unsigned long long)cells, (unsigned long long)shards, reps);
+	struct bfi_rambo_desc d = {p->n, p->k, BFI_HASH_XXH3_MIX, reps, BFI_PARTITION_XXH3, cells,
+	                           (uint32_t)shards, BFI_RAMBO_DESC_SIZE};
+	p->rambo = d;
+	p->cell_of = malloc((size_t)reps * p->n * sizeof *p->cell_of);
+	p->cell_ones = calloc((size_t)cells, sizeof *p->cell_ones);
+	size_t regs = (size_t)1 << CELL_HLL_BITS;
+	uint8_t *reg = o->bits ? NULL : calloc((size_t)reps * cells, regs);
+	if (!p->cell_of || !p->cell_ones || (!o->bits && !reg)) {
+		free(reg);
+		return -ENOMEM;
+	}
+	for (uint32_t r = 0; r < reps; r++)
+		for (uint32_t j = 0; j < p->n; j++) {
+			size_t len;
+			const char *name = names_get(&w->names, p->old_of_new[j], &len);
+			p->cell_of[(size_t)r * p->n + j] = bfi_rambo_cell(name, len, r, cells, (uint32_t)shards);
+		}
+	int rc = 0;
+	if (reg) {
+		struct spool_iter it;
+		struct rec rr;
+		rc = spool_iter_begin(&it, &w->spool);
+		while (rc == 0 && (rc = spool_iter_next(&it, &rr)) == 1) {
+			rc = 0;
+			uint32_t j = p->new_of_old[rr.ord];
+			for (uint32_t r = 0; r < reps; r++) {
+				uint64_t c = p->cell_of[(size_t)r * p->n + j];
+				hll_add_bits(reg + ((size_t)r * cells + c) * regs, rr.h1, CELL_HLL_BITS);
+			}
+		}
+		spool_iter_end(&it);
+	}
+	for (uint32_t r = 0; r < reps && rc == 0; r++) {
+		double widest = 0;
+		for (uint64_t c = 0; reg && c < cells; c++) {
+			double u = hll_count_bits(reg + ((size_t)r * cells + c) * regs, CELL_HLL_BITS);
+			widest = u > widest ? u : widest;
+		}
+		p->reps[r].m = width_for(&(struct bfi_build_options){.fpr = o->fpr, .bits = o->bits},
+		                         (uint64_t)ceil(widest * 1.15), p->k);
+	}
+	free(reg);
+	if (rc)
+		return rc;
+	p->rambo_size = bfi_rambo_layout(p->reps, reps, p->n, cells);
+	return p->rambo_size ? 0 : BFI_E_LIMIT;
+}
+
 static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 {
 	const struct bfi_build_options *o = &w->opt;
@@ -308,6 +404,11 @@ static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 		if (p->flat_size == 0)
 			return BFI_E_LIMIT;
 	}
+	if (o->layouts & BFI_BUILD_RAMBO) {
+		int rc = plan_rambo(w, p);
+		if (rc)
+			return rc;
+	}
 	if (o->layouts & BFI_BUILD_PLAIN) {
 		uint64_t m = width_for(o, max_n, p->k);
 		struct bfi_plain_desc d = {p->n, m, p->k, BFI_HASH_XXH3_MIX, bfi_bits_bytes(m),
@@ -325,12 +426,14 @@ static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
  * (flat) or whole filters (plain), filled in memory by one pass over the
  * records and written in place.
  */
+enum { LK_FLAT, LK_PLAIN, LK_RAMBO };
+
 struct stripe_ctx {
 	bfi_writer *w;
 	const struct plan *p;
 	int fd;
 	uint64_t sec_off;
-	int flat; /* else plain */
+	int kind; /* LK_* */
 	uint8_t *buf;
 	uint64_t budget;
 	uint64_t done, total;
@@ -353,7 +456,17 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 		rc = 0;
 		uint32_t j = p->new_of_old[r.ord];
 		bfi_keyhash h = {r.h1, r.h2};
-		if (c->flat) {
+		if (c->kind == LK_RAMBO) {
+			for (uint32_t rep = 0; rep < p->rambo.reps; rep++) {
+				const struct bfi_rep *rp = &p->reps[rep];
+				uint64_t cell = p->cell_of[(size_t)rep * p->n + j];
+				for (uint32_t i = 0; i < p->k; i++) {
+					uint64_t row = bfi_hash_pos(h, i, rp->m);
+					set_bit(c->buf, lo, hi, rp->rows_offset + row * rp->row_bytes + cell / 8,
+					        cell % 8);
+				}
+			}
+		} else if (c->kind == LK_FLAT) {
 			const struct bfi_block *b = &p->blocks[p->block_of[j]];
 			uint64_t col = j - b->first_set;
 			for (uint32_t i = 0; i < p->k; i++) {
@@ -376,7 +489,15 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 	if (rc)
 		return rc;
 	/* Count each set's ones, for the catalog; the first layout's count. */
-	if (c->flat) {
+	if (c->kind == LK_RAMBO) {
+		const struct bfi_rep *rp = &p->reps[0];
+		uint64_t end = rp->rows_offset + rp->m * rp->row_bytes;
+		for (uint64_t ro = rp->rows_offset > lo ? rp->rows_offset : lo; ro < end && ro < hi;
+		     ro += rp->row_bytes)
+			for (uint64_t wd = 0; wd < rp->row_bytes / 8; wd++)
+				for (uint64_t x = bfi_get64(c->buf + (ro - lo) + wd * 8); x; x &= x - 1)
+					p->cell_ones[wd * 64 + (uint64_t)__builtin_ctzll(x)]++;
+	} else if (c->kind == LK_FLAT) {
 		for (uint32_t bi = 0; bi < p->n_blocks; bi++) {
 			const struct bfi_block *b = &p->blocks[bi];
 			uint64_t end = b->rows_offset + b->m * b->row_bytes;
@@ -387,6 +508,7 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 						p->ones[b->first_set + wd * 64 + (uint64_t)__builtin_ctzll(x)]++;
 		}
 	} else if (!(c->w->opt.layouts & BFI_BUILD_FLAT)) {
+		/* plain, and the first layout */
 		for (uint64_t fo = lo; fo < hi; fo += p->plain.filter_bytes) {
 			uint64_t j = (fo - p->plain.filters_offset) / p->plain.filter_bytes, ones = 0;
 			for (uint64_t wd = 0; wd < p->plain.filter_bytes / 8; wd++)
@@ -395,7 +517,8 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 		}
 	}
 	c->done += hi - lo;
-	progress(c->w, c->flat ? "rows" : "plain filters", c->done, c->total);
+	progress(c->w, c->kind == LK_FLAT ? "rows" : c->kind == LK_PLAIN ? "plain filters" : "rambo rows",
+	         c->done, c->total);
 	return pwrite_all(c->fd, c->buf, (size_t)(hi - lo), c->sec_off + lo);
 }
 
@@ -418,26 +541,30 @@ static int fill_units(struct stripe_ctx *c, uint64_t *start, uint64_t *end, uint
 	return 0;
 }
 
-static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, int flat)
+static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, int kind)
 {
 	uint64_t budget = w->opt.memory / 2;
-	uint64_t biggest = flat ? 0 : p->plain.filter_bytes;
-	for (uint32_t b = 0; flat && b < p->n_blocks; b++) {
+	uint64_t biggest = kind == LK_PLAIN ? p->plain.filter_bytes : 0;
+	for (uint32_t b = 0; kind == LK_FLAT && b < p->n_blocks; b++) {
 		biggest = p->blocks[b].row_bytes > biggest ? p->blocks[b].row_bytes : biggest;
 		uint64_t pre = bfi_bits_bytes(p->blocks[b].pre_m);
 		biggest = pre > biggest ? pre : biggest;
 	}
+	for (uint32_t r = 0; kind == LK_RAMBO && r < p->rambo.reps; r++)
+		biggest = p->reps[r].row_bytes > biggest ? p->reps[r].row_bytes : biggest;
 	if (budget < biggest)
 		budget = biggest;
-	uint64_t size = flat ? p->flat_size : p->plain_size;
-	uint64_t data = flat ? p->blocks[0].rows_offset : p->plain.filters_offset;
-	struct stripe_ctx c = {w, p, fd, sec_off, flat, NULL, budget, 0, size - data};
+	uint64_t size = kind == LK_FLAT ? p->flat_size : kind == LK_PLAIN ? p->plain_size : p->rambo_size;
+	uint64_t data = kind == LK_FLAT    ? p->blocks[0].rows_offset
+	                : kind == LK_PLAIN ? p->plain.filters_offset
+	                                   : p->reps[0].rows_offset;
+	struct stripe_ctx c = {w, p, fd, sec_off, kind, NULL, budget, 0, size - data};
 	c.buf = malloc((size_t)(budget < size - data ? budget : size - data));
 	if (c.buf == NULL)
 		return writer_fail(w, -ENOMEM, "cannot allocate a row stripe");
 	uint64_t start = data, end = data;
 	int rc = 0;
-	if (flat)
+	if (kind == LK_FLAT)
 		for (uint32_t b = 0; b < p->n_blocks && rc == 0; b++) {
 			const struct bfi_block *blk = &p->blocks[b];
 			rc = fill_units(&c, &start, &end, blk->rows_offset,
@@ -447,18 +574,67 @@ static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t se
 				                blk->pre_offset + bfi_bits_bytes(blk->pre_m),
 				                bfi_bits_bytes(blk->pre_m));
 		}
-	else
+	else if (kind == LK_PLAIN)
 		rc = fill_units(&c, &start, &end, data, size, p->plain.filter_bytes);
+	else /* rambo: the rows of each repetition; its tables are written after */
+		for (uint32_t r = 0; r < p->rambo.reps && rc == 0; r++) {
+			const struct bfi_rep *rp = &p->reps[r];
+			rc = fill_units(&c, &start, &end, rp->rows_offset,
+			                rp->rows_offset + rp->m * rp->row_bytes, rp->row_bytes);
+		}
 	if (rc == 0 && end > start)
 		rc = fill_stripe(&c, start, end);
 	free(c.buf);
 	return rc;
 }
 
+/* The cell tables of each repetition: starts, members by cell, cell of each set. */
+static int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off)
+{
+	uint64_t cells = p->rambo.cells;
+	uint8_t *starts = malloc((size_t)(cells + 1) * 4), *members = malloc((size_t)p->n * 4),
+	        *cell_of = malloc((size_t)p->n * 4);
+	uint32_t *fill = calloc((size_t)cells + 1, sizeof *fill);
+	int rc = starts && members && cell_of && fill ? 0 : -ENOMEM;
+	for (uint32_t r = 0; r < p->rambo.reps && rc == 0; r++) {
+		const uint32_t *co = p->cell_of + (size_t)r * p->n;
+		memset(fill, 0, ((size_t)cells + 1) * sizeof *fill);
+		for (uint32_t j = 0; j < p->n; j++)
+			fill[co[j] + 1]++;
+		for (uint64_t c = 0; c < cells; c++)
+			fill[c + 1] += fill[c];
+		for (uint64_t c = 0; c <= cells; c++)
+			bfi_put32(starts + c * 4, fill[c]);
+		for (uint32_t j = 0; j < p->n; j++) { /* ascending j: members sorted within a cell */
+			bfi_put32(members + (size_t)fill[co[j]]++ * 4, j);
+			bfi_put32(cell_of + (size_t)j * 4, co[j]);
+		}
+		const struct bfi_rep *rp = &p->reps[r];
+		rc = pwrite_all(fd, starts, (size_t)(cells + 1) * 4, sec_off + rp->starts_offset);
+		if (rc == 0)
+			rc = pwrite_all(fd, members, (size_t)p->n * 4, sec_off + rp->members_offset);
+		if (rc == 0)
+			rc = pwrite_all(fd, cell_of, (size_t)p->n * 4, sec_off + rp->cell_of_offset);
+	}
+	free(starts);
+	free(members);
+	free(cell_of);
+	free(fill);
+	return rc;
+}
+
 static int write_descriptors(int fd, const struct plan *p, const struct bfi_section *flat,
-                             const struct bfi_section *plain)
+                             const struct bfi_section *plain, const struct bfi_section *rambo)
 {
 	int rc = 0;
+	if (rambo) {
+		uint64_t len = BFI_RAMBO_DESC_SIZE + (uint64_t)p->rambo.reps * BFI_REP_ENTRY_SIZE;
+		uint8_t d[BFI_RAMBO_DESC_SIZE + BFI_MAX_REPS * BFI_REP_ENTRY_SIZE];
+		bfi_rambo_desc_encode(d, &p->rambo);
+		for (uint32_t r = 0; r < p->rambo.reps; r++)
+			bfi_rep_encode(d + BFI_RAMBO_DESC_SIZE + (uint64_t)r * BFI_REP_ENTRY_SIZE, &p->reps[r]);
+		rc = pwrite_all(fd, d, (size_t)len, rambo->offset);
+	}
 	if (flat) {
 		uint64_t len = BFI_FLAT_DESC_SIZE + (uint64_t)p->n_blocks * BFI_BLOCK_ENTRY_SIZE;
 		uint8_t *d = calloc(1, (size_t)len);
@@ -599,6 +775,8 @@ static void remove_tmpdir(const char *dir)
 
 static void plan_free(struct plan *p)
 {
+	free(p->cell_of);
+	free(p->cell_ones);
 	free(p->new_of_old);
 	free(p->old_of_new);
 	free(p->block_of);
@@ -651,11 +829,11 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	}
 
 	/* Sections in file order: flat, plain, chunk checksums. */
-	struct bfi_section sec[3];
+	struct bfi_section sec[4];
 	memset(sec, 0, sizeof sec);
 	uint32_t n_sec = 0;
 	uint64_t at = BFI_SECTION_ALIGN;
-	struct bfi_section *flat = NULL, *plain = NULL;
+	struct bfi_section *flat = NULL, *plain = NULL, *rambo = NULL;
 	if (w->opt.layouts & BFI_BUILD_FLAT) {
 		flat = &sec[n_sec++];
 		flat->kind = BFI_SEC_FLAT;
@@ -666,8 +844,14 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		plain->kind = BFI_SEC_PLAIN;
 		plain->size = p.plain_size;
 	}
+	if (w->opt.layouts & BFI_BUILD_RAMBO) {
+		rambo = &sec[n_sec++];
+		rambo->kind = BFI_SEC_RAMBO;
+		rambo->size = p.rambo_size;
+	}
 	for (uint32_t i = 0; i < n_sec; i++) {
-		sec[i].flags = BFI_SECF_REQUIRED;
+		/* A reader that does not know rambo may still answer from flat or plain. */
+		sec[i].flags = &sec[i] == rambo && (flat || plain) ? 0 : BFI_SECF_REQUIRED;
 		sec[i].stored_size = sec[i].size;
 		sec[i].offset = at;
 		at = bfi_align_up(at + sec[i].size, BFI_SECTION_ALIGN);
@@ -697,11 +881,18 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		rc = writer_fail(w, -errno, "%s: %s", ipath, strerror(errno));
 		goto out;
 	}
-	rc = write_descriptors(fd, &p, flat, plain);
+	rc = write_descriptors(fd, &p, flat, plain, rambo);
 	if (rc == 0 && flat)
-		rc = write_layout(w, &p, fd, flat->offset, 1);
+		rc = write_layout(w, &p, fd, flat->offset, LK_FLAT);
 	if (rc == 0 && plain)
-		rc = write_layout(w, &p, fd, plain->offset, 0);
+		rc = write_layout(w, &p, fd, plain->offset, LK_PLAIN);
+	if (rc == 0 && rambo)
+		rc = write_layout(w, &p, fd, rambo->offset, LK_RAMBO);
+	if (rc == 0 && rambo)
+		rc = write_rambo_tables(fd, &p, rambo->offset);
+	if (rc == 0 && rambo && !flat && !plain) /* the catalog's ones: the set's cell in repetition 0 */
+		for (uint32_t j = 0; j < p.n; j++)
+			p.ones[j] = p.cell_ones[p.cell_of[j]];
 	if (rc) {
 		if (!w->errmsg[0])
 			writer_fail(w, rc, "%s: %s", ipath, bfi_strerror(rc));
@@ -732,6 +923,8 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	struct bfi_header h;
 	memset(&h, 0, sizeof h);
 	uint64_t widest = plain ? p.plain.m : 0;
+	for (uint32_t r = 0; rambo && r < p.rambo.reps; r++)
+		widest = p.reps[r].m > widest ? p.reps[r].m : widest;
 	for (uint32_t b = 0; b < p.n_blocks; b++)
 		widest = p.blocks[b].m > widest ? p.blocks[b].m : widest;
 	snapshot_id(&w->names, p.old_of_new, sums, (size_t)sumsec->size, p.k, h.snapshot_id);

@@ -49,8 +49,9 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 		o = &def;
 	}
 	if (!(o->fpr > 0 && o->fpr < 1) || o->bits > BFI_MAX_BITS || o->hashes > BFI_MAX_K ||
-	    o->layouts == 0 || (o->layouts & ~(unsigned)(BFI_BUILD_FLAT | BFI_BUILD_PLAIN)) ||
-	    o->prefilter < BFI_PREFILTER_AUTO || o->prefilter > BFI_PREFILTER_NEVER)
+	    o->layouts == 0 || (o->layouts & ~(unsigned)(BFI_BUILD_FLAT | BFI_BUILD_PLAIN | BFI_BUILD_RAMBO)) ||
+	    o->prefilter < BFI_PREFILTER_AUTO || o->prefilter > BFI_PREFILTER_NEVER ||
+	    o->reps > BFI_MAX_REPS || o->cells > BFI_MAX_CELLS)
 		return BFI_E_INVALID;
 	bfi_writer *w = calloc(1, sizeof *w);
 	if (w == NULL)
