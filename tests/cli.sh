@@ -103,6 +103,16 @@ check "--batch gives the same output as one at a time" sh -c "
 	cat '$T/words' | '$BFI' query '$T/snap' >'$T/one' &&
 	cat '$T/words' | '$BFI' query --batch --batch-size 7 '$T/snap' >'$T/many' && cmp '$T/one' '$T/many'"
 
+rambo_ok() {
+	"$BFI" build -q -o "$T/rambo" --layout flat,rambo --cells 16 --reps 3 "$DATA" &&
+	"$BFI" inspect "$T/rambo" | grep -q '^rambo  *B = 16 cells, R = 3 repetitions' &&
+	"$BFI" inspect "$T/rambo" | grep -q 'Lemma 4.1' &&
+	"$BFI" query --layout rambo "$T/rambo" lmdb | grep -q '^lmdb	.*liblmdb0.*lmdb-utils' &&
+	"$BFI" verify "$T/rambo" >/dev/null &&
+	"$BFI" build -q -o "$T/rambo-only" --layout rambo "$DATA" &&
+	"$BFI" query "$T/rambo-only" lmdb | grep -q 'liblmdb0'
+}
+check "rambo: build, inspect, query, verify" rambo_ok
 check "inspect shows files, parameters and fill" sh -c "
 	'$BFI' inspect '$T/snap' >'$T/i' && grep -q 'index.bfi' '$T/i' && grep -q 'catalog.mdb' '$T/i' &&
 	grep -q '^sets  *54' '$T/i' && grep -q '^fill ratio' '$T/i' && grep -q '^expected fpr' '$T/i'"

@@ -25,7 +25,7 @@ static int build_small(const char *path, const char *prefix, int nsets)
 	if (rich) {
 		o.block_cost = 1;
 		o.prefilter = BFI_PREFILTER_ALWAYS;
-		o.layouts = BFI_BUILD_FLAT | BFI_BUILD_PLAIN;
+		o.layouts = BFI_BUILD_FLAT | BFI_BUILD_PLAIN | BFI_BUILD_RAMBO;
 		o.keep_order = 1;
 	} else {
 		o.bits = 700; /* many 64 KiB chunks are not needed; keep every-length loops fast */
@@ -72,6 +72,9 @@ static int open_and_query(unsigned flags)
 		char key[16];
 		for (int i = 0; i < 50; i++) {
 			int n = snprintf(key, sizeof key, "key%d", i);
+			/* a damaged rambo table must give an error, not a crash */
+			int rr = bfi_query_key_layout(s, BFI_LAYOUT_RAMBO, key, (size_t)n, res);
+			EXPECT(rr == 0 || rr == BFI_E_NO_LAYOUT || rr == BFI_E_BAD_LAYOUT);
 			if (bfi_query_key(s, key, (size_t)n, res) == 0) {
 				const uint32_t *o = bfi_result_ordinals(res);
 				for (size_t j = 0; j < bfi_result_count(res); j++)
@@ -405,7 +408,7 @@ static void test_rich_shape(void)
 		struct bfi_info in;
 		struct bfi_block_info b1;
 		bfi_info(s, &in);
-		EXPECT(in.n_blocks == 2 && in.layouts == (BFI_LAYOUT_FLAT | BFI_LAYOUT_PLAIN));
+		EXPECT(in.n_blocks == 2 && in.layouts == (BFI_LAYOUT_FLAT | BFI_LAYOUT_PLAIN | BFI_LAYOUT_RAMBO));
 		EXPECT_RC(bfi_block(s, 1, &b1), 0);
 		EXPECT(b1.prefilter_bits > 0);
 		bfi_close(&s);
@@ -448,7 +451,8 @@ int main(void)
 		printf("FAIL corrupt: build (blocks, pre-filters, plain)\n");
 		return 1;
 	}
-	test_run("corrupt (blocks, pre-filters, plain): the good file has them all", test_rich_shape);
+	test_run("corrupt (blocks, pre-filters, plain, rambo): the good file has them all",
+	         test_rich_shape);
 	test_run("corrupt (blocks, pre-filters, plain): truncation", test_truncate_every_length);
 	test_run("corrupt (blocks, pre-filters, plain): header, table and padding flips",
 	         test_flip_header_and_table);
