@@ -132,6 +132,15 @@ struct bfi_rambo_cell {
 BFI_API BFI_MUST_CHECK int bfi_rambo_rep(const bfi_snapshot *snap, uint32_t rep, uint64_t *m,
                                          struct bfi_rambo_cell *cells);
 
+/*
+ * Zero-copy view of repetition rep's rows: *rows points at m rows of
+ * *row_bytes bytes each (bit c of a row is cell c), inside the map; valid
+ * until bfi_close(), do not modify. For bfi fold and bfi stack. Returns 0
+ * or BFI_E_INVALID.
+ */
+BFI_API BFI_MUST_CHECK int bfi_rambo_rows(const bfi_snapshot *snap, uint32_t rep,
+                                          const uint8_t **rows, uint64_t *m, uint64_t *row_bytes);
+
 /* One entry of the section table (spec/format.md, "Section table"). */
 struct bfi_section_info {
 	uint32_t kind;       /* 1 flat, 2 chunk checksums, 3 plain, 4 rambo */

@@ -45,10 +45,12 @@ static long conj_sets(const bfi_snapshot *s, const struct bfi_expr *e, const str
 	for (uint32_t r = 0; r < d->reps; r++) {
 		const struct bfi_rrep *rp = &s->reps[r];
 		size_t nr = 0;
+		/* repetition r takes the key's probes r k .. r k + k - 1 */
 		for (uint32_t j = 0; j < n->n_keys; j++) {
-			const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
+			bfi_keyhash h = e->keys[e->kidx[n->first_key + j]];
 			for (uint32_t i = 0; i < k; i++)
-				res->rows[nr++] = rp->rows + bfi_reduce(z[i], rp->m) * rp->row_bytes;
+				res->rows[nr++] =
+					rp->rows + bfi_hash_pos(h, r * k + i, rp->m) * rp->row_bytes;
 		}
 		uint64_t *map = res->vec + (size_t)r * words;
 		bfi__and_rows_mask(res->rows, nr, words, NULL, map, touched);
@@ -213,5 +215,17 @@ int bfi_rambo_rep(const bfi_snapshot *s, uint32_t rep, uint64_t *m, struct bfi_r
 					cells[c].bits_set++;
 			}
 	}
+	return 0;
+}
+
+int bfi_rambo_rows(const bfi_snapshot *s, uint32_t rep, const uint8_t **rows, uint64_t *m,
+                   uint64_t *row_bytes)
+{
+	if (s == NULL || rows == NULL || m == NULL || row_bytes == NULL || s->lay.rambo_idx < 0 ||
+	    rep >= s->lay.rambo.reps)
+		return BFI_E_INVALID;
+	*rows = s->reps[rep].rows;
+	*m = s->reps[rep].m;
+	*row_bytes = s->reps[rep].row_bytes;
 	return 0;
 }

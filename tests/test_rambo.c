@@ -59,7 +59,7 @@ static int build(void)
 	return rc;
 }
 
-/* Mean over repetitions and cells of (fill)^k: the cells' false-positive rate. */
+/* Mean over repetitions and sets of their cell's (fill)^k: the p of Lemma 4.1. */
 static double cell_fpr(const bfi_snapshot *s)
 {
 	struct bfi_info in;
@@ -70,9 +70,9 @@ static double cell_fpr(const bfi_snapshot *s)
 		uint64_t m;
 		EXPECT_RC(bfi_rambo_rep(s, r, &m, cells), 0);
 		for (int c = 0; c < CELLS; c++)
-			sum += pow((double)cells[c].bits_set / (double)m, in.hashes);
+			sum += pow((double)cells[c].bits_set / (double)m, in.hashes) * (double)cells[c].sets;
 	}
-	return sum / (in.rambo_reps * CELLS);
+	return sum / ((double)in.rambo_reps * NSETS);
 }
 
 static void test_multiplicity(void)

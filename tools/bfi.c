@@ -17,6 +17,8 @@ static const char usage[] =
 	"  verify   check every checksum of a snapshot\n"
 	"  bench    measure queries against the memory-bandwidth bound and plain\n"
 	"  synth    write the Bloofi paper's synthetic workload\n"
+	"  fold     halve a rambo layout's cells (OR the two halves)\n"
+	"  stack    combine rambo shards built with identical parameters\n"
 	"\n"
 	"Run 'bfi COMMAND --help' for a command's options.\n"
 	"Exit status: 0 success, 1 corrupt snapshot (verify), 2 usage or I/O error.\n";
@@ -49,6 +51,10 @@ int main(int argc, char **argv)
 		return cmd_synth(argc - 1, argv + 1);
 	if (!strcmp(cmd, "bench"))
 		return cmd_bench(argc - 1, argv + 1);
+	if (!strcmp(cmd, "fold"))
+		return cmd_fold(argc - 1, argv + 1);
+	if (!strcmp(cmd, "stack"))
+		return cmd_stack(argc - 1, argv + 1);
 	fprintf(stderr, "bfi: unknown command '%s'\n\n%s", cmd, usage);
 	return EXIT_USAGE;
 }

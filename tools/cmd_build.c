@@ -33,6 +33,8 @@ static const char help[] =
 	"      --cells B       rambo: cells per repetition (default: the power of\n"
 	"                      two at or above sqrt(N))\n"
 	"      --shards S      rambo: the two-level hash's shards, for bfi stack (1)\n"
+	"      --route I/S     keep only the sets the two-level hash sends to shard\n"
+	"                      I of S (0-based), to build one shard for bfi stack\n"
 	"      --keep-order    ordinals follow input order; by default sets are\n"
 	"                      ordered by size, so that blocks are tight\n"
 	"      --fixed-width   one width for every block: the largest set's\n"
@@ -66,7 +68,7 @@ int cmd_build(int argc, char **argv)
 		{"keep-order", no_argument, 0, 'K'},   {"fixed-width", no_argument, 0, 'F'},
 		{"block-cost", required_argument, 0, 'B'}, {"prefilter", required_argument, 0, 'P'},
 		{"reps", required_argument, 0, 'R'},   {"cells", required_argument, 0, 'C'},
-		{"shards", required_argument, 0, 'H'},
+		{"shards", required_argument, 0, 'H'},  {"route", required_argument, 0, 'U'},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
@@ -148,6 +150,17 @@ int cmd_build(int argc, char **argv)
 			break;
 		}
 		case 'K': o.keep_order = 1; break;
+		case 'U': {
+			unsigned a, b;
+			char extra;
+			if (sscanf(optarg, "%u/%u%c", &a, &b, &extra) != 2 || b == 0 || a >= b) {
+				fprintf(stderr, "bfi build: --route takes I/S with 0 <= I < S\n");
+				return EXIT_USAGE;
+			}
+			o.route_shard = a;
+			o.route_shards = b;
+			break;
+		}
 		case 'P':
 			if (!strcmp(optarg, "auto"))
 				o.prefilter = BFI_PREFILTER_AUTO;

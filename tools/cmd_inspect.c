@@ -76,8 +76,8 @@ static int fill_stats(const bfi_snapshot *s, const struct bfi_info *in, struct f
 
 /*
  * RAMBO: B, R, S, and per repetition the filter width, cell sizes and fill;
- * then Lemma 4.1's rate for keys held by V sets, with p the cells' mean
- * (fill)^k: F = (p (1 - 1/B)^V + 1 - (1 - 1/B)^V)^R.
+ * then Lemma 4.1's rate for keys held by V sets, with p the mean over sets
+ * of their cell's (fill)^k: F = (p (1 - 1/B)^V + 1 - (1 - 1/B)^V)^R.
  */
 static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in, int json)
 {
@@ -109,9 +109,10 @@ static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in, int jso
 			fmin = f < fmin ? f : fmin;
 			fmax = f > fmax ? f : fmax;
 			fsum += f;
-			p += pow(f, in->hashes);
+			/* weighted by members: the filter a random set's key falls in */
+			p += pow(f, in->hashes) * (double)cells[c].sets;
 		}
-		psum += p / (double)B;
+		psum += p / (double)in->n_sets;
 		if (json)
 			printf("%s{\"bits\": %llu, \"sets_per_cell\": {\"min\": %llu, \"mean\": %.2f, "
 			       "\"max\": %llu}, \"fill\": {\"min\": %.4f, \"mean\": %.4f, \"max\": %.4f}}",

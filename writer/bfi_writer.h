@@ -71,6 +71,13 @@ struct bfi_build_options {
 	uint64_t cells;
 	uint32_t reps;
 	uint32_t shards;
+	/*
+	 * Build one shard of a stack: with route_shards > 0, the directory and
+	 * TSV readers keep only the sets that the two-level hash sends to shard
+	 * route_shard of route_shards (bfi_rambo_cell(name, 0, route_shards,
+	 * route_shards)), and skip the rest.
+	 */
+	uint32_t route_shard, route_shards;
 	uint64_t memory; /* bytes for key buffers and row stripes (1 GiB; at least 16 MiB) */
 	/*
 	 * Called now and then during long work; phase is a short word such
@@ -139,6 +146,27 @@ BFI_API BFI_MUST_CHECK int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char
  */
 BFI_API BFI_MUST_CHECK int bfi_writer_finish(bfi_writer *w, const char *path,
                                              struct bfi_build_summary *summary);
+
+/*
+ * Snapshot algebra (bfi fold, bfi stack): a snapshot whose RAMBO layout is
+ * given as finished rows instead of keys. Create the writer with layouts
+ * BFI_BUILD_RAMBO and keep_order, declare the sets with bfi_writer_set()
+ * in the ordinal order wanted, add no keys, pass the rows here, then call
+ * bfi_writer_finish(). Cells are assigned by the partition of bfi_hash.h
+ * from the set names, so the rows must have been built the same way.
+ */
+#define BFI_RAMBO_MAX_REPS 64
+struct bfi_rambo_rows {
+	uint64_t cells;  /* B */
+	uint32_t reps;   /* R */
+	uint32_t shards; /* S */
+	uint32_t k;
+	uint64_t m[BFI_RAMBO_MAX_REPS];            /* rows of each repetition */
+	const uint8_t *rows[BFI_RAMBO_MAX_REPS];   /* m[r] rows of ceil(B / 512) * 64 bytes */
+	const uint64_t *distinct;                  /* per declared set: distinct keys */
+};
+/* Returns 0 or BFI_E_INVALID. The rows must stay valid until finish. */
+BFI_API BFI_MUST_CHECK int bfi_writer_rambo_rows(bfi_writer *w, const struct bfi_rambo_rows *rows);
 
 /* A message about the last error, with file and line where known. */
 BFI_API const char *bfi_writer_errmsg(const bfi_writer *w);

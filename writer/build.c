@@ -311,7 +311,8 @@ static int plan_prefilters(bfi_writer *w, struct plan *p)
 static int plan_rambo(bfi_writer *w, struct plan *p)
 {
 	const struct bfi_build_options *o = &w->opt;
-	uint64_t cells = o->cells, shards = o->shards ? o->shards : 1;
+	uint64_t cells = w->raw ? w->raw->cells : o->cells;
+	uint64_t shards = w->raw ? w->raw->shards : o->shards ? o->shards : 1;
 	if (cells == 0) {
 		cells = 2;
 		while (cells * cells < p->n)
@@ -320,7 +321,7 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 			cells *= 2;
 	}
 	double pc = o->fpr, base = pc * (1 - 1.0 / (double)cells) + 1.0 / (double)cells;
-	uint32_t reps = o->reps;
+	uint32_t reps = w->raw ? w->raw->reps : o->reps;
 	if (reps == 0) {
 		reps = (uint32_t)ceil(log(o->fpr) / log(base));
 		reps = reps < 2 ? 2 : reps > BFI_MAX_REPS ? BFI_MAX_REPS : reps;
@@ -336,8 +337,9 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 	p->cell_of = malloc((size_t)reps * p->n * sizeof *p->cell_of);
 	p->cell_ones = calloc((size_t)cells, sizeof *p->cell_ones);
 	size_t regs = (size_t)1 << CELL_HLL_BITS;
-	uint8_t *reg = o->bits ? NULL : calloc((size_t)reps * cells, regs);
-	if (!p->cell_of || !p->cell_ones || (!o->bits && !reg)) {
+	int sized = o->bits || w->raw; /* widths given: no need to estimate unions */
+	uint8_t *reg = sized ? NULL : calloc((size_t)reps * cells, regs);
+	if (!p->cell_of || !p->cell_ones || (!sized && !reg)) {
 		free(reg);
 		return -ENOMEM;
 	}
@@ -368,8 +370,9 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 			double u = hll_count_bits(reg + ((size_t)r * cells + c) * regs, CELL_HLL_BITS);
 			widest = u > widest ? u : widest;
 		}
-		p->reps[r].m = width_for(&(struct bfi_build_options){.fpr = o->fpr, .bits = o->bits},
-		                         (uint64_t)ceil(widest * 1.15), p->k);
+		p->reps[r].m = w->raw ? w->raw->m[r]
+		                      : width_for(&(struct bfi_build_options){.fpr = o->fpr, .bits = o->bits},
+		                                  (uint64_t)ceil(widest * 1.15), p->k);
 	}
 	free(reg);
 	if (rc)
@@ -381,7 +384,7 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 {
 	const struct bfi_build_options *o = &w->opt;
-	p->k = choose_k(o, max_n);
+	p->k = w->raw ? w->raw->k : choose_k(o, max_n);
 	p->new_of_old = malloc(p->n * sizeof *p->new_of_old);
 	p->old_of_new = malloc(p->n * sizeof *p->old_of_new);
 	p->ones = calloc(p->n, sizeof *p->ones);
@@ -460,8 +463,9 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 			for (uint32_t rep = 0; rep < p->rambo.reps; rep++) {
 				const struct bfi_rep *rp = &p->reps[rep];
 				uint64_t cell = p->cell_of[(size_t)rep * p->n + j];
+				/* repetition rep takes probes rep k .. rep k + k - 1: independent filters */
 				for (uint32_t i = 0; i < p->k; i++) {
-					uint64_t row = bfi_hash_pos(h, i, rp->m);
+					uint64_t row = bfi_hash_pos(h, rep * p->k + i, rp->m);
 					set_bit(c->buf, lo, hi, rp->rows_offset + row * rp->row_bytes + cell / 8,
 					        cell % 8);
 				}
@@ -576,6 +580,15 @@ static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t se
 		}
 	else if (kind == LK_PLAIN)
 		rc = fill_units(&c, &start, &end, data, size, p->plain.filter_bytes);
+	else if (w->raw) /* given rows: copy them, counting repetition 0's cells */
+		for (uint32_t r = 0; r < p->rambo.reps && rc == 0; r++) {
+			const struct bfi_rep *rp = &p->reps[r];
+			rc = pwrite_all(fd, w->raw->rows[r], (size_t)(rp->m * rp->row_bytes),
+			                sec_off + rp->rows_offset);
+			for (uint64_t i = 0; r == 0 && i < rp->m * rp->row_bytes / 8; i++)
+				for (uint64_t x = bfi_get64(w->raw->rows[0] + i * 8); x; x &= x - 1)
+					p->cell_ones[(i % (rp->row_bytes / 8)) * 64 + (uint64_t)__builtin_ctzll(x)]++;
+		}
 	else /* rambo: the rows of each repetition; its tables are written after */
 		for (uint32_t r = 0; r < p->rambo.reps && rc == 0; r++) {
 			const struct bfi_rep *rp = &p->reps[r];
@@ -810,8 +823,11 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 
 	progress(w, "sorting", 0, 0);
 	spool_seal(&w->spool);
-	uint64_t pairs, max_n = 0;
-	rc = count_distinct(w, distinct, &pairs);
+	uint64_t pairs = 0, max_n = 0;
+	if (w->raw)
+		memcpy(distinct, w->raw->distinct, n * sizeof *distinct);
+	else
+		rc = count_distinct(w, distinct, &pairs);
 	if (rc) {
 		rc = writer_fail(w, rc, "reading spilled keys: %s", bfi_strerror(rc));
 		goto out;

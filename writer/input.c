@@ -51,7 +51,8 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 	if (!(o->fpr > 0 && o->fpr < 1) || o->bits > BFI_MAX_BITS || o->hashes > BFI_MAX_K ||
 	    o->layouts == 0 || (o->layouts & ~(unsigned)(BFI_BUILD_FLAT | BFI_BUILD_PLAIN | BFI_BUILD_RAMBO)) ||
 	    o->prefilter < BFI_PREFILTER_AUTO || o->prefilter > BFI_PREFILTER_NEVER ||
-	    o->reps > BFI_MAX_REPS || o->cells > BFI_MAX_CELLS)
+	    o->reps > BFI_MAX_REPS || o->cells > BFI_MAX_CELLS ||
+	    (o->route_shards && o->route_shard >= o->route_shards))
 		return BFI_E_INVALID;
 	bfi_writer *w = calloc(1, sizeof *w);
 	if (w == NULL)
@@ -111,6 +112,14 @@ int bfi_writer_key(bfi_writer *w, uint32_t ord, const void *key, size_t len)
 	if (w->opt.progress && (w->keys_in & 0xfffff) == 0)
 		w->opt.progress(w->opt.progress_ctx, "reading", w->keys_in, 0);
 	return 0;
+}
+
+/* Does the routing option send this set to the shard being built? */
+static int routed_here(const bfi_writer *w, const char *name, size_t len)
+{
+	return w->opt.route_shards == 0 ||
+	       bfi_rambo_cell(name, len, 0, w->opt.route_shards, w->opt.route_shards) ==
+	           w->opt.route_shard;
 }
 
 static size_t chomp(char *line, size_t n)
@@ -194,6 +203,10 @@ int bfi_writer_add_dir(bfi_writer *w, const char *dir)
 			rc = writer_fail(w, BFI_E_INPUT, "%s/%s: not a regular file", dir, list[i]);
 			break;
 		}
+		if (!routed_here(w, list[i], strlen(list[i]))) {
+			close(fd);
+			continue;
+		}
 		uint32_t before = w->names.n, ord;
 		rc = bfi_writer_set(w, list[i], strlen(list[i]), &ord);
 		if (rc == 0 && w->names.n == before)
@@ -252,6 +265,8 @@ int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
 		}
 		size_t nl = (size_t)(tab - line);
 		uint32_t ord;
+		if (!routed_here(w, line, nl))
+			continue;
 		if (last && nl == last_len && memcmp(line, last, nl) == 0) {
 			ord = last_ord;
 		} else {
@@ -278,4 +293,19 @@ int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
 		rc = writer_fail(w, -EIO, "%s: read error", label);
 	free(line);
 	return rc;
+}
+
+int bfi_writer_rambo_rows(bfi_writer *w, const struct bfi_rambo_rows *rows)
+{
+	if (w == NULL || rows == NULL || w->finished || w->opt.layouts != BFI_BUILD_RAMBO ||
+	    !w->opt.keep_order || w->keys_in || rows->reps == 0 || rows->reps > BFI_MAX_REPS ||
+	    rows->cells == 0 || rows->cells > BFI_MAX_CELLS || rows->shards == 0 ||
+	    rows->cells % rows->shards || rows->k == 0 || rows->k > BFI_MAX_K ||
+	    rows->distinct == NULL)
+		return BFI_E_INVALID;
+	for (uint32_t r = 0; r < rows->reps; r++)
+		if (rows->m[r] == 0 || rows->m[r] > BFI_MAX_BITS || rows->rows[r] == NULL)
+			return BFI_E_INVALID;
+	w->raw = rows;
+	return 0;
 }

@@ -64,6 +64,7 @@ void spool_iter_end(struct spool_iter *it);
 
 struct bfi_writer {
 	struct bfi_build_options opt;
+	const struct bfi_rambo_rows *raw; /* fold/stack: rows given, no keys */
 	struct names names;
 	struct spool spool;
 	uint64_t keys_in;

@@ -1,0 +1,63 @@
+#!/bin/sh
+# algebra.sh - bfi fold and bfi stack against direct builds: a stack of 4
+# shards answers exactly as one build with --shards 4; a folded snapshot
+# misses no true set, and its false-positive rate on absent keys sits
+# beside Lemma 4.1 at B/2 (V = 0: F = p^R, p the cells' measured rate).
+# Usage: sh tests/algebra.sh ./bfi   (from the source root; tests/run.sh does this)
+BFI=${1:-./bfi}
+case $BFI in /*) ;; *) BFI=$(pwd)/$BFI ;; esac
+T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-algebra.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+# 600 sets of 40 keys; key k<i> is in sets i mod 600 and (7 i) mod 600.
+awk 'BEGIN { for (i = 0; i < 12000; i++) { printf "s%d\tk%d\n", i % 600, i; printf "s%d\tk%d\n", (7 * i) % 600, i } }' >"$T/sets.tsv"
+awk 'BEGIN { for (i = 0; i < 12000; i++) print "k" i }' >"$T/present.txt"
+awk 'BEGIN { for (i = 0; i < 20000; i++) print "absent" i }' >"$T/absent.txt"
+P="--layout rambo --reps 3 --bits 4000 --hashes 5"
+
+# normalise: each answer line with its names sorted, so ordinals do not matter
+norm() { "$BFI" query "$1" <"$2" | awk -F'\t' '{ n = split($0, a, "\t"); s = ""; m = 0; delete b;
+	for (i = 2; i <= n; i++) b[++m] = a[i]; for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (b[j] < b[i]) { t = b[i]; b[i] = b[j]; b[j] = t }
+	for (i = 1; i <= m; i++) s = s "\t" b[i]; print a[1] s }'; }
+
+stack_ok() {
+	for i in 0 1 2 3; do
+		# shellcheck disable=SC2086
+		"$BFI" build -q -o "$T/shard$i" $P --route $i/4 --cells 16 --tsv "$T/sets.tsv" || return 1
+	done
+	"$BFI" stack -q -o "$T/stacked" "$T/shard0" "$T/shard1" "$T/shard2" "$T/shard3" || return 1
+	# shellcheck disable=SC2086
+	"$BFI" build -q -o "$T/direct" $P --cells 64 --shards 4 --tsv "$T/sets.tsv" || return 1
+	"$BFI" verify "$T/stacked" >/dev/null || return 1
+	cat "$T/present.txt" "$T/absent.txt" >"$T/all.txt"
+	norm "$T/stacked" "$T/all.txt" >"$T/a" && norm "$T/direct" "$T/all.txt" >"$T/b" && cmp -s "$T/a" "$T/b"
+}
+if stack_ok; then echo "PASS algebra: a stack of 4 shards answers exactly as one build"; else
+	echo "FAIL algebra: a stack of 4 shards answers exactly as one build"; fi
+
+stack_refuses() {
+	"$BFI" stack -q -o "$T/wrong" "$T/shard1" "$T/shard0" "$T/shard2" "$T/shard3" 2>"$T/err"
+	[ $? -eq 2 ] && grep -q 'belongs in shard' "$T/err" && [ ! -e "$T/wrong" ]
+}
+if stack_refuses; then echo "PASS algebra: stack refuses shards out of order"; else
+	echo "FAIL algebra: stack refuses shards out of order"; fi
+
+fold_ok() {
+	# shellcheck disable=SC2086
+	"$BFI" build -q -o "$T/wide" $P --cells 64 --tsv "$T/sets.tsv" || return 1
+	"$BFI" fold -q -o "$T/folded" "$T/wide" || return 1
+	"$BFI" verify "$T/folded" >/dev/null || return 1
+	"$BFI" inspect --json "$T/folded" | grep -q '"cells": 32, "reps": 3' || return 1
+	# no false negatives: every key's two sets are in its answer
+	"$BFI" query "$T/folded" <"$T/present.txt" | awk -F'\t' '
+		{ i = substr($1, 2) + 0; a = "s" (i % 600); b = "s" ((7 * i) % 600); fa = fb = 0
+		  for (j = 2; j <= NF; j++) { if ($j == a) fa = 1; if ($j == b) fb = 1 }
+		  if (!fa || !fb) miss++ }
+		END { exit miss > 0 }' || return 1
+	p=$("$BFI" inspect --json "$T/folded" | sed 's/.*"cell_fpr": \([0-9.e+-]*\).*/\1/')
+	"$BFI" query --count "$T/folded" <"$T/absent.txt" | awk -F'\t' -v p="$p" '
+		{ fp += $2 } END { m = fp / (NR * 600); l = p ^ 3
+		  printf "folded to B = 32: measured FPR %.3g on absent keys, Lemma 4.1 (V = 0) %.3g, ratio %.2f\n", m, l, m / l
+		  exit !(m >= 0.5 * l && m <= 1.5 * l) }'
+}
+if fold_ok; then echo "PASS algebra: fold misses nothing and matches Lemma 4.1 at B/2"; else
+	echo "FAIL algebra: fold misses nothing and matches Lemma 4.1 at B/2"; fi

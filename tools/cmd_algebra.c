@@ -1,0 +1,340 @@
+/*
+ * cmd_algebra.c - snapshot algebra on the RAMBO layout: bfi fold (OR the
+ * two halves of B together) and bfi stack (shards side by side, by the
+ * paper's two-level hash). Both read snapshots through bfi.h and write
+ * through the writer's row interface, so the output is an ordinary,
+ * checksummed, atomically published snapshot.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfi.h"
+#include "bfi_writer.h"
+#include "tools.h"
+
+static const char fold_help[] =
+	"Usage: bfi fold [-q] [--times N] -o OUT SNAP\n"
+	"\n"
+	"Fold the RAMBO layout of SNAP: OR each repetition's cells c and\n"
+	"c + B/2 together, halving B and the index, as the RAMBO paper does. The\n"
+	"result is what a build with B/2 cells would give, with the original\n"
+	"filter widths: no false negatives, and the false-positive rate of\n"
+	"Lemma 4.1 at B/2. OUT holds the rambo layout only.\n"
+	"\n"
+	"Options:\n"
+	"  -o, --output OUT   the snapshot to write\n"
+	"      --times N      fold N times (B / 2^N), default 1\n"
+	"  -q, --quiet        no summary\n"
+	"  -h, --help         show this help\n";
+
+static const char stack_help[] =
+	"Usage: bfi stack [-q] -o OUT SHARD...\n"
+	"\n"
+	"Stack RAMBO shards side by side into one snapshot of S = (number of\n"
+	"shards) x b cells, where b is each shard's cell count: shard s holds\n"
+	"cells s*b .. s*b + b - 1, the paper's two-level hash. The shards must be\n"
+	"built with identical parameters (--cells b, --reps, --bits, --hashes,\n"
+	"one shard each) from the sets that hash sends them, in shard order:\n"
+	"  bfi build --layout rambo --route I/S --cells b --reps R --bits M ...\n"
+	"The stack answers exactly as one build of all the sets with --cells S*b\n"
+	"--shards S and the same --reps, --bits and --hashes.\n"
+	"\n"
+	"Options:\n"
+	"  -o, --output OUT   the snapshot to write\n"
+	"  -q, --quiet        no summary\n"
+	"  -h, --help         show this help\n";
+
+/* Declare every set of s, in ordinal order, and collect its distinct keys. */
+static int add_sets(bfi_writer *w, const bfi_snapshot *s, uint64_t *distinct, uint64_t *at)
+{
+	struct bfi_info in;
+	bfi_info(s, &in);
+	for (uint64_t o = 0; o < in.n_sets; o++) {
+		const char *name;
+		size_t len;
+		struct bfi_set_stats st;
+		uint32_t ord;
+		int rc = bfi_set_name(s, (uint32_t)o, &name, &len);
+		if (rc == 0)
+			rc = bfi_set_stats(s, (uint32_t)o, &st);
+		if (rc == 0)
+			rc = bfi_writer_set(w, name, len, &ord);
+		if (rc == 0 && ord != *at)
+			rc = BFI_E_DUP_SET;
+		if (rc)
+			return rc;
+		distinct[(*at)++] = st.distinct_keys;
+	}
+	return 0;
+}
+
+static int get_bit(const uint8_t *row, uint64_t c)
+{
+	return row[c / 8] >> (c % 8) & 1;
+}
+
+static void set_bit(uint8_t *row, uint64_t c)
+{
+	row[c / 8] |= (uint8_t)(1u << (c % 8));
+}
+
+static int write_out(const char *out, bfi_writer *w, int quiet)
+{
+	struct bfi_build_summary sum;
+	int rc = bfi_writer_finish(w, out, &sum);
+	if (rc) {
+		const char *msg = bfi_writer_errmsg(w);
+		fprintf(stderr, "bfi: %s: %s\n", out, *msg ? msg : bfi_strerror(rc));
+		return rc;
+	}
+	if (!quiet)
+		fprintf(stderr, "bfi: wrote %s: %llu sets; index %llu bytes, catalog %llu bytes\n", out,
+		        (unsigned long long)sum.n_sets, (unsigned long long)sum.index_bytes,
+		        (unsigned long long)sum.catalog_bytes);
+	return 0;
+}
+
+static bfi_writer *rows_writer(const bfi_snapshot *s)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.layouts = BFI_BUILD_RAMBO;
+	o.keep_order = 1;
+	const void *v;
+	size_t len;
+	char buf[40];
+	if (s && bfi_catalog_meta(s, "fpr", &v, &len) == 0 && len < sizeof buf) {
+		memcpy(buf, v, len);
+		buf[len] = 0;
+		double f = strtod(buf, NULL);
+		if (f > 0 && f < 1)
+			o.fpr = f;
+	}
+	bfi_writer *w = NULL;
+	if (bfi_writer_create(&o, &w))
+		return NULL;
+	return w;
+}
+
+int cmd_fold(int argc, char **argv)
+{
+	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+	                                     {"times", required_argument, 0, 't'},
+	                                     {"quiet", no_argument, 0, 'q'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {0, 0, 0, 0}};
+	const char *out = NULL;
+	uint64_t times = 1;
+	int quiet = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'q': quiet = 1; break;
+		case 't':
+			if (parse_size(optarg, &times) || times < 1 || times > 24) {
+				fprintf(stderr, "bfi fold: --times must be 1..24\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h': fputs(fold_help, stdout); return EXIT_OK;
+		default: fputs(fold_help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (out == NULL || optind != argc - 1) {
+		fprintf(stderr, "bfi fold: need -o OUT and one SNAP\n\n%s", fold_help);
+		return EXIT_USAGE;
+	}
+	bfi_snapshot *s = NULL;
+	int rc = bfi_open(argv[optind], 0, &s);
+	if (rc) {
+		fprintf(stderr, "bfi fold: %s: %s\n", argv[optind], bfi_strerror(rc));
+		return EXIT_USAGE;
+	}
+	struct bfi_info in;
+	bfi_info(s, &in);
+	struct bfi_rambo_rows rr;
+	memset(&rr, 0, sizeof rr);
+	rr.cells = in.rambo_cells;
+	rr.shards = in.rambo_shards;
+	rr.reps = in.rambo_reps;
+	rr.k = in.hashes;
+	uint64_t B = in.rambo_cells, S = in.rambo_shards;
+	for (uint64_t t = 0; t < times && rc == 0; t++) {
+		if (!(in.layouts & BFI_LAYOUT_RAMBO) || B % 2 || (S > 1 && S % 2)) {
+			fprintf(stderr, "bfi fold: %s: needs a rambo layout with an even number of cells "
+			                "and one or an even number of shards (B = %llu, S = %llu)\n",
+			        argv[optind], (unsigned long long)B, (unsigned long long)S);
+			rc = BFI_E_INVALID;
+			break;
+		}
+		if (S > 1)
+			S /= 2;
+		B /= 2;
+	}
+	uint8_t *bufs[BFI_RAMBO_MAX_REPS] = {0};
+	uint64_t *distinct = rc ? NULL : calloc(in.n_sets, sizeof *distinct);
+	bfi_writer *w = rc ? NULL : rows_writer(s);
+	if (rc == 0 && (!distinct || !w))
+		rc = -ENOMEM;
+	uint64_t nb = (B + 511) / 512 * 64;
+	for (uint32_t r = 0; r < in.rambo_reps && rc == 0; r++) {
+		const uint8_t *rows;
+		uint64_t m, rb;
+		rc = bfi_rambo_rows(s, r, &rows, &m, &rb);
+		if (rc == 0 && (bufs[r] = calloc(m, nb)) == NULL)
+			rc = -ENOMEM;
+		/* cell c of the result ORs cells c, c + B, c + 2B, ... of the input */
+		for (uint64_t i = 0; rc == 0 && i < m; i++)
+			for (uint64_t cell = 0; cell < in.rambo_cells; cell++)
+				if (get_bit(rows + i * rb, cell))
+					set_bit(bufs[r] + i * nb, cell % B);
+		rr.m[r] = m;
+		rr.rows[r] = bufs[r];
+	}
+	rr.cells = B;
+	rr.shards = (uint32_t)S;
+	rr.distinct = distinct;
+	uint64_t at = 0;
+	if (rc == 0)
+		rc = add_sets(w, s, distinct, &at);
+	if (rc == 0)
+		rc = bfi_writer_rambo_rows(w, &rr);
+	if (rc == 0)
+		rc = write_out(out, w, quiet) ? -1 : 0;
+	else if (rc != BFI_E_INVALID)
+		fprintf(stderr, "bfi fold: %s\n", bfi_strerror(rc));
+	bfi_writer_destroy(&w);
+	for (uint32_t r = 0; r < BFI_RAMBO_MAX_REPS; r++)
+		free(bufs[r]);
+	free(distinct);
+	bfi_close(&s);
+	return rc ? EXIT_USAGE : EXIT_OK;
+}
+
+int cmd_stack(int argc, char **argv)
+{
+	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+	                                     {"quiet", no_argument, 0, 'q'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {0, 0, 0, 0}};
+	const char *out = NULL;
+	int quiet = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'q': quiet = 1; break;
+		case 'h': fputs(stack_help, stdout); return EXIT_OK;
+		default: fputs(stack_help, stderr); return EXIT_USAGE;
+		}
+	}
+	int ns = argc - optind;
+	if (out == NULL || ns < 1) {
+		fprintf(stderr, "bfi stack: need -o OUT and at least one SHARD\n\n%s", stack_help);
+		return EXIT_USAGE;
+	}
+	bfi_snapshot **sh = calloc((size_t)ns, sizeof *sh);
+	struct bfi_info first;
+	uint64_t total = 0;
+	int rc = sh ? 0 : -ENOMEM;
+	for (int i = 0; i < ns && rc == 0; i++) {
+		rc = bfi_open(argv[optind + i], 0, &sh[i]);
+		if (rc) {
+			fprintf(stderr, "bfi stack: %s: %s\n", argv[optind + i], bfi_strerror(rc));
+			break;
+		}
+		struct bfi_info in;
+		bfi_info(sh[i], &in);
+		if (i == 0)
+			first = in;
+		int same = (in.layouts & BFI_LAYOUT_RAMBO) && in.rambo_shards == 1 &&
+		           in.rambo_cells == first.rambo_cells && in.rambo_reps == first.rambo_reps &&
+		           in.hashes == first.hashes;
+		for (uint32_t r = 0; same && r < in.rambo_reps; r++) {
+			uint64_t m0, m1;
+			same = bfi_rambo_rep(sh[0], r, &m0, NULL) == 0 &&
+			       bfi_rambo_rep(sh[i], r, &m1, NULL) == 0 && m0 == m1;
+		}
+		if (!same) {
+			fprintf(stderr, "bfi stack: %s: not built with the same rambo parameters as %s "
+			                "(cells, reps, hashes, one shard, and --bits so every filter width "
+			                "matches)\n",
+			        argv[optind + i], argv[optind]);
+			rc = BFI_E_INVALID;
+		}
+		total += in.n_sets;
+	}
+	uint64_t b = rc ? 0 : first.rambo_cells, B = b * (uint64_t)ns;
+	if (rc == 0 && B > (1u << 24)) {
+		fprintf(stderr, "bfi stack: %llu cells in all is over the limit of 2^24\n",
+		        (unsigned long long)B);
+		rc = BFI_E_LIMIT;
+	}
+	/* Every set must be in the shard the two-level hash sends it to. */
+	for (int i = 0; i < ns && rc == 0; i++) {
+		struct bfi_info in;
+		bfi_info(sh[i], &in);
+		for (uint64_t o = 0; o < in.n_sets && rc == 0; o++) {
+			const char *name;
+			size_t len;
+			rc = bfi_set_name(sh[i], (uint32_t)o, &name, &len);
+			if (rc == 0 && bfi_rambo_cell(name, len, 0, (uint64_t)ns, (uint32_t)ns) != (uint32_t)i) {
+				fprintf(stderr, "bfi stack: %s: set '%.*s' belongs in shard %u of %d, not %d "
+				                "(build shards with --route I/%d)\n",
+				        argv[optind + i], (int)len, name,
+				        bfi_rambo_cell(name, len, 0, (uint64_t)ns, (uint32_t)ns), ns, i, ns);
+				rc = BFI_E_INVALID;
+			}
+		}
+	}
+	struct bfi_rambo_rows rr;
+	memset(&rr, 0, sizeof rr);
+	uint8_t *bufs[BFI_RAMBO_MAX_REPS] = {0};
+	uint64_t *distinct = rc ? NULL : calloc(total ? total : 1, sizeof *distinct);
+	bfi_writer *w = rc ? NULL : rows_writer(sh[0]);
+	if (rc == 0 && (!distinct || !w))
+		rc = -ENOMEM;
+	uint64_t nb = (B + 511) / 512 * 64;
+	for (uint32_t r = 0; rc == 0 && r < first.rambo_reps; r++) {
+		uint64_t m = 0;
+		for (int i = 0; i < ns && rc == 0; i++) {
+			const uint8_t *rows;
+			uint64_t rb;
+			rc = bfi_rambo_rows(sh[i], r, &rows, &m, &rb);
+			if (rc == 0 && i == 0 && (bufs[r] = calloc(m, nb)) == NULL)
+				rc = -ENOMEM;
+			/* shard i's cell c becomes cell i * b + c */
+			for (uint64_t row = 0; rc == 0 && row < m; row++)
+				for (uint64_t cell = 0; cell < b; cell++)
+					if (get_bit(rows + row * rb, cell))
+						set_bit(bufs[r] + row * nb, (uint64_t)i * b + cell);
+		}
+		rr.m[r] = m;
+		rr.rows[r] = bufs[r];
+	}
+	rr.cells = B;
+	rr.shards = (uint32_t)ns;
+	rr.reps = rc ? 0 : first.rambo_reps;
+	rr.k = rc ? 0 : first.hashes;
+	rr.distinct = distinct;
+	uint64_t at = 0;
+	for (int i = 0; i < ns && rc == 0; i++)
+		rc = add_sets(w, sh[i], distinct, &at);
+	if (rc == BFI_E_DUP_SET)
+		fprintf(stderr, "bfi stack: a set name appears in two shards\n");
+	if (rc == 0)
+		rc = bfi_writer_rambo_rows(w, &rr);
+	if (rc == 0)
+		rc = write_out(out, w, quiet) ? -1 : 0;
+	bfi_writer_destroy(&w);
+	for (uint32_t r = 0; r < BFI_RAMBO_MAX_REPS; r++)
+		free(bufs[r]);
+	free(distinct);
+	for (int i = 0; sh && i < ns; i++)
+		bfi_close(&sh[i]);
+	free(sh);
+	return rc ? EXIT_USAGE : EXIT_OK;
+}
