@@ -102,11 +102,12 @@ static int check_layouts(const uint8_t *map, struct bfi_layout *lay, struct bfi_
 		if (rc)
 			BAD(rc, r->offset + at, at ? BFI_REP_ENTRY_SIZE : BFI_RAMBO_DESC_SIZE,
 			    at ? "rambo repetition entry" : "rambo descriptor");
-		if (lay->n_sets && (lay->rambo.n_sets != lay->n_sets || lay->rambo.k != lay->k))
+		if (lay->n_sets && lay->rambo.n_sets != lay->n_sets)
 			BAD(BFI_E_BAD_LAYOUT, r->offset, BFI_RAMBO_DESC_SIZE,
-			    "rambo and another layout disagree on the sets or k");
+			    "rambo and another layout disagree on the sets");
+		if (lay->n_sets == 0)
+			lay->k = lay->rambo.k; /* k of the first layout; rambo keeps its own */
 		lay->n_sets = lay->rambo.n_sets;
-		lay->k = lay->rambo.k;
 	}
 	return 0;
 }

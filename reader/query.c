@@ -115,8 +115,9 @@ static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr
 		rc = bfi__grow(&res->rank, &res->rank_cap, s->lay.n_sets, sizeof *res->rank);
 	if (rc == 0)
 		rc = bfi__grow(&res->z, &res->z_cap, (size_t)e->n_keys * k, sizeof *res->z);
+	uint32_t kr = s->lay.rambo_idx >= 0 && s->lay.rambo.k > k ? s->lay.rambo.k : k;
 	if (rc == 0)
-		rc = bfi__grow(&res->rows, &res->rows_cap, (size_t)e->n_keys * k, sizeof *res->rows);
+		rc = bfi__grow(&res->rows, &res->rows_cap, (size_t)e->n_keys * kr, sizeof *res->rows);
 	if (rc == 0 && layout == BFI_LAYOUT_FLAT)
 		rc = bfi__grow(&res->vec, &res->vec_cap, levels * words, sizeof *res->vec);
 	if (rc == 0 && layout == BFI_LAYOUT_RAMBO) /* one bitmap of cells per repetition */

@@ -37,7 +37,7 @@ static long conj_sets(const bfi_snapshot *s, const struct bfi_expr *e, const str
                       bfi_result *res, uint32_t *out)
 {
 	const struct bfi_rambo_desc *d = &s->lay.rambo;
-	uint32_t k = s->lay.k;
+	uint32_t k = d->k; /* rambo sizes its own cells, so its k is its own */
 	size_t words = (size_t)(s->reps[0].row_bytes / 8);
 	uint64_t *touched = res->count_bytes ? &res->touched : NULL;
 	uint64_t best = UINT64_MAX;

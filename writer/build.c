@@ -313,14 +313,18 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 	const struct bfi_build_options *o = &w->opt;
 	uint64_t cells = w->raw ? w->raw->cells : o->cells;
 	uint64_t shards = w->raw ? w->raw->shards : o->shards ? o->shards : 1;
-	if (cells == 0) {
-		cells = 2;
-		while (cells * cells < p->n)
-			cells *= 2;
-		while (cells % shards)
-			cells *= 2;
+	if (cells == 0) { /* the even number at or above sqrt(N), a multiple of S */
+		cells = (uint64_t)ceil(sqrt((double)p->n));
+		cells += cells % 2;
+		cells = cells < 2 ? 2 : cells;
+		cells = (cells + shards - 1) / shards * shards;
 	}
-	double pc = o->fpr, base = pc * (1 - 1.0 / (double)cells) + 1.0 / (double)cells;
+	/* cells at rate min(p, 1/B): a key then matches about one wrong cell per
+	 * repetition, so candidates grow as N/B, not as N p */
+	double pc = o->fpr < 1.0 / (double)cells ? o->fpr : 1.0 / (double)cells;
+	double base = pc * (1 - 1.0 / (double)cells) + 1.0 / (double)cells;
+	uint32_t kr = w->raw ? w->raw->k : o->hashes ? o->hashes : (uint32_t)ceil(-log2(pc));
+	kr = kr < 1 ? 1 : kr > BFI_MAX_K ? BFI_MAX_K : kr;
 	uint32_t reps = w->raw ? w->raw->reps : o->reps;
 	if (reps == 0) {
 		reps = (uint32_t)ceil(log(o->fpr) / log(base));
@@ -331,7 +335,7 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 		                   "rambo: %llu cells, %llu shards, %u repetitions: cells must be at most "
 		                   "2^24 and a multiple of the shards, repetitions at most 64",
 		                   (unsigned long long)cells, (unsigned long long)shards, reps);
-	struct bfi_rambo_desc d = {p->n, p->k, BFI_HASH_XXH3_MIX, reps, BFI_PARTITION_XXH3, cells,
+	struct bfi_rambo_desc d = {p->n, kr, BFI_HASH_XXH3_MIX, reps, BFI_PARTITION_XXH3, cells,
 	                           (uint32_t)shards, BFI_RAMBO_DESC_SIZE};
 	p->rambo = d;
 	p->cell_of = malloc((size_t)reps * p->n * sizeof *p->cell_of);
@@ -371,8 +375,8 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 			widest = u > widest ? u : widest;
 		}
 		p->reps[r].m = w->raw ? w->raw->m[r]
-		                      : width_for(&(struct bfi_build_options){.fpr = o->fpr, .bits = o->bits},
-		                                  (uint64_t)ceil(widest * 1.15), p->k);
+		                      : width_for(&(struct bfi_build_options){.fpr = pc, .bits = o->bits},
+		                                  (uint64_t)ceil(widest * 1.15), kr);
 	}
 	free(reg);
 	if (rc)
@@ -411,6 +415,8 @@ static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 		int rc = plan_rambo(w, p);
 		if (rc)
 			return rc;
+		if (!(o->layouts & (BFI_BUILD_FLAT | BFI_BUILD_PLAIN)))
+			p->k = p->rambo.k; /* the catalog's k: that of the first layout */
 	}
 	if (o->layouts & BFI_BUILD_PLAIN) {
 		uint64_t m = width_for(o, max_n, p->k);
@@ -464,8 +470,9 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 				const struct bfi_rep *rp = &p->reps[rep];
 				uint64_t cell = p->cell_of[(size_t)rep * p->n + j];
 				/* repetition rep takes probes rep k .. rep k + k - 1: independent filters */
-				for (uint32_t i = 0; i < p->k; i++) {
-					uint64_t row = bfi_hash_pos(h, rep * p->k + i, rp->m);
+				uint32_t kr = p->rambo.k;
+				for (uint32_t i = 0; i < kr; i++) {
+					uint64_t row = bfi_hash_pos(h, rep * kr + i, rp->m);
 					set_bit(c->buf, lo, hi, rp->rows_offset + row * rp->row_bytes + cell / 8,
 					        cell % 8);
 				}
