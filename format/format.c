@@ -291,7 +291,7 @@ uint64_t bfi_rambo_layout(struct bfi_rep *reps, uint32_t n_reps, uint64_t n_sets
 {
 	uint64_t off = BFI_RAMBO_DESC_SIZE + (uint64_t)n_reps * BFI_REP_ENTRY_SIZE;
 	for (uint32_t i = 0; i < n_reps; i++) {
-		reps[i].row_bytes = bfi_bits_bytes(cells);
+		reps[i].row_bytes = bfi_rambo_row_bytes(cells);
 		if (place_rep(&reps[i], n_sets, cells, &off))
 			return 0;
 	}
@@ -330,7 +330,7 @@ int bfi_rambo_decode(const uint8_t *in, uint64_t size, struct bfi_rambo_desc *d,
 		*bad_off = (uint64_t)(e - in);
 		if (!all_zero(e + 48, BFI_REP_ENTRY_SIZE - 48))
 			return BFI_E_RESERVED;
-		if (r.m == 0 || r.m > BFI_MAX_BITS || r.row_bytes != bfi_bits_bytes(d->cells))
+		if (r.m == 0 || r.m > BFI_MAX_BITS || r.row_bytes != bfi_rambo_row_bytes(d->cells))
 			return BFI_E_BAD_LAYOUT;
 		struct bfi_rep want = r;
 		if (place_rep(&want, d->n_sets, d->cells, &off) || off > size ||

@@ -134,6 +134,12 @@ static inline uint64_t bfi_align_up(uint64_t v, uint64_t a)
 	return (v + (a - 1)) / a * a;
 }
 
+/* Bytes of a RAMBO row of n cells: whole 64-bit words, so small B stays small. */
+static inline uint64_t bfi_rambo_row_bytes(uint64_t cells)
+{
+	return (cells + 63) / 64 * 8;
+}
+
 /* Bytes holding n bits, padded to whole 64-byte lines (512 bits). */
 static inline uint64_t bfi_bits_bytes(uint64_t n)
 {
@@ -205,7 +211,7 @@ struct bfi_rambo_desc {
 /* One repetition of the RAMBO section; offsets relative to the section. */
 struct bfi_rep {
 	uint64_t m;              /* rows: width of every cell's filter */
-	uint64_t row_bytes;      /* bfi_bits_bytes(cells) */
+	uint64_t row_bytes;      /* bfi_rambo_row_bytes(cells) */
 	uint64_t rows_offset;
 	uint64_t starts_offset;  /* cells + 1 little-endian u32: members of cell c are */
 	uint64_t members_offset; /* members[starts[c] .. starts[c + 1]), n_sets u32 */

@@ -24,6 +24,25 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/*
+ * map = AND of the n rows, words 64-bit words each. RAMBO rows are B bits
+ * in whole words (not 64-byte lines), so this walks words, dropping a word
+ * as soon as it is zero.
+ */
+static void and_words(const uint8_t *const *rows, size_t n, size_t words, uint64_t *map,
+                      uint64_t *touched)
+{
+	uint64_t loads = 0;
+	for (size_t w = 0; w < words; w++) {
+		uint64_t acc = ~0ull;
+		for (size_t i = 0; i < n && acc; i++, loads++)
+			acc &= ((const uint64_t *)rows[i])[w];
+		map[w] = acc;
+	}
+	if (touched)
+		*touched += loads * 8;
+}
+
 static int test_bit(const uint64_t *v, uint64_t i)
 {
 	return (int)(le64toh(v[i / 64]) >> (i % 64) & 1);
@@ -53,7 +72,7 @@ static long conj_sets(const bfi_snapshot *s, const struct bfi_expr *e, const str
 					rp->rows + bfi_hash_pos(h, r * k + i, rp->m) * rp->row_bytes;
 		}
 		uint64_t *map = res->vec + (size_t)r * words;
-		bfi__and_rows_mask(res->rows, nr, words, NULL, map, touched);
+		and_words(res->rows, nr, words, map, touched);
 		uint64_t cand = 0;
 		for (size_t w = 0; w < words; w++)
 			for (uint64_t x = le64toh(map[w]); x; x &= x - 1) {

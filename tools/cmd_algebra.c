@@ -179,7 +179,7 @@ int cmd_fold(int argc, char **argv)
 	bfi_writer *w = rc ? NULL : rows_writer(s);
 	if (rc == 0 && (!distinct || !w))
 		rc = -ENOMEM;
-	uint64_t nb = (B + 511) / 512 * 64;
+	uint64_t nb = (B + 63) / 64 * 8; /* spec: RAMBO rows are whole 64-bit words */
 	for (uint32_t r = 0; r < in.rambo_reps && rc == 0; r++) {
 		const uint8_t *rows;
 		uint64_t m, rb;
@@ -297,7 +297,7 @@ int cmd_stack(int argc, char **argv)
 	bfi_writer *w = rc ? NULL : rows_writer(sh[0]);
 	if (rc == 0 && (!distinct || !w))
 		rc = -ENOMEM;
-	uint64_t nb = (B + 511) / 512 * 64;
+	uint64_t nb = (B + 63) / 64 * 8; /* spec: RAMBO rows are whole 64-bit words */
 	for (uint32_t r = 0; rc == 0 && r < first.rambo_reps; r++) {
 		uint64_t m = 0;
 		for (int i = 0; i < ns && rc == 0; i++) {

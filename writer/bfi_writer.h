@@ -162,7 +162,7 @@ struct bfi_rambo_rows {
 	uint32_t shards; /* S */
 	uint32_t k;
 	uint64_t m[BFI_RAMBO_MAX_REPS];            /* rows of each repetition */
-	const uint8_t *rows[BFI_RAMBO_MAX_REPS];   /* m[r] rows of ceil(B / 512) * 64 bytes */
+	const uint8_t *rows[BFI_RAMBO_MAX_REPS];   /* m[r] rows of ceil(B / 64) * 8 bytes */
 	const uint64_t *distinct;                  /* per declared set: distinct keys */
 };
 /* Returns 0 or BFI_E_INVALID. The rows must stay valid until finish. */
