@@ -18,6 +18,8 @@
 
 #include "expr.h"
 
+#define LOOKAHEAD 16 /* members ahead whose cell-of entries are prefetched */
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -99,6 +101,14 @@ static long conj_sets(const bfi_snapshot *s, const struct bfi_expr *e, const str
 			uint64_t c = w * 64 + (uint64_t)__builtin_ctzll(x);
 			uint32_t a = bfi_get32(rb->starts + c * 4), b = bfi_get32(rb->starts + c * 4 + 4);
 			for (uint32_t at = a; at < b; at++) {
+				/* the cell-of lookups are random: start those of a later member now */
+				if (at + LOOKAHEAD < b) {
+					uint32_t ahead = bfi_get32(rb->members + (size_t)(at + LOOKAHEAD) * 4);
+					if (ahead < d->n_sets)
+						for (uint32_t r = 0; r < d->reps; r++)
+							if (r != best_r)
+								__builtin_prefetch(s->reps[r].cell_of + (size_t)ahead * 4);
+				}
 				uint32_t set = bfi_get32(rb->members + (size_t)at * 4);
 				if (set >= d->n_sets)
 					return BFI_E_BAD_LAYOUT;

@@ -354,9 +354,12 @@ int cmd_bench(int argc, char **argv)
 		if (rc == 0)
 			print_fig(&fig[nf++], bw);
 	}
-	for (int i = 1; rc == 0 && i < nf; i++)
-		printf("%s is %.2fx faster than %s (p50), %.2fx (throughput)\n", fig[0].layout,
-		       fig[i].p50 / fig[0].p50, fig[i].layout, fig[0].qps / fig[i].qps);
+	for (int i = 0; rc == 0 && i < nf; i++)
+		for (int j = i + 1; j < nf; j++) {
+			int a = fig[i].p50 <= fig[j].p50 ? i : j, b = a == i ? j : i;
+			printf("%s is %.2fx faster than %s (p50), %.2fx (throughput)\n", fig[a].layout,
+			       fig[b].p50 / fig[a].p50, fig[b].layout, fig[a].qps / fig[b].qps);
+		}
 	double batch_qps = 0, single_qps = 0;
 	if (rc == 0 && batch && (in.layouts & BFI_LAYOUT_FLAT) && (!only || only == BFI_LAYOUT_FLAT)) {
 		int rounds = (int)(repeat < 5 ? 5 : repeat);
