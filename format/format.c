@@ -342,3 +342,93 @@ int bfi_rambo_decode(const uint8_t *in, uint64_t size, struct bfi_rambo_desc *d,
 	*bad_off = 0;
 	return off == size ? 0 : BFI_E_BAD_LAYOUT;
 }
+
+void bfi_tree_desc_encode(uint8_t out[BFI_TREE_DESC_SIZE], const struct bfi_tree_desc *d)
+{
+	memset(out, 0, BFI_TREE_DESC_SIZE);
+	bfi_put64(out + 0, d->n_sets);
+	bfi_put32(out + 8, d->k);
+	bfi_put32(out + 12, d->hash_id);
+	bfi_put32(out + 16, d->fanout);
+	bfi_put32(out + 20, d->levels);
+	bfi_put64(out + 24, d->table_offset);
+}
+
+void bfi_level_encode(uint8_t out[BFI_LEVEL_ENTRY_SIZE], const struct bfi_level *l)
+{
+	memset(out, 0, BFI_LEVEL_ENTRY_SIZE);
+	bfi_put64(out + 0, l->nodes);
+	bfi_put64(out + 8, l->m);
+	bfi_put64(out + 16, l->row_bytes);
+	bfi_put64(out + 24, l->rows_offset);
+}
+
+uint32_t bfi_tree_shape(uint64_t n_sets, uint32_t fanout, uint64_t nodes[BFI_MAX_LEVELS])
+{
+	uint32_t n = 0;
+	uint64_t at = n_sets;
+	for (;;) {
+		if (n == BFI_MAX_LEVELS)
+			return 0;
+		nodes[n++] = at;
+		if (at <= fanout)
+			return n;
+		at = (at + fanout - 1) / fanout;
+	}
+}
+
+uint64_t bfi_tree_layout(struct bfi_level *levels, uint32_t n_levels)
+{
+	uint64_t off = BFI_TREE_DESC_SIZE + (uint64_t)n_levels * BFI_LEVEL_ENTRY_SIZE, rows;
+	for (uint32_t i = 0; i < n_levels; i++) {
+		levels[i].row_bytes = bfi_rambo_row_bytes(levels[i].nodes);
+		levels[i].rows_offset = off;
+		if (__builtin_mul_overflow(levels[i].m, levels[i].row_bytes, &rows) ||
+		    __builtin_add_overflow(off, bfi_align_up(rows, 64), &off))
+			return 0;
+	}
+	return off;
+}
+
+int bfi_tree_decode(const uint8_t *in, uint64_t size, struct bfi_tree_desc *d,
+                    struct bfi_level *levels, uint64_t *bad_off)
+{
+	*bad_off = 0;
+	if (size < BFI_TREE_DESC_SIZE)
+		return BFI_E_BAD_LAYOUT;
+	d->n_sets = bfi_get64(in + 0);
+	d->k = bfi_get32(in + 8);
+	d->hash_id = bfi_get32(in + 12);
+	d->fanout = bfi_get32(in + 16);
+	d->levels = bfi_get32(in + 20);
+	d->table_offset = bfi_get64(in + 24);
+	if (!all_zero(in + 32, BFI_TREE_DESC_SIZE - 32))
+		return BFI_E_RESERVED;
+	if (d->hash_id != BFI_HASH_XXH3_MIX)
+		return BFI_E_INCOMPAT;
+	uint64_t shape[BFI_MAX_LEVELS];
+	if (d->n_sets == 0 || d->n_sets > BFI_MAX_SETS || d->k == 0 || d->k > BFI_MAX_K ||
+	    d->fanout < 2 || d->fanout > 64 || (d->fanout & (d->fanout - 1)) ||
+	    d->table_offset != BFI_TREE_DESC_SIZE ||
+	    bfi_tree_shape(d->n_sets, d->fanout, shape) != d->levels)
+		return BFI_E_BAD_LAYOUT;
+	uint64_t off = BFI_TREE_DESC_SIZE + (uint64_t)d->levels * BFI_LEVEL_ENTRY_SIZE, rows;
+	if (off > size)
+		return BFI_E_BAD_LAYOUT;
+	for (uint32_t i = 0; i < d->levels; i++) {
+		const uint8_t *e = in + BFI_TREE_DESC_SIZE + (uint64_t)i * BFI_LEVEL_ENTRY_SIZE;
+		struct bfi_level l = {bfi_get64(e), bfi_get64(e + 8), bfi_get64(e + 16), bfi_get64(e + 24)};
+		*bad_off = (uint64_t)(e - in);
+		if (!all_zero(e + 32, BFI_LEVEL_ENTRY_SIZE - 32))
+			return BFI_E_RESERVED;
+		if (l.nodes != shape[i] || l.m == 0 || l.m > BFI_MAX_BITS ||
+		    l.row_bytes != bfi_rambo_row_bytes(l.nodes) || l.rows_offset != off ||
+		    __builtin_mul_overflow(l.m, l.row_bytes, &rows) ||
+		    __builtin_add_overflow(off, bfi_align_up(rows, 64), &off) || off > size)
+			return BFI_E_BAD_LAYOUT;
+		if (levels)
+			levels[i] = l;
+	}
+	*bad_off = 0;
+	return off == size ? 0 : BFI_E_BAD_LAYOUT;
+}

@@ -53,6 +53,7 @@
 #define BFI_SEC_CHUNKSUMS 2u
 #define BFI_SEC_PLAIN 3u
 #define BFI_SEC_RAMBO 4u
+#define BFI_SEC_TREE 5u
 #define BFI_ENC_RAW 0u
 #define BFI_ENC_ZSTD 1u
 #define BFI_SECF_REQUIRED 1u
@@ -75,6 +76,11 @@
 #define BFI_MAX_REPS 64u
 #define BFI_MAX_CELLS (1u << 24)
 #define BFI_PARTITION_XXH3 1u
+
+/* spec: "Tree section" */
+#define BFI_TREE_DESC_SIZE 64u
+#define BFI_LEVEL_ENTRY_SIZE 64u
+#define BFI_MAX_LEVELS 32u
 
 /* spec: "Plain section" */
 #define BFI_PLAIN_DESC_SIZE 64u
@@ -218,6 +224,23 @@ struct bfi_rep {
 	uint64_t cell_of_offset; /* n_sets u32: each set's cell */
 };
 
+struct bfi_tree_desc {
+	uint64_t n_sets;
+	uint32_t k;
+	uint32_t hash_id;
+	uint32_t fanout; /* d: children per node, a power of two, 2 to 64 */
+	uint32_t levels; /* level 0 holds the sets, the last at most d nodes */
+	uint64_t table_offset;
+};
+
+/* One level of the tree section; level l's node j has children j d .. j d + d - 1. */
+struct bfi_level {
+	uint64_t nodes;
+	uint64_t m;           /* rows: filter width of every node of the level */
+	uint64_t row_bytes;   /* bfi_rambo_row_bytes(nodes): whole 64-bit words */
+	uint64_t rows_offset; /* relative */
+};
+
 /* Encoders write every byte of their buffer, reserved bytes as zero. */
 void bfi_header_encode(uint8_t out[BFI_HEADER_SIZE], const struct bfi_header *h);
 void bfi_section_encode(uint8_t out[BFI_ENTRY_SIZE], const struct bfi_section *s);
@@ -252,6 +275,15 @@ int bfi_rambo_decode(const uint8_t *sec, uint64_t size, struct bfi_rambo_desc *d
                      struct bfi_rep *reps, uint64_t *bad_off);
 /* Place the repetitions (m set) and return the section's size, 0 on overflow. */
 uint64_t bfi_rambo_layout(struct bfi_rep *reps, uint32_t n_reps, uint64_t n_sets, uint64_t cells);
+
+void bfi_tree_desc_encode(uint8_t out[BFI_TREE_DESC_SIZE], const struct bfi_tree_desc *d);
+void bfi_level_encode(uint8_t out[BFI_LEVEL_ENTRY_SIZE], const struct bfi_level *l);
+int bfi_tree_decode(const uint8_t *sec, uint64_t size, struct bfi_tree_desc *d,
+                    struct bfi_level *levels, uint64_t *bad_off);
+/* Nodes per level for n sets and fanout d; returns the level count (0: too many). */
+uint32_t bfi_tree_shape(uint64_t n_sets, uint32_t fanout, uint64_t nodes[BFI_MAX_LEVELS]);
+/* Place the levels (nodes and m set) and return the section's size, 0 on overflow. */
+uint64_t bfi_tree_layout(struct bfi_level *levels, uint32_t n_levels);
 
 /* Byte length of a flat section with these blocks, or 0 on overflow. */
 uint64_t bfi_flat_layout(struct bfi_block *blocks, uint32_t n_blocks);

@@ -82,6 +82,7 @@ enum {
 	BFI_LAYOUT_FLAT = 1u << 0,  /* bit-sliced rows in blocks (spec: "Flat section") */
 	BFI_LAYOUT_PLAIN = 1u << 1, /* N filters one after another, the naive baseline */
 	BFI_LAYOUT_RAMBO = 1u << 2, /* repeated and merged filters (spec: "RAMBO section") */
+	BFI_LAYOUT_TREE = 1u << 3,  /* Bloofi: a tree of OR-aggregated filters (spec: "Tree section") */
 };
 
 /* What a snapshot holds; filled by bfi_info(). */
@@ -102,6 +103,8 @@ struct bfi_info {
 	uint32_t rambo_reps;       /* R, B and S of the rambo layout (0 without one) */
 	uint64_t rambo_cells;
 	uint32_t rambo_shards;
+	uint32_t tree_levels;      /* levels and fanout of the tree layout (0 without one) */
+	uint32_t tree_fanout;
 	int has_catalog;           /* 0 if opened with BFI_OPEN_NO_CATALOG */
 };
 BFI_API void bfi_info(const bfi_snapshot *snap, struct bfi_info *info);
@@ -140,6 +143,13 @@ BFI_API BFI_MUST_CHECK int bfi_rambo_rep(const bfi_snapshot *snap, uint32_t rep,
  */
 BFI_API BFI_MUST_CHECK int bfi_rambo_rows(const bfi_snapshot *snap, uint32_t rep,
                                           const uint8_t **rows, uint64_t *m, uint64_t *row_bytes);
+
+/*
+ * Width in bits and node count of level l of the tree layout (0: the sets).
+ * Returns 0, or BFI_E_INVALID (no tree, or l out of range).
+ */
+BFI_API BFI_MUST_CHECK int bfi_tree_level(const bfi_snapshot *snap, uint32_t l, uint64_t *nodes,
+                                          uint64_t *m);
 
 /* One entry of the section table (spec/format.md, "Section table"). */
 struct bfi_section_info {
@@ -268,6 +278,12 @@ BFI_API BFI_MUST_CHECK int bfi_kmers(const char *seq, size_t len, unsigned k, ch
  */
 BFI_API void bfi_result_count_bytes(bfi_result *res, int on);
 BFI_API uint64_t bfi_result_touched(const bfi_result *res);
+/*
+ * Node filters the last query into res tested on the tree layout: the
+ * Bloofi paper's bf-cost (each child of a surviving node counts one).
+ * 0 for other layouts.
+ */
+BFI_API uint64_t bfi_result_filter_tests(const bfi_result *res);
 
 /*
  * The name of set ord. On success *name points into the catalog's

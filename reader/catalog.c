@@ -129,7 +129,9 @@ static uint64_t set_width(const bfi_snapshot *s, uint32_t ord)
 		return bfi__block_of(s, ord)->m;
 	if (s->lay.plain_idx >= 0)
 		return s->lay.plain.m;
-	return s->reps[0].m; /* rambo alone: the filter of the set's cell in repetition 0 */
+	if (s->lay.tree_idx >= 0)
+		return s->levels[0].m; /* the set's leaf */
+	return s->reps[0].m;       /* rambo alone: the filter of the set's cell in repetition 0 */
 }
 
 /*

@@ -47,14 +47,30 @@ struct bfi_result {
 	size_t counts_cap;
 	uint64_t *rank;        /* threshold ranking keys */
 	size_t rank_cap;
+	uint64_t tests;        /* tree: node filters tested */
+	uint32_t *frontier;    /* tree: surviving nodes of two levels */
+	size_t frontier_cap;
 };
 
 /* Grow *p (an array) to hold want elements of size sz; 0 or -ENOMEM. */
 int bfi__grow(void *p, size_t *cap, size_t want, size_t sz);
 
-/* RAMBO queries (rambo.c), on a result prepared by query.c. */
-int bfi__rambo_expr(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res);
-int bfi__rambo_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t need,
-                         bfi_result *res);
+/*
+ * Layouts that answer a conjunction of keys with a sorted list of sets
+ * (rambo.c, tree.c) share the evaluation of AND, OR and thresholds over
+ * such lists (rambo.c). A conj function writes the sets matching
+ * conjunction node n, ascending, to out (room for N) and returns their
+ * count or a negative error.
+ */
+typedef long (*bfi_conj_fn)(const bfi_snapshot *s, const struct bfi_expr *e,
+                            const struct bfi_enode *n, bfi_result *res, uint32_t *out);
+long bfi__rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
+                     bfi_result *res, uint32_t *out);
+long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
+                    bfi_result *res, uint32_t *out);
+int bfi__list_expr(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res,
+                   bfi_conj_fn conj);
+int bfi__list_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t need,
+                        bfi_result *res, bfi_conj_fn conj);
 
 #endif

@@ -15,10 +15,12 @@ struct bfi_layout {
 	int flat_idx;  /* index into sec[], or -1 */
 	int plain_idx; /* index into sec[], or -1 */
 	int rambo_idx; /* index into sec[], or -1 */
+	int tree_idx;  /* index into sec[], or -1 */
 	int sums_idx;
 	struct bfi_flat_desc flat;
 	struct bfi_plain_desc plain;
 	struct bfi_rambo_desc rambo;
+	struct bfi_tree_desc tree;
 	uint64_t n_sets; /* agreed by every layout */
 	uint32_t k;
 	uint64_t sums_covered; /* chunk checksums cover [BFI_SECTION_ALIGN, this) */
@@ -74,6 +76,10 @@ struct bfi_snapshot {
 	uint32_t max_block_sets;
 	const uint8_t *plain;      /* first plain filter, if plain */
 	struct bfi_rrep reps[BFI_MAX_REPS]; /* lay.rambo.reps of them, if rambo */
+	struct bfi_rlevel {
+		const uint8_t *rows; /* row r at rows + r * row_bytes; bit j is node j */
+		uint64_t nodes, m, row_bytes;
+	} levels[BFI_MAX_LEVELS]; /* lay.tree.levels of them, if tree */
 	/* catalog; env is NULL when opened with BFI_OPEN_NO_CATALOG */
 	MDB_env *env;
 	MDB_dbi dbi_sets, dbi_names, dbi_meta;

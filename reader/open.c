@@ -26,7 +26,7 @@ static int check_entries(const uint8_t *map, uint64_t size, struct bfi_layout *l
 {
 	uint64_t data_end = size - BFI_TRAILER_SIZE;
 	uint64_t prev_end = BFI_SECTION_ALIGN;
-	lay->flat_idx = lay->plain_idx = lay->rambo_idx = lay->sums_idx = -1;
+	lay->flat_idx = lay->plain_idx = lay->rambo_idx = lay->tree_idx = lay->sums_idx = -1;
 	for (uint32_t i = 0; i < lay->n_sec; i++) {
 		struct bfi_section *s = &lay->sec[i];
 		int rc = bfi_section_decode(map + entry_off(i), s);
@@ -41,6 +41,7 @@ static int check_entries(const uint8_t *map, uint64_t size, struct bfi_layout *l
 		case BFI_SEC_FLAT: slot = &lay->flat_idx; break;
 		case BFI_SEC_PLAIN: slot = &lay->plain_idx; break;
 		case BFI_SEC_RAMBO: slot = &lay->rambo_idx; break;
+		case BFI_SEC_TREE: slot = &lay->tree_idx; break;
 		case BFI_SEC_CHUNKSUMS: slot = &lay->sums_idx; break;
 		default:
 			if (s->flags & BFI_SECF_REQUIRED)
@@ -63,9 +64,9 @@ static int check_entries(const uint8_t *map, uint64_t size, struct bfi_layout *l
 	if (prev_end != data_end)
 		BAD(BFI_E_BAD_SECTION, entry_off(lay->n_sec - 1), BFI_ENTRY_SIZE,
 		    "last section does not end at the trailer");
-	if (lay->flat_idx < 0 && lay->plain_idx < 0 && lay->rambo_idx < 0)
+	if (lay->flat_idx < 0 && lay->plain_idx < 0 && lay->rambo_idx < 0 && lay->tree_idx < 0)
 		BAD(BFI_E_NO_LAYOUT, BFI_HEADER_SIZE, (uint64_t)lay->n_sec * BFI_ENTRY_SIZE,
-		    "no flat, plain or rambo section");
+		    "no flat, plain, rambo or tree section");
 	return 0;
 }
 
@@ -108,6 +109,21 @@ static int check_layouts(const uint8_t *map, struct bfi_layout *lay, struct bfi_
 		if (lay->n_sets == 0)
 			lay->k = lay->rambo.k; /* k of the first layout; rambo keeps its own */
 		lay->n_sets = lay->rambo.n_sets;
+	}
+	if (lay->tree_idx >= 0) {
+		const struct bfi_section *t = &lay->sec[lay->tree_idx];
+		uint64_t at;
+		rc = bfi_tree_decode(map + t->offset, t->size, &lay->tree, NULL, &at);
+		if (rc)
+			BAD(rc, t->offset + at, at ? BFI_LEVEL_ENTRY_SIZE : BFI_TREE_DESC_SIZE,
+			    at ? "tree level entry" : "tree descriptor");
+		if (lay->n_sets && (lay->tree.n_sets != lay->n_sets ||
+		                    ((lay->flat_idx >= 0 || lay->plain_idx >= 0) && lay->tree.k != lay->k)))
+			BAD(BFI_E_BAD_LAYOUT, t->offset, BFI_TREE_DESC_SIZE,
+			    "tree and another layout disagree on the sets or k");
+		if (lay->n_sets == 0)
+			lay->k = lay->tree.k;
+		lay->n_sets = lay->tree.n_sets;
 	}
 	return 0;
 }
@@ -279,6 +295,20 @@ int bfi__open(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_b
 		goto fail;
 	if (s->lay.plain_idx >= 0)
 		s->plain = s->map + s->lay.sec[s->lay.plain_idx].offset + s->lay.plain.filters_offset;
+	if (s->lay.tree_idx >= 0) {
+		const uint8_t *sec = s->map + s->lay.sec[s->lay.tree_idx].offset;
+		struct bfi_level lv[BFI_MAX_LEVELS];
+		uint64_t at;
+		rc = bfi_tree_decode(sec, s->lay.sec[s->lay.tree_idx].size, &s->lay.tree, lv, &at);
+		for (uint32_t l = 0; rc == 0 && l < s->lay.tree.levels; l++) {
+			s->levels[l].rows = sec + lv[l].rows_offset;
+			s->levels[l].nodes = lv[l].nodes;
+			s->levels[l].m = lv[l].m;
+			s->levels[l].row_bytes = lv[l].row_bytes;
+		}
+		if (rc)
+			goto fail;
+	}
 	if (s->lay.rambo_idx >= 0) {
 		const uint8_t *sec = s->map + s->lay.sec[s->lay.rambo_idx].offset;
 		struct bfi_rep reps[BFI_MAX_REPS];
@@ -341,7 +371,15 @@ void bfi_info(const bfi_snapshot *s, struct bfi_info *info)
 	info->has_catalog = s->env != NULL;
 	info->layouts = (s->lay.flat_idx >= 0 ? BFI_LAYOUT_FLAT : 0) |
 	                (s->lay.plain_idx >= 0 ? BFI_LAYOUT_PLAIN : 0) |
-	                (s->lay.rambo_idx >= 0 ? BFI_LAYOUT_RAMBO : 0);
+	                (s->lay.rambo_idx >= 0 ? BFI_LAYOUT_RAMBO : 0) |
+	                (s->lay.tree_idx >= 0 ? BFI_LAYOUT_TREE : 0);
+	if (s->lay.tree_idx >= 0) {
+		info->tree_levels = s->lay.tree.levels;
+		info->tree_fanout = s->lay.tree.fanout;
+		for (uint32_t l = 0; l < s->lay.tree.levels; l++)
+			if (s->levels[l].m > info->bits)
+				info->bits = s->levels[l].m;
+	}
 	if (s->lay.rambo_idx >= 0) {
 		info->rambo_reps = s->lay.rambo.reps;
 		info->rambo_cells = s->lay.rambo.cells;
@@ -401,6 +439,8 @@ const char *bfi_section_kind_name(uint32_t kind)
 		return "plain";
 	case BFI_SEC_RAMBO:
 		return "rambo";
+	case BFI_SEC_TREE:
+		return "tree";
 	default:
 		return "unknown";
 	}

@@ -33,6 +33,7 @@ void bfi_result_destroy(bfi_result **res)
 	free(r->vec);
 	free(r->counts);
 	free(r->rank);
+	free(r->frontier);
 	free(r);
 	*res = NULL;
 }
@@ -62,6 +63,11 @@ uint64_t bfi_result_touched(const bfi_result *res)
 	return res->touched;
 }
 
+uint64_t bfi_result_filter_tests(const bfi_result *res)
+{
+	return res->tests;
+}
+
 int bfi__grow(void *pp, size_t *cap, size_t want, size_t sz)
 {
 	if (want <= *cap)
@@ -89,13 +95,16 @@ static int layout_of(const bfi_snapshot *s, unsigned layout, unsigned *out)
 {
 	if (layout == 0)
 		layout = s->lay.flat_idx >= 0    ? BFI_LAYOUT_FLAT
+		         : s->lay.tree_idx >= 0  ? BFI_LAYOUT_TREE
 		         : s->lay.rambo_idx >= 0 ? BFI_LAYOUT_RAMBO
 		                                 : BFI_LAYOUT_PLAIN;
-	if (layout != BFI_LAYOUT_FLAT && layout != BFI_LAYOUT_PLAIN && layout != BFI_LAYOUT_RAMBO)
+	if (layout != BFI_LAYOUT_FLAT && layout != BFI_LAYOUT_PLAIN && layout != BFI_LAYOUT_RAMBO &&
+	    layout != BFI_LAYOUT_TREE)
 		return BFI_E_INVALID;
 	if ((layout == BFI_LAYOUT_FLAT && s->lay.flat_idx < 0) ||
 	    (layout == BFI_LAYOUT_PLAIN && s->lay.plain_idx < 0) ||
-	    (layout == BFI_LAYOUT_RAMBO && s->lay.rambo_idx < 0))
+	    (layout == BFI_LAYOUT_RAMBO && s->lay.rambo_idx < 0) ||
+	    (layout == BFI_LAYOUT_TREE && s->lay.tree_idx < 0))
 		return BFI_E_NO_LAYOUT;
 	*out = layout;
 	return 0;
@@ -116,6 +125,7 @@ static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr
 	if (rc == 0)
 		rc = bfi__grow(&res->z, &res->z_cap, (size_t)e->n_keys * k, sizeof *res->z);
 	uint32_t kr = s->lay.rambo_idx >= 0 && s->lay.rambo.k > k ? s->lay.rambo.k : k;
+	kr = s->lay.tree_idx >= 0 && s->lay.tree.k > kr ? s->lay.tree.k : kr;
 	if (rc == 0)
 		rc = bfi__grow(&res->rows, &res->rows_cap, (size_t)e->n_keys * kr, sizeof *res->rows);
 	if (rc == 0 && layout == BFI_LAYOUT_FLAT)
@@ -134,6 +144,7 @@ static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr
 			res->z[(size_t)key * k + i] = bfi_hash_probe(e->keys[key], i);
 	res->n = 0;
 	res->touched = 0;
+	res->tests = 0;
 	res->have_scores = scores;
 	return 0;
 }
@@ -327,7 +338,9 @@ int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bf
 		return 0;
 	}
 	if (layout == BFI_LAYOUT_RAMBO)
-		return bfi__rambo_expr(s, e, res);
+		return bfi__list_expr(s, e, res, bfi__rambo_conj);
+	if (layout == BFI_LAYOUT_TREE)
+		return bfi__list_expr(s, e, res, bfi__tree_conj);
 	bfi_and_fn and_rows = bfi__and_rows();
 	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
 		run_block(s, e, &s->blocks[b], res, and_rows);
@@ -356,9 +369,12 @@ int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *cons
 		}
 		return 0;
 	}
+	/* rambo and tree answer one query at a time */
 	for (size_t q = 0; layout == BFI_LAYOUT_RAMBO && q < n && rc == 0; q++)
-		rc = bfi__rambo_expr(s, qs[q], res[q]);
-	if (layout == BFI_LAYOUT_RAMBO)
+		rc = bfi__list_expr(s, qs[q], res[q], bfi__rambo_conj);
+	for (size_t q = 0; layout == BFI_LAYOUT_TREE && q < n && rc == 0; q++)
+		rc = bfi__list_expr(s, qs[q], res[q], bfi__tree_conj);
+	if (layout == BFI_LAYOUT_RAMBO || layout == BFI_LAYOUT_TREE)
 		return rc;
 	/* Block by block, so each block's rows come from memory once per batch. */
 	bfi_and_fn and_rows = bfi__and_rows();
@@ -431,7 +447,11 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
 		need = 1;
 	uint64_t *touched = res->count_bytes ? &res->touched : NULL;
 	if (layout == BFI_LAYOUT_RAMBO) {
-		rc = bfi__rambo_threshold(s, e, need, res);
+		rc = bfi__list_threshold(s, e, need, res, bfi__rambo_conj);
+		if (rc)
+			return rc;
+	} else if (layout == BFI_LAYOUT_TREE) {
+		rc = bfi__list_threshold(s, e, need, res, bfi__tree_conj);
 		if (rc)
 			return rc;
 	} else if (layout == BFI_LAYOUT_PLAIN) {

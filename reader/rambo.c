@@ -54,8 +54,8 @@ static int test_bit(const uint64_t *v, uint64_t i)
  * Sets whose cells match the conjunction node n in every repetition, into
  * out (room for N), ascending. Returns the count, or a negative error.
  */
-static long conj_sets(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
-                      bfi_result *res, uint32_t *out)
+long bfi__rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
+                     bfi_result *res, uint32_t *out)
 {
 	const struct bfi_rambo_desc *d = &s->lay.rambo;
 	uint32_t k = d->k; /* rambo sizes its own cells, so its k is its own */
@@ -160,20 +160,20 @@ static size_t merge(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, 
 
 /* Evaluate node id into out (room for N): sets ascending; count or error. */
 static long eval(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t id, bfi_result *res,
-                 uint32_t *out)
+                 uint32_t *out, bfi_conj_fn conj)
 {
 	const struct bfi_enode *n = &e->nodes[id];
 	if (n->type == BFI_EXPR_KEYS)
-		return conj_sets(s, e, n, res, out);
+		return conj(s, e, n, res, out);
 	size_t cap = (size_t)s->lay.n_sets;
 	uint32_t *kid = malloc(cap * sizeof *kid), *tmp = malloc(cap * sizeof *tmp);
 	long count = -ENOMEM;
 	if (kid && tmp) {
-		count = eval(s, e, e->kids[n->first_kid], res, out);
+		count = eval(s, e, e->kids[n->first_kid], res, out, conj);
 		for (uint32_t i = 1; i < n->n_kids && count >= 0; i++) {
 			if (n->type == BFI_EXPR_AND && count == 0)
 				break;
-			long m = eval(s, e, e->kids[n->first_kid + i], res, kid);
+			long m = eval(s, e, e->kids[n->first_kid + i], res, kid, conj);
 			if (m < 0) {
 				count = m;
 				break;
@@ -187,24 +187,25 @@ static long eval(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t id, b
 	return count;
 }
 
-int bfi__rambo_expr(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res)
+int bfi__list_expr(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res,
+                   bfi_conj_fn conj)
 {
-	long n = eval(s, e, e->root, res, res->ords);
+	long n = eval(s, e, e->root, res, res->ords, conj);
 	if (n < 0)
 		return (int)n;
 	res->n = (size_t)n;
 	return 0;
 }
 
-int bfi__rambo_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t need,
-                         bfi_result *res)
+int bfi__list_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t need,
+                        bfi_result *res, bfi_conj_fn conj)
 {
 	/* counts: one per set; hits: one term's sets (ords past res->n are free) */
 	memset(res->counts, 0, (size_t)s->lay.n_sets * sizeof *res->counts);
 	uint32_t *hits = res->ords;
 	for (uint32_t t = 0; t < e->n_keys; t++) {
 		struct bfi_enode leaf = {BFI_EXPR_KEYS, t, 1, 0, 0};
-		long h = conj_sets(s, e, &leaf, res, hits);
+		long h = conj(s, e, &leaf, res, hits);
 		if (h < 0)
 			return (int)h;
 		for (long i = 0; i < h; i++)

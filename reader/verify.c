@@ -109,6 +109,16 @@ static int check_data(const bfi_snapshot *s, struct bfi_bad *bad,
 			prev = v;
 		}
 	}
+	for (uint32_t l = 0; l < (lay->tree_idx >= 0 ? lay->tree.levels : 0); l++) {
+		const struct bfi_rlevel *lv = &s->levels[l];
+		for (uint64_t row = 0; row < lv->m; row++) {
+			const uint8_t *p = lv->rows + row * lv->row_bytes;
+			uint64_t at = first_set_bit(p, lv->nodes, lv->row_bytes * 8);
+			if (at != UINT64_MAX)
+				BAD(BFI_E_BAD_LAYOUT, (uint64_t)(p - s->map) + at / 8, 1,
+				    "padding bit past a tree level's last node is not zero");
+		}
+	}
 	for (uint64_t j = 0; j < (lay->plain_idx >= 0 ? lay->plain.n_sets : 0); j++) {
 		const uint8_t *f = s->plain + j * lay->plain.filter_bytes;
 		uint64_t at = first_set_bit(f, lay->plain.m, lay->plain.filter_bytes * 8);

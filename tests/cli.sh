@@ -113,6 +113,14 @@ rambo_ok() {
 	"$BFI" query "$T/rambo-only" lmdb | grep -q 'liblmdb0'
 }
 check "rambo: build, inspect, query, verify" rambo_ok
+tree_ok() {
+	"$BFI" build -q -o "$T/tree" --layout tree --fanout 4 "$DATA" &&
+	"$BFI" inspect "$T/tree" | grep -q '^tree  *[0-9]* levels, fanout 4' &&
+	"$BFI" query "$T/tree" lmdb | grep -q '^lmdb	.*liblmdb0.*lmdb-utils' &&
+	"$BFI" bench --repeat 1 "$T/tree" "$T/words" | grep -q 'bf-cost' &&
+	"$BFI" verify "$T/tree" >/dev/null
+}
+check "tree: build, inspect, query, bench bf-cost, verify" tree_ok
 check "inspect shows files, parameters and fill" sh -c "
 	'$BFI' inspect '$T/snap' >'$T/i' && grep -q 'index.bfi' '$T/i' && grep -q 'catalog.mdb' '$T/i' &&
 	grep -q '^sets  *54' '$T/i' && grep -q '^fill ratio' '$T/i' && grep -q '^expected fpr' '$T/i'"

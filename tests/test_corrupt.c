@@ -25,7 +25,8 @@ static int build_small(const char *path, const char *prefix, int nsets)
 	if (rich) {
 		o.block_cost = 1;
 		o.prefilter = BFI_PREFILTER_ALWAYS;
-		o.layouts = BFI_BUILD_FLAT | BFI_BUILD_PLAIN | BFI_BUILD_RAMBO;
+		o.layouts = BFI_BUILD_FLAT | BFI_BUILD_PLAIN | BFI_BUILD_RAMBO | BFI_BUILD_TREE;
+		o.fanout = 8;
 		o.keep_order = 1;
 	} else {
 		o.bits = 700; /* many 64 KiB chunks are not needed; keep every-length loops fast */
@@ -75,6 +76,10 @@ static int open_and_query(unsigned flags)
 			/* a damaged rambo table must give an error, not a crash */
 			int rr = bfi_query_key_layout(s, BFI_LAYOUT_RAMBO, key, (size_t)n, res);
 			EXPECT(rr == 0 || rr == BFI_E_NO_LAYOUT || rr == BFI_E_BAD_LAYOUT);
+			rr = bfi_query_key_layout(s, BFI_LAYOUT_TREE, key, (size_t)n, res);
+			EXPECT(rr == 0 || rr == BFI_E_NO_LAYOUT || rr == BFI_E_BAD_LAYOUT);
+			for (size_t j = 0; rr == 0 && j < bfi_result_count(res); j++)
+				EXPECT(bfi_result_ordinals(res)[j] < (rich ? 600u : 8u));
 			if (bfi_query_key(s, key, (size_t)n, res) == 0) {
 				const uint32_t *o = bfi_result_ordinals(res);
 				for (size_t j = 0; j < bfi_result_count(res); j++)
@@ -408,7 +413,7 @@ static void test_rich_shape(void)
 		struct bfi_info in;
 		struct bfi_block_info b1;
 		bfi_info(s, &in);
-		EXPECT(in.n_blocks == 2 && in.layouts == (BFI_LAYOUT_FLAT | BFI_LAYOUT_PLAIN | BFI_LAYOUT_RAMBO));
+		EXPECT(in.n_blocks == 2 && in.layouts == (BFI_LAYOUT_FLAT | BFI_LAYOUT_PLAIN | BFI_LAYOUT_RAMBO | BFI_LAYOUT_TREE));
 		EXPECT_RC(bfi_block(s, 1, &b1), 0);
 		EXPECT(b1.prefilter_bits > 0);
 		bfi_close(&s);

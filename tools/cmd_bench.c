@@ -26,7 +26,7 @@ static const char help[] =
 	"Each layout first answers every query once untimed (warm-up).\n"
 	"\n"
 	"Options:\n"
-	"      --layout L       flat, plain or rambo: time only this layout\n"
+	"      --layout L       flat, plain, rambo or tree: time only this layout\n"
 	"      --expr           each line is an expression (as bfi query --expr),\n"
 	"                       for example a multi-word AND query\n"
 	"      --batch B        also time the flat queries in batches of B\n"
@@ -147,7 +147,7 @@ static int cmp_double(const void *a, const void *b)
 struct figures {
 	const char *layout;
 	size_t queries;
-	double p50, p90, p99, qps, touched, matches;
+	double p50, p90, p99, qps, touched, matches, tests;
 };
 
 static int run_layout(const bfi_snapshot *s, unsigned layout, const struct keys *ks, size_t limit,
@@ -160,11 +160,12 @@ static int run_layout(const bfi_snapshot *s, unsigned layout, const struct keys 
 	size_t n = ks->n < limit ? ks->n : limit;
 	/* Warm-up, counting the bytes each query touches. */
 	bfi_result_count_bytes(res, 1);
-	double touched = 0, matches = 0;
+	double touched = 0, matches = 0, tests = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		rc = bfi_query_expr(s, layout, ks->e[i], res);
 		touched += (double)bfi_result_touched(res);
 		matches += (double)bfi_result_count(res);
+		tests += (double)bfi_result_filter_tests(res);
 	}
 	bfi_result_count_bytes(res, 0);
 	double *lat = malloc(n * (size_t)repeat * sizeof *lat);
@@ -190,6 +191,7 @@ static int run_layout(const bfi_snapshot *s, unsigned layout, const struct keys 
 		fig->qps = (double)m / (total * 1e-9);
 		fig->touched = touched / (double)n;
 		fig->matches = matches / (double)n;
+		fig->tests = tests / (double)n;
 	}
 	free(lat);
 	bfi_result_destroy(&res);
@@ -247,6 +249,9 @@ static void print_fig(const struct figures *f, double bw)
 	       "  p50/bound %.2f\n",
 	       f->layout, f->queries, f->p50, f->p90, f->p99, f->qps, f->touched, f->matches, bound,
 	       f->p50 / bound);
+	if (f->tests > 0)
+		printf("       bf-cost %.2f node filters tested per query (the Bloofi paper's measure)\n",
+		       f->tests);
 }
 
 int cmd_bench(int argc, char **argv)
@@ -271,9 +276,10 @@ int cmd_bench(int argc, char **argv)
 		case 'L':
 			only = !strcmp(optarg, "flat") ? BFI_LAYOUT_FLAT
 			       : !strcmp(optarg, "plain") ? BFI_LAYOUT_PLAIN
-			           : !strcmp(optarg, "rambo") ? BFI_LAYOUT_RAMBO : 0;
+			           : !strcmp(optarg, "rambo") ? BFI_LAYOUT_RAMBO
+			           : !strcmp(optarg, "tree") ? BFI_LAYOUT_TREE : 0;
 			if (!only) {
-				fprintf(stderr, "bfi bench: --layout must be flat, plain or rambo\n");
+				fprintf(stderr, "bfi bench: --layout must be flat, plain, rambo or tree\n");
 				return EXIT_USAGE;
 			}
 			break;
@@ -342,14 +348,17 @@ int cmd_bench(int argc, char **argv)
 	double bw = measure_bandwidth();
 	printf("memory   sequential read %.2f GB/s (one thread, best of 5 over 1 GiB)\n", bw / 1e9);
 
-	struct figures fig[3];
+	struct figures fig[4];
 	int nf = 0;
-	unsigned layouts[3] = {BFI_LAYOUT_FLAT, BFI_LAYOUT_RAMBO, BFI_LAYOUT_PLAIN};
-	for (int i = 0; i < 3 && rc == 0; i++) {
+	unsigned layouts[4] = {BFI_LAYOUT_FLAT, BFI_LAYOUT_TREE, BFI_LAYOUT_RAMBO, BFI_LAYOUT_PLAIN};
+	for (int i = 0; i < 4 && rc == 0; i++) {
 		if (!(in.layouts & layouts[i]) || (only && only != layouts[i]))
 			continue;
 		int plain = layouts[i] == BFI_LAYOUT_PLAIN;
-		fig[nf].layout = plain ? "plain" : layouts[i] == BFI_LAYOUT_RAMBO ? "rambo" : "flat";
+		fig[nf].layout = plain                            ? "plain"
+		                 : layouts[i] == BFI_LAYOUT_RAMBO ? "rambo"
+		                 : layouts[i] == BFI_LAYOUT_TREE  ? "tree"
+		                                                  : "flat";
 		rc = run_layout(s, layouts[i], &ks, plain ? plain_limit : ks.n, (int)repeat, &fig[nf]);
 		if (rc == 0)
 			print_fig(&fig[nf++], bw);

@@ -25,10 +25,12 @@ static const char help[] =
 	"      --hashes K      hash functions per key, 1..32 (overrides --fpr for k)\n"
 	"      --expected-keys N  size filters for N keys instead of the sets' own\n"
 	"                      counts (the Bloofi paper's n_expected)\n"
-	"      --layout L      flat (default), plain, rambo, or several joined by\n"
-	"                      commas (flat,rambo): which layouts the index holds.\n"
+	"      --layout L      flat (default), plain, rambo, tree, or several joined\n"
+	"                      by commas (flat,rambo): which layouts the index holds.\n"
 	"                      plain: N filters one after another, the naive\n"
-	"                      baseline; rambo: repeated and merged filters\n"
+	"                      baseline; rambo: repeated and merged filters;\n"
+	"                      tree (or bloofi): levels of OR-aggregated filters\n"
+	"      --fanout D      tree: children per node, 2..64, a power of two (32)\n"
 	"      --reps R        rambo: repetitions (default: from N and --fpr)\n"
 	"      --cells B       rambo: cells per repetition (default: the power of\n"
 	"                      two at or above sqrt(N))\n"
@@ -69,6 +71,7 @@ int cmd_build(int argc, char **argv)
 		{"block-cost", required_argument, 0, 'B'}, {"prefilter", required_argument, 0, 'P'},
 		{"reps", required_argument, 0, 'R'},   {"cells", required_argument, 0, 'C'},
 		{"shards", required_argument, 0, 'H'},  {"route", required_argument, 0, 'U'},
+		{"fanout", required_argument, 0, 'D'},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
@@ -120,12 +123,14 @@ int cmd_build(int argc, char **argv)
 					o.layouts |= BFI_BUILD_PLAIN;
 				else if (!strcmp(t, "rambo"))
 					o.layouts |= BFI_BUILD_RAMBO;
+				else if (!strcmp(t, "tree") || !strcmp(t, "bloofi"))
+					o.layouts |= BFI_BUILD_TREE;
 				else
 					o.layouts = ~0u;
 			}
 			free(copy);
 			if (o.layouts == 0 || o.layouts == ~0u) {
-				fprintf(stderr, "bfi build: --layout takes flat, plain and rambo, "
+				fprintf(stderr, "bfi build: --layout takes flat, plain, rambo and tree, "
 				                "joined by commas\n");
 				return EXIT_USAGE;
 			}
@@ -150,6 +155,15 @@ int cmd_build(int argc, char **argv)
 			break;
 		}
 		case 'K': o.keep_order = 1; break;
+		case 'D': {
+			uint64_t v;
+			if (parse_size(optarg, &v) || v < 2 || v > 64 || (v & (v - 1))) {
+				fprintf(stderr, "bfi build: --fanout must be a power of two from 2 to 64\n");
+				return EXIT_USAGE;
+			}
+			o.fanout = (uint32_t)v;
+			break;
+		}
 		case 'U': {
 			unsigned a, b;
 			char extra;

@@ -244,8 +244,20 @@ int cmd_inspect(int argc, char **argv)
 		if (in.layouts & BFI_LAYOUT_PLAIN)
 			printf("%s\"plain\"", sep), sep = ", ";
 		if (in.layouts & BFI_LAYOUT_RAMBO)
-			printf("%s\"rambo\"", sep);
+			printf("%s\"rambo\"", sep), sep = ", ";
+		if (in.layouts & BFI_LAYOUT_TREE)
+			printf("%s\"tree\"", sep);
 		fputs("]", stdout);
+		if (in.layouts & BFI_LAYOUT_TREE) {
+			printf(", \"tree\": {\"fanout\": %u, \"levels\": [", in.tree_fanout);
+			for (uint32_t l = 0; l < in.tree_levels; l++) {
+				uint64_t nodes, m;
+				if (bfi_tree_level(s, l, &nodes, &m) == 0)
+					printf("%s{\"nodes\": %llu, \"bits\": %llu}", l ? ", " : "",
+					       (unsigned long long)nodes, (unsigned long long)m);
+			}
+			fputs("]}", stdout);
+		}
 		if (in.layouts & BFI_LAYOUT_RAMBO)
 			rc = print_rambo(s, &in, 1);
 		if (rc) {
@@ -302,9 +314,20 @@ int cmd_inspect(int argc, char **argv)
 		       (unsigned long long)in.n_sets, (unsigned long long)f.max_keys);
 		printf("filters      k = %u hashes, widest m = %llu bits, target fpr %s\n", in.hashes,
 		       (unsigned long long)in.bits, target);
-		printf("layouts     %s%s%s\n", in.layouts & BFI_LAYOUT_FLAT ? " flat" : "",
+		printf("layouts     %s%s%s%s\n", in.layouts & BFI_LAYOUT_FLAT ? " flat" : "",
 		       in.layouts & BFI_LAYOUT_PLAIN ? " plain" : "",
-		       in.layouts & BFI_LAYOUT_RAMBO ? " rambo" : "");
+		       in.layouts & BFI_LAYOUT_RAMBO ? " rambo" : "",
+		       in.layouts & BFI_LAYOUT_TREE ? " tree" : "");
+		if (in.layouts & BFI_LAYOUT_TREE) {
+			printf("tree         %u levels, fanout %u\n             level  nodes       m bits\n",
+			       in.tree_levels, in.tree_fanout);
+			for (uint32_t l = in.tree_levels; l-- > 0;) {
+				uint64_t nodes, m;
+				if (bfi_tree_level(s, l, &nodes, &m) == 0)
+					printf("             %-6u %-11llu %llu\n", l, (unsigned long long)nodes,
+					       (unsigned long long)m);
+			}
+		}
 		if (in.layouts & BFI_LAYOUT_RAMBO)
 			rc = print_rambo(s, &in, 0);
 		if (rc) {

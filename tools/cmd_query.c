@@ -43,8 +43,8 @@ static const char help[] =
 	"                     --batch-size, default 1000) with one pass over the\n"
 	"                     index per batch; same answers, more throughput\n"
 	"      --batch-size N queries per batch\n"
-	"      --layout L     flat, plain or rambo: answer from this layout (default:\n"
-	"                     flat, else rambo, else plain)\n"
+	"      --layout L     flat, plain, rambo or tree: answer from this layout\n"
+	"                     (default: flat, else tree, else rambo, else plain)\n"
 	"      --json         one JSON object per query\n"
 	"  -c, --count        counts instead of names (with --json: \"count\": N)\n"
 	"      --ordinals     set ordinals instead of names (no catalog needed)\n"
@@ -294,9 +294,10 @@ int cmd_query(int argc, char **argv)
 		case 'L':
 			o.layout = !strcmp(optarg, "flat") ? BFI_LAYOUT_FLAT
 			           : !strcmp(optarg, "plain") ? BFI_LAYOUT_PLAIN
-			           : !strcmp(optarg, "rambo") ? BFI_LAYOUT_RAMBO : 0;
+			           : !strcmp(optarg, "rambo") ? BFI_LAYOUT_RAMBO
+			           : !strcmp(optarg, "tree") ? BFI_LAYOUT_TREE : 0;
 			if (!o.layout) {
-				fprintf(stderr, "bfi query: --layout must be flat, plain or rambo\n");
+				fprintf(stderr, "bfi query: --layout must be flat, plain, rambo or tree\n");
 				return EXIT_USAGE;
 			}
 			break;

@@ -41,6 +41,7 @@ enum {
 	BFI_BUILD_FLAT = 1u << 0,  /* bit-sliced rows in blocks of their own width */
 	BFI_BUILD_PLAIN = 1u << 1, /* N fixed-width filters one after another */
 	BFI_BUILD_RAMBO = 1u << 2, /* repeated and merged filters (RAMBO) */
+	BFI_BUILD_TREE = 1u << 3,  /* Bloofi: levels of OR-aggregated, bit-sliced nodes */
 };
 
 struct bfi_build_options {
@@ -78,6 +79,8 @@ struct bfi_build_options {
 	 * route_shards)), and skip the rest.
 	 */
 	uint32_t route_shard, route_shards;
+	/* Tree: children per node, a power of two from 2 to 64 (default 32). */
+	uint32_t fanout;
 	uint64_t memory; /* bytes for key buffers and row stripes (1 GiB; at least 16 MiB) */
 	/*
 	 * Called now and then during long work; phase is a short word such

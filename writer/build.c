@@ -121,6 +121,10 @@ struct plan {
 	uint32_t *cell_of; /* rambo: reps x n, the cell of ordinal j in repetition r */
 	uint64_t rambo_size;
 	uint64_t *cell_ones; /* rambo: ones of each cell of repetition 0 */
+	struct bfi_tree_desc tree;
+	struct bfi_level levels[BFI_MAX_LEVELS];
+	uint64_t tree_size;
+	uint64_t *tree_ones; /* tree: ones of each leaf */
 	uint64_t *ones; /* by ordinal: ones in the set's filter of the first layout */
 };
 
@@ -385,6 +389,45 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 	return p->rambo_size ? 0 : BFI_E_LIMIT;
 }
 
+/*
+ * The tree (spec/format.md, "Tree section"): level 0 holds the sets in
+ * ordinal order, and node j of level l + 1 ORs nodes j d .. j d + d - 1 of
+ * level l, up to a level of at most d nodes. Each level's filters are as
+ * wide as its largest node needs, its union bounded by the sum of its
+ * sets' distinct keys.
+ */
+static int plan_tree(bfi_writer *w, struct plan *p)
+{
+	uint32_t d = w->opt.fanout ? w->opt.fanout : 32;
+	uint64_t nodes[BFI_MAX_LEVELS];
+	uint32_t levels = bfi_tree_shape(p->n, d, nodes);
+	if (levels == 0)
+		return BFI_E_LIMIT;
+	struct bfi_tree_desc t = {p->n, p->k, BFI_HASH_XXH3_MIX, d, levels, BFI_TREE_DESC_SIZE};
+	p->tree = t;
+	p->tree_ones = calloc(bfi_rambo_row_bytes(p->n) * 8, sizeof *p->tree_ones);
+	uint64_t *sum = malloc(p->n * sizeof *sum);
+	if (p->tree_ones == NULL || sum == NULL) {
+		free(sum);
+		return -ENOMEM;
+	}
+	for (uint32_t j = 0; j < p->n; j++)
+		sum[j] = p->distinct[p->old_of_new[j]];
+	for (uint32_t l = 0; l < levels; l++) {
+		uint64_t widest = 0;
+		for (uint64_t i = 0; i < nodes[l]; i++) {
+			widest = sum[i] > widest ? sum[i] : widest;
+			if (l + 1 < levels) /* fold into the parents for the next level */
+				sum[i / d] = (i % d ? sum[i / d] : 0) + sum[i];
+		}
+		p->levels[l].nodes = nodes[l];
+		p->levels[l].m = width_for(&w->opt, widest, p->k);
+	}
+	free(sum);
+	p->tree_size = bfi_tree_layout(p->levels, levels);
+	return p->tree_size ? 0 : BFI_E_LIMIT;
+}
+
 static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 {
 	const struct bfi_build_options *o = &w->opt;
@@ -418,6 +461,11 @@ static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 		if (!(o->layouts & (BFI_BUILD_FLAT | BFI_BUILD_PLAIN)))
 			p->k = p->rambo.k; /* the catalog's k: that of the first layout */
 	}
+	if (o->layouts & BFI_BUILD_TREE) {
+		int rc = plan_tree(w, p);
+		if (rc)
+			return rc;
+	}
 	if (o->layouts & BFI_BUILD_PLAIN) {
 		uint64_t m = width_for(o, max_n, p->k);
 		struct bfi_plain_desc d = {p->n, m, p->k, BFI_HASH_XXH3_MIX, bfi_bits_bytes(m),
@@ -435,7 +483,7 @@ static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
  * (flat) or whole filters (plain), filled in memory by one pass over the
  * records and written in place.
  */
-enum { LK_FLAT, LK_PLAIN, LK_RAMBO };
+enum { LK_FLAT, LK_PLAIN, LK_RAMBO, LK_TREE };
 
 struct stripe_ctx {
 	bfi_writer *w;
@@ -465,7 +513,18 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 		rc = 0;
 		uint32_t j = p->new_of_old[r.ord];
 		bfi_keyhash h = {r.h1, r.h2};
-		if (c->kind == LK_RAMBO) {
+		if (c->kind == LK_TREE) {
+			/* level l's node of set j is j / d^l; every level ORs its subtree */
+			uint64_t node = j;
+			for (uint32_t l = 0; l < p->tree.levels; l++, node /= p->tree.fanout) {
+				const struct bfi_level *lv = &p->levels[l];
+				for (uint32_t i = 0; i < p->tree.k; i++) {
+					uint64_t row = bfi_hash_pos(h, i, lv->m);
+					set_bit(c->buf, lo, hi, lv->rows_offset + row * lv->row_bytes + node / 8,
+					        node % 8);
+				}
+			}
+		} else if (c->kind == LK_RAMBO) {
 			for (uint32_t rep = 0; rep < p->rambo.reps; rep++) {
 				const struct bfi_rep *rp = &p->reps[rep];
 				uint64_t cell = p->cell_of[(size_t)rep * p->n + j];
@@ -500,7 +559,15 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 	if (rc)
 		return rc;
 	/* Count each set's ones, for the catalog; the first layout's count. */
-	if (c->kind == LK_RAMBO) {
+	if (c->kind == LK_TREE) {
+		const struct bfi_level *lv = &p->levels[0]; /* the leaves: the sets' own filters */
+		uint64_t end = lv->rows_offset + lv->m * lv->row_bytes;
+		for (uint64_t ro = lv->rows_offset > lo ? lv->rows_offset : lo; ro < end && ro < hi;
+		     ro += lv->row_bytes)
+			for (uint64_t wd = 0; wd < lv->row_bytes / 8; wd++)
+				for (uint64_t x = bfi_get64(c->buf + (ro - lo) + wd * 8); x; x &= x - 1)
+					p->tree_ones[wd * 64 + (uint64_t)__builtin_ctzll(x)]++;
+	} else if (c->kind == LK_RAMBO) {
 		const struct bfi_rep *rp = &p->reps[0];
 		uint64_t end = rp->rows_offset + rp->m * rp->row_bytes;
 		for (uint64_t ro = rp->rows_offset > lo ? rp->rows_offset : lo; ro < end && ro < hi;
@@ -528,7 +595,11 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 		}
 	}
 	c->done += hi - lo;
-	progress(c->w, c->kind == LK_FLAT ? "rows" : c->kind == LK_PLAIN ? "plain filters" : "rambo rows",
+	progress(c->w,
+	         c->kind == LK_FLAT    ? "rows"
+	         : c->kind == LK_PLAIN ? "plain filters"
+	         : c->kind == LK_RAMBO ? "rambo rows"
+	                               : "tree levels",
 	         c->done, c->total);
 	return pwrite_all(c->fd, c->buf, (size_t)(hi - lo), c->sec_off + lo);
 }
@@ -563,12 +634,18 @@ static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t se
 	}
 	for (uint32_t r = 0; kind == LK_RAMBO && r < p->rambo.reps; r++)
 		biggest = p->reps[r].row_bytes > biggest ? p->reps[r].row_bytes : biggest;
+	for (uint32_t l = 0; kind == LK_TREE && l < p->tree.levels; l++)
+		biggest = p->levels[l].row_bytes > biggest ? p->levels[l].row_bytes : biggest;
 	if (budget < biggest)
 		budget = biggest;
-	uint64_t size = kind == LK_FLAT ? p->flat_size : kind == LK_PLAIN ? p->plain_size : p->rambo_size;
+	uint64_t size = kind == LK_FLAT    ? p->flat_size
+	                : kind == LK_PLAIN ? p->plain_size
+	                : kind == LK_RAMBO ? p->rambo_size
+	                                   : p->tree_size;
 	uint64_t data = kind == LK_FLAT    ? p->blocks[0].rows_offset
 	                : kind == LK_PLAIN ? p->plain.filters_offset
-	                                   : p->reps[0].rows_offset;
+	                : kind == LK_RAMBO ? p->reps[0].rows_offset
+	                                   : p->levels[0].rows_offset;
 	struct stripe_ctx c = {w, p, fd, sec_off, kind, NULL, budget, 0, size - data};
 	c.buf = malloc((size_t)(budget < size - data ? budget : size - data));
 	if (c.buf == NULL)
@@ -587,6 +664,12 @@ static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t se
 		}
 	else if (kind == LK_PLAIN)
 		rc = fill_units(&c, &start, &end, data, size, p->plain.filter_bytes);
+	else if (kind == LK_TREE)
+		for (uint32_t l = 0; l < p->tree.levels && rc == 0; l++) {
+			const struct bfi_level *lv = &p->levels[l];
+			rc = fill_units(&c, &start, &end, lv->rows_offset,
+			                lv->rows_offset + lv->m * lv->row_bytes, lv->row_bytes);
+		}
 	else if (w->raw) /* given rows: copy them, counting repetition 0's cells */
 		for (uint32_t r = 0; r < p->rambo.reps && rc == 0; r++) {
 			const struct bfi_rep *rp = &p->reps[r];
@@ -644,9 +727,21 @@ static int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off)
 }
 
 static int write_descriptors(int fd, const struct plan *p, const struct bfi_section *flat,
-                             const struct bfi_section *plain, const struct bfi_section *rambo)
+                             const struct bfi_section *plain, const struct bfi_section *rambo,
+                             const struct bfi_section *tree)
 {
 	int rc = 0;
+	if (tree) {
+		uint8_t d[BFI_TREE_DESC_SIZE + BFI_MAX_LEVELS * BFI_LEVEL_ENTRY_SIZE];
+		bfi_tree_desc_encode(d, &p->tree);
+		for (uint32_t l = 0; l < p->tree.levels; l++)
+			bfi_level_encode(d + BFI_TREE_DESC_SIZE + (uint64_t)l * BFI_LEVEL_ENTRY_SIZE,
+			                 &p->levels[l]);
+		rc = pwrite_all(fd, d, BFI_TREE_DESC_SIZE + (size_t)p->tree.levels * BFI_LEVEL_ENTRY_SIZE,
+		                tree->offset);
+	}
+	if (rc)
+		return rc;
 	if (rambo) {
 		uint64_t len = BFI_RAMBO_DESC_SIZE + (uint64_t)p->rambo.reps * BFI_REP_ENTRY_SIZE;
 		uint8_t d[BFI_RAMBO_DESC_SIZE + BFI_MAX_REPS * BFI_REP_ENTRY_SIZE];
@@ -795,6 +890,7 @@ static void remove_tmpdir(const char *dir)
 
 static void plan_free(struct plan *p)
 {
+	free(p->tree_ones);
 	free(p->cell_of);
 	free(p->cell_ones);
 	free(p->new_of_old);
@@ -852,11 +948,11 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	}
 
 	/* Sections in file order: flat, plain, chunk checksums. */
-	struct bfi_section sec[4];
+	struct bfi_section sec[5];
 	memset(sec, 0, sizeof sec);
 	uint32_t n_sec = 0;
 	uint64_t at = BFI_SECTION_ALIGN;
-	struct bfi_section *flat = NULL, *plain = NULL, *rambo = NULL;
+	struct bfi_section *flat = NULL, *plain = NULL, *rambo = NULL, *tree = NULL;
 	if (w->opt.layouts & BFI_BUILD_FLAT) {
 		flat = &sec[n_sec++];
 		flat->kind = BFI_SEC_FLAT;
@@ -872,9 +968,14 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		rambo->kind = BFI_SEC_RAMBO;
 		rambo->size = p.rambo_size;
 	}
+	if (w->opt.layouts & BFI_BUILD_TREE) {
+		tree = &sec[n_sec++];
+		tree->kind = BFI_SEC_TREE;
+		tree->size = p.tree_size;
+	}
 	for (uint32_t i = 0; i < n_sec; i++) {
 		/* A reader that does not know rambo may still answer from flat or plain. */
-		sec[i].flags = &sec[i] == rambo && (flat || plain) ? 0 : BFI_SECF_REQUIRED;
+		sec[i].flags = (&sec[i] == rambo || &sec[i] == tree) && (flat || plain) ? 0 : BFI_SECF_REQUIRED;
 		sec[i].stored_size = sec[i].size;
 		sec[i].offset = at;
 		at = bfi_align_up(at + sec[i].size, BFI_SECTION_ALIGN);
@@ -904,7 +1005,7 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		rc = writer_fail(w, -errno, "%s: %s", ipath, strerror(errno));
 		goto out;
 	}
-	rc = write_descriptors(fd, &p, flat, plain, rambo);
+	rc = write_descriptors(fd, &p, flat, plain, rambo, tree);
 	if (rc == 0 && flat)
 		rc = write_layout(w, &p, fd, flat->offset, LK_FLAT);
 	if (rc == 0 && plain)
@@ -913,7 +1014,12 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		rc = write_layout(w, &p, fd, rambo->offset, LK_RAMBO);
 	if (rc == 0 && rambo)
 		rc = write_rambo_tables(fd, &p, rambo->offset);
-	if (rc == 0 && rambo && !flat && !plain) /* the catalog's ones: the set's cell in repetition 0 */
+	if (rc == 0 && tree)
+		rc = write_layout(w, &p, fd, tree->offset, LK_TREE);
+	if (rc == 0 && tree && !flat && !plain) /* the catalog's ones: the set's leaf */
+		for (uint32_t j = 0; j < p.n; j++)
+			p.ones[j] = p.tree_ones[j];
+	else if (rc == 0 && rambo && !flat && !plain) /* the set's cell in repetition 0 */
 		for (uint32_t j = 0; j < p.n; j++)
 			p.ones[j] = p.cell_ones[p.cell_of[j]];
 	if (rc) {
@@ -948,6 +1054,8 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	uint64_t widest = plain ? p.plain.m : 0;
 	for (uint32_t r = 0; rambo && r < p.rambo.reps; r++)
 		widest = p.reps[r].m > widest ? p.reps[r].m : widest;
+	for (uint32_t l = 0; tree && l < p.tree.levels; l++)
+		widest = p.levels[l].m > widest ? p.levels[l].m : widest;
 	for (uint32_t b = 0; b < p.n_blocks; b++)
 		widest = p.blocks[b].m > widest ? p.blocks[b].m : widest;
 	snapshot_id(&w->names, p.old_of_new, sums, (size_t)sumsec->size, p.k, h.snapshot_id);

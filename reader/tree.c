@@ -1,0 +1,73 @@
+/*
+ * tree.c - queries on the tree (Bloofi) layout (spec/format.md, "Tree
+ * section").
+ *
+ * Descend from the top level: a surviving node's d children sit side by
+ * side in one 64-bit word of each row of the level below, so testing the
+ * whole child group costs one word load per row, k per key. Only the
+ * children of survivors are read. The frontier of surviving nodes is an
+ * explicit array per level, kept in ascending order, so the sets at the
+ * bottom come out sorted.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "expr.h"
+
+long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
+                    bfi_result *res, uint32_t *out)
+{
+	const struct bfi_tree_desc *t = &s->lay.tree;
+	uint32_t k = t->k, d = t->fanout;
+	size_t nr = (size_t)n->n_keys * k;
+	/* frontier: two halves of N entries each, the current level and the next */
+	if (bfi__grow(&res->frontier, &res->frontier_cap, 2 * (size_t)s->lay.n_sets + 64,
+	              sizeof *res->frontier))
+		return -ENOMEM;
+	uint32_t *cur = res->frontier, *next = res->frontier + s->lay.n_sets + 32;
+	size_t ncur = 1, nnext;
+	cur[0] = 0; /* a virtual root over the top level's nodes */
+	uint64_t lines = 0;
+	for (uint32_t l = t->levels; l-- > 0;) {
+		const struct bfi_rlevel *lv = &s->levels[l];
+		size_t r = 0;
+		for (uint32_t j = 0; j < n->n_keys; j++) {
+			bfi_keyhash h = e->keys[e->kidx[n->first_key + j]];
+			for (uint32_t i = 0; i < k; i++)
+				res->rows[r++] = lv->rows + bfi_hash_pos(h, i, lv->m) * lv->row_bytes;
+		}
+		nnext = 0;
+		for (size_t c = 0; c < ncur; c++) {
+			uint64_t first = (uint64_t)cur[c] * d; /* children of node cur[c] */
+			if (first >= lv->nodes)
+				return BFI_E_BAD_LAYOUT;
+			uint64_t count = lv->nodes - first < d ? lv->nodes - first : d;
+			uint64_t w = first / 64, shift = first % 64;
+			uint64_t acc = (count == 64 ? ~0ull : ((1ull << count) - 1)) << shift;
+			for (size_t i = 0; i < nr && acc; i++, lines++)
+				acc &= le64toh(((const uint64_t *)res->rows[i])[w]);
+			res->tests += count;
+			for (; acc; acc &= acc - 1)
+				next[nnext++] = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(acc));
+		}
+		uint32_t *tmp = cur;
+		cur = next;
+		next = tmp;
+		ncur = nnext;
+		if (ncur == 0)
+			break;
+	}
+	if (res->count_bytes)
+		res->touched += lines * 8;
+	memcpy(out, cur, ncur * sizeof *out);
+	return (long)ncur;
+}
+
+int bfi_tree_level(const bfi_snapshot *s, uint32_t l, uint64_t *nodes, uint64_t *m)
+{
+	if (s == NULL || nodes == NULL || m == NULL || s->lay.tree_idx < 0 || l >= s->lay.tree.levels)
+		return BFI_E_INVALID;
+	*nodes = s->levels[l].nodes;
+	*m = s->levels[l].m;
+	return 0;
+}

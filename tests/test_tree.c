@@ -1,0 +1,170 @@
+/*
+ * test_tree.c - the tree (Bloofi) layout against exact truth, for several
+ * fanouts: no false negatives for keys, expressions and thresholds. With
+ * one filter width for every node (the Bloofi paper's setting), a leaf's
+ * bits are a subset of each ancestor's, so the tree must answer exactly as
+ * the flat layout over the same leaves does; bf-cost counts the node
+ * filters a descent tests.
+ */
+#include <string.h>
+
+#include "test.h"
+
+enum { NSETS = 1500, UNIVERSE = 6000 };
+
+static uint8_t member[NSETS][UNIVERSE / 8 + 1];
+static char snap[4200];
+
+static int has(int j, uint32_t u)
+{
+	return member[j][u / 8] >> (u % 8) & 1;
+}
+
+static int build(const char *path, uint32_t fanout, uint64_t bits)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.keep_order = 1;
+	o.layouts = BFI_BUILD_TREE | BFI_BUILD_FLAT;
+	o.fanout = fanout;
+	o.bits = bits;
+	o.prefilter = BFI_PREFILTER_NEVER;
+	bfi_writer *w;
+	int rc = bfi_writer_create(&o, &w);
+	uint64_t s = 5;
+	memset(member, 0, sizeof member);
+	for (int j = 0; j < NSETS && rc == 0; j++) {
+		char name[16], key[16];
+		uint32_t ord;
+		snprintf(name, sizeof name, "s%d", j);
+		rc = bfi_writer_set(w, name, strlen(name), &ord);
+		/* neighbouring sets share a vocabulary: the tree can prune */
+		uint32_t base = (uint32_t)(j / 50) * 200, size = 10 + (uint32_t)(test_rand(&s) % 60);
+		for (uint32_t i = 0; i < size && rc == 0; i++) {
+			uint32_t u = (base + (uint32_t)(test_rand(&s) % 400)) % UNIVERSE;
+			member[j][u / 8] |= (uint8_t)(1u << (u % 8));
+			rc = bfi_writer_key(w, ord, key, (size_t)snprintf(key, sizeof key, "k%u", u));
+		}
+	}
+	if (rc == 0)
+		rc = bfi_writer_finish(w, path, NULL);
+	bfi_writer_destroy(&w);
+	return rc;
+}
+
+static void check_fanout(uint32_t fanout, uint64_t bits)
+{
+	snprintf(snap, sizeof snap, "%s/tree-%u-%llu", test_tmpdir(), fanout, (unsigned long long)bits);
+	EXPECT_RC(build(snap, fanout, bits), 0);
+	bfi_snapshot *s;
+	bfi_result *t, *f;
+	EXPECT_RC(bfi_open(snap, 0, &s), 0);
+	EXPECT_RC(bfi_result_create(&t), 0);
+	EXPECT_RC(bfi_result_create(&f), 0);
+	if (!s || !t || !f)
+		return;
+	struct bfi_info in;
+	bfi_info(s, &in);
+	EXPECT(in.tree_fanout == fanout && in.tree_levels >= 2);
+	uint64_t fn = 0, differ = 0, tests = 0, keys = 0;
+	char key[24];
+	for (uint32_t u = 0; u < UNIVERSE + 500; u++) {
+		int n = snprintf(key, sizeof key, "k%u", u);
+		EXPECT_RC(bfi_query_key_layout(s, BFI_LAYOUT_TREE, key, (size_t)n, t), 0);
+		EXPECT_RC(bfi_query_key_layout(s, BFI_LAYOUT_FLAT, key, (size_t)n, f), 0);
+		uint8_t got[NSETS] = {0};
+		const uint32_t *o = bfi_result_ordinals(t);
+		for (size_t x = 0; x < bfi_result_count(t); x++) {
+			got[o[x]] = 1;
+			if (x)
+				EXPECT(o[x - 1] < o[x]);
+		}
+		for (int j = 0; u < UNIVERSE && j < NSETS; j++)
+			fn += has(j, u) && !got[j];
+		/* the tree only prunes: never more than flat over the same leaves */
+		if (bfi_result_count(t) > bfi_result_count(f))
+			differ++;
+		else if (bits && (bfi_result_count(t) != bfi_result_count(f) ||
+		                  memcmp(o, bfi_result_ordinals(f), bfi_result_count(t) * 4) != 0))
+			differ++;
+		tests += bfi_result_filter_tests(t);
+		keys++;
+	}
+	printf("fanout %u%s: %u levels, %llu false negatives, bf-cost %.1f per key (%d sets)\n", fanout,
+	       bits ? ", one width" : "", in.tree_levels, (unsigned long long)fn,
+	       (double)tests / (double)keys, NSETS);
+	EXPECT(fn == 0);
+	EXPECT(differ == 0);
+	EXPECT(tests > 0 && (double)tests / (double)keys < NSETS); /* it prunes */
+	/* expressions and thresholds through the tree never miss */
+	uint64_t seed = 2, missed = 0;
+	for (int q = 0; q < 200; q++) {
+		int j = (int)(test_rand(&seed) % NSETS);
+		uint32_t a = 0, b = 0;
+		for (uint32_t u = 0; u < UNIVERSE && (!a || !b); u++)
+			if (has(j, u)) {
+				if (!a)
+					a = u;
+				else if (test_rand(&seed) % 3 == 0)
+					b = u;
+			}
+		char text[64];
+		snprintf(text, sizeof text, "(k%u AND k%u) OR nothing-%d", a, b ? b : a, q);
+		bfi_expr *e;
+		EXPECT_RC(bfi_expr_parse(text, strlen(text), &e, NULL), 0);
+		if (!e)
+			continue;
+		EXPECT_RC(bfi_query_expr(s, BFI_LAYOUT_TREE, e, t), 0);
+		int found = 0;
+		for (size_t x = 0; x < bfi_result_count(t); x++)
+			found |= bfi_result_ordinals(t)[x] == (uint32_t)j;
+		missed += !found;
+		bfi_expr_free(&e);
+		const void *k2[2];
+		size_t l2[2];
+		char ka[16], kb[16];
+		l2[0] = (size_t)snprintf(ka, sizeof ka, "k%u", a);
+		l2[1] = (size_t)snprintf(kb, sizeof kb, "absent-%d", q);
+		k2[0] = ka;
+		k2[1] = kb;
+		EXPECT_RC(bfi_expr_terms(k2, l2, 2, &e), 0);
+		EXPECT_RC(bfi_query_threshold(s, BFI_LAYOUT_TREE, e, 0.5, t), 0);
+		found = 0;
+		for (size_t x = 0; x < bfi_result_count(t); x++)
+			found |= bfi_result_ordinals(t)[x] == (uint32_t)j;
+		missed += !found;
+		bfi_expr_free(&e);
+	}
+	EXPECT(missed == 0);
+	struct bfi_verify_report rep;
+	EXPECT_RC(bfi_verify(snap, &rep, NULL, NULL), 0);
+	bfi_result_destroy(&t);
+	bfi_result_destroy(&f);
+	bfi_close(&s);
+}
+
+static void test_fanout_2(void)
+{
+	check_fanout(2, 0);
+}
+static void test_fanout_8(void)
+{
+	check_fanout(8, 0);
+}
+static void test_fanout_64(void)
+{
+	check_fanout(64, 0);
+}
+static void test_one_width(void)
+{
+	check_fanout(16, 4000);
+}
+
+int main(void)
+{
+	test_run("tree: fanout 2, against exact truth", test_fanout_2);
+	test_run("tree: fanout 8, against exact truth", test_fanout_8);
+	test_run("tree: fanout 64, against exact truth", test_fanout_64);
+	test_run("tree: one width for every node answers exactly as flat", test_one_width);
+	return test_exit();
+}
