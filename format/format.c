@@ -409,8 +409,8 @@ int bfi_tree_decode(const uint8_t *in, uint64_t size, struct bfi_tree_desc *d,
 	uint64_t shape[BFI_MAX_LEVELS];
 	if (d->n_sets == 0 || d->n_sets > BFI_MAX_SETS || d->k == 0 || d->k > BFI_MAX_K ||
 	    d->fanout < 2 || d->fanout > 64 || (d->fanout & (d->fanout - 1)) ||
-	    d->table_offset != BFI_TREE_DESC_SIZE ||
-	    bfi_tree_shape(d->n_sets, d->fanout, shape) != d->levels)
+	    d->table_offset != BFI_TREE_DESC_SIZE || d->levels == 0 ||
+	    bfi_tree_shape(d->n_sets, d->fanout, shape) < d->levels)
 		return BFI_E_BAD_LAYOUT;
 	uint64_t off = BFI_TREE_DESC_SIZE + (uint64_t)d->levels * BFI_LEVEL_ENTRY_SIZE, rows;
 	if (off > size)

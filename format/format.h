@@ -229,7 +229,7 @@ struct bfi_tree_desc {
 	uint32_t k;
 	uint32_t hash_id;
 	uint32_t fanout; /* d: children per node, a power of two, 2 to 64 */
-	uint32_t levels; /* level 0 holds the sets, the last at most d nodes */
+	uint32_t levels; /* level 0 holds the sets; at most the shape's count */
 	uint64_t table_offset;
 };
 

@@ -2,8 +2,9 @@
  * tree.c - queries on the tree (Bloofi) layout (spec/format.md, "Tree
  * section").
  *
- * Descend from the top level: a surviving node's d children sit side by
- * side in one 64-bit word of each row of the level below, so testing the
+ * Test every node of the top stored level with whole rows, then descend:
+ * a surviving node's d children sit side by side in one 64-bit word of
+ * each row of the level below, so testing the
  * whole child group costs one word load per row, k per key. Only the
  * children of survivors are read. The frontier of surviving nodes is an
  * explicit array per level, kept in ascending order, so the sets at the
@@ -25,12 +26,32 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 	              sizeof *res->frontier))
 		return -ENOMEM;
 	uint32_t *cur = res->frontier, *next = res->frontier + s->lay.n_sets + 32;
-	size_t ncur = 1, nnext;
-	cur[0] = 0; /* a virtual root over the top level's nodes */
+	size_t ncur = 0, nnext;
 	uint64_t lines = 0;
-	for (uint32_t l = t->levels; l-- > 0;) {
+	/* The top stored level: every node, with whole rows. */
+	const struct bfi_rlevel *top = &s->levels[t->levels - 1];
+	size_t r = 0;
+	for (uint32_t j = 0; j < n->n_keys; j++) {
+		bfi_keyhash h = e->keys[e->kidx[n->first_key + j]];
+		for (uint32_t i = 0; i < k; i++)
+			res->rows[r++] = top->rows + bfi_hash_pos(h, i, top->m) * top->row_bytes;
+	}
+	for (uint64_t w = 0; w < top->row_bytes / 8; w++) {
+		uint64_t acc = ~0ull;
+		for (size_t i = 0; i < nr && acc; i++, lines++)
+			acc &= le64toh(((const uint64_t *)res->rows[i])[w]);
+		for (; acc; acc &= acc - 1) {
+			uint64_t node = w * 64 + (uint64_t)__builtin_ctzll(acc);
+			if (node >= top->nodes)
+				return BFI_E_BAD_LAYOUT; /* padding bit set */
+			cur[ncur++] = (uint32_t)node;
+		}
+	}
+	res->tests += top->nodes;
+	/* Then down: only the children of the nodes that passed. */
+	for (uint32_t l = t->levels - 1; l-- > 0 && ncur;) {
 		const struct bfi_rlevel *lv = &s->levels[l];
-		size_t r = 0;
+		r = 0;
 		for (uint32_t j = 0; j < n->n_keys; j++) {
 			bfi_keyhash h = e->keys[e->kidx[n->first_key + j]];
 			for (uint32_t i = 0; i < k; i++)
@@ -54,8 +75,6 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 		cur = next;
 		next = tmp;
 		ncur = nnext;
-		if (ncur == 0)
-			break;
 	}
 	if (res->count_bytes)
 		res->touched += lines * 8;

@@ -28,6 +28,7 @@ static int build(const char *path, uint32_t fanout, uint64_t bits)
 	o.layouts = BFI_BUILD_TREE | BFI_BUILD_FLAT;
 	o.fanout = fanout;
 	o.bits = bits;
+	o.hashes = bits ? 7 : 0;
 	o.prefilter = BFI_PREFILTER_NEVER;
 	bfi_writer *w;
 	int rc = bfi_writer_create(&o, &w);
@@ -157,7 +158,7 @@ static void test_fanout_64(void)
 }
 static void test_one_width(void)
 {
-	check_fanout(16, 4000);
+	check_fanout(16, 20000);
 }
 
 int main(void)

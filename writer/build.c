@@ -392,10 +392,14 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 /*
  * The tree (spec/format.md, "Tree section"): level 0 holds the sets in
  * ordinal order, and node j of level l + 1 ORs nodes j d .. j d + d - 1 of
- * level l, up to a level of at most d nodes. Each level's filters are as
- * wide as its largest node needs, its union bounded by the sum of its
- * sets' distinct keys.
+ * level l. Each level's filters are as wide as its largest node needs, its
+ * union bounded by the sum of its sets' distinct keys. Levels stop below
+ * the first whose largest node could not prune: one whose false-positive
+ * rate (1 - e^(-k n / m))^k would pass more than half of all keys. A query
+ * tests every node of the top stored level with whole rows instead.
  */
+#define TREE_PRUNE_MAX 0.5
+
 static int plan_tree(bfi_writer *w, struct plan *p)
 {
 	uint32_t d = w->opt.fanout ? w->opt.fanout : 32;
@@ -403,8 +407,6 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 	uint32_t levels = bfi_tree_shape(p->n, d, nodes);
 	if (levels == 0)
 		return BFI_E_LIMIT;
-	struct bfi_tree_desc t = {p->n, p->k, BFI_HASH_XXH3_MIX, d, levels, BFI_TREE_DESC_SIZE};
-	p->tree = t;
 	p->tree_ones = calloc(bfi_rambo_row_bytes(p->n) * 8, sizeof *p->tree_ones);
 	uint64_t *sum = malloc(p->n * sizeof *sum);
 	if (p->tree_ones == NULL || sum == NULL) {
@@ -413,6 +415,7 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 	}
 	for (uint32_t j = 0; j < p->n; j++)
 		sum[j] = p->distinct[p->old_of_new[j]];
+	uint32_t kept = 0;
 	for (uint32_t l = 0; l < levels; l++) {
 		uint64_t widest = 0;
 		for (uint64_t i = 0; i < nodes[l]; i++) {
@@ -420,11 +423,18 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 			if (l + 1 < levels) /* fold into the parents for the next level */
 				sum[i / d] = (i % d ? sum[i / d] : 0) + sum[i];
 		}
+		uint64_t m = width_for(&w->opt, widest, p->k);
+		double fpr = pow(1 - exp(-(double)p->k * (double)widest / (double)m), p->k);
+		if (l > 0 && fpr > TREE_PRUNE_MAX)
+			break; /* saturated: this level and all above it could not prune */
 		p->levels[l].nodes = nodes[l];
-		p->levels[l].m = width_for(&w->opt, widest, p->k);
+		p->levels[l].m = m;
+		kept++;
 	}
 	free(sum);
-	p->tree_size = bfi_tree_layout(p->levels, levels);
+	struct bfi_tree_desc t = {p->n, p->k, BFI_HASH_XXH3_MIX, d, kept, BFI_TREE_DESC_SIZE};
+	p->tree = t;
+	p->tree_size = bfi_tree_layout(p->levels, kept);
 	return p->tree_size ? 0 : BFI_E_LIMIT;
 }
 
