@@ -30,7 +30,9 @@ static const char help[] =
 	"                      plain: N filters one after another, the naive\n"
 	"                      baseline; rambo: repeated and merged filters;\n"
 	"                      tree (or bloofi): levels of OR-aggregated filters\n"
-	"      --fanout D      tree: children per node, 2..64, a power of two (32)\n"
+	"      --fanout D      tree: children per node, 2..64, a power of two (64)\n"
+	"      --all-levels    tree: store every level, even those too full to pay\n"
+	"                      for themselves (to compare bf-cost with the paper)\n"
 	"      --reps R        rambo: repetitions (default: from N and --fpr)\n"
 	"      --cells B       rambo: cells per repetition (default: the power of\n"
 	"                      two at or above sqrt(N))\n"
@@ -71,7 +73,7 @@ int cmd_build(int argc, char **argv)
 		{"block-cost", required_argument, 0, 'B'}, {"prefilter", required_argument, 0, 'P'},
 		{"reps", required_argument, 0, 'R'},   {"cells", required_argument, 0, 'C'},
 		{"shards", required_argument, 0, 'H'},  {"route", required_argument, 0, 'U'},
-		{"fanout", required_argument, 0, 'D'},
+		{"fanout", required_argument, 0, 'D'},  {"all-levels", no_argument, 0, 'A'},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
@@ -155,6 +157,7 @@ int cmd_build(int argc, char **argv)
 			break;
 		}
 		case 'K': o.keep_order = 1; break;
+		case 'A': o.all_levels = 1; break;
 		case 'D': {
 			uint64_t v;
 			if (parse_size(optarg, &v) || v < 2 || v > 64 || (v & (v - 1))) {

@@ -79,8 +79,10 @@ struct bfi_build_options {
 	 * route_shards)), and skip the rest.
 	 */
 	uint32_t route_shard, route_shards;
-	/* Tree: children per node, a power of two from 2 to 64 (default 32). */
+	/* Tree: children per node, a power of two from 2 to 64 (default 64). */
 	uint32_t fanout;
+	/* Tree: store every level, even those that do not pay (to compare bf-cost). */
+	int all_levels;
 	uint64_t memory; /* bytes for key buffers and row stripes (1 GiB; at least 16 MiB) */
 	/*
 	 * Called now and then during long work; phase is a short word such

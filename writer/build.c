@@ -394,15 +394,17 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
  * ordinal order, and node j of level l + 1 ORs nodes j d .. j d + d - 1 of
  * level l. Each level's filters are as wide as its largest node needs, its
  * union bounded by the sum of its sets' distinct keys. Levels stop below
- * the first whose largest node could not prune: one whose false-positive
- * rate (1 - e^(-k n / m))^k would pass more than half of all keys. A query
- * tests every node of the top stored level with whole rows instead.
+ * the first that does not pay for itself. Without level l + 1 a query
+ * scans level l's whole rows, k * nodes_l / 8 bytes; with it, k * nodes_l /
+ * (8 d) bytes of level l + 1 plus k random word loads (a cache line, worth
+ * about 640 bytes of streaming) for each parent that passes, nodes_l / d
+ * times its rate F = (1 - e^(-k n / m))^k. It pays when F <= (d - 1) / 5120.
  */
-#define TREE_PRUNE_MAX 0.5
+#define TREE_LINE_COST 640.0 /* bytes of streaming one random cache line costs */
 
 static int plan_tree(bfi_writer *w, struct plan *p)
 {
-	uint32_t d = w->opt.fanout ? w->opt.fanout : 32;
+	uint32_t d = w->opt.fanout ? w->opt.fanout : 64;
 	uint64_t nodes[BFI_MAX_LEVELS];
 	uint32_t levels = bfi_tree_shape(p->n, d, nodes);
 	if (levels == 0)
@@ -425,8 +427,8 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 		}
 		uint64_t m = width_for(&w->opt, widest, p->k);
 		double fpr = pow(1 - exp(-(double)p->k * (double)widest / (double)m), p->k);
-		if (l > 0 && fpr > TREE_PRUNE_MAX)
-			break; /* saturated: this level and all above it could not prune */
+		if (l > 0 && !w->opt.all_levels && fpr > (double)(d - 1) / (8 * TREE_LINE_COST))
+			break; /* too full to pay: this level and all above are not stored */
 		p->levels[l].nodes = nodes[l];
 		p->levels[l].m = m;
 		kept++;
