@@ -65,14 +65,8 @@ long bfi__rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const stru
 	uint32_t best_r = 0;
 	for (uint32_t r = 0; r < d->reps; r++) {
 		const struct bfi_rrep *rp = &s->reps[r];
-		size_t nr = 0;
 		/* repetition r takes the key's probes r k .. r k + k - 1 */
-		for (uint32_t j = 0; j < n->n_keys; j++) {
-			bfi_keyhash h = e->keys[e->kidx[n->first_key + j]];
-			for (uint32_t i = 0; i < k; i++)
-				res->rows[nr++] =
-					rp->rows + bfi_hash_pos(h, r * k + i, rp->m) * rp->row_bytes;
-		}
+		size_t nr = bfi__conj_rows(e, n, k, r * k, rp->rows, rp->m, rp->row_bytes, res->rows);
 		uint64_t *map = res->vec + (size_t)r * words;
 		and_words(res->rows, nr, words, map, touched);
 		uint64_t cand = 0;
@@ -258,4 +252,17 @@ int bfi_rambo_rows(const bfi_snapshot *s, uint32_t rep, const uint8_t **rows, ui
 	*m = s->reps[rep].m;
 	*row_bytes = s->reps[rep].row_bytes;
 	return 0;
+}
+
+size_t bfi__conj_rows(const struct bfi_expr *e, const struct bfi_enode *n, uint32_t k,
+                      uint32_t probe0, const uint8_t *rows, uint64_t m, uint64_t row_bytes,
+                      const uint8_t **out)
+{
+	size_t r = 0;
+	for (uint32_t j = 0; j < n->n_keys; j++) {
+		bfi_keyhash h = e->keys[e->kidx[n->first_key + j]];
+		for (uint32_t i = 0; i < k; i++)
+			out[r++] = rows + bfi_hash_pos(h, probe0 + i, m) * row_bytes;
+	}
+	return r;
 }

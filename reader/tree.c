@@ -30,12 +30,7 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 	uint64_t lines = 0;
 	/* The top stored level: every node, with whole rows. */
 	const struct bfi_rlevel *top = &s->levels[t->levels - 1];
-	size_t r = 0;
-	for (uint32_t j = 0; j < n->n_keys; j++) {
-		bfi_keyhash h = e->keys[e->kidx[n->first_key + j]];
-		for (uint32_t i = 0; i < k; i++)
-			res->rows[r++] = top->rows + bfi_hash_pos(h, i, top->m) * top->row_bytes;
-	}
+	bfi__conj_rows(e, n, k, 0, top->rows, top->m, top->row_bytes, res->rows);
 	for (uint64_t w = 0; w < top->row_bytes / 8; w++) {
 		uint64_t acc = ~0ull;
 		for (size_t i = 0; i < nr && acc; i++, lines++)
@@ -51,12 +46,7 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 	/* Then down: only the children of the nodes that passed. */
 	for (uint32_t l = t->levels - 1; l-- > 0 && ncur;) {
 		const struct bfi_rlevel *lv = &s->levels[l];
-		r = 0;
-		for (uint32_t j = 0; j < n->n_keys; j++) {
-			bfi_keyhash h = e->keys[e->kidx[n->first_key + j]];
-			for (uint32_t i = 0; i < k; i++)
-				res->rows[r++] = lv->rows + bfi_hash_pos(h, i, lv->m) * lv->row_bytes;
-		}
+		bfi__conj_rows(e, n, k, 0, lv->rows, lv->m, lv->row_bytes, res->rows);
 		nnext = 0;
 		for (size_t c = 0; c < ncur; c++) {
 			uint64_t first = (uint64_t)cur[c] * d; /* children of node cur[c] */

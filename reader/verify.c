@@ -36,6 +36,21 @@ static uint64_t first_set_bit(const uint8_t *p, uint64_t from, uint64_t to)
 	return UINT64_MAX;
 }
 
+/* Is a bit at or past valid set in any of m rows? If so, *bad->offset is where. */
+static int rows_padding(const bfi_snapshot *s, const uint8_t *rows, uint64_t m,
+                        uint64_t row_bytes, uint64_t valid, struct bfi_bad *bad)
+{
+	for (uint64_t r = 0; r < m; r++) {
+		const uint8_t *row = rows + r * row_bytes;
+		uint64_t at = first_set_bit(row, valid, row_bytes * 8);
+		if (at != UINT64_MAX) {
+			bad->offset = (uint64_t)(row - s->map) + at / 8;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int check_data(const bfi_snapshot *s, struct bfi_bad *bad,
                       void (*progress)(void *, uint64_t, uint64_t), void *ctx)
 {
@@ -66,13 +81,9 @@ static int check_data(const bfi_snapshot *s, struct bfi_bad *bad,
 	/* Set padding bits would be ordinals or positions that do not exist. */
 	for (uint32_t b = 0; b < (lay->flat_idx >= 0 ? lay->flat.n_blocks : 0); b++) {
 		const struct bfi_rblock *blk = &s->blocks[b];
-		for (uint64_t r = 0; r < blk->m; r++) {
-			const uint8_t *row = blk->rows + r * blk->row_bytes;
-			uint64_t at = first_set_bit(row, blk->n, blk->row_bytes * 8);
-			if (at != UINT64_MAX)
-				BAD(BFI_E_BAD_LAYOUT, (uint64_t)(row - s->map) + at / 8, 1,
-				    "padding bit past the block's last set is not zero");
-		}
+		if (rows_padding(s, blk->rows, blk->m, blk->row_bytes, blk->n, bad))
+			BAD(BFI_E_BAD_LAYOUT, bad->offset, 1,
+			    "padding bit past the block's last set is not zero");
 		if (blk->pre) {
 			uint64_t at = first_set_bit(blk->pre, blk->pre_m, bfi_bits_bytes(blk->pre_m) * 8);
 			if (at != UINT64_MAX)
@@ -82,13 +93,9 @@ static int check_data(const bfi_snapshot *s, struct bfi_bad *bad,
 	}
 	for (uint32_t r = 0; r < (lay->rambo_idx >= 0 ? lay->rambo.reps : 0); r++) {
 		const struct bfi_rrep *rp = &s->reps[r];
-		for (uint64_t row = 0; row < rp->m; row++) {
-			const uint8_t *p = rp->rows + row * rp->row_bytes;
-			uint64_t at = first_set_bit(p, lay->rambo.cells, rp->row_bytes * 8);
-			if (at != UINT64_MAX)
-				BAD(BFI_E_BAD_LAYOUT, (uint64_t)(p - s->map) + at / 8, 1,
-				    "padding bit past the last rambo cell is not zero");
-		}
+		if (rows_padding(s, rp->rows, rp->m, rp->row_bytes, lay->rambo.cells, bad))
+			BAD(BFI_E_BAD_LAYOUT, bad->offset, 1,
+			    "padding bit past the last rambo cell is not zero");
 		/* starts ascend from 0 to N; members list each set once, in its cell */
 		uint64_t prev = 0;
 		for (uint64_t c = 0; c <= lay->rambo.cells; c++) {
@@ -111,13 +118,9 @@ static int check_data(const bfi_snapshot *s, struct bfi_bad *bad,
 	}
 	for (uint32_t l = 0; l < (lay->tree_idx >= 0 ? lay->tree.levels : 0); l++) {
 		const struct bfi_rlevel *lv = &s->levels[l];
-		for (uint64_t row = 0; row < lv->m; row++) {
-			const uint8_t *p = lv->rows + row * lv->row_bytes;
-			uint64_t at = first_set_bit(p, lv->nodes, lv->row_bytes * 8);
-			if (at != UINT64_MAX)
-				BAD(BFI_E_BAD_LAYOUT, (uint64_t)(p - s->map) + at / 8, 1,
-				    "padding bit past a tree level's last node is not zero");
-		}
+		if (rows_padding(s, lv->rows, lv->m, lv->row_bytes, lv->nodes, bad))
+			BAD(BFI_E_BAD_LAYOUT, bad->offset, 1,
+			    "padding bit past a tree level's last node is not zero");
 	}
 	for (uint64_t j = 0; j < (lay->plain_idx >= 0 ? lay->plain.n_sets : 0); j++) {
 		const uint8_t *f = s->plain + j * lay->plain.filter_bytes;
