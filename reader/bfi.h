@@ -146,10 +146,13 @@ BFI_API BFI_MUST_CHECK int bfi_rambo_rows(const bfi_snapshot *snap, uint32_t rep
 
 /*
  * Width in bits and node count of level l of the tree layout (0: the sets).
- * Returns 0, or BFI_E_INVALID (no tree, or l out of range).
+ * If fill is not NULL, it receives the mean fill ratio of the level's nodes
+ * and fpr the mean of (fill)^k, their expected false-positive rate; that
+ * reads the whole level, O(m * nodes / 8) bytes. Returns 0, -ENOMEM, or
+ * BFI_E_INVALID (no tree, or l out of range).
  */
 BFI_API BFI_MUST_CHECK int bfi_tree_level(const bfi_snapshot *snap, uint32_t l, uint64_t *nodes,
-                                          uint64_t *m);
+                                          uint64_t *m, double *fill, double *fpr);
 
 /* One entry of the section table (spec/format.md, "Section table"). */
 struct bfi_section_info {

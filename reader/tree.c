@@ -72,11 +72,37 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 	return (long)ncur;
 }
 
-int bfi_tree_level(const bfi_snapshot *s, uint32_t l, uint64_t *nodes, uint64_t *m)
+int bfi_tree_level(const bfi_snapshot *s, uint32_t l, uint64_t *nodes, uint64_t *m, double *fill,
+                   double *fpr)
 {
 	if (s == NULL || nodes == NULL || m == NULL || s->lay.tree_idx < 0 || l >= s->lay.tree.levels)
 		return BFI_E_INVALID;
-	*nodes = s->levels[l].nodes;
-	*m = s->levels[l].m;
+	const struct bfi_rlevel *lv = &s->levels[l];
+	*nodes = lv->nodes;
+	*m = lv->m;
+	if (fill == NULL && fpr == NULL)
+		return 0;
+	uint64_t *ones = calloc(lv->row_bytes * 8, sizeof *ones);
+	if (ones == NULL)
+		return -ENOMEM;
+	for (uint64_t r = 0; r < lv->m; r++) {
+		const uint8_t *row = lv->rows + r * lv->row_bytes;
+		for (uint64_t w = 0; w < lv->row_bytes / 8; w++)
+			for (uint64_t x = bfi_get64(row + w * 8); x; x &= x - 1)
+				ones[w * 64 + (uint64_t)__builtin_ctzll(x)]++;
+	}
+	double fsum = 0, psum = 0;
+	for (uint64_t j = 0; j < lv->nodes; j++) {
+		double f = (double)ones[j] / (double)lv->m, p = 1;
+		for (uint32_t i = 0; i < s->lay.tree.k; i++)
+			p *= f;
+		fsum += f;
+		psum += p;
+	}
+	free(ones);
+	if (fill)
+		*fill = fsum / (double)lv->nodes;
+	if (fpr)
+		*fpr = psum / (double)lv->nodes;
 	return 0;
 }

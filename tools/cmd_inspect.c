@@ -252,9 +252,12 @@ int cmd_inspect(int argc, char **argv)
 			printf(", \"tree\": {\"fanout\": %u, \"levels\": [", in.tree_fanout);
 			for (uint32_t l = 0; l < in.tree_levels; l++) {
 				uint64_t nodes, m;
-				if (bfi_tree_level(s, l, &nodes, &m) == 0)
-					printf("%s{\"nodes\": %llu, \"bits\": %llu}", l ? ", " : "",
-					       (unsigned long long)nodes, (unsigned long long)m);
+				double fill, fpr;
+				if (bfi_tree_level(s, l, &nodes, &m, &fill, &fpr) == 0)
+					printf("%s{\"nodes\": %llu, \"bits\": %llu, \"fill\": %.6f, "
+					       "\"expected_fpr\": %.6g}",
+					       l ? ", " : "", (unsigned long long)nodes, (unsigned long long)m, fill,
+					       fpr);
 			}
 			fputs("]}", stdout);
 		}
@@ -319,13 +322,15 @@ int cmd_inspect(int argc, char **argv)
 		       in.layouts & BFI_LAYOUT_RAMBO ? " rambo" : "",
 		       in.layouts & BFI_LAYOUT_TREE ? " tree" : "");
 		if (in.layouts & BFI_LAYOUT_TREE) {
-			printf("tree         %u levels, fanout %u\n             level  nodes       m bits\n",
+			printf("tree         %u levels, fanout %u\n"
+			       "             level  nodes       m bits      mean fill  expected FPR\n",
 			       in.tree_levels, in.tree_fanout);
 			for (uint32_t l = in.tree_levels; l-- > 0;) {
 				uint64_t nodes, m;
-				if (bfi_tree_level(s, l, &nodes, &m) == 0)
-					printf("             %-6u %-11llu %llu\n", l, (unsigned long long)nodes,
-					       (unsigned long long)m);
+				double fill, fpr;
+				if (bfi_tree_level(s, l, &nodes, &m, &fill, &fpr) == 0)
+					printf("             %-6u %-11llu %-11llu %-10.4f %.3g\n", l,
+					       (unsigned long long)nodes, (unsigned long long)m, fill, fpr);
 			}
 		}
 		if (in.layouts & BFI_LAYOUT_RAMBO)
