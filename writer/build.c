@@ -392,8 +392,9 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 /*
  * The tree (spec/format.md, "Tree section"): level 0 holds the sets in
  * ordinal order, and node j of level l + 1 ORs nodes j d .. j d + d - 1 of
- * level l. Each level's filters are as wide as its largest node needs, its
- * union bounded by the sum of its sets' distinct keys. Levels stop below
+ * level l. Each level's filters are as wide as its largest node needs: the
+ * sets' own distinct counts at level 0, HyperLogLog estimates of the
+ * unions above (plus 15%). Levels stop below
  * the first that does not pay for itself. Without level l + 1 a query
  * scans level l's whole rows, k * nodes_l / 8 bytes; with it, k * nodes_l /
  * (8 d) bytes of level l + 1 plus k random word loads (a cache line, worth
@@ -410,30 +411,51 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 	if (levels == 0)
 		return BFI_E_LIMIT;
 	p->tree_ones = calloc(bfi_rambo_row_bytes(p->n) * 8, sizeof *p->tree_ones);
-	uint64_t *sum = malloc(p->n * sizeof *sum);
-	if (p->tree_ones == NULL || sum == NULL) {
-		free(sum);
+	/* inner nodes' unions: HyperLogLog, since sets that share keys overlap */
+	size_t regs = (size_t)1 << CELL_HLL_BITS, inner = 0, first[BFI_MAX_LEVELS];
+	for (uint32_t l = 1; l < levels; l++) {
+		first[l] = inner;
+		inner += nodes[l];
+	}
+	uint8_t *reg = inner ? calloc(inner, regs) : NULL;
+	if (p->tree_ones == NULL || (inner && reg == NULL)) {
+		free(reg);
 		return -ENOMEM;
 	}
-	for (uint32_t j = 0; j < p->n; j++)
-		sum[j] = p->distinct[p->old_of_new[j]];
-	uint32_t kept = 0;
-	for (uint32_t l = 0; l < levels; l++) {
-		uint64_t widest = 0;
-		for (uint64_t i = 0; i < nodes[l]; i++) {
-			widest = sum[i] > widest ? sum[i] : widest;
-			if (l + 1 < levels) /* fold into the parents for the next level */
-				sum[i / d] = (i % d ? sum[i / d] : 0) + sum[i];
+	int rc = 0;
+	if (reg) {
+		struct spool_iter it;
+		struct rec r;
+		rc = spool_iter_begin(&it, &w->spool);
+		while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
+			rc = 0;
+			uint64_t node = p->new_of_old[r.ord];
+			for (uint32_t l = 1; l < levels; l++) {
+				node /= d;
+				hll_add_bits(reg + (first[l] + node) * regs, r.h1, CELL_HLL_BITS);
+			}
 		}
-		uint64_t m = width_for(&w->opt, widest, p->k);
-		double fpr = pow(1 - exp(-(double)p->k * (double)widest / (double)m), p->k);
+		spool_iter_end(&it);
+	}
+	uint32_t kept = 0;
+	for (uint32_t l = 0; l < levels && rc == 0; l++) {
+		double widest = 0;
+		for (uint64_t i = 0; i < nodes[l]; i++) {
+			double u = l == 0 ? (double)p->distinct[p->old_of_new[i]]
+			                  : 1.15 * hll_count_bits(reg + (first[l] + i) * regs, CELL_HLL_BITS);
+			widest = u > widest ? u : widest;
+		}
+		uint64_t n = (uint64_t)ceil(widest), m = width_for(&w->opt, n, p->k);
+		double fpr = pow(1 - exp(-(double)p->k * (double)n / (double)m), p->k);
 		if (l > 0 && !w->opt.all_levels && fpr > (double)(d - 1) / (8 * TREE_LINE_COST))
 			break; /* too full to pay: this level and all above are not stored */
 		p->levels[l].nodes = nodes[l];
 		p->levels[l].m = m;
 		kept++;
 	}
-	free(sum);
+	free(reg);
+	if (rc)
+		return rc;
 	struct bfi_tree_desc t = {p->n, p->k, BFI_HASH_XXH3_MIX, d, kept, BFI_TREE_DESC_SIZE};
 	p->tree = t;
 	p->tree_size = bfi_tree_layout(p->levels, kept);
