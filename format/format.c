@@ -352,6 +352,8 @@ void bfi_tree_desc_encode(uint8_t out[BFI_TREE_DESC_SIZE], const struct bfi_tree
 	bfi_put32(out + 16, d->fanout);
 	bfi_put32(out + 20, d->levels);
 	bfi_put64(out + 24, d->table_offset);
+	bfi_put64(out + 32, d->pre_m);
+	bfi_put64(out + 40, d->pre_offset);
 }
 
 void bfi_level_encode(uint8_t out[BFI_LEVEL_ENTRY_SIZE], const struct bfi_level *l)
@@ -377,7 +379,7 @@ uint32_t bfi_tree_shape(uint64_t n_sets, uint32_t fanout, uint64_t nodes[BFI_MAX
 	}
 }
 
-uint64_t bfi_tree_layout(struct bfi_level *levels, uint32_t n_levels)
+uint64_t bfi_tree_layout(struct bfi_level *levels, uint32_t n_levels, struct bfi_tree_desc *d)
 {
 	uint64_t off = BFI_TREE_DESC_SIZE + (uint64_t)n_levels * BFI_LEVEL_ENTRY_SIZE, rows;
 	for (uint32_t i = 0; i < n_levels; i++) {
@@ -387,6 +389,9 @@ uint64_t bfi_tree_layout(struct bfi_level *levels, uint32_t n_levels)
 		    __builtin_add_overflow(off, bfi_align_up(rows, 64), &off))
 			return 0;
 	}
+	d->pre_offset = d->pre_m ? off : 0;
+	if (d->pre_m && __builtin_add_overflow(off, bfi_bits_bytes(d->pre_m), &off))
+		return 0;
 	return off;
 }
 
@@ -402,8 +407,12 @@ int bfi_tree_decode(const uint8_t *in, uint64_t size, struct bfi_tree_desc *d,
 	d->fanout = bfi_get32(in + 16);
 	d->levels = bfi_get32(in + 20);
 	d->table_offset = bfi_get64(in + 24);
-	if (!all_zero(in + 32, BFI_TREE_DESC_SIZE - 32))
+	d->pre_m = bfi_get64(in + 32);
+	d->pre_offset = bfi_get64(in + 40);
+	if (!all_zero(in + 48, BFI_TREE_DESC_SIZE - 48))
 		return BFI_E_RESERVED;
+	if (d->pre_m > BFI_MAX_BITS)
+		return BFI_E_BAD_LAYOUT;
 	if (d->hash_id != BFI_HASH_XXH3_MIX)
 		return BFI_E_INCOMPAT;
 	uint64_t shape[BFI_MAX_LEVELS];
@@ -430,5 +439,9 @@ int bfi_tree_decode(const uint8_t *in, uint64_t size, struct bfi_tree_desc *d,
 			levels[i] = l;
 	}
 	*bad_off = 0;
+	if (d->pre_offset != (d->pre_m ? off : 0))
+		return BFI_E_BAD_LAYOUT;
+	if (d->pre_m && (__builtin_add_overflow(off, bfi_bits_bytes(d->pre_m), &off) || off > size))
+		return BFI_E_BAD_LAYOUT;
 	return off == size ? 0 : BFI_E_BAD_LAYOUT;
 }

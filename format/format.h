@@ -231,6 +231,8 @@ struct bfi_tree_desc {
 	uint32_t fanout; /* d: children per node, a power of two, 2 to 64 */
 	uint32_t levels; /* level 0 holds the sets; at most the shape's count */
 	uint64_t table_offset;
+	uint64_t pre_m;      /* width of the union pre-filter of all sets, 0 for none */
+	uint64_t pre_offset; /* relative; after the last level; 0 for none */
 };
 
 /* One level of the tree section; level l's node j has children j d .. j d + d - 1. */
@@ -282,8 +284,9 @@ int bfi_tree_decode(const uint8_t *sec, uint64_t size, struct bfi_tree_desc *d,
                     struct bfi_level *levels, uint64_t *bad_off);
 /* Nodes per level for n sets and fanout d; returns the level count (0: too many). */
 uint32_t bfi_tree_shape(uint64_t n_sets, uint32_t fanout, uint64_t nodes[BFI_MAX_LEVELS]);
-/* Place the levels (nodes and m set) and return the section's size, 0 on overflow. */
-uint64_t bfi_tree_layout(struct bfi_level *levels, uint32_t n_levels);
+/* Place the levels (nodes and m set) and the pre-filter (d->pre_m set) and
+ * return the section's size, 0 on overflow. */
+uint64_t bfi_tree_layout(struct bfi_level *levels, uint32_t n_levels, struct bfi_tree_desc *d);
 
 /* Byte length of a flat section with these blocks, or 0 on overflow. */
 uint64_t bfi_flat_layout(struct bfi_block *blocks, uint32_t n_blocks);

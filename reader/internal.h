@@ -80,6 +80,7 @@ struct bfi_snapshot {
 		const uint8_t *rows; /* row r at rows + r * row_bytes; bit j is node j */
 		uint64_t nodes, m, row_bytes;
 	} levels[BFI_MAX_LEVELS]; /* lay.tree.levels of them, if tree */
+	const uint8_t *tree_pre;  /* the tree's union pre-filter, or NULL */
 	/* catalog; env is NULL when opened with BFI_OPEN_NO_CATALOG */
 	MDB_env *env;
 	MDB_dbi dbi_sets, dbi_names, dbi_meta;

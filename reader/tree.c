@@ -28,6 +28,19 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 	uint32_t *cur = res->frontier, *next = res->frontier + s->lay.n_sets + 32;
 	size_t ncur = 0, nnext;
 	uint64_t lines = 0;
+	/* A key absent from every set is rejected by the pre-filter alone. */
+	for (uint32_t j = 0; s->tree_pre && j < n->n_keys; j++) {
+		bfi_keyhash h = e->keys[e->kidx[n->first_key + j]];
+		for (uint32_t i = 0; i < k; i++) {
+			uint64_t pos = bfi_hash_pos(h, i, t->pre_m);
+			lines++;
+			if (!(s->tree_pre[pos / 8] >> (pos % 8) & 1)) {
+				if (res->count_bytes)
+					res->touched += lines * 8;
+				return 0;
+			}
+		}
+	}
 	/* The top stored level: every node, with whole rows. */
 	const struct bfi_rlevel *top = &s->levels[t->levels - 1];
 	bfi__conj_rows(e, n, k, 0, top->rows, top->m, top->row_bytes, res->rows);

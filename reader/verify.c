@@ -122,6 +122,12 @@ static int check_data(const bfi_snapshot *s, struct bfi_bad *bad,
 			BAD(BFI_E_BAD_LAYOUT, bad->offset, 1,
 			    "padding bit past a tree level's last node is not zero");
 	}
+	if (s->tree_pre) {
+		uint64_t at = first_set_bit(s->tree_pre, lay->tree.pre_m, bfi_bits_bytes(lay->tree.pre_m) * 8);
+		if (at != UINT64_MAX)
+			BAD(BFI_E_BAD_LAYOUT, (uint64_t)(s->tree_pre - s->map) + at / 8, 1,
+			    "padding bit past the tree pre-filter's width is not zero");
+	}
 	for (uint64_t j = 0; j < (lay->plain_idx >= 0 ? lay->plain.n_sets : 0); j++) {
 		const uint8_t *f = s->plain + j * lay->plain.filter_bytes;
 		uint64_t at = first_set_bit(f, lay->plain.m, lay->plain.filter_bytes * 8);

@@ -456,9 +456,33 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 	free(reg);
 	if (rc)
 		return rc;
-	struct bfi_tree_desc t = {p->n, p->k, BFI_HASH_XXH3_MIX, d, kept, BFI_TREE_DESC_SIZE};
+	struct bfi_tree_desc t = {p->n, p->k, BFI_HASH_XXH3_MIX, d, kept, BFI_TREE_DESC_SIZE, 0, 0};
+	/*
+	 * A pre-filter over all the sets' keys rejects keys absent from the
+	 * index before the top level is scanned. With flat's cost model and
+	 * P = 1 (it holds every key), a key passes with about 1/2, so keep it
+	 * when half a scan of the top level, k rows, outweighs k probe lines.
+	 */
+	uint64_t top_bytes = bfi_rambo_row_bytes(nodes[kept - 1]);
+	if (w->opt.prefilter == BFI_PREFILTER_ALWAYS ||
+	    (w->opt.prefilter == BFI_PREFILTER_AUTO && 0.5 * (double)top_bytes > 64)) {
+		uint8_t all[HLL_REGS];
+		memset(all, 0, sizeof all);
+		struct spool_iter it;
+		struct rec r;
+		rc = spool_iter_begin(&it, &w->spool);
+		while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
+			rc = 0;
+			hll_add(all, r.h1);
+		}
+		spool_iter_end(&it);
+		if (rc)
+			return rc;
+		t.pre_m = width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
+		                    (uint64_t)ceil(hll_count(all) * 1.05), p->k);
+	}
 	p->tree = t;
-	p->tree_size = bfi_tree_layout(p->levels, kept);
+	p->tree_size = bfi_tree_layout(p->levels, kept, &p->tree);
 	return p->tree_size ? 0 : BFI_E_LIMIT;
 }
 
@@ -548,6 +572,10 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 		uint32_t j = p->new_of_old[r.ord];
 		bfi_keyhash h = {r.h1, r.h2};
 		if (c->kind == LK_TREE) {
+			for (uint32_t i = 0; p->tree.pre_m && i < p->tree.k; i++) {
+				uint64_t pos = bfi_hash_pos(h, i, p->tree.pre_m);
+				set_bit(c->buf, lo, hi, p->tree.pre_offset + pos / 8, pos % 8);
+			}
 			/* level l's node of set j is j / d^l; every level ORs its subtree */
 			uint64_t node = j;
 			for (uint32_t l = 0; l < p->tree.levels; l++, node /= p->tree.fanout) {
@@ -670,6 +698,8 @@ static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t se
 		biggest = p->reps[r].row_bytes > biggest ? p->reps[r].row_bytes : biggest;
 	for (uint32_t l = 0; kind == LK_TREE && l < p->tree.levels; l++)
 		biggest = p->levels[l].row_bytes > biggest ? p->levels[l].row_bytes : biggest;
+	if (kind == LK_TREE && bfi_bits_bytes(p->tree.pre_m) > biggest)
+		biggest = bfi_bits_bytes(p->tree.pre_m);
 	if (budget < biggest)
 		budget = biggest;
 	uint64_t size = kind == LK_FLAT    ? p->flat_size
@@ -698,12 +728,17 @@ static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t se
 		}
 	else if (kind == LK_PLAIN)
 		rc = fill_units(&c, &start, &end, data, size, p->plain.filter_bytes);
-	else if (kind == LK_TREE)
+	else if (kind == LK_TREE) {
 		for (uint32_t l = 0; l < p->tree.levels && rc == 0; l++) {
 			const struct bfi_level *lv = &p->levels[l];
 			rc = fill_units(&c, &start, &end, lv->rows_offset,
 			                lv->rows_offset + lv->m * lv->row_bytes, lv->row_bytes);
 		}
+		if (rc == 0 && p->tree.pre_m) /* the pre-filter is one unit */
+			rc = fill_units(&c, &start, &end, p->tree.pre_offset,
+			                p->tree.pre_offset + bfi_bits_bytes(p->tree.pre_m),
+			                bfi_bits_bytes(p->tree.pre_m));
+	}
 	else if (w->raw) /* given rows: copy them, counting repetition 0's cells */
 		for (uint32_t r = 0; r < p->rambo.reps && rc == 0; r++) {
 			const struct bfi_rep *rp = &p->reps[r];
