@@ -105,6 +105,7 @@ struct bfi_info {
 	uint32_t rambo_shards;
 	uint32_t tree_levels;      /* levels and fanout of the tree layout (0 without one) */
 	uint32_t tree_fanout;
+	uint64_t tree_prefilter_bits; /* width of the tree's union pre-filter, 0 if none */
 	int has_catalog;           /* 0 if opened with BFI_OPEN_NO_CATALOG */
 };
 BFI_API void bfi_info(const bfi_snapshot *snap, struct bfi_info *info);

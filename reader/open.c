@@ -377,6 +377,7 @@ void bfi_info(const bfi_snapshot *s, struct bfi_info *info)
 	if (s->lay.tree_idx >= 0) {
 		info->tree_levels = s->lay.tree.levels;
 		info->tree_fanout = s->lay.tree.fanout;
+		info->tree_prefilter_bits = s->lay.tree.pre_m;
 		for (uint32_t l = 0; l < s->lay.tree.levels; l++)
 			if (s->levels[l].m > info->bits)
 				info->bits = s->levels[l].m;

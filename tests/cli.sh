@@ -115,7 +115,7 @@ rambo_ok() {
 check "rambo: build, inspect, query, verify" rambo_ok
 tree_ok() {
 	"$BFI" build -q -o "$T/tree" --layout tree --fanout 4 "$DATA" &&
-	"$BFI" inspect "$T/tree" | grep -q '^tree  *[0-9]* levels, fanout 4' &&
+	"$BFI" inspect "$T/tree" | grep -q '^tree  *[0-9]* levels, fanout 4, union pre-filter' &&
 	"$BFI" query "$T/tree" lmdb | grep -q '^lmdb	.*liblmdb0.*lmdb-utils' &&
 	"$BFI" bench --repeat 1 "$T/tree" "$T/words" | grep -q 'bf-cost' &&
 	"$BFI" verify "$T/tree" >/dev/null

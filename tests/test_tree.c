@@ -69,6 +69,7 @@ static void check_fanout(uint32_t fanout, uint64_t bits)
 	struct bfi_info in;
 	bfi_info(s, &in);
 	EXPECT(in.tree_fanout == fanout && in.tree_levels >= 2);
+	EXPECT(fanout == 8 ? in.tree_prefilter_bits > 0 : in.tree_prefilter_bits == 0);
 	uint64_t fn = 0, differ = 0, tests = 0, keys = 0;
 	char key[24];
 	for (uint32_t u = 0; u < UNIVERSE + 500; u++) {

@@ -249,7 +249,8 @@ int cmd_inspect(int argc, char **argv)
 			printf("%s\"tree\"", sep);
 		fputs("]", stdout);
 		if (in.layouts & BFI_LAYOUT_TREE) {
-			printf(", \"tree\": {\"fanout\": %u, \"levels\": [", in.tree_fanout);
+			printf(", \"tree\": {\"fanout\": %u, \"prefilter_bits\": %llu, \"levels\": [",
+			       in.tree_fanout, (unsigned long long)in.tree_prefilter_bits);
 			for (uint32_t l = 0; l < in.tree_levels; l++) {
 				uint64_t nodes, m;
 				double fill, fpr;
@@ -322,9 +323,9 @@ int cmd_inspect(int argc, char **argv)
 		       in.layouts & BFI_LAYOUT_RAMBO ? " rambo" : "",
 		       in.layouts & BFI_LAYOUT_TREE ? " tree" : "");
 		if (in.layouts & BFI_LAYOUT_TREE) {
-			printf("tree         %u levels, fanout %u\n"
+			printf("tree         %u levels, fanout %u, union pre-filter %llu bits\n"
 			       "             level  nodes       m bits      mean fill  expected FPR\n",
-			       in.tree_levels, in.tree_fanout);
+			       in.tree_levels, in.tree_fanout, (unsigned long long)in.tree_prefilter_bits);
 			for (uint32_t l = in.tree_levels; l-- > 0;) {
 				uint64_t nodes, m;
 				double fill, fpr;
