@@ -6,6 +6,7 @@
  * the flat layout over the same leaves does; bf-cost counts the node
  * filters a descent tests.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "test.h"
@@ -164,11 +165,59 @@ static void test_one_width(void)
 	check_fanout(16, 20000);
 }
 
+/* MinHash order: sets of one family (sharing most keys) end up side by side. */
+static void test_cluster(void)
+{
+	enum { FAMILIES = 40, PER = 25 };
+	char path[4300];
+	snprintf(path, sizeof path, "%s/clustered", test_tmpdir());
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.layouts = BFI_BUILD_TREE;
+	o.cluster = 1;
+	o.fanout = 8;
+	bfi_writer *w;
+	EXPECT_RC(bfi_writer_create(&o, &w), 0);
+	uint64_t s = 21;
+	for (int j = 0; j < FAMILIES * PER; j++) { /* interleaved: family j % FAMILIES */
+		int f = j % FAMILIES;
+		char name[24], key[24];
+		uint32_t ord;
+		snprintf(name, sizeof name, "f%d-%d", f, j / FAMILIES);
+		EXPECT_RC(bfi_writer_set(w, name, strlen(name), &ord), 0);
+		for (int i = 0; i < 60; i++) {
+			int n = test_rand(&s) % 10 ? snprintf(key, sizeof key, "fam%d-%d", f, (int)(test_rand(&s) % 80))
+			                          : snprintf(key, sizeof key, "noise%d", (int)(test_rand(&s) % 100000));
+			EXPECT_RC(bfi_writer_key(w, ord, key, (size_t)n), 0);
+		}
+	}
+	EXPECT_RC(bfi_writer_finish(w, path, NULL), 0);
+	bfi_writer_destroy(&w);
+	bfi_snapshot *snp;
+	EXPECT_RC(bfi_open(path, 0, &snp), 0);
+	if (!snp)
+		return;
+	int same = 0, prev = -1;
+	for (uint32_t ord = 0; ord < FAMILIES * PER; ord++) {
+		const char *name;
+		size_t len;
+		EXPECT_RC(bfi_set_name(snp, ord, &name, &len), 0);
+		int f = atoi(name + 1);
+		same += f == prev;
+		prev = f;
+	}
+	printf("clustered order: %d of %d neighbours share a family (interleaved input: 0)\n", same,
+	       FAMILIES * PER - 1);
+	EXPECT(same > FAMILIES * PER * 6 / 10);
+	bfi_close(&snp);
+}
+
 int main(void)
 {
 	test_run("tree: fanout 2, against exact truth", test_fanout_2);
 	test_run("tree: fanout 8, against exact truth", test_fanout_8);
 	test_run("tree: fanout 64, against exact truth", test_fanout_64);
 	test_run("tree: one width for every node answers exactly as flat", test_one_width);
+	test_run("tree: --cluster puts similar sets side by side", test_cluster);
 	return test_exit();
 }

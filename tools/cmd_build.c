@@ -41,6 +41,8 @@ static const char help[] =
 	"                      I of S (0-based), to build one shard for bfi stack\n"
 	"      --keep-order    ordinals follow input order; by default sets are\n"
 	"                      ordered by size, so that blocks are tight\n"
+	"      --cluster       order sets by MinHash instead, so that similar sets\n"
+	"                      sit together under the same tree nodes\n"
 	"      --fixed-width   one width for every block: the largest set's\n"
 	"      --prefilter P   auto (default), always or never: a union filter per\n"
 	"                      flat block lets queries skip it; auto keeps one where\n"
@@ -74,6 +76,7 @@ int cmd_build(int argc, char **argv)
 		{"reps", required_argument, 0, 'R'},   {"cells", required_argument, 0, 'C'},
 		{"shards", required_argument, 0, 'H'},  {"route", required_argument, 0, 'U'},
 		{"fanout", required_argument, 0, 'D'},  {"all-levels", no_argument, 0, 'A'},
+		{"cluster", no_argument, 0, 'Y'},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
@@ -158,6 +161,7 @@ int cmd_build(int argc, char **argv)
 		}
 		case 'K': o.keep_order = 1; break;
 		case 'A': o.all_levels = 1; break;
+		case 'Y': o.cluster = 1; break;
 		case 'D': {
 			uint64_t v;
 			if (parse_size(optarg, &v) || v < 2 || v > 64 || (v & (v - 1))) {

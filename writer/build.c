@@ -486,6 +486,51 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 	return p->tree_size ? 0 : BFI_E_LIMIT;
 }
 
+/*
+ * Clustered order (spec/format.md, "Ordering sets"): each set's MinHash
+ * sketch, the least of MINHASHES independent hashes of its keys, and the
+ * sets sorted by their sketches: two sets agree on a MinHash with
+ * probability their Jaccard similarity, so similar sets land side by side,
+ * under the same tree nodes. O(keys + N log N).
+ */
+#define MINHASHES 4
+
+static int cmp_sketch(const void *a, const void *b, void *ctx)
+{
+	const uint64_t *sk = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	for (int i = 0; i < MINHASHES; i++) {
+		uint64_t u = sk[(size_t)x * MINHASHES + i], v = sk[(size_t)y * MINHASHES + i];
+		if (u != v)
+			return u < v ? -1 : 1;
+	}
+	return (x > y) - (x < y);
+}
+
+static int cluster_order(bfi_writer *w, struct plan *p)
+{
+	uint64_t *sk = malloc((size_t)p->n * MINHASHES * sizeof *sk);
+	if (sk == NULL)
+		return -ENOMEM;
+	memset(sk, 0xff, (size_t)p->n * MINHASHES * sizeof *sk);
+	struct spool_iter it;
+	struct rec r;
+	int rc = spool_iter_begin(&it, &w->spool);
+	while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
+		rc = 0;
+		uint64_t *s = sk + (size_t)r.ord * MINHASHES;
+		for (int i = 0; i < MINHASHES; i++) {
+			uint64_t v = bfi_hash_mix(r.h1 ^ (0x9e3779b97f4a7c15ull * (uint64_t)(i + 1)));
+			s[i] = v < s[i] ? v : s[i];
+		}
+	}
+	spool_iter_end(&it);
+	if (rc == 0)
+		qsort_r(p->old_of_new, p->n, sizeof *p->old_of_new, cmp_sketch, sk);
+	free(sk);
+	return rc;
+}
+
 static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 {
 	const struct bfi_build_options *o = &w->opt;
@@ -497,7 +542,11 @@ static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 		return -ENOMEM;
 	for (uint32_t j = 0; j < p->n; j++)
 		p->old_of_new[j] = j;
-	if (!o->keep_order) {
+	if (o->cluster) {
+		int rc = cluster_order(w, p);
+		if (rc)
+			return rc;
+	} else if (!o->keep_order) {
 		qsort_r(p->old_of_new, p->n, sizeof *p->old_of_new, cmp_by_size, (void *)p->distinct);
 	}
 	for (uint32_t j = 0; j < p->n; j++)
