@@ -139,7 +139,10 @@ static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr
 		               sizeof *res->counts);
 	if (rc)
 		return rc;
-	for (uint32_t key = 0; key < e->n_keys; key++)
+	/* flat and plain read the probes here; rambo and tree derive their own */
+	for (uint32_t key = 0; (layout == BFI_LAYOUT_FLAT || layout == BFI_LAYOUT_PLAIN) &&
+	                       key < e->n_keys;
+	     key++)
 		for (uint32_t i = 0; i < k; i++)
 			res->z[(size_t)key * k + i] = bfi_hash_probe(e->keys[key], i);
 	res->n = 0;
