@@ -354,6 +354,7 @@ void bfi_tree_desc_encode(uint8_t out[BFI_TREE_DESC_SIZE], const struct bfi_tree
 	bfi_put64(out + 24, d->table_offset);
 	bfi_put64(out + 32, d->pre_m);
 	bfi_put64(out + 40, d->pre_offset);
+	bfi_put32(out + 48, d->flags);
 }
 
 void bfi_level_encode(uint8_t out[BFI_LEVEL_ENTRY_SIZE], const struct bfi_level *l)
@@ -363,6 +364,7 @@ void bfi_level_encode(uint8_t out[BFI_LEVEL_ENTRY_SIZE], const struct bfi_level 
 	bfi_put64(out + 8, l->m);
 	bfi_put64(out + 16, l->row_bytes);
 	bfi_put64(out + 24, l->rows_offset);
+	bfi_put64(out + 32, l->groups_offset);
 }
 
 uint32_t bfi_tree_shape(uint64_t n_sets, uint32_t fanout, uint64_t nodes[BFI_MAX_LEVELS])
@@ -388,6 +390,12 @@ uint64_t bfi_tree_layout(struct bfi_level *levels, uint32_t n_levels, struct bfi
 		if (__builtin_mul_overflow(levels[i].m, levels[i].row_bytes, &rows) ||
 		    __builtin_add_overflow(off, bfi_align_up(rows, 64), &off))
 			return 0;
+		levels[i].groups_offset = 0;
+		if (i > 0 && (d->flags & BFI_TREE_EXPLICIT)) {
+			levels[i].groups_offset = off;
+			if (__builtin_add_overflow(off, bfi_align_up((levels[i].nodes + 1) * 4, 64), &off))
+				return 0;
+		}
 	}
 	d->pre_offset = d->pre_m ? off : 0;
 	if (d->pre_m && __builtin_add_overflow(off, bfi_bits_bytes(d->pre_m), &off))
@@ -409,32 +417,49 @@ int bfi_tree_decode(const uint8_t *in, uint64_t size, struct bfi_tree_desc *d,
 	d->table_offset = bfi_get64(in + 24);
 	d->pre_m = bfi_get64(in + 32);
 	d->pre_offset = bfi_get64(in + 40);
-	if (!all_zero(in + 48, BFI_TREE_DESC_SIZE - 48))
+	d->flags = bfi_get32(in + 48);
+	if (!all_zero(in + 52, BFI_TREE_DESC_SIZE - 52) || (d->flags & ~BFI_TREE_EXPLICIT))
 		return BFI_E_RESERVED;
+	int explicit = (d->flags & BFI_TREE_EXPLICIT) != 0;
 	if (d->pre_m > BFI_MAX_BITS)
 		return BFI_E_BAD_LAYOUT;
 	if (d->hash_id != BFI_HASH_XXH3_MIX)
 		return BFI_E_INCOMPAT;
 	uint64_t shape[BFI_MAX_LEVELS];
 	if (d->n_sets == 0 || d->n_sets > BFI_MAX_SETS || d->k == 0 || d->k > BFI_MAX_K ||
-	    d->fanout < 2 || d->fanout > 64 || (d->fanout & (d->fanout - 1)) ||
-	    d->table_offset != BFI_TREE_DESC_SIZE || d->levels == 0 ||
-	    bfi_tree_shape(d->n_sets, d->fanout, shape) < d->levels)
+	    d->fanout < 2 || d->fanout > 64 ||
+	    d->table_offset != BFI_TREE_DESC_SIZE || d->levels == 0 || d->levels > BFI_MAX_LEVELS)
 		return BFI_E_BAD_LAYOUT;
-	uint64_t off = BFI_TREE_DESC_SIZE + (uint64_t)d->levels * BFI_LEVEL_ENTRY_SIZE, rows;
+	if (!explicit && ((d->fanout & (d->fanout - 1)) ||
+	                  bfi_tree_shape(d->n_sets, d->fanout, shape) < d->levels))
+		return BFI_E_BAD_LAYOUT;
+	uint64_t off = BFI_TREE_DESC_SIZE + (uint64_t)d->levels * BFI_LEVEL_ENTRY_SIZE, rows, prev = 0;
 	if (off > size)
 		return BFI_E_BAD_LAYOUT;
 	for (uint32_t i = 0; i < d->levels; i++) {
 		const uint8_t *e = in + BFI_TREE_DESC_SIZE + (uint64_t)i * BFI_LEVEL_ENTRY_SIZE;
-		struct bfi_level l = {bfi_get64(e), bfi_get64(e + 8), bfi_get64(e + 16), bfi_get64(e + 24)};
+		struct bfi_level l = {bfi_get64(e), bfi_get64(e + 8), bfi_get64(e + 16), bfi_get64(e + 24),
+		                      bfi_get64(e + 32)};
 		*bad_off = (uint64_t)(e - in);
-		if (!all_zero(e + 32, BFI_LEVEL_ENTRY_SIZE - 32))
+		if (!all_zero(e + 40, BFI_LEVEL_ENTRY_SIZE - 40))
 			return BFI_E_RESERVED;
-		if (l.nodes != shape[i] || l.m == 0 || l.m > BFI_MAX_BITS ||
-		    l.row_bytes != bfi_rambo_row_bytes(l.nodes) || l.rows_offset != off ||
-		    __builtin_mul_overflow(l.m, l.row_bytes, &rows) ||
+		/* explicit: N leaves, then any count from 1 to the level below's */
+		uint64_t want = explicit ? (i == 0 ? d->n_sets : l.nodes) : shape[i];
+		if (l.nodes != want || l.nodes == 0 || (i > 0 && l.nodes > prev) || l.m == 0 ||
+		    l.m > BFI_MAX_BITS || l.row_bytes != bfi_rambo_row_bytes(l.nodes) ||
+		    l.rows_offset != off || __builtin_mul_overflow(l.m, l.row_bytes, &rows) ||
 		    __builtin_add_overflow(off, bfi_align_up(rows, 64), &off) || off > size)
 			return BFI_E_BAD_LAYOUT;
+		if (explicit && i > 0) {
+			/* nodes + 1 u32 child-group starts; their values are checked where read */
+			if (l.groups_offset != off ||
+			    __builtin_add_overflow(off, bfi_align_up((l.nodes + 1) * 4, 64), &off) ||
+			    off > size)
+				return BFI_E_BAD_LAYOUT;
+		} else if (l.groups_offset != 0) {
+			return BFI_E_BAD_LAYOUT;
+		}
+		prev = l.nodes;
 		if (levels)
 			levels[i] = l;
 	}

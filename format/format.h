@@ -22,7 +22,7 @@
 #define BFI_MAGIC "\x89" "BFI\r\n\x1a\n"
 #define BFI_MAGIC_LEN 8u
 #define BFI_VERSION_MAJOR 2u
-#define BFI_VERSION_MINOR 0u
+#define BFI_VERSION_MINOR 1u
 #define BFI_HEADER_SIZE 128u
 #define BFI_TRAILER_SIZE 8u
 #define BFI_KNOWN_INCOMPAT 0ull /* no incompatible features in 1.0 */
@@ -233,14 +233,23 @@ struct bfi_tree_desc {
 	uint64_t table_offset;
 	uint64_t pre_m;      /* width of the union pre-filter of all sets, 0 for none */
 	uint64_t pre_offset; /* relative; after the last level; 0 for none */
+	uint32_t flags;      /* BFI_TREE_EXPLICIT: child groups listed, not implied by d */
 };
 
-/* One level of the tree section; level l's node j has children j d .. j d + d - 1. */
+/* Tree flags. With BFI_TREE_EXPLICIT (format 2.1) each level above 0 lists
+ * its nodes' child groups; d is then the build's order, for information. */
+#define BFI_TREE_EXPLICIT 1u
+
+/*
+ * One level of the tree section. Level l's node j has children j d .. j d +
+ * d - 1, or, in an explicit tree, groups[j] .. groups[j + 1] - 1 of level l - 1.
+ */
 struct bfi_level {
 	uint64_t nodes;
-	uint64_t m;           /* rows: filter width of every node of the level */
-	uint64_t row_bytes;   /* bfi_rambo_row_bytes(nodes): whole 64-bit words */
-	uint64_t rows_offset; /* relative */
+	uint64_t m;             /* rows: filter width of every node of the level */
+	uint64_t row_bytes;     /* bfi_rambo_row_bytes(nodes): whole 64-bit words */
+	uint64_t rows_offset;   /* relative */
+	uint64_t groups_offset; /* relative; explicit trees, levels >= 1: nodes + 1 u32 */
 };
 
 /* Encoders write every byte of their buffer, reserved bytes as zero. */

@@ -78,6 +78,7 @@ struct bfi_snapshot {
 	struct bfi_rrep reps[BFI_MAX_REPS]; /* lay.rambo.reps of them, if rambo */
 	struct bfi_rlevel {
 		const uint8_t *rows; /* row r at rows + r * row_bytes; bit j is node j */
+		const uint8_t *groups; /* explicit trees, levels >= 1: nodes + 1 LE u32, else NULL */
 		uint64_t nodes, m, row_bytes;
 	} levels[BFI_MAX_LEVELS]; /* lay.tree.levels of them, if tree */
 	const uint8_t *tree_pre;  /* the tree's union pre-filter, or NULL */

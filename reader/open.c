@@ -305,6 +305,7 @@ int bfi__open(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_b
 			s->levels[l].nodes = lv[l].nodes;
 			s->levels[l].m = lv[l].m;
 			s->levels[l].row_bytes = lv[l].row_bytes;
+			s->levels[l].groups = lv[l].groups_offset ? sec + lv[l].groups_offset : NULL;
 		}
 		s->tree_pre = rc == 0 && s->lay.tree.pre_m ? sec + s->lay.tree.pre_offset : NULL;
 		if (rc)

@@ -59,20 +59,36 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 	/* Then down: only the children of the nodes that passed. */
 	for (uint32_t l = t->levels - 1; l-- > 0 && ncur;) {
 		const struct bfi_rlevel *lv = &s->levels[l];
+		const uint8_t *g = s->levels[l + 1].groups; /* explicit child groups, or NULL */
 		bfi__conj_rows(e, n, k, 0, lv->rows, lv->m, lv->row_bytes, res->rows);
 		nnext = 0;
+		uint64_t last_end = 0; /* groups of ascending nodes ascend and do not overlap */
 		for (size_t c = 0; c < ncur; c++) {
-			uint64_t first = (uint64_t)cur[c] * d; /* children of node cur[c] */
-			if (first >= lv->nodes)
-				return BFI_E_BAD_LAYOUT;
-			uint64_t count = lv->nodes - first < d ? lv->nodes - first : d;
-			uint64_t w = first / 64, shift = first % 64;
-			uint64_t acc = (count == 64 ? ~0ull : ((1ull << count) - 1)) << shift;
-			for (size_t i = 0; i < nr && acc; i++, lines++)
-				acc &= le64toh(((const uint64_t *)res->rows[i])[w]);
-			res->tests += count;
-			for (; acc; acc &= acc - 1)
-				next[nnext++] = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(acc));
+			/* children of node cur[c]: [first, end) of level l */
+			uint64_t first, end;
+			if (g) {
+				first = bfi_get32(g + (uint64_t)cur[c] * 4);
+				end = bfi_get32(g + (uint64_t)cur[c] * 4 + 4);
+				if (first >= end || end > lv->nodes || first < last_end)
+					return BFI_E_BAD_LAYOUT;
+				last_end = end;
+			} else {
+				first = (uint64_t)cur[c] * d;
+				if (first >= lv->nodes)
+					return BFI_E_BAD_LAYOUT;
+				end = lv->nodes - first < d ? lv->nodes : first + d;
+			}
+			res->tests += end - first;
+			/* the group's bits, a 64-bit word at a time: one word when d divides 64 */
+			for (uint64_t w = first / 64; w * 64 < end; w++) {
+				uint64_t lo = w * 64 > first ? 0 : first % 64;
+				uint64_t hi = (w + 1) * 64 < end ? 64 : end - w * 64;
+				uint64_t acc = (hi == 64 ? ~0ull : ((1ull << hi) - 1)) & (~0ull << lo);
+				for (size_t i = 0; i < nr && acc; i++, lines++)
+					acc &= le64toh(((const uint64_t *)res->rows[i])[w]);
+				for (; acc; acc &= acc - 1)
+					next[nnext++] = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(acc));
+			}
 		}
 		uint32_t *tmp = cur;
 		cur = next;

@@ -121,6 +121,14 @@ static int check_data(const bfi_snapshot *s, struct bfi_bad *bad,
 		if (rows_padding(s, lv->rows, lv->m, lv->row_bytes, lv->nodes, bad))
 			BAD(BFI_E_BAD_LAYOUT, bad->offset, 1,
 			    "padding bit past a tree level's last node is not zero");
+		/* explicit child groups: from 0, rising, ending at the level below's count */
+		for (uint64_t i = 0; lv->groups && i <= lv->nodes; i++) {
+			uint32_t g = bfi_get32(lv->groups + i * 4);
+			if ((i == 0 && g != 0) || (i > 0 && g <= bfi_get32(lv->groups + i * 4 - 4)) ||
+			    (i == lv->nodes && g != s->levels[l - 1].nodes))
+				BAD(BFI_E_BAD_LAYOUT, (uint64_t)(lv->groups - s->map) + i * 4, 4,
+				    "tree child groups out of order or out of range");
+		}
 	}
 	if (s->tree_pre) {
 		uint64_t at = first_set_bit(s->tree_pre, lay->tree.pre_m, bfi_bits_bytes(lay->tree.pre_m) * 8);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
 #include "test.h"
 
 enum { NSETS = 1500, UNIVERSE = 6000 };
@@ -21,13 +22,14 @@ static int has(int j, uint32_t u)
 	return member[j][u / 8] >> (u % 8) & 1;
 }
 
-static int build(const char *path, uint32_t fanout, uint64_t bits)
+static int build(const char *path, uint32_t fanout, uint64_t bits, int incremental)
 {
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	o.keep_order = 1;
 	o.layouts = BFI_BUILD_TREE | BFI_BUILD_FLAT;
 	o.fanout = fanout;
+	o.bloofi_incremental = incremental;
 	o.all_levels = fanout < 16; /* small fanouts do not pay for a level; keep them to test them */
 	o.bits = bits;
 	o.hashes = bits ? 7 : 0;
@@ -56,10 +58,11 @@ static int build(const char *path, uint32_t fanout, uint64_t bits)
 	return rc;
 }
 
-static void check_fanout(uint32_t fanout, uint64_t bits)
+static void check_fanout(uint32_t fanout, uint64_t bits, int incremental)
 {
-	snprintf(snap, sizeof snap, "%s/tree-%u-%llu", test_tmpdir(), fanout, (unsigned long long)bits);
-	EXPECT_RC(build(snap, fanout, bits), 0);
+	snprintf(snap, sizeof snap, "%s/tree-%u-%llu-%d", test_tmpdir(), fanout, (unsigned long long)bits,
+	         incremental);
+	EXPECT_RC(build(snap, fanout, bits, incremental), 0);
 	bfi_snapshot *s;
 	bfi_result *t, *f;
 	EXPECT_RC(bfi_open(snap, 0, &s), 0);
@@ -71,6 +74,27 @@ static void check_fanout(uint32_t fanout, uint64_t bits)
 	bfi_info(s, &in);
 	EXPECT(in.tree_fanout == fanout && in.tree_levels >= 2);
 	EXPECT(fanout == 8 ? in.tree_prefilter_bits > 0 : in.tree_prefilter_bits == 0);
+	if (incremental) {
+		/* the paper's B-tree shape: below the top, d to 2d children per node */
+		EXPECT(in.minor == 1);
+		for (uint32_t l = 1; l + 1 < in.tree_levels; l++) {
+			uint64_t below, nodes, m;
+			EXPECT_RC(bfi_tree_level(s, l - 1, &below, &m, NULL, NULL), 0);
+			EXPECT_RC(bfi_tree_level(s, l, &nodes, &m, NULL, NULL), 0);
+			EXPECT(nodes * fanout <= below && below <= nodes * 2 * fanout);
+		}
+	} else {
+		EXPECT(in.minor == 0); /* 2.0 readers still read offline trees */
+	}
+	/* the incremental build orders sets as its leaves: map ordinals back to inputs */
+	static int input_of[NSETS];
+	for (uint32_t ord = 0; ord < NSETS; ord++) {
+		const char *name;
+		size_t len;
+		input_of[ord] = -1;
+		if (bfi_set_name(s, ord, &name, &len) == 0)
+			input_of[ord] = atoi(name + 1);
+	}
 	uint64_t fn = 0, differ = 0, tests = 0, keys = 0;
 	char key[24];
 	for (uint32_t u = 0; u < UNIVERSE + 500; u++) {
@@ -80,7 +104,9 @@ static void check_fanout(uint32_t fanout, uint64_t bits)
 		uint8_t got[NSETS] = {0};
 		const uint32_t *o = bfi_result_ordinals(t);
 		for (size_t x = 0; x < bfi_result_count(t); x++) {
-			got[o[x]] = 1;
+			EXPECT(input_of[o[x]] >= 0);
+			if (input_of[o[x]] >= 0)
+				got[input_of[o[x]]] = 1;
 			if (x)
 				EXPECT(o[x - 1] < o[x]);
 		}
@@ -95,8 +121,9 @@ static void check_fanout(uint32_t fanout, uint64_t bits)
 		tests += bfi_result_filter_tests(t);
 		keys++;
 	}
-	printf("fanout %u%s: %u levels, %llu false negatives, bf-cost %.1f per key (%d sets)\n", fanout,
-	       bits ? ", one width" : "", in.tree_levels, (unsigned long long)fn,
+	printf("%s %u%s: %u levels, %llu false negatives, bf-cost %.1f per key (%d sets)\n",
+	       incremental ? "incremental, order" : "fanout", fanout, bits ? ", one width" : "",
+	       in.tree_levels, (unsigned long long)fn,
 	       (double)tests / (double)keys, NSETS);
 	EXPECT(fn == 0);
 	EXPECT(differ == 0);
@@ -122,7 +149,7 @@ static void check_fanout(uint32_t fanout, uint64_t bits)
 		EXPECT_RC(bfi_query_expr(s, BFI_LAYOUT_TREE, e, t), 0);
 		int found = 0;
 		for (size_t x = 0; x < bfi_result_count(t); x++)
-			found |= bfi_result_ordinals(t)[x] == (uint32_t)j;
+			found |= input_of[bfi_result_ordinals(t)[x]] == j;
 		missed += !found;
 		bfi_expr_free(&e);
 		const void *k2[2];
@@ -136,7 +163,7 @@ static void check_fanout(uint32_t fanout, uint64_t bits)
 		EXPECT_RC(bfi_query_threshold(s, BFI_LAYOUT_TREE, e, 0.5, t), 0);
 		found = 0;
 		for (size_t x = 0; x < bfi_result_count(t); x++)
-			found |= bfi_result_ordinals(t)[x] == (uint32_t)j;
+			found |= input_of[bfi_result_ordinals(t)[x]] == j;
 		missed += !found;
 		bfi_expr_free(&e);
 	}
@@ -150,19 +177,82 @@ static void check_fanout(uint32_t fanout, uint64_t bits)
 
 static void test_fanout_2(void)
 {
-	check_fanout(2, 0);
+	check_fanout(2, 0, 0);
 }
 static void test_fanout_8(void)
 {
-	check_fanout(8, 0);
+	check_fanout(8, 0, 0);
 }
 static void test_fanout_64(void)
 {
-	check_fanout(64, 0);
+	check_fanout(64, 0, 0);
 }
 static void test_one_width(void)
 {
-	check_fanout(16, 20000);
+	check_fanout(16, 20000, 0);
+}
+static void test_incremental(void)
+{
+	check_fanout(2, 20000, 1); /* one width: answers exactly as flat */
+	check_fanout(3, 0, 1);     /* an order that is not a power of two */
+}
+
+/*
+ * A corrupt child-group table: queries that reach it fail with
+ * BFI_E_BAD_LAYOUT, never crash or answer, and verify names it.
+ */
+static void test_bad_groups(void)
+{
+	char bad[4300];
+	snprintf(bad, sizeof bad, "%s/tree-bad", test_tmpdir());
+	EXPECT_RC(build(bad, 2, 0, 1), 0);
+	char idx[4400];
+	snprintf(idx, sizeof idx, "%s/index.bfi", bad);
+	size_t len;
+	uint8_t *b = test_read_file(idx, &len);
+	if (!b)
+		return;
+	struct bfi_header h;
+	EXPECT_RC(bfi_header_decode(b, &h), 0);
+	int found = 0;
+	for (uint32_t i = 0; i < h.section_count; i++) {
+		struct bfi_section sec;
+		bfi_section_decode(b + h.table_offset + i * BFI_ENTRY_SIZE, &sec);
+		if (sec.kind != BFI_SEC_TREE)
+			continue;
+		struct bfi_tree_desc d;
+		struct bfi_level lv[BFI_MAX_LEVELS];
+		uint64_t at;
+		EXPECT_RC(bfi_tree_decode(b + sec.offset, sec.size, &d, lv, &at), 0);
+		EXPECT(d.flags & BFI_TREE_EXPLICIT);
+		/* every group of level 1 starts at 0: they overlap */
+		for (uint64_t j = 0; j < lv[1].nodes; j++)
+			bfi_put32(b + sec.offset + lv[1].groups_offset + j * 4, 0);
+		found = 1;
+	}
+	EXPECT(found);
+	EXPECT_RC(test_write_file(idx, b, len), 0);
+	free(b);
+	bfi_snapshot *s;
+	bfi_result *r;
+	EXPECT_RC(bfi_open(bad, 0, &s), 0);
+	EXPECT_RC(bfi_result_create(&r), 0);
+	if (!s || !r)
+		return;
+	int refused = 0, answered = 0;
+	char key[24];
+	for (uint32_t u = 0; u < UNIVERSE; u++) {
+		int n = snprintf(key, sizeof key, "k%u", u);
+		int rc = bfi_query_key_layout(s, BFI_LAYOUT_TREE, key, (size_t)n, r);
+		EXPECT(rc == 0 || rc == BFI_E_BAD_LAYOUT);
+		refused += rc == BFI_E_BAD_LAYOUT;
+		answered += rc == 0 && bfi_result_count(r) > 0;
+	}
+	EXPECT(refused > 0 && answered == 0);
+	struct bfi_verify_report rep;
+	EXPECT(bfi_verify(bad, &rep, NULL, NULL) != 0);
+	bfi_result_destroy(&r);
+	bfi_close(&s);
 }
 
 /* MinHash order: sets of one family (sharing most keys) end up side by side. */
@@ -218,6 +308,8 @@ int main(void)
 	test_run("tree: fanout 8, against exact truth", test_fanout_8);
 	test_run("tree: fanout 64, against exact truth", test_fanout_64);
 	test_run("tree: one width for every node answers exactly as flat", test_one_width);
+	test_run("tree: the paper's incremental build, against exact truth and flat", test_incremental);
+	test_run("tree: corrupt child groups are refused, not followed", test_bad_groups);
 	test_run("tree: --cluster puts similar sets side by side", test_cluster);
 	return test_exit();
 }

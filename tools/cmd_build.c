@@ -30,7 +30,13 @@ static const char help[] =
 	"                      plain: N filters one after another, the naive\n"
 	"                      baseline; rambo: repeated and merged filters;\n"
 	"                      tree (or bloofi): levels of OR-aggregated filters\n"
-	"      --fanout D      tree: children per node, 2..64, a power of two (64)\n"
+	"      --fanout D      tree: children per node, 2..64, a power of two (64);\n"
+	"                      with --bloofi-build incremental, the order d: nodes\n"
+	"                      hold d..2d children (2)\n"
+	"      --bloofi-build B  tree: offline (default: groups of D in the order\n"
+	"                      sets are given) or incremental (the Bloofi paper's\n"
+	"                      insertion by Hamming distance, to compare with it;\n"
+	"                      holds every set's filter in memory)\n"
 	"      --all-levels    tree: store every level, even those too full to pay\n"
 	"                      for themselves (to compare bf-cost with the paper)\n"
 	"      --reps R        rambo: repetitions (default: from N and --fpr)\n"
@@ -75,7 +81,7 @@ int cmd_build(int argc, char **argv)
 		{"block-cost", required_argument, 0, 'B'}, {"prefilter", required_argument, 0, 'P'},
 		{"reps", required_argument, 0, 'R'},   {"cells", required_argument, 0, 'C'},
 		{"shards", required_argument, 0, 'H'},  {"route", required_argument, 0, 'U'},
-		{"fanout", required_argument, 0, 'D'},  {"all-levels", no_argument, 0, 'A'},
+		{"fanout", required_argument, 0, 'D'},  {"bloofi-build", required_argument, 0, 'I'},  {"all-levels", no_argument, 0, 'A'},
 		{"cluster", no_argument, 0, 'Y'},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
@@ -164,13 +170,21 @@ int cmd_build(int argc, char **argv)
 		case 'Y': o.cluster = 1; break;
 		case 'D': {
 			uint64_t v;
-			if (parse_size(optarg, &v) || v < 2 || v > 64 || (v & (v - 1))) {
-				fprintf(stderr, "bfi build: --fanout must be a power of two from 2 to 64\n");
+			if (parse_size(optarg, &v) || v < 2 || v > 64) {
+				fprintf(stderr, "bfi build: --fanout must be from 2 to 64\n");
 				return EXIT_USAGE;
 			}
 			o.fanout = (uint32_t)v;
 			break;
 		}
+		case 'I':
+			if (!strcmp(optarg, "incremental"))
+				o.bloofi_incremental = 1;
+			else if (strcmp(optarg, "offline")) {
+				fprintf(stderr, "bfi build: --bloofi-build takes offline or incremental\n");
+				return EXIT_USAGE;
+			}
+			break;
 		case 'U': {
 			unsigned a, b;
 			char extra;
@@ -209,6 +223,11 @@ int cmd_build(int argc, char **argv)
 			break;
 		default: fputs(help, stderr); return EXIT_USAGE;
 		}
+	}
+	if (o.fanout && !o.bloofi_incremental && (o.fanout & (o.fanout - 1))) {
+		fprintf(stderr, "bfi build: --fanout must be a power of two (any order from 2 to 64 "
+		                "with --bloofi-build incremental)\n");
+		return EXIT_USAGE;
 	}
 	if (out == NULL || optind != argc - 1) {
 		fprintf(stderr, "bfi build: need -o SNAP and exactly one INPUT\n\n%s", help);

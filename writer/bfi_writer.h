@@ -84,6 +84,12 @@ struct bfi_build_options {
 	uint32_t fanout;
 	/* Tree: store every level, even those that do not pay (to compare bf-cost). */
 	int all_levels;
+	/*
+	 * Tree: build by the Bloofi paper's insertion (Hamming distance, nodes of
+	 * fanout..2 fanout children, fanout being the order d) instead of offline;
+	 * keeps every leaf filter in memory. Default fanout then 2.
+	 */
+	int bloofi_incremental;
 	uint64_t memory; /* bytes for key buffers and row stripes (1 GiB; at least 16 MiB) */
 	/*
 	 * Called now and then during long work; phase is a short word such

@@ -125,6 +125,7 @@ struct plan {
 	struct bfi_level levels[BFI_MAX_LEVELS];
 	uint64_t tree_size;
 	uint64_t *tree_ones; /* tree: ones of each leaf */
+	struct bloofi_shape shape; /* tree built by insertion; shape.levels 0 if not */
 	uint64_t *ones; /* by ordinal: ones in the set's filter of the first layout */
 };
 
@@ -403,11 +404,21 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
  */
 #define TREE_LINE_COST 640.0 /* bytes of streaming one random cache line costs */
 
+/* The parent, at level l + 1, of node i of level l. */
+static uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i)
+{
+	return p->shape.levels ? p->shape.up[l][i] : i / p->tree.fanout;
+}
+
 static int plan_tree(bfi_writer *w, struct plan *p)
 {
-	uint32_t d = w->opt.fanout ? w->opt.fanout : 64;
+	uint32_t d = w->opt.fanout ? w->opt.fanout : w->opt.bloofi_incremental ? 2 : 64;
 	uint64_t nodes[BFI_MAX_LEVELS];
-	uint32_t levels = bfi_tree_shape(p->n, d, nodes);
+	uint32_t levels = p->shape.levels;
+	if (levels)
+		memcpy(nodes, p->shape.nodes, sizeof nodes);
+	else
+		levels = bfi_tree_shape(p->n, d, nodes);
 	if (levels == 0)
 		return BFI_E_LIMIT;
 	p->tree_ones = calloc(bfi_rambo_row_bytes(p->n) * 8, sizeof *p->tree_ones);
@@ -423,6 +434,7 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 		return -ENOMEM;
 	}
 	int rc = 0;
+	p->tree.fanout = d; /* for tree_up */
 	if (reg) {
 		struct spool_iter it;
 		struct rec r;
@@ -431,7 +443,7 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 			rc = 0;
 			uint64_t node = p->new_of_old[r.ord];
 			for (uint32_t l = 1; l < levels; l++) {
-				node /= d;
+				node = tree_up(p, l - 1, node);
 				hll_add_bits(reg + (first[l] + node) * regs, r.h1, CELL_HLL_BITS);
 			}
 		}
@@ -446,9 +458,27 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 			widest = u > widest ? u : widest;
 		}
 		uint64_t n = (uint64_t)ceil(widest), m = width_for(&w->opt, n, p->k);
+		if (l > 0 && !w->opt.bits && w->opt.expected_keys && n > w->opt.expected_keys) {
+			/*
+			 * --expected-keys sizes every set's filter for that many keys
+			 * (the Bloofi paper's n_expected); an inner node holding more is
+			 * sized for its union instead, at the same rate, so it still
+			 * prunes. The paper's fixed m is --bits.
+			 */
+			m = width_for(&(struct bfi_build_options){.fpr = w->opt.fpr}, n, p->k);
+		}
 		double fpr = pow(1 - exp(-(double)p->k * (double)n / (double)m), p->k);
 		if (l > 0 && !w->opt.all_levels && fpr > (double)(d - 1) / (8 * TREE_LINE_COST))
 			break; /* too full to pay: this level and all above are not stored */
+		/*
+		 * Nor a level larger than the one below it: a few nodes over many
+		 * keys still take whole 64-bit words per row, 16 times the space
+		 * their bits need at 4 nodes; the union pre-filter does their work.
+		 */
+		if (l > 0 && !w->opt.all_levels &&
+		    (double)m * (double)bfi_rambo_row_bytes(nodes[l]) >
+		        (double)p->levels[l - 1].m * (double)bfi_rambo_row_bytes(nodes[l - 1]))
+			break;
 		p->levels[l].nodes = nodes[l];
 		p->levels[l].m = m;
 		kept++;
@@ -456,7 +486,9 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 	free(reg);
 	if (rc)
 		return rc;
-	struct bfi_tree_desc t = {p->n, p->k, BFI_HASH_XXH3_MIX, d, kept, BFI_TREE_DESC_SIZE, 0, 0};
+	struct bfi_tree_desc t = {p->n,    p->k, BFI_HASH_XXH3_MIX,
+	                          d,       kept, BFI_TREE_DESC_SIZE,
+	                          0,       0,    p->shape.levels ? BFI_TREE_EXPLICIT : 0};
 	/*
 	 * A pre-filter over all the sets' keys rejects keys absent from the
 	 * index before the top level is scanned. With flat's cost model and
@@ -549,6 +581,14 @@ static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 	} else if (!o->keep_order) {
 		qsort_r(p->old_of_new, p->n, sizeof *p->old_of_new, cmp_by_size, (void *)p->distinct);
 	}
+	if ((o->layouts & BFI_BUILD_TREE) && o->bloofi_incremental) {
+		/* the tree's leaf order is the snapshot's; leaves as wide as level 0 will be */
+		p->shape.order = p->old_of_new;
+		int rc = bloofi_incremental(w, p->n, width_for(o, max_n, p->k), p->k,
+		                            o->fanout ? o->fanout : 2, &p->shape);
+		if (rc)
+			return rc;
+	}
 	for (uint32_t j = 0; j < p->n; j++)
 		p->new_of_old[p->old_of_new[j]] = j;
 	if (o->layouts & BFI_BUILD_FLAT) {
@@ -625,9 +665,11 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 				uint64_t pos = bfi_hash_pos(h, i, p->tree.pre_m);
 				set_bit(c->buf, lo, hi, p->tree.pre_offset + pos / 8, pos % 8);
 			}
-			/* level l's node of set j is j / d^l; every level ORs its subtree */
+			/* level l's node of set j is j / d^l or the shape's; every level ORs its subtree */
 			uint64_t node = j;
-			for (uint32_t l = 0; l < p->tree.levels; l++, node /= p->tree.fanout) {
+			for (uint32_t l = 0; l < p->tree.levels; l++) {
+				if (l > 0)
+					node = tree_up(p, l - 1, node);
 				const struct bfi_level *lv = &p->levels[l];
 				for (uint32_t i = 0; i < p->tree.k; i++) {
 					uint64_t row = bfi_hash_pos(h, i, lv->m);
@@ -844,6 +886,26 @@ static int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off)
 	return rc;
 }
 
+/* An explicit tree's child groups: where each node's children start. */
+static int write_groups(int fd, const struct plan *p, uint64_t sec_off)
+{
+	int rc = 0;
+	for (uint32_t l = 1; (p->tree.flags & BFI_TREE_EXPLICIT) && l < p->tree.levels && rc == 0;
+	     l++) {
+		uint64_t below = p->levels[l - 1].nodes, n = p->levels[l].nodes;
+		uint8_t *g = calloc(n + 1, 4);
+		if (g == NULL)
+			return -ENOMEM;
+		for (uint64_t i = 0; i < below; i++)
+			if (i == 0 || p->shape.up[l - 1][i] != p->shape.up[l - 1][i - 1])
+				bfi_put32(g + (uint64_t)p->shape.up[l - 1][i] * 4, (uint32_t)i);
+		bfi_put32(g + n * 4, (uint32_t)below);
+		rc = pwrite_all(fd, g, (size_t)(n + 1) * 4, sec_off + p->levels[l].groups_offset);
+		free(g);
+	}
+	return rc;
+}
+
 static int write_descriptors(int fd, const struct plan *p, const struct bfi_section *flat,
                              const struct bfi_section *plain, const struct bfi_section *rambo,
                              const struct bfi_section *tree)
@@ -1009,6 +1071,7 @@ static void remove_tmpdir(const char *dir)
 static void plan_free(struct plan *p)
 {
 	free(p->tree_ones);
+	bloofi_shape_free(&p->shape);
 	free(p->cell_of);
 	free(p->cell_ones);
 	free(p->new_of_old);
@@ -1134,6 +1197,8 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		rc = write_rambo_tables(fd, &p, rambo->offset);
 	if (rc == 0 && tree)
 		rc = write_layout(w, &p, fd, tree->offset, LK_TREE);
+	if (rc == 0 && tree) /* after the rows: their stripes span the gaps */
+		rc = write_groups(fd, &p, tree->offset);
 	if (rc == 0 && tree && !flat && !plain) /* the catalog's ones: the set's leaf */
 		for (uint32_t j = 0; j < p.n; j++)
 			p.ones[j] = p.tree_ones[j];
@@ -1194,7 +1259,8 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	for (uint32_t i = 0; i < n_sec; i++)
 		bfi_section_encode(head + BFI_HEADER_SIZE + i * BFI_ENTRY_SIZE, &sec[i]);
 	h.major = BFI_VERSION_MAJOR;
-	h.minor = BFI_VERSION_MINOR;
+	/* 2.1 only when the file needs it: 2.0 readers still read the rest */
+	h.minor = tree && (p.tree.flags & BFI_TREE_EXPLICIT) ? 1 : 0;
 	h.file_size = file_size;
 	h.table_offset = BFI_HEADER_SIZE;
 	h.section_count = n_sec;

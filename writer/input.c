@@ -50,7 +50,8 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 	}
 	if (!(o->fpr > 0 && o->fpr < 1) || o->bits > BFI_MAX_BITS || o->hashes > BFI_MAX_K ||
 	    o->layouts == 0 || (o->layouts & ~(unsigned)(BFI_BUILD_FLAT | BFI_BUILD_PLAIN | BFI_BUILD_RAMBO | BFI_BUILD_TREE)) ||
-	    (o->fanout && (o->fanout < 2 || o->fanout > 64 || (o->fanout & (o->fanout - 1)))) ||
+	    (o->fanout && (o->fanout < 2 || o->fanout > 64 ||
+	                    (!o->bloofi_incremental && (o->fanout & (o->fanout - 1))))) ||
 	    o->prefilter < BFI_PREFILTER_AUTO || o->prefilter > BFI_PREFILTER_NEVER ||
 	    o->reps > BFI_MAX_REPS || o->cells > BFI_MAX_CELLS ||
 	    (o->route_shards && o->route_shard >= o->route_shards))

@@ -72,6 +72,22 @@ struct bfi_writer {
 	char errmsg[512];
 };
 
+/*
+ * A tree's shape (writer/bloofi.c): levels[0] holds the leaves, the last
+ * level the root. Leaf j is input set order[j]; node i of level l has
+ * parent up[l][i] at level l + 1, and a node's children are consecutive.
+ */
+struct bloofi_shape {
+	uint32_t levels;
+	uint64_t nodes[BFI_MAX_LEVELS];
+	uint32_t *up[BFI_MAX_LEVELS];
+	uint32_t *order; /* n_sets entries, the caller's */
+};
+/* The Bloofi paper's insertion build, order d, over leaf filters of width m. */
+int bloofi_incremental(bfi_writer *w, uint32_t n_sets, uint64_t m, uint32_t k, uint32_t d,
+                       struct bloofi_shape *out);
+void bloofi_shape_free(struct bloofi_shape *s);
+
 int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
