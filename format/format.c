@@ -355,6 +355,8 @@ void bfi_tree_desc_encode(uint8_t out[BFI_TREE_DESC_SIZE], const struct bfi_tree
 	bfi_put64(out + 32, d->pre_m);
 	bfi_put64(out + 40, d->pre_offset);
 	bfi_put32(out + 48, d->flags);
+	bfi_put32(out + 52, d->dropped_levels);
+	bfi_put64(out + 56, d->dropped_nodes);
 }
 
 void bfi_level_encode(uint8_t out[BFI_LEVEL_ENTRY_SIZE], const struct bfi_level *l)
@@ -418,9 +420,13 @@ int bfi_tree_decode(const uint8_t *in, uint64_t size, struct bfi_tree_desc *d,
 	d->pre_m = bfi_get64(in + 32);
 	d->pre_offset = bfi_get64(in + 40);
 	d->flags = bfi_get32(in + 48);
-	if (!all_zero(in + 52, BFI_TREE_DESC_SIZE - 52) || (d->flags & ~BFI_TREE_EXPLICIT))
-		return BFI_E_RESERVED;
+	d->dropped_levels = bfi_get32(in + 52);
+	d->dropped_nodes = bfi_get64(in + 56);
 	int explicit = (d->flags & BFI_TREE_EXPLICIT) != 0;
+	if ((d->flags & ~BFI_TREE_EXPLICIT) || (!explicit && (d->dropped_levels || d->dropped_nodes)))
+		return BFI_E_RESERVED;
+	if (d->dropped_levels > BFI_MAX_LEVELS || d->dropped_nodes > BFI_MAX_SETS)
+		return BFI_E_BAD_LAYOUT;
 	if (d->pre_m > BFI_MAX_BITS)
 		return BFI_E_BAD_LAYOUT;
 	if (d->hash_id != BFI_HASH_XXH3_MIX)

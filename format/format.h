@@ -234,6 +234,10 @@ struct bfi_tree_desc {
 	uint64_t pre_m;      /* width of the union pre-filter of all sets, 0 for none */
 	uint64_t pre_offset; /* relative; after the last level; 0 for none */
 	uint32_t flags;      /* BFI_TREE_EXPLICIT: child groups listed, not implied by d */
+	/* explicit trees: levels above the top stored one that the writer dropped,
+	 * and their nodes (information only; implied trees: 0, the shape tells) */
+	uint32_t dropped_levels;
+	uint64_t dropped_nodes;
 };
 
 /* Tree flags. With BFI_TREE_EXPLICIT (format 2.1) each level above 0 lists

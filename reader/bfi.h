@@ -106,6 +106,9 @@ struct bfi_info {
 	uint32_t tree_levels;      /* levels and fanout of the tree layout (0 without one) */
 	uint32_t tree_fanout;
 	uint64_t tree_prefilter_bits; /* width of the tree's union pre-filter, 0 if none */
+	int tree_explicit;            /* child groups listed (the incremental build), not implied */
+	uint32_t tree_dropped_levels; /* levels above the top one, too full to prune, not stored */
+	uint64_t tree_dropped_nodes;  /* and their nodes */
 	int has_catalog;           /* 0 if opened with BFI_OPEN_NO_CATALOG */
 };
 BFI_API void bfi_info(const bfi_snapshot *snap, struct bfi_info *info);

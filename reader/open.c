@@ -379,6 +379,17 @@ void bfi_info(const bfi_snapshot *s, struct bfi_info *info)
 		info->tree_levels = s->lay.tree.levels;
 		info->tree_fanout = s->lay.tree.fanout;
 		info->tree_prefilter_bits = s->lay.tree.pre_m;
+		info->tree_explicit = (s->lay.tree.flags & BFI_TREE_EXPLICIT) != 0;
+		info->tree_dropped_levels = s->lay.tree.dropped_levels;
+		info->tree_dropped_nodes = s->lay.tree.dropped_nodes;
+		if (!info->tree_explicit) { /* the shape rule tells what was above */
+			uint64_t shape[BFI_MAX_LEVELS];
+			uint32_t all = bfi_tree_shape(s->lay.tree.n_sets, s->lay.tree.fanout, shape);
+			for (uint32_t l = s->lay.tree.levels; l < all; l++) {
+				info->tree_dropped_levels++;
+				info->tree_dropped_nodes += shape[l];
+			}
+		}
 		for (uint32_t l = 0; l < s->lay.tree.levels; l++)
 			if (s->levels[l].m > info->bits)
 				info->bits = s->levels[l].m;

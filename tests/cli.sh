@@ -121,6 +121,22 @@ tree_ok() {
 	"$BFI" verify "$T/tree" >/dev/null
 }
 check "tree: build, inspect, query, bench bf-cost, verify" tree_ok
+incremental_ok() {
+	"$BFI" build -q -o "$T/inc" --layout tree --bloofi-build incremental --fanout 3 --all-levels \
+		"$DATA" &&
+	"$BFI" inspect "$T/inc" | grep -q '^tree  *[0-9]* levels, built by insertion (order 3: 3 to 6 children)' &&
+	"$BFI" inspect --json "$T/inc" | grep -q '"groups": "explicit"' &&
+	"$BFI" inspect "$T/inc" | grep -q '^format  *2\.1' &&
+	"$BFI" query "$T/inc" lmdb | grep -q '^lmdb	.*liblmdb0.*lmdb-utils' &&
+	"$BFI" verify "$T/inc" >/dev/null &&
+	"$BFI" inspect "$T/tree" | grep -q '^format  *2\.0'
+}
+check "tree: --bloofi-build incremental builds, answers and verifies" incremental_ok
+check "tree: a bad --bloofi-build or --fanout is refused, with the reason" sh -c "
+	! '$BFI' build -q -o '$T/x' --layout tree --bloofi-build sideways '$DATA' 2>'$T/e' &&
+	grep -q 'offline or incremental' '$T/e' &&
+	! '$BFI' build -q -o '$T/x' --layout tree --fanout 3 '$DATA' 2>'$T/e' &&
+	grep -q 'power of two' '$T/e'"
 check "inspect shows files, parameters and fill" sh -c "
 	'$BFI' inspect '$T/snap' >'$T/i' && grep -q 'index.bfi' '$T/i' && grep -q 'catalog.mdb' '$T/i' &&
 	grep -q '^sets  *54' '$T/i' && grep -q '^fill ratio' '$T/i' && grep -q '^expected fpr' '$T/i'"

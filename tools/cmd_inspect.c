@@ -249,16 +249,21 @@ int cmd_inspect(int argc, char **argv)
 			printf("%s\"tree\"", sep);
 		fputs("]", stdout);
 		if (in.layouts & BFI_LAYOUT_TREE) {
-			printf(", \"tree\": {\"fanout\": %u, \"prefilter_bits\": %llu, \"levels\": [",
-			       in.tree_fanout, (unsigned long long)in.tree_prefilter_bits);
+			printf(", \"tree\": {\"fanout\": %u, \"groups\": \"%s\", \"prefilter_bits\": %llu, "
+			       "\"dropped_levels\": %u, \"dropped_nodes\": %llu, \"levels\": [",
+			       in.tree_fanout, in.tree_explicit ? "explicit" : "implied",
+			       (unsigned long long)in.tree_prefilter_bits, in.tree_dropped_levels,
+			       (unsigned long long)in.tree_dropped_nodes);
+			uint64_t below = 0;
 			for (uint32_t l = 0; l < in.tree_levels; l++) {
 				uint64_t nodes, m;
 				double fill, fpr;
 				if (bfi_tree_level(s, l, &nodes, &m, &fill, &fpr) == 0)
-					printf("%s{\"nodes\": %llu, \"bits\": %llu, \"fill\": %.6f, "
-					       "\"expected_fpr\": %.6g}",
-					       l ? ", " : "", (unsigned long long)nodes, (unsigned long long)m, fill,
-					       fpr);
+					printf("%s{\"nodes\": %llu, \"mean_children\": %.3f, \"bits\": %llu, "
+					       "\"fill\": %.6f, \"expected_fpr\": %.6g}",
+					       l ? ", " : "", (unsigned long long)nodes,
+					       l ? (double)below / (double)nodes : 0.0, (unsigned long long)m, fill, fpr);
+				below = nodes;
 			}
 			fputs("]}", stdout);
 		}
@@ -323,15 +328,29 @@ int cmd_inspect(int argc, char **argv)
 		       in.layouts & BFI_LAYOUT_RAMBO ? " rambo" : "",
 		       in.layouts & BFI_LAYOUT_TREE ? " tree" : "");
 		if (in.layouts & BFI_LAYOUT_TREE) {
-			printf("tree         %u levels, fanout %u, union pre-filter %llu bits\n"
-			       "             level  nodes       m bits      mean fill  expected FPR\n",
-			       in.tree_levels, in.tree_fanout, (unsigned long long)in.tree_prefilter_bits);
+			if (in.tree_explicit)
+				printf("tree         %u levels, built by insertion (order %u: %u to %u children), "
+				       "union pre-filter %llu bits\n",
+				       in.tree_levels, in.tree_fanout, in.tree_fanout, 2 * in.tree_fanout,
+				       (unsigned long long)in.tree_prefilter_bits);
+			else
+				printf("tree         %u levels, fanout %u, union pre-filter %llu bits\n",
+				       in.tree_levels, in.tree_fanout, (unsigned long long)in.tree_prefilter_bits);
+			printf("             %u levels above, %llu nodes, too full to prune: not stored\n"
+			       "             level  nodes       children/node  m bits      mean fill  expected FPR\n",
+			       in.tree_dropped_levels, (unsigned long long)in.tree_dropped_nodes);
 			for (uint32_t l = in.tree_levels; l-- > 0;) {
-				uint64_t nodes, m;
+				uint64_t nodes, m, below = 0, mm;
 				double fill, fpr;
-				if (bfi_tree_level(s, l, &nodes, &m, &fill, &fpr) == 0)
-					printf("             %-6u %-11llu %-11llu %-10.4f %.3g\n", l,
-					       (unsigned long long)nodes, (unsigned long long)m, fill, fpr);
+				if (l > 0 && bfi_tree_level(s, l - 1, &below, &mm, NULL, NULL) != 0)
+					below = 0;
+				if (bfi_tree_level(s, l, &nodes, &m, &fill, &fpr) != 0)
+					continue;
+				char ch[32] = "-";
+				if (l > 0)
+					snprintf(ch, sizeof ch, "%.2f", (double)below / (double)nodes);
+				printf("             %-6u %-11llu %-14s %-11llu %-10.4f %.3g\n", l,
+				       (unsigned long long)nodes, ch, (unsigned long long)m, fill, fpr);
 			}
 		}
 		if (in.layouts & BFI_LAYOUT_RAMBO)

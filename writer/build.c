@@ -488,7 +488,12 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 		return rc;
 	struct bfi_tree_desc t = {p->n,    p->k, BFI_HASH_XXH3_MIX,
 	                          d,       kept, BFI_TREE_DESC_SIZE,
-	                          0,       0,    p->shape.levels ? BFI_TREE_EXPLICIT : 0};
+	                          0,       0,    p->shape.levels ? BFI_TREE_EXPLICIT : 0,
+	                          0,       0};
+	for (uint32_t l = kept; p->shape.levels && l < levels; l++) {
+		t.dropped_levels++;
+		t.dropped_nodes += nodes[l];
+	}
 	/*
 	 * A pre-filter over all the sets' keys rejects keys absent from the
 	 * index before the top level is scanned. With flat's cost model and
