@@ -282,6 +282,8 @@ BFI_API BFI_MUST_CHECK int bfi_kmers(const char *seq, size_t len, unsigned k, ch
 /*
  * Count the bytes of index each query into res reads (slightly slower
  * queries); bfi_result_touched() then returns the last query's count.
+ * Layouts that read scattered words (rambo, tree) count each 64-byte
+ * cache line they touch, since memory moves whole lines.
  */
 BFI_API void bfi_result_count_bytes(bfi_result *res, int on);
 BFI_API uint64_t bfi_result_touched(const bfi_result *res);

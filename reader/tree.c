@@ -36,7 +36,7 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 			lines++;
 			if (!(s->tree_pre[pos / 8] >> (pos % 8) & 1)) {
 				if (res->count_bytes)
-					res->touched += lines * 8;
+					res->touched += lines * 64;
 				return 0;
 			}
 		}
@@ -46,8 +46,10 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 	bfi__conj_rows(e, n, k, 0, top->rows, top->m, top->row_bytes, res->rows);
 	for (uint64_t w = 0; w < top->row_bytes / 8; w++) {
 		uint64_t acc = ~0ull;
-		for (size_t i = 0; i < nr && acc; i++, lines++)
+		for (size_t i = 0; i < nr && acc; i++) {
 			acc &= le64toh(((const uint64_t *)res->rows[i])[w]);
+			lines += w % 8 == 0; /* a row's scan reads a cache line per 8 words */
+		}
 		for (; acc; acc &= acc - 1) {
 			uint64_t node = w * 64 + (uint64_t)__builtin_ctzll(acc);
 			if (node >= top->nodes)
@@ -95,8 +97,8 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 		next = tmp;
 		ncur = nnext;
 	}
-	if (res->count_bytes)
-		res->touched += lines * 8;
+	if (res->count_bytes) /* a group's word of each row: a cache line each */
+		res->touched += lines * 64;
 	memcpy(out, cur, ncur * sizeof *out);
 	return (long)ncur;
 }

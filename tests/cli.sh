@@ -116,7 +116,7 @@ check "rambo: build, inspect, query, verify" rambo_ok
 tree_ok() {
 	"$BFI" build -q -o "$T/tree" --layout tree --fanout 4 "$DATA" &&
 	"$BFI" inspect "$T/tree" | grep -q '^tree  *[0-9]* levels, fanout 4, union pre-filter' &&
-	"$BFI" query "$T/tree" lmdb | grep -q '^lmdb	.*liblmdb0.*lmdb-utils' &&
+	"$BFI" query "$T/tree" lmdb | grep '^lmdb	.*liblmdb0' | grep -q 'lmdb-utils' &&
 	"$BFI" bench --repeat 1 "$T/tree" "$T/words" | grep -q 'bf-cost' &&
 	"$BFI" verify "$T/tree" >/dev/null
 }
@@ -127,7 +127,7 @@ incremental_ok() {
 	"$BFI" inspect "$T/inc" | grep -q '^tree  *[0-9]* levels, built by insertion (order 3: 3 to 6 children)' &&
 	"$BFI" inspect --json "$T/inc" | grep -q '"groups": "explicit"' &&
 	"$BFI" inspect "$T/inc" | grep -q '^format  *2\.1' &&
-	"$BFI" query "$T/inc" lmdb | grep -q '^lmdb	.*liblmdb0.*lmdb-utils' &&
+	"$BFI" query "$T/inc" lmdb | grep '^lmdb	.*liblmdb0' | grep -q 'lmdb-utils' &&
 	"$BFI" verify "$T/inc" >/dev/null &&
 	"$BFI" inspect "$T/tree" | grep -q '^format  *2\.0'
 }

@@ -256,7 +256,7 @@ static void test_bad_groups(void)
 }
 
 /* MinHash order: sets of one family (sharing most keys) end up side by side. */
-static void test_cluster(void)
+static void check_cluster(int explicit_flag)
 {
 	enum { FAMILIES = 40, PER = 25 };
 	char path[4300];
@@ -264,7 +264,7 @@ static void test_cluster(void)
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	o.layouts = BFI_BUILD_TREE;
-	o.cluster = 1;
+	o.cluster = explicit_flag; /* a tree alone is clustered by default too */
 	o.fanout = 8;
 	bfi_writer *w;
 	EXPECT_RC(bfi_writer_create(&o, &w), 0);
@@ -296,10 +296,16 @@ static void test_cluster(void)
 		same += f == prev;
 		prev = f;
 	}
-	printf("clustered order: %d of %d neighbours share a family (interleaved input: 0)\n", same,
-	       FAMILIES * PER - 1);
+	printf("clustered order%s: %d of %d neighbours share a family (interleaved input: 0)\n",
+	       explicit_flag ? " (--cluster)" : " (default)", same, FAMILIES * PER - 1);
 	EXPECT(same > FAMILIES * PER * 6 / 10);
 	bfi_close(&snp);
+}
+
+static void test_cluster(void)
+{
+	check_cluster(1);
+	check_cluster(0);
 }
 
 int main(void)
@@ -310,6 +316,6 @@ int main(void)
 	test_run("tree: one width for every node answers exactly as flat", test_one_width);
 	test_run("tree: the paper's incremental build, against exact truth and flat", test_incremental);
 	test_run("tree: corrupt child groups are refused, not followed", test_bad_groups);
-	test_run("tree: --cluster puts similar sets side by side", test_cluster);
+	test_run("tree: --cluster, and a tree alone by default, put similar sets side by side", test_cluster);
 	return test_exit();
 }

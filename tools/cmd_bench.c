@@ -250,8 +250,9 @@ static void print_fig(const struct figures *f, double bw)
 	       f->layout, f->queries, f->p50, f->p90, f->p99, f->qps, f->touched, f->matches, bound,
 	       f->p50 / bound);
 	if (f->tests > 0)
-		printf("       bf-cost %.2f node filters tested per query (the Bloofi paper's measure)\n",
-		       f->tests);
+		printf("       bf-cost %.2f node filters tested per query (the Bloofi paper's measure), "
+		       "%.1f cache lines\n",
+		       f->tests, f->touched / 64);
 }
 
 int cmd_bench(int argc, char **argv)

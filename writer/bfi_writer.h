@@ -51,7 +51,8 @@ struct bfi_build_options {
 	uint64_t expected_keys; /* size filters for this many keys, not the sets' own counts */
 	unsigned layouts;       /* BFI_BUILD_* (default BFI_BUILD_FLAT) */
 	int keep_order;         /* ordinals in input order, not by set size */
-	int cluster;            /* ordinals by MinHash, so similar sets sit together (for tree) */
+	int cluster;            /* ordinals by MinHash, so similar sets sit together (for tree);
+	                         * the default when the tree is the only layout */
 	int fixed_width;        /* one block width for all: the largest set's */
 	/*
 	 * What one more flat block must save, in bytes of rows, to be worth

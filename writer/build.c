@@ -579,7 +579,8 @@ static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 		return -ENOMEM;
 	for (uint32_t j = 0; j < p->n; j++)
 		p->old_of_new[j] = j;
-	if (o->cluster) {
+	/* A tree alone clusters by default: similar sets under one parent prune together. */
+	if (o->cluster || (o->layouts == BFI_BUILD_TREE && !o->keep_order && !o->bloofi_incremental)) {
 		int rc = cluster_order(w, p);
 		if (rc)
 			return rc;
