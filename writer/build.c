@@ -403,6 +403,7 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
  * times its rate F = (1 - e^(-k n / m))^k. It pays when F <= (d - 1) / 5120.
  */
 #define TREE_LINE_COST 640.0 /* bytes of streaming one random cache line costs */
+#define TREE_PADDING_FLOOR 1048576.0 /* row padding below this never drops a level */
 
 /* The parent, at level l + 1, of node i of level l. */
 static uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i)
@@ -471,13 +472,14 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 		if (l > 0 && !w->opt.all_levels && fpr > (double)(d - 1) / (8 * TREE_LINE_COST))
 			break; /* too full to pay: this level and all above are not stored */
 		/*
-		 * Nor a level larger than the one below it: a few nodes over many
-		 * keys still take whole 64-bit words per row, 16 times the space
-		 * their bits need at 4 nodes; the union pre-filter does their work.
+		 * Nor a level whose padding alone would add more than an eighth of
+		 * the leaves' bytes: a few nodes over many keys still take a whole
+		 * 64-bit word per row (16 times the space their bits need at 4
+		 * nodes), and the union pre-filter does most of their work for less.
 		 */
-		if (l > 0 && !w->opt.all_levels &&
-		    (double)m * (double)bfi_rambo_row_bytes(nodes[l]) >
-		        (double)p->levels[l - 1].m * (double)bfi_rambo_row_bytes(nodes[l - 1]))
+		double padding = (double)m * ((double)bfi_rambo_row_bytes(nodes[l]) - (double)nodes[l] / 8);
+		if (l > 0 && !w->opt.all_levels && padding > TREE_PADDING_FLOOR &&
+		    padding > (double)p->levels[0].m * (double)bfi_rambo_row_bytes(nodes[0]) / 8)
 			break;
 		p->levels[l].nodes = nodes[l];
 		p->levels[l].m = m;
