@@ -31,6 +31,13 @@ tree_cost() {
 		awk '/^tree/ { p50 = $5 } /bf-cost/ { cost = $2 } END { print cost, p50 }'
 }
 
+# False negatives against the exact truth: key x is in set s<x / 100>.
+false_negatives() { # snapshot layout keys
+	$BFI query --layout "$2" "$1" <"$3" | awk -F'\t' '
+		{ want = "s" int($1 / 100); ok = 0; for (i = 2; i <= NF; i++) if ($i == want) ok = 1; fn += !ok }
+		END { print fn + 0; exit fn > 0 }'
+}
+
 echo "== bf-cost at the paper's settings (present keys; paper: 24.5, 104.29, 876.33)"
 printf '%-8s %-28s %-28s %-28s %-28s\n' N incremental "offline, one width" \
 	"offline, union widths" "offline, default levels"
@@ -46,7 +53,8 @@ for n in 1000 10000 100000; do
 		# shellcheck disable=SC2086
 		$BFI build -q -o "$W/c$n-$name" --layout tree --keep-order $opts --memory 8G \
 			--tsv "$W/n$n/sets.tsv"
-		row="$row $(tree_cost "$W/c$n-$name" "$W/n$n/present.txt" | awk '{ printf "%-28s", $1 " (p50 " $2 " us)" }')"
+		fn=$(false_negatives "$W/c$n-$name" tree "$W/n$n/present.txt")
+		row="$row $(tree_cost "$W/c$n-$name" "$W/n$n/present.txt" | awk -v fn="$fn" '{ printf "%-28s", $1 " (p50 " $2 " us, " fn " FN)" }')"
 		rm -rf "$W/c$n-$name"
 	done
 	echo "$row"
@@ -75,6 +83,8 @@ speed() { # snapshot-with-flat snapshot-with-tree N
 		t=$(per_query "$2" tree "$W/n$3/$kind.txt")
 		echo "whole bfi query process, us per query (start-up, open and output included): flat $f tree $t"
 	done
+	echo "false negatives on present keys: flat $(false_negatives "$1" flat "$W/n$3/present.txt")," \
+		"tree $(false_negatives "$2" tree "$W/n$3/present.txt")"
 }
 
 echo "== speed, N = 100,000 (flat and tree in one snapshot)"
