@@ -132,6 +132,22 @@ incremental_ok() {
 	"$BFI" inspect "$T/tree" | grep -q '^format  *2\.0'
 }
 check "tree: --bloofi-build incremental builds, answers and verifies" incremental_ok
+fasta_ok() {
+	mkdir -p "$T/fa" &&
+	printf '>one first\nACGTACGTTGCAAC\nGGATTACA\n' >"$T/fa/one.fa" &&
+	printf '@two\nTTGACCAGGATTACA\n+\nIIIIIIIIIIIIIII\n' | gzip -c >"$T/fa/two.fq.gz" &&
+	"$BFI" build -q -o "$T/fasnap" --input fasta --kmer 7 "$T/fa" &&
+	"$BFI" query --kmer 7 "$T/fasnap" GGATTACA >"$T/faq" &&
+	grep -q '	one	2' "$T/faq" && grep -q '	two	2' "$T/faq" &&
+	"$BFI" query --kmer 7 "$T/fasnap" ACGTACGT | grep -q '^ACGTACGT	one	1$' &&
+	"$BFI" build -q -o "$T/fasnap2" --input fasta --kmer 7 --per-record "$T/fa/one.fa" "$T/fa/two.fq.gz" &&
+	"$BFI" inspect --sets "$T/fasnap2" | cut -f2 | sort | tr '\n' ' ' | grep -q '^one two $'
+}
+check "build --input fasta: FASTA and gzip FASTQ k-mers, per file and per record" fasta_ok
+check "build --input fasta without --kmer, or on a text file, fails with the reason" sh -c "
+	! '$BFI' build -q -o '$T/x' --input fasta '$T/fa' 2>'$T/e' && grep -q 'needs --kmer' '$T/e' &&
+	! '$BFI' build -q -o '$T/x' --input fasta --kmer 7 '$T/words' 2>'$T/e' &&
+	grep -q 'not FASTA or FASTQ' '$T/e' && ! test -e '$T/x'"
 check "tree: a bad --bloofi-build or --fanout is refused, with the reason" sh -c "
 	! '$BFI' build -q -o '$T/x' --layout tree --bloofi-build sideways '$DATA' 2>'$T/e' &&
 	grep -q 'offline or incremental' '$T/e' &&

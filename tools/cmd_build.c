@@ -7,16 +7,25 @@
 #include "tools.h"
 
 static const char help[] =
-	"Usage: bfi build -o SNAP [OPTIONS] INPUT\n"
+	"Usage: bfi build -o SNAP [OPTIONS] INPUT...\n"
 	"\n"
 	"Write the snapshot directory SNAP (index.bfi + catalog.mdb) from INPUT:\n"
 	"  a directory holding one file per set (the file name is the set name,\n"
 	"  each non-empty line a key), or with --tsv a file of set<TAB>key lines\n"
-	"  ('-' reads standard input). SNAP is replaced atomically if it is\n"
-	"  already a snapshot; any other existing SNAP is refused.\n"
+	"  ('-' reads standard input), or with --input fasta sequences. SNAP is\n"
+	"  replaced atomically if it is already a snapshot; any other existing\n"
+	"  SNAP is refused.\n"
 	"\n"
 	"Options:\n"
 	"  -o, --output SNAP   the snapshot to write (required)\n"
+	"      --input FORMAT  keys (default: a directory of key files), tsv (the\n"
+	"                      same as --tsv), or fasta: FASTA/FASTQ files, plain\n"
+	"                      or gzip, or directories of them (several INPUTs\n"
+	"                      allowed); each file is a set named after it (less\n"
+	"                      .gz and .fa/.fasta/.fna/.ffn/.fq/.fastq/.seq), whose\n"
+	"                      keys are its canonical k-mers (needs --kmer)\n"
+	"      --kmer K        fasta: k-mer length, 1..32\n"
+	"      --per-record    fasta: each record is a set, named by its id\n"
 	"      --tsv           INPUT is set<TAB>key lines, not a directory\n"
 	"      --fpr P         target false-positive rate of every filter (default\n"
 	"                      0.01): k = ceil(log2(1/P)), m = ceil(n k / ln 2) for the\n"
@@ -83,18 +92,40 @@ int cmd_build(int argc, char **argv)
 		{"reps", required_argument, 0, 'R'},   {"cells", required_argument, 0, 'C'},
 		{"shards", required_argument, 0, 'H'},  {"route", required_argument, 0, 'U'},
 		{"fanout", required_argument, 0, 'D'},  {"bloofi-build", required_argument, 0, 'I'},  {"all-levels", no_argument, 0, 'A'},
-		{"cluster", no_argument, 0, 'Y'},
+		{"cluster", no_argument, 0, 'Y'},      {"input", required_argument, 0, 'i'},
+		{"kmer", required_argument, 0, 'X'},   {"per-record", no_argument, 0, 'W'},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	const char *out = NULL;
-	int tsv = 0, quiet = 0, c;
+	int tsv = 0, quiet = 0, c, fasta = 0, per_record = 0;
+	unsigned kmer = 0;
 	char *end;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 't': tsv = 1; break;
+		case 'i':
+			if (!strcmp(optarg, "tsv"))
+				tsv = 1;
+			else if (!strcmp(optarg, "fasta"))
+				fasta = 1;
+			else if (strcmp(optarg, "keys")) {
+				fprintf(stderr, "bfi build: --input takes keys, tsv or fasta\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'X': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*optarg == '\0' || *end || v < 1 || v > 32) {
+				fprintf(stderr, "bfi build: --kmer must be from 1 to 32\n");
+				return EXIT_USAGE;
+			}
+			kmer = (unsigned)v;
+			break;
+		}
+		case 'W': per_record = 1; break;
 		case 'q': quiet = 1; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		case 'f':
@@ -230,8 +261,18 @@ int cmd_build(int argc, char **argv)
 		                "with --bloofi-build incremental)\n");
 		return EXIT_USAGE;
 	}
-	if (out == NULL || optind != argc - 1) {
-		fprintf(stderr, "bfi build: need -o SNAP and exactly one INPUT\n\n%s", help);
+	if (fasta && tsv) {
+		fprintf(stderr, "bfi build: --input fasta and --tsv do not go together\n");
+		return EXIT_USAGE;
+	}
+	if (fasta != (kmer > 0) || (per_record && !fasta)) {
+		fprintf(stderr, "bfi build: --input fasta needs --kmer K, and --kmer and --per-record "
+		                "need --input fasta\n");
+		return EXIT_USAGE;
+	}
+	if (out == NULL || optind >= argc || (!fasta && optind != argc - 1)) {
+		fprintf(stderr, "bfi build: need -o SNAP and %s\n\n%s",
+		        fasta ? "at least one INPUT" : "exactly one INPUT", help);
 		return EXIT_USAGE;
 	}
 	const char *input = argv[optind];
@@ -256,6 +297,9 @@ int cmd_build(int argc, char **argv)
 		rc = bfi_writer_add_tsv(w, f, strcmp(input, "-") ? input : "(stdin)");
 		if (f != stdin)
 			fclose(f);
+	} else if (fasta) {
+		for (int i = optind; i < argc && rc == 0; i++)
+			rc = bfi_writer_add_fasta(w, argv[i], kmer, per_record);
 	} else {
 		rc = bfi_writer_add_dir(w, input);
 	}

@@ -142,6 +142,19 @@ BFI_API BFI_MUST_CHECK int bfi_writer_key(bfi_writer *w, uint32_t ord, const voi
 BFI_API BFI_MUST_CHECK int bfi_writer_add_dir(bfi_writer *w, const char *dir);
 
 /*
+ * Add sequences as sets of canonical k-mers (spec/format.md, "k-mer
+ * keys"), 1 <= k <= 32: path is a FASTA or FASTQ file, plain or gzip, or a
+ * directory of them (every file not starting with '.', in name order). A
+ * file is one set, named after the file less ".gz" and a sequence
+ * extension (.fa, .fasta, .fna, .ffn, .fq, .fastq, .seq); with per_record,
+ * each record is a set named by its id (the header up to the first blank).
+ * Returns 0, BFI_E_INPUT (not FASTA/FASTQ, corrupt gzip, truncated FASTQ),
+ * BFI_E_DUP_SET, BFI_E_INVALID (k) or -errno; bfi_writer_errmsg() says where.
+ */
+BFI_API BFI_MUST_CHECK int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k,
+                                                int per_record);
+
+/*
  * Add "set<TAB>key" lines from f (label names it in messages). The key is
  * everything after the first TAB, less a trailing CR. "set<TAB>" with an
  * empty key declares the set without adding a key. Empty lines are
