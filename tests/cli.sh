@@ -148,6 +148,22 @@ check "build --input fasta without --kmer, or on a text file, fails with the rea
 	! '$BFI' build -q -o '$T/x' --input fasta '$T/fa' 2>'$T/e' && grep -q 'needs --kmer' '$T/e' &&
 	! '$BFI' build -q -o '$T/x' --input fasta --kmer 7 '$T/words' 2>'$T/e' &&
 	grep -q 'not FASTA or FASTQ' '$T/e' && ! test -e '$T/x'"
+text_ok() {
+	mkdir -p "$T/docs" &&
+	printf 'The Quick brown fox, 42 times!\nAnd THE lazy dog.' >"$T/docs/d1" &&
+	printf 'A fox: quick-witted; word' | gzip -c >"$T/docs/d2.gz" &&
+	printf 'the\nand A\n' >"$T/stops" &&
+	"$BFI" build -q -o "$T/textsnap" --input text --stop-words "$T/stops" "$T/docs" &&
+	"$BFI" query --text "$T/textsnap" 'QUICK, fox!' | grep -q '^QUICK, fox!	d2	d1$\|^QUICK, fox!	d1	d2$' &&
+	"$BFI" query --text "$T/textsnap" 'the lazy DOG' | grep -q '^the lazy DOG	d1$' &&
+	"$BFI" query --text --json "$T/textsnap" 'the and' | grep -q '"terms": 0, "matches": \[\]' &&
+	"$BFI" query --text -t 0.5 "$T/textsnap" 'witted cat' | grep -q '^witted cat	d2	1$' &&
+	"$BFI" query "$T/textsnap" the | grep -q '^the$'
+}
+check "build --input text and query --text: one tokenizer, stop words recorded" text_ok
+check "build --input text: a bad --max-term, or --stop-words without text input, is refused" sh -c "
+	! '$BFI' build -q -o '$T/x' --input text --max-term 0 '$T/docs' 2>'$T/e' && grep -q 'max-term' '$T/e' &&
+	! '$BFI' build -q -o '$T/x' --stop-words '$T/stops' '$T/docs' 2>'$T/e' && grep -q 'need --input text' '$T/e'"
 check "tree: a bad --bloofi-build or --fanout is refused, with the reason" sh -c "
 	! '$BFI' build -q -o '$T/x' --layout tree --bloofi-build sideways '$DATA' 2>'$T/e' &&
 	grep -q 'offline or incremental' '$T/e' &&

@@ -19,13 +19,19 @@ static const char help[] =
 	"Options:\n"
 	"  -o, --output SNAP   the snapshot to write (required)\n"
 	"      --input FORMAT  keys (default: a directory of key files), tsv (the\n"
-	"                      same as --tsv), or fasta: FASTA/FASTQ files, plain\n"
+	"                      same as --tsv), text: documents, plain or gzip, or\n"
+	"                      directories of them, each a set of its terms (ASCII\n"
+	"                      letters and digits, lower-cased; see --max-term and\n"
+	"                      --stop-words), or fasta: FASTA/FASTQ files, plain\n"
 	"                      or gzip, or directories of them (several INPUTs\n"
 	"                      allowed); each file is a set named after it (less\n"
 	"                      .gz and .fa/.fasta/.fna/.ffn/.fq/.fastq/.seq), whose\n"
 	"                      keys are its canonical k-mers (needs --kmer)\n"
 	"      --kmer K        fasta: k-mer length, 1..32\n"
 	"      --per-record    fasta: each record is a set, named by its id\n"
+	"      --max-term N    text: longest term kept, 1..255 (32); longer runs\n"
+	"                      are dropped\n"
+	"      --stop-words F  text: leave out the terms of file F\n"
 	"      --tsv           INPUT is set<TAB>key lines, not a directory\n"
 	"      --fpr P         target false-positive rate of every filter (default\n"
 	"                      0.01): k = ceil(log2(1/P)), m = ceil(n k / ln 2) for the\n"
@@ -94,12 +100,14 @@ int cmd_build(int argc, char **argv)
 		{"fanout", required_argument, 0, 'D'},  {"bloofi-build", required_argument, 0, 'I'},  {"all-levels", no_argument, 0, 'A'},
 		{"cluster", no_argument, 0, 'Y'},      {"input", required_argument, 0, 'i'},
 		{"kmer", required_argument, 0, 'X'},   {"per-record", no_argument, 0, 'W'},
+		{"max-term", required_argument, 0, 'T'}, {"stop-words", required_argument, 0, 'S'},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	const char *out = NULL;
-	int tsv = 0, quiet = 0, c, fasta = 0, per_record = 0;
-	unsigned kmer = 0;
+	int tsv = 0, quiet = 0, c, fasta = 0, per_record = 0, text = 0;
+	unsigned kmer = 0, max_term = 0;
+	const char *stop_words = NULL;
 	char *end;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
@@ -111,11 +119,23 @@ int cmd_build(int argc, char **argv)
 				tsv = 1;
 			else if (!strcmp(optarg, "fasta"))
 				fasta = 1;
+			else if (!strcmp(optarg, "text"))
+				text = 1;
 			else if (strcmp(optarg, "keys")) {
-				fprintf(stderr, "bfi build: --input takes keys, tsv or fasta\n");
+				fprintf(stderr, "bfi build: --input takes keys, tsv, text or fasta\n");
 				return EXIT_USAGE;
 			}
 			break;
+		case 'T': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*optarg == '\0' || *end || v < 1 || v > 255) {
+				fprintf(stderr, "bfi build: --max-term must be from 1 to 255\n");
+				return EXIT_USAGE;
+			}
+			max_term = (unsigned)v;
+			break;
+		}
+		case 'S': stop_words = optarg; break;
 		case 'X': {
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (*optarg == '\0' || *end || v < 1 || v > 32) {
@@ -261,8 +281,12 @@ int cmd_build(int argc, char **argv)
 		                "with --bloofi-build incremental)\n");
 		return EXIT_USAGE;
 	}
-	if (fasta && tsv) {
-		fprintf(stderr, "bfi build: --input fasta and --tsv do not go together\n");
+	if (fasta + tsv + text > 1) {
+		fprintf(stderr, "bfi build: give one input format\n");
+		return EXIT_USAGE;
+	}
+	if (!text && (max_term || stop_words)) {
+		fprintf(stderr, "bfi build: --max-term and --stop-words need --input text\n");
 		return EXIT_USAGE;
 	}
 	if (fasta != (kmer > 0) || (per_record && !fasta)) {
@@ -270,9 +294,9 @@ int cmd_build(int argc, char **argv)
 		                "need --input fasta\n");
 		return EXIT_USAGE;
 	}
-	if (out == NULL || optind >= argc || (!fasta && optind != argc - 1)) {
+	if (out == NULL || optind >= argc || (!fasta && !text && optind != argc - 1)) {
 		fprintf(stderr, "bfi build: need -o SNAP and %s\n\n%s",
-		        fasta ? "at least one INPUT" : "exactly one INPUT", help);
+		        fasta || text ? "at least one INPUT" : "exactly one INPUT", help);
 		return EXIT_USAGE;
 	}
 	const char *input = argv[optind];
@@ -297,6 +321,9 @@ int cmd_build(int argc, char **argv)
 		rc = bfi_writer_add_tsv(w, f, strcmp(input, "-") ? input : "(stdin)");
 		if (f != stdin)
 			fclose(f);
+	} else if (text) {
+		for (int i = optind; i < argc && rc == 0; i++)
+			rc = bfi_writer_add_text(w, argv[i], max_term, stop_words);
 	} else if (fasta) {
 		for (int i = optind; i < argc && rc == 0; i++)
 			rc = bfi_writer_add_fasta(w, argv[i], kmer, per_record);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bfi.h"
+#include "bfi_text.h"
 #include "tools.h"
 
 static const char help[] =
@@ -37,6 +38,11 @@ static const char help[] =
 	"  -k, --kmer K       a query is a DNA sequence; its terms are its distinct\n"
 	"                     canonical K-mers (K 1..32; letters other than ACGT\n"
 	"                     break k-mers). Without --threshold, all must match.\n"
+	"      --text         a query is text: its terms are its distinct words as\n"
+	"                     documents were split (bfi build --input text: ASCII\n"
+	"                     letters and digits, lower-cased, with the snapshot's\n"
+	"                     term limit and stop words). Without --threshold, all\n"
+	"                     must match, and sets are listed as for keys.\n"
 	"\n"
 	"Options:\n"
 	"      --batch        read all queries, then answer them in batches (of\n"
@@ -51,13 +57,17 @@ static const char help[] =
 	"      --trusted      skip the catalog digest check (trusted files only)\n"
 	"  -h, --help         show this help\n";
 
-enum mode { M_KEY, M_EXPR, M_TERMS };
+enum mode { M_KEY, M_EXPR, M_TERMS, M_TEXT };
 
 struct opts {
 	int json, count, ordinals;
 	enum mode mode;
 	double theta;
 	unsigned kmer;
+	int text;
+	unsigned max_term;     /* --text: the snapshot's tokenizer */
+	const char *stops;     /* its stop words, one per line, sorted; or NULL */
+	size_t stops_len;
 	unsigned layout;
 	int batch;
 	size_t batch_size;
@@ -70,13 +80,107 @@ struct query {
 	bfi_expr *e;
 };
 
-/* Split text into blank-separated words (or k-mers) and make a term list. */
+/* --text: a query's distinct terms, less the stop words. */
+struct terms {
+	const struct opts *o;
+	char *buf; /* terms, each BFI_TERM_MAX bytes apart */
+	size_t *lens, n, cap;
+};
+
+static int is_stop(const struct opts *o, const char *t, size_t len)
+{
+	for (size_t i = 0; i < o->stops_len;) { /* short lists: a scan will do */
+		const char *nl = memchr(o->stops + i, '\n', o->stops_len - i);
+		size_t l = nl ? (size_t)(nl - (o->stops + i)) : o->stops_len - i;
+		if (l == len && memcmp(o->stops + i, t, len) == 0)
+			return 1;
+		i += l + 1;
+	}
+	return 0;
+}
+
+static int add_text_term(void *ctx, const char *t, size_t len)
+{
+	struct terms *ts = ctx;
+	if (is_stop(ts->o, t, len))
+		return 0;
+	for (size_t i = 0; i < ts->n; i++)
+		if (ts->lens[i] == len && memcmp(ts->buf + i * BFI_TERM_MAX, t, len) == 0)
+			return 0;
+	if (ts->n == ts->cap) {
+		size_t cap = ts->cap ? ts->cap * 2 : 16;
+		char *nb = realloc(ts->buf, cap * BFI_TERM_MAX);
+		if (nb == NULL)
+			return -ENOMEM;
+		ts->buf = nb;
+		size_t *nl = realloc(ts->lens, cap * sizeof *nl);
+		if (nl == NULL)
+			return -ENOMEM;
+		ts->lens = nl;
+		ts->cap = cap;
+	}
+	memcpy(ts->buf + ts->n * BFI_TERM_MAX, t, len);
+	ts->lens[ts->n++] = len;
+	return 0;
+}
+
+/*
+ * --text without --threshold: the AND of the query's terms, as an
+ * expression (lower-case terms are never AND/OR), so that it takes the
+ * fast conjunction path. No terms at all: *out stays NULL.
+ */
+static int make_text_and(const struct opts *o, const char *text, size_t len, bfi_expr **out)
+{
+	struct terms ts = {o, NULL, NULL, 0, 0};
+	struct bfi_tokenizer t;
+	bfi_tokenizer_init(&t, o->max_term);
+	int rc = bfi_tokenize(&t, text, len, add_text_term, &ts);
+	if (rc == 0)
+		rc = bfi_tokenize_end(&t, add_text_term, &ts);
+	char *joined = malloc(ts.n * (BFI_TERM_MAX + 1) + 1);
+	size_t at = 0;
+	if (rc == 0 && joined == NULL)
+		rc = -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < ts.n; i++) {
+		memcpy(joined + at, ts.buf + i * BFI_TERM_MAX, ts.lens[i]);
+		at += ts.lens[i];
+		joined[at++] = ' ';
+	}
+	*out = NULL;
+	if (rc == 0 && ts.n)
+		rc = bfi_expr_parse(joined, at, out, NULL);
+	free(joined);
+	free(ts.buf);
+	free(ts.lens);
+	return rc;
+}
+
+/* Split text into blank-separated words (or k-mers, or terms) and make a term list. */
 static int make_terms(const struct opts *o, const char *text, size_t len, bfi_expr **out)
 {
 	const void **keys = NULL;
 	size_t *lens = NULL, n = 0;
 	char *kmers = NULL;
 	int rc = 0;
+	if (o->text) {
+		struct terms ts = {o, NULL, NULL, 0, 0};
+		struct bfi_tokenizer t;
+		bfi_tokenizer_init(&t, o->max_term);
+		rc = bfi_tokenize(&t, text, len, add_text_term, &ts);
+		if (rc == 0)
+			rc = bfi_tokenize_end(&t, add_text_term, &ts);
+		keys = malloc((ts.n ? ts.n : 1) * sizeof *keys);
+		if (rc == 0 && keys == NULL)
+			rc = -ENOMEM;
+		for (size_t i = 0; rc == 0 && i < ts.n; i++)
+			keys[i] = ts.buf + i * BFI_TERM_MAX;
+		if (rc == 0)
+			rc = bfi_expr_terms(keys, ts.lens, ts.n, out);
+		free(keys);
+		free(ts.buf);
+		free(ts.lens);
+		return rc;
+	}
 	if (o->kmer) {
 		rc = bfi_kmers(text, len, o->kmer, &kmers, &n);
 		if (rc == 0) {
@@ -127,6 +231,7 @@ static int compile(const struct opts *o, struct query *q, const char *path)
 			fprintf(stderr, "bfi query: syntax error at byte %zu of: %.*s\n", at, (int)q->len,
 			        q->text);
 		break;
+	case M_TEXT: rc = make_text_and(o, q->text, q->len, &q->e); break;
 	default: rc = make_terms(o, q->text, q->len, &q->e); break;
 	}
 	(void)path;
@@ -186,14 +291,16 @@ static int print_answer(const bfi_snapshot *s, const bfi_result *res, const stru
 static int run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, struct query *q)
 {
 	int rc = compile(o, q, NULL);
-	if (rc == 0 && o->mode == M_TERMS && bfi_expr_keys(q->e) == 0) {
+	if (rc == 0 && ((o->mode == M_TERMS && bfi_expr_keys(q->e) == 0) ||
+	                (o->mode == M_TEXT && q->e == NULL))) {
 		/* No terms (say, a sequence shorter than k): no set can score. */
 		bfi_expr_free(&q->e);
 		if (o->json) {
 			fputs("{\"query\": ", stdout);
 			json_str(stdout, q->text, q->len);
-			puts(o->count ? ", \"terms\": 0, \"count\": 0}"
-			              : ", \"terms\": 0, \"matches\": [], \"scores\": []}");
+			puts(o->count              ? ", \"terms\": 0, \"count\": 0}"
+			     : o->mode == M_TEXT ? ", \"terms\": 0, \"matches\": []}"
+			                         : ", \"terms\": 0, \"matches\": [], \"scores\": []}");
 		} else {
 			fwrite(q->text, 1, q->len, stdout);
 			puts(o->count ? "\t0" : "");
@@ -251,12 +358,13 @@ int cmd_query(int argc, char **argv)
 	                                     {"expr", no_argument, 0, 'e'},
 	                                     {"threshold", required_argument, 0, 't'},
 	                                     {"kmer", required_argument, 0, 'k'},
+	                                     {"text", no_argument, 0, 'X'},
 	                                     {"batch", no_argument, 0, 'B'},
 	                                     {"batch-size", required_argument, 0, 'S'},
 	                                     {"layout", required_argument, 0, 'L'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
-	struct opts o = {0, 0, 0, M_KEY, 0, 0, 0, 0, 1000};
+	struct opts o = {0, 0, 0, M_KEY, 0, 0, 0, BFI_TERM_DEFAULT, NULL, 0, 0, 0, 1000};
 	unsigned flags = 0;
 	int c;
 	char *end;
@@ -270,6 +378,7 @@ int cmd_query(int argc, char **argv)
 		case 'T': flags |= BFI_OPEN_TRUSTED; break;
 		case 'e': o.mode = M_EXPR; break;
 		case 'B': o.batch = 1; break;
+		case 'X': o.text = 1; break;
 		case 't':
 			o.theta = strtod(optarg, &end);
 			if (*end || !(o.theta > 0 && o.theta <= 1)) {
@@ -305,9 +414,24 @@ int cmd_query(int argc, char **argv)
 		default: fputs(help, stderr); return EXIT_USAGE;
 		}
 	}
-	if (o.theta > 0 || o.kmer) {
+	if (o.text && o.kmer) {
+		fprintf(stderr, "bfi query: --text and --kmer do not go together\n");
+		return EXIT_USAGE;
+	}
+	if (o.text && o.theta == 0) { /* all terms must match: one conjunction */
 		if (o.mode == M_EXPR) {
-			fprintf(stderr, "bfi query: --expr does not combine with --threshold or --kmer\n");
+			fprintf(stderr, "bfi query: --expr does not combine with --text\n");
+			return EXIT_USAGE;
+		}
+		o.mode = M_TEXT;
+		if (o.batch) {
+			fprintf(stderr, "bfi query: --batch answers keys and expressions, not --text\n");
+			return EXIT_USAGE;
+		}
+	} else if (o.theta > 0 || o.kmer || o.text) {
+		if (o.mode == M_EXPR) {
+			fprintf(stderr, "bfi query: --expr does not combine with --threshold, --kmer or "
+			                "--text\n");
 			return EXIT_USAGE;
 		}
 		o.mode = M_TERMS;
@@ -324,7 +448,7 @@ int cmd_query(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *path = argv[optind++];
-	if (o.ordinals || o.count)
+	if ((o.ordinals || o.count) && !o.text) /* --text reads the tokenizer from the catalog */
 		flags |= BFI_OPEN_NO_CATALOG;
 	bfi_snapshot *s = NULL;
 	bfi_result *res = NULL;
@@ -332,6 +456,21 @@ int cmd_query(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "bfi query: %s: %s\n", path, bfi_strerror(rc));
 		return EXIT_USAGE;
+	}
+	if (o.text) { /* the tokenizer the documents were split with, if not the default */
+		const void *mv;
+		size_t vl;
+		if (bfi_catalog_meta(s, "text_max_term", &mv, &vl) == 0 && vl > 0 && vl < 4) {
+			char num[4] = {0};
+			memcpy(num, mv, vl);
+			unsigned long mt = strtoul(num, NULL, 10);
+			if (mt >= 1 && mt <= BFI_TERM_MAX)
+				o.max_term = (unsigned)mt;
+		}
+		if (bfi_catalog_meta(s, "text_stop_words", &mv, &vl) == 0) {
+			o.stops = mv;
+			o.stops_len = vl;
+		}
 	}
 	rc = bfi_result_create(&res);
 	struct query *qs = NULL;

@@ -155,6 +155,19 @@ BFI_API BFI_MUST_CHECK int bfi_writer_add_fasta(bfi_writer *w, const char *path,
                                                 int per_record);
 
 /*
+ * Add text documents as sets of terms (spec/format.md, "Text keys"): path
+ * is a document file, plain or gzip, or a directory of them (every file not
+ * starting with '.', in name order). Each document is one set, named after
+ * its file less ".gz"; its keys are its distinct terms by the tokenizer of
+ * bfi_text.h with terms of at most max_term bytes (0: the default, 32),
+ * less the terms of the file stop_words (NULL: none). A limit or stop list
+ * other than the default is recorded in the catalog, so that queries split
+ * text the same way; two calls that disagree on them fail [BFI_E_INPUT].
+ */
+BFI_API BFI_MUST_CHECK int bfi_writer_add_text(bfi_writer *w, const char *path, unsigned max_term,
+                                               const char *stop_words);
+
+/*
  * Add "set<TAB>key" lines from f (label names it in messages). The key is
  * everything after the first TAB, less a trailing CR. "set<TAB>" with an
  * empty key declares the set without adding a key. Empty lines are

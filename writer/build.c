@@ -1251,7 +1251,7 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		widest = p.blocks[b].m > widest ? p.blocks[b].m : widest;
 	snapshot_id(&w->names, p.old_of_new, sums, (size_t)sumsec->size, p.k, h.snapshot_id);
 	progress(w, "catalog", 0, 0);
-	rc = catalog_write(cpath, &w->names, p.old_of_new, distinct, p.ones, p.k,
+	rc = catalog_write(cpath, &w->names, w->meta, w->n_meta, p.old_of_new, distinct, p.ones, p.k,
 	                   w->opt.bits ? 0.0 : w->opt.fpr, h.snapshot_id, w->errmsg,
 	                   sizeof w->errmsg);
 	if (rc)

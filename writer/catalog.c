@@ -39,7 +39,8 @@ static int put_meta(MDB_txn *txn, MDB_dbi dbi, const char *k, const void *v, siz
 	return put(txn, dbi, k, strlen(k), v, vl, 0);
 }
 
-int catalog_write(const char *path, const struct names *names, const uint32_t *old_of_new,
+int catalog_write(const char *path, const struct names *names, const struct meta_kv *extra,
+                  int n_extra, const uint32_t *old_of_new,
                   const uint64_t *distinct, const uint64_t *ones, uint32_t k, double fpr,
                   const uint8_t snapshot_id[16], char *err, size_t errlen)
 {
@@ -89,6 +90,9 @@ int catalog_write(const char *path, const struct names *names, const uint32_t *o
 	    (rc = put_meta(txn, meta, "writer", "bfi " BFI_VERSION_STRING,
 	                   strlen("bfi " BFI_VERSION_STRING))))
 		goto out;
+	for (int i = 0; i < n_extra; i++)
+		if ((rc = put_meta(txn, meta, extra[i].key, extra[i].val, extra[i].len)))
+			goto out;
 
 	step = "writing sets";
 	val = malloc(16 + 512);

@@ -33,6 +33,27 @@ int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	return rc;
 }
 
+int writer_meta(bfi_writer *w, const char *key, const void *val, size_t len, const char *what)
+{
+	for (int i = 0; i < w->n_meta; i++)
+		if (!strcmp(w->meta[i].key, key)) {
+			if (w->meta[i].len == len && memcmp(w->meta[i].val, val, len) == 0)
+				return 0;
+			return writer_fail(w, BFI_E_INPUT, "inputs disagree on %s: one snapshot's keys must "
+			                                   "all be made the same way", what);
+		}
+	if (w->n_meta == WRITER_MAX_META || strlen(key) >= sizeof w->meta[0].key)
+		return BFI_E_INVALID;
+	struct meta_kv *m = &w->meta[w->n_meta];
+	if ((m->val = malloc(len ? len : 1)) == NULL)
+		return -ENOMEM;
+	memcpy(m->val, val, len);
+	m->len = len;
+	snprintf(m->key, sizeof m->key, "%s", key);
+	w->n_meta++;
+	return 0;
+}
+
 const char *bfi_writer_errmsg(const bfi_writer *w)
 {
 	return w && w->errmsg[0] ? w->errmsg : "";
@@ -79,6 +100,9 @@ void bfi_writer_destroy(bfi_writer **w)
 	if (w == NULL || *w == NULL)
 		return;
 	names_free(&(*w)->names);
+	for (int i = 0; i < (*w)->n_meta; i++)
+		free((*w)->meta[i].val);
+	free((*w)->text_stops);
 	spool_free(&(*w)->spool);
 	free(*w);
 	*w = NULL;

@@ -62,8 +62,23 @@ int spool_iter_begin(struct spool_iter *it, struct spool *sp);
 int spool_iter_next(struct spool_iter *it, struct rec *r);
 void spool_iter_end(struct spool_iter *it);
 
+/* Catalog meta fields an input adds (spec/format.md, "Catalog"). */
+#define WRITER_MAX_META 4
+struct meta_kv {
+	char key[32];
+	char *val;
+	size_t len;
+};
+
 struct bfi_writer {
 	struct bfi_build_options opt;
+	struct meta_kv meta[WRITER_MAX_META];
+	int n_meta;
+	/* text input: the tokenizer of the first call, which every later one must match */
+	int text_seen;
+	unsigned text_max;
+	char *text_stops; /* sorted stop words, each followed by '\n' */
+	size_t text_stops_len;
 	const struct bfi_rambo_rows *raw; /* fold/stack: rows given, no keys */
 	struct names names;
 	struct spool spool;
@@ -88,13 +103,21 @@ int bloofi_incremental(bfi_writer *w, uint32_t n_sets, uint64_t m, uint32_t k, u
                        struct bloofi_shape *out);
 void bloofi_shape_free(struct bloofi_shape *s);
 
+/*
+ * Record a catalog meta field for the inputs: 0 if new or equal to the
+ * value already recorded, BFI_E_INPUT (with a message naming what) if it
+ * differs, so that one snapshot's keys are all made one way.
+ */
+int writer_meta(bfi_writer *w, const char *key, const void *val, size_t len, const char *what);
+
 int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Write the LMDB catalog file at path (spec/format.md, "Catalog"). */
 /* Set j of the snapshot is input set old_of_new[j]; distinct is by input
  * ordinal, ones by snapshot ordinal. */
-int catalog_write(const char *path, const struct names *names, const uint32_t *old_of_new,
+int catalog_write(const char *path, const struct names *names, const struct meta_kv *extra,
+                  int n_extra, const uint32_t *old_of_new,
                   const uint64_t *distinct, const uint64_t *ones, uint32_t k, double fpr,
                   const uint8_t snapshot_id[16], char *err, size_t errlen);
 

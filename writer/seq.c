@@ -259,6 +259,7 @@ int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_re
 		return BFI_E_INVALID;
 	if (k < 1 || k > 32)
 		return writer_fail(w, BFI_E_INVALID, "k-mer length %u: must be 1 to 32", k);
+
 	struct stat st;
 	if (stat(path, &st) != 0)
 		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));

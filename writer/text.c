@@ -1,0 +1,269 @@
+/*
+ * text.c - text documents as sets of terms (spec/format.md, "Text keys"):
+ * one file per document, plain or gzip, split by the tokenizer that
+ * queries use too (format/bfi_text.h), less the stop words.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "bfi_text.h"
+#include "internal.h"
+
+struct stops {
+	char **w; /* sorted, distinct */
+	size_t n, cap;
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int stop_add(void *ctx, const char *term, size_t len)
+{
+	struct stops *s = ctx;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		char **nw = realloc(s->w, cap * sizeof *nw);
+		if (nw == NULL)
+			return -ENOMEM;
+		s->w = nw;
+		s->cap = cap;
+	}
+	if ((s->w[s->n] = strndup(term, len)) == NULL)
+		return -ENOMEM;
+	s->n++;
+	return 0;
+}
+
+static void stops_free(struct stops *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->w[i]);
+	free(s->w);
+}
+
+/* The stop words: every term of the file, by the same tokenizer. */
+static int load_stops(bfi_writer *w, const char *path, unsigned max_term, struct stops *s)
+{
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
+	struct bfi_tokenizer t;
+	bfi_tokenizer_init(&t, max_term);
+	char buf[4096];
+	size_t got;
+	int rc = 0;
+	while (rc == 0 && (got = fread(buf, 1, sizeof buf, f)) > 0)
+		rc = bfi_tokenize(&t, buf, got, stop_add, s);
+	if (rc == 0)
+		rc = bfi_tokenize_end(&t, stop_add, s);
+	if (rc == 0 && ferror(f))
+		rc = writer_fail(w, -EIO, "%s: read error", path);
+	fclose(f);
+	if (rc)
+		return rc;
+	qsort(s->w, s->n, sizeof *s->w, cmp_str);
+	size_t m = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (m && !strcmp(s->w[m - 1], s->w[i])) {
+			free(s->w[i]);
+			continue;
+		}
+		s->w[m++] = s->w[i];
+	}
+	s->n = m;
+	return 0;
+}
+
+struct doc {
+	bfi_writer *w;
+	uint32_t ord;
+	const struct stops *stops;
+	char term[BFI_TERM_MAX + 1];
+};
+
+static int add_term(void *ctx, const char *term, size_t len)
+{
+	struct doc *d = ctx;
+	if (d->stops->n) {
+		memcpy(d->term, term, len);
+		d->term[len] = '\0';
+		const char *key = d->term;
+		if (bsearch(&key, d->stops->w, d->stops->n, sizeof *d->stops->w, cmp_str))
+			return 0;
+	}
+	return bfi_writer_key(d->w, d->ord, term, len);
+}
+
+static int add_doc(bfi_writer *w, const char *path, const char *name, size_t name_len,
+                   unsigned max_term, const struct stops *stops)
+{
+	struct doc d = {w, 0, stops, {0}};
+	uint32_t before = w->names.n;
+	int rc = bfi_writer_set(w, name, name_len, &d.ord);
+	if (rc)
+		return rc;
+	if (w->names.n == before)
+		return writer_fail(w, BFI_E_DUP_SET, "%s: set '%.*s' was already added", path,
+		                   (int)name_len, name);
+	gzFile gz = gzopen(path, "rb");
+	if (gz == NULL)
+		return writer_fail(w, errno ? -errno : -ENOMEM, "%s: %s", path,
+		                   errno ? strerror(errno) : "cannot open");
+	struct bfi_tokenizer t;
+	bfi_tokenizer_init(&t, max_term);
+	char buf[1 << 16];
+	for (;;) {
+		int got = gzread(gz, buf, sizeof buf);
+		if (got < 0) {
+			int zerr;
+			const char *msg = gzerror(gz, &zerr);
+			rc = writer_fail(w, zerr == Z_ERRNO ? -errno : BFI_E_INPUT, "%s: %s", path,
+			                 zerr == Z_ERRNO ? strerror(errno) : msg);
+			break;
+		}
+		if (got == 0)
+			break;
+		if ((rc = bfi_tokenize(&t, buf, (size_t)got, add_term, &d)))
+			break;
+	}
+	if (rc == 0)
+		rc = bfi_tokenize_end(&t, add_term, &d);
+	int zc = gzclose(gz);
+	if (rc == 0 && zc != Z_OK)
+		rc = writer_fail(w, BFI_E_INPUT, "%s: truncated or corrupt", path);
+	return rc;
+}
+
+/* A document's set name: its file name, less ".gz". */
+static size_t doc_name(const char *path, const char **name)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t n = strlen(base);
+	if (n > 3 && !strcasecmp(base + n - 3, ".gz"))
+		n -= 3;
+	*name = base;
+	return n;
+}
+
+int bfi_writer_add_text(bfi_writer *w, const char *path, unsigned max_term, const char *stop_words)
+{
+	if (w == NULL || path == NULL)
+		return BFI_E_INVALID;
+	if (max_term == 0)
+		max_term = BFI_TERM_DEFAULT;
+	if (max_term > BFI_TERM_MAX)
+		return writer_fail(w, BFI_E_INVALID, "term length limit %u: must be 1 to %u", max_term,
+		                   BFI_TERM_MAX);
+	struct stops stops = {NULL, 0, 0};
+	int rc = stop_words ? load_stops(w, stop_words, max_term, &stops) : 0;
+	/* the stop words as the catalog holds them: sorted, each ending in '\n' */
+	size_t len = 0;
+	for (size_t i = 0; i < stops.n; i++)
+		len += strlen(stops.w[i]) + 1;
+	char *v = malloc(len ? len : 1);
+	if (rc == 0 && v == NULL)
+		rc = -ENOMEM;
+	for (size_t i = 0, at = 0; rc == 0 && i < stops.n; i++) {
+		size_t l = strlen(stops.w[i]);
+		memcpy(v + at, stops.w[i], l);
+		v[at + l] = '\n';
+		at += l + 1;
+	}
+	/* one snapshot, one tokenizer: every text input must split as the first did */
+	if (rc == 0 && w->text_seen &&
+	    (w->text_max != max_term || w->text_stops_len != len || (len && memcmp(w->text_stops, v, len))))
+		rc = writer_fail(w, BFI_E_INPUT, "%s: another text input used a different %s", path,
+		                 w->text_max != max_term ? "term length limit" : "stop word list");
+	if (rc == 0 && !w->text_seen) {
+		w->text_seen = 1;
+		w->text_max = max_term;
+		w->text_stops = v;
+		w->text_stops_len = len;
+		v = NULL;
+		/*
+		 * Queries must split text as the documents were: a tokenizer that
+		 * is not the default is recorded in the catalog (spec, "Text keys").
+		 */
+		char num[16];
+		if (max_term != BFI_TERM_DEFAULT)
+			rc = writer_meta(w, "text_max_term", num,
+			                 (size_t)snprintf(num, sizeof num, "%u", max_term), "the term length limit");
+		if (rc == 0 && len)
+			rc = writer_meta(w, "text_stop_words", w->text_stops, len, "the stop words");
+	}
+	free(v);
+	struct stat st;
+	if (rc == 0 && stat(path, &st) != 0)
+		rc = writer_fail(w, -errno, "%s: %s", path, strerror(errno));
+	if (rc || !S_ISDIR(st.st_mode)) {
+		if (rc == 0) {
+			const char *name;
+			size_t n = doc_name(path, &name);
+			rc = add_doc(w, path, name, n, max_term, &stops);
+		}
+		stops_free(&stops);
+		return rc;
+	}
+	DIR *d = opendir(path);
+	if (d == NULL) {
+		stops_free(&stops);
+		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
+	}
+	char **list = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			char **l = realloc(list, cap * sizeof *l);
+			if (l == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			list = l;
+		}
+		if ((list[n] = strdup(e->d_name)) == NULL)
+			rc = -ENOMEM;
+		else
+			n++;
+	}
+	closedir(d);
+	if (rc == 0)
+		qsort(list, n, sizeof *list, cmp_str);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		size_t flen = strlen(path) + strlen(list[i]) + 2;
+		char *full = malloc(flen);
+		if (full == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		snprintf(full, flen, "%s/%s", path, list[i]);
+		if (stat(full, &st) != 0)
+			rc = writer_fail(w, -errno, "%s: %s", full, strerror(errno));
+		else if (!S_ISREG(st.st_mode))
+			rc = writer_fail(w, BFI_E_INPUT, "%s: not a regular file", full);
+		else {
+			const char *name;
+			size_t nl = doc_name(list[i], &name);
+			rc = add_doc(w, full, name, nl, max_term, &stops);
+		}
+		free(full);
+		if (rc == 0 && w->opt.progress && (i + 1) % 1024 == 0)
+			w->opt.progress(w->opt.progress_ctx, "documents", i + 1, n);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+	stops_free(&stops);
+	return rc;
+}
