@@ -144,6 +144,15 @@ fasta_ok() {
 	"$BFI" inspect --sets "$T/fasnap2" | cut -f2 | sort | tr '\n' ' ' | grep -q '^one two $'
 }
 check "build --input fasta: FASTA and gzip FASTQ k-mers, per file and per record" fasta_ok
+fasta_query_ok() {
+	printf '>q1 a read\nGGATTA\nCA\n>q2\nACGTACGT\n>q3\nNNNN\n' >"$T/q.fa" &&
+	"$BFI" query --kmer 7 --fasta "$T/q.fa" "$T/fasnap" >"$T/fq.out" &&
+	grep -q '	one	2' "$T/fq.out" && grep -q '^q1	' "$T/fq.out" &&
+	grep -q '^q2	one	1$' "$T/fq.out" && grep -q '^q3$' "$T/fq.out" &&
+	gzip -c "$T/q.fa" | "$BFI" query --kmer 7 --json --fasta - "$T/fasnap" | grep -q '"query": "q3", "terms": 0' &&
+	! "$BFI" query --kmer 7 --fasta "$T/words" "$T/fasnap" 2>"$T/e" && grep -q 'not FASTA or FASTQ' "$T/e"
+}
+check "query --kmer --fasta: one query per record, named by its id" fasta_query_ok
 check "build --input fasta without --kmer, or on a text file, fails with the reason" sh -c "
 	! '$BFI' build -q -o '$T/x' --input fasta '$T/fa' 2>'$T/e' && grep -q 'needs --kmer' '$T/e' &&
 	! '$BFI' build -q -o '$T/x' --input fasta --kmer 7 '$T/words' 2>'$T/e' &&

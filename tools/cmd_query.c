@@ -7,6 +7,7 @@
 
 #include "bfi.h"
 #include "bfi_text.h"
+#include "bfi_writer.h"
 #include "tools.h"
 
 static const char help[] =
@@ -38,6 +39,9 @@ static const char help[] =
 	"  -k, --kmer K       a query is a DNA sequence; its terms are its distinct\n"
 	"                     canonical K-mers (K 1..32; letters other than ACGT\n"
 	"                     break k-mers). Without --threshold, all must match.\n"
+	"      --fasta FILE   with --kmer: the queries are the records of FILE\n"
+	"                     (FASTA or FASTQ, plain or gzip, '-' for stdin),\n"
+	"                     each answered under its record's id\n"
 	"      --text         a query is text: its terms are its distinct words as\n"
 	"                     documents were split (bfi build --input text: ASCII\n"
 	"                     letters and digits, lower-cased, with the snapshot's\n"
@@ -78,7 +82,19 @@ struct query {
 	char *text;
 	size_t len;
 	bfi_expr *e;
+	const char *label; /* what the output calls it (a FASTA record's id), or NULL: text */
+	size_t label_len;
 };
+
+static void print_query(const struct query *q, int json)
+{
+	const char *t = q->label ? q->label : q->text;
+	size_t n = q->label ? q->label_len : q->len;
+	if (json)
+		json_str(stdout, t, n);
+	else
+		fwrite(t, 1, n, stdout);
+}
 
 /* --text: a query's distinct terms, less the stop words. */
 struct terms {
@@ -246,11 +262,11 @@ static int print_answer(const bfi_snapshot *s, const bfi_result *res, const stru
 	const uint32_t *scores = bfi_result_scores(res);
 	if (o->json) {
 		fputs("{\"query\": ", stdout);
-		json_str(stdout, q->text, q->len);
+		print_query(q, 1);
 		if (scores)
 			printf(", \"terms\": %zu", bfi_expr_keys(q->e));
 	} else {
-		fwrite(q->text, 1, q->len, stdout);
+		print_query(q, 0);
 	}
 	if (o->count) {
 		printf(o->json ? ", \"count\": %zu}\n" : "\t%zu\n", n);
@@ -297,12 +313,12 @@ static int run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o,
 		bfi_expr_free(&q->e);
 		if (o->json) {
 			fputs("{\"query\": ", stdout);
-			json_str(stdout, q->text, q->len);
+			print_query(q, 1);
 			puts(o->count              ? ", \"terms\": 0, \"count\": 0}"
 			     : o->mode == M_TEXT ? ", \"terms\": 0, \"matches\": []}"
 			                         : ", \"terms\": 0, \"matches\": [], \"scores\": []}");
 		} else {
-			fwrite(q->text, 1, q->len, stdout);
+			print_query(q, 0);
 			puts(o->count ? "\t0" : "");
 		}
 		return 0;
@@ -314,6 +330,19 @@ static int run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o,
 		rc = print_answer(s, res, o, q);
 	bfi_expr_free(&q->e);
 	return rc;
+}
+
+struct fasta_ctx {
+	const bfi_snapshot *s;
+	bfi_result *res;
+	const struct opts *o;
+};
+
+static int on_fasta_query(void *ctx, const char *id, size_t id_len, const char *seq, size_t len)
+{
+	struct fasta_ctx *fc = ctx;
+	struct query q = {(char *)seq, len, NULL, id, id_len};
+	return run_one(fc->s, fc->res, fc->o, &q);
 }
 
 static int run_batches(const bfi_snapshot *s, const struct opts *o, struct query *qs, size_t n)
@@ -359,6 +388,7 @@ int cmd_query(int argc, char **argv)
 	                                     {"threshold", required_argument, 0, 't'},
 	                                     {"kmer", required_argument, 0, 'k'},
 	                                     {"text", no_argument, 0, 'X'},
+	                                     {"fasta", required_argument, 0, 'F'},
 	                                     {"batch", no_argument, 0, 'B'},
 	                                     {"batch-size", required_argument, 0, 'S'},
 	                                     {"layout", required_argument, 0, 'L'},
@@ -366,7 +396,8 @@ int cmd_query(int argc, char **argv)
 	                                     {0, 0, 0, 0}};
 	struct opts o = {0, 0, 0, M_KEY, 0, 0, 0, BFI_TERM_DEFAULT, NULL, 0, 0, 0, 1000};
 	unsigned flags = 0;
-	int c;
+	const char *fasta = NULL;
+	int c, status = EXIT_OK;
 	char *end;
 	uint64_t v;
 	optind = 1;
@@ -379,6 +410,7 @@ int cmd_query(int argc, char **argv)
 		case 'e': o.mode = M_EXPR; break;
 		case 'B': o.batch = 1; break;
 		case 'X': o.text = 1; break;
+		case 'F': fasta = optarg; break;
 		case 't':
 			o.theta = strtod(optarg, &end);
 			if (*end || !(o.theta > 0 && o.theta <= 1)) {
@@ -416,6 +448,10 @@ int cmd_query(int argc, char **argv)
 	}
 	if (o.text && o.kmer) {
 		fprintf(stderr, "bfi query: --text and --kmer do not go together\n");
+		return EXIT_USAGE;
+	}
+	if (fasta && (!o.kmer || o.batch)) {
+		fprintf(stderr, "bfi query: --fasta needs --kmer K, and does not combine with --batch\n");
 		return EXIT_USAGE;
 	}
 	if (o.text && o.theta == 0) { /* all terms must match: one conjunction */
@@ -473,13 +509,24 @@ int cmd_query(int argc, char **argv)
 		}
 	}
 	rc = bfi_result_create(&res);
+	if (rc == 0 && fasta) { /* each record of the file is one query, named by its id */
+		struct fasta_ctx fc = {s, res, &o};
+		char err[512];
+		rc = bfi_seq_read(fasta, on_fasta_query, &fc, err, sizeof err);
+		if (rc && err[0]) {
+			fprintf(stderr, "bfi query: %s\n", err);
+			rc = 0;
+			status = EXIT_USAGE;
+		}
+		optind = argc; /* no queries from arguments or stdin */
+	}
 	struct query *qs = NULL;
 	size_t nq = 0, cap = 0;
 	char *line = NULL;
 	size_t lcap = 0;
 	ssize_t got;
-	for (int i = optind;; i++) {
-		struct query q = {NULL, 0, NULL};
+	for (int i = optind; !fasta; i++) {
+		struct query q = {NULL, 0, NULL, NULL, 0};
 		if (rc)
 			break;
 		if (optind < argc) {
@@ -527,5 +574,5 @@ int cmd_query(int argc, char **argv)
 		fprintf(stderr, "bfi query: %s: %s\n", path, bfi_strerror(rc));
 		return EXIT_USAGE;
 	}
-	return EXIT_OK;
+	return status;
 }

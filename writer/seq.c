@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "internal.h"
@@ -24,50 +25,53 @@
 enum { S_START, S_HEADER, S_SEQ, S_COMMENT, S_PLUS, S_QUAL };
 
 struct seqread {
-	bfi_writer *w;
 	const char *path;
-	unsigned k;
-	int per_record;
-	uint32_t ord;       /* the set keys go to */
-	uint64_t fw, rv, mask;
-	unsigned shift, run;
-	int state, fastq, at_line_start;
-	uint64_t seq_len, qual_len, line;
+	bfi_seq_record_fn fn;
+	void *ctx;
+	char *err;
+	size_t errlen;
+	int state, fastq, at_line_start, in_record;
+	uint64_t qual_len, line;
 	char id[512];
 	size_t id_len;
 	int id_done;
-	uint64_t kmers;
+	char *seq; /* the record's sequence bytes, blanks and line ends left out */
+	size_t seq_n, seq_cap;
 };
 
-static const char BASES[4] = {'A', 'C', 'G', 'T'};
-
-static int emit(struct seqread *r)
+static int fail(struct seqread *r, uint64_t line, const char *what)
 {
-	uint64_t c = r->fw < r->rv ? r->fw : r->rv;
-	char key[32];
-	for (unsigned j = 0; j < r->k; j++)
-		key[j] = BASES[(c >> (2 * (r->k - 1 - j))) & 3];
-	r->kmers++;
-	return bfi_writer_key(r->w, r->ord, key, r->k);
+	if (r->err && r->errlen) {
+		if (line)
+			snprintf(r->err, r->errlen, "%s:%llu: %s", r->path, (unsigned long long)line, what);
+		else
+			snprintf(r->err, r->errlen, "%s: %s", r->path, what);
+	}
+	return BFI_E_INPUT;
 }
 
-/* A record's header is complete: with per_record, its id names a new set. */
-static int begin_record(struct seqread *r)
+/* The record is whole: hand it over. */
+static int end_record(struct seqread *r)
 {
-	r->run = 0;
-	r->seq_len = 0;
-	if (!r->per_record)
+	if (!r->in_record)
 		return 0;
-	if (r->id_len == 0)
-		return writer_fail(r->w, BFI_E_INPUT, "%s:%llu: record without an id", r->path,
-		                   (unsigned long long)r->line);
-	uint32_t before = r->w->names.n;
-	int rc = bfi_writer_set(r->w, r->id, r->id_len, &r->ord);
-	if (rc)
-		return rc;
-	if (r->w->names.n == before)
-		return writer_fail(r->w, BFI_E_DUP_SET, "%s:%llu: record '%.*s' names a set already added",
-		                   r->path, (unsigned long long)r->line, (int)r->id_len, r->id);
+	r->in_record = 0;
+	int rc = r->fn(r->ctx, r->id, r->id_len, r->seq ? r->seq : "", r->seq_n);
+	r->seq_n = 0;
+	return rc;
+}
+
+static int append(struct seqread *r, char c)
+{
+	if (r->seq_n == r->seq_cap) {
+		size_t cap = r->seq_cap ? r->seq_cap * 2 : 1u << 16;
+		char *ns = realloc(r->seq, cap);
+		if (ns == NULL)
+			return -ENOMEM;
+		r->seq = ns;
+		r->seq_cap = cap;
+	}
+	r->seq[r->seq_n++] = c;
 	return 0;
 }
 
@@ -84,9 +88,9 @@ static int feed(struct seqread *r, const char *buf, size_t n)
 		if (start && (r->state == S_START || r->state == S_SEQ)) {
 			if (c == '>' || c == '@') {
 				if (r->state == S_SEQ && r->fastq)
-					return writer_fail(r->w, BFI_E_INPUT,
-					                   "%s:%llu: FASTQ record without a '+' line and quality",
-					                   r->path, (unsigned long long)r->line + 1);
+					return fail(r, r->line + 1, "FASTQ record without a '+' line and quality");
+				if ((rc = end_record(r)))
+					return rc;
 				r->fastq = c == '@';
 				r->state = S_HEADER;
 				r->id_len = 0;
@@ -102,9 +106,7 @@ static int feed(struct seqread *r, const char *buf, size_t n)
 				continue;
 			}
 			if (r->state == S_START && c != '\n' && c != '\r' && c != ' ' && c != '\t')
-				return writer_fail(r->w, BFI_E_INPUT,
-				                   "%s:%llu: not FASTA or FASTQ (a record starts with '>' or '@')",
-				                   r->path, (unsigned long long)r->line + 1);
+				return fail(r, r->line + 1, "not FASTA or FASTQ (a record starts with '>' or '@')");
 		}
 		switch (r->state) {
 		case S_START:
@@ -112,7 +114,8 @@ static int feed(struct seqread *r, const char *buf, size_t n)
 		case S_HEADER:
 			if (c == '\n') {
 				r->state = S_SEQ;
-				rc = begin_record(r);
+				r->in_record = 1;
+				r->seq_n = 0;
 			} else if (!r->id_done) {
 				if (c == ' ' || c == '\t' || c == '\r')
 					r->id_done = r->id_len > 0;
@@ -135,33 +138,132 @@ static int feed(struct seqread *r, const char *buf, size_t n)
 		case S_QUAL:
 			if (c != '\n' && c != '\r')
 				r->qual_len++;
-			else if (c == '\n' && r->qual_len >= r->seq_len)
+			else if (c == '\n' && r->qual_len >= r->seq_n) {
 				r->state = S_START;
-			break;
-		case S_SEQ: {
-			int b;
-			switch (c) {
-			case 'A': case 'a': b = 0; break;
-			case 'C': case 'c': b = 1; break;
-			case 'G': case 'g': b = 2; break;
-			case 'T': case 't': b = 3; break;
-			case '\n': case '\r': case ' ': case '\t': continue;
-			default: b = -1; break;
+				rc = end_record(r);
 			}
-			r->seq_len++;
-			if (b < 0) {
-				r->run = 0;
-				break;
-			}
-			r->fw = ((r->fw << 2) | (uint64_t)b) & r->mask;
-			r->rv = (r->rv >> 2) | ((uint64_t)(3 - b) << r->shift);
-			if (++r->run >= r->k)
-				rc = emit(r);
 			break;
-		}
+		case S_SEQ:
+			if (c != '\n' && c != '\r' && c != ' ' && c != '\t')
+				rc = append(r, c);
+			break;
 		}
 	}
 	return rc;
+}
+
+int bfi_seq_read(const char *path, bfi_seq_record_fn fn, void *ctx, char *err, size_t errlen)
+{
+	if (path == NULL || fn == NULL)
+		return BFI_E_INVALID;
+	struct seqread r;
+	memset(&r, 0, sizeof r);
+	r.path = strcmp(path, "-") ? path : "(stdin)";
+	r.fn = fn;
+	r.ctx = ctx;
+	r.err = err;
+	r.errlen = errlen;
+	r.at_line_start = 1;
+	r.state = S_START;
+	if (err && errlen)
+		err[0] = '\0';
+	gzFile gz = strcmp(path, "-") ? gzopen(path, "rb") : gzdopen(dup(0), "rb");
+	if (gz == NULL) {
+		int e = errno ? errno : ENOMEM;
+		if (err && errlen)
+			snprintf(err, errlen, "%s: %s", r.path, strerror(e));
+		return -e;
+	}
+	gzbuffer(gz, 1u << 17);
+	char *buf = malloc(1u << 20);
+	int rc = buf ? 0 : -ENOMEM;
+	while (rc == 0) {
+		int got = gzread(gz, buf, 1u << 20);
+		if (got < 0) {
+			int zerr;
+			const char *msg = gzerror(gz, &zerr);
+			if (zerr == Z_ERRNO) {
+				rc = -errno;
+				if (err && errlen)
+					snprintf(err, errlen, "%s: %s", r.path, strerror(errno));
+			} else {
+				rc = fail(&r, 0, msg);
+			}
+			break;
+		}
+		if (got == 0)
+			break;
+		rc = feed(&r, buf, (size_t)got);
+	}
+	/* a last line without its newline */
+	if (rc == 0 && r.state == S_HEADER)
+		rc = feed(&r, "\n", 1);
+	if (rc == 0 && r.fastq && (r.state == S_SEQ || r.state == S_PLUS))
+		rc = fail(&r, 0, "the last FASTQ record has no quality");
+	if (rc == 0 && r.state == S_QUAL && r.qual_len < r.seq_n)
+		rc = fail(&r, 0, "the last FASTQ record's quality is short");
+	if (rc == 0)
+		rc = end_record(&r);
+	free(buf);
+	free(r.seq);
+	int zc = gzclose(gz);
+	if (rc == 0 && zc != Z_OK)
+		rc = fail(&r, 0, "truncated or corrupt");
+	return rc;
+}
+
+/* The writer's side: each record's canonical k-mers go to its set. */
+struct kmer_ctx {
+	bfi_writer *w;
+	const char *path;
+	unsigned k;
+	int per_record;
+	uint32_t ord;
+	uint64_t kmers;
+};
+
+static const char BASES[4] = {'A', 'C', 'G', 'T'};
+
+static int on_record(void *ctx, const char *id, size_t id_len, const char *seq, size_t len)
+{
+	struct kmer_ctx *c = ctx;
+	if (c->per_record) {
+		if (id_len == 0)
+			return writer_fail(c->w, BFI_E_INPUT, "%s: a record without an id cannot name a set",
+			                   c->path);
+		uint32_t before = c->w->names.n;
+		int rc = bfi_writer_set(c->w, id, id_len, &c->ord);
+		if (rc)
+			return rc;
+		if (c->w->names.n == before)
+			return writer_fail(c->w, BFI_E_DUP_SET, "%s: record '%.*s' names a set already added",
+			                   c->path, (int)id_len, id);
+	}
+	unsigned k = c->k, shift = 2 * (k - 1), run = 0;
+	uint64_t mask = k == 32 ? ~0ull : (1ull << (2 * k)) - 1, fw = 0, rv = 0;
+	char key[32];
+	for (size_t i = 0; i < len; i++) {
+		int b;
+		switch (seq[i]) {
+		case 'A': case 'a': b = 0; break;
+		case 'C': case 'c': b = 1; break;
+		case 'G': case 'g': b = 2; break;
+		case 'T': case 't': b = 3; break;
+		default: run = 0; continue; /* any other letter ends the run */
+		}
+		fw = ((fw << 2) | (uint64_t)b) & mask;
+		rv = (rv >> 2) | ((uint64_t)(3 - b) << shift);
+		if (++run < k)
+			continue;
+		uint64_t code = fw < rv ? fw : rv;
+		for (unsigned j = 0; j < k; j++)
+			key[j] = BASES[(code >> (2 * (k - 1 - j))) & 3];
+		c->kmers++;
+		int rc = bfi_writer_key(c->w, c->ord, key, k);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 /* The set name of a sequence file: its name less .gz and a sequence extension. */
@@ -186,65 +288,25 @@ static size_t seq_name(const char *path, const char **name)
 
 static int add_file(bfi_writer *w, const char *path, unsigned k, int per_record)
 {
-	struct seqread r;
-	memset(&r, 0, sizeof r);
-	r.w = w;
-	r.path = path;
-	r.k = k;
-	r.per_record = per_record;
-	r.mask = k == 32 ? ~0ull : (1ull << (2 * k)) - 1;
-	r.shift = 2 * (k - 1);
-	r.at_line_start = 1;
-	r.state = S_START;
+	struct kmer_ctx c = {w, path, k, per_record, 0, 0};
 	int rc = 0;
 	if (!per_record) {
 		const char *name;
 		size_t len = seq_name(path, &name);
 		uint32_t before = w->names.n;
-		rc = bfi_writer_set(w, name, len, &r.ord);
+		rc = bfi_writer_set(w, name, len, &c.ord);
 		if (rc)
 			return rc;
 		if (w->names.n == before)
 			return writer_fail(w, BFI_E_DUP_SET, "%s: set '%.*s' was already added", path, (int)len,
 			                   name);
 	}
-	gzFile gz = gzopen(path, "rb");
-	if (gz == NULL)
-		return writer_fail(w, errno ? -errno : -ENOMEM, "%s: %s", path,
-		                   errno ? strerror(errno) : "cannot open");
-	gzbuffer(gz, 1u << 17);
-	char *buf = malloc(1u << 20);
-	if (buf == NULL) {
-		gzclose(gz);
-		return -ENOMEM;
-	}
-	for (;;) {
-		int got = gzread(gz, buf, 1u << 20);
-		if (got < 0) {
-			int zerr;
-			const char *msg = gzerror(gz, &zerr);
-			rc = writer_fail(w, zerr == Z_ERRNO ? -errno : BFI_E_INPUT, "%s: %s", path,
-			                 zerr == Z_ERRNO ? strerror(errno) : msg);
-			break;
-		}
-		if (got == 0)
-			break;
-		if ((rc = feed(&r, buf, (size_t)got)))
-			break;
-	}
-	/* a last line without its newline */
-	if (rc == 0 && r.state == S_HEADER)
-		rc = feed(&r, "\n", 1);
-	if (rc == 0 && r.fastq && (r.state == S_SEQ || r.state == S_PLUS))
-		rc = writer_fail(w, BFI_E_INPUT, "%s: the last FASTQ record has no quality", path);
-	if (rc == 0 && r.state == S_QUAL && r.qual_len < r.seq_len)
-		rc = writer_fail(w, BFI_E_INPUT, "%s: the last FASTQ record's quality is short", path);
-	free(buf);
-	int zc = gzclose(gz);
-	if (rc == 0 && zc != Z_OK)
-		rc = writer_fail(w, BFI_E_INPUT, "%s: truncated or corrupt", path);
+	char err[512];
+	rc = bfi_seq_read(path, on_record, &c, err, sizeof err);
+	if (rc && err[0]) /* a parse error; the writer's own errors have their message */
+		rc = writer_fail(w, rc, "%s", err);
 	if (rc == 0 && w->opt.progress)
-		w->opt.progress(w->opt.progress_ctx, "k-mers", r.kmers, 0);
+		w->opt.progress(w->opt.progress_ctx, "k-mers", c.kmers, 0);
 	return rc;
 }
 
