@@ -153,6 +153,13 @@ fasta_query_ok() {
 	! "$BFI" query --kmer 7 --fasta "$T/words" "$T/fasnap" 2>"$T/e" && grep -q 'not FASTA or FASTQ' "$T/e"
 }
 check "query --kmer --fasta: one query per record, named by its id" fasta_query_ok
+check "query --format: a line per matching set from the template" sh -c "
+	'$BFI' query --format 'https://packages.debian.org/{name}\\t[{query}] {{{ordinal}}}\\n' '$T/snap' lmdb >'$T/f' &&
+	grep -q '^https://packages.debian.org/liblmdb0	\\[lmdb\\] {[0-9]*}$' '$T/f' &&
+	grep -q '^https://packages.debian.org/lmdb-utils	' '$T/f' && test \$(wc -l <'$T/f') = 2 &&
+	'$BFI' query -t 0.5 --format '{name}={score}\\n' '$T/snap' 'fast lossless compression' | grep -q '^zstd=3$' &&
+	! '$BFI' query --format '{nom}' '$T/snap' x 2>'$T/e' && grep -q 'unknown field' '$T/e' &&
+	! '$BFI' query --format '{name}' --json '$T/snap' x 2>'$T/e' && grep -q 'does not combine' '$T/e'"
 check "build --input fasta without --kmer, or on a text file, fails with the reason" sh -c "
 	! '$BFI' build -q -o '$T/x' --input fasta '$T/fa' 2>'$T/e' && grep -q 'needs --kmer' '$T/e' &&
 	! '$BFI' build -q -o '$T/x' --input fasta --kmer 7 '$T/words' 2>'$T/e' &&

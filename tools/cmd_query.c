@@ -58,6 +58,10 @@ static const char help[] =
 	"      --json         one JSON object per query\n"
 	"  -c, --count        counts instead of names (with --json: \"count\": N)\n"
 	"      --ordinals     set ordinals instead of names (no catalog needed)\n"
+	"      --format T     print T for each matching set instead, with {name},\n"
+	"                     {ordinal}, {score} (0 without one) and {query}\n"
+	"                     replaced, \\n and \\t as newline and tab, {{ and }}\n"
+	"                     as braces; e.g. 'https://example.org/{name}\\n'\n"
 	"      --trusted      skip the catalog digest check (trusted files only)\n"
 	"  -h, --help         show this help\n";
 
@@ -65,6 +69,7 @@ enum mode { M_KEY, M_EXPR, M_TERMS, M_TEXT };
 
 struct opts {
 	int json, count, ordinals;
+	const char *format; /* --format template, or NULL */
 	enum mode mode;
 	double theta;
 	unsigned kmer;
@@ -254,12 +259,81 @@ static int compile(const struct opts *o, struct query *q, const char *path)
 	return rc;
 }
 
+/*
+ * Check a --format template: every {field} known, every brace paired.
+ * Returns NULL if good, else what is wrong.
+ */
+static const char *check_format(const char *t)
+{
+	for (const char *p = t; *p; p++) {
+		if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}') || (p[0] == '\\' && p[1])) {
+			p++;
+			continue;
+		}
+		if (*p == '}')
+			return "a '}' without its '{' (write }} for a brace)";
+		if (*p != '{')
+			continue;
+		const char *e = strchr(p, '}');
+		if (e == NULL)
+			return "a '{' without its '}' (write {{ for a brace)";
+		size_t n = (size_t)(e - p - 1);
+		if (!((n == 4 && !memcmp(p + 1, "name", 4)) || (n == 7 && !memcmp(p + 1, "ordinal", 7)) ||
+		      (n == 5 && !memcmp(p + 1, "score", 5)) || (n == 5 && !memcmp(p + 1, "query", 5))))
+			return "an unknown field: use {name}, {ordinal}, {score} or {query}";
+		p = e;
+	}
+	return NULL;
+}
+
+/* One matching set through the --format template. */
+static int print_format(const bfi_snapshot *s, const struct opts *o, const struct query *q,
+                        uint32_t ord, uint32_t score)
+{
+	for (const char *p = o->format; *p; p++) {
+		if (p[0] == '\\' && p[1]) {
+			p++;
+			putchar(*p == 'n' ? '\n' : *p == 't' ? '\t' : *p);
+		} else if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+			putchar(*p++);
+		} else if (*p == '{') {
+			const char *e = strchr(p, '}');
+			if (!memcmp(p, "{name}", 6)) {
+				const char *name;
+				size_t nl;
+				int rc = bfi_set_name(s, ord, &name, &nl);
+				if (rc)
+					return rc;
+				fwrite(name, 1, nl, stdout);
+			} else if (!memcmp(p, "{ordinal}", 9)) {
+				printf("%u", ord);
+			} else if (!memcmp(p, "{score}", 7)) {
+				printf("%u", score);
+			} else {
+				print_query(q, 0);
+			}
+			p = e;
+		} else {
+			putchar(*p);
+		}
+	}
+	return 0;
+}
+
 static int print_answer(const bfi_snapshot *s, const bfi_result *res, const struct opts *o,
                         const struct query *q)
 {
 	size_t n = bfi_result_count(res);
 	const uint32_t *ords = bfi_result_ordinals(res);
 	const uint32_t *scores = bfi_result_scores(res);
+	if (o->format) {
+		for (size_t i = 0; i < n; i++) {
+			int rc = print_format(s, o, q, ords[i], scores ? scores[i] : 0);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
 	if (o->json) {
 		fputs("{\"query\": ", stdout);
 		print_query(q, 1);
@@ -389,12 +463,13 @@ int cmd_query(int argc, char **argv)
 	                                     {"kmer", required_argument, 0, 'k'},
 	                                     {"text", no_argument, 0, 'X'},
 	                                     {"fasta", required_argument, 0, 'F'},
+	                                     {"format", required_argument, 0, 'M'},
 	                                     {"batch", no_argument, 0, 'B'},
 	                                     {"batch-size", required_argument, 0, 'S'},
 	                                     {"layout", required_argument, 0, 'L'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
-	struct opts o = {0, 0, 0, M_KEY, 0, 0, 0, BFI_TERM_DEFAULT, NULL, 0, 0, 0, 1000};
+	struct opts o = {0, 0, 0, NULL, M_KEY, 0, 0, 0, BFI_TERM_DEFAULT, NULL, 0, 0, 0, 1000};
 	unsigned flags = 0;
 	const char *fasta = NULL;
 	int c, status = EXIT_OK;
@@ -411,6 +486,15 @@ int cmd_query(int argc, char **argv)
 		case 'B': o.batch = 1; break;
 		case 'X': o.text = 1; break;
 		case 'F': fasta = optarg; break;
+		case 'M': {
+			const char *why = check_format(optarg);
+			if (why) {
+				fprintf(stderr, "bfi query: --format '%s': %s\n", optarg, why);
+				return EXIT_USAGE;
+			}
+			o.format = optarg;
+			break;
+		}
 		case 't':
 			o.theta = strtod(optarg, &end);
 			if (*end || !(o.theta > 0 && o.theta <= 1)) {
@@ -448,6 +532,10 @@ int cmd_query(int argc, char **argv)
 	}
 	if (o.text && o.kmer) {
 		fprintf(stderr, "bfi query: --text and --kmer do not go together\n");
+		return EXIT_USAGE;
+	}
+	if (o.format && (o.json || o.count || o.ordinals)) {
+		fprintf(stderr, "bfi query: --format does not combine with --json, --count or --ordinals\n");
 		return EXIT_USAGE;
 	}
 	if (fasta && (!o.kmer || o.batch)) {
