@@ -476,3 +476,44 @@ int bfi_tree_decode(const uint8_t *in, uint64_t size, struct bfi_tree_desc *d,
 		return BFI_E_BAD_LAYOUT;
 	return off == size ? 0 : BFI_E_BAD_LAYOUT;
 }
+
+/* Filter file header: magic, version (2), reserved (2), hash_id (4), m (8),
+ * k (4), reserved (4), keys (8), bits_set (8), bits checksum (8), header
+ * checksum (8). */
+void bfi_filter_header_encode(uint8_t out[BFI_FILTER_HEADER_SIZE], const struct bfi_filter_header *h)
+{
+	memset(out, 0, BFI_FILTER_HEADER_SIZE);
+	memcpy(out, BFI_FILTER_MAGIC, 8);
+	bfi_put16(out + 8, h->version);
+	bfi_put32(out + 12, h->hash_id);
+	bfi_put64(out + 16, h->m);
+	bfi_put32(out + 24, h->k);
+	bfi_put64(out + 32, h->keys);
+	bfi_put64(out + 40, h->bits_set);
+	bfi_put64(out + 48, h->bits_checksum);
+	bfi_put64(out + 56, bfi_checksum64(out, 56));
+}
+
+int bfi_filter_header_decode(const uint8_t in[BFI_FILTER_HEADER_SIZE], struct bfi_filter_header *h)
+{
+	if (memcmp(in, BFI_FILTER_MAGIC, 8) != 0)
+		return BFI_E_BAD_MAGIC;
+	if (bfi_get64(in + 56) != bfi_checksum64(in, 56))
+		return BFI_E_HEADER_CHECKSUM;
+	h->version = bfi_get16(in + 8);
+	h->hash_id = bfi_get32(in + 12);
+	h->m = bfi_get64(in + 16);
+	h->k = bfi_get32(in + 24);
+	h->keys = bfi_get64(in + 32);
+	h->bits_set = bfi_get64(in + 40);
+	h->bits_checksum = bfi_get64(in + 48);
+	if (h->version != BFI_FILTER_VERSION)
+		return BFI_E_VERSION;
+	if (bfi_get16(in + 10) != 0 || bfi_get32(in + 28) != 0)
+		return BFI_E_RESERVED;
+	if (h->hash_id != BFI_HASH_XXH3_MIX)
+		return BFI_E_INCOMPAT;
+	if (h->m == 0 || h->m > BFI_MAX_BITS || h->k == 0 || h->k > BFI_MAX_K || h->bits_set > h->m)
+		return BFI_E_BAD_LAYOUT;
+	return 0;
+}

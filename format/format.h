@@ -256,6 +256,26 @@ struct bfi_level {
 	uint64_t groups_offset; /* relative; explicit trees, levels >= 1: nodes + 1 u32 */
 };
 
+/*
+ * A single-filter file (spec/format.md, "Filter file"): a 64-byte header,
+ * then the m bits, bit i at byte i / 8, bit i % 8.
+ */
+#define BFI_FILTER_MAGIC "\x89" "BFF\r\n\x1a\n"
+#define BFI_FILTER_HEADER_SIZE 64u
+#define BFI_FILTER_VERSION 1u
+struct bfi_filter_header {
+	uint16_t version;
+	uint32_t hash_id;
+	uint64_t m;
+	uint32_t k;
+	uint64_t keys;     /* keys added, counting repeats */
+	uint64_t bits_set; /* ones in the bits */
+	uint64_t bits_checksum;
+};
+void bfi_filter_header_encode(uint8_t out[BFI_FILTER_HEADER_SIZE], const struct bfi_filter_header *h);
+/* Checks magic, version, hash, m, k, reserved bytes and the header checksum. */
+int bfi_filter_header_decode(const uint8_t in[BFI_FILTER_HEADER_SIZE], struct bfi_filter_header *h);
+
 /* Encoders write every byte of their buffer, reserved bytes as zero. */
 void bfi_header_encode(uint8_t out[BFI_HEADER_SIZE], const struct bfi_header *h);
 void bfi_section_encode(uint8_t out[BFI_ENTRY_SIZE], const struct bfi_section *s);

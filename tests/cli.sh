@@ -180,6 +180,28 @@ check "build --input text and query --text: one tokenizer, stop words recorded" 
 check "build --input text: a bad --max-term, or --stop-words without text input, is refused" sh -c "
 	! '$BFI' build -q -o '$T/x' --input text --max-term 0 '$T/docs' 2>'$T/e' && grep -q 'max-term' '$T/e' &&
 	! '$BFI' build -q -o '$T/x' --stop-words '$T/stops' '$T/docs' 2>'$T/e' && grep -q 'need --input text' '$T/e'"
+filter_ok() {
+	mkdir -p "$T/sites" &&
+	printf 'apple\npear\n' | "$BFI" filter create -o "$T/sites/north.bff" --expected-keys 1000 &&
+	printf 'plum\n' | "$BFI" filter create -o "$T/sites/south.bff" --expected-keys 1000 - &&
+	printf 'pear\n' | "$BFI" filter add "$T/sites/south.bff" &&
+	"$BFI" filter info "$T/sites/south.bff" | grep -q '^keys added   2 ' &&
+	"$BFI" filter info --json "$T/sites/north.bff" | grep -q '"hashes": 7' &&
+	"$BFI" filter query "$T/sites/north.bff" apple kiwi | tr '\n' ' ' | grep -q '^apple	maybe kiwi	no $' &&
+	printf 'An apple, a kiwi.\n' | "$BFI" filter query --words --unknown "$T/sites/north.bff" >"$T/unk" &&
+	grep -q '^kiwi$' "$T/unk" && ! grep -q '^apple$' "$T/unk" &&
+	"$BFI" build -q -o "$T/fed" --from-filters --layout flat,tree "$T/sites" &&
+	"$BFI" query "$T/fed" pear | grep -q '^pear	north	south$\|^pear	south	north$' &&
+	"$BFI" query --layout tree "$T/fed" plum | grep -q '^plum	south$' &&
+	"$BFI" verify "$T/fed" >/dev/null
+}
+check "filter create/add/query/info, and build --from-filters" filter_ok
+check "build --from-filters refuses filters of another width, naming the file" sh -c "
+	printf 'x\n' | '$BFI' filter create -o '$T/sites/odd.bff' --bits 999 --hashes 7 &&
+	! '$BFI' build -q -o '$T/x' --from-filters '$T/sites' 2>'$T/e' && grep -q 'odd.bff' '$T/e' &&
+	rm '$T/sites/odd.bff' && printf 'junk' >'$T/sites/junk.bff' &&
+	! '$BFI' build -q -o '$T/x' --from-filters '$T/sites' 2>'$T/e' && grep -q 'junk.bff' '$T/e' &&
+	rm '$T/sites/junk.bff' && ! '$BFI' filter info '$T/words' 2>'$T/e' && grep -q 'magic\|short' '$T/e'"
 check "tree: a bad --bloofi-build or --fanout is refused, with the reason" sh -c "
 	! '$BFI' build -q -o '$T/x' --layout tree --bloofi-build sideways '$DATA' 2>'$T/e' &&
 	grep -q 'offline or incremental' '$T/e' &&

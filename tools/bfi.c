@@ -19,6 +19,7 @@ static const char usage[] =
 	"  synth    write the Bloofi paper's synthetic workload\n"
 	"  fold     halve a rambo layout's cells (OR the two halves)\n"
 	"  stack    combine rambo shards built with identical parameters\n"
+	"  filter   make and use one Bloom filter in its own file (federated sites)\n"
 	"\n"
 	"Run 'bfi COMMAND --help' for a command's options.\n"
 	"Exit status: 0 success, 1 corrupt snapshot (verify), 2 usage or I/O error.\n";
@@ -55,6 +56,8 @@ int main(int argc, char **argv)
 		return cmd_fold(argc - 1, argv + 1);
 	if (!strcmp(cmd, "stack"))
 		return cmd_stack(argc - 1, argv + 1);
+	if (!strcmp(cmd, "filter"))
+		return cmd_filter(argc - 1, argv + 1);
 	fprintf(stderr, "bfi: unknown command '%s'\n\n%s", cmd, usage);
 	return EXIT_USAGE;
 }

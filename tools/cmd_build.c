@@ -28,6 +28,10 @@ static const char help[] =
 	"                      .gz and .fa/.fasta/.fna/.ffn/.fq/.fastq/.seq), whose\n"
 	"                      keys are its canonical k-mers (needs --kmer)\n"
 	"      --kmer K        fasta: k-mer length, 1..32\n"
+	"      --from-filters  INPUT is a filter file ('bfi filter create') or a\n"
+	"                      directory of them, one set each (named after the\n"
+	"                      file less .bff); all must share m and k; layouts\n"
+	"                      flat, plain or tree, at their width\n"
 	"      --per-record    fasta: each record is a set, named by its id\n"
 	"      --max-term N    text: longest term kept, 1..255 (32); longer runs\n"
 	"                      are dropped\n"
@@ -101,11 +105,12 @@ int cmd_build(int argc, char **argv)
 		{"cluster", no_argument, 0, 'Y'},      {"input", required_argument, 0, 'i'},
 		{"kmer", required_argument, 0, 'X'},   {"per-record", no_argument, 0, 'W'},
 		{"max-term", required_argument, 0, 'T'}, {"stop-words", required_argument, 0, 'S'},
+		{"from-filters", no_argument, 0, 'G'},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	const char *out = NULL;
-	int tsv = 0, quiet = 0, c, fasta = 0, per_record = 0, text = 0;
+	int tsv = 0, quiet = 0, c, fasta = 0, per_record = 0, text = 0, filters = 0;
 	unsigned kmer = 0, max_term = 0;
 	const char *stop_words = NULL;
 	char *end;
@@ -136,6 +141,7 @@ int cmd_build(int argc, char **argv)
 			break;
 		}
 		case 'S': stop_words = optarg; break;
+		case 'G': filters = 1; break;
 		case 'X': {
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (*optarg == '\0' || *end || v < 1 || v > 32) {
@@ -281,7 +287,7 @@ int cmd_build(int argc, char **argv)
 		                "with --bloofi-build incremental)\n");
 		return EXIT_USAGE;
 	}
-	if (fasta + tsv + text > 1) {
+	if (fasta + tsv + text + filters > 1) {
 		fprintf(stderr, "bfi build: give one input format\n");
 		return EXIT_USAGE;
 	}
@@ -321,6 +327,8 @@ int cmd_build(int argc, char **argv)
 		rc = bfi_writer_add_tsv(w, f, strcmp(input, "-") ? input : "(stdin)");
 		if (f != stdin)
 			fclose(f);
+	} else if (filters) {
+		rc = bfi_writer_add_filters(w, input);
 	} else if (text) {
 		for (int i = optind; i < argc && rc == 0; i++)
 			rc = bfi_writer_add_text(w, argv[i], max_term, stop_words);

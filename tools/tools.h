@@ -16,6 +16,7 @@ int cmd_synth(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_fold(int argc, char **argv);
 int cmd_stack(int argc, char **argv);
+int cmd_filter(int argc, char **argv);
 
 /* Print s (len bytes) as a JSON string literal, quotes included. */
 void json_str(FILE *f, const char *s, size_t len);

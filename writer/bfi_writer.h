@@ -220,6 +220,46 @@ struct bfi_rambo_rows {
 /* Returns 0 or BFI_E_INVALID. The rows must stay valid until finish. */
 BFI_API BFI_MUST_CHECK int bfi_writer_rambo_rows(bfi_writer *w, const struct bfi_rambo_rows *rows);
 
+/*
+ * Single Bloom filters in their own file (spec/format.md, "Filter file"),
+ * for the federated case: each site makes its filter, and bfi build
+ * --from-filters indexes them. m bits, k hashes, the snapshot's own key
+ * hash and positions, so a filter made for m and k is row for row the
+ * set's filter in a flat or tree layout of width m.
+ */
+typedef struct bfi_filter bfi_filter;
+struct bfi_filter_stats {
+	uint64_t m, keys, bits_set; /* keys: added, counting repeats */
+	uint32_t k;
+};
+BFI_API BFI_MUST_CHECK int bfi_filter_create(uint64_t m, uint32_t k, bfi_filter **out);
+BFI_API void bfi_filter_destroy(bfi_filter **f);
+BFI_API BFI_MUST_CHECK int bfi_filter_add(bfi_filter *f, const void *key, size_t len);
+/* 1 if key may be in the filter, 0 if it surely is not, or BFI_E_INVALID. */
+BFI_API int bfi_filter_contains(const bfi_filter *f, const void *key, size_t len);
+BFI_API void bfi_filter_stats(const bfi_filter *f, struct bfi_filter_stats *st);
+/* The m bits, bit i at byte i / 8, bit i % 8. */
+BFI_API const uint8_t *bfi_filter_bits(const bfi_filter *f);
+/* Write atomically (a temporary file renamed over path). */
+BFI_API BFI_MUST_CHECK int bfi_filter_save(const bfi_filter *f, const char *path);
+/*
+ * Read and check a filter file: BFI_E_BAD_MAGIC, BFI_E_VERSION,
+ * BFI_E_INCOMPAT (another hash), BFI_E_RESERVED, BFI_E_HEADER_CHECKSUM,
+ * BFI_E_TRUNCATED, BFI_E_SIZE, BFI_E_DATA_CHECKSUM, BFI_E_BAD_LAYOUT, or
+ * -errno.
+ */
+BFI_API BFI_MUST_CHECK int bfi_filter_load(const char *path, bfi_filter **out);
+
+/*
+ * Index prebuilt filters instead of keys: path is a filter file or a
+ * directory of them (every file not starting with '.', in name order), each
+ * a set named after its file less ".bff". All must share m, k and the hash
+ * [BFI_E_FILTER_MISMATCH, naming the file]. Such a build takes no keys, and
+ * makes flat, plain and tree layouts at width m (rambo needs the keys);
+ * the sets' distinct counts are the filters' key counts.
+ */
+BFI_API BFI_MUST_CHECK int bfi_writer_add_filters(bfi_writer *w, const char *path);
+
 /* A message about the last error, with file and line where known. */
 BFI_API const char *bfi_writer_errmsg(const bfi_writer *w);
 

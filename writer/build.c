@@ -405,6 +405,47 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 #define TREE_LINE_COST 640.0 /* bytes of streaming one random cache line costs */
 #define TREE_PADDING_FLOOR 1048576.0 /* row padding below this never drops a level */
 
+/*
+ * Prebuilt filters have no keys to estimate unions from: OR the leaves'
+ * bits under each node of level l and read the union's size off its fill,
+ * n = -(m / k) ln(1 - fill), plus the same 15% the HyperLogLog path adds.
+ */
+static uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i);
+
+static int filter_union_widest(bfi_writer *w, const struct plan *p, uint32_t l, uint64_t nodes,
+                               double *widest)
+{
+	struct bfi_filter_stats fs;
+	bfi_filter_stats(w->filt[0], &fs);
+	uint64_t bytes = (fs.m + 7) / 8;
+	if (l == 0) {
+		for (uint32_t j = 0; j < p->n; j++)
+			*widest = (double)p->distinct[j] > *widest ? (double)p->distinct[j] : *widest;
+		return 0;
+	}
+	uint8_t *u = calloc((size_t)nodes, (size_t)bytes);
+	if (u == NULL)
+		return -ENOMEM;
+	for (uint32_t j = 0; j < p->n; j++) {
+		uint64_t node = j;
+		for (uint32_t a = 0; a < l; a++)
+			node = tree_up(p, a, node);
+		const uint8_t *b = bfi_filter_bits(w->filt[p->old_of_new[j]]);
+		for (uint64_t x = 0; x < bytes; x++)
+			u[node * bytes + x] |= b[x];
+	}
+	for (uint64_t i = 0; i < nodes; i++) {
+		uint64_t ones = 0;
+		for (uint64_t x = 0; x < bytes; x++)
+			ones += (uint64_t)__builtin_popcount(u[i * bytes + x]);
+		double fill = (double)ones / (double)fs.m;
+		double n = fill < 1 ? -(double)fs.m / fs.k * log1p(-fill) : 1e18;
+		*widest = 1.15 * n > *widest ? 1.15 * n : *widest;
+	}
+	free(u);
+	return 0;
+}
+
 /* The parent, at level l + 1, of node i of level l. */
 static uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i)
 {
@@ -453,11 +494,13 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 	uint32_t kept = 0;
 	for (uint32_t l = 0; l < levels && rc == 0; l++) {
 		double widest = 0;
-		for (uint64_t i = 0; i < nodes[l]; i++) {
+		for (uint64_t i = 0; !w->n_filt && i < nodes[l]; i++) {
 			double u = l == 0 ? (double)p->distinct[p->old_of_new[i]]
 			                  : 1.15 * hll_count_bits(reg + (first[l] + i) * regs, CELL_HLL_BITS);
 			widest = u > widest ? u : widest;
 		}
+		if (w->n_filt && (rc = filter_union_widest(w, p, l, nodes[l], &widest)))
+			break;
 		uint64_t n = (uint64_t)ceil(widest), m = width_for(&w->opt, n, p->k);
 		if (l > 0 && !w->opt.bits && w->opt.expected_keys && n > w->opt.expected_keys) {
 			/*
@@ -657,10 +700,45 @@ static void set_bit(uint8_t *buf, uint64_t lo, uint64_t hi, uint64_t byte, unsig
 		buf[byte - lo] |= (uint8_t)(1u << bit);
 }
 
+/* Prebuilt filters: filter j's bit r is row r of its column, at every level. */
+static void fill_filters(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
+{
+	const struct plan *p = c->p;
+	for (uint32_t j = 0; j < p->n; j++) {
+		const bfi_filter *f = c->w->filt[p->old_of_new[j]];
+		struct bfi_filter_stats fs;
+		bfi_filter_stats(f, &fs);
+		const uint8_t *bits = bfi_filter_bits(f);
+		for (uint64_t byte = 0; byte < (fs.m + 7) / 8; byte++)
+			for (unsigned x = bits[byte]; x; x &= x - 1) {
+				uint64_t row = byte * 8 + (uint64_t)__builtin_ctz(x);
+				if (c->kind == LK_TREE) {
+					uint64_t node = j;
+					for (uint32_t l = 0; l < p->tree.levels; l++) {
+						if (l > 0)
+							node = tree_up(p, l - 1, node);
+						const struct bfi_level *lv = &p->levels[l];
+						set_bit(c->buf, lo, hi, lv->rows_offset + row * lv->row_bytes + node / 8,
+						        node % 8);
+					}
+				} else if (c->kind == LK_FLAT) {
+					const struct bfi_block *b = &p->blocks[p->block_of[j]];
+					uint64_t col = j - b->first_set;
+					set_bit(c->buf, lo, hi, b->rows_offset + row * b->row_bytes + col / 8, col % 8);
+				} else if (c->kind == LK_PLAIN) {
+					uint64_t base = p->plain.filters_offset + (uint64_t)j * p->plain.filter_bytes;
+					set_bit(c->buf, lo, hi, base + row / 8, row % 8);
+				}
+			}
+	}
+}
+
 static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 {
 	const struct plan *p = c->p;
 	memset(c->buf, 0, (size_t)(hi - lo));
+	if (c->w->n_filt)
+		fill_filters(c, lo, hi);
 	struct spool_iter it;
 	struct rec r;
 	int rc = spool_iter_begin(&it, &c->w->spool);
@@ -1116,10 +1194,38 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	progress(w, "sorting", 0, 0);
 	spool_seal(&w->spool);
 	uint64_t pairs = 0, max_n = 0;
-	if (w->raw)
+	if (w->raw) {
 		memcpy(distinct, w->raw->distinct, n * sizeof *distinct);
-	else
+	} else if (w->n_filt) {
+		/* prebuilt filters: their width, k and key counts; no keys to read */
+		struct bfi_filter_stats fs;
+		for (uint64_t o = 0; o < n; o++) {
+			bfi_filter_stats(w->filt[o], &fs);
+			distinct[o] = fs.keys;
+			pairs += fs.keys;
+		}
+		bfi_filter_stats(w->filt[0], &fs);
+		if (w->opt.layouts & BFI_BUILD_RAMBO) {
+			rc = writer_fail(w, BFI_E_INVALID, "a rambo layout needs the keys, not filters: "
+			                                   "use --layout flat, plain or tree");
+			goto out;
+		}
+		if ((w->opt.bits && w->opt.bits != fs.m) || (w->opt.hashes && w->opt.hashes != fs.k)) {
+			rc = writer_fail(w, BFI_E_FILTER_MISMATCH, "the filters have m = %llu and k = %u, "
+			                 "not the --bits or --hashes given", (unsigned long long)fs.m, fs.k);
+			goto out;
+		}
+		if (w->opt.bloofi_incremental) {
+			rc = writer_fail(w, BFI_E_INVALID, "--bloofi-build incremental reads the keys; "
+			                                   "filters are indexed offline");
+			goto out;
+		}
+		w->opt.bits = fs.m;
+		w->opt.hashes = fs.k;
+		w->opt.prefilter = BFI_PREFILTER_NEVER; /* a union at another width needs the keys */
+	} else {
 		rc = count_distinct(w, distinct, &pairs);
+	}
 	if (rc) {
 		rc = writer_fail(w, rc, "reading spilled keys: %s", bfi_strerror(rc));
 		goto out;

@@ -103,6 +103,9 @@ void bfi_writer_destroy(bfi_writer **w)
 	for (int i = 0; i < (*w)->n_meta; i++)
 		free((*w)->meta[i].val);
 	free((*w)->text_stops);
+	for (size_t i = 0; i < (*w)->n_filt; i++)
+		bfi_filter_destroy(&(*w)->filt[i]);
+	free((*w)->filt);
 	spool_free(&(*w)->spool);
 	free(*w);
 	*w = NULL;
@@ -129,6 +132,8 @@ int bfi_writer_key(bfi_writer *w, uint32_t ord, const void *key, size_t len)
 {
 	if (w == NULL || ord >= w->names.n || (key == NULL && len) || w->finished)
 		return BFI_E_INVALID;
+	if (w->n_filt)
+		return writer_fail(w, BFI_E_INPUT, "a build from filters takes no keys");
 	bfi_keyhash h = bfi_hash_key(key, len);
 	struct rec r = {h.h1, h.h2, ord, 0};
 	int rc = spool_add(&w->spool, &r);
@@ -334,4 +339,103 @@ int bfi_writer_rambo_rows(bfi_writer *w, const struct bfi_rambo_rows *rows)
 			return BFI_E_INVALID;
 	w->raw = rows;
 	return 0;
+}
+
+/* One filter file as the set named after it. */
+static int add_filter_file(bfi_writer *w, const char *path)
+{
+	if (w->keys_in)
+		return writer_fail(w, BFI_E_INPUT, "%s: a build from keys takes no filters", path);
+	bfi_filter *f;
+	int rc = bfi_filter_load(path, &f);
+	if (rc)
+		return writer_fail(w, rc, "%s: %s", path, bfi_strerror(rc));
+	struct bfi_filter_stats st, first;
+	bfi_filter_stats(f, &st);
+	if (w->n_filt) {
+		bfi_filter_stats(w->filt[0], &first);
+		if (st.m != first.m || st.k != first.k) {
+			bfi_filter_destroy(&f);
+			return writer_fail(w, BFI_E_FILTER_MISMATCH,
+			                   "%s: m = %llu bits and k = %u, but the first filter has m = %llu "
+			                   "and k = %u; all filters must share m, k and the hash",
+			                   path, (unsigned long long)st.m, st.k, (unsigned long long)first.m,
+			                   first.k);
+		}
+	}
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t len = strlen(base);
+	if (len > 4 && !strcmp(base + len - 4, ".bff"))
+		len -= 4;
+	uint32_t before = w->names.n, ord;
+	rc = bfi_writer_set(w, base, len, &ord);
+	if (rc == 0 && w->names.n == before)
+		rc = writer_fail(w, BFI_E_DUP_SET, "%s: set '%.*s' was already added", path, (int)len, base);
+	if (rc == 0 && w->n_filt == w->cap_filt) {
+		size_t cap = w->cap_filt ? w->cap_filt * 2 : 64;
+		bfi_filter **nf = realloc(w->filt, cap * sizeof *nf);
+		if (nf == NULL)
+			rc = -ENOMEM;
+		else {
+			w->filt = nf;
+			w->cap_filt = cap;
+		}
+	}
+	if (rc == 0 && ord != w->n_filt) /* sets declared some other way come first */
+		rc = writer_fail(w, BFI_E_INPUT, "%s: a build from filters takes only filters", path);
+	if (rc) {
+		bfi_filter_destroy(&f);
+		return rc;
+	}
+	w->filt[w->n_filt++] = f;
+	return 0;
+}
+
+int bfi_writer_add_filters(bfi_writer *w, const char *path)
+{
+	if (w == NULL || path == NULL || w->finished)
+		return BFI_E_INVALID;
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return add_filter_file(w, path);
+	DIR *d = opendir(path);
+	if (d == NULL)
+		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
+	char **list = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	struct dirent *e;
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			char **l = realloc(list, cap * sizeof *l);
+			if (l == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			list = l;
+		}
+		size_t len = strlen(path) + strlen(e->d_name) + 2;
+		if ((list[n] = malloc(len)) == NULL)
+			rc = -ENOMEM;
+		else
+			snprintf(list[n++], len, "%s/%s", path, e->d_name);
+	}
+	closedir(d);
+	if (rc == 0)
+		qsort(list, n, sizeof *list, cmp_str);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		rc = add_filter_file(w, list[i]);
+		if (rc == 0 && w->opt.progress && (i + 1) % 256 == 0)
+			w->opt.progress(w->opt.progress_ctx, "filters", i + 1, n);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+	return rc;
 }

@@ -74,6 +74,9 @@ struct bfi_writer {
 	struct bfi_build_options opt;
 	struct meta_kv meta[WRITER_MAX_META];
 	int n_meta;
+	/* prebuilt filters (bfi_writer_add_filters), by input ordinal; then no keys */
+	bfi_filter **filt;
+	size_t n_filt, cap_filt;
 	/* text input: the tokenizer of the first call, which every later one must match */
 	int text_seen;
 	unsigned text_max;

@@ -1,0 +1,295 @@
+/* cmd_filter.c - bfi filter: make and use one Bloom filter in its own file. */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfi_text.h"
+#include "bfi_writer.h"
+#include "tools.h"
+
+static const char help[] =
+	"Usage: bfi filter create -o FILE (--bits M --hashes K | --expected-keys N\n"
+	"                         [--fpr P]) [KEYS]\n"
+	"       bfi filter add FILE [KEYS]\n"
+	"       bfi filter query [--words] [--unknown] FILE [KEY...]\n"
+	"       bfi filter info [--json] FILE\n"
+	"\n"
+	"One Bloom filter in its own file (spec/format.md, \"Filter file\"), with\n"
+	"the snapshot's own hash: a site makes its filter and ships it, and\n"
+	"'bfi build --from-filters DIR' indexes many of them. KEYS is a file of\n"
+	"keys, one per line ('-' or none: standard input; a trailing CR is\n"
+	"dropped, empty lines skipped). The file is replaced atomically.\n"
+	"\n"
+	"  create   a new filter of M bits and K hashes, or sized for N keys at\n"
+	"           rate P (default 0.01: k = ceil(log2(1/P)), m = ceil(N k / ln 2))\n"
+	"  add      add keys to an existing filter\n"
+	"  query    each KEY (or line of stdin), a TAB, then 'maybe' or 'no'\n"
+	"      --words    read text and check each word (the text tokenizer of\n"
+	"                 bfi build --input text): a spellchecker over a filter\n"
+	"                 of known words\n"
+	"      --unknown  print only what the filter surely does not hold\n"
+	"  info     m, k, keys added, fill, expected rate and distinct keys\n"
+	"\n"
+	"Exit status: 0 success, 2 usage or I/O error or a bad filter file.\n";
+
+/* Keys from a file (or stdin), a line each. */
+static int add_keys(bfi_filter *f, const char *path)
+{
+	FILE *in = path && strcmp(path, "-") ? fopen(path, "r") : stdin;
+	if (in == NULL) {
+		perror(path);
+		return -1;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t got;
+	int rc = 0;
+	while (rc == 0 && (got = getline(&line, &cap, in)) >= 0) {
+		size_t n = (size_t)got;
+		if (n && line[n - 1] == '\n')
+			n--;
+		if (n && line[n - 1] == '\r')
+			n--;
+		if (n)
+			rc = bfi_filter_add(f, line, n);
+	}
+	if (rc == 0 && ferror(in))
+		rc = -1;
+	free(line);
+	if (in != stdin)
+		fclose(in);
+	return rc;
+}
+
+static int fail(const char *what, const char *path, int rc)
+{
+	fprintf(stderr, "bfi filter %s: %s: %s\n", what, path, bfi_strerror(rc));
+	return EXIT_USAGE;
+}
+
+static int filter_create(int argc, char **argv)
+{
+	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+	                                     {"bits", required_argument, 0, 'b'},
+	                                     {"hashes", required_argument, 0, 'k'},
+	                                     {"expected-keys", required_argument, 0, 'e'},
+	                                     {"fpr", required_argument, 0, 'f'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {0, 0, 0, 0}};
+	const char *out = NULL;
+	uint64_t m = 0, k = 0, n = 0;
+	double p = 0.01;
+	char *end;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'b':
+			if (parse_size(optarg, &m) || m == 0) {
+				fprintf(stderr, "bfi filter create: bad --bits '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'k':
+			if (parse_size(optarg, &k) || k < 1 || k > 32) {
+				fprintf(stderr, "bfi filter create: --hashes must be 1..32\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'e':
+			if (parse_size(optarg, &n) || n == 0) {
+				fprintf(stderr, "bfi filter create: bad --expected-keys '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'f':
+			p = strtod(optarg, &end);
+			if (*end || !(p > 0 && p < 1)) {
+				fprintf(stderr, "bfi filter create: --fpr must be in (0, 1)\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (out == NULL || optind < argc - 1 || (n && (m || k)) || (!n && (!m || !k))) {
+		fprintf(stderr, "bfi filter create: need -o FILE and either --bits and --hashes, "
+		                "or --expected-keys\n\n%s", help);
+		return EXIT_USAGE;
+	}
+	if (n) {
+		k = (uint64_t)ceil(-log2(p));
+		k = k < 1 ? 1 : k > 32 ? 32 : k;
+		m = (uint64_t)ceil((double)n * (double)k / M_LN2);
+		m = m < 64 ? 64 : m;
+	}
+	bfi_filter *f;
+	int rc = bfi_filter_create(m, (uint32_t)k, &f);
+	if (rc)
+		return fail("create", out, rc);
+	if (add_keys(f, optind < argc ? argv[optind] : NULL) != 0) {
+		bfi_filter_destroy(&f);
+		fprintf(stderr, "bfi filter create: reading keys failed\n");
+		return EXIT_USAGE;
+	}
+	rc = bfi_filter_save(f, out);
+	bfi_filter_destroy(&f);
+	return rc ? fail("create", out, rc) : EXIT_OK;
+}
+
+static int filter_add(int argc, char **argv)
+{
+	if (argc < 2 || argc > 3 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fputs(help, argc >= 2 ? stdout : stderr);
+		return argc >= 2 ? EXIT_OK : EXIT_USAGE;
+	}
+	bfi_filter *f;
+	int rc = bfi_filter_load(argv[1], &f);
+	if (rc)
+		return fail("add", argv[1], rc);
+	if (add_keys(f, argc == 3 ? argv[2] : NULL) != 0) {
+		bfi_filter_destroy(&f);
+		fprintf(stderr, "bfi filter add: reading keys failed\n");
+		return EXIT_USAGE;
+	}
+	rc = bfi_filter_save(f, argv[1]);
+	bfi_filter_destroy(&f);
+	return rc ? fail("add", argv[1], rc) : EXIT_OK;
+}
+
+struct check {
+	const bfi_filter *f;
+	int unknown;
+};
+
+static int check_one(void *ctx, const char *key, size_t len)
+{
+	const struct check *c = ctx;
+	int hit = bfi_filter_contains(c->f, key, len);
+	if (c->unknown && hit)
+		return 0;
+	fwrite(key, 1, len, stdout);
+	if (!c->unknown)
+		fputs(hit ? "\tmaybe" : "\tno", stdout);
+	putchar('\n');
+	return 0;
+}
+
+static int filter_query(int argc, char **argv)
+{
+	static const struct option opts[] = {{"words", no_argument, 0, 'w'},
+	                                     {"unknown", no_argument, 0, 'u'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {0, 0, 0, 0}};
+	int words = 0, c;
+	struct check chk = {NULL, 0};
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'w': words = 1; break;
+		case 'u': chk.unknown = 1; break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "bfi filter query: need FILE\n\n%s", help);
+		return EXIT_USAGE;
+	}
+	bfi_filter *f;
+	int rc = bfi_filter_load(argv[optind], &f);
+	if (rc)
+		return fail("query", argv[optind], rc);
+	chk.f = f;
+	struct bfi_tokenizer t;
+	bfi_tokenizer_init(&t, BFI_TERM_DEFAULT);
+	if (optind + 1 < argc) {
+		for (int i = optind + 1; i < argc; i++) {
+			if (words) {
+				bfi_tokenizer_init(&t, BFI_TERM_DEFAULT);
+				(void)bfi_tokenize(&t, argv[i], strlen(argv[i]), check_one, &chk);
+				(void)bfi_tokenize_end(&t, check_one, &chk);
+			} else {
+				check_one(&chk, argv[i], strlen(argv[i]));
+			}
+		}
+	} else {
+		char *line = NULL;
+		size_t cap = 0;
+		ssize_t got;
+		while ((got = getline(&line, &cap, stdin)) >= 0) {
+			size_t n = (size_t)got;
+			if (words) {
+				(void)bfi_tokenize(&t, line, n, check_one, &chk);
+				continue;
+			}
+			if (n && line[n - 1] == '\n')
+				n--;
+			if (n && line[n - 1] == '\r')
+				n--;
+			check_one(&chk, line, n);
+		}
+		if (words)
+			(void)bfi_tokenize_end(&t, check_one, &chk);
+		free(line);
+	}
+	bfi_filter_destroy(&f);
+	return fflush(stdout) == 0 ? EXIT_OK : EXIT_USAGE;
+}
+
+static int filter_info(int argc, char **argv)
+{
+	int json = argc > 1 && !strcmp(argv[1], "--json");
+	if (argc != 2 + json || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fputs(help, argc >= 2 ? stdout : stderr);
+		return argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? EXIT_OK
+		                                                                            : EXIT_USAGE;
+	}
+	const char *path = argv[1 + json];
+	bfi_filter *f;
+	int rc = bfi_filter_load(path, &f);
+	if (rc)
+		return fail("info", path, rc);
+	struct bfi_filter_stats st;
+	bfi_filter_stats(f, &st);
+	bfi_filter_destroy(&f);
+	double fill = (double)st.bits_set / (double)st.m, fpr = pow(fill, st.k);
+	/* distinct keys from the fill: n = -(m / k) ln(1 - fill) */
+	double est = fill < 1 ? -(double)st.m / st.k * log1p(-fill) : INFINITY;
+	if (json)
+		printf("{\"file\": \"%s\", \"bits\": %llu, \"hashes\": %u, \"keys_added\": %llu, "
+		       "\"bits_set\": %llu, \"fill\": %.6f, \"expected_fpr\": %.6g, "
+		       "\"estimated_distinct_keys\": %.0f}\n",
+		       path, (unsigned long long)st.m, st.k, (unsigned long long)st.keys,
+		       (unsigned long long)st.bits_set, fill, fpr, est);
+	else
+		printf("filter       %s\n"
+		       "bits         %llu (m), %u hashes (k)\n"
+		       "keys added   %llu (repeats counted), about %.0f distinct (from the fill)\n"
+		       "fill         %llu bits set, %.4f\n"
+		       "expected fpr %.3g\n",
+		       path, (unsigned long long)st.m, st.k, (unsigned long long)st.keys, est,
+		       (unsigned long long)st.bits_set, fill, fpr);
+	return EXIT_OK;
+}
+
+int cmd_filter(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fputs(help, argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	}
+	if (!strcmp(argv[1], "create"))
+		return filter_create(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "add"))
+		return filter_add(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "query"))
+		return filter_query(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "info"))
+		return filter_info(argc - 1, argv + 1);
+	fprintf(stderr, "bfi filter: unknown subcommand '%s'\n\n%s", argv[1], help);
+	return EXIT_USAGE;
+}

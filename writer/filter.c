@@ -1,0 +1,199 @@
+/*
+ * filter.c - single Bloom filters in their own file (spec/format.md,
+ * "Filter file"), the federated case: a site builds its filter with bfi
+ * filter create (or this API) and ships it; bfi build --from-filters
+ * indexes many such files. Positions are the snapshot's own (pos_i(m)), so
+ * a filter's bit r is row r of a flat or tree layout of the same width.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bfi_hash.h"
+#include "internal.h"
+
+struct bfi_filter {
+	uint64_t m, keys;
+	uint32_t k;
+	uint8_t *bits; /* ceil(m / 8) bytes */
+};
+
+int bfi_filter_create(uint64_t m, uint32_t k, bfi_filter **out)
+{
+	if (out == NULL)
+		return BFI_E_INVALID;
+	*out = NULL;
+	if (m == 0 || m > BFI_MAX_BITS || k == 0 || k > BFI_MAX_K)
+		return BFI_E_INVALID;
+	bfi_filter *f = calloc(1, sizeof *f);
+	if (f == NULL || (f->bits = calloc(1, (size_t)((m + 7) / 8))) == NULL) {
+		free(f);
+		return -ENOMEM;
+	}
+	f->m = m;
+	f->k = k;
+	*out = f;
+	return 0;
+}
+
+void bfi_filter_destroy(bfi_filter **f)
+{
+	if (f && *f) {
+		free((*f)->bits);
+		free(*f);
+		*f = NULL;
+	}
+}
+
+int bfi_filter_add(bfi_filter *f, const void *key, size_t len)
+{
+	if (f == NULL || (key == NULL && len))
+		return BFI_E_INVALID;
+	bfi_keyhash h = bfi_hash_key(key, len);
+	for (uint32_t i = 0; i < f->k; i++) {
+		uint64_t p = bfi_hash_pos(h, i, f->m);
+		f->bits[p / 8] |= (uint8_t)(1u << (p % 8));
+	}
+	f->keys++;
+	return 0;
+}
+
+int bfi_filter_contains(const bfi_filter *f, const void *key, size_t len)
+{
+	if (f == NULL || (key == NULL && len))
+		return BFI_E_INVALID;
+	bfi_keyhash h = bfi_hash_key(key, len);
+	for (uint32_t i = 0; i < f->k; i++) {
+		uint64_t p = bfi_hash_pos(h, i, f->m);
+		if (!(f->bits[p / 8] >> (p % 8) & 1))
+			return 0;
+	}
+	return 1;
+}
+
+static uint64_t ones(const bfi_filter *f)
+{
+	uint64_t n = 0, bytes = (f->m + 7) / 8;
+	for (uint64_t i = 0; i < bytes; i++)
+		n += (uint64_t)__builtin_popcount(f->bits[i]);
+	return n;
+}
+
+void bfi_filter_stats(const bfi_filter *f, struct bfi_filter_stats *st)
+{
+	memset(st, 0, sizeof *st);
+	if (f == NULL)
+		return;
+	st->m = f->m;
+	st->k = f->k;
+	st->keys = f->keys;
+	st->bits_set = ones(f);
+}
+
+const uint8_t *bfi_filter_bits(const bfi_filter *f)
+{
+	return f ? f->bits : NULL;
+}
+
+int bfi_filter_save(const bfi_filter *f, const char *path)
+{
+	if (f == NULL || path == NULL)
+		return BFI_E_INVALID;
+	uint64_t bytes = (f->m + 7) / 8;
+	struct bfi_filter_header h = {BFI_FILTER_VERSION, BFI_HASH_XXH3_MIX, f->m, f->k, f->keys,
+	                              ones(f), bfi_checksum64(f->bits, (size_t)bytes)};
+	uint8_t head[BFI_FILTER_HEADER_SIZE];
+	bfi_filter_header_encode(head, &h);
+	/* write beside the target, then rename over it: never a half-written filter */
+	size_t plen = strlen(path);
+	char *tmp = malloc(plen + 16);
+	if (tmp == NULL)
+		return -ENOMEM;
+	snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		int e = errno;
+		free(tmp);
+		return -e;
+	}
+	int rc = 0;
+	const uint8_t *parts[2] = {head, f->bits};
+	uint64_t lens[2] = {sizeof head, bytes};
+	for (int i = 0; i < 2 && rc == 0; i++)
+		for (uint64_t done = 0; done < lens[i] && rc == 0;) {
+			ssize_t w = write(fd, parts[i] + done, (size_t)(lens[i] - done));
+			if (w < 0 && errno != EINTR)
+				rc = -errno;
+			else if (w > 0)
+				done += (uint64_t)w;
+		}
+	if (rc == 0 && fchmod(fd, 0644) != 0)
+		rc = -errno;
+	if (rc == 0 && fsync(fd) != 0)
+		rc = -errno;
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+int bfi_filter_load(const char *path, bfi_filter **out)
+{
+	if (path == NULL || out == NULL)
+		return BFI_E_INVALID;
+	*out = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	uint8_t head[BFI_FILTER_HEADER_SIZE];
+	struct bfi_filter_header h;
+	int rc = fstat(fd, &st) != 0 ? -errno : 0;
+	if (rc == 0 && (uint64_t)st.st_size < BFI_FILTER_HEADER_SIZE)
+		rc = BFI_E_TRUNCATED;
+	if (rc == 0 && pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head)
+		rc = -EIO;
+	if (rc == 0)
+		rc = bfi_filter_header_decode(head, &h);
+	uint64_t bytes = rc == 0 ? (h.m + 7) / 8 : 0;
+	/* m <= 2^40 was checked, so this cannot overflow */
+	if (rc == 0 && (uint64_t)st.st_size < BFI_FILTER_HEADER_SIZE + bytes)
+		rc = BFI_E_TRUNCATED;
+	if (rc == 0 && (uint64_t)st.st_size > BFI_FILTER_HEADER_SIZE + bytes)
+		rc = BFI_E_SIZE;
+	bfi_filter *f = NULL;
+	if (rc == 0)
+		rc = bfi_filter_create(h.m, h.k, &f);
+	for (uint64_t done = 0; rc == 0 && done < bytes;) {
+		ssize_t got = pread(fd, f->bits + done, (size_t)(bytes - done),
+		                    (off_t)(BFI_FILTER_HEADER_SIZE + done));
+		if (got < 0 && errno != EINTR)
+			rc = -errno;
+		else if (got == 0)
+			rc = BFI_E_TRUNCATED;
+		else if (got > 0)
+			done += (uint64_t)got;
+	}
+	close(fd);
+	if (rc == 0 && bfi_checksum64(f->bits, (size_t)bytes) != h.bits_checksum)
+		rc = BFI_E_DATA_CHECKSUM;
+	/* bits past m are padding and must be zero; the count must be right */
+	if (rc == 0 && (h.m % 8) && (f->bits[bytes - 1] >> (h.m % 8)))
+		rc = BFI_E_BAD_LAYOUT;
+	if (rc == 0 && ones(f) != h.bits_set)
+		rc = BFI_E_BAD_LAYOUT;
+	if (rc) {
+		bfi_filter_destroy(&f);
+		return rc;
+	}
+	f->keys = h.keys;
+	*out = f;
+	return 0;
+}
