@@ -75,6 +75,26 @@ BFI_API uint32_t bfi_rambo_cell(const void *name, size_t len, uint32_t r, uint64
 BFI_API BFI_MUST_CHECK int bfi_key_positions(const void *key, size_t len, uint64_t m,
                                              uint32_t k, uint64_t *pos);
 
+/*
+ * k-mer keys (spec/format.md, "k-mer keys"). For 1 <= k <= 32 a k-mer's key
+ * is its canonical form spelled in k upper-case letters; for 33 <= k <=
+ * BFI_KMER_MAX it is the 8 little-endian bytes of the lesser of two rolling
+ * hashes, the k-mer's and its reverse complement's.
+ */
+#define BFI_KMER_MAX 255u
+static inline unsigned bfi_kmer_key_len(unsigned k)
+{
+	return k <= 32 ? k : 8;
+}
+/* Called with each k-mer's key; a nonzero return stops and is returned. */
+typedef int (*bfi_kmer_fn)(void *ctx, const char *key, size_t len);
+/*
+ * Every k-mer key of one record's sequence, in order, repeats included:
+ * runs of A, C, G, T (either case); any other byte ends a run. Returns 0,
+ * BFI_E_INVALID (k) or what fn returned.
+ */
+BFI_API int bfi_kmer_keys(const char *seq, size_t len, unsigned k, bfi_kmer_fn fn, void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

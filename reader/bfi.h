@@ -268,13 +268,14 @@ BFI_API BFI_MUST_CHECK int bfi_query_batch(const bfi_snapshot *snap, unsigned la
                                            bfi_result *const *res);
 
 /*
- * The canonical k-mers of a DNA sequence, for genome queries: every run of
- * k letters from ACGT (either case) gives the lesser, in ACGT order, of
- * the k-mer and its reverse complement, in upper case. Any other byte
- * breaks k-mers and is skipped. Distinct k-mers only, in order of first
- * appearance. k is 1 to 32. *out receives count * k bytes (k-mer i at
- * out + i * k), to be released with free(). Returns 0, BFI_E_INVALID or
- * -ENOMEM.
+ * The k-mer keys of a DNA sequence, for genome queries (spec/format.md,
+ * "k-mer keys"): for k <= 32 every run of k letters from ACGT (either
+ * case) gives the lesser, in ACGT order, of the k-mer and its reverse
+ * complement, in upper case; for 33 <= k <= BFI_KMER_MAX (255) the 8-byte
+ * canonical rolling hash. Any other byte breaks k-mers and is skipped.
+ * Distinct keys only, in order of first appearance. *out receives count *
+ * bfi_kmer_key_len(k) bytes, to be released with free(). Returns 0,
+ * BFI_E_INVALID or -ENOMEM.
  */
 BFI_API BFI_MUST_CHECK int bfi_kmers(const char *seq, size_t len, unsigned k, char **out,
                                      size_t *count);

@@ -1,8 +1,8 @@
 /*
- * kmer.c - canonical k-mers of a DNA sequence, for genome queries: the
- * lesser of each k-mer and its reverse complement, in ACGT order, the
- * same convention as ../shared/data/kmers.c so that queries meet the keys
- * genome sets were built from.
+ * kmer.c - the distinct k-mer keys of a query sequence, made by
+ * format/kmer.c as the writer makes them from FASTA, so that queries meet
+ * the keys genome sets were built from (for k <= 32 the same convention as
+ * ../shared/data/kmers.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,72 +10,72 @@
 
 #include "bfi.h"
 
-static int base_code(char c)
+/* Distinct keys, in order of first appearance: an open-addressing set of offsets. */
+struct distinct {
+	char *out;
+	size_t n, cap, klen;
+	size_t *slot; /* offset + 1 into out, 0 for empty */
+	size_t slots;
+};
+
+static int grow(struct distinct *d)
 {
-	switch (c) {
-	case 'A': case 'a': return 0;
-	case 'C': case 'c': return 1;
-	case 'G': case 'g': return 2;
-	case 'T': case 't': return 3;
-	default: return -1;
+	size_t slots = d->slots ? d->slots * 2 : 64;
+	size_t *ns = calloc(slots, sizeof *ns);
+	if (ns == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n; i++) {
+		const char *key = d->out + i * d->klen;
+		size_t h = (size_t)bfi_hash_key(key, d->klen).h1 & (slots - 1);
+		while (ns[h])
+			h = (h + 1) & (slots - 1);
+		ns[h] = i * d->klen + 1;
 	}
+	free(d->slot);
+	d->slot = ns;
+	d->slots = slots;
+	return 0;
+}
+
+static int add_distinct(void *ctx, const char *key, size_t len)
+{
+	struct distinct *d = ctx;
+	if (2 * (d->n + 1) > d->slots && grow(d))
+		return -ENOMEM;
+	size_t h = (size_t)bfi_hash_key(key, len).h1 & (d->slots - 1);
+	for (; d->slot[h]; h = (h + 1) & (d->slots - 1))
+		if (memcmp(d->out + d->slot[h] - 1, key, len) == 0)
+			return 0;
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 64;
+		char *no = realloc(d->out, cap * d->klen);
+		if (no == NULL)
+			return -ENOMEM;
+		d->out = no;
+		d->cap = cap;
+	}
+	memcpy(d->out + d->n * d->klen, key, len);
+	d->slot[h] = d->n * d->klen + 1;
+	d->n++;
+	return 0;
 }
 
 int bfi_kmers(const char *seq, size_t len, unsigned k, char **out, size_t *count)
 {
-	if (out == NULL || count == NULL || k < 1 || k > 32 || (seq == NULL && len))
+	if (out == NULL || count == NULL || k < 1 || k > BFI_KMER_MAX || (seq == NULL && len))
 		return BFI_E_INVALID;
 	*out = NULL;
 	*count = 0;
-	uint64_t mask = k == 32 ? ~0ull : (1ull << (2 * k)) - 1;
-	unsigned shift = 2 * (k - 1);
-	size_t cap = len >= k ? len - k + 1 : 0;
-	uint64_t *codes = malloc((cap ? cap : 1) * sizeof *codes);
-	if (codes == NULL)
-		return -ENOMEM;
-	size_t n = 0;
-	uint64_t fw = 0, rv = 0;
-	unsigned run = 0;
-	for (size_t i = 0; i < len; i++) {
-		int c = base_code(seq[i]);
-		if (c < 0) {
-			run = 0; /* any other byte breaks k-mers */
-			continue;
-		}
-		fw = ((fw << 2) | (uint64_t)c) & mask;
-		rv = (rv >> 2) | ((uint64_t)(3 - c) << shift);
-		if (++run >= k)
-			codes[n++] = fw < rv ? fw : rv;
+	struct distinct d = {NULL, 0, 0, bfi_kmer_key_len(k), NULL, 0};
+	int rc = bfi_kmer_keys(seq, len, k, add_distinct, &d);
+	free(d.slot);
+	if (rc == 0 && d.out == NULL && (d.out = malloc(1)) == NULL)
+		rc = -ENOMEM;
+	if (rc) {
+		free(d.out);
+		return rc;
 	}
-	/* Keep the first appearance of each: a small open-addressing set. */
-	size_t slots = 16;
-	while (slots < 2 * n)
-		slots *= 2;
-	uint64_t *set = calloc(slots, sizeof *set);
-	char *o = malloc(n * k + 1);
-	if (set == NULL || o == NULL) {
-		free(codes);
-		free(set);
-		free(o);
-		return -ENOMEM;
-	}
-	static const char B[4] = {'A', 'C', 'G', 'T'};
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t key = codes[i] + 1; /* 0 marks an empty slot */
-		size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 7) & (slots - 1);
-		while (set[h] && set[h] != key)
-			h = (h + 1) & (slots - 1);
-		if (set[h])
-			continue;
-		set[h] = key;
-		for (unsigned j = 0; j < k; j++)
-			o[m * k + j] = B[(codes[i] >> (2 * (k - 1 - j))) & 3];
-		m++;
-	}
-	free(codes);
-	free(set);
-	*out = o;
-	*count = m;
+	*out = d.out;
+	*count = d.n;
 	return 0;
 }

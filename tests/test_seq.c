@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "bfi_hash.h"
 #include "test.h"
 
 enum { SETS = 6, K = 11 };
@@ -291,7 +292,7 @@ static void test_errors(void)
 	bfi_writer *w;
 	EXPECT_RC(bfi_writer_create(&opt, &w), 0);
 	EXPECT_RC(bfi_writer_add_fasta(w, dir, 0, 0), BFI_E_INVALID);
-	EXPECT_RC(bfi_writer_add_fasta(w, dir, 33, 0), BFI_E_INVALID);
+	EXPECT_RC(bfi_writer_add_fasta(w, dir, 256, 0), BFI_E_INVALID);
 	snprintf(path, sizeof path, "%s/missing.fa", bad);
 	EXPECT(bfi_writer_add_fasta(w, path, K, 0) == -ENOENT);
 	EXPECT(strstr(bfi_writer_errmsg(w), "missing.fa") != NULL);
@@ -337,8 +338,138 @@ static void test_spec_example(void)
 	bfi_close(&s);
 }
 
+/*
+ * k > 32: the spec's rolling hash, computed here window by window from its
+ * definition (F = XOR rol(s[x_j], k-1-j), R = XOR rol(s[3-x_j], j), key =
+ * min as 8 little-endian bytes), against the reader's keys and a build.
+ */
+static uint64_t rotl(uint64_t x, unsigned r)
+{
+	r &= 63;
+	return r ? x << r | x >> (64 - r) : x;
+}
+
+static uint64_t naive_long_key(const char *w, unsigned k)
+{
+	uint64_t s[4], f = 0, r = 0;
+	for (int b = 0; b < 4; b++)
+		s[b] = bfi_hash_mix(0x9e3779b97f4a7c15ull * (uint64_t)(b + 1));
+	for (unsigned j = 0; j < k; j++) {
+		int x = w[j] == 'A' || w[j] == 'a' ? 0 : w[j] == 'C' || w[j] == 'c' ? 1
+		        : w[j] == 'G' || w[j] == 'g' ? 2 : 3;
+		f ^= rotl(s[x], k - 1 - j);
+		r ^= rotl(s[3 - x], j);
+	}
+	return f < r ? f : r;
+}
+
+static void test_long_k(void)
+{
+	enum { LK = 41, LEN = 3000 };
+	uint64_t st = 99;
+	char *seq = random_seq(&st, LEN), *rc = malloc(LEN + 1);
+	/* its reverse complement has the same canonical keys */
+	for (size_t i = 0; i < LEN; i++) {
+		char c = seq[LEN - 1 - i];
+		rc[i] = c == 'A' || c == 'a' ? 'T' : c == 'C' || c == 'c' ? 'G' : c == 'G' || c == 'g' ? 'C'
+		      : c == 'T' || c == 't' ? 'A' : 'N';
+	}
+	rc[LEN] = '\0';
+	char *got, *got_rc;
+	size_t n, n_rc;
+	EXPECT_RC(bfi_kmers(seq, LEN, LK, &got, &n), 0);
+	EXPECT_RC(bfi_kmers(rc, LEN, LK, &got_rc, &n_rc), 0);
+	/* the naive keys, distinct, in order of first appearance */
+	uint64_t *want = malloc(LEN * sizeof *want);
+	size_t nw = 0;
+	for (size_t i = 0; i + LK <= LEN; i++) {
+		int ok = 1;
+		for (unsigned j = 0; j < LK && ok; j++)
+			ok = strchr("ACGTacgt", seq[i + j]) != NULL;
+		if (!ok)
+			continue;
+		uint64_t key = naive_long_key(seq + i, LK);
+		int seen = 0;
+		for (size_t x = 0; x < nw && !seen; x++)
+			seen = want[x] == key;
+		if (!seen)
+			want[nw++] = key;
+	}
+	EXPECT(n == nw && n_rc == nw && nw > 100);
+	for (size_t i = 0; i < n && i < nw; i++) {
+		uint64_t v = 0;
+		for (int b = 0; b < 8; b++)
+			v |= (uint64_t)(uint8_t)got[i * 8 + b] << (8 * b);
+		EXPECT(v == want[i]);
+	}
+	/* the reverse strand: the same set of keys */
+	size_t same = 0;
+	for (size_t i = 0; i < n_rc; i++)
+		for (size_t j = 0; j < n; j++)
+			if (memcmp(got_rc + i * 8, got + j * 8, 8) == 0) {
+				same++;
+				break;
+			}
+	EXPECT(same == n_rc);
+	/* a build from FASTA with k = 41 holds exactly those keys */
+	char path[4300], snap[4300];
+	snprintf(path, sizeof path, "%s/long.fa", test_tmpdir());
+	snprintf(snap, sizeof snap, "%s/long", test_tmpdir());
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fprintf(f, ">long\n%s\n", seq);
+		fclose(f);
+	}
+	struct bfi_build_options opt;
+	bfi_build_options_init(&opt);
+	bfi_writer *w;
+	EXPECT_RC(bfi_writer_create(&opt, &w), 0);
+	EXPECT_RC(bfi_writer_add_fasta(w, path, LK, 0), 0);
+	EXPECT_RC(bfi_writer_finish(w, snap, NULL), 0);
+	bfi_writer_destroy(&w);
+	bfi_snapshot *s;
+	bfi_result *r;
+	EXPECT_RC(bfi_open(snap, 0, &s), 0);
+	EXPECT_RC(bfi_result_create(&r), 0);
+	if (s && r) {
+		struct bfi_set_stats ss;
+		EXPECT_RC(bfi_set_stats(s, 0, &ss), 0);
+		EXPECT(ss.distinct_keys == nw);
+		size_t fn = 0;
+		for (size_t i = 0; i < n; i++) {
+			EXPECT_RC(bfi_query_key(s, got + i * 8, 8, r), 0);
+			fn += bfi_result_count(r) != 1;
+		}
+		EXPECT(fn == 0);
+	}
+	/* the spec's test vectors */
+	static const struct {
+		const char *seq, *hex;
+	} vec[] = {{"ACGTACGTACGTACGTACGTACGTACGTACGTA", "fe6ee457d3b06275"},
+	           {"GATTACAGATTACAGATTACAGATTACAGATTACAGAT", "ecb5a7896d7ba030"}};
+	for (int v = 0; v < 2; v++) {
+		char *o;
+		size_t c;
+		EXPECT_RC(bfi_kmers(vec[v].seq, strlen(vec[v].seq), (unsigned)strlen(vec[v].seq), &o, &c), 0);
+		char hex[17] = "";
+		for (size_t b = 0; c == 1 && b < 8; b++)
+			snprintf(hex + 2 * b, 3, "%02x", (uint8_t)o[b]);
+		EXPECT(c == 1 && strcmp(hex, vec[v].hex) == 0);
+		free(o);
+	}
+	printf("k = %d: %zu distinct rolling-hash keys, equal to the spec's formula, strand-free\n", LK, nw);
+	bfi_result_destroy(&r);
+	bfi_close(&s);
+	free(want);
+	free(got);
+	free(got_rc);
+	free(seq);
+	free(rc);
+}
+
 int main(void)
 {
+	test_run("seq: k > 32, the rolling hash of the spec", test_long_k);
 	test_run("seq: the spec's k-mer example", test_spec_example);
 	test_run("seq: FASTA/FASTQ k-mers equal the oracle's, and the key-file build", test_against_oracle);
 	test_run("seq: --per-record names each record's set by its id", test_per_record);

@@ -27,7 +27,8 @@ static const char help[] =
 	"                      allowed); each file is a set named after it (less\n"
 	"                      .gz and .fa/.fasta/.fna/.ffn/.fq/.fastq/.seq), whose\n"
 	"                      keys are its canonical k-mers (needs --kmer)\n"
-	"      --kmer K        fasta: k-mer length, 1..32\n"
+	"      --kmer K        fasta: k-mer length, 1..255 (beyond 32, keys are\n"
+	"                      canonical rolling hashes)\n"
 	"      --from-filters  INPUT is a filter file ('bfi filter create') or a\n"
 	"                      directory of them, one set each (named after the\n"
 	"                      file less .bff); all must share m and k; layouts\n"
@@ -144,8 +145,8 @@ int cmd_build(int argc, char **argv)
 		case 'G': filters = 1; break;
 		case 'X': {
 			unsigned long v = strtoul(optarg, &end, 10);
-			if (*optarg == '\0' || *end || v < 1 || v > 32) {
-				fprintf(stderr, "bfi build: --kmer must be from 1 to 32\n");
+			if (*optarg == '\0' || *end || v < 1 || v > 255) {
+				fprintf(stderr, "bfi build: --kmer must be from 1 to 255\n");
 				return EXIT_USAGE;
 			}
 			kmer = (unsigned)v;

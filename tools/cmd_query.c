@@ -37,7 +37,7 @@ static const char help[] =
 	"                     k-mers with --kmer); sets holding at least\n"
 	"                     ceil(T x terms) of them are returned, T in (0, 1]\n"
 	"  -k, --kmer K       a query is a DNA sequence; its terms are its distinct\n"
-	"                     canonical K-mers (K 1..32; letters other than ACGT\n"
+	"                     canonical K-mers (K 1..255; letters other than ACGT\n"
 	"                     break k-mers). Without --threshold, all must match.\n"
 	"      --fasta FILE   with --kmer: the queries are the records of FILE\n"
 	"                     (FASTA or FASTQ, plain or gzip, '-' for stdin),\n"
@@ -210,8 +210,8 @@ static int make_terms(const struct opts *o, const char *text, size_t len, bfi_ex
 			if (!keys || !lens)
 				rc = -ENOMEM;
 			for (size_t i = 0; rc == 0 && i < n; i++) {
-				keys[i] = kmers + i * o->kmer;
-				lens[i] = o->kmer;
+				keys[i] = kmers + i * bfi_kmer_key_len(o->kmer);
+				lens[i] = bfi_kmer_key_len(o->kmer);
 			}
 		}
 	} else {
@@ -503,8 +503,8 @@ int cmd_query(int argc, char **argv)
 			}
 			break;
 		case 'k':
-			if (parse_size(optarg, &v) || v < 1 || v > 32) {
-				fprintf(stderr, "bfi query: --kmer must be 1..32\n");
+			if (parse_size(optarg, &v) || v < 1 || v > BFI_KMER_MAX) {
+				fprintf(stderr, "bfi query: --kmer must be 1..255\n");
 				return EXIT_USAGE;
 			}
 			o.kmer = (unsigned)v;

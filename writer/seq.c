@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "bfi_hash.h"
 #include "internal.h"
 
 enum { S_START, S_HEADER, S_SEQ, S_COMMENT, S_PLUS, S_QUAL };
@@ -222,7 +223,12 @@ struct kmer_ctx {
 	uint64_t kmers;
 };
 
-static const char BASES[4] = {'A', 'C', 'G', 'T'};
+static int add_kmer_key(void *ctx, const char *key, size_t len)
+{
+	struct kmer_ctx *c = ctx;
+	c->kmers++;
+	return bfi_writer_key(c->w, c->ord, key, len);
+}
 
 static int on_record(void *ctx, const char *id, size_t id_len, const char *seq, size_t len)
 {
@@ -239,31 +245,7 @@ static int on_record(void *ctx, const char *id, size_t id_len, const char *seq, 
 			return writer_fail(c->w, BFI_E_DUP_SET, "%s: record '%.*s' names a set already added",
 			                   c->path, (int)id_len, id);
 	}
-	unsigned k = c->k, shift = 2 * (k - 1), run = 0;
-	uint64_t mask = k == 32 ? ~0ull : (1ull << (2 * k)) - 1, fw = 0, rv = 0;
-	char key[32];
-	for (size_t i = 0; i < len; i++) {
-		int b;
-		switch (seq[i]) {
-		case 'A': case 'a': b = 0; break;
-		case 'C': case 'c': b = 1; break;
-		case 'G': case 'g': b = 2; break;
-		case 'T': case 't': b = 3; break;
-		default: run = 0; continue; /* any other letter ends the run */
-		}
-		fw = ((fw << 2) | (uint64_t)b) & mask;
-		rv = (rv >> 2) | ((uint64_t)(3 - b) << shift);
-		if (++run < k)
-			continue;
-		uint64_t code = fw < rv ? fw : rv;
-		for (unsigned j = 0; j < k; j++)
-			key[j] = BASES[(code >> (2 * (k - 1 - j))) & 3];
-		c->kmers++;
-		int rc = bfi_writer_key(c->w, c->ord, key, k);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return bfi_kmer_keys(seq, len, c->k, add_kmer_key, c);
 }
 
 /* The set name of a sequence file: its name less .gz and a sequence extension. */
@@ -319,8 +301,8 @@ int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_re
 {
 	if (w == NULL || path == NULL)
 		return BFI_E_INVALID;
-	if (k < 1 || k > 32)
-		return writer_fail(w, BFI_E_INVALID, "k-mer length %u: must be 1 to 32", k);
+	if (k < 1 || k > BFI_KMER_MAX)
+		return writer_fail(w, BFI_E_INVALID, "k-mer length %u: must be 1 to %u", k, BFI_KMER_MAX);
 
 	struct stat st;
 	if (stat(path, &st) != 0)
