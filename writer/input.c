@@ -392,15 +392,14 @@ static int add_filter_file(bfi_writer *w, const char *path)
 	return 0;
 }
 
-int bfi_writer_add_filters(bfi_writer *w, const char *path)
+int writer_each_file(bfi_writer *w, const char *path, const char *phase,
+                     int (*fn)(bfi_writer *w, const char *file, void *ctx), void *ctx)
 {
-	if (w == NULL || path == NULL || w->finished)
-		return BFI_E_INVALID;
 	struct stat st;
 	if (stat(path, &st) != 0)
 		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return add_filter_file(w, path);
+		return fn(w, path, ctx);
 	DIR *d = opendir(path);
 	if (d == NULL)
 		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
@@ -430,12 +429,30 @@ int bfi_writer_add_filters(bfi_writer *w, const char *path)
 	if (rc == 0)
 		qsort(list, n, sizeof *list, cmp_str);
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		rc = add_filter_file(w, list[i]);
-		if (rc == 0 && w->opt.progress && (i + 1) % 256 == 0)
-			w->opt.progress(w->opt.progress_ctx, "filters", i + 1, n);
+		if (stat(list[i], &st) != 0)
+			rc = writer_fail(w, -errno, "%s: %s", list[i], strerror(errno));
+		else if (!S_ISREG(st.st_mode))
+			rc = writer_fail(w, BFI_E_INPUT, "%s: not a regular file", list[i]);
+		else
+			rc = fn(w, list[i], ctx);
+		if (rc == 0 && w->opt.progress && ((i + 1) % 256 == 0 || i + 1 == n))
+			w->opt.progress(w->opt.progress_ctx, phase, i + 1, n);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(list[i]);
 	free(list);
 	return rc;
+}
+
+static int each_filter(bfi_writer *w, const char *file, void *ctx)
+{
+	(void)ctx;
+	return add_filter_file(w, file);
+}
+
+int bfi_writer_add_filters(bfi_writer *w, const char *path)
+{
+	if (w == NULL || path == NULL || w->finished)
+		return BFI_E_INVALID;
+	return writer_each_file(w, path, "filters", each_filter, NULL);
 }

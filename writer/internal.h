@@ -113,6 +113,15 @@ void bloofi_shape_free(struct bloofi_shape *s);
  */
 int writer_meta(bfi_writer *w, const char *key, const void *val, size_t len, const char *what);
 
+/*
+ * Call fn(w, file, ctx) for path if it is a file, or else for every file in
+ * the directory path (names not starting with '.', in byte order), each
+ * checked to be a regular file; phase names the progress. Stops at the
+ * first nonzero return.
+ */
+int writer_each_file(bfi_writer *w, const char *path, const char *phase,
+                     int (*fn)(bfi_writer *w, const char *file, void *ctx), void *ctx);
+
 int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -11,7 +11,6 @@
  * lines, a '+' line, then quality lines until they hold as many
  * characters as the sequence did.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,9 +291,15 @@ static int add_file(bfi_writer *w, const char *path, unsigned k, int per_record)
 	return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
+struct fasta_args {
+	unsigned k;
+	int per_record;
+};
+
+static int each_fasta(bfi_writer *w, const char *file, void *ctx)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const struct fasta_args *a = ctx;
+	return add_file(w, file, a->k, a->per_record);
 }
 
 int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_record)
@@ -303,53 +308,6 @@ int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_re
 		return BFI_E_INVALID;
 	if (k < 1 || k > BFI_KMER_MAX)
 		return writer_fail(w, BFI_E_INVALID, "k-mer length %u: must be 1 to %u", k, BFI_KMER_MAX);
-
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return add_file(w, path, k, per_record);
-	/* a directory: every file in it, in name order */
-	DIR *d = opendir(path);
-	if (d == NULL)
-		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
-	char **list = NULL;
-	size_t n = 0, cap = 0;
-	int rc = 0;
-	struct dirent *e;
-	while (rc == 0 && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			char **l = realloc(list, cap * sizeof *l);
-			if (l == NULL) {
-				rc = -ENOMEM;
-				break;
-			}
-			list = l;
-		}
-		size_t len = strlen(path) + strlen(e->d_name) + 2;
-		if ((list[n] = malloc(len)) == NULL)
-			rc = -ENOMEM;
-		else
-			snprintf(list[n++], len, "%s/%s", path, e->d_name);
-	}
-	closedir(d);
-	if (rc == 0)
-		qsort(list, n, sizeof *list, cmp_str);
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		if (stat(list[i], &st) != 0)
-			rc = writer_fail(w, -errno, "%s: %s", list[i], strerror(errno));
-		else if (!S_ISREG(st.st_mode))
-			rc = writer_fail(w, BFI_E_INPUT, "%s: not a regular file", list[i]);
-		else
-			rc = add_file(w, list[i], k, per_record);
-		if (rc == 0 && w->opt.progress)
-			w->opt.progress(w->opt.progress_ctx, "files", i + 1, n);
-	}
-	for (size_t i = 0; i < n; i++)
-		free(list[i]);
-	free(list);
-	return rc;
+	struct fasta_args a = {k, per_record};
+	return writer_each_file(w, path, "files", each_fasta, &a);
 }

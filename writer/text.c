@@ -3,7 +3,6 @@
  * one file per document, plain or gzip, split by the tokenizer that
  * queries use too (format/bfi_text.h), less the stop words.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +152,19 @@ static size_t doc_name(const char *path, const char **name)
 	return n;
 }
 
+struct doc_args {
+	unsigned max_term;
+	const struct stops *stops;
+};
+
+static int each_doc(bfi_writer *w, const char *file, void *ctx)
+{
+	const struct doc_args *a = ctx;
+	const char *name;
+	size_t n = doc_name(file, &name);
+	return add_doc(w, file, name, n, a->max_term, a->stops);
+}
+
 int bfi_writer_add_text(bfi_writer *w, const char *path, unsigned max_term, const char *stop_words)
 {
 	if (w == NULL || path == NULL)
@@ -200,70 +212,9 @@ int bfi_writer_add_text(bfi_writer *w, const char *path, unsigned max_term, cons
 			rc = writer_meta(w, "text_stop_words", w->text_stops, len, "the stop words");
 	}
 	free(v);
-	struct stat st;
-	if (rc == 0 && stat(path, &st) != 0)
-		rc = writer_fail(w, -errno, "%s: %s", path, strerror(errno));
-	if (rc || !S_ISDIR(st.st_mode)) {
-		if (rc == 0) {
-			const char *name;
-			size_t n = doc_name(path, &name);
-			rc = add_doc(w, path, name, n, max_term, &stops);
-		}
-		stops_free(&stops);
-		return rc;
-	}
-	DIR *d = opendir(path);
-	if (d == NULL) {
-		stops_free(&stops);
-		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
-	}
-	char **list = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *e;
-	while (rc == 0 && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			char **l = realloc(list, cap * sizeof *l);
-			if (l == NULL) {
-				rc = -ENOMEM;
-				break;
-			}
-			list = l;
-		}
-		if ((list[n] = strdup(e->d_name)) == NULL)
-			rc = -ENOMEM;
-		else
-			n++;
-	}
-	closedir(d);
+	struct doc_args da = {max_term, &stops};
 	if (rc == 0)
-		qsort(list, n, sizeof *list, cmp_str);
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		size_t flen = strlen(path) + strlen(list[i]) + 2;
-		char *full = malloc(flen);
-		if (full == NULL) {
-			rc = -ENOMEM;
-			break;
-		}
-		snprintf(full, flen, "%s/%s", path, list[i]);
-		if (stat(full, &st) != 0)
-			rc = writer_fail(w, -errno, "%s: %s", full, strerror(errno));
-		else if (!S_ISREG(st.st_mode))
-			rc = writer_fail(w, BFI_E_INPUT, "%s: not a regular file", full);
-		else {
-			const char *name;
-			size_t nl = doc_name(list[i], &name);
-			rc = add_doc(w, full, name, nl, max_term, &stops);
-		}
-		free(full);
-		if (rc == 0 && w->opt.progress && (i + 1) % 1024 == 0)
-			w->opt.progress(w->opt.progress_ctx, "documents", i + 1, n);
-	}
-	for (size_t i = 0; i < n; i++)
-		free(list[i]);
-	free(list);
+		rc = writer_each_file(w, path, "documents", each_doc, &da);
 	stops_free(&stops);
 	return rc;
 }
