@@ -229,6 +229,16 @@ BFI_API BFI_MUST_CHECK int bfi_expr_terms(const void *const *keys, const size_t 
                                           bfi_expr **out);
 /* Keys in the expression (terms, for a term list). */
 BFI_API size_t bfi_expr_keys(const bfi_expr *e);
+/*
+ * A path query over a snapshot of JSON or XML documents (spec/format.md,
+ * "Path keys"): "/a/b" from the root, "a/b" anywhere, a "*" step for one or
+ * more elements, a backslash escaping a '/' or '*' in a name. Rewritten into an
+ * expression over the keys of the encoding the snapshot records. Returns 0,
+ * BFI_E_SYNTAX, BFI_E_LIMIT (more than 64 names), BFI_E_INVALID (the
+ * snapshot holds no path keys, or no catalog) or -ENOMEM.
+ */
+BFI_API BFI_MUST_CHECK int bfi_expr_path(const bfi_snapshot *snap, const char *path, size_t len,
+                                         bfi_expr **out);
 /* Free an expression and set *e to NULL; NULL-safe. */
 BFI_API void bfi_expr_free(bfi_expr **e);
 

@@ -202,6 +202,26 @@ check "build --from-filters refuses filters of another width, naming the file" s
 	rm '$T/sites/odd.bff' && printf 'junk' >'$T/sites/junk.bff' &&
 	! '$BFI' build -q -o '$T/x' --from-filters '$T/sites' 2>'$T/e' && grep -q 'junk.bff' '$T/e' &&
 	rm '$T/sites/junk.bff' && ! '$BFI' filter info '$T/words' 2>'$T/e' && grep -q 'magic\|short' '$T/e'"
+paths_ok() {
+	mkdir -p "$T/xml" &&
+	printf '<device><printer><color/></printer><camera><digital/></camera></device>' >"$T/xml/office.xml" &&
+	printf '<device><camera><color/></camera></device>' >"$T/xml/home.xml" &&
+	"$BFI" build -q -o "$T/xsnap" --input xml "$T/xml" &&
+	"$BFI" query --path "$T/xsnap" '/device/printer' | grep -q '^/device/printer	office.xml$' &&
+	"$BFI" query --path "$T/xsnap" 'camera/color' | grep -q '^camera/color	home.xml$' &&
+	"$BFI" query --path "$T/xsnap" '/device/*/color' | grep -q '	home' &&
+	"$BFI" query --path --json "$T/xsnap" '/printer' | grep -q '"matches": \[\]' &&
+	printf '{"device": {"printer": [{"color": 1}]}}' >"$T/doc.json" &&
+	"$BFI" build -q -o "$T/jsnap" --input json --paths depth --path-max 4 "$T/doc.json" &&
+	"$BFI" query --path "$T/jsnap" 'printer/color' | grep -q '	doc.json$' &&
+	"$BFI" inspect --json "$T/jsnap" >/dev/null
+}
+check "build --input xml|json and query --path" paths_ok
+check "--input xml on a broken document names it; --path on a key snapshot is refused" sh -c "
+	printf '<a><b></a>' >'$T/broken.xml' &&
+	! '$BFI' build -q -o '$T/x' --input xml '$T/broken.xml' 2>'$T/e' && grep -q 'broken.xml:1: not well-formed' '$T/e' &&
+	! '$BFI' query --path '$T/snap' a/b 2>'$T/e' &&
+	! '$BFI' query --path '$T/xsnap' 'a//b' 2>'$T/e' && grep -q 'not a path' '$T/e'"
 check "tree: a bad --bloofi-build or --fanout is refused, with the reason" sh -c "
 	! '$BFI' build -q -o '$T/x' --layout tree --bloofi-build sideways '$DATA' 2>'$T/e' &&
 	grep -q 'offline or incremental' '$T/e' &&

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bfi_paths.h"
 #include "bfi_writer.h"
 #include "tools.h"
 
@@ -18,15 +19,19 @@ static const char help[] =
 	"\n"
 	"Options:\n"
 	"  -o, --output SNAP   the snapshot to write (required)\n"
-	"      --input FORMAT  keys (default: a directory of key files), tsv (the\n"
-	"                      same as --tsv), text: documents, plain or gzip, or\n"
-	"                      directories of them, each a set of its terms (ASCII\n"
-	"                      letters and digits, lower-cased; see --max-term and\n"
-	"                      --stop-words), or fasta: FASTA/FASTQ files, plain\n"
-	"                      or gzip, or directories of them (several INPUTs\n"
-	"                      allowed); each file is a set named after it (less\n"
-	"                      .gz and .fa/.fasta/.fna/.ffn/.fq/.fastq/.seq), whose\n"
-	"                      keys are its canonical k-mers (needs --kmer)\n"
+	"      --input FORMAT  what INPUT is:\n"
+	"                      keys   a directory of key files (the default)\n"
+	"                      tsv    set<TAB>key lines (the same as --tsv)\n"
+	"                      text   documents (see --max-term, --stop-words)\n"
+	"                      fasta  FASTA/FASTQ files (needs --kmer)\n"
+	"                      json, xml  documents as path keys (see --paths)\n"
+	"                      text, fasta, json and xml take files, plain or\n"
+	"                      gzip, or directories of them, several INPUTs\n"
+	"                      allowed; each file is a set named after it, less\n"
+	"                      .gz (and for fasta .fa/.fasta/.fna/.ffn/.fq/\n"
+	"                      .fastq/.seq). Text keys are terms (ASCII letters\n"
+	"                      and digits, lower-cased), fasta keys canonical\n"
+	"                      k-mers\n"
 	"      --kmer K        fasta: k-mer length, 1..255 (beyond 32, keys are\n"
 	"                      canonical rolling hashes)\n"
 	"      --from-filters  INPUT is a filter file ('bfi filter create') or a\n"
@@ -34,6 +39,10 @@ static const char help[] =
 	"                      file less .bff); all must share m and k; layouts\n"
 	"                      flat, plain or tree, at their width\n"
 	"      --per-record    fasta: each record is a set, named by its id\n"
+	"      --paths E       json, xml: the path keys, breadth (each element name\n"
+	"                      at its level), depth (every sub-path) or both\n"
+	"                      (default), for bfi query --path\n"
+	"      --path-max L    json, xml: longest sub-path of the depth keys (8)\n"
 	"      --max-term N    text: longest term kept, 1..255 (32); longer runs\n"
 	"                      are dropped\n"
 	"      --stop-words F  text: leave out the terms of file F\n"
@@ -106,12 +115,14 @@ int cmd_build(int argc, char **argv)
 		{"cluster", no_argument, 0, 'Y'},      {"input", required_argument, 0, 'i'},
 		{"kmer", required_argument, 0, 'X'},   {"per-record", no_argument, 0, 'W'},
 		{"max-term", required_argument, 0, 'T'}, {"stop-words", required_argument, 0, 'S'},
-		{"from-filters", no_argument, 0, 'G'},
+		{"from-filters", no_argument, 0, 'G'}, {"paths", required_argument, 0, 'Q'},
+		{"path-max", required_argument, 0, 'J'},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	const char *out = NULL;
-	int tsv = 0, quiet = 0, c, fasta = 0, per_record = 0, text = 0, filters = 0;
+	int tsv = 0, quiet = 0, c, fasta = 0, per_record = 0, text = 0, filters = 0, docs = 0;
+	unsigned paths = 0, path_max = 0;
 	unsigned kmer = 0, max_term = 0;
 	const char *stop_words = NULL;
 	char *end;
@@ -127,8 +138,12 @@ int cmd_build(int argc, char **argv)
 				fasta = 1;
 			else if (!strcmp(optarg, "text"))
 				text = 1;
+			else if (!strcmp(optarg, "json"))
+				docs = 1;
+			else if (!strcmp(optarg, "xml"))
+				docs = 2;
 			else if (strcmp(optarg, "keys")) {
-				fprintf(stderr, "bfi build: --input takes keys, tsv, text or fasta\n");
+				fprintf(stderr, "bfi build: --input takes keys, tsv, text, fasta, json or xml\n");
 				return EXIT_USAGE;
 			}
 			break;
@@ -143,6 +158,24 @@ int cmd_build(int argc, char **argv)
 		}
 		case 'S': stop_words = optarg; break;
 		case 'G': filters = 1; break;
+		case 'Q':
+			paths = !strcmp(optarg, "breadth") ? BFI_PATHS_BREADTH
+			        : !strcmp(optarg, "depth") ? BFI_PATHS_DEPTH
+			        : !strcmp(optarg, "both")  ? BFI_PATHS_BREADTH | BFI_PATHS_DEPTH : 0;
+			if (!paths) {
+				fprintf(stderr, "bfi build: --paths takes breadth, depth or both\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'J': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*optarg == '\0' || *end || v < 1 || v > 64) {
+				fprintf(stderr, "bfi build: --path-max must be from 1 to 64\n");
+				return EXIT_USAGE;
+			}
+			path_max = (unsigned)v;
+			break;
+		}
 		case 'X': {
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (*optarg == '\0' || *end || v < 1 || v > 255) {
@@ -288,8 +321,12 @@ int cmd_build(int argc, char **argv)
 		                "with --bloofi-build incremental)\n");
 		return EXIT_USAGE;
 	}
-	if (fasta + tsv + text + filters > 1) {
+	if (fasta + tsv + text + filters + (docs > 0) > 1) {
 		fprintf(stderr, "bfi build: give one input format\n");
+		return EXIT_USAGE;
+	}
+	if (!docs && (paths || path_max)) {
+		fprintf(stderr, "bfi build: --paths and --path-max need --input json or xml\n");
 		return EXIT_USAGE;
 	}
 	if (!text && (max_term || stop_words)) {
@@ -301,9 +338,9 @@ int cmd_build(int argc, char **argv)
 		                "need --input fasta\n");
 		return EXIT_USAGE;
 	}
-	if (out == NULL || optind >= argc || (!fasta && !text && optind != argc - 1)) {
+	if (out == NULL || optind >= argc || (!fasta && !text && !docs && optind != argc - 1)) {
 		fprintf(stderr, "bfi build: need -o SNAP and %s\n\n%s",
-		        fasta || text ? "at least one INPUT" : "exactly one INPUT", help);
+		        fasta || text || docs ? "at least one INPUT" : "exactly one INPUT", help);
 		return EXIT_USAGE;
 	}
 	const char *input = argv[optind];
@@ -328,6 +365,10 @@ int cmd_build(int argc, char **argv)
 		rc = bfi_writer_add_tsv(w, f, strcmp(input, "-") ? input : "(stdin)");
 		if (f != stdin)
 			fclose(f);
+	} else if (docs) {
+		for (int i = optind; i < argc && rc == 0; i++)
+			rc = bfi_writer_add_paths(w, argv[i], docs == 2,
+			                          paths ? paths : BFI_PATHS_BREADTH | BFI_PATHS_DEPTH, path_max);
 	} else if (filters) {
 		rc = bfi_writer_add_filters(w, input);
 	} else if (text) {

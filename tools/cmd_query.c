@@ -39,6 +39,9 @@ static const char help[] =
 	"  -k, --kmer K       a query is a DNA sequence; its terms are its distinct\n"
 	"                     canonical K-mers (K 1..255; letters other than ACGT\n"
 	"                     break k-mers). Without --threshold, all must match.\n"
+	"      --path         a query is a path over JSON/XML documents (bfi build\n"
+	"                     --input json|xml): /a/b from the root, a/b anywhere,\n"
+	"                     * for one or more elements (a/*/b)\n"
 	"      --fasta FILE   with --kmer: the queries are the records of FILE\n"
 	"                     (FASTA or FASTQ, plain or gzip, '-' for stdin),\n"
 	"                     each answered under its record's id\n"
@@ -65,11 +68,12 @@ static const char help[] =
 	"      --trusted      skip the catalog digest check (trusted files only)\n"
 	"  -h, --help         show this help\n";
 
-enum mode { M_KEY, M_EXPR, M_TERMS, M_TEXT };
+enum mode { M_KEY, M_EXPR, M_TERMS, M_TEXT, M_PATH };
 
 struct opts {
 	int json, count, ordinals;
 	const char *format; /* --format template, or NULL */
+	const bfi_snapshot *snap; /* for --path, which reads the encoding from the catalog */
 	enum mode mode;
 	double theta;
 	unsigned kmer;
@@ -253,6 +257,11 @@ static int compile(const struct opts *o, struct query *q, const char *path)
 			        q->text);
 		break;
 	case M_TEXT: rc = make_text_and(o, q->text, q->len, &q->e); break;
+	case M_PATH:
+		rc = bfi_expr_path(o->snap, q->text, q->len, &q->e);
+		if (rc == BFI_E_SYNTAX)
+			fprintf(stderr, "bfi query: not a path: %.*s\n", (int)q->len, q->text);
+		break;
 	default: rc = make_terms(o, q->text, q->len, &q->e); break;
 	}
 	(void)path;
@@ -464,12 +473,13 @@ int cmd_query(int argc, char **argv)
 	                                     {"text", no_argument, 0, 'X'},
 	                                     {"fasta", required_argument, 0, 'F'},
 	                                     {"format", required_argument, 0, 'M'},
+	                                     {"path", no_argument, 0, 'P'},
 	                                     {"batch", no_argument, 0, 'B'},
 	                                     {"batch-size", required_argument, 0, 'S'},
 	                                     {"layout", required_argument, 0, 'L'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
-	struct opts o = {0, 0, 0, NULL, M_KEY, 0, 0, 0, BFI_TERM_DEFAULT, NULL, 0, 0, 0, 1000};
+	struct opts o = {0, 0, 0, NULL, NULL, M_KEY, 0, 0, 0, BFI_TERM_DEFAULT, NULL, 0, 0, 0, 1000};
 	unsigned flags = 0;
 	const char *fasta = NULL;
 	int c, status = EXIT_OK;
@@ -485,6 +495,7 @@ int cmd_query(int argc, char **argv)
 		case 'e': o.mode = M_EXPR; break;
 		case 'B': o.batch = 1; break;
 		case 'X': o.text = 1; break;
+		case 'P': o.mode = M_PATH; break;
 		case 'F': fasta = optarg; break;
 		case 'M': {
 			const char *why = check_format(optarg);
@@ -534,6 +545,10 @@ int cmd_query(int argc, char **argv)
 		fprintf(stderr, "bfi query: --text and --kmer do not go together\n");
 		return EXIT_USAGE;
 	}
+	if (o.mode == M_PATH && (o.text || o.kmer || o.theta > 0)) {
+		fprintf(stderr, "bfi query: --path does not combine with --text, --kmer or --threshold\n");
+		return EXIT_USAGE;
+	}
 	if (o.format && (o.json || o.count || o.ordinals)) {
 		fprintf(stderr, "bfi query: --format does not combine with --json, --count or --ordinals\n");
 		return EXIT_USAGE;
@@ -572,7 +587,8 @@ int cmd_query(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *path = argv[optind++];
-	if ((o.ordinals || o.count) && !o.text) /* --text reads the tokenizer from the catalog */
+	/* --text and --path read the tokenizer or the encoding from the catalog */
+	if ((o.ordinals || o.count) && !o.text && o.mode != M_PATH)
 		flags |= BFI_OPEN_NO_CATALOG;
 	bfi_snapshot *s = NULL;
 	bfi_result *res = NULL;
@@ -596,6 +612,7 @@ int cmd_query(int argc, char **argv)
 			o.stops_len = vl;
 		}
 	}
+	o.snap = s;
 	rc = bfi_result_create(&res);
 	if (rc == 0 && fasta) { /* each record of the file is one query, named by its id */
 		struct fasta_ctx fc = {s, res, &o};

@@ -181,6 +181,19 @@ BFI_API BFI_MUST_CHECK int bfi_writer_add_text(bfi_writer *w, const char *path, 
                                                const char *stop_words);
 
 /*
+ * Add JSON (xml 0) or XML (xml 1) documents as sets of path keys
+ * (spec/format.md, "Path keys"): path is a document, plain or gzip, or a
+ * directory of them; each is a set named after its file less ".gz". enc is
+ * BFI_PATHS_BREADTH, BFI_PATHS_DEPTH or both (bfi_paths.h); path_max (0:
+ * 8) bounds the depth encoding's sub-paths. The encoding is recorded in the
+ * catalog for path queries (bfi_expr_path). Returns 0, BFI_E_INPUT (not
+ * well-formed, naming the file and line), BFI_E_LIMIT (deeper than 64
+ * levels), BFI_E_DUP_SET, BFI_E_INVALID or -errno.
+ */
+BFI_API BFI_MUST_CHECK int bfi_writer_add_paths(bfi_writer *w, const char *path, int xml,
+                                                unsigned enc, unsigned path_max);
+
+/*
  * Add "set<TAB>key" lines from f (label names it in messages). The key is
  * everything after the first TAB, less a trailing CR. "set<TAB>" with an
  * empty key declares the set without adding a key. Empty lines are

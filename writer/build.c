@@ -1357,6 +1357,13 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		widest = p.blocks[b].m > widest ? p.blocks[b].m : widest;
 	snapshot_id(&w->names, p.old_of_new, sums, (size_t)sumsec->size, p.k, h.snapshot_id);
 	progress(w, "catalog", 0, 0);
+	if (w->path_levels) { /* known only now: how deep the documents went */
+		char lv[16];
+		rc = writer_meta(w, "path_levels", lv, (size_t)snprintf(lv, sizeof lv, "%u", w->path_levels),
+		                 "the path levels");
+		if (rc)
+			goto out;
+	}
 	rc = catalog_write(cpath, &w->names, w->meta, w->n_meta, p.old_of_new, distinct, p.ones, p.k,
 	                   w->opt.bits ? 0.0 : w->opt.fpr, h.snapshot_id, w->errmsg,
 	                   sizeof w->errmsg);

@@ -63,7 +63,7 @@ int spool_iter_next(struct spool_iter *it, struct rec *r);
 void spool_iter_end(struct spool_iter *it);
 
 /* Catalog meta fields an input adds (spec/format.md, "Catalog"). */
-#define WRITER_MAX_META 4
+#define WRITER_MAX_META 6
 struct meta_kv {
 	char key[32];
 	char *val;
@@ -77,6 +77,7 @@ struct bfi_writer {
 	/* prebuilt filters (bfi_writer_add_filters), by input ordinal; then no keys */
 	bfi_filter **filt;
 	size_t n_filt, cap_filt;
+	unsigned path_levels; /* JSON/XML input: the deepest document's levels */
 	/* text input: the tokenizer of the first call, which every later one must match */
 	int text_seen;
 	unsigned text_max;

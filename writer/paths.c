@@ -1,0 +1,280 @@
+/*
+ * paths.c - JSON and XML documents as sets of path keys (spec/format.md,
+ * "Path keys"): Koloniari and Pitoura's breadth encoding (each element
+ * name tagged with its level, and untagged) and depth encoding (every
+ * contiguous sub-path of element names, up to path_max names, and every
+ * path from the root). XML is read with expat, JSON with json-c: an
+ * object's member names are elements, an array is transparent (its items
+ * sit at the array's level), scalars are not elements.
+ */
+#include <errno.h>
+#include <expat.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <zlib.h>
+
+#include "bfi_paths.h"
+#include "internal.h"
+
+struct pdoc {
+	bfi_writer *w;
+	uint32_t ord;
+	unsigned enc, path_max;
+	const char *names[BFI_PATH_LEVELS_MAX];
+	size_t lens[BFI_PATH_LEVELS_MAX];
+	char *owned[BFI_PATH_LEVELS_MAX]; /* XML: copies of the open elements' names */
+	unsigned depth, deepest;
+	int too_deep;
+	char *key;
+	size_t key_cap;
+	int rc;
+};
+
+static int add_key(struct pdoc *d, char kind, unsigned num, const char *const *names,
+                   const size_t *lens, size_t n)
+{
+	size_t need = bfi_path_key(NULL, 0, kind, num, names, lens, n);
+	if (need + 1 > d->key_cap) {
+		char *k = realloc(d->key, need + 1);
+		if (k == NULL)
+			return -ENOMEM;
+		d->key = k;
+		d->key_cap = need + 1;
+	}
+	bfi_path_key(d->key, d->key_cap, kind, num, names, lens, n);
+	return bfi_writer_key(d->w, d->ord, d->key, need);
+}
+
+/* An element at level d->depth, whose root path is names[0 .. depth - 1]. */
+static int element(struct pdoc *d)
+{
+	unsigned D = d->depth;
+	const char *const *nm = d->names;
+	const size_t *ln = d->lens;
+	int rc = 0;
+	if (D > d->deepest)
+		d->deepest = D;
+	if (d->enc & BFI_PATHS_BREADTH) {
+		rc = add_key(d, 'a', 0, nm + D - 1, ln + D - 1, 1);
+		if (rc == 0)
+			rc = add_key(d, 'b', D, nm + D - 1, ln + D - 1, 1);
+	}
+	if (rc == 0 && (d->enc & BFI_PATHS_DEPTH)) {
+		/* the sub-paths that end here, 1 to path_max names, and the root path */
+		for (unsigned n = 1; rc == 0 && n <= D && n <= d->path_max; n++)
+			rc = add_key(d, 'd', n, nm + D - n, ln + D - n, n);
+		if (rc == 0 && D <= d->path_max)
+			rc = add_key(d, 'r', 0, nm, ln, D);
+	}
+	return rc;
+}
+
+/* XML */
+static void XMLCALL xml_start(void *ctx, const XML_Char *name, const XML_Char **attrs)
+{
+	struct pdoc *d = ctx;
+	(void)attrs;
+	if (d->rc)
+		return;
+	if (d->depth == BFI_PATH_LEVELS_MAX) {
+		d->too_deep = 1;
+		d->rc = BFI_E_LIMIT;
+		return;
+	}
+	if ((d->owned[d->depth] = strdup(name)) == NULL) {
+		d->rc = -ENOMEM;
+		return;
+	}
+	d->names[d->depth] = d->owned[d->depth];
+	d->lens[d->depth] = strlen(name);
+	d->depth++;
+	d->rc = element(d);
+}
+
+static void XMLCALL xml_end(void *ctx, const XML_Char *name)
+{
+	struct pdoc *d = ctx;
+	(void)name;
+	if (d->depth) {
+		d->depth--;
+		free(d->owned[d->depth]);
+		d->owned[d->depth] = NULL;
+	}
+}
+
+/* JSON */
+static int walk(struct pdoc *d, struct json_object *o)
+{
+	if (json_object_is_type(o, json_type_array)) {
+		size_t n = json_object_array_length(o);
+		for (size_t i = 0; i < n; i++) {
+			int rc = walk(d, json_object_array_get_idx(o, i));
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	if (!json_object_is_type(o, json_type_object))
+		return 0;
+	json_object_object_foreach(o, key, val) {
+		if (d->depth == BFI_PATH_LEVELS_MAX) {
+			d->too_deep = 1;
+			return BFI_E_LIMIT;
+		}
+		d->names[d->depth] = key;
+		d->lens[d->depth] = strlen(key);
+		d->depth++;
+		int rc = element(d);
+		if (rc == 0)
+			rc = walk(d, val);
+		d->depth--;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* A whole (possibly gzip) file into memory. */
+static int slurp(bfi_writer *w, const char *path, char **out, size_t *len)
+{
+	gzFile gz = gzopen(path, "rb");
+	if (gz == NULL)
+		return writer_fail(w, errno ? -errno : -ENOMEM, "%s: %s", path,
+		                   errno ? strerror(errno) : "cannot open");
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	int rc = buf ? 0 : -ENOMEM;
+	while (rc == 0) {
+		if (n == cap) {
+			char *nb = realloc(buf, cap * 2);
+			if (nb == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		int got = gzread(gz, buf + n, (unsigned)(cap - n > (1u << 30) ? (1u << 30) : cap - n));
+		if (got < 0) {
+			int zerr;
+			rc = writer_fail(w, BFI_E_INPUT, "%s: %s", path, gzerror(gz, &zerr));
+		} else if (got == 0) {
+			break;
+		} else {
+			n += (size_t)got;
+		}
+	}
+	if (gzclose(gz) != Z_OK && rc == 0)
+		rc = writer_fail(w, BFI_E_INPUT, "%s: truncated or corrupt", path);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+struct path_args {
+	int xml;
+	unsigned enc, path_max;
+};
+
+static int add_document(bfi_writer *w, const char *path, void *ctx)
+{
+	const struct path_args *a = ctx;
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t nl = strlen(base);
+	if (nl > 3 && !strcasecmp(base + nl - 3, ".gz"))
+		nl -= 3;
+	struct pdoc d;
+	memset(&d, 0, sizeof d);
+	d.w = w;
+	d.enc = a->enc;
+	d.path_max = a->path_max;
+	uint32_t before = w->names.n;
+	int rc = bfi_writer_set(w, base, nl, &d.ord);
+	if (rc)
+		return rc;
+	if (w->names.n == before)
+		return writer_fail(w, BFI_E_DUP_SET, "%s: set '%.*s' was already added", path, (int)nl, base);
+	char *text = NULL;
+	size_t len = 0;
+	if ((rc = slurp(w, path, &text, &len)))
+		return rc;
+	if (a->xml) {
+		XML_Parser p = XML_ParserCreate(NULL);
+		if (p == NULL) {
+			free(text);
+			return -ENOMEM;
+		}
+		XML_SetUserData(p, &d);
+		XML_SetElementHandler(p, xml_start, xml_end);
+		if (XML_Parse(p, text, (int)(len > INT32_MAX ? INT32_MAX : len), 1) == XML_STATUS_ERROR &&
+		    d.rc == 0)
+			rc = writer_fail(w, BFI_E_INPUT, "%s:%lu: not well-formed XML: %s", path,
+			                 (unsigned long)XML_GetCurrentLineNumber(p),
+			                 XML_ErrorString(XML_GetErrorCode(p)));
+		XML_ParserFree(p);
+		for (unsigned i = 0; i < BFI_PATH_LEVELS_MAX; i++)
+			free(d.owned[i]);
+	} else {
+		struct json_tokener *tok = json_tokener_new_ex(BFI_PATH_LEVELS_MAX * 2 + 2);
+		if (tok == NULL || len > INT32_MAX) {
+			free(text);
+			return tok ? writer_fail(w, BFI_E_LIMIT, "%s: larger than 2 GB", path) : -ENOMEM;
+		}
+		struct json_object *o = json_tokener_parse_ex(tok, text, (int)len);
+		enum json_tokener_error je = json_tokener_get_error(tok);
+		if (o == NULL || je != json_tokener_success || (size_t)json_tokener_get_parse_end(tok) < len) {
+			/* trailing blanks are fine; anything else after the value is not */
+			size_t end = o ? json_tokener_get_parse_end(tok) : 0;
+			while (o && end < len && (text[end] == ' ' || text[end] == '\n' || text[end] == '\r' ||
+			                          text[end] == '\t'))
+				end++;
+			if (o == NULL || je != json_tokener_success || end < len)
+				rc = writer_fail(w, BFI_E_INPUT, "%s: not JSON: %s", path,
+				                 o == NULL || je != json_tokener_success ? json_tokener_error_desc(je)
+				                                                          : "text after the value");
+		}
+		if (rc == 0)
+			rc = walk(&d, o);
+		json_object_put(o);
+		json_tokener_free(tok);
+	}
+	free(text);
+	free(d.key);
+	if (rc == 0 && d.rc)
+		rc = d.rc;
+	if (rc == BFI_E_LIMIT)
+		rc = writer_fail(w, BFI_E_LIMIT, "%s: deeper than %u levels", path, BFI_PATH_LEVELS_MAX);
+	if (rc == 0 && d.deepest > w->path_levels)
+		w->path_levels = d.deepest;
+	return rc;
+}
+
+int bfi_writer_add_paths(bfi_writer *w, const char *path, int xml, unsigned enc, unsigned path_max)
+{
+	if (w == NULL || path == NULL)
+		return BFI_E_INVALID;
+	if (path_max == 0)
+		path_max = BFI_PATH_MAX_DEFAULT;
+	if (enc == 0 || (enc & ~(BFI_PATHS_BREADTH | BFI_PATHS_DEPTH)) || path_max > BFI_PATH_LEVELS_MAX)
+		return writer_fail(w, BFI_E_INVALID, "path encoding %u or sub-path limit %u out of range",
+		                   enc, path_max);
+	/* queries rewrite paths by the encoding the documents were given */
+	const char *es = enc == BFI_PATHS_BREADTH ? "breadth" : enc == BFI_PATHS_DEPTH ? "depth"
+	                                                                               : "breadth+depth";
+	char num[16];
+	int rc = writer_meta(w, "paths", es, strlen(es), "the path encoding");
+	if (rc == 0)
+		rc = writer_meta(w, "path_max", num, (size_t)snprintf(num, sizeof num, "%u", path_max),
+		                 "the sub-path limit");
+	if (rc)
+		return rc;
+	struct path_args a = {xml, enc, path_max};
+	return writer_each_file(w, path, "documents", add_document, &a);
+}
