@@ -249,6 +249,7 @@ void bfi_rambo_desc_encode(uint8_t out[BFI_RAMBO_DESC_SIZE], const struct bfi_ra
 	bfi_put32(out + 20, d->partition_id);
 	bfi_put64(out + 24, d->cells);
 	bfi_put32(out + 32, d->shards);
+	bfi_put32(out + 36, d->flags);
 	bfi_put64(out + 40, d->table_offset);
 }
 
@@ -312,7 +313,8 @@ int bfi_rambo_decode(const uint8_t *in, uint64_t size, struct bfi_rambo_desc *d,
 	d->cells = bfi_get64(in + 24);
 	d->shards = bfi_get32(in + 32);
 	d->table_offset = bfi_get64(in + 40);
-	if (!all_zero(in + 36, 4) || !all_zero(in + 48, BFI_RAMBO_DESC_SIZE - 48))
+	d->flags = bfi_get32(in + 36);
+	if ((d->flags & ~BFI_RAMBO_SHARED_PROBES) || !all_zero(in + 48, BFI_RAMBO_DESC_SIZE - 48))
 		return BFI_E_RESERVED;
 	if (d->hash_id != BFI_HASH_XXH3_MIX || d->partition_id != BFI_PARTITION_XXH3)
 		return BFI_E_INCOMPAT;

@@ -212,7 +212,11 @@ struct bfi_rambo_desc {
 	uint64_t cells;        /* B, per repetition */
 	uint32_t shards;       /* S: the two-level hash's first level; B % S == 0 */
 	uint64_t table_offset; /* relative, 64 */
+	uint32_t flags;        /* BFI_RAMBO_SHARED_PROBES (format 2.1) */
 };
+/* Every repetition tests probes 0 .. k - 1 (built from prebuilt filters),
+ * not repetition r's own r k .. r k + k - 1. */
+#define BFI_RAMBO_SHARED_PROBES 1u
 
 /* One repetition of the RAMBO section; offsets relative to the section. */
 struct bfi_rep {

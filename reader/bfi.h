@@ -103,6 +103,7 @@ struct bfi_info {
 	uint32_t rambo_reps;       /* R, B and S of the rambo layout (0 without one) */
 	uint64_t rambo_cells;
 	uint32_t rambo_shards;
+	int rambo_shared_probes;   /* built from filters: every repetition tests the same probes */
 	uint32_t tree_levels;      /* levels and fanout of the tree layout (0 without one) */
 	uint32_t tree_fanout;
 	uint64_t tree_prefilter_bits; /* width of the tree's union pre-filter, 0 if none */

@@ -398,6 +398,7 @@ void bfi_info(const bfi_snapshot *s, struct bfi_info *info)
 		info->rambo_reps = s->lay.rambo.reps;
 		info->rambo_cells = s->lay.rambo.cells;
 		info->rambo_shards = s->lay.rambo.shards;
+		info->rambo_shared_probes = (s->lay.rambo.flags & BFI_RAMBO_SHARED_PROBES) != 0;
 		for (uint32_t r = 0; r < s->lay.rambo.reps; r++)
 			if (s->reps[r].m > info->bits)
 				info->bits = s->reps[r].m;

@@ -65,8 +65,9 @@ long bfi__rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const stru
 	uint32_t best_r = 0;
 	for (uint32_t r = 0; r < d->reps; r++) {
 		const struct bfi_rrep *rp = &s->reps[r];
-		/* repetition r takes the key's probes r k .. r k + k - 1 */
-		size_t nr = bfi__conj_rows(e, n, k, r * k, rp->rows, rp->m, rp->row_bytes, res->rows);
+		/* repetition r takes the key's probes r k .. r k + k - 1, unless all share 0 .. k - 1 */
+		uint32_t base = d->flags & BFI_RAMBO_SHARED_PROBES ? 0 : r * k;
+		size_t nr = bfi__conj_rows(e, n, k, base, rp->rows, rp->m, rp->row_bytes, res->rows);
 		uint64_t *map = res->vec + (size_t)r * words;
 		and_words(res->rows, nr, words, map, touched);
 		uint64_t cand = 0;

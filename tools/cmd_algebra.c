@@ -161,6 +161,7 @@ int cmd_fold(int argc, char **argv)
 	rr.shards = in.rambo_shards;
 	rr.reps = in.rambo_reps;
 	rr.k = in.hashes;
+	rr.shared_probes = in.rambo_shared_probes; /* folded rows keep the probes they were made with */
 	uint64_t B = in.rambo_cells, S = in.rambo_shards;
 	for (uint64_t t = 0; t < times && rc == 0; t++) {
 		if (!(in.layouts & BFI_LAYOUT_RAMBO) || B % 2 || (S > 1 && S % 2)) {
@@ -252,6 +253,7 @@ int cmd_stack(int argc, char **argv)
 			first = in;
 		int same = (in.layouts & BFI_LAYOUT_RAMBO) && in.rambo_shards == 1 &&
 		           in.rambo_cells == first.rambo_cells && in.rambo_reps == first.rambo_reps &&
+		           in.rambo_shared_probes == first.rambo_shared_probes &&
 		           in.hashes == first.hashes;
 		for (uint32_t r = 0; same && r < in.rambo_reps; r++) {
 			uint64_t m0, m1;
@@ -319,6 +321,7 @@ int cmd_stack(int argc, char **argv)
 	rr.shards = (uint32_t)ns;
 	rr.reps = rc ? 0 : first.rambo_reps;
 	rr.k = rc ? 0 : first.hashes;
+	rr.shared_probes = rc ? 0 : first.rambo_shared_probes;
 	rr.distinct = distinct;
 	uint64_t at = 0;
 	for (int i = 0; i < ns && rc == 0; i++)

@@ -229,6 +229,7 @@ struct bfi_rambo_rows {
 	uint64_t m[BFI_RAMBO_MAX_REPS];            /* rows of each repetition */
 	const uint8_t *rows[BFI_RAMBO_MAX_REPS];   /* m[r] rows of ceil(B / 64) * 8 bytes */
 	const uint64_t *distinct;                  /* per declared set: distinct keys */
+	int shared_probes; /* the rows were made with probes 0 .. k - 1 in every repetition */
 };
 /* Returns 0 or BFI_E_INVALID. The rows must stay valid until finish. */
 BFI_API BFI_MUST_CHECK int bfi_writer_rambo_rows(bfi_writer *w, const struct bfi_rambo_rows *rows);
@@ -268,8 +269,11 @@ BFI_API BFI_MUST_CHECK int bfi_filter_load(const char *path, bfi_filter **out);
  * directory of them (every file not starting with '.', in name order), each
  * a set named after its file less ".bff". All must share m, k and the hash
  * [BFI_E_FILTER_MISMATCH, naming the file]. Such a build takes no keys, and
- * makes flat, plain and tree layouts at width m (rambo needs the keys);
- * the sets' distinct counts are the filters' key counts.
+ * makes flat, plain, tree and rambo layouts at width m;
+ * the sets' distinct counts are the filters' key counts. A rambo layout
+ * ORs each cell's filters, and, since a filter has only probes 0 .. k - 1,
+ * every repetition tests those (format 2.1): no key is missed, but the
+ * repetitions are less independent than from keys.
  */
 BFI_API BFI_MUST_CHECK int bfi_writer_add_filters(bfi_writer *w, const char *path);
 

@@ -340,8 +340,10 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 		                   "rambo: %llu cells, %llu shards, %u repetitions: cells must be at most "
 		                   "2^24 and a multiple of the shards, repetitions at most 64",
 		                   (unsigned long long)cells, (unsigned long long)shards, reps);
-	struct bfi_rambo_desc d = {p->n, kr, BFI_HASH_XXH3_MIX, reps, BFI_PARTITION_XXH3, cells,
-	                           (uint32_t)shards, BFI_RAMBO_DESC_SIZE};
+	/* prebuilt filters hold probes 0 .. k - 1 only: every repetition tests those */
+	uint32_t shared = w->n_filt || (w->raw && w->raw->shared_probes) ? BFI_RAMBO_SHARED_PROBES : 0;
+	struct bfi_rambo_desc d = {p->n,  kr,    BFI_HASH_XXH3_MIX, reps, BFI_PARTITION_XXH3,
+	                           cells, (uint32_t)shards, BFI_RAMBO_DESC_SIZE, shared};
 	p->rambo = d;
 	p->cell_of = malloc((size_t)reps * p->n * sizeof *p->cell_of);
 	p->cell_ones = calloc((size_t)cells, sizeof *p->cell_ones);
@@ -728,6 +730,13 @@ static void fill_filters(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 				} else if (c->kind == LK_PLAIN) {
 					uint64_t base = p->plain.filters_offset + (uint64_t)j * p->plain.filter_bytes;
 					set_bit(c->buf, lo, hi, base + row / 8, row % 8);
+				} else if (c->kind == LK_RAMBO) { /* each cell: the OR of its sets' filters */
+					for (uint32_t rep = 0; rep < p->rambo.reps; rep++) {
+						const struct bfi_rep *rp = &p->reps[rep];
+						uint64_t cell = p->cell_of[(size_t)rep * p->n + j];
+						set_bit(c->buf, lo, hi, rp->rows_offset + row * rp->row_bytes + cell / 8,
+						        cell % 8);
+					}
 				}
 			}
 	}
@@ -1205,11 +1214,6 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 			pairs += fs.keys;
 		}
 		bfi_filter_stats(w->filt[0], &fs);
-		if (w->opt.layouts & BFI_BUILD_RAMBO) {
-			rc = writer_fail(w, BFI_E_INVALID, "a rambo layout needs the keys, not filters: "
-			                                   "use --layout flat, plain or tree");
-			goto out;
-		}
 		if ((w->opt.bits && w->opt.bits != fs.m) || (w->opt.hashes && w->opt.hashes != fs.k)) {
 			rc = writer_fail(w, BFI_E_FILTER_MISMATCH, "the filters have m = %llu and k = %u, "
 			                 "not the --bits or --hashes given", (unsigned long long)fs.m, fs.k);
@@ -1381,7 +1385,10 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		bfi_section_encode(head + BFI_HEADER_SIZE + i * BFI_ENTRY_SIZE, &sec[i]);
 	h.major = BFI_VERSION_MAJOR;
 	/* 2.1 only when the file needs it: 2.0 readers still read the rest */
-	h.minor = tree && (p.tree.flags & BFI_TREE_EXPLICIT) ? 1 : 0;
+	h.minor = (tree && (p.tree.flags & BFI_TREE_EXPLICIT)) ||
+	                  (rambo && (p.rambo.flags & BFI_RAMBO_SHARED_PROBES))
+	              ? 1
+	              : 0;
 	h.file_size = file_size;
 	h.table_offset = BFI_HEADER_SIZE;
 	h.section_count = n_sec;
