@@ -27,7 +27,7 @@ status_is() { # status_is WANT COMMAND...
 	[ "$got" -eq "$want" ] || { echo "  exit status $got, want $want: $*"; return 1; }
 }
 
-for c in "" build query inspect verify bench synth fold stack; do
+for c in "" build query inspect verify bench synth fold stack filter; do
 	check "bfi $c --help exits 0 and shows usage" sh -c "'$BFI' $c --help | grep -q '^Usage: bfi'"
 done
 check "no command is a usage error (2)" status_is 2 "$BFI"

@@ -1,0 +1,65 @@
+#!/bin/sh
+# federated.sh - issue 6's federated case through the command line: 1,000
+# sites each make their filter with `bfi filter create`, on their own; an
+# indexer builds one snapshot with `bfi build --from-filters`. It must be the
+# very snapshot a direct build from all the sites' keys gives (same m, k and
+# set order, pre-filters off), and so give the same answers.
+# Usage: sh tests/federated.sh ./bfi    (from the source root; tests/run.sh does this)
+BFI=${1:-./bfi}
+case $BFI in /*) ;; *) BFI=$(pwd)/$BFI ;; esac
+T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-fed.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fails=0
+check() {
+	name=$1
+	shift
+	if "$@" >"$T/out" 2>"$T/err"; then
+		echo "PASS federated: $name"
+	else
+		echo "FAIL federated: $name"
+		sed 's/^/  | /' "$T/out" "$T/err" | head -20
+		fails=$((fails + 1))
+	fi
+}
+mkdir -p "$T/keys" "$T/filters"
+# site i holds its own words and some its neighbours share
+awk -v dir="$T/keys" 'BEGIN {
+	for (s = 0; s < 1000; s++) {
+		f = sprintf("%s/site%04d", dir, s)
+		n = 10 + s % 40
+		for (i = 0; i < n; i++)
+			print (i % 4 ? sprintf("own-%d-%d", s, i) : sprintf("shared-%d-%d", int(s / 25), i)) > f
+		close(f)
+	}
+}'
+sites_ok() {
+	for f in "$T"/keys/*; do
+		"$BFI" filter create -o "$T/filters/$(basename "$f").bff" --bits 4096 --hashes 6 "$f" || return 1
+	done
+	[ "$(ls "$T/filters" | wc -l)" -eq 1000 ]
+}
+check "1,000 sites make their filters with bfi filter create" sites_ok
+check "the indexer builds from the filters" \
+	"$BFI" build -q -o "$T/fed" --from-filters --layout flat,tree "$T/filters"
+for f in "$T"/keys/*; do sed "s/^/$(basename "$f")	/" "$f"; done >"$T/all.tsv"
+check "a direct build from every site's keys" \
+	"$BFI" build -q -o "$T/direct" --tsv --bits 4096 --hashes 6 --prefilter never \
+	--layout flat,tree "$T/all.tsv"
+check "the two snapshots are byte-identical" sh -c "
+	cmp '$T/fed/index.bfi' '$T/direct/index.bfi' && cmp '$T/fed/catalog.mdb' '$T/direct/catalog.mdb'"
+same_answers() {
+	cut -f2 "$T/all.tsv" | sort -u >"$T/q"
+	echo absent-1 >>"$T/q"
+	for layout in flat tree; do
+		"$BFI" query --layout $layout "$T/fed" <"$T/q" >"$T/a.$layout" &&
+			"$BFI" query --layout $layout "$T/direct" <"$T/q" >"$T/b.$layout" &&
+			cmp "$T/a.$layout" "$T/b.$layout" || return 1
+	done
+	# and every site is found by each of its keys
+	awk -F'\t' 'NR == FNR { want[$2] = want[$2] " " $1; next }
+		{ for (i = 2; i <= NF; i++) got[$1] = got[$1] " " $i }
+		END { for (k in want) { n = split(want[k], w, " "); for (j = 1; j <= n; j++)
+			if (index(got[k] " ", " " w[j] " ") == 0) fn++ } exit fn > 0 }' "$T/all.tsv" "$T/a.flat"
+}
+check "the same answers on flat and tree, with no site missed" same_answers
+[ "$fails" -eq 0 ]
