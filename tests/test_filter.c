@@ -262,6 +262,21 @@ static void test_corrupt(void)
 	bfi_filter_header_encode(c, &h);
 	EXPECT_RC(test_write_file(bad, c, len), 0);
 	EXPECT_RC(bfi_filter_load(bad, &f), BFI_E_VERSION);
+	/* another hash function, resealed: refused, and an index build names the file */
+	memcpy(c, b, len);
+	h.version = BFI_FILTER_VERSION;
+	h.hash_id = 2;
+	bfi_filter_header_encode(c, &h);
+	EXPECT_RC(test_write_file(bad, c, len), 0);
+	EXPECT_RC(bfi_filter_load(bad, &f), BFI_E_INCOMPAT);
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	bfi_writer *w;
+	EXPECT_RC(bfi_writer_create(&o, &w), 0);
+	EXPECT_RC(bfi_writer_add_filters(w, bad), BFI_E_INCOMPAT);
+	EXPECT(strstr(bfi_writer_errmsg(w), "bad.bff") != NULL);
+	bfi_writer_destroy(&w);
+	h.hash_id = 1;
 	/* a claimed width beyond the file, resealed */
 	memcpy(c, b, len);
 	h.version = BFI_FILTER_VERSION;
