@@ -1,0 +1,65 @@
+/*
+ * fuzz_query.c - any bytes as index.bfi, opened without a catalog, then
+ * queried on every layout it holds: single keys, an expression, a
+ * threshold query and a batch. A query may fail with an error code; it
+ * may not crash or read outside the file.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "bfi.h"
+#include "fuzz.h"
+
+const char *fuzz_name = "query";
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (fuzz_file("snap/index.bfi", data, size) == NULL)
+		return 0;
+	char snap[600];
+	snprintf(snap, sizeof snap, "%s/snap", fuzz_dir());
+	bfi_snapshot *s;
+	if (bfi_open(snap, BFI_OPEN_NO_CATALOG, &s) != 0)
+		return 0;
+	bfi_result *r;
+	if (bfi_result_create(&r) != 0) {
+		bfi_close(&s);
+		return 0;
+	}
+	static const char *const keys[] = {"apple", "lmdb", "k1", "k2", "shared3-key0", "", "x"};
+	static const unsigned layouts[] = {BFI_LAYOUT_FLAT, BFI_LAYOUT_PLAIN, BFI_LAYOUT_RAMBO,
+	                                   BFI_LAYOUT_TREE};
+	struct bfi_info in;
+	bfi_info(s, &in);
+	bfi_expr *e = NULL, *t = NULL;
+	const char *text = "(apple AND k1) OR lmdb OR (x AND NOT_A_KEY)";
+	TRY(bfi_expr_parse(text, strlen(text), &e, NULL));
+	const void *tk[3] = {"apple", "k2", "x"};
+	size_t tl[3] = {5, 2, 1};
+	TRY(bfi_expr_terms(tk, tl, 3, &t));
+	for (size_t l = 0; l < sizeof layouts / sizeof *layouts; l++) {
+		if (!(in.layouts & layouts[l]))
+			continue;
+		for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+			TRY(bfi_query_key_layout(s, layouts[l], keys[i], strlen(keys[i]), r));
+		if (e)
+			TRY(bfi_query_expr(s, layouts[l], e, r));
+		if (t)
+			TRY(bfi_query_threshold(s, layouts[l], t, 0.5, r));
+	}
+	if (e && (in.layouts & BFI_LAYOUT_FLAT)) {
+		const bfi_expr *es[2] = {e, e};
+		bfi_result *rs[2] = {r, r};
+		bfi_result *r2;
+		if (bfi_result_create(&r2) == 0) {
+			rs[1] = r2;
+			TRY(bfi_query_batch(s, BFI_LAYOUT_FLAT, es, 2, rs));
+			bfi_result_destroy(&r2);
+		}
+	}
+	bfi_expr_free(&e);
+	bfi_expr_free(&t);
+	bfi_result_destroy(&r);
+	bfi_close(&s);
+	return 0;
+}
