@@ -40,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n = size - 1;
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
+	o.memory = 16u << 20; /* the least: a writer per input must be cheap */
 	bfi_writer *w = NULL;
 	size_t sink = 0;
 	const char *path;
