@@ -70,6 +70,11 @@ int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
 		if (memcmp(digest, s->lay.hdr.catalog_digest, 16) != 0)
 			BAD(BFI_E_CATALOG_MISMATCH, 0, size,
 			    "catalog digest differs from the index's record");
+		/* a catalog made to match a resealed header: LMDB must not meet a bad page */
+		const char *why;
+		rc = bfi__lmdb_check(map, size, &why);
+		if (rc)
+			BAD(rc, 0, size, why ? why : "catalog pages out of range");
 	}
 	rc = lmdb_rc(mdb_env_create(&s->env));
 	if (rc)

@@ -122,4 +122,10 @@ bfi_and_fn bfi__and_rows(void);
 /* Deep check of catalog contents against the index (for bfi_verify). */
 int bfi__catalog_check_all(bfi_snapshot *snap, struct bfi_bad *bad);
 
+/*
+ * Walk an LMDB file's pages (reader/lmdbcheck.c) before LMDB reads it:
+ * 0, or BFI_E_CATALOG with *what saying why.
+ */
+int bfi__lmdb_check(const uint8_t *map, uint64_t size, const char **what);
+
 #endif
