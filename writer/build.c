@@ -1288,7 +1288,8 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	sumsec->size = sumsec->stored_size = BFI_CHUNKSUMS_DESC_SIZE + chunks * 8;
 	uint64_t file_size = sums_at + sumsec->size + BFI_TRAILER_SIZE;
 
-	snprintf(tmpdir, sizeof tmpdir, "%s.tmp-XXXXXX", path);
+	publish_clean_stale(path); /* what killed builds left beside path */
+	snprintf(tmpdir, sizeof tmpdir, "%s.tmp-%ld-XXXXXX", path, (long)getpid());
 	if (mkdtemp(tmpdir) == NULL) {
 		rc = writer_fail(w, -errno, "cannot create a temporary directory beside %s: %s", path,
 		                 strerror(errno));

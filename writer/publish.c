@@ -7,10 +7,14 @@
  * Readers that already opened the old snapshot keep their descriptors and
  * maps. The parent directory is fsynced so the swap survives a crash.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,11 +45,13 @@ int publish_dir(const char *tmpdir, const char *path, char *err, size_t errlen)
 	char parent[4200];
 	snprintf(parent, sizeof parent, "%s", path);
 	char *pd = dirname(parent);
+	int swapped;
 	if (lstat(path, &st) != 0) {
 		if (errno != ENOENT)
 			goto syserr;
 		if (rename(tmpdir, path) != 0)
 			goto syserr;
+		swapped = 0;
 	} else {
 		if (!S_ISDIR(st.st_mode) || !is_snapshot(path)) {
 			snprintf(err, errlen, "%s exists and is not a bfi snapshot; not replacing it",
@@ -54,7 +60,23 @@ int publish_dir(const char *tmpdir, const char *path, char *err, size_t errlen)
 		}
 		if (renameat2(AT_FDCWD, tmpdir, AT_FDCWD, path, RENAME_EXCHANGE) != 0)
 			goto syserr;
-		/* tmpdir now holds the old snapshot. */
+		swapped = 1; /* tmpdir now holds the old snapshot, still whole */
+	}
+	/*
+	 * Make the swap durable before the old snapshot is deleted. If that
+	 * fails, the build fails, so undo the swap: the path goes back to what
+	 * it held (the old snapshot, or nothing).
+	 */
+	rc = fsync_path(pd, 1);
+	if (rc) {
+		snprintf(err, errlen, "fsync %s: %s", pd, strerror(-rc));
+		if (swapped)
+			(void)renameat2(AT_FDCWD, tmpdir, AT_FDCWD, path, RENAME_EXCHANGE);
+		else
+			(void)rename(path, tmpdir);
+		return rc;
+	}
+	if (swapped) {
 		char p[4300];
 		snprintf(p, sizeof p, "%s/%s", tmpdir, BFI_INDEX_NAME);
 		unlink(p);
@@ -63,14 +85,45 @@ int publish_dir(const char *tmpdir, const char *path, char *err, size_t errlen)
 		/* Left behind only if someone added files to the old snapshot. */
 		(void)rmdir(tmpdir);
 	}
-	rc = fsync_path(pd, 1);
-	if (rc) {
-		snprintf(err, errlen, "fsync %s: %s", pd, strerror(-rc));
-		return rc;
-	}
 	return 0;
 syserr:
 	rc = -errno;
 	snprintf(err, errlen, "publishing %s: %s", path, strerror(errno));
 	return rc;
+}
+
+/*
+ * A build stages its snapshot in PATH.tmp-PID-XXXXXX beside PATH. One that
+ * was killed leaves that directory behind; the next build at PATH removes
+ * every such directory whose process is gone (kill(pid, 0) says ESRCH), and
+ * leaves alone those of builds still running.
+ */
+void publish_clean_stale(const char *path)
+{
+	char parent[4200], base[4200];
+	snprintf(parent, sizeof parent, "%s", path);
+	snprintf(base, sizeof base, "%s", path);
+	const char *pd = dirname(parent), *bn = basename(base);
+	size_t bl = strlen(bn);
+	DIR *d = opendir(pd);
+	if (d == NULL)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, bn, bl) != 0 || strncmp(e->d_name + bl, ".tmp-", 5) != 0)
+			continue;
+		char *end;
+		long pid = strtol(e->d_name + bl + 5, &end, 10);
+		if (end == e->d_name + bl + 5 || *end != '-' || pid <= 0 || pid == (long)getpid() ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		char dir[4300], p[4400];
+		snprintf(dir, sizeof dir, "%s/%s", pd, e->d_name);
+		snprintf(p, sizeof p, "%s/%s", dir, BFI_INDEX_NAME);
+		unlink(p);
+		snprintf(p, sizeof p, "%s/%s", dir, BFI_CATALOG_NAME);
+		unlink(p);
+		(void)rmdir(dir);
+	}
+	closedir(d);
 }

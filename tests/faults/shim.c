@@ -1,0 +1,96 @@
+/*
+ * shim.c - an LD_PRELOAD library that makes one write, fsync or rename
+ * fail, for tests/faults.sh. BFI_FAULT_AT=N fails the Nth such call of the
+ * process (ENOSPC for writes and truncation, EIO for syncs, and the rename
+ * itself for renames); BFI_FAULT_COUNT=FILE writes how many calls there
+ * were to FILE at exit, so the script knows how many trials to run. Calls
+ * are counted in the order the process makes them, LMDB's included.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static long calls, fail_at = -1;
+static int ready;
+
+static void setup(void)
+{
+	if (ready)
+		return;
+	ready = 1;
+	const char *a = getenv("BFI_FAULT_AT");
+	if (a)
+		fail_at = atol(a);
+}
+
+/* 1 if this call is the one to fail (errno set). */
+static int hit(int err)
+{
+	setup();
+	if (++calls == fail_at) {
+		errno = err;
+		return 1;
+	}
+	return 0;
+}
+
+__attribute__((destructor)) static void report(void)
+{
+	const char *f = getenv("BFI_FAULT_COUNT");
+	if (f) {
+		FILE *o = fopen(f, "w");
+		if (o) {
+			fprintf(o, "%ld\n", calls);
+			fclose(o);
+		}
+	}
+}
+
+#define REAL(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
+
+ssize_t write(int fd, const void *b, size_t n)
+{
+	return hit(ENOSPC) ? -1 : REAL(write)(fd, b, n);
+}
+ssize_t pwrite(int fd, const void *b, size_t n, off_t o)
+{
+	return hit(ENOSPC) ? -1 : REAL(pwrite)(fd, b, n, o);
+}
+ssize_t pwrite64(int fd, const void *b, size_t n, off_t o)
+{
+	return hit(ENOSPC) ? -1 : REAL(pwrite64)(fd, b, n, o);
+}
+ssize_t writev(int fd, const struct iovec *v, int n)
+{
+	return hit(ENOSPC) ? -1 : REAL(writev)(fd, v, n);
+}
+ssize_t pwritev(int fd, const struct iovec *v, int n, off_t o)
+{
+	return hit(ENOSPC) ? -1 : REAL(pwritev)(fd, v, n, o);
+}
+int ftruncate(int fd, off_t len)
+{
+	return hit(ENOSPC) ? -1 : REAL(ftruncate)(fd, len);
+}
+int fsync(int fd)
+{
+	return hit(EIO) ? -1 : REAL(fsync)(fd);
+}
+int fdatasync(int fd)
+{
+	return hit(EIO) ? -1 : REAL(fdatasync)(fd);
+}
+int rename(const char *a, const char *b)
+{
+	return hit(EIO) ? -1 : REAL(rename)(a, b);
+}
+int renameat2(int da, const char *a, int db, const char *b, unsigned flags)
+{
+	return hit(EIO) ? -1 : REAL(renameat2)(da, a, db, b, flags);
+}
