@@ -3,7 +3,8 @@
  * tests/corrupt/good/ is a small valid snapshot (flat, rambo and tree).
  * Every other file there is a damaged copy of its index.bfi (NAME.index)
  * or catalog.mdb (NAME.catalog), whose name starts with the error code it
- * must produce, e.g. BAD_MAGIC.first-byte.index. Each is put beside the
+ * must produce, e.g. BAD_MAGIC.first-byte.index; a NAME.pair directory
+ * holds both files, for a crafted catalog with an index resealed to it. Each is put beside the
  * good other file and opened (and queried); codes that only a deep verify
  * can see are checked with bfi_verify. `test_fixtures --write` rebuilds the
  * corpus from the code below; run it when the format changes.
@@ -11,6 +12,8 @@
 #include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include <xxhash.h>
 
 #include "format.h"
 #include "test.h"
@@ -128,6 +131,28 @@ static void test_bad(void)
 		n++;
 	}
 	closedir(d);
+	/* pairs: a crafted catalog with an index resealed to match it */
+	d = opendir(DIR_);
+	while (d && (e = readdir(d)) != NULL) {
+		const char *dot = strrchr(e->d_name, '.');
+		if (e->d_name[0] == '.' || !dot || strcmp(dot, ".pair"))
+			continue;
+		char pi[4300], pc[4300];
+		snprintf(pi, sizeof pi, DIR_ "/%s/index.bfi", e->d_name);
+		snprintf(pc, sizeof pc, DIR_ "/%s/catalog.mdb", e->d_name);
+		size_t il, cl;
+		uint8_t *bi = test_read_file(pi, &il), *bc = test_read_file(pc, &cl);
+		EXPECT(bi && bc);
+		int vrc, rc = bi && bc ? try_files(bi, il, bc, cl, &vrc) : 0;
+		if (rc != code_of(e->d_name))
+			fprintf(stderr, "%s: open gave %d (%s)\n", e->d_name, rc, bfi_strerror(rc));
+		EXPECT_RC(rc, code_of(e->d_name));
+		free(bi);
+		free(bc);
+		n++;
+	}
+	if (d)
+		closedir(d);
 	printf("%d corrupt fixtures, each refused with the code its name gives\n", n);
 	EXPECT(n >= 20);
 }
@@ -265,6 +290,23 @@ static int write_corpus(void)
 		if (oc)
 			rc |= put("CATALOG_MISMATCH.another-snapshot.catalog", oc, ol);
 		free(oc);
+	}
+	/* a catalog that crashed LMDB (found by fuzz_catalog), index resealed to it */
+	size_t cl;
+	uint8_t *crafted = test_read_file("tests/fuzz/corpus/catalog/regress-sigbus-page-past-end.mdb", &cl);
+	if (crafted) {
+		FRESH();
+		XXH128_hash_t h = XXH3_128bits(crafted, cl);
+		bfi_put64(b + BFI_H_CATALOG_DIGEST, h.low64);
+		bfi_put64(b + BFI_H_CATALOG_DIGEST + 8, h.high64);
+		bfi_put64(b + BFI_H_CATALOG_SIZE, cl);
+		reseal(b);
+		mkdir(DIR_ "/CATALOG.pages-past-the-end.pair", 0755);
+		rc |= put("CATALOG.pages-past-the-end.pair/index.bfi", b, L);
+		rc |= put("CATALOG.pages-past-the-end.pair/catalog.mdb", crafted, cl);
+		free(crafted);
+	} else {
+		rc = 1;
 	}
 	free(b);
 	return rc ? 1 : 0;
