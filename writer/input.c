@@ -187,85 +187,39 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* One key file of a directory: the set named after the file, a key per line. */
+static int add_key_file(bfi_writer *w, const char *file, void *ctx)
+{
+	(void)ctx;
+	const char *name = strrchr(file, '/');
+	name = name ? name + 1 : file;
+	size_t len = strlen(name);
+	if (!routed_here(w, name, len))
+		return 0;
+	uint32_t before = w->names.n, ord;
+	int rc = bfi_writer_set(w, name, len, &ord);
+	if (rc == 0 && w->names.n == before)
+		rc = writer_fail(w, BFI_E_DUP_SET, "%s: set '%s' was already added", file, name);
+	if (rc)
+		return rc;
+	FILE *f = fopen(file, "r");
+	if (f == NULL)
+		return writer_fail(w, -errno, "%s: %s", file, strerror(errno));
+	rc = add_lines(w, f, ord, file);
+	fclose(f);
+	return rc;
+}
+
 int bfi_writer_add_dir(bfi_writer *w, const char *dir)
 {
 	if (w == NULL || dir == NULL)
 		return BFI_E_INVALID;
-	DIR *d = opendir(dir);
-	if (d == NULL)
+	struct stat st;
+	if (stat(dir, &st) != 0)
 		return writer_fail(w, -errno, "%s: %s", dir, strerror(errno));
-	char **list = NULL;
-	size_t n = 0, cap = 0;
-	int rc = 0;
-	struct dirent *e;
-	errno = 0;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			char **l = realloc(list, cap * sizeof *l);
-			if (l == NULL) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			list = l;
-		}
-		if ((list[n] = strdup(e->d_name)) == NULL) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		n++;
-	}
-	if (errno) {
-		rc = writer_fail(w, -errno, "%s: %s", dir, strerror(errno));
-		goto out;
-	}
-	qsort(list, n, sizeof *list, cmp_str);
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		int fd = openat(dirfd(d), list[i], O_RDONLY | O_CLOEXEC);
-		struct stat st;
-		if (fd < 0) {
-			rc = writer_fail(w, -errno, "%s/%s: %s", dir, list[i], strerror(errno));
-			break;
-		}
-		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-			close(fd);
-			rc = writer_fail(w, BFI_E_INPUT, "%s/%s: not a regular file", dir, list[i]);
-			break;
-		}
-		if (!routed_here(w, list[i], strlen(list[i]))) {
-			close(fd);
-			continue;
-		}
-		uint32_t before = w->names.n, ord;
-		rc = bfi_writer_set(w, list[i], strlen(list[i]), &ord);
-		if (rc == 0 && w->names.n == before)
-			rc = writer_fail(w, BFI_E_DUP_SET, "%s/%s: set '%s' was already added", dir,
-			                 list[i], list[i]);
-		if (rc) {
-			close(fd);
-			break;
-		}
-		FILE *f = fdopen(fd, "r");
-		if (f == NULL) {
-			close(fd);
-			rc = -ENOMEM;
-			break;
-		}
-		char label[4200];
-		snprintf(label, sizeof label, "%s/%s", dir, list[i]);
-		rc = add_lines(w, f, ord, label);
-		fclose(f);
-		if (w->opt.progress)
-			w->opt.progress(w->opt.progress_ctx, "sets", i + 1, n);
-	}
-out:
-	for (size_t i = 0; i < n; i++)
-		free(list[i]);
-	free(list);
-	closedir(d);
-	return rc;
+	if (!S_ISDIR(st.st_mode))
+		return writer_fail(w, -ENOTDIR, "%s: %s", dir, strerror(ENOTDIR));
+	return writer_each_file(w, dir, "sets", add_key_file, NULL);
 }
 
 int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
