@@ -1,4 +1,6 @@
 /* common.c - scratch files for fuzz targets (fuzz.h). */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,14 +11,29 @@
 
 volatile int fuzz_sink;
 
+static char dir[512];
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	remove(path);
+	return 0;
+}
+
+/* The scratch directory goes when the process exits, so runs leave no litter. */
+static void remove_dir(void)
+{
+	nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 const char *fuzz_dir(void)
 {
-	static char dir[512];
 	if (!dir[0]) {
 		const char *t = getenv("TMPDIR");
 		snprintf(dir, sizeof dir, "%s/bfi-fuzz-%s-XXXXXX", t && *t ? t : "/tmp", fuzz_name);
 		if (mkdtemp(dir) == NULL)
 			abort();
+		atexit(remove_dir);
 	}
 	return dir;
 }
