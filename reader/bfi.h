@@ -61,6 +61,12 @@ enum {
  * that. A section that passed bfi_open() can never make a query read
  * outside the mapping.
  *
+ * Both files are opened through the directory, so they always come from
+ * one snapshot. If a writer swaps a new snapshot in at path while this
+ * runs and removes the old one's files under it, bfi_open() starts again
+ * on the new one (up to 16 times), so a reader that reopens a live path
+ * never sees a spurious -ENOENT.
+ *
  * Returns 0 and sets *out, or one of: -errno from open/fstat/mmap;
  * BFI_E_TRUNCATED, BFI_E_SIZE, BFI_E_BAD_MAGIC, BFI_E_BAD_TRAILER,
  * BFI_E_VERSION, BFI_E_INCOMPAT, BFI_E_RESERVED, BFI_E_HEADER_CHECKSUM,

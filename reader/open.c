@@ -256,10 +256,42 @@ int bfi_open(const char *path, unsigned flags, bfi_snapshot **out)
 	return bfi__open(path, flags, out, &bad);
 }
 
+static int open_once(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_bad *bad,
+                     int *held);
+
+/*
+ * Did a writer swap another snapshot in at path after dirfd was opened?
+ * Then the files that dirfd no longer holds were the old snapshot's,
+ * removed under us, and opening again finds the new one whole.
+ */
+static int replaced(const char *path, int dirfd)
+{
+	struct stat now, held;
+	if (dirfd < 0 || stat(path, &now) != 0 || fstat(dirfd, &held) != 0)
+		return 0;
+	return now.st_dev != held.st_dev || now.st_ino != held.st_ino;
+}
+
 int bfi__open(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_bad *bad)
 {
 	if (path == NULL || out == NULL)
 		return BFI_E_INVALID;
+	int rc;
+	for (int tries = 0;; tries++) {
+		int dirfd = -1;
+		rc = open_once(path, flags, out, bad, &dirfd);
+		int again = rc == -ENOENT && tries < 16 && replaced(path, dirfd);
+		if (dirfd >= 0)
+			close(dirfd);
+		if (!again)
+			return rc;
+	}
+}
+
+/* One attempt; on failure *held keeps the directory it opened, if any. */
+static int open_once(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_bad *bad,
+                     int *held)
+{
 	*out = NULL;
 	bad->what = NULL;
 	bad->offset = bad->length = 0;
@@ -336,6 +368,8 @@ int bfi__open(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_b
 	*out = s;
 	return 0;
 fail:
+	*held = s->dirfd;
+	s->dirfd = -1;
 	bfi_close(&s);
 	return rc;
 }
