@@ -176,7 +176,7 @@ static int build(const char *out, const char *prefix)
 {
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
-	o.layouts = BFI_BUILD_FLAT | BFI_BUILD_RAMBO | BFI_BUILD_TREE;
+	o.layouts = BFI_BUILD_FLAT | BFI_BUILD_PLAIN | BFI_BUILD_RAMBO | BFI_BUILD_TREE;
 	o.fanout = 4;
 	o.all_levels = 1;
 	o.cells = 4;
@@ -215,8 +215,10 @@ static int write_corpus(void)
 	rc |= put("TRUNCATED.inside-header.index", good_index, 100);
 	rc |= put("TRUNCATED.inside-section-table.index", good_index, BFI_HEADER_SIZE + 40);
 	for (uint32_t i = 0; i < ns && i < 8; i++) {
+		static const char *const kinds[] = {"", "flat", "chunksums", "plain", "rambo", "tree"};
 		char name[64];
-		snprintf(name, sizeof name, "TRUNCATED.inside-section-%u.index", i);
+		snprintf(name, sizeof name, "TRUNCATED.inside-section-%u-%s.index", i,
+		         sec[i].kind < 6 ? kinds[sec[i].kind] : "unknown");
 		rc |= put(name, good_index, (size_t)(sec[i].offset + sec[i].size / 2));
 	}
 	rc |= put("TRUNCATED.one-byte-short.index", good_index, L - 1);
