@@ -246,6 +246,29 @@ static void emit_vec(const uint64_t *v, const struct bfi_rblock *b, bfi_result *
 		}
 }
 
+/*
+ * Many blocks: ask for the first probes of every block's pre-filter before
+ * testing any. Each test waits on memory and most end at their first or
+ * second probe, so one block after another they would cost a round trip
+ * each; asked for together, their loads overlap.
+ */
+#define PRE_AHEAD 2   /* probes per key and block requested ahead */
+#define MANY_BLOCKS 4 /* above this, blocks' pre-filters are requested ahead */
+
+static void prefetch_prefilters(const bfi_snapshot *s, const struct bfi_expr *e, const bfi_result *res)
+{
+	const struct bfi_enode *n = &e->nodes[e->root];
+	uint32_t k = s->lay.k, ahead = k < PRE_AHEAD ? k : PRE_AHEAD;
+	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++) {
+		const struct bfi_rblock *blk = &s->blocks[b];
+		for (uint32_t j = 0; blk->pre && j < n->n_keys && j < 4; j++) {
+			const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
+			for (uint32_t i = 0; i < ahead; i++)
+				__builtin_prefetch(blk->pre + bfi_reduce(z[i], blk->pre_m) / 8);
+		}
+	}
+}
+
 /* One block of a prepared expression query. */
 static void run_block(const bfi_snapshot *s, const struct bfi_expr *e,
                       const struct bfi_rblock *b, bfi_result *res, bfi_and_fn and_rows)
@@ -256,8 +279,10 @@ static void run_block(const bfi_snapshot *s, const struct bfi_expr *e,
 		size_t r = conj_rows(s, e, root, b, res);
 		if (b->pre) {
 			/* Start the rows' first lines loading while the pre-filter is probed:
-			 * a key the block holds then pays for one round trip, not two. */
-			for (size_t i = 0; i < r && i < 16; i++)
+			 * a key the block holds then pays for one round trip, not two.
+			 * Not with many blocks, where most are skipped and the lines
+			 * would be fetched for nothing. */
+			for (size_t i = 0; s->lay.flat.n_blocks <= MANY_BLOCKS && i < r && i < 16; i++)
 				__builtin_prefetch(res->rows[i]);
 			if (conj_skipped(s, e, root, b, res))
 				return;
@@ -345,6 +370,8 @@ int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bf
 	if (layout == BFI_LAYOUT_TREE)
 		return bfi__list_expr(s, e, res, bfi__tree_conj);
 	bfi_and_fn and_rows = bfi__and_rows();
+	if (e->nodes[e->root].type == BFI_EXPR_KEYS && s->lay.flat.n_blocks > MANY_BLOCKS)
+		prefetch_prefilters(s, e, res);
 	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
 		run_block(s, e, &s->blocks[b], res, and_rows);
 	return 0;
