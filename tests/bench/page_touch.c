@@ -8,7 +8,9 @@
  *
  * Usage: page_touch FILE N     (cc -O2 -o page_touch tests/bench/page_touch.c)
  */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* MADV_POPULATE_READ */
+#endif
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
