@@ -1151,18 +1151,6 @@ static void snapshot_id(const struct names *names, const uint32_t *old_of_new, c
 	XXH3_freeState(st);
 }
 
-static void remove_tmpdir(const char *dir)
-{
-	char p[4300];
-	snprintf(p, sizeof p, "%s/%s", dir, BFI_INDEX_NAME);
-	unlink(p);
-	snprintf(p, sizeof p, "%s/%s", dir, BFI_CATALOG_NAME);
-	unlink(p);
-	snprintf(p, sizeof p, "%s/%s-lock", dir, BFI_CATALOG_NAME);
-	unlink(p);
-	rmdir(dir);
-}
-
 static void plan_free(struct plan *p)
 {
 	free(p->tree_ones);
@@ -1428,7 +1416,7 @@ out:
 	if (fd >= 0)
 		close(fd);
 	if (tmpdir[0])
-		remove_tmpdir(tmpdir);
+		publish_remove_dir(tmpdir);
 	plan_free(&p);
 	free(sums);
 	free(distinct);

@@ -136,6 +136,8 @@ int catalog_write(const char *path, const struct names *names, const struct meta
 
 /* Atomic publish of a finished temporary snapshot directory. */
 int publish_dir(const char *tmpdir, const char *path, char *err, size_t errlen);
+/* Remove a snapshot or staging directory: its files, then the directory. */
+void publish_remove_dir(const char *dir);
 /* Remove PATH.tmp-PID-* directories of builds that are no longer running. */
 void publish_clean_stale(const char *path);
 int fsync_path(const char *path, int dir);

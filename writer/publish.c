@@ -76,20 +76,24 @@ int publish_dir(const char *tmpdir, const char *path, char *err, size_t errlen)
 			(void)rename(path, tmpdir);
 		return rc;
 	}
-	if (swapped) {
-		char p[4300];
-		snprintf(p, sizeof p, "%s/%s", tmpdir, BFI_INDEX_NAME);
-		unlink(p);
-		snprintf(p, sizeof p, "%s/%s", tmpdir, BFI_CATALOG_NAME);
-		unlink(p);
-		/* Left behind only if someone added files to the old snapshot. */
-		(void)rmdir(tmpdir);
-	}
+	if (swapped) /* left behind only if someone added files to the old snapshot */
+		publish_remove_dir(tmpdir);
 	return 0;
 syserr:
 	rc = -errno;
 	snprintf(err, errlen, "publishing %s: %s", path, strerror(errno));
 	return rc;
+}
+
+void publish_remove_dir(const char *dir)
+{
+	static const char *const files[] = {BFI_INDEX_NAME, BFI_CATALOG_NAME, BFI_CATALOG_NAME "-lock"};
+	char p[4400];
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+		unlink(p);
+	}
+	(void)rmdir(dir);
 }
 
 /*
@@ -117,13 +121,9 @@ void publish_clean_stale(const char *path)
 		if (end == e->d_name + bl + 5 || *end != '-' || pid <= 0 || pid == (long)getpid() ||
 		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
-		char dir[4300], p[4400];
+		char dir[4300];
 		snprintf(dir, sizeof dir, "%s/%s", pd, e->d_name);
-		snprintf(p, sizeof p, "%s/%s", dir, BFI_INDEX_NAME);
-		unlink(p);
-		snprintf(p, sizeof p, "%s/%s", dir, BFI_CATALOG_NAME);
-		unlink(p);
-		(void)rmdir(dir);
+		publish_remove_dir(dir);
 	}
 	closedir(d);
 }
