@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -196,10 +198,8 @@ static int add_key_file(bfi_writer *w, const char *file, void *ctx)
 	size_t len = strlen(name);
 	if (!routed_here(w, name, len))
 		return 0;
-	uint32_t before = w->names.n, ord;
-	int rc = bfi_writer_set(w, name, len, &ord);
-	if (rc == 0 && w->names.n == before)
-		rc = writer_fail(w, BFI_E_DUP_SET, "%s: set '%s' was already added", file, name);
+	uint32_t ord;
+	int rc = writer_new_set(w, file, name, len, &ord);
 	if (rc)
 		return rc;
 	FILE *f = fopen(file, "r");
@@ -322,10 +322,8 @@ static int add_filter_file(bfi_writer *w, const char *path)
 	size_t len = strlen(base);
 	if (len > 4 && !strcmp(base + len - 4, ".bff"))
 		len -= 4;
-	uint32_t before = w->names.n, ord;
-	rc = bfi_writer_set(w, base, len, &ord);
-	if (rc == 0 && w->names.n == before)
-		rc = writer_fail(w, BFI_E_DUP_SET, "%s: set '%.*s' was already added", path, (int)len, base);
+	uint32_t ord;
+	rc = writer_new_set(w, path, base, len, &ord);
 	if (rc == 0 && w->n_filt == w->cap_filt) {
 		size_t cap = w->cap_filt ? w->cap_filt * 2 : 64;
 		bfi_filter **nf = realloc(w->filt, cap * sizeof *nf);
@@ -344,6 +342,35 @@ static int add_filter_file(bfi_writer *w, const char *path)
 	}
 	w->filt[w->n_filt++] = f;
 	return 0;
+}
+
+size_t writer_file_name(const char *path, const char *const *exts, size_t n_ext,
+                        const char **name)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t n = strlen(base);
+	if (n > 3 && !strcasecmp(base + n - 3, ".gz"))
+		n -= 3;
+	for (size_t i = 0; i < n_ext; i++) {
+		size_t e = strlen(exts[i]);
+		if (n > e && !strncasecmp(base + n - e, exts[i], e)) {
+			n -= e;
+			break;
+		}
+	}
+	*name = base;
+	return n;
+}
+
+int writer_new_set(bfi_writer *w, const char *what, const char *name, size_t len, uint32_t *ord)
+{
+	uint32_t before = w->names.n;
+	int rc = bfi_writer_set(w, name, len, ord);
+	if (rc == 0 && w->names.n == before)
+		rc = writer_fail(w, BFI_E_DUP_SET, "%s: set '%.*s' was already added", what, (int)len,
+		                 name);
+	return rc;
 }
 
 int writer_each_file(bfi_writer *w, const char *path, const char *phase,

@@ -115,6 +115,20 @@ void bloofi_shape_free(struct bloofi_shape *s);
 int writer_meta(bfi_writer *w, const char *key, const void *val, size_t len, const char *what);
 
 /*
+ * The set name an input file gives: its base name, less a trailing ".gz"
+ * and then the first of the n_ext extensions it ends in (any case). *name
+ * points into path; returns the name's length.
+ */
+size_t writer_file_name(const char *path, const char *const *exts, size_t n_ext,
+                        const char **name);
+
+/*
+ * Declare the set name (len bytes) for the input what: BFI_E_DUP_SET, with
+ * a message naming what and the set, if the name was declared before.
+ */
+int writer_new_set(bfi_writer *w, const char *what, const char *name, size_t len, uint32_t *ord);
+
+/*
  * Call fn(w, file, ctx) for path if it is a file, or else for every file in
  * the directory path (names not starting with '.', in byte order), each
  * checked to be a regular file; phase names the progress. Stops at the

@@ -12,7 +12,6 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <zlib.h>
 
 #include "bfi_paths.h"
@@ -185,22 +184,16 @@ struct path_args {
 static int add_document(bfi_writer *w, const char *path, void *ctx)
 {
 	const struct path_args *a = ctx;
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	size_t nl = strlen(base);
-	if (nl > 3 && !strcasecmp(base + nl - 3, ".gz"))
-		nl -= 3;
+	const char *base;
+	size_t nl = writer_file_name(path, NULL, 0, &base);
 	struct pdoc d;
 	memset(&d, 0, sizeof d);
 	d.w = w;
 	d.enc = a->enc;
 	d.path_max = a->path_max;
-	uint32_t before = w->names.n;
-	int rc = bfi_writer_set(w, base, nl, &d.ord);
+	int rc = writer_new_set(w, path, base, nl, &d.ord);
 	if (rc)
 		return rc;
-	if (w->names.n == before)
-		return writer_fail(w, BFI_E_DUP_SET, "%s: set '%.*s' was already added", path, (int)nl, base);
 	char *text = NULL;
 	size_t len = 0;
 	if ((rc = slurp(w, path, &text, &len)))

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -247,25 +246,8 @@ static int on_record(void *ctx, const char *id, size_t id_len, const char *seq, 
 	return bfi_kmer_keys(seq, len, c->k, add_kmer_key, c);
 }
 
-/* The set name of a sequence file: its name less .gz and a sequence extension. */
-static size_t seq_name(const char *path, const char **name)
-{
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	size_t n = strlen(base);
-	if (n > 3 && !strcasecmp(base + n - 3, ".gz"))
-		n -= 3;
-	static const char *const ext[] = {".fasta", ".fastq", ".fa", ".fna", ".ffn", ".fq", ".seq"};
-	for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
-		size_t e = strlen(ext[i]);
-		if (n > e && !strncasecmp(base + n - e, ext[i], e)) {
-			n -= e;
-			break;
-		}
-	}
-	*name = base;
-	return n;
-}
+/* A sequence file's set name: its name less .gz and one of these. */
+static const char *const SEQ_EXTS[] = {".fasta", ".fastq", ".fa", ".fna", ".ffn", ".fq", ".seq"};
 
 static int add_file(bfi_writer *w, const char *path, unsigned k, int per_record)
 {
@@ -273,14 +255,10 @@ static int add_file(bfi_writer *w, const char *path, unsigned k, int per_record)
 	int rc = 0;
 	if (!per_record) {
 		const char *name;
-		size_t len = seq_name(path, &name);
-		uint32_t before = w->names.n;
-		rc = bfi_writer_set(w, name, len, &c.ord);
+		size_t len = writer_file_name(path, SEQ_EXTS, sizeof SEQ_EXTS / sizeof *SEQ_EXTS, &name);
+		rc = writer_new_set(w, path, name, len, &c.ord);
 		if (rc)
 			return rc;
-		if (w->names.n == before)
-			return writer_fail(w, BFI_E_DUP_SET, "%s: set '%.*s' was already added", path, (int)len,
-			                   name);
 	}
 	char err[512];
 	rc = bfi_seq_read(path, on_record, &c, err, sizeof err);

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
@@ -104,13 +103,9 @@ static int add_doc(bfi_writer *w, const char *path, const char *name, size_t nam
                    unsigned max_term, const struct stops *stops)
 {
 	struct doc d = {w, 0, stops, {0}};
-	uint32_t before = w->names.n;
-	int rc = bfi_writer_set(w, name, name_len, &d.ord);
+	int rc = writer_new_set(w, path, name, name_len, &d.ord);
 	if (rc)
 		return rc;
-	if (w->names.n == before)
-		return writer_fail(w, BFI_E_DUP_SET, "%s: set '%.*s' was already added", path,
-		                   (int)name_len, name);
 	gzFile gz = gzopen(path, "rb");
 	if (gz == NULL)
 		return writer_fail(w, errno ? -errno : -ENOMEM, "%s: %s", path,
@@ -140,18 +135,6 @@ static int add_doc(bfi_writer *w, const char *path, const char *name, size_t nam
 	return rc;
 }
 
-/* A document's set name: its file name, less ".gz". */
-static size_t doc_name(const char *path, const char **name)
-{
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	size_t n = strlen(base);
-	if (n > 3 && !strcasecmp(base + n - 3, ".gz"))
-		n -= 3;
-	*name = base;
-	return n;
-}
-
 struct doc_args {
 	unsigned max_term;
 	const struct stops *stops;
@@ -161,7 +144,7 @@ static int each_doc(bfi_writer *w, const char *file, void *ctx)
 {
 	const struct doc_args *a = ctx;
 	const char *name;
-	size_t n = doc_name(file, &name);
+	size_t n = writer_file_name(file, NULL, 0, &name);
 	return add_doc(w, file, name, n, a->max_term, a->stops);
 }
 
