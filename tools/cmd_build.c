@@ -149,8 +149,8 @@ int cmd_build(int argc, char **argv)
 			}
 			break;
 		case 'T': {
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*optarg == '\0' || *end || v < 1 || v > 255) {
+			uint64_t v;
+			if (parse_size(optarg, &v) || v < 1 || v > 255) {
 				fprintf(stderr, "bfi build: --max-term must be from 1 to 255\n");
 				return EXIT_USAGE;
 			}
@@ -169,8 +169,8 @@ int cmd_build(int argc, char **argv)
 			}
 			break;
 		case 'J': {
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*optarg == '\0' || *end || v < 1 || v > 64) {
+			uint64_t v;
+			if (parse_size(optarg, &v) || v < 1 || v > 64) {
 				fprintf(stderr, "bfi build: --path-max must be from 1 to 64\n");
 				return EXIT_USAGE;
 			}
@@ -178,8 +178,8 @@ int cmd_build(int argc, char **argv)
 			break;
 		}
 		case 'X': {
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*optarg == '\0' || *end || v < 1 || v > 255) {
+			uint64_t v;
+			if (parse_size(optarg, &v) || v < 1 || v > 255) {
 				fprintf(stderr, "bfi build: --kmer must be from 1 to 255\n");
 				return EXIT_USAGE;
 			}
