@@ -149,6 +149,21 @@ static int add_text_term(void *ctx, const char *t, size_t len)
 	return 0;
 }
 
+/* The distinct terms of text, split as the snapshot's documents were; ts->o set. */
+static int text_terms(const char *text, size_t len, struct terms *ts)
+{
+	struct bfi_tokenizer t;
+	bfi_tokenizer_init(&t, ts->o->max_term);
+	int rc = bfi_tokenize(&t, text, len, add_text_term, ts);
+	return rc ? rc : bfi_tokenize_end(&t, add_text_term, ts);
+}
+
+static void terms_free(struct terms *ts)
+{
+	free(ts->buf);
+	free(ts->lens);
+}
+
 /*
  * --text without --threshold: the AND of the query's terms, as an
  * expression (lower-case terms are never AND/OR), so that it takes the
@@ -157,11 +172,7 @@ static int add_text_term(void *ctx, const char *t, size_t len)
 static int make_text_and(const struct opts *o, const char *text, size_t len, bfi_expr **out)
 {
 	struct terms ts = {o, NULL, NULL, 0, 0};
-	struct bfi_tokenizer t;
-	bfi_tokenizer_init(&t, o->max_term);
-	int rc = bfi_tokenize(&t, text, len, add_text_term, &ts);
-	if (rc == 0)
-		rc = bfi_tokenize_end(&t, add_text_term, &ts);
+	int rc = text_terms(text, len, &ts);
 	char *joined = malloc(ts.n * (BFI_TERM_MAX + 1) + 1);
 	size_t at = 0;
 	if (rc == 0 && joined == NULL)
@@ -175,8 +186,7 @@ static int make_text_and(const struct opts *o, const char *text, size_t len, bfi
 	if (rc == 0 && ts.n)
 		rc = bfi_expr_parse(joined, at, out, NULL);
 	free(joined);
-	free(ts.buf);
-	free(ts.lens);
+	terms_free(&ts);
 	return rc;
 }
 
@@ -189,11 +199,7 @@ static int make_terms(const struct opts *o, const char *text, size_t len, bfi_ex
 	int rc = 0;
 	if (o->text) {
 		struct terms ts = {o, NULL, NULL, 0, 0};
-		struct bfi_tokenizer t;
-		bfi_tokenizer_init(&t, o->max_term);
-		rc = bfi_tokenize(&t, text, len, add_text_term, &ts);
-		if (rc == 0)
-			rc = bfi_tokenize_end(&t, add_text_term, &ts);
+		rc = text_terms(text, len, &ts);
 		keys = malloc((ts.n ? ts.n : 1) * sizeof *keys);
 		if (rc == 0 && keys == NULL)
 			rc = -ENOMEM;
@@ -202,8 +208,7 @@ static int make_terms(const struct opts *o, const char *text, size_t len, bfi_ex
 		if (rc == 0)
 			rc = bfi_expr_terms(keys, ts.lens, ts.n, out);
 		free(keys);
-		free(ts.buf);
-		free(ts.lens);
+		terms_free(&ts);
 		return rc;
 	}
 	if (o->kmer) {
