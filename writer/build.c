@@ -454,6 +454,32 @@ static uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i)
 	return p->shape.levels ? p->shape.up[l][i] : i / p->tree.fanout;
 }
 
+/*
+ * One pass over the keys for the tree's HyperLogLog sketches: each inner
+ * node's union into reg (node i of level l at first[l] + i), if reg is
+ * not NULL, and the union of all keys into all, if all is not NULL.
+ */
+static int tree_sketch(bfi_writer *w, const struct plan *p, uint32_t levels, const size_t *first,
+                       uint8_t *reg, uint8_t *all)
+{
+	struct spool_iter it;
+	struct rec r;
+	int rc = spool_iter_begin(&it, &w->spool);
+	while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
+		rc = 0;
+		uint64_t node = p->new_of_old[r.ord];
+		for (uint32_t l = 1; reg && l < levels; l++) {
+			node = tree_up(p, l - 1, node);
+			hll_add_bits(reg + (first[l] + node) * ((size_t)1 << CELL_HLL_BITS), r.h1,
+			             CELL_HLL_BITS);
+		}
+		if (all)
+			hll_add(all, r.h1);
+	}
+	spool_iter_end(&it);
+	return rc;
+}
+
 static int plan_tree(bfi_writer *w, struct plan *p)
 {
 	uint32_t d = w->opt.fanout ? w->opt.fanout : w->opt.bloofi_incremental ? 2 : 64;
@@ -479,20 +505,12 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 	}
 	int rc = 0;
 	p->tree.fanout = d; /* for tree_up */
-	if (reg) {
-		struct spool_iter it;
-		struct rec r;
-		rc = spool_iter_begin(&it, &w->spool);
-		while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
-			rc = 0;
-			uint64_t node = p->new_of_old[r.ord];
-			for (uint32_t l = 1; l < levels; l++) {
-				node = tree_up(p, l - 1, node);
-				hll_add_bits(reg + (first[l] + node) * regs, r.h1, CELL_HLL_BITS);
-			}
-		}
-		spool_iter_end(&it);
-	}
+	/* the pre-filter's union too, while the keys go by, unless it is ruled out */
+	uint8_t all[HLL_REGS];
+	memset(all, 0, sizeof all);
+	int have_all = reg && w->opt.prefilter != BFI_PREFILTER_NEVER;
+	if (reg)
+		rc = tree_sketch(w, p, levels, first, reg, have_all ? all : NULL);
 	uint32_t kept = 0;
 	for (uint32_t l = 0; l < levels && rc == 0; l++) {
 		double widest = 0;
@@ -550,17 +568,7 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 	uint64_t top_bytes = bfi_rambo_row_bytes(nodes[kept - 1]);
 	if (w->opt.prefilter == BFI_PREFILTER_ALWAYS ||
 	    (w->opt.prefilter == BFI_PREFILTER_AUTO && 0.5 * (double)top_bytes > 64)) {
-		uint8_t all[HLL_REGS];
-		memset(all, 0, sizeof all);
-		struct spool_iter it;
-		struct rec r;
-		rc = spool_iter_begin(&it, &w->spool);
-		while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
-			rc = 0;
-			hll_add(all, r.h1);
-		}
-		spool_iter_end(&it);
-		if (rc)
+		if (!have_all && (rc = tree_sketch(w, p, levels, first, NULL, all)))
 			return rc;
 		t.pre_m = width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
 		                    (uint64_t)ceil(hll_count(all) * 1.05), p->k);
