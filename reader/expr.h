@@ -56,13 +56,6 @@ struct bfi_result {
 int bfi__grow(void *p, size_t *cap, size_t want, size_t sz);
 
 /*
- * Layouts that answer a conjunction of keys with a sorted list of sets
- * (rambo.c, tree.c) share the evaluation of AND, OR and thresholds over
- * such lists (rambo.c). A conj function writes the sets matching
- * conjunction node n, ascending, to out (room for N) and returns their
- * count or a negative error.
- */
-/*
  * Row pointers of every key of conjunction n in a bit-sliced matrix of m
  * rows of row_bytes bytes at rows: key probes probe0 .. probe0 + k - 1.
  * Writes n_keys * k pointers to out and returns their count.
@@ -71,6 +64,13 @@ size_t bfi__conj_rows(const struct bfi_expr *e, const struct bfi_enode *n, uint3
                       uint32_t probe0, const uint8_t *rows, uint64_t m, uint64_t row_bytes,
                       const uint8_t **out);
 
+/*
+ * Layouts that answer a conjunction of keys with a sorted list of sets
+ * (rambo.c, tree.c) share the evaluation of AND, OR and thresholds over
+ * such lists (rambo.c). A conj function writes the sets matching
+ * conjunction node n, ascending, to out (room for N) and returns their
+ * count or a negative error.
+ */
 typedef long (*bfi_conj_fn)(const bfi_snapshot *s, const struct bfi_expr *e,
                             const struct bfi_enode *n, bfi_result *res, uint32_t *out);
 long bfi__rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,

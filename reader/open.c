@@ -259,6 +259,8 @@ int bfi_open(const char *path, unsigned flags, bfi_snapshot **out)
 static int open_once(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_bad *bad,
                      int *held);
 
+#define OPEN_TRIES 16 /* swaps in a row that bfi_open() rides out (bfi.h) */
+
 /*
  * Did a writer swap another snapshot in at path after dirfd was opened?
  * Then the files that dirfd no longer holds were the old snapshot's,
@@ -280,7 +282,7 @@ int bfi__open(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_b
 	for (int tries = 0;; tries++) {
 		int dirfd = -1;
 		rc = open_once(path, flags, out, bad, &dirfd);
-		int again = rc == -ENOENT && tries < 16 && replaced(path, dirfd);
+		int again = rc == -ENOENT && tries < OPEN_TRIES && replaced(path, dirfd);
 		if (dirfd >= 0)
 			close(dirfd);
 		if (!again)

@@ -253,6 +253,7 @@ static void emit_vec(const uint64_t *v, const struct bfi_rblock *b, bfi_result *
  * each; asked for together, their loads overlap.
  */
 #define PRE_AHEAD 2   /* probes per key and block requested ahead */
+#define PRE_KEYS 4    /* keys of a conjunction whose probes are requested */
 #define MANY_BLOCKS 4 /* above this, blocks' pre-filters are requested ahead */
 
 static void prefetch_prefilters(const bfi_snapshot *s, const struct bfi_expr *e, const bfi_result *res)
@@ -261,7 +262,7 @@ static void prefetch_prefilters(const bfi_snapshot *s, const struct bfi_expr *e,
 	uint32_t k = s->lay.k, ahead = k < PRE_AHEAD ? k : PRE_AHEAD;
 	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++) {
 		const struct bfi_rblock *blk = &s->blocks[b];
-		for (uint32_t j = 0; blk->pre && j < n->n_keys && j < 4; j++) {
+		for (uint32_t j = 0; blk->pre && j < n->n_keys && j < PRE_KEYS; j++) {
 			const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
 			for (uint32_t i = 0; i < ahead; i++)
 				__builtin_prefetch(blk->pre + bfi_reduce(z[i], blk->pre_m) / 8);
