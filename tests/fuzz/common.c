@@ -38,6 +38,15 @@ const char *fuzz_dir(void)
 	return dir;
 }
 
+const char *fuzz_index(const uint8_t *data, size_t size)
+{
+	static char snap[600];
+	if (fuzz_file("snap/index.bfi", data, size) == NULL)
+		return NULL;
+	snprintf(snap, sizeof snap, "%s/snap", fuzz_dir());
+	return snap;
+}
+
 const char *fuzz_file(const char *name, const uint8_t *data, size_t size)
 {
 	static char path[1024];

@@ -20,4 +20,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char *fuzz_dir(void);
 /* Write data to fuzz_dir()/name; returns the path (static) or NULL. */
 const char *fuzz_file(const char *name, const uint8_t *data, size_t size);
+/* Write data as the index of the snapshot fuzz_dir()/snap; returns that path (static) or NULL. */
+const char *fuzz_index(const uint8_t *data, size_t size);
 #endif

@@ -68,13 +68,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bfi_put64(h.catalog_digest + 8, d.high64);
 	h.catalog_size = size;
 	bfi_header_encode(idx, &h);
-	int ok = fuzz_file("snap/index.bfi", idx, index_len) != NULL &&
-	         fuzz_file("snap/catalog.mdb", data, size) != NULL;
+	const char *snap = fuzz_index(idx, index_len);
 	free(idx);
-	if (!ok)
+	if (snap == NULL || fuzz_file("snap/catalog.mdb", data, size) == NULL)
 		return 0;
-	char snap[600];
-	snprintf(snap, sizeof snap, "%s/snap", fuzz_dir());
 	bfi_snapshot *s;
 	if (bfi_open(snap, 0, &s) != 0)
 		return 0;

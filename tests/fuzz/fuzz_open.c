@@ -3,7 +3,6 @@
  * everything inspect reads: the info, each tree level's fill, each rambo
  * repetition, and a deep verify. Nothing may crash or read out of bounds.
  */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "bfi.h"
@@ -13,10 +12,9 @@ const char *fuzz_name = "open";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (fuzz_file("snap/index.bfi", data, size) == NULL)
+	const char *snap = fuzz_index(data, size);
+	if (snap == NULL)
 		return 0;
-	char snap[600];
-	snprintf(snap, sizeof snap, "%s/snap", fuzz_dir());
 	bfi_snapshot *s;
 	if (bfi_open(snap, BFI_OPEN_NO_CATALOG, &s) == 0) {
 		struct bfi_info in;

@@ -4,7 +4,6 @@
  * threshold query and a batch. A query may fail with an error code; it
  * may not crash or read outside the file.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "bfi.h"
@@ -14,10 +13,9 @@ const char *fuzz_name = "query";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (fuzz_file("snap/index.bfi", data, size) == NULL)
+	const char *snap = fuzz_index(data, size);
+	if (snap == NULL)
 		return 0;
-	char snap[600];
-	snprintf(snap, sizeof snap, "%s/snap", fuzz_dir());
 	bfi_snapshot *s;
 	if (bfi_open(snap, BFI_OPEN_NO_CATALOG, &s) != 0)
 		return 0;
