@@ -8,6 +8,8 @@
 
 #include "internal.h"
 
+#define HUGE_MIN (2u << 20) /* files at least one 2 MiB folio long get MADV_HUGEPAGE */
+
 #define BAD(code, off, len, msg)                                                        \
 	do {                                                                            \
 		bad->offset = (off);                                                    \
@@ -205,6 +207,18 @@ int bfi__map_file(int fd, const uint8_t **map, uint64_t *size)
 	void *p = mmap(NULL, (size_t)*size, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
+#ifdef MADV_HUGEPAGE
+	/*
+	 * Ask for 2 MiB page-cache folios. Pages that are not cached yet are
+	 * then read in as 2 MiB folios, which a fresh process maps with one
+	 * fault each instead of one per 4-64 KB; on a 13 GB snapshot that
+	 * cuts the faults of 10,000 random queries from about 40,000 to
+	 * 6,300 (tests/bench/RESULTS.md, issue 5). Only a hint: a kernel
+	 * without file THP refuses it, and the mapping works as before.
+	 */
+	if (*size >= HUGE_MIN)
+		(void)madvise(p, (size_t)*size, MADV_HUGEPAGE);
+#endif
 	*map = p;
 	return 0;
 }
