@@ -59,7 +59,7 @@ int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
 		bad->offset = bad->length = 0;
 		return rc;
 	}
-	rc = bfi__map_file(fd, &map, &size);
+	rc = bfi__map_file(fd, &map, &size, 0);
 	if (rc)
 		BAD(rc, 0, 0, "cannot map catalog");
 	if (size != s->lay.hdr.catalog_size)

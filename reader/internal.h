@@ -49,8 +49,12 @@ struct bfi_bad {
 int bfi__check_index(const uint8_t *map, uint64_t size, struct bfi_layout *lay,
                      struct bfi_bad *bad);
 
-/* Map a whole file read-only. Returns 0 or -errno; *size may be 0 (then *map is NULL). */
-int bfi__map_file(int fd, const uint8_t **map, uint64_t *size);
+/*
+ * Map a whole file read-only, with MADV_HUGEPAGE if huge (see
+ * BFI_OPEN_SMALL_PAGES). Returns 0 or -errno; *size may be 0 (then *map
+ * is NULL).
+ */
+int bfi__map_file(int fd, const uint8_t **map, uint64_t *size, int huge);
 
 /* A RAMBO repetition, ready to query (spec/format.md, "RAMBO section"). */
 struct bfi_rrep {

@@ -191,7 +191,7 @@ int bfi__check_index(const uint8_t *map, uint64_t size, struct bfi_layout *lay,
 	return check_layouts(map, lay, bad);
 }
 
-int bfi__map_file(int fd, const uint8_t **map, uint64_t *size)
+int bfi__map_file(int fd, const uint8_t **map, uint64_t *size, int huge)
 {
 	struct stat st;
 	if (fstat(fd, &st) != 0)
@@ -216,7 +216,7 @@ int bfi__map_file(int fd, const uint8_t **map, uint64_t *size)
 	 * 6,300 (tests/bench/RESULTS.md, issue 5). Only a hint: a kernel
 	 * without file THP refuses it, and the mapping works as before.
 	 */
-	if (*size >= HUGE_MIN)
+	if (huge && *size >= HUGE_MIN)
 		(void)madvise(p, (size_t)*size, MADV_HUGEPAGE);
 #endif
 	*map = p;
@@ -332,7 +332,7 @@ static int open_once(const char *path, unsigned flags, bfi_snapshot **out, struc
 		bad->what = "cannot open " BFI_INDEX_NAME;
 		goto fail;
 	}
-	rc = bfi__map_file(s->index_fd, &s->map, &s->size);
+	rc = bfi__map_file(s->index_fd, &s->map, &s->size, !(flags & BFI_OPEN_SMALL_PAGES));
 	if (rc)
 		goto fail;
 	rc = bfi__check_index(s->map, s->size, &s->lay, bad);

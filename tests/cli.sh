@@ -53,6 +53,8 @@ truth_ok() {
 	done <"$T/words"
 }
 check "query answers hold every true set (400 words vs grep)" truth_ok
+check "--small-pages gives the same answers" sh -c "
+	'$BFI' query --small-pages '$T/snap' <'$T/words' >'$T/small' && cmp '$T/small' '$T/answers'"
 
 check "text output: key then TAB-separated names" \
 	sh -c "'$BFI' query '$T/snap' lmdb | grep -qx 'lmdb	liblmdb0	lmdb-utils'"

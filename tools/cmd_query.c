@@ -66,6 +66,8 @@ static const char help[] =
 	"                     replaced, \\n and \\t as newline and tab, {{ and }}\n"
 	"                     as braces; e.g. 'https://example.org/{name}\\n'\n"
 	"      --trusted      skip the catalog digest check (trusted files only)\n"
+	"      --small-pages  map the index without asking for 2 MiB pages, for\n"
+	"                     snapshots much larger than memory\n"
 	"  -h, --help         show this help\n";
 
 enum mode { M_KEY, M_EXPR, M_TERMS, M_TEXT, M_PATH };
@@ -472,6 +474,7 @@ int cmd_query(int argc, char **argv)
 	                                     {"count", no_argument, 0, 'c'},
 	                                     {"ordinals", no_argument, 0, 'O'},
 	                                     {"trusted", no_argument, 0, 'T'},
+	                                     {"small-pages", no_argument, 0, 'G'},
 	                                     {"expr", no_argument, 0, 'e'},
 	                                     {"threshold", required_argument, 0, 't'},
 	                                     {"kmer", required_argument, 0, 'k'},
@@ -497,6 +500,7 @@ int cmd_query(int argc, char **argv)
 		case 'c': o.count = 1; break;
 		case 'O': o.ordinals = 1; break;
 		case 'T': flags |= BFI_OPEN_TRUSTED; break;
+		case 'G': flags |= BFI_OPEN_SMALL_PAGES; break;
 		case 'e': o.mode = M_EXPR; break;
 		case 'B': o.batch = 1; break;
 		case 'X': o.text = 1; break;
