@@ -77,7 +77,8 @@ enum {
  * on the new one (up to 16 times), so a reader that reopens a live path
  * never sees a spurious -ENOENT.
  *
- * Returns 0 and sets *out, or one of: -errno from open/fstat/mmap;
+ * Returns 0 and sets *out, or one of: BFI_E_INVALID (a NULL argument or
+ * a flag this library does not know); -errno from open/fstat/mmap;
  * BFI_E_TRUNCATED, BFI_E_SIZE, BFI_E_BAD_MAGIC, BFI_E_BAD_TRAILER,
  * BFI_E_VERSION, BFI_E_INCOMPAT, BFI_E_RESERVED, BFI_E_HEADER_CHECKSUM,
  * BFI_E_TABLE_CHECKSUM, BFI_E_BAD_SECTION, BFI_E_UNKNOWN_SECTION,

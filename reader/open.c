@@ -290,7 +290,8 @@ static int replaced(const char *path, int dirfd)
 
 int bfi__open(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_bad *bad)
 {
-	if (path == NULL || out == NULL)
+	if (path == NULL || out == NULL ||
+	    (flags & ~(unsigned)(BFI_OPEN_TRUSTED | BFI_OPEN_NO_CATALOG | BFI_OPEN_SMALL_PAGES)))
 		return BFI_E_INVALID;
 	int rc;
 	for (int tries = 0;; tries++) {

@@ -140,12 +140,16 @@ static void test_open_flag(void)
 		check_flags(s->map, !small);
 		bfi_close(&s);
 	}
+	bfi_snapshot *s = NULL;
+	EXPECT_RC(bfi_open(path, 1u << 30, &s), BFI_E_INVALID); /* unknown flag */
+	EXPECT(s == NULL);
 }
 
 int main(void)
 {
 	test_run("map: files of 2 MiB or more are mapped with MADV_HUGEPAGE", test_huge_hint);
-	test_run("map: bfi_open asks for huge pages unless BFI_OPEN_SMALL_PAGES", test_open_flag);
+	test_run("map: bfi_open asks for huge pages unless BFI_OPEN_SMALL_PAGES, refuses unknown flags",
+	         test_open_flag);
 	test_cleanup();
 	return test_exit();
 }
