@@ -1,12 +1,15 @@
 #!/bin/sh
 # flat.sh - the Bloofi paper's synthetic workload (bfi synth) at N = 1,000,
 # 10,000 and 100,000 sets (and 1,000,000 with N1M=1): flat beside plain, the
-# memory-bandwidth bound and batches, each size in one bfi bench run.
+# memory-bandwidth bound and batches, each size in one bfi bench run, then
+# the whole `bfi query` process over the same present keys (median of five
+# runs, whole.sh).
 # Usage: sh tests/bench/flat.sh [WORKDIR]   (after ./configure && ninja)
 # Appends a table row per layout to tests/bench/RESULTS.md with --results
 # when RECORD=1.
 set -eu
 cd "$(dirname "$0")/../.."
+. tests/bench/whole.sh
 W=${1:-${TMPDIR:-/tmp}/bfi-bench-flat}
 mkdir -p "$W"
 sizes="1000 10000 100000"
@@ -24,6 +27,7 @@ for n in $sizes; do
 	echo "== N = $n, present keys"
 	# shellcheck disable=SC2086
 	./bfi bench --batch 1000 $rec "$W/n$n.snap" "$W/n$n/present.txt"
+	echo "whole bfi query process, flat, us per present key: $(whole_query ./bfi "$W/n$n.snap" flat "$W/n$n/present.txt")"
 	echo "== N = $n, absent keys"
 	./bfi bench --layout flat "$W/n$n.snap" "$W/n$n/absent.txt" | tail -2
 done

@@ -66,21 +66,8 @@ if [ "${N1M:-0}" != only ]; then
 	done
 fi
 
-# Whole-process time per query: bfi query --count over the key file, one
-# untimed run to warm the page cache, then five timed runs; prints "median
-# (min-max)" in microseconds per query. One process's time varies with what
-# the kernel is doing at the moment (at N = 10^6 most of it is page faults),
-# so one run is not a figure.
-per_query() {
-	lines=$(wc -l <"$3")
-	$BFI query --count --layout "$2" "$1" <"$3" >/dev/null
-	for i in 1 2 3 4 5; do
-		t0=$(date +%s%N)
-		$BFI query --count --layout "$2" "$1" <"$3" >/dev/null
-		t1=$(date +%s%N)
-		awk -v a="$t0" -v b="$t1" -v n="$lines" 'BEGIN { printf "%.2f\n", (b - a) / 1e3 / n }'
-	done | sort -n | awk '{ v[NR] = $1 } END { printf "%s (%s-%s)", v[3], v[1], v[5] }'
-}
+# Whole-process time per query, median of five runs: whole_query.
+. tests/bench/whole.sh
 
 # Drop a snapshot's index from the page cache (a no-op for the same file).
 evict() { # snapshot-to-drop snapshot-kept
@@ -88,17 +75,17 @@ evict() { # snapshot-to-drop snapshot-kept
 }
 
 # Each layout: bfi bench (which warms the pages it reads first), then the
-# whole process (per_query), with the other snapshot evicted first (at
+# whole process (whole_query), with the other snapshot evicted first (at
 # N = 10^6 the two snapshots do not both fit in memory).
 speed() { # snapshot-with-flat snapshot-with-tree N
 	for kind in present absent; do
 		echo "-- N = $3, $kind keys"
 		evict "$2" "$1"
 		$BFI bench --repeat 5 --layout flat "$1" "$W/n$3/$kind.txt" | grep -A2 '^flat'
-		f=$(per_query "$1" flat "$W/n$3/$kind.txt")
+		f=$(whole_query "$BFI" "$1" flat "$W/n$3/$kind.txt")
 		evict "$1" "$2"
 		$BFI bench --repeat 5 --layout tree "$2" "$W/n$3/$kind.txt" | grep -A2 '^tree'
-		t=$(per_query "$2" tree "$W/n$3/$kind.txt")
+		t=$(whole_query "$BFI" "$2" tree "$W/n$3/$kind.txt")
 		echo "whole bfi query process, us per query (start-up, open and output included): flat $f tree $t"
 	done
 	echo "false negatives on present keys: flat $(false_negatives "$1" flat "$W/n$3/present.txt")," \
