@@ -35,6 +35,7 @@ check "unknown command is a usage error (2)" status_is 2 "$BFI" frobnicate
 check "unknown option is a usage error (2)" status_is 2 "$BFI" query --bogus x
 check "build needs -o" status_is 2 "$BFI" build "$DATA"
 check "bad --fpr refused" status_is 2 "$BFI" build -o "$T/x" --fpr 2 "$DATA"
+check "--block-sets not a multiple of 512 refused" status_is 2 "$BFI" build -o "$T/x" --block-sets 1000 "$DATA"
 
 check "build from the demo directory" "$BFI" build -q -o "$T/snap" "$DATA"
 check "snapshot is a directory with index and catalog" \

@@ -75,13 +75,15 @@ struct cfg {
 	int keep_order, fixed_width;
 	uint64_t block_cost;
 	int prefilter;
+	uint32_t max_block_sets;
 };
 static const struct cfg configs[] = {
-	{"default (size order, one block here)", 0, 0, 0, BFI_PREFILTER_AUTO},
-	{"input order", 1, 0, 0, BFI_PREFILTER_NEVER},
-	{"many narrow blocks (block cost 1 byte)", 0, 0, 1, BFI_PREFILTER_NEVER},
-	{"input order, many blocks, pre-filters", 1, 0, 1, BFI_PREFILTER_ALWAYS},
-	{"fixed width, pre-filters", 0, 1, 1, BFI_PREFILTER_ALWAYS},
+	{"default (size order, one block here)", 0, 0, 0, BFI_PREFILTER_AUTO, 0},
+	{"input order", 1, 0, 0, BFI_PREFILTER_NEVER, 0},
+	{"many narrow blocks (block cost 1 byte)", 0, 0, 1, BFI_PREFILTER_NEVER, 0},
+	{"input order, many blocks, pre-filters", 1, 0, 1, BFI_PREFILTER_ALWAYS, 0},
+	{"fixed width, pre-filters", 0, 1, 1, BFI_PREFILTER_ALWAYS, 0},
+	{"fixed width, at most 1,000 sets per block", 0, 1, 0, BFI_PREFILTER_AUTO, 1000},
 };
 static const struct cfg *cfg = &configs[0];
 
@@ -95,6 +97,7 @@ static int build(const char *path, int shuffle, uint64_t memory)
 	o.fixed_width = cfg->fixed_width;
 	o.block_cost = cfg->block_cost;
 	o.prefilter = cfg->prefilter;
+	o.max_block_sets = cfg->max_block_sets;
 	bfi_writer *w;
 	int rc = bfi_writer_create(&o, &w);
 	if (rc)
@@ -203,11 +206,15 @@ static void test_no_false_negatives(void)
 	EXPECT(fn == 0);
 	if (cfg->block_cost == 1 && !cfg->fixed_width)
 		EXPECT(in.n_blocks == (NSETS + 511) / 512);
+	else if (cfg->max_block_sets) /* 1,000 rounds down to 512: 512 + 512 + 476 */
+		EXPECT(in.n_blocks == (NSETS + 511) / 512);
 	else
 		EXPECT(in.n_blocks == 1);
 	for (uint32_t b = 0; b < in.n_blocks; b++) {
 		struct bfi_block_info bi;
 		EXPECT_RC(bfi_block(s, b, &bi), 0);
+		if (cfg->max_block_sets)
+			EXPECT(bi.n_sets <= cfg->max_block_sets);
 		if (cfg->prefilter == BFI_PREFILTER_ALWAYS)
 			EXPECT(bi.prefilter_bits > 0);
 		if (cfg->prefilter == BFI_PREFILTER_NEVER)

@@ -86,6 +86,8 @@ static const char help[] =
 	"                      the bytes a skip saves outweigh the probe\n"
 	"      --block-cost B  bytes one more block must save to be made (1M);\n"
 	"                      smaller gives more, narrower blocks\n"
+	"      --block-sets N  at most N sets per flat block (a multiple of 512);\n"
+	"                      narrower blocks read fewer bytes per query\n"
 	"      --memory BYTES  memory for key buffers and row stripes, e.g. 512M\n"
 	"                      (default 1G); keys beyond it spill to $TMPDIR\n"
 	"  -q, --quiet         no progress and no summary\n"
@@ -109,7 +111,7 @@ int cmd_build(int argc, char **argv)
 		{"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
 		{"expected-keys", required_argument, 0, 'e'}, {"layout", required_argument, 0, 'L'},
 		{"keep-order", no_argument, 0, 'K'},   {"fixed-width", no_argument, 0, 'F'},
-		{"block-cost", required_argument, 0, 'B'}, {"prefilter", required_argument, 0, 'P'},
+		{"block-cost", required_argument, 0, 'B'}, {"block-sets", required_argument, 0, 'N'}, {"prefilter", required_argument, 0, 'P'},
 		{"reps", required_argument, 0, 'R'},   {"cells", required_argument, 0, 'C'},
 		{"shards", required_argument, 0, 'H'},  {"route", required_argument, 0, 'U'},
 		{"fanout", required_argument, 0, 'D'},  {"bloofi-build", required_argument, 0, 'I'},  {"all-levels", no_argument, 0, 'A'},
@@ -307,6 +309,16 @@ int cmd_build(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case 'N': {
+			uint64_t v;
+			if (parse_size(optarg, &v) || v < 512 || v % 512 || v > UINT32_MAX) {
+				fprintf(stderr, "bfi build: --block-sets must be a multiple of 512, got '%s'\n",
+				        optarg);
+				return EXIT_USAGE;
+			}
+			o.max_block_sets = (uint32_t)v;
+			break;
+		}
 		case 'F': o.fixed_width = 1; break;
 		case 'm':
 			if (parse_size(optarg, &o.memory)) {

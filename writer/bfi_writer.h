@@ -98,6 +98,12 @@ struct bfi_build_options {
 	 */
 	void (*progress)(void *ctx, const char *phase, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/*
+	 * At most this many sets per flat block, rounded down to a multiple of
+	 * 512 (0: no limit). Narrower blocks with union pre-filters let a query
+	 * read fewer row bytes at the price of one pre-filter probe per block.
+	 */
+	uint32_t max_block_sets;
 };
 
 /* Fill o with the defaults shown above. */

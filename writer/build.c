@@ -161,6 +161,10 @@ static int plan_blocks(const struct bfi_build_options *o, struct plan *p)
 		goto out;
 	}
 	uint64_t widest = 0, block_cost = o->block_cost ? o->block_cost : DEFAULT_BLOCK_COST;
+	/* a cap below one segment still allows one segment per block */
+	uint64_t cap = o->max_block_sets ? (o->max_block_sets / step) * (uint64_t)step : 0;
+	if (o->max_block_sets && cap < step)
+		cap = step;
 	for (uint32_t j = 0; j < p->n; j++) {
 		uint64_t w = width_for(o, p->distinct[p->old_of_new[j]], p->k);
 		if (j % step == 0)
@@ -178,6 +182,8 @@ static int plan_blocks(const struct bfi_build_options *o, struct plan *p)
 		uint64_t end = e == c ? p->n : (uint64_t)e * step, wmax = 0;
 		best[e] = UINT64_MAX;
 		for (uint32_t a = e; a-- > 0;) {
+			if (cap && end - (uint64_t)a * step > cap)
+				break;
 			if (segw[a] > wmax)
 				wmax = segw[a];
 			uint64_t cost = best[a] + wmax * bfi_bits_bytes(end - (uint64_t)a * step) + block_cost;
