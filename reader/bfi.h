@@ -215,8 +215,9 @@ BFI_API const uint32_t *bfi_result_ordinals(const bfi_result *res);
  */
 BFI_API BFI_MUST_CHECK int bfi_query_key(const bfi_snapshot *snap, const void *key,
                                          size_t len, bfi_result *res);
-/* The same on one given layout (BFI_LAYOUT_FLAT or BFI_LAYOUT_PLAIN);
- * BFI_E_NO_LAYOUT if the snapshot lacks it. */
+/* The same on one given layout (any BFI_LAYOUT_*, or 0 for the default,
+ * as bfi_query_expr takes it), without allocating; BFI_E_NO_LAYOUT if the
+ * snapshot lacks it. */
 BFI_API BFI_MUST_CHECK int bfi_query_key_layout(const bfi_snapshot *snap, unsigned layout,
                                                 const void *key, size_t len, bfi_result *res);
 
@@ -261,8 +262,9 @@ BFI_API BFI_MUST_CHECK int bfi_expr_path(const bfi_snapshot *snap, const char *p
 BFI_API void bfi_expr_free(bfi_expr **e);
 
 /*
- * Which sets may satisfy e? layout is BFI_LAYOUT_FLAT, BFI_LAYOUT_PLAIN or
- * 0 for the best the snapshot holds. No false negatives: a set holding the
+ * Which sets may satisfy e? layout is BFI_LAYOUT_FLAT, BFI_LAYOUT_PLAIN,
+ * BFI_LAYOUT_RAMBO, BFI_LAYOUT_TREE or 0 for the best the snapshot holds
+ * (flat, else tree, else rambo, else plain). No false negatives: a set holding the
  * keys the expression needs is always returned. Returns 0, BFI_E_NO_LAYOUT,
  * BFI_E_INVALID or -ENOMEM.
  */

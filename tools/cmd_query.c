@@ -396,6 +396,10 @@ static int print_answer(const bfi_snapshot *s, const bfi_result *res, const stru
 
 static int run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, struct query *q)
 {
+	if (o->mode == M_KEY) { /* one key: no expression to allocate */
+		int rc = bfi_query_key_layout(s, o->layout, q->text, q->len, res);
+		return rc ? rc : print_answer(s, res, o, q);
+	}
 	int rc = compile(o, q, NULL);
 	if (rc == 0 && ((o->mode == M_TERMS && bfi_expr_keys(q->e) == 0) ||
 	                (o->mode == M_TEXT && q->e == NULL))) {
