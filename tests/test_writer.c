@@ -2,7 +2,8 @@
  * test_writer.c - the writer's inputs, errors, publishing and memory
  * bound: bad input is refused with a message naming where, existing
  * files are never clobbered, a snapshot is replaced atomically while a
- * reader holds the old one, and row stripes give the same bytes.
+ * reader holds the old one, row stripes give the same bytes, and sets of
+ * one width are cut into blocks with pre-filters when that pays queries.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -244,11 +245,94 @@ static void test_stripes(void)
 	EXPECT_RC(bfi_verify(b, &rep, NULL, NULL), 0);
 }
 
+
+/*
+ * 20,480 sets of 5 keys of their own, all of one width: plan_blocks alone
+ * keeps them in one block, where a key held by one set reads two rows of
+ * 2,560 bytes. The planner's query model cuts it into blocks that each get
+ * a pre-filter; with pre-filters off, or a cap on the block size, it does
+ * not. Every key still finds its set.
+ */
+enum { CUT_SETS = 20480, CUT_KEYS = 5 };
+
+static int build_cut(const char *out, int prefilter, uint32_t max_block_sets)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.keep_order = 1;
+	o.prefilter = prefilter;
+	o.max_block_sets = max_block_sets;
+	bfi_writer *w;
+	int rc = bfi_writer_create(&o, &w);
+	char name[32], key[32];
+	for (uint32_t j = 0; j < CUT_SETS && rc == 0; j++) {
+		uint32_t ord;
+		rc = bfi_writer_set(w, name, (size_t)snprintf(name, sizeof name, "s%u", j), &ord);
+		for (int i = 0; i < CUT_KEYS && rc == 0; i++)
+			rc = bfi_writer_key(w, ord, key, (size_t)snprintf(key, sizeof key, "k%u_%d", j, i));
+	}
+	if (rc == 0)
+		rc = bfi_writer_finish(w, out, NULL);
+	bfi_writer_destroy(&w);
+	return rc;
+}
+
+static void test_query_cuts(void)
+{
+	const struct {
+		int prefilter;
+		uint32_t cap;
+		int want_cut;
+	} cases[] = {{BFI_PREFILTER_AUTO, 0, 1}, {BFI_PREFILTER_NEVER, 0, 0}, {BFI_PREFILTER_AUTO, 20480, 0}};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		const char *out = path_in(c == 0 ? "cut0" : c == 1 ? "cut1" : "cut2");
+		EXPECT_RC(build_cut(out, cases[c].prefilter, cases[c].cap), 0);
+		bfi_snapshot *s = NULL;
+		EXPECT_RC(bfi_open(out, 0, &s), 0);
+		if (s == NULL)
+			continue;
+		struct bfi_info in;
+		bfi_info(s, &in);
+		if (cases[c].want_cut) {
+			EXPECT(in.n_blocks > 1 && in.n_blocks <= 32);
+			uint64_t next = 0;
+			for (uint32_t b = 0; b < in.n_blocks; b++) {
+				struct bfi_block_info bi;
+				EXPECT_RC(bfi_block(s, b, &bi), 0);
+				EXPECT(bi.first_set == next && bi.first_set % 512 == 0);
+				EXPECT(bi.prefilter_bits > 0);
+				next = bi.first_set + bi.n_sets;
+			}
+			EXPECT(next == CUT_SETS);
+		} else {
+			EXPECT(in.n_blocks == 1);
+		}
+		bfi_result *res = NULL;
+		EXPECT_RC(bfi_result_create(&res), 0);
+		uint64_t fn = 0;
+		char key[32];
+		for (uint32_t j = 0; j < CUT_SETS && res; j += 7) {
+			uint32_t ord;
+			char name[32];
+			EXPECT_RC(bfi_set_find(s, name, (size_t)snprintf(name, sizeof name, "s%u", j), &ord), 0);
+			int found = 0;
+			if (bfi_query_key(s, key, (size_t)snprintf(key, sizeof key, "k%u_%u", j, j % CUT_KEYS), res) == 0)
+				for (size_t i = 0; i < bfi_result_count(res); i++)
+					found |= bfi_result_ordinals(res)[i] == ord;
+			fn += !found;
+		}
+		EXPECT(fn == 0);
+		bfi_result_destroy(&res);
+		bfi_close(&s);
+	}
+}
+
 int main(void)
 {
 	test_run("writer: malformed input refused with its location", test_bad_input);
 	test_run("writer: directory input (order, CRLF, hidden, empty, subdir)", test_dir_input);
 	test_run("writer: atomic publish, never clobbers, replaces under a reader", test_publish);
 	test_run("writer: row stripes under a small memory budget", test_stripes);
+	test_run("writer: sets of one width cut into blocks that pay queries", test_query_cuts);
 	return test_exit();
 }

@@ -147,24 +147,22 @@ static int cmp_by_size(const void *a, const void *b, void *ctx)
 #define DEFAULT_BLOCK_COST (1u << 20)
 #define MAX_CANDIDATES 4096u
 
-static int plan_blocks(const struct bfi_build_options *o, struct plan *p)
+/* Sets per candidate segment: 512, doubled until there are at most MAX_CANDIDATES. */
+static uint32_t segment_step(uint32_t n)
 {
 	uint32_t step = 512;
-	while ((p->n + step - 1) / step > MAX_CANDIDATES)
+	while ((n + step - 1) / step > MAX_CANDIDATES)
 		step *= 2;
-	uint32_t c = (p->n + step - 1) / step; /* candidate segments */
-	uint64_t *segw = malloc(c * sizeof *segw), *best = malloc((c + 1) * sizeof *best);
-	uint32_t *from = malloc((c + 1) * sizeof *from);
-	int rc = 0;
-	if (!segw || !best || !from) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	uint64_t widest = 0, block_cost = o->block_cost ? o->block_cost : DEFAULT_BLOCK_COST;
-	/* a cap below one segment still allows one segment per block */
-	uint64_t cap = o->max_block_sets ? (o->max_block_sets / step) * (uint64_t)step : 0;
-	if (o->max_block_sets && cap < step)
-		cap = step;
+	return step;
+}
+
+/* Filter width of each segment: that of its largest set (the widest of all, fixed_width). */
+static uint64_t *segment_widths(const struct bfi_build_options *o, const struct plan *p,
+                                uint32_t step, uint32_t c)
+{
+	uint64_t *segw = malloc(c * sizeof *segw), widest = 0;
+	if (segw == NULL)
+		return NULL;
 	for (uint32_t j = 0; j < p->n; j++) {
 		uint64_t w = width_for(o, p->distinct[p->old_of_new[j]], p->k);
 		if (j % step == 0)
@@ -177,6 +175,37 @@ static int plan_blocks(const struct bfi_build_options *o, struct plan *p)
 	if (o->fixed_width)
 		for (uint32_t i = 0; i < c; i++)
 			segw[i] = widest;
+	return segw;
+}
+
+/* Block b: ordinals [first, end), m bits wide. */
+static void set_block(struct plan *p, uint32_t b, uint64_t first, uint64_t end, uint64_t m)
+{
+	struct bfi_block *blk = &p->blocks[b];
+	blk->first_set = first;
+	blk->n_sets = end - first;
+	blk->row_bytes = bfi_bits_bytes(blk->n_sets);
+	blk->m = m;
+	for (uint64_t j = first; j < end; j++)
+		p->block_of[j] = b;
+}
+
+static int plan_blocks(const struct bfi_build_options *o, struct plan *p)
+{
+	uint32_t step = segment_step(p->n);
+	uint32_t c = (p->n + step - 1) / step; /* candidate segments */
+	uint64_t *segw = segment_widths(o, p, step, c), *best = malloc((c + 1) * sizeof *best);
+	uint32_t *from = malloc((c + 1) * sizeof *from);
+	int rc = 0;
+	if (!segw || !best || !from) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	uint64_t block_cost = o->block_cost ? o->block_cost : DEFAULT_BLOCK_COST;
+	/* a cap below one segment still allows one segment per block */
+	uint64_t cap = o->max_block_sets ? (o->max_block_sets / step) * (uint64_t)step : 0;
+	if (o->max_block_sets && cap < step)
+		cap = step;
 	best[0] = 0;
 	for (uint32_t e = 1; e <= c; e++) {
 		uint64_t end = e == c ? p->n : (uint64_t)e * step, wmax = 0;
@@ -204,16 +233,10 @@ static int plan_blocks(const struct bfi_build_options *o, struct plan *p)
 	}
 	uint32_t b = p->n_blocks;
 	for (uint32_t e = c; e > 0; e = from[e]) {
-		struct bfi_block *blk = &p->blocks[--b];
-		uint64_t first = (uint64_t)from[e] * step, end = e == c ? p->n : (uint64_t)e * step;
-		blk->first_set = first;
-		blk->n_sets = end - first;
-		blk->row_bytes = bfi_bits_bytes(blk->n_sets);
-		blk->m = 0;
+		uint64_t first = (uint64_t)from[e] * step, end = e == c ? p->n : (uint64_t)e * step, m = 0;
 		for (uint32_t a = from[e]; a < e; a++)
-			blk->m = segw[a] > blk->m ? segw[a] : blk->m;
-		for (uint64_t j = first; j < end; j++)
-			p->block_of[j] = b;
+			m = segw[a] > m ? segw[a] : m;
+		set_block(p, --b, first, end, m);
 	}
 out:
 	free(segw);
@@ -263,6 +286,44 @@ static double hll_count(const uint8_t *reg)
 }
 
 /*
+ * One pass over the keys: a HyperLogLog sketch of each segment's union, c
+ * sketches of HLL_REGS registers. The union of any run of segments is the
+ * register-wise maximum of theirs: the very registers a sketch of its keys
+ * would get.
+ */
+static int segment_sketches(bfi_writer *w, const struct plan *p, uint32_t step, uint32_t c,
+                            uint8_t **out)
+{
+	uint8_t *seg = calloc(c, HLL_REGS);
+	if (seg == NULL)
+		return -ENOMEM;
+	struct spool_iter it;
+	struct rec r;
+	int rc = spool_iter_begin(&it, &w->spool);
+	while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
+		rc = 0;
+		hll_add(seg + (size_t)(p->new_of_old[r.ord] / step) * HLL_REGS, r.h1);
+	}
+	spool_iter_end(&it);
+	if (rc) {
+		free(seg);
+		return rc;
+	}
+	*out = seg;
+	return 0;
+}
+
+/* The estimated distinct keys of segments [a, e); reg is scratch. */
+static double union_of(const uint8_t *seg, uint32_t a, uint32_t e, uint8_t *reg)
+{
+	memset(reg, 0, HLL_REGS);
+	for (uint32_t i = a; i < e; i++)
+		for (uint32_t x = 0; x < HLL_REGS; x++)
+			reg[x] = seg[(size_t)i * HLL_REGS + x] > reg[x] ? seg[(size_t)i * HLL_REGS + x] : reg[x];
+	return hll_count(reg);
+}
+
+/*
  * Union pre-filters (spec/format.md, "Choosing m, k, blocks and
  * pre-filters"): a block gets one when skipping it for keys it does not
  * hold saves more than probing costs. Queries are assumed to be half keys
@@ -271,40 +332,164 @@ static double hll_count(const uint8_t *reg)
  * false positives), so a key passes with about P / 2. A query reads at
  * least two rows of a block and a probe at most k lines, so keep one when
  *   (1 - P / 2) * 2 * row_bytes > k * 64.
- * options.prefilter can force it on or off.
+ * options.prefilter can force it on or off. The same model gives what a
+ * block costs a query, in bytes: k * 64 + P / 2 * 2 * row_bytes with a
+ * pre-filter, 2 * row_bytes without; and its size, rows plus pre-filter.
  */
-static int plan_prefilters(bfi_writer *w, struct plan *p)
+struct block_model {
+	int keep;       /* a pre-filter pays */
+	uint64_t pre_m; /* its width */
+	double query;   /* bytes a query reads, on average */
+	double space;   /* bytes of rows and pre-filter */
+};
+
+static struct block_model model_block(const bfi_writer *w, const struct plan *p, uint64_t n_sets,
+                                      uint64_t m, double u, double all)
 {
+	struct block_model b;
+	double share = all > 0 ? u / all : 1;
+	share = share > 1 ? 1 : share;
+	double pass = share / 2, row_bytes = (double)bfi_bits_bytes(n_sets);
 	int mode = w->opt.prefilter;
-	if (mode == BFI_PREFILTER_NEVER)
-		return 0;
-	uint8_t *reg = calloc((size_t)p->n_blocks + 1, HLL_REGS);
-	if (reg == NULL)
-		return -ENOMEM;
-	struct spool_iter it;
-	struct rec r;
-	int rc = spool_iter_begin(&it, &w->spool);
-	while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
-		rc = 0;
-		uint32_t b = p->block_of[p->new_of_old[r.ord]];
-		hll_add(reg + (size_t)b * HLL_REGS, r.h1);
-		hll_add(reg + (size_t)p->n_blocks * HLL_REGS, r.h1);
+	b.keep = mode == BFI_PREFILTER_ALWAYS ||
+	         (mode != BFI_PREFILTER_NEVER && (1 - pass) * 2.0 * row_bytes > (double)p->k * 64);
+	/* sized like any filter, for the estimated union plus 5% */
+	b.pre_m = b.keep ? width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
+	                             (uint64_t)ceil(u * 1.05), p->k)
+	                 : 0;
+	b.query = b.keep ? (double)p->k * 64 + pass * 2 * row_bytes : 2 * row_bytes;
+	b.space = (double)m * row_bytes + (double)bfi_bits_bytes(b.pre_m);
+	return b;
+}
+
+/*
+ * Cutting blocks for queries (spec/format.md, "Choosing m, k, blocks and
+ * pre-filters"). plan_blocks cuts only where it saves space, so sets of one
+ * width stay in one block, and a key held by a few of them still reads two
+ * whole rows. Cut such a block into q near-equal runs of segments, each
+ * with the pre-filter the rule above gives it, when by that model the runs
+ * cost a query at most SPLIT_GAIN of what the block does and take at most
+ * SPLIT_SPACE of its bytes; of those, take the q whose queries cost least.
+ */
+#define SPLIT_MAX 32     /* parts one block may be cut into */
+#define SPLIT_GAIN 0.75  /* the model's query bytes must fall to this share */
+#define SPLIT_SPACE 1.01 /* while the bytes grow by at most 1% */
+
+struct split {
+	double query, space; /* sums over the parts */
+};
+
+/* Model block [a, e) of segments cut into q parts. */
+static struct split model_split(const bfi_writer *w, const struct plan *p, const uint8_t *seg,
+                                const uint64_t *segw, uint32_t step, uint32_t c, uint32_t a,
+                                uint32_t e, uint32_t q, double all, uint8_t *reg)
+{
+	struct split s = {0, 0};
+	for (uint32_t i = 0; i < q; i++) {
+		uint32_t pa = a + (uint32_t)((uint64_t)(e - a) * i / q);
+		uint32_t pe = a + (uint32_t)((uint64_t)(e - a) * (i + 1) / q);
+		uint64_t m = 0, first = (uint64_t)pa * step, end = pe == c ? p->n : (uint64_t)pe * step;
+		for (uint32_t x = pa; x < pe; x++)
+			m = segw[x] > m ? segw[x] : m;
+		struct block_model b = model_block(w, p, end - first, m, union_of(seg, pa, pe, reg), all);
+		s.query += b.query;
+		s.space += b.space;
 	}
-	spool_iter_end(&it);
-	double all = hll_count(reg + (size_t)p->n_blocks * HLL_REGS);
+	return s;
+}
+
+static int split_blocks(bfi_writer *w, struct plan *p, const uint8_t *seg, const uint64_t *segw,
+                        uint32_t step, uint32_t c, double all)
+{
+	uint32_t *parts = calloc(p->n_blocks, sizeof *parts), total = 0;
+	uint8_t *reg = malloc(HLL_REGS);
+	struct bfi_block *old = NULL;
+	int rc = 0;
+	if (parts == NULL || reg == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t b = 0; b < p->n_blocks; b++) {
+		const struct bfi_block *blk = &p->blocks[b];
+		uint32_t a = (uint32_t)(blk->first_set / step);
+		uint32_t e = blk->first_set + blk->n_sets == p->n ? c
+		                                                  : (uint32_t)((blk->first_set + blk->n_sets) / step);
+		struct split base = model_split(w, p, seg, segw, step, c, a, e, 1, all, reg), best = base;
+		parts[b] = 1;
+		for (uint32_t q = 2; q <= e - a && q <= SPLIT_MAX; q++) {
+			if ((double)q * p->k * 64 >= best.query)
+				break; /* q probes alone cost more than the best so far */
+			struct split s = model_split(w, p, seg, segw, step, c, a, e, q, all, reg);
+			if (s.space <= base.space * SPLIT_SPACE && s.query < best.query &&
+			    s.query <= base.query * SPLIT_GAIN) {
+				best = s;
+				parts[b] = q;
+			}
+		}
+		total += parts[b];
+	}
+	if (total == p->n_blocks)
+		goto out;
+	old = p->blocks;
+	p->blocks = calloc(total, sizeof *p->blocks);
+	if (p->blocks == NULL) {
+		p->blocks = old;
+		old = NULL;
+		rc = -ENOMEM;
+		goto out;
+	}
+	uint32_t nb = 0;
+	for (uint32_t b = 0; b < p->n_blocks; b++) {
+		uint32_t a = (uint32_t)(old[b].first_set / step);
+		uint32_t e = old[b].first_set + old[b].n_sets == p->n ? c
+		                                                      : (uint32_t)((old[b].first_set + old[b].n_sets) / step);
+		for (uint32_t i = 0; i < parts[b]; i++) {
+			uint32_t pa = a + (uint32_t)((uint64_t)(e - a) * i / parts[b]);
+			uint32_t pe = a + (uint32_t)((uint64_t)(e - a) * (i + 1) / parts[b]);
+			uint64_t m = 0;
+			for (uint32_t x = pa; x < pe; x++)
+				m = segw[x] > m ? segw[x] : m;
+			set_block(p, nb++, (uint64_t)pa * step, pe == c ? p->n : (uint64_t)pe * step, m);
+		}
+	}
+	p->n_blocks = total;
+out:
+	free(old);
+	free(parts);
+	free(reg);
+	return rc;
+}
+
+/*
+ * The flat layout's blocks and pre-filters: plan_blocks for space, then,
+ * unless pre-filters are off or the caller capped the block size, the cuts
+ * that pay for queries, then each block's pre-filter.
+ */
+static int plan_flat(bfi_writer *w, struct plan *p)
+{
+	const struct bfi_build_options *o = &w->opt;
+	int rc = plan_blocks(o, p);
+	if (rc || o->prefilter == BFI_PREFILTER_NEVER)
+		return rc;
+	uint32_t step = segment_step(p->n), c = (p->n + step - 1) / step;
+	uint8_t *seg = NULL, *reg = malloc(HLL_REGS);
+	uint64_t *segw = segment_widths(o, p, step, c);
+	if (reg == NULL || segw == NULL)
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = segment_sketches(w, p, step, c, &seg);
+	double all = rc == 0 ? union_of(seg, 0, c, reg) : 0;
+	if (rc == 0 && o->max_block_sets == 0)
+		rc = split_blocks(w, p, seg, segw, step, c, all);
 	for (uint32_t b = 0; rc == 0 && b < p->n_blocks; b++) {
 		struct bfi_block *blk = &p->blocks[b];
-		double u = hll_count(reg + (size_t)b * HLL_REGS);
-		double share = all > 0 ? u / all : 1;
-		share = share > 1 ? 1 : share;
-		double pass = share / 2;
-		int keep = mode == BFI_PREFILTER_ALWAYS ||
-		           (1 - pass) * 2.0 * (double)blk->row_bytes > (double)p->k * 64;
-		/* sized like any filter, for the estimated union plus 5% */
-		blk->pre_m = keep ? width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
-		                              (uint64_t)ceil(u * 1.05), p->k)
-		                  : 0;
+		uint32_t a = (uint32_t)(blk->first_set / step);
+		uint32_t e = blk->first_set + blk->n_sets == p->n ? c
+		                                                  : (uint32_t)((blk->first_set + blk->n_sets) / step);
+		blk->pre_m = model_block(w, p, blk->n_sets, blk->m, union_of(seg, a, e, reg), all).pre_m;
 	}
+	free(seg);
+	free(segw);
 	free(reg);
 	return rc;
 }
@@ -659,9 +844,7 @@ static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 	for (uint32_t j = 0; j < p->n; j++)
 		p->new_of_old[p->old_of_new[j]] = j;
 	if (o->layouts & BFI_BUILD_FLAT) {
-		int rc = plan_blocks(o, p);
-		if (rc == 0)
-			rc = plan_prefilters(w, p);
+		int rc = plan_flat(w, p);
 		if (rc)
 			return rc;
 		p->flat_size = bfi_flat_layout(p->blocks, p->n_blocks);
