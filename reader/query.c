@@ -256,18 +256,26 @@ static void emit_vec(const uint64_t *v, const struct bfi_rblock *b, bfi_result *
 #define PRE_KEYS 4    /* keys of a conjunction whose probes are requested */
 #define MANY_BLOCKS 4 /* above this, blocks' pre-filters are requested ahead */
 
-static void prefetch_prefilters(const bfi_snapshot *s, const struct bfi_expr *e, const bfi_result *res)
+#define BATCH_AHEAD 8 /* queries of a batch whose probes are requested ahead */
+
+/* Ask for the first probes of block blk's pre-filter for query e. */
+static void prefetch_block_probes(const bfi_snapshot *s, const struct bfi_expr *e,
+                                  const bfi_result *res, const struct bfi_rblock *blk)
 {
 	const struct bfi_enode *n = &e->nodes[e->root];
 	uint32_t k = s->lay.k, ahead = k < PRE_AHEAD ? k : PRE_AHEAD;
-	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++) {
-		const struct bfi_rblock *blk = &s->blocks[b];
-		for (uint32_t j = 0; blk->pre && j < n->n_keys && j < PRE_KEYS; j++) {
-			const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
-			for (uint32_t i = 0; i < ahead; i++)
-				__builtin_prefetch(blk->pre + bfi_reduce(z[i], blk->pre_m) / 8);
-		}
+	for (uint32_t j = 0; n->type == BFI_EXPR_KEYS && j < n->n_keys && j < PRE_KEYS; j++) {
+		const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
+		for (uint32_t i = 0; i < ahead; i++)
+			__builtin_prefetch(blk->pre + bfi_reduce(z[i], blk->pre_m) / 8);
 	}
+}
+
+static void prefetch_prefilters(const bfi_snapshot *s, const struct bfi_expr *e, const bfi_result *res)
+{
+	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
+		if (s->blocks[b].pre)
+			prefetch_block_probes(s, e, res, &s->blocks[b]);
 }
 
 /* One block of a prepared expression query. */
@@ -407,11 +415,19 @@ int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *cons
 		rc = bfi__list_expr(s, qs[q], res[q], bfi__tree_conj);
 	if (layout == BFI_LAYOUT_RAMBO || layout == BFI_LAYOUT_TREE)
 		return rc;
-	/* Block by block, so each block's rows come from memory once per batch. */
+	/*
+	 * Block by block, so each block's rows come from memory once per batch.
+	 * A block's pre-filter turns most queries away at their first probes;
+	 * ask for those of the query BATCH_AHEAD on while testing this one, so
+	 * that the tests do not wait on memory one after another.
+	 */
 	bfi_and_fn and_rows = bfi__and_rows();
 	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
-		for (size_t q = 0; q < n; q++)
+		for (size_t q = 0; q < n; q++) {
+			if (q + BATCH_AHEAD < n && s->blocks[b].pre)
+				prefetch_block_probes(s, qs[q + BATCH_AHEAD], res[q + BATCH_AHEAD], &s->blocks[b]);
 			run_block(s, qs[q], &s->blocks[b], res[q], and_rows);
+		}
 	return 0;
 }
 
