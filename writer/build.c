@@ -190,6 +190,37 @@ static void set_block(struct plan *p, uint32_t b, uint64_t first, uint64_t end, 
 		p->block_of[j] = b;
 }
 
+/* The widest segment of [a, e). */
+static uint64_t widest_of(const uint64_t *segw, uint32_t a, uint32_t e)
+{
+	uint64_t m = 0;
+	for (uint32_t x = a; x < e; x++)
+		m = segw[x] > m ? segw[x] : m;
+	return m;
+}
+
+/* Ordinal where segment i (of c, step sets each) starts; i == c: the end. */
+static uint64_t segment_start(const struct plan *p, uint32_t step, uint32_t c, uint32_t i)
+{
+	return i == c ? p->n : (uint64_t)i * step;
+}
+
+/* Segments [*a, *e) of block blk, whose bounds fall on segment starts. */
+static void block_segments(const struct plan *p, const struct bfi_block *blk, uint32_t step,
+                           uint32_t c, uint32_t *a, uint32_t *e)
+{
+	uint64_t end = blk->first_set + blk->n_sets;
+	*a = (uint32_t)(blk->first_set / step);
+	*e = end == p->n ? c : (uint32_t)(end / step);
+}
+
+/* Part i of q near-equal runs of segments [a, e): [*pa, *pe). */
+static void part_of(uint32_t a, uint32_t e, uint32_t q, uint32_t i, uint32_t *pa, uint32_t *pe)
+{
+	*pa = a + (uint32_t)((uint64_t)(e - a) * i / q);
+	*pe = a + (uint32_t)((uint64_t)(e - a) * (i + 1) / q);
+}
+
 static int plan_blocks(const struct bfi_build_options *o, struct plan *p)
 {
 	uint32_t step = segment_step(p->n);
@@ -232,12 +263,9 @@ static int plan_blocks(const struct bfi_build_options *o, struct plan *p)
 		goto out;
 	}
 	uint32_t b = p->n_blocks;
-	for (uint32_t e = c; e > 0; e = from[e]) {
-		uint64_t first = (uint64_t)from[e] * step, end = e == c ? p->n : (uint64_t)e * step, m = 0;
-		for (uint32_t a = from[e]; a < e; a++)
-			m = segw[a] > m ? segw[a] : m;
-		set_block(p, --b, first, end, m);
-	}
+	for (uint32_t e = c; e > 0; e = from[e])
+		set_block(p, --b, segment_start(p, step, c, from[e]), segment_start(p, step, c, e),
+		          widest_of(segw, from[e], e));
 out:
 	free(segw);
 	free(best);
@@ -386,12 +414,11 @@ static struct split model_split(const bfi_writer *w, const struct plan *p, const
 {
 	struct split s = {0, 0};
 	for (uint32_t i = 0; i < q; i++) {
-		uint32_t pa = a + (uint32_t)((uint64_t)(e - a) * i / q);
-		uint32_t pe = a + (uint32_t)((uint64_t)(e - a) * (i + 1) / q);
-		uint64_t m = 0, first = (uint64_t)pa * step, end = pe == c ? p->n : (uint64_t)pe * step;
-		for (uint32_t x = pa; x < pe; x++)
-			m = segw[x] > m ? segw[x] : m;
-		struct block_model b = model_block(w, p, end - first, m, union_of(seg, pa, pe, reg), all);
+		uint32_t pa, pe;
+		part_of(a, e, q, i, &pa, &pe);
+		uint64_t n_sets = segment_start(p, step, c, pe) - segment_start(p, step, c, pa);
+		struct block_model b =
+		    model_block(w, p, n_sets, widest_of(segw, pa, pe), union_of(seg, pa, pe, reg), all);
 		s.query += b.query;
 		s.space += b.space;
 	}
@@ -410,10 +437,8 @@ static int split_blocks(bfi_writer *w, struct plan *p, const uint8_t *seg, const
 		goto out;
 	}
 	for (uint32_t b = 0; b < p->n_blocks; b++) {
-		const struct bfi_block *blk = &p->blocks[b];
-		uint32_t a = (uint32_t)(blk->first_set / step);
-		uint32_t e = blk->first_set + blk->n_sets == p->n ? c
-		                                                  : (uint32_t)((blk->first_set + blk->n_sets) / step);
+		uint32_t a, e;
+		block_segments(p, &p->blocks[b], step, c, &a, &e);
 		struct split base = model_split(w, p, seg, segw, step, c, a, e, 1, all, reg), best = base;
 		parts[b] = 1;
 		for (uint32_t q = 2; q <= e - a && q <= SPLIT_MAX; q++) {
@@ -440,16 +465,13 @@ static int split_blocks(bfi_writer *w, struct plan *p, const uint8_t *seg, const
 	}
 	uint32_t nb = 0;
 	for (uint32_t b = 0; b < p->n_blocks; b++) {
-		uint32_t a = (uint32_t)(old[b].first_set / step);
-		uint32_t e = old[b].first_set + old[b].n_sets == p->n ? c
-		                                                      : (uint32_t)((old[b].first_set + old[b].n_sets) / step);
+		uint32_t a, e;
+		block_segments(p, &old[b], step, c, &a, &e);
 		for (uint32_t i = 0; i < parts[b]; i++) {
-			uint32_t pa = a + (uint32_t)((uint64_t)(e - a) * i / parts[b]);
-			uint32_t pe = a + (uint32_t)((uint64_t)(e - a) * (i + 1) / parts[b]);
-			uint64_t m = 0;
-			for (uint32_t x = pa; x < pe; x++)
-				m = segw[x] > m ? segw[x] : m;
-			set_block(p, nb++, (uint64_t)pa * step, pe == c ? p->n : (uint64_t)pe * step, m);
+			uint32_t pa, pe;
+			part_of(a, e, parts[b], i, &pa, &pe);
+			set_block(p, nb++, segment_start(p, step, c, pa), segment_start(p, step, c, pe),
+			          widest_of(segw, pa, pe));
 		}
 	}
 	p->n_blocks = total;
@@ -483,9 +505,8 @@ static int plan_flat(bfi_writer *w, struct plan *p)
 		rc = split_blocks(w, p, seg, segw, step, c, all);
 	for (uint32_t b = 0; rc == 0 && b < p->n_blocks; b++) {
 		struct bfi_block *blk = &p->blocks[b];
-		uint32_t a = (uint32_t)(blk->first_set / step);
-		uint32_t e = blk->first_set + blk->n_sets == p->n ? c
-		                                                  : (uint32_t)((blk->first_set + blk->n_sets) / step);
+		uint32_t a, e;
+		block_segments(p, blk, step, c, &a, &e);
 		blk->pre_m = model_block(w, p, blk->n_sets, blk->m, union_of(seg, a, e, reg), all).pre_m;
 	}
 	free(seg);
