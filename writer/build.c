@@ -221,14 +221,14 @@ static void part_of(uint32_t a, uint32_t e, uint32_t q, uint32_t i, uint32_t *pa
 	*pe = a + (uint32_t)((uint64_t)(e - a) * (i + 1) / q);
 }
 
-static int plan_blocks(const struct bfi_build_options *o, struct plan *p)
+/* The c candidate segments of step sets each, segw[i] wide, cut for space. */
+static int plan_blocks(const struct bfi_build_options *o, struct plan *p, uint32_t step, uint32_t c,
+                       const uint64_t *segw)
 {
-	uint32_t step = segment_step(p->n);
-	uint32_t c = (p->n + step - 1) / step; /* candidate segments */
-	uint64_t *segw = segment_widths(o, p, step, c), *best = malloc((c + 1) * sizeof *best);
+	uint64_t *best = malloc((c + 1) * sizeof *best);
 	uint32_t *from = malloc((c + 1) * sizeof *from);
 	int rc = 0;
-	if (!segw || !best || !from) {
+	if (!best || !from) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -267,7 +267,6 @@ static int plan_blocks(const struct bfi_build_options *o, struct plan *p)
 		set_block(p, --b, segment_start(p, step, c, from[e]), segment_start(p, step, c, e),
 		          widest_of(segw, from[e], e));
 out:
-	free(segw);
 	free(best);
 	free(from);
 	return rc;
@@ -345,9 +344,11 @@ static int segment_sketches(bfi_writer *w, const struct plan *p, uint32_t step, 
 static double union_of(const uint8_t *seg, uint32_t a, uint32_t e, uint8_t *reg)
 {
 	memset(reg, 0, HLL_REGS);
-	for (uint32_t i = a; i < e; i++)
+	for (uint32_t i = a; i < e; i++) {
+		const uint8_t *r = seg + (size_t)i * HLL_REGS;
 		for (uint32_t x = 0; x < HLL_REGS; x++)
-			reg[x] = seg[(size_t)i * HLL_REGS + x] > reg[x] ? seg[(size_t)i * HLL_REGS + x] : reg[x];
+			reg[x] = r[x] > reg[x] ? r[x] : reg[x];
+	}
 	return hll_count(reg);
 }
 
@@ -425,14 +426,14 @@ static struct split model_split(const bfi_writer *w, const struct plan *p, const
 	return s;
 }
 
+/* reg is HLL_REGS bytes of scratch. */
 static int split_blocks(bfi_writer *w, struct plan *p, const uint8_t *seg, const uint64_t *segw,
-                        uint32_t step, uint32_t c, double all)
+                        uint32_t step, uint32_t c, double all, uint8_t *reg)
 {
 	uint32_t *parts = calloc(p->n_blocks, sizeof *parts), total = 0;
-	uint8_t *reg = malloc(HLL_REGS);
 	struct bfi_block *old = NULL;
 	int rc = 0;
-	if (parts == NULL || reg == NULL) {
+	if (parts == NULL) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -478,7 +479,6 @@ static int split_blocks(bfi_writer *w, struct plan *p, const uint8_t *seg, const
 out:
 	free(old);
 	free(parts);
-	free(reg);
 	return rc;
 }
 
@@ -490,19 +490,18 @@ out:
 static int plan_flat(bfi_writer *w, struct plan *p)
 {
 	const struct bfi_build_options *o = &w->opt;
-	int rc = plan_blocks(o, p);
-	if (rc || o->prefilter == BFI_PREFILTER_NEVER)
-		return rc;
-	uint32_t step = segment_step(p->n), c = (p->n + step - 1) / step;
-	uint8_t *seg = NULL, *reg = malloc(HLL_REGS);
+	uint32_t step = segment_step(p->n), c = (p->n + step - 1) / step; /* candidate segments */
 	uint64_t *segw = segment_widths(o, p, step, c);
-	if (reg == NULL || segw == NULL)
-		rc = -ENOMEM;
-	if (rc == 0)
-		rc = segment_sketches(w, p, step, c, &seg);
+	int rc = segw ? plan_blocks(o, p, step, c, segw) : -ENOMEM;
+	if (rc || o->prefilter == BFI_PREFILTER_NEVER) {
+		free(segw);
+		return rc;
+	}
+	uint8_t *seg = NULL, *reg = malloc(HLL_REGS);
+	rc = reg ? segment_sketches(w, p, step, c, &seg) : -ENOMEM;
 	double all = rc == 0 ? union_of(seg, 0, c, reg) : 0;
 	if (rc == 0 && o->max_block_sets == 0)
-		rc = split_blocks(w, p, seg, segw, step, c, all);
+		rc = split_blocks(w, p, seg, segw, step, c, all, reg);
 	for (uint32_t b = 0; rc == 0 && b < p->n_blocks; b++) {
 		struct bfi_block *blk = &p->blocks[b];
 		uint32_t a, e;
