@@ -285,17 +285,22 @@ static void run_block(const bfi_snapshot *s, const struct bfi_expr *e,
 	const struct bfi_enode *root = &e->nodes[e->root];
 	size_t words = b->row_bytes / 8;
 	if (root->type == BFI_EXPR_KEYS) {
-		size_t r = conj_rows(s, e, root, b, res);
+		size_t r = 0;
 		if (b->pre) {
 			/* Start the rows' first lines loading while the pre-filter is probed:
 			 * a key the block holds then pays for one round trip, not two.
-			 * Not with many blocks, where most are skipped and the lines
-			 * would be fetched for nothing. */
-			for (size_t i = 0; s->lay.flat.n_blocks <= MANY_BLOCKS && i < r && i < 16; i++)
-				__builtin_prefetch(res->rows[i]);
+			 * Not with many blocks, where most are skipped: their rows are
+			 * neither fetched nor located. */
+			if (s->lay.flat.n_blocks <= MANY_BLOCKS) {
+				r = conj_rows(s, e, root, b, res);
+				for (size_t i = 0; i < r && i < 16; i++)
+					__builtin_prefetch(res->rows[i]);
+			}
 			if (conj_skipped(s, e, root, b, res))
 				return;
 		}
+		if (r == 0)
+			r = conj_rows(s, e, root, b, res);
 		res->n += and_rows(res->rows, (uint32_t)r, words, b->first, b->n, res->ords + res->n,
 		                   res->count_bytes ? &res->touched : NULL);
 		return;
@@ -379,7 +384,7 @@ int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bf
 	if (layout == BFI_LAYOUT_TREE)
 		return bfi__list_expr(s, e, res, bfi__tree_conj);
 	bfi_and_fn and_rows = bfi__and_rows();
-	if (e->nodes[e->root].type == BFI_EXPR_KEYS && s->lay.flat.n_blocks > MANY_BLOCKS)
+	if (s->lay.flat.n_blocks > MANY_BLOCKS)
 		prefetch_prefilters(s, e, res);
 	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
 		run_block(s, e, &s->blocks[b], res, and_rows);
