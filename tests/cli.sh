@@ -7,18 +7,8 @@ case $BFI in /*) ;; *) BFI=$(pwd)/$BFI ;; esac
 DATA=$(pwd)/tests/data/demo
 T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-cli.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-fails=0
-check() { # check NAME COMMAND... : the command must succeed
-	name=$1
-	shift
-	if "$@" >"$T/out" 2>"$T/err"; then
-		echo "PASS cli: $name"
-	else
-		echo "FAIL cli: $name"
-		sed 's/^/  | /' "$T/out" "$T/err" | head -20
-		fails=$((fails + 1))
-	fi
-}
+SUITE=cli
+. tests/lib/check.sh # check NAME COMMAND...: the command must succeed
 status_is() { # status_is WANT COMMAND...
 	want=$1
 	shift

@@ -17,18 +17,8 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-faults.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 # a preloaded shim must not upset AddressSanitizer's link-order check
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}verify_asan_link_order=0"
-fails=0
-check() {
-	name=$1
-	shift
-	if "$@" >"$T/out" 2>"$T/err"; then
-		echo "PASS faults: $name"
-	else
-		echo "FAIL faults: $name"
-		sed 's/^/  | /' "$T/out" "$T/err" | head -20
-		fails=$((fails + 1))
-	fi
-}
+SUITE=faults
+. tests/lib/check.sh # check NAME COMMAND...: the command must succeed
 # the old snapshot, what it answers, and new input that would change it
 "$BFI" build -q -o "$T/snap" "$DATA" || exit 1
 "$BFI" query "$T/snap" <"$DATA/zstd" >"$T/want"

@@ -9,18 +9,8 @@ BFI=${1:-./bfi}
 case $BFI in /*) ;; *) BFI=$(pwd)/$BFI ;; esac
 T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-fed.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-fails=0
-check() {
-	name=$1
-	shift
-	if "$@" >"$T/out" 2>"$T/err"; then
-		echo "PASS federated: $name"
-	else
-		echo "FAIL federated: $name"
-		sed 's/^/  | /' "$T/out" "$T/err" | head -20
-		fails=$((fails + 1))
-	fi
-}
+SUITE=federated
+. tests/lib/check.sh # check NAME COMMAND...: the command must succeed
 mkdir -p "$T/keys" "$T/filters"
 # site i holds its own words and some its neighbours share
 awk -v dir="$T/keys" 'BEGIN {
