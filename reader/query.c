@@ -156,16 +156,22 @@ static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr
  * May the block hold the key with probes z? Its union pre-filter answers
  * without reading the rows; a block without one always may.
  */
-static int pre_pass(const struct bfi_rblock *b, const uint64_t *z, uint32_t k, bfi_result *res)
+static uint32_t pre_probes(const struct bfi_rblock *b, const uint64_t *z, uint32_t k)
 {
-	if (b->pre == NULL)
-		return 1;
 	uint32_t i;
 	for (i = 0; i < k; i++) {
 		uint64_t pos = bfi_reduce(z[i], b->pre_m);
 		if (!(b->pre[pos / 8] >> (pos % 8) & 1))
 			break;
 	}
+	return i;
+}
+
+static int pre_pass(const struct bfi_rblock *b, const uint64_t *z, uint32_t k, bfi_result *res)
+{
+	if (b->pre == NULL)
+		return 1;
+	uint32_t i = pre_probes(b, z, k);
 	if (res->count_bytes)
 		res->touched += (uint64_t)(i < k ? i + 1 : k) * 64;
 	return i == k;
@@ -257,6 +263,7 @@ static void emit_vec(const uint64_t *v, const struct bfi_rblock *b, bfi_result *
 #define MANY_BLOCKS 4 /* above this, blocks' pre-filters are requested ahead */
 
 #define BATCH_AHEAD 8 /* queries of a batch whose probes are requested ahead */
+#define SHORT_ROW 256 /* bytes: a batch requests the rows of such blocks ahead */
 
 /* Ask for the first probes of block blk's pre-filter for query e. */
 static void prefetch_block_probes(const bfi_snapshot *s, const struct bfi_expr *e,
@@ -268,6 +275,29 @@ static void prefetch_block_probes(const bfi_snapshot *s, const struct bfi_expr *
 		const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
 		for (uint32_t i = 0; i < ahead; i++)
 			__builtin_prefetch(blk->pre + bfi_reduce(z[i], blk->pre_m) / 8);
+	}
+}
+
+/*
+ * Batch look-ahead, second stage: if block b's pre-filter (whose probes the
+ * first stage asked for) lets query e in, ask for the first line of each
+ * of its rows. Rows of one line, as on a few wide sets, are then all
+ * loading while the queries before it run.
+ */
+static void prefetch_block_rows(const bfi_snapshot *s, const struct bfi_expr *e,
+                                const bfi_result *res, const struct bfi_rblock *b)
+{
+	const struct bfi_enode *n = &e->nodes[e->root];
+	uint32_t k = s->lay.k;
+	if (n->type != BFI_EXPR_KEYS)
+		return;
+	for (uint32_t j = 0; b->pre && j < n->n_keys; j++)
+		if (pre_probes(b, res->z + (size_t)e->kidx[n->first_key + j] * k, k) < k)
+			return;
+	for (uint32_t j = 0; j < n->n_keys && j < PRE_KEYS; j++) {
+		const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
+		for (uint32_t i = 0; i < k; i++)
+			__builtin_prefetch(b->rows + bfi_reduce(z[i], b->m) * b->row_bytes);
 	}
 }
 
@@ -422,17 +452,26 @@ int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *cons
 		return rc;
 	/*
 	 * Block by block, so each block's rows come from memory once per batch.
-	 * A block's pre-filter turns most queries away at their first probes;
-	 * ask for those of the query BATCH_AHEAD on while testing this one, so
-	 * that the tests do not wait on memory one after another.
+	 * Two stages of look-ahead keep the queries from waiting on memory one
+	 * after another: the pre-filter probes of the query 2 * BATCH_AHEAD on
+	 * are requested, and the query BATCH_AHEAD on, whose probes have had
+	 * time to arrive, is tested and, if the block may hold it, the first
+	 * lines of its rows are requested. That only for short rows, nearly
+	 * whole in their first line: a long row is streamed by the kernel, and
+	 * the second test costs more than its first line saves.
 	 */
 	bfi_and_fn and_rows = bfi__and_rows();
-	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
+	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++) {
+		const struct bfi_rblock *blk = &s->blocks[b];
 		for (size_t q = 0; q < n; q++) {
-			if (q + BATCH_AHEAD < n && s->blocks[b].pre)
-				prefetch_block_probes(s, qs[q + BATCH_AHEAD], res[q + BATCH_AHEAD], &s->blocks[b]);
-			run_block(s, qs[q], &s->blocks[b], res[q], and_rows);
+			size_t p = q + 2 * BATCH_AHEAD, r = q + BATCH_AHEAD;
+			if (p < n && blk->pre)
+				prefetch_block_probes(s, qs[p], res[p], blk);
+			if (r < n && blk->row_bytes <= SHORT_ROW)
+				prefetch_block_rows(s, qs[r], res[r], blk);
+			run_block(s, qs[q], blk, res[q], and_rows);
 		}
+	}
 	return 0;
 }
 
