@@ -123,6 +123,18 @@ void bfi__and_rows_mask(const uint8_t *const *rows, size_t n, size_t words, cons
 /* The fastest kernel this CPU runs (AVX2 when present), chosen once. */
 bfi_and_fn bfi__and_rows(void);
 
+/*
+ * Ask for the cache line holding p. GCC counts __builtin_prefetch as free
+ * of side effects, so it finds a helper whose only work is prefetching
+ * "const" and deletes every call to it; the empty volatile asm is a side
+ * effect, and keeps both. tests/prefetch.sh checks the instructions stay.
+ */
+static inline void bfi__prefetch(const void *p)
+{
+	__builtin_prefetch(p);
+	__asm__ volatile("" : : "r"(p));
+}
+
 /* Deep check of catalog contents against the index (for bfi_verify). */
 int bfi__catalog_check_all(bfi_snapshot *snap, struct bfi_bad *bad);
 

@@ -274,7 +274,7 @@ static void prefetch_block_probes(const bfi_snapshot *s, const struct bfi_expr *
 	for (uint32_t j = 0; n->type == BFI_EXPR_KEYS && j < n->n_keys && j < PRE_KEYS; j++) {
 		const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
 		for (uint32_t i = 0; i < ahead; i++)
-			__builtin_prefetch(blk->pre + bfi_reduce(z[i], blk->pre_m) / 8);
+			bfi__prefetch(blk->pre + bfi_reduce(z[i], blk->pre_m) / 8);
 	}
 }
 
@@ -297,7 +297,32 @@ static void prefetch_block_rows(const bfi_snapshot *s, const struct bfi_expr *e,
 	for (uint32_t j = 0; j < n->n_keys && j < PRE_KEYS; j++) {
 		const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
 		for (uint32_t i = 0; i < k; i++)
-			__builtin_prefetch(b->rows + bfi_reduce(z[i], b->m) * b->row_bytes);
+			bfi__prefetch(b->rows + bfi_reduce(z[i], b->m) * b->row_bytes);
+	}
+}
+
+/*
+ * Second round, once the first probes have arrived: for each block that
+ * they let through, ask for the rest. A pre-filter is half ones, so about
+ * a quarter of the blocks pass two probes; tested block after block, each
+ * would then wait on memory for its third probe, behind a branch that
+ * cannot be predicted.
+ */
+static void prefetch_rest(const bfi_snapshot *s, const struct bfi_expr *e, const bfi_result *res,
+                          const struct bfi_rblock *blk)
+{
+	const struct bfi_enode *n = &e->nodes[e->root];
+	uint32_t k = s->lay.k;
+	if (k <= PRE_AHEAD || n->type != BFI_EXPR_KEYS)
+		return;
+	for (uint32_t j = 0; j < n->n_keys && j < PRE_KEYS; j++)
+		if (pre_probes(blk, res->z + (size_t)e->kidx[n->first_key + j] * k, PRE_AHEAD) <
+		    PRE_AHEAD)
+			return;
+	for (uint32_t j = 0; j < n->n_keys && j < PRE_KEYS; j++) {
+		const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
+		for (uint32_t i = PRE_AHEAD; i < k; i++)
+			bfi__prefetch(blk->pre + bfi_reduce(z[i], blk->pre_m) / 8);
 	}
 }
 
@@ -306,6 +331,9 @@ static void prefetch_prefilters(const bfi_snapshot *s, const struct bfi_expr *e,
 	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
 		if (s->blocks[b].pre)
 			prefetch_block_probes(s, e, res, &s->blocks[b]);
+	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
+		if (s->blocks[b].pre)
+			prefetch_rest(s, e, res, &s->blocks[b]);
 }
 
 /* One block of a prepared expression query. */
@@ -324,7 +352,7 @@ static void run_block(const bfi_snapshot *s, const struct bfi_expr *e,
 			if (s->lay.flat.n_blocks <= MANY_BLOCKS) {
 				r = conj_rows(s, e, root, b, res);
 				for (size_t i = 0; i < r && i < 16; i++)
-					__builtin_prefetch(res->rows[i]);
+					bfi__prefetch(res->rows[i]);
 			}
 			if (conj_skipped(s, e, root, b, res))
 				return;

@@ -102,7 +102,7 @@ long bfi__rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const stru
 					if (ahead < d->n_sets)
 						for (uint32_t r = 0; r < d->reps; r++)
 							if (r != best_r)
-								__builtin_prefetch(s->reps[r].cell_of + (size_t)ahead * 4);
+								bfi__prefetch(s->reps[r].cell_of + (size_t)ahead * 4);
 				}
 				uint32_t set = bfi_get32(rb->members + (size_t)at * 4);
 				if (set >= d->n_sets)
