@@ -127,7 +127,8 @@ static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr
 	uint32_t kr = s->lay.rambo_idx >= 0 && s->lay.rambo.k > k ? s->lay.rambo.k : k;
 	kr = s->lay.tree_idx >= 0 && s->lay.tree.k > kr ? s->lay.tree.k : kr;
 	if (rc == 0)
-		rc = bfi__grow(&res->rows, &res->rows_cap, (size_t)e->n_keys * kr, sizeof *res->rows);
+		/* two sets: the tree locates the level below while testing one */
+		rc = bfi__grow(&res->rows, &res->rows_cap, 2 * (size_t)e->n_keys * kr, sizeof *res->rows);
 	if (rc == 0 && layout == BFI_LAYOUT_FLAT)
 		rc = bfi__grow(&res->vec, &res->vec_cap, levels * words, sizeof *res->vec);
 	if (rc == 0 && layout == BFI_LAYOUT_RAMBO) /* one bitmap of cells per repetition */

@@ -9,11 +9,40 @@
  * children of survivors are read. The frontier of surviving nodes is an
  * explicit array per level, kept in ascending order, so the sets at the
  * bottom come out sorted.
+ *
+ * Each level waits on memory once, so the query asks ahead: the first
+ * lines of the top level's rows load while the pre-filter is probed, and
+ * the moment a node survives, its child group's word in each row of the
+ * level below is requested, while the rest of its level is still being
+ * tested.
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "expr.h"
+
+/*
+ * Ask for the word of node's child group (level l - 1) in each of the nr
+ * rows below. Nodes come from the file: a group out of range is skipped
+ * here and reported when the level is tested.
+ */
+static void ask_children(const bfi_snapshot *s, uint32_t l, uint32_t node, const uint8_t **below,
+                         size_t nr)
+{
+	const uint8_t *g = s->levels[l].groups;
+	uint64_t first;
+	if (g) {
+		if (node >= s->levels[l].nodes)
+			return;
+		first = bfi_get32(g + (uint64_t)node * 4);
+	} else {
+		first = (uint64_t)node * s->lay.tree.fanout;
+	}
+	if (first >= s->levels[l - 1].nodes)
+		return;
+	for (size_t i = 0; i < nr; i++)
+		bfi__prefetch(below[i] + first / 64 * 8);
+}
 
 long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
                     bfi_result *res, uint32_t *out)
@@ -28,6 +57,12 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 	uint32_t *cur = res->frontier, *next = res->frontier + s->lay.n_sets + 32;
 	size_t ncur = 0, nnext;
 	uint64_t lines = 0;
+	/* rows of the level being tested, and of the level below it */
+	const uint8_t **rows = res->rows, **below = res->rows + nr;
+	const struct bfi_rlevel *top = &s->levels[t->levels - 1];
+	bfi__conj_rows(e, n, k, 0, top->rows, top->m, top->row_bytes, rows);
+	for (size_t i = 0; i < nr; i++)
+		bfi__prefetch(rows[i]);
 	/* A key absent from every set is rejected by the pre-filter alone. */
 	for (uint32_t j = 0; s->tree_pre && j < n->n_keys; j++) {
 		bfi_keyhash h = e->keys[e->kidx[n->first_key + j]];
@@ -35,34 +70,43 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 			uint64_t pos = bfi_hash_pos(h, i, t->pre_m);
 			lines++;
 			if (!(s->tree_pre[pos / 8] >> (pos % 8) & 1)) {
-				if (res->count_bytes)
-					res->touched += lines * 64;
+				if (res->count_bytes) /* the probes, and the top rows asked for */
+					res->touched += (lines + nr) * 64;
 				return 0;
 			}
 		}
 	}
 	/* The top stored level: every node, with whole rows. */
-	const struct bfi_rlevel *top = &s->levels[t->levels - 1];
-	bfi__conj_rows(e, n, k, 0, top->rows, top->m, top->row_bytes, res->rows);
+	uint32_t l = t->levels - 1;
+	if (l > 0)
+		bfi__conj_rows(e, n, k, 0, s->levels[l - 1].rows, s->levels[l - 1].m,
+		               s->levels[l - 1].row_bytes, below);
 	for (uint64_t w = 0; w < top->row_bytes / 8; w++) {
 		uint64_t acc = ~0ull;
 		for (size_t i = 0; i < nr && acc; i++) {
-			acc &= le64toh(((const uint64_t *)res->rows[i])[w]);
+			acc &= le64toh(((const uint64_t *)rows[i])[w]);
 			lines += w % 8 == 0; /* a row's scan reads a cache line per 8 words */
 		}
 		for (; acc; acc &= acc - 1) {
 			uint64_t node = w * 64 + (uint64_t)__builtin_ctzll(acc);
 			if (node >= top->nodes)
 				return BFI_E_BAD_LAYOUT; /* padding bit set */
+			if (l > 0)
+				ask_children(s, l, (uint32_t)node, below, nr);
 			cur[ncur++] = (uint32_t)node;
 		}
 	}
 	res->tests += top->nodes;
 	/* Then down: only the children of the nodes that passed. */
-	for (uint32_t l = t->levels - 1; l-- > 0 && ncur;) {
+	while (l-- > 0 && ncur) {
 		const struct bfi_rlevel *lv = &s->levels[l];
 		const uint8_t *g = s->levels[l + 1].groups; /* explicit child groups, or NULL */
-		bfi__conj_rows(e, n, k, 0, lv->rows, lv->m, lv->row_bytes, res->rows);
+		const uint8_t **tmp_rows = rows;
+		rows = below;
+		below = tmp_rows;
+		if (l > 0)
+			bfi__conj_rows(e, n, k, 0, s->levels[l - 1].rows, s->levels[l - 1].m,
+			               s->levels[l - 1].row_bytes, below);
 		nnext = 0;
 		uint64_t last_end = 0; /* groups of ascending nodes ascend and do not overlap */
 		for (size_t c = 0; c < ncur; c++) {
@@ -87,9 +131,13 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 				uint64_t hi = (w + 1) * 64 < end ? 64 : end - w * 64;
 				uint64_t acc = (hi == 64 ? ~0ull : ((1ull << hi) - 1)) & (~0ull << lo);
 				for (size_t i = 0; i < nr && acc; i++, lines++)
-					acc &= le64toh(((const uint64_t *)res->rows[i])[w]);
-				for (; acc; acc &= acc - 1)
-					next[nnext++] = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(acc));
+					acc &= le64toh(((const uint64_t *)rows[i])[w]);
+				for (; acc; acc &= acc - 1) {
+					uint32_t node = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(acc));
+					if (l > 0)
+						ask_children(s, l, node, below, nr);
+					next[nnext++] = node;
+				}
 			}
 		}
 		uint32_t *tmp = cur;
