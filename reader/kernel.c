@@ -8,7 +8,8 @@
  * it is. On sparse filters most lines of rows 2..k-1 are never
  * loaded. Bits are listed with tzcnt. The AVX2 kernel also prefetches the
  * lines of rows 0 and 1 that it reads next, since those two streams are
- * always read in full.
+ * always read in full, and finishes the lines that survive them in a second
+ * pass, after asking for their other rows (below).
  */
 #include <endian.h>
 #include <stdlib.h>
@@ -97,6 +98,27 @@ void bfi__and_rows_mask(const uint8_t *const *rows, size_t n, size_t words, cons
 }
 
 #if defined(__x86_64__) && BFI_HAVE_AVX2
+/* AND of rows 0 and 1 (or row 0 alone) at line off, in a and b. */
+#define AND01(off)                                                                                  \
+	do {                                                                                        \
+		a = _mm256_and_si256(_mm256_load_si256((const __m256i *)(r0 + (off))),              \
+		                     _mm256_load_si256((const __m256i *)(r1 + (off))));             \
+		b = _mm256_and_si256(_mm256_load_si256((const __m256i *)(r0 + (off) + 32)),         \
+		                     _mm256_load_si256((const __m256i *)(r1 + (off) + 32)));        \
+	} while (0)
+
+/*
+ * Two passes over a stretch of the rows. The first streams rows 0 and 1
+ * and notes the lines whose AND is not zero (CANDIDATES at most), asking
+ * at once for those lines of rows 2 .. k - 1; the second finishes only
+ * the noted lines. In one pass, a line that survives rows 0 and 1 loads
+ * row 2 from memory and the stream waits on it: on sparse rows a few such
+ * lines per row, and the line of the set that holds the key, each cost a
+ * round trip. Noted early, their loads overlap the stream.
+ */
+#define CANDIDATES 64
+#define REST_AHEAD 6 /* rows after the first two asked for, per noted line */
+
 __attribute__((target("avx2,bmi")))
 size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, uint32_t base,
                           uint32_t limit, uint32_t *out, uint64_t *touched)
@@ -104,46 +126,61 @@ size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, 
 	size_t n = 0;
 	uint64_t lines = 0;
 	uint32_t first = k > 1 ? 2 : 1;
+	uint32_t rest = k - first < REST_AHEAD ? k - first : REST_AHEAD;
 	const uint8_t *r0 = rows[0], *r1 = rows[first - 1];
 	size_t bytes = words * 8;
+	__m256i a, b;
 	/* Ramp up: ask for the first lines of both streams at once. */
 	for (size_t off = 0; off < bytes && off < PREFETCH_LINES * 64; off += 64) {
 		_mm_prefetch((const char *)r0 + off, _MM_HINT_T0);
 		_mm_prefetch((const char *)r1 + off, _MM_HINT_T0);
 	}
-	for (size_t off = 0; off < bytes; off += 64) {
-		if (off + PREFETCH_LINES * 64 < bytes) {
-			_mm_prefetch((const char *)r0 + off + PREFETCH_LINES * 64, _MM_HINT_T0);
-			_mm_prefetch((const char *)r1 + off + PREFETCH_LINES * 64, _MM_HINT_T0);
-		}
-		__m256i a = _mm256_and_si256(_mm256_load_si256((const __m256i *)(r0 + off)),
-		                             _mm256_load_si256((const __m256i *)(r1 + off)));
-		__m256i b = _mm256_and_si256(_mm256_load_si256((const __m256i *)(r0 + off + 32)),
-		                             _mm256_load_si256((const __m256i *)(r1 + off + 32)));
-		lines += first;
-		/* Then row 2 alone, which a sparse line rarely survives, and after it
-		 * two rows per test: a line that survived three rows is dense. */
-		for (uint32_t i = first; i < k; i += 1 + (i > first)) {
-			if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
-				break;
-			a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i] + off)));
-			b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i] + off + 32)));
-			lines++;
-			if (i > first && i + 1 < k) {
-				a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i + 1] + off)));
-				b = _mm256_and_si256(b,
-				                     _mm256_load_si256((const __m256i *)(rows[i + 1] + off + 32)));
-				lines++;
+	for (size_t from = 0; from < bytes;) {
+		uint32_t cand[CANDIDATES], nc = 0;
+		size_t off = from;
+		for (; off < bytes && nc < CANDIDATES; off += 64) {
+			if (off + PREFETCH_LINES * 64 < bytes) {
+				_mm_prefetch((const char *)r0 + off + PREFETCH_LINES * 64, _MM_HINT_T0);
+				_mm_prefetch((const char *)r1 + off + PREFETCH_LINES * 64, _MM_HINT_T0);
 			}
+			AND01(off);
+			lines += first;
+			__m256i ab = _mm256_or_si256(a, b);
+			if (_mm256_testz_si256(ab, ab))
+				continue;
+			cand[nc++] = (uint32_t)((off - from) / 64);
+			for (uint32_t i = first; i < first + rest; i++)
+				_mm_prefetch((const char *)rows[i] + off, _MM_HINT_T0);
 		}
-		__m256i ab = _mm256_or_si256(a, b);
-		if (_mm256_testz_si256(ab, ab))
-			continue;
-		uint64_t acc[LINE_WORDS];
-		_mm256_storeu_si256((__m256i *)acc, a);
-		_mm256_storeu_si256((__m256i *)(acc + 4), b);
-		for (int j = 0; j < LINE_WORDS; j++)
-			n = emit(le64toh(acc[j]), off * 8 + (uint64_t)j * 64, base, limit, out, n);
+		for (uint32_t c = 0; c < nc; c++) {
+			size_t at = from + (size_t)cand[c] * 64;
+			AND01(at);
+			/* Then row 2 alone, which a sparse line rarely survives, and after
+			 * it two rows per test: a line that survived three rows is dense. */
+			for (uint32_t i = first; i < k; i += 1 + (i > first)) {
+				if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
+					break;
+				a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i] + at)));
+				b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i] + at + 32)));
+				lines++;
+				if (i > first && i + 1 < k) {
+					a = _mm256_and_si256(a,
+					                     _mm256_load_si256((const __m256i *)(rows[i + 1] + at)));
+					b = _mm256_and_si256(
+					    b, _mm256_load_si256((const __m256i *)(rows[i + 1] + at + 32)));
+					lines++;
+				}
+			}
+			__m256i ab = _mm256_or_si256(a, b);
+			if (_mm256_testz_si256(ab, ab))
+				continue;
+			uint64_t acc[LINE_WORDS];
+			_mm256_storeu_si256((__m256i *)acc, a);
+			_mm256_storeu_si256((__m256i *)(acc + 4), b);
+			for (int j = 0; j < LINE_WORDS; j++)
+				n = emit(le64toh(acc[j]), at * 8 + (uint64_t)j * 64, base, limit, out, n);
+		}
+		from = off;
 	}
 	if (touched)
 		*touched += lines * 64;
