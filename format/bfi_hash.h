@@ -60,6 +60,23 @@ static inline uint64_t bfi_hash_pos(bfi_keyhash h, uint32_t i, uint64_t m)
 }
 
 /*
+ * Line pre-filters (spec/format.md, "Flat section", flags bit 1): a key's
+ * k bits lie in one 512-bit cache line, so a probe is one load. Its line is
+ * probe 0 reduced to the pre_m / 512 lines; bit i of the line is the low 9
+ * bits of probe i (the reduction takes the high bits, so the two agree
+ * with nothing). Returns the key's first bit: line * 512.
+ */
+static inline uint64_t bfi_pre_line(uint64_t z0, uint64_t pre_m)
+{
+	return bfi_reduce(z0, pre_m / 512) * 512;
+}
+
+static inline uint32_t bfi_pre_bit(uint64_t zi)
+{
+	return (uint32_t)(zi & 511);
+}
+
+/*
  * The RAMBO partition (spec/format.md, "RAMBO section"): the cell of the
  * set called name in repetition r, of cells cells cut into shards shards
  * (the paper's two-level hash): shard XXH3-64(name, seed 0x52414d42) mod

@@ -188,7 +188,8 @@ int bfi_flat_decode(const uint8_t *in, uint64_t size, struct bfi_flat_desc *d,
 			return BFI_E_RESERVED;
 		if (b.first_set != next_set || b.n_sets == 0 || b.n_sets > d->n_sets - next_set ||
 		    b.m == 0 || b.m > BFI_MAX_BITS || b.row_bytes != bfi_bits_bytes(b.n_sets) ||
-		    b.pre_m > BFI_MAX_BITS)
+		    b.pre_m > BFI_MAX_BITS ||
+		    ((d->flags & BFI_FLATF_LINE_PRE) && b.pre_m % BFI_PRE_LINE_BITS))
 			return BFI_E_BAD_LAYOUT;
 		struct bfi_block want = b;
 		if (place_block(&want, &off) || want.rows_offset != b.rows_offset ||

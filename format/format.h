@@ -22,7 +22,7 @@
 #define BFI_MAGIC "\x89" "BFI\r\n\x1a\n"
 #define BFI_MAGIC_LEN 8u
 #define BFI_VERSION_MAJOR 2u
-#define BFI_VERSION_MINOR 1u
+#define BFI_VERSION_MINOR 2u
 #define BFI_HEADER_SIZE 128u
 #define BFI_TRAILER_SIZE 8u
 #define BFI_KNOWN_INCOMPAT 0ull /* no incompatible features in 1.0 */
@@ -64,7 +64,9 @@
 #define BFI_BLOCK_ENTRY_SIZE 64u
 #define BFI_MAX_BLOCKS 65536u
 #define BFI_FLATF_SIZE_ORDER 1u /* sets are ordered by distinct keys */
-#define BFI_FLATF_KNOWN BFI_FLATF_SIZE_ORDER
+#define BFI_FLATF_LINE_PRE 2u   /* pre-filters probe one 512-bit line per key (format 2.2) */
+#define BFI_FLATF_KNOWN (BFI_FLATF_SIZE_ORDER | BFI_FLATF_LINE_PRE)
+#define BFI_PRE_LINE_BITS 512u
 #define BFI_HASH_XXH3_MIX 1u
 #define BFI_MAX_K 32u
 #define BFI_MAX_BITS (1ull << 40)

@@ -128,6 +128,7 @@ struct bfi_info {
 	uint32_t tree_dropped_levels; /* levels above the top one, too full to prune, not stored */
 	uint64_t tree_dropped_nodes;  /* and their nodes */
 	int has_catalog;           /* 0 if opened with BFI_OPEN_NO_CATALOG */
+	int line_prefilters;       /* flat pre-filters probe one 512-bit line per key (2.2) */
 };
 BFI_API void bfi_info(const bfi_snapshot *snap, struct bfi_info *info);
 

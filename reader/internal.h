@@ -31,6 +31,7 @@ struct bfi_rblock {
 	const uint8_t *rows; /* row r at rows + r * row_bytes */
 	const uint8_t *pre;  /* union pre-filter bits, or NULL */
 	uint64_t m, pre_m;
+	int line_pre;        /* the pre-filter takes one 512-bit line per key */
 	uint64_t row_bytes;
 	uint32_t first, n;
 };

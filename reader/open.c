@@ -243,6 +243,7 @@ static int load_blocks(bfi_snapshot *s)
 		b->rows = sec + bfi_get64(e + 32);
 		b->pre_m = bfi_get64(e + 40);
 		b->pre = b->pre_m ? sec + bfi_get64(e + 48) : NULL;
+		b->line_pre = (s->lay.flat.flags & BFI_FLATF_LINE_PRE) != 0;
 		if (b->row_bytes > s->max_row_bytes)
 			s->max_row_bytes = b->row_bytes;
 		if (b->n > s->max_block_sets)
@@ -457,6 +458,7 @@ void bfi_info(const bfi_snapshot *s, struct bfi_info *info)
 	if (s->lay.flat_idx >= 0) {
 		info->n_blocks = s->lay.flat.n_blocks;
 		info->size_ordered = (s->lay.flat.flags & BFI_FLATF_SIZE_ORDER) != 0;
+		info->line_prefilters = (s->lay.flat.flags & BFI_FLATF_LINE_PRE) != 0;
 		for (uint32_t i = 0; i < s->lay.flat.n_blocks; i++)
 			if (s->blocks[i].m > info->bits)
 				info->bits = s->blocks[i].m;

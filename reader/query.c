@@ -160,6 +160,15 @@ static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr
 static uint32_t pre_probes(const struct bfi_rblock *b, const uint64_t *z, uint32_t k)
 {
 	uint32_t i;
+	if (b->line_pre) { /* all k bits in the key's one line */
+		const uint8_t *line = b->pre + bfi_pre_line(z[0], b->pre_m) / 8;
+		for (i = 0; i < k; i++) {
+			uint32_t bit = bfi_pre_bit(z[i]);
+			if (!(line[bit / 8] >> (bit % 8) & 1))
+				break;
+		}
+		return i;
+	}
 	for (i = 0; i < k; i++) {
 		uint64_t pos = bfi_reduce(z[i], b->pre_m);
 		if (!(b->pre[pos / 8] >> (pos % 8) & 1))
@@ -174,7 +183,7 @@ static int pre_pass(const struct bfi_rblock *b, const uint64_t *z, uint32_t k, b
 		return 1;
 	uint32_t i = pre_probes(b, z, k);
 	if (res->count_bytes)
-		res->touched += (uint64_t)(i < k ? i + 1 : k) * 64;
+		res->touched += b->line_pre ? 64 : (uint64_t)(i < k ? i + 1 : k) * 64;
 	return i == k;
 }
 
@@ -274,6 +283,10 @@ static void prefetch_block_probes(const bfi_snapshot *s, const struct bfi_expr *
 	uint32_t k = s->lay.k, ahead = k < PRE_AHEAD ? k : PRE_AHEAD;
 	for (uint32_t j = 0; n->type == BFI_EXPR_KEYS && j < n->n_keys && j < PRE_KEYS; j++) {
 		const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
+		if (blk->line_pre) {
+			bfi__prefetch(blk->pre + bfi_pre_line(z[0], blk->pre_m) / 8);
+			continue;
+		}
 		for (uint32_t i = 0; i < ahead; i++)
 			bfi__prefetch(blk->pre + bfi_reduce(z[i], blk->pre_m) / 8);
 	}
@@ -314,7 +327,7 @@ static void prefetch_rest(const bfi_snapshot *s, const struct bfi_expr *e, const
 {
 	const struct bfi_enode *n = &e->nodes[e->root];
 	uint32_t k = s->lay.k;
-	if (k <= PRE_AHEAD || n->type != BFI_EXPR_KEYS)
+	if (k <= PRE_AHEAD || n->type != BFI_EXPR_KEYS || blk->line_pre)
 		return;
 	for (uint32_t j = 0; j < n->n_keys && j < PRE_KEYS; j++)
 		if (pre_probes(blk, res->z + (size_t)e->kidx[n->first_key + j] * k, PRE_AHEAD) <

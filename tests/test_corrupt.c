@@ -236,7 +236,7 @@ static void test_resealed_fields(void)
 		{0, 8, 9, BFI_E_BAD_LAYOUT},   {8, 4, 0, BFI_E_BAD_LAYOUT},
 		{8, 4, 33, BFI_E_BAD_LAYOUT},  {12, 4, 2, BFI_E_INCOMPAT},
 		{16, 4, 0, BFI_E_BAD_LAYOUT},  {16, 4, 2, BFI_E_BAD_LAYOUT},
-		{16, 4, 1u << 30, BFI_E_BAD_LAYOUT}, {20, 4, 2, BFI_E_RESERVED},
+		{16, 4, 1u << 30, BFI_E_BAD_LAYOUT}, {20, 4, 4, BFI_E_RESERVED},
 		{24, 8, 128, BFI_E_BAD_LAYOUT}, {32, 8, 1, BFI_E_RESERVED},
 		/* block entry 0 */
 		{64 + 0, 8, 1, BFI_E_BAD_LAYOUT},   {64 + 8, 8, 7, BFI_E_BAD_LAYOUT},
@@ -416,8 +416,32 @@ static void test_rich_shape(void)
 		EXPECT(in.n_blocks == 2 && in.layouts == (BFI_LAYOUT_FLAT | BFI_LAYOUT_PLAIN | BFI_LAYOUT_RAMBO | BFI_LAYOUT_TREE));
 		EXPECT_RC(bfi_block(s, 1, &b1), 0);
 		EXPECT(b1.prefilter_bits > 0);
+		/* line pre-filters, the default: format 2.2, whole lines */
+		EXPECT(in.minor == 2 && in.line_prefilters && b1.prefilter_bits % 512 == 0);
 		bfi_close(&s);
 	}
+}
+
+/*
+ * A line pre-filter must be whole lines: one a bit short would put a key's
+ * line past the end. Without the flag the same width is a classic filter.
+ */
+static void test_line_prefilter(void)
+{
+	uint8_t *b = malloc(index_len);
+	uint64_t flat = bfi_get64(index_bytes + BFI_HEADER_SIZE + 8);
+	uint8_t *e = b + flat + BFI_FLAT_DESC_SIZE + BFI_BLOCK_ENTRY_SIZE; /* block 1 */
+	for (int flag = 1; flag >= 0; flag--) {
+		memcpy(b, index_bytes, index_len);
+		EXPECT(bfi_get32(b + flat + 20) & BFI_FLATF_LINE_PRE);
+		if (!flag)
+			bfi_put32(b + flat + 20, bfi_get32(b + flat + 20) & ~BFI_FLATF_LINE_PRE);
+		bfi_put64(e + 40, bfi_get64(e + 40) - 1);
+		EXPECT(test_write_file(work_index, b, index_len) == 0);
+		EXPECT_RC(open_and_query(0), flag ? BFI_E_BAD_LAYOUT : 0);
+	}
+	free(b);
+	restore();
 }
 
 static int load(void)
@@ -462,6 +486,8 @@ int main(void)
 	test_run("corrupt (blocks, pre-filters, plain): header, table and padding flips",
 	         test_flip_header_and_table);
 	test_run("corrupt (blocks, pre-filters, plain): plain descriptor fields", test_plain_fields);
+	test_run("corrupt (blocks, pre-filters, plain): a line pre-filter short of a line",
+	         test_line_prefilter);
 	test_run("corrupt (blocks, pre-filters, plain): random spans caught by verify",
 	         test_random_spans);
 	free(index_bytes);

@@ -52,12 +52,52 @@ static int check_table(const char *spec, uint64_t m, uint32_t k, int with_hash)
 	return rows;
 }
 
+/* The line pre-filter table: each key's line and its k bits within it. */
+static int check_lines(const char *spec, uint64_t pre_m, uint32_t k)
+{
+	char marker[80];
+	snprintf(marker, sizeof marker, "<!-- line vectors pre_m=%llu k=%u -->",
+	         (unsigned long long)pre_m, k);
+	const char *p = strstr(spec, marker);
+	EXPECT(p != NULL);
+	if (p == NULL)
+		return 0;
+	const char *end = strstr(p, "<!-- end vectors -->");
+	EXPECT(end != NULL);
+	int rows = 0;
+	for (const char *line = p; line && line < end; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		if (strncmp(line, "| `", 3) != 0)
+			continue;
+		const char *key = line + 3, *q = strstr(key, "` |");
+		EXPECT(q != NULL);
+		if (q == NULL)
+			break;
+		bfi_keyhash h = bfi_hash_key(key, (size_t)(q - key));
+		const char *rest = q + 3;
+		unsigned long long want_line;
+		int used = 0;
+		EXPECT(sscanf(rest, " %llu |%n", &want_line, &used) == 1);
+		rest += used;
+		uint64_t first = bfi_pre_line(bfi_hash_probe(h, 0), pre_m);
+		EXPECT(first % 512 == 0 && first < pre_m && first / 512 == want_line);
+		for (uint32_t i = 0; i < k; i++) {
+			unsigned want;
+			EXPECT(sscanf(rest, " %u%n", &want, &used) == 1);
+			EXPECT(bfi_pre_bit(bfi_hash_probe(h, i)) == want && want < 512);
+			rest += used;
+		}
+		rows++;
+	}
+	return rows;
+}
+
 static char *spec;
 
 static void test_spec_vectors(void)
 {
 	EXPECT(check_table(spec, 1000003, 7, 1) >= 10);
 	EXPECT(check_table(spec, 64, 3, 0) >= 3);
+	EXPECT(check_lines(spec, 1048576, 7) >= 8);
 }
 
 static void test_positions_in_range(void)

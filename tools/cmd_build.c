@@ -86,6 +86,10 @@ static const char help[] =
 	"                      the bytes a skip saves outweigh the probe\n"
 	"      --block-cost B  bytes one more block must save to be made (1M);\n"
 	"                      smaller gives more, narrower blocks\n"
+	"      --classic-prefilters\n"
+	"                      pre-filters as plain Bloom filters (k lines a probe),\n"
+	"                      for format 2.1 readers; by default a key's bits share\n"
+	"                      one 64-byte line (format 2.2), one load a probe\n"
 	"      --block-sets N  at most N sets per flat block (a multiple of 512);\n"
 	"                      narrower blocks read fewer bytes per query\n"
 	"      --memory BYTES  memory for key buffers and row stripes, e.g. 512M\n"
@@ -113,6 +117,7 @@ int cmd_build(int argc, char **argv)
 		{"keep-order", no_argument, 0, 'K'},   {"fixed-width", no_argument, 0, 'F'},
 		{"block-cost", required_argument, 0, 'B'}, {"prefilter", required_argument, 0, 'P'},
 		{"block-sets", required_argument, 0, 'N'},
+		{"classic-prefilters", no_argument, 0, 'O'},
 		{"reps", required_argument, 0, 'R'},   {"cells", required_argument, 0, 'C'},
 		{"shards", required_argument, 0, 'H'},  {"route", required_argument, 0, 'U'},
 		{"fanout", required_argument, 0, 'D'},  {"bloofi-build", required_argument, 0, 'I'},  {"all-levels", no_argument, 0, 'A'},
@@ -292,6 +297,9 @@ int cmd_build(int argc, char **argv)
 			o.route_shards = b;
 			break;
 		}
+		case 'O':
+			o.classic_prefilters = 1;
+			break;
 		case 'P':
 			if (!strcmp(optarg, "auto"))
 				o.prefilter = BFI_PREFILTER_AUTO;

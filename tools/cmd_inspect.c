@@ -274,7 +274,8 @@ int cmd_inspect(int argc, char **argv)
 			bfi_close(&s);
 			return EXIT_USAGE;
 		}
-		printf(", \"size_ordered\": %s, \"blocks\": [", in.size_ordered ? "true" : "false");
+		printf(", \"size_ordered\": %s, \"line_prefilters\": %s, \"blocks\": [",
+		       in.size_ordered ? "true" : "false", in.line_prefilters ? "true" : "false");
 		for (uint32_t b = 0; b < in.n_blocks; b++) {
 			struct bfi_block_info bi;
 			if (bfi_block(s, b, &bi))
@@ -361,8 +362,9 @@ int cmd_inspect(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		if (in.n_blocks) {
-			printf("flat blocks  %u (sets ordered by %s)\n", in.n_blocks,
-			       in.size_ordered ? "size" : "input order");
+			printf("flat blocks  %u (sets ordered by %s%s)\n", in.n_blocks,
+			       in.size_ordered ? "size" : "input order",
+			       in.line_prefilters ? "; pre-filters of one line per key" : "");
 			printf("             first set  sets      m bits     row bytes  pre-filter bits\n");
 			for (uint32_t b = 0; b < in.n_blocks; b++) {
 				struct bfi_block_info bi;

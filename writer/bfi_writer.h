@@ -104,6 +104,12 @@ struct bfi_build_options {
 	 * read fewer row bytes at the price of one pre-filter probe per block.
 	 */
 	uint32_t max_block_sets;
+	/*
+	 * Flat pre-filters as classic Bloom filters, k cache lines per probe,
+	 * which format 2.1 readers read (minor 0), instead of one 512-bit line
+	 * per key (format 2.2, the default), which answers in one load.
+	 */
+	int classic_prefilters;
 };
 
 /* Fill o with the defaults shown above. */

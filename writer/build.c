@@ -127,7 +127,17 @@ struct plan {
 	uint64_t *tree_ones; /* tree: ones of each leaf */
 	struct bloofi_shape shape; /* tree built by insertion; shape.levels 0 if not */
 	uint64_t *ones; /* by ordinal: ones in the set's filter of the first layout */
+	int line_pre;   /* flat pre-filters take one 512-bit line per key */
 };
+
+/* Does any flat block have a line pre-filter (format 2.2)? */
+static int line_prefilters(const struct plan *p)
+{
+	for (uint32_t b = 0; p->line_pre && b < p->n_blocks; b++)
+		if (p->blocks[b].pre_m)
+			return 1;
+	return 0;
+}
 
 static int cmp_by_size(const void *a, const void *b, void *ctx)
 {
@@ -382,10 +392,12 @@ static struct block_model model_block(const bfi_writer *w, const struct plan *p,
 	int mode = w->opt.prefilter;
 	b.keep = mode == BFI_PREFILTER_ALWAYS ||
 	         (mode != BFI_PREFILTER_NEVER && (1 - pass) * 2.0 * row_bytes > (double)p->k * 64);
-	/* sized like any filter, for the estimated union plus 5% */
+	/* sized like any filter, for the estimated union plus 5%; whole lines */
 	b.pre_m = b.keep ? width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
 	                             (uint64_t)ceil(u * 1.05), p->k)
 	                 : 0;
+	if (p->line_pre)
+		b.pre_m = (b.pre_m + BFI_PRE_LINE_BITS - 1) / BFI_PRE_LINE_BITS * BFI_PRE_LINE_BITS;
 	b.query = b.keep ? (double)p->k * 64 + pass * 2 * row_bytes : 2 * row_bytes;
 	b.space = (double)m * row_bytes + (double)bfi_bits_bytes(b.pre_m);
 	return b;
@@ -491,6 +503,7 @@ static int plan_flat(bfi_writer *w, struct plan *p)
 {
 	const struct bfi_build_options *o = &w->opt;
 	uint32_t step = segment_step(p->n), c = (p->n + step - 1) / step; /* candidate segments */
+	p->line_pre = !o->classic_prefilters;
 	uint64_t *segw = segment_widths(o, p, step, c);
 	int rc = segw ? plan_blocks(o, p, step, c, segw) : -ENOMEM;
 	if (rc || o->prefilter == BFI_PREFILTER_NEVER) {
@@ -1004,11 +1017,13 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 		} else if (c->kind == LK_FLAT) {
 			const struct bfi_block *b = &p->blocks[p->block_of[j]];
 			uint64_t col = j - b->first_set;
+			uint64_t line = b->pre_m && p->line_pre ? bfi_pre_line(bfi_hash_probe(h, 0), b->pre_m)
+			                                        : 0;
 			for (uint32_t i = 0; i < p->k; i++) {
 				uint64_t z = bfi_hash_probe(h, i), row = bfi_reduce(z, b->m);
 				set_bit(c->buf, lo, hi, b->rows_offset + row * b->row_bytes + col / 8, col % 8);
 				if (b->pre_m) {
-					uint64_t pos = bfi_reduce(z, b->pre_m);
+					uint64_t pos = p->line_pre ? line + bfi_pre_bit(z) : bfi_reduce(z, b->pre_m);
 					set_bit(c->buf, lo, hi, b->pre_offset + pos / 8, pos % 8);
 				}
 			}
@@ -1249,9 +1264,9 @@ static int write_descriptors(int fd, const struct plan *p, const struct bfi_sect
 			return -ENOMEM;
 		struct bfi_flat_desc fd_ = {p->n, p->k, BFI_HASH_XXH3_MIX, p->n_blocks, 0,
 		                            BFI_FLAT_DESC_SIZE};
-		fd_.flags = 0;
-		for (uint32_t j = 0; j < p->n && !fd_.flags; j++)
-			fd_.flags = p->old_of_new[j] != j ? BFI_FLATF_SIZE_ORDER : 0;
+		fd_.flags = line_prefilters(p) ? BFI_FLATF_LINE_PRE : 0;
+		for (uint32_t j = 0; j < p->n && !(fd_.flags & BFI_FLATF_SIZE_ORDER); j++)
+			fd_.flags |= p->old_of_new[j] != j ? BFI_FLATF_SIZE_ORDER : 0;
 		bfi_flat_desc_encode(d, &fd_);
 		for (uint32_t b = 0; b < p->n_blocks; b++)
 			bfi_block_encode(d + BFI_FLAT_DESC_SIZE + (uint64_t)b * BFI_BLOCK_ENTRY_SIZE,
@@ -1590,9 +1605,10 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	for (uint32_t i = 0; i < n_sec; i++)
 		bfi_section_encode(head + BFI_HEADER_SIZE + i * BFI_ENTRY_SIZE, &sec[i]);
 	h.major = BFI_VERSION_MAJOR;
-	/* 2.1 only when the file needs it: 2.0 readers still read the rest */
-	h.minor = (tree && (p.tree.flags & BFI_TREE_EXPLICIT)) ||
-	                  (rambo && (p.rambo.flags & BFI_RAMBO_SHARED_PROBES))
+	/* 2.1 or 2.2 only when the file needs it: older readers still read the rest */
+	h.minor = flat && line_prefilters(&p)                            ? 2
+	          : (tree && (p.tree.flags & BFI_TREE_EXPLICIT)) ||
+	                    (rambo && (p.rambo.flags & BFI_RAMBO_SHARED_PROBES))
 	              ? 1
 	              : 0;
 	h.file_size = file_size;

@@ -22,6 +22,7 @@ seed() { # seed NAME BUILD-OPTIONS...
 }
 seed flat
 seed flat-prefilter --prefilter always
+seed flat-prefilter-classic --prefilter always --classic-prefilters
 seed flat-plain --layout flat,plain
 seed rambo --layout rambo --cells 4 --reps 2
 seed tree --layout tree --fanout 4 --all-levels
