@@ -245,6 +245,22 @@ check "query: damaged header is refused (2)" sh -c "
 	printf 'X' | dd of='$T/bad/index.bfi' bs=1 seek=0 conv=notrunc 2>/dev/null;
 	'$BFI' query '$T/bad' lmdb; test \$? -eq 2"
 
+# bench --results: rows after prose get a header of their own, rows after
+# rows do not.
+results_ok() {
+	printf '# notes\nsome prose\n' >"$T/results.md"
+	for label in one two; do
+		"$BFI" bench --repeat 1 --results "$T/results.md" --label $label "$T/snap" "$T/words" \
+			>/dev/null || return 1
+	done
+	cat "$T/results.md"
+	[ "$(grep -c '^| date |' "$T/results.md")" -eq 1 ] &&
+		[ -z "$(sed -n 3p "$T/results.md")" ] &&
+		grep -q '^| [0-9-]* | one | flat |' "$T/results.md" &&
+		[ "$(tail -n 1 "$T/results.md" | cut -d'|' -f3)" = " two " ]
+}
+check "bench --results: a table of its own after prose" results_ok
+
 check "build --tsv from stdin" sh -c "
 	printf 'a\tx\nb\tx\nb\ty\n' | '$BFI' build -q -o '$T/tsv' --tsv - &&
 	'$BFI' query '$T/tsv' x y | tr '\n' ' ' | grep -q '^x	a	b y	b '"

@@ -241,6 +241,31 @@ static int run_batch(const bfi_snapshot *s, const struct keys *ks, size_t b, int
 	return rc;
 }
 
+/*
+ * Does f (opened for appending) end with a Markdown table row? If not, rows
+ * appended to it need a header of their own, or they would run on from
+ * the prose before them.
+ */
+static int ends_in_row(FILE *f)
+{
+	char tail[4096];
+	if (fseek(f, 0, SEEK_END) != 0)
+		return 0;
+	long end = ftell(f);
+	if (end <= 0)
+		return 0;
+	long from = end > (long)sizeof tail - 1 ? end - (long)sizeof tail + 1 : 0;
+	if (fseek(f, from, SEEK_SET) != 0)
+		return 0;
+	size_t n = fread(tail, 1, sizeof tail - 1, f);
+	tail[n] = 0;
+	while (n && tail[n - 1] == '\n')
+		tail[--n] = 0;
+	char *last = strrchr(tail, '\n');
+	last = last ? last + 1 : (from == 0 ? tail : NULL);
+	return last && last[0] == '|';
+}
+
 static void print_fig(const struct figures *f, double bw)
 {
 	double bound = f->touched / bw * 1e6;
@@ -381,7 +406,7 @@ int cmd_bench(int argc, char **argv)
 			       batch_qps / single_qps, rounds);
 	}
 	if (rc == 0 && results) {
-		FILE *f = fopen(results, "a");
+		FILE *f = fopen(results, "a+");
 		if (f == NULL) {
 			fprintf(stderr, "bfi bench: %s: %s\n", results, strerror(errno));
 			rc = -errno;
@@ -389,6 +414,11 @@ int cmd_bench(int argc, char **argv)
 			time_t t = time(NULL);
 			char day[16];
 			strftime(day, sizeof day, "%Y-%m-%d", gmtime(&t));
+			if (!ends_in_row(f))
+				fputs("\n| date | snapshot | layout | N | queries | p50 µs | p99 µs | q/s | "
+				      "bytes touched/query | GB/s measured | p50 / bandwidth bound |\n"
+				      "|---|---|---|---|---|---|---|---|---|---|---|\n",
+				      f);
 			for (int i = 0; i < nf; i++)
 				fprintf(f,
 				        "| %s | %s | %s | %llu | %zu | %.2f | %.2f | %.0f | %.0f | %.2f | %.2f |\n",
