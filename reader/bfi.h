@@ -291,8 +291,9 @@ BFI_API const uint32_t *bfi_result_scores(const bfi_result *res);
  * Answer n expressions in one pass over the index: block by block, every
  * query is answered before the next block is read, so a block's rows are
  * fetched from memory once for the whole batch. res[i] receives exactly
- * what bfi_query_expr(snap, layout, qs[i], res[i]) would. Returns 0 or
- * the first error.
+ * what bfi_query_expr(snap, layout, qs[i], res[i]) would; the n results
+ * must be distinct objects, since each keeps its query's state between
+ * blocks. Returns 0 or the first error.
  */
 BFI_API BFI_MUST_CHECK int bfi_query_batch(const bfi_snapshot *snap, unsigned layout,
                                            const bfi_expr *const *qs, size_t n,

@@ -293,29 +293,6 @@ static void prefetch_block_probes(const bfi_snapshot *s, const struct bfi_expr *
 }
 
 /*
- * Batch look-ahead, second stage: if block b's pre-filter (whose probes the
- * first stage asked for) lets query e in, ask for the first line of each
- * of its rows. Rows of one line, as on a few wide sets, are then all
- * loading while the queries before it run.
- */
-static void prefetch_block_rows(const bfi_snapshot *s, const struct bfi_expr *e,
-                                const bfi_result *res, const struct bfi_rblock *b)
-{
-	const struct bfi_enode *n = &e->nodes[e->root];
-	uint32_t k = s->lay.k;
-	if (n->type != BFI_EXPR_KEYS)
-		return;
-	for (uint32_t j = 0; b->pre && j < n->n_keys; j++)
-		if (pre_probes(b, res->z + (size_t)e->kidx[n->first_key + j] * k, k) < k)
-			return;
-	for (uint32_t j = 0; j < n->n_keys && j < PRE_KEYS; j++) {
-		const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
-		for (uint32_t i = 0; i < k; i++)
-			bfi__prefetch(b->rows + bfi_reduce(z[i], b->m) * b->row_bytes);
-	}
-}
-
-/*
  * Second round, once the first probes have arrived: for each block that
  * they let through, ask for the rest. A pre-filter is half ones, so about
  * a quarter of the blocks pass two probes; tested block after block, each
@@ -379,6 +356,42 @@ static void run_block(const bfi_snapshot *s, const struct bfi_expr *e,
 	}
 	eval_flat(s, e, e->root, b, NULL, res->vec, res->vec + words, words, res);
 	emit_vec(res->vec, b, res);
+}
+
+/*
+ * Batch look-ahead on short rows, second stage: test query e against block
+ * b's pre-filter (whose line the first stage asked for), and if it may be
+ * there, locate its rows and ask for them. res->staged keeps the outcome
+ * for the third stage, finish_staged: STAGED_NONE for a query that is not
+ * a conjunction of keys (run_block answers it), 0 when the pre-filter
+ * turns it away, else the count of rows located in res->rows.
+ */
+#define STAGED_NONE (-1L)
+
+static void stage_rows(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res,
+                       const struct bfi_rblock *b)
+{
+	const struct bfi_enode *n = &e->nodes[e->root];
+	res->staged = STAGED_NONE;
+	if (n->type != BFI_EXPR_KEYS)
+		return;
+	res->staged = 0;
+	if (conj_skipped(s, e, n, b, res))
+		return;
+	size_t r = conj_rows(s, e, n, b, res);
+	for (size_t i = 0; i < r; i++)
+		bfi__prefetch(res->rows[i]);
+	res->staged = (long)r;
+}
+
+static void finish_staged(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res,
+                          const struct bfi_rblock *b, bfi_and_fn and_rows)
+{
+	if (res->staged == STAGED_NONE)
+		run_block(s, e, b, res, and_rows);
+	else if (res->staged > 0)
+		res->n += and_rows(res->rows, (uint32_t)res->staged, b->row_bytes / 8, b->first, b->n,
+		                   res->ords + res->n, res->count_bytes ? &res->touched : NULL);
 }
 
 /* Plain layout: does set j's filter satisfy node id? */
@@ -494,24 +507,30 @@ int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *cons
 		return rc;
 	/*
 	 * Block by block, so each block's rows come from memory once per batch.
-	 * Two stages of look-ahead keep the queries from waiting on memory one
-	 * after another: the pre-filter probes of the query 2 * BATCH_AHEAD on
-	 * are requested, and the query BATCH_AHEAD on, whose probes have had
-	 * time to arrive, is tested and, if the block may hold it, the first
-	 * lines of its rows are requested. That only for short rows, nearly
-	 * whole in their first line: a long row is streamed by the kernel, and
-	 * the second test costs more than its first line saves.
+	 * Look-ahead keeps the queries from waiting on memory one after
+	 * another: the pre-filter probes of the query 2 * BATCH_AHEAD on are
+	 * requested. On a block of short rows, nearly whole in their first
+	 * line, the query BATCH_AHEAD on, whose probes have had time to arrive,
+	 * is also tested and its rows located and requested (stage_rows); its
+	 * answer is then finished from them (finish_staged). A long row is
+	 * streamed by the kernel, and testing twice would cost more than its
+	 * first line saves.
 	 */
 	bfi_and_fn and_rows = bfi__and_rows();
 	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++) {
 		const struct bfi_rblock *blk = &s->blocks[b];
+		int short_rows = blk->row_bytes <= SHORT_ROW;
 		for (size_t q = 0; q < n; q++) {
-			size_t p = q + 2 * BATCH_AHEAD, r = q + BATCH_AHEAD;
+			size_t p = q + 2 * BATCH_AHEAD;
 			if (p < n && blk->pre)
 				prefetch_block_probes(s, qs[p], res[p], blk);
-			if (r < n && blk->row_bytes <= SHORT_ROW)
-				prefetch_block_rows(s, qs[r], res[r], blk);
-			run_block(s, qs[q], blk, res[q], and_rows);
+			if (!short_rows) {
+				run_block(s, qs[q], blk, res[q], and_rows);
+				continue;
+			}
+			for (size_t r = q == 0 ? 0 : q + BATCH_AHEAD; r <= q + BATCH_AHEAD && r < n; r++)
+				stage_rows(s, qs[r], res[r], blk);
+			finish_staged(s, qs[q], res[q], blk, and_rows);
 		}
 	}
 	return 0;
