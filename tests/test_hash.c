@@ -1,8 +1,53 @@
 /* test_hash.c - the key hash against the test vectors printed in spec/format.md. */
+#include <stdarg.h>
 #include <string.h>
 
 #include "format.h"
 #include "test.h"
+
+/* The rows of one vector table in the spec: from its marker to the end marker. */
+struct vrows {
+	const char *at, *end;
+	const char *key, *rest; /* of the current row: its key and what follows it */
+	size_t klen;
+};
+
+/* Find the table whose marker is printf(fmt, ...); 0 if it is missing. */
+__attribute__((format(printf, 3, 4))) static int vrows_open(struct vrows *v, const char *spec,
+                                                            const char *fmt, ...)
+{
+	char marker[96];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(marker, sizeof marker, fmt, ap);
+	va_end(ap);
+	v->at = strstr(spec, marker);
+	EXPECT(v->at != NULL);
+	v->end = v->at ? strstr(v->at, "<!-- end vectors -->") : NULL;
+	EXPECT(v->end != NULL);
+	return v->at && v->end;
+}
+
+/* Move to the next row "| `key` | rest"; 0 after the last. */
+static int vrows_next(struct vrows *v)
+{
+	for (const char *line = v->at; line && line < v->end;) {
+		const char *nl = strchr(line, '\n');
+		v->at = nl ? nl + 1 : NULL;
+		if (strncmp(line, "| `", 3) == 0) {
+			const char *q = strstr(line + 3, "` |");
+			EXPECT(q != NULL);
+			if (q == NULL)
+				return 0;
+			v->key = line + 3;
+			v->klen = (size_t)(q - v->key);
+			v->rest = q + 3;
+			return 1;
+		}
+		line = v->at;
+	}
+	return 0;
+}
 
 /*
  * Check every vector row between the marker for (m, k) and the end marker.
@@ -10,35 +55,22 @@
  */
 static int check_table(const char *spec, uint64_t m, uint32_t k, int with_hash)
 {
-	char marker[64];
-	snprintf(marker, sizeof marker, "<!-- vectors m=%llu k=%u -->", (unsigned long long)m, k);
-	const char *p = strstr(spec, marker);
-	EXPECT(p != NULL);
-	if (p == NULL)
-		return 0;
-	const char *end = strstr(p, "<!-- end vectors -->");
-	EXPECT(end != NULL);
+	struct vrows v;
 	int rows = 0;
-	for (const char *line = p; line && line < end; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-		if (strncmp(line, "| `", 3) != 0)
-			continue;
-		const char *key = line + 3, *q = strstr(key, "` |");
-		EXPECT(q != NULL);
-		if (q == NULL)
-			break;
-		size_t klen = (size_t)(q - key);
-		const char *rest = q + 3;
-		bfi_keyhash h = bfi_hash_key(key, klen);
+	int ok = vrows_open(&v, spec, "<!-- vectors m=%llu k=%u -->", (unsigned long long)m, k);
+	for (; ok && vrows_next(&v); rows++) {
+		bfi_keyhash h = bfi_hash_key(v.key, v.klen);
+		const char *rest = v.rest;
 		if (with_hash) {
 			unsigned long long len, h1, h2;
 			int used = 0;
 			EXPECT(sscanf(rest, " %llu | %llx | %llx |%n", &len, &h1, &h2, &used) == 3);
-			EXPECT(len == klen);
+			EXPECT(len == v.klen);
 			EXPECT(h.h1 == h1 && h.h2 == h2);
 			rest += used;
 		}
 		uint64_t pos[BFI_MAX_K];
-		EXPECT_RC(bfi_key_positions(key, klen, m, k, pos), 0);
+		EXPECT_RC(bfi_key_positions(v.key, v.klen, m, k, pos), 0);
 		for (uint32_t i = 0; i < k; i++) {
 			unsigned long long want;
 			int used = 0;
@@ -47,7 +79,6 @@ static int check_table(const char *spec, uint64_t m, uint32_t k, int with_hash)
 			EXPECT(pos[i] == bfi_hash_pos(h, i, m));
 			rest += used;
 		}
-		rows++;
 	}
 	return rows;
 }
@@ -55,25 +86,13 @@ static int check_table(const char *spec, uint64_t m, uint32_t k, int with_hash)
 /* The line pre-filter table: each key's line and its k bits within it. */
 static int check_lines(const char *spec, uint64_t pre_m, uint32_t k)
 {
-	char marker[80];
-	snprintf(marker, sizeof marker, "<!-- line vectors pre_m=%llu k=%u -->",
-	         (unsigned long long)pre_m, k);
-	const char *p = strstr(spec, marker);
-	EXPECT(p != NULL);
-	if (p == NULL)
-		return 0;
-	const char *end = strstr(p, "<!-- end vectors -->");
-	EXPECT(end != NULL);
+	struct vrows v;
 	int rows = 0;
-	for (const char *line = p; line && line < end; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-		if (strncmp(line, "| `", 3) != 0)
-			continue;
-		const char *key = line + 3, *q = strstr(key, "` |");
-		EXPECT(q != NULL);
-		if (q == NULL)
-			break;
-		bfi_keyhash h = bfi_hash_key(key, (size_t)(q - key));
-		const char *rest = q + 3;
+	int ok = vrows_open(&v, spec, "<!-- line vectors pre_m=%llu k=%u -->",
+	                    (unsigned long long)pre_m, k);
+	for (; ok && vrows_next(&v); rows++) {
+		bfi_keyhash h = bfi_hash_key(v.key, v.klen);
+		const char *rest = v.rest;
 		unsigned long long want_line;
 		int used = 0;
 		EXPECT(sscanf(rest, " %llu |%n", &want_line, &used) == 1);
@@ -86,7 +105,6 @@ static int check_lines(const char *spec, uint64_t pre_m, uint32_t k)
 			EXPECT(bfi_pre_bit(bfi_hash_probe(h, i)) == want && want < 512);
 			rest += used;
 		}
-		rows++;
 	}
 	return rows;
 }
