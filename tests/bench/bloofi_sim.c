@@ -12,11 +12,17 @@
  *   java    the authors' Hasher.java: ((key * r_i) & 0x7fffffff) % m, 32-bit
  *           wrapping product, r_i = (nextInt() >>> 2) * 2 + 1 drawn from
  *           java.util.Random(seed), as their code does when given a seed.
+ * Two rules for the child an insertion descends into:
+ *   authors  as the authors' code picks it: each child after the first
+ *            replaces the best so far when nearer or, failing that, with
+ *            probability 1 / (number of children) (the default);
+ *   nearest  strictly the nearest, first of equals, as the paper's text reads.
  * bf-cost is the number of node filters tested per search (their
  * findMatches counts one per call), averaged over present keys drawn
  * uniformly from [0, 100 N).
  *
- * Usage: bloofi_sim N random|java SEED [QUERIES]   (tests/bench/bloofi_hash.sh)
+ * Usage: bloofi_sim N random|java SEED [QUERIES [authors|nearest]]
+ * (tests/bench/bloofi_hash.sh)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -36,7 +42,17 @@ struct node {
 
 static struct node *nodes;
 static int n_nodes, cap_nodes, root;
-static int java;
+static int java, strict;
+static uint64_t coin_state;
+
+/* A coin that comes up with probability 1 / n. */
+static int coin(int n)
+{
+	coin_state ^= coin_state << 13;
+	coin_state ^= coin_state >> 7;
+	coin_state ^= coin_state << 17;
+	return (double)(coin_state >> 11) / 9007199254740992.0 < 1.0 / n;
+}
 static uint32_t java_keys[K];
 static uint64_t salt;
 
@@ -116,7 +132,7 @@ static void insert(int leaf, const uint32_t *pos, int npos)
 			for (int j = 0; j < npos; j++)
 				both += C->bits[pos[j] / 64] >> (pos[j] % 64) & 1;
 			uint64_t ham = C->ones + (uint64_t)npos - 2 * both;
-			if (ham < best) {
+			if (ham < best || (!strict && i > 0 && coin(nodes[p].nchild))) {
 				best = ham;
 				at = i;
 			}
@@ -167,10 +183,12 @@ static void search(int id, const uint32_t *pos)
 
 int main(int argc, char **argv)
 {
-	if (argc < 4 || (strcmp(argv[2], "random") && strcmp(argv[2], "java"))) {
-		fprintf(stderr, "usage: bloofi_sim N random|java SEED [QUERIES]\n");
+	if (argc < 4 || (strcmp(argv[2], "random") && strcmp(argv[2], "java")) ||
+	    (argc > 5 && strcmp(argv[5], "authors") && strcmp(argv[5], "nearest"))) {
+		fprintf(stderr, "usage: bloofi_sim N random|java SEED [QUERIES [authors|nearest]]\n");
 		return 2;
 	}
+	strict = argc > 5 && strcmp(argv[5], "nearest") == 0;
 	long n = atol(argv[1]), seed = atol(argv[3]), queries = argc > 4 ? atol(argv[4]) : 10000;
 	if (n < 1 || n > 1000000 || queries < 1) {
 		fprintf(stderr, "bloofi_sim: N must be 1..1000000, QUERIES positive\n");
@@ -183,6 +201,7 @@ int main(int argc, char **argv)
 		java_keys[i] = ((uint32_t)(s >> 16) >> 2) * 2 + 1;
 	}
 	salt = (uint64_t)seed * 0x632BE59BD9B4E019ull;
+	coin_state = salt | 1;
 	root = new_node(0);
 	uint32_t pos[100 * K];
 	for (long i = 0; i < n; i++) {
@@ -210,8 +229,9 @@ int main(int argc, char **argv)
 	int height = 0;
 	for (int x = root; !nodes[x].leaf; x = nodes[x].child[0])
 		height++;
-	printf("N=%ld hash=%s seed=%ld bf-cost=%.2f height=%d root-children=%d root-all-ones=%d\n", n,
-	       argv[2], seed, (double)tests / (double)queries, height, nodes[root].nchild,
-	       nodes[root].ones == M);
+	printf("N=%ld hash=%s rule=%s seed=%ld bf-cost=%.2f height=%d root-children=%d "
+	       "root-all-ones=%d\n",
+	       n, argv[2], strict ? "nearest" : "authors", seed, (double)tests / (double)queries,
+	       height, nodes[root].nchild, nodes[root].ones == M);
 	return 0;
 }
