@@ -50,4 +50,14 @@ uint64_t test_rand(uint64_t *state);
 /* Read a whole file; returns malloc'd bytes or NULL. */
 uint8_t *test_read_file(const char *path, size_t *len);
 int test_write_file(const char *path, const void *p, size_t len);
+
+/*
+ * Build a snapshot at path with options o (NULL: the defaults): sets named
+ * s0 .. s<n - 1>, set j holding the per keys key(j, 0) .. key(j, per - 1),
+ * each written to buf (cap bytes) with its length returned. Returns 0 or
+ * the writer's error.
+ */
+typedef size_t (*test_key_fn)(uint32_t set, uint32_t i, char *buf, size_t cap);
+int test_build_sets(const struct bfi_build_options *o, const char *path, uint32_t n, uint32_t per,
+                    test_key_fn key);
 #endif

@@ -256,6 +256,11 @@ static void test_stripes(void)
  */
 enum { CUT_SETS = 20480, CUT_KEYS = 5 };
 
+static size_t cut_key(uint32_t set, uint32_t i, char *buf, size_t cap)
+{
+	return (size_t)snprintf(buf, cap, "k%u_%u", set, i);
+}
+
 static int build_cut(const char *out, int prefilter, uint32_t max_block_sets)
 {
 	struct bfi_build_options o;
@@ -263,19 +268,7 @@ static int build_cut(const char *out, int prefilter, uint32_t max_block_sets)
 	o.keep_order = 1;
 	o.prefilter = prefilter;
 	o.max_block_sets = max_block_sets;
-	bfi_writer *w;
-	int rc = bfi_writer_create(&o, &w);
-	char name[32], key[32];
-	for (uint32_t j = 0; j < CUT_SETS && rc == 0; j++) {
-		uint32_t ord;
-		rc = bfi_writer_set(w, name, (size_t)snprintf(name, sizeof name, "s%u", j), &ord);
-		for (int i = 0; i < CUT_KEYS && rc == 0; i++)
-			rc = bfi_writer_key(w, ord, key, (size_t)snprintf(key, sizeof key, "k%u_%d", j, i));
-	}
-	if (rc == 0)
-		rc = bfi_writer_finish(w, out, NULL);
-	bfi_writer_destroy(&w);
-	return rc;
+	return test_build_sets(&o, out, CUT_SETS, CUT_KEYS, cut_key);
 }
 
 /*

@@ -107,3 +107,21 @@ int test_write_file(const char *path, const void *p, size_t len)
 	int rc = fclose(f);
 	return w == len && rc == 0 ? 0 : -EIO;
 }
+
+int test_build_sets(const struct bfi_build_options *o, const char *path, uint32_t n, uint32_t per,
+                    test_key_fn key)
+{
+	bfi_writer *w;
+	int rc = bfi_writer_create(o, &w);
+	char name[32], buf[64];
+	for (uint32_t j = 0; j < n && rc == 0; j++) {
+		uint32_t ord;
+		rc = bfi_writer_set(w, name, (size_t)snprintf(name, sizeof name, "s%u", j), &ord);
+		for (uint32_t i = 0; i < per && rc == 0; i++)
+			rc = bfi_writer_key(w, ord, buf, key(j, i, buf, sizeof buf));
+	}
+	if (rc == 0)
+		rc = bfi_writer_finish(w, path, NULL);
+	bfi_writer_destroy(&w);
+	return rc;
+}
