@@ -264,11 +264,12 @@ static void emit_vec(const uint64_t *v, const struct bfi_rblock *b, bfi_result *
 
 /*
  * Many blocks: ask for the first probes of every block's pre-filter before
- * testing any. Each test waits on memory and most end at their first or
- * second probe, so one block after another they would cost a round trip
+ * testing any (a line pre-filter's one line; a classic one's first
+ * PRE_AHEAD probes). Each test waits on memory and most end at their first
+ * or second probe, so one block after another they would cost a round trip
  * each; asked for together, their loads overlap.
  */
-#define PRE_AHEAD 2   /* probes per key and block requested ahead */
+#define PRE_AHEAD 2   /* classic probes per key and block requested ahead */
 #define PRE_KEYS 4    /* keys of a conjunction whose probes are requested */
 #define MANY_BLOCKS 4 /* above this, blocks' pre-filters are requested ahead */
 
