@@ -126,9 +126,10 @@ static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr
 		rc = bfi__grow(&res->z, &res->z_cap, (size_t)e->n_keys * k, sizeof *res->z);
 	uint32_t kr = s->lay.rambo_idx >= 0 && s->lay.rambo.k > k ? s->lay.rambo.k : k;
 	kr = s->lay.tree_idx >= 0 && s->lay.tree.k > kr ? s->lay.tree.k : kr;
+	/* the tree keeps two sets: it locates the level below while testing one */
+	size_t row_sets = layout == BFI_LAYOUT_TREE ? 2 : 1;
 	if (rc == 0)
-		/* two sets: the tree locates the level below while testing one */
-		rc = bfi__grow(&res->rows, &res->rows_cap, 2 * (size_t)e->n_keys * kr, sizeof *res->rows);
+		rc = bfi__grow(&res->rows, &res->rows_cap, row_sets * e->n_keys * kr, sizeof *res->rows);
 	if (rc == 0 && layout == BFI_LAYOUT_FLAT)
 		rc = bfi__grow(&res->vec, &res->vec_cap, levels * words, sizeof *res->vec);
 	if (rc == 0 && layout == BFI_LAYOUT_RAMBO) /* one bitmap of cells per repetition */
