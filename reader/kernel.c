@@ -119,6 +119,54 @@ void bfi__and_rows_mask(const uint8_t *const *rows, size_t n, size_t words, cons
 #define CANDIDATES 64
 #define REST_AHEAD 6 /* rows after the first two asked for, per noted line */
 
+/*
+ * Rows of a few lines: the whole row is one or two of the streams'
+ * look-ahead, and a batch has asked for every line already, so the two
+ * passes and their prefetches are bookkeeping with nothing to overlap.
+ * Each line is finished at once, with the same early exit (and so the
+ * same byte count) as below.
+ */
+#define SHORT_BYTES 256
+
+__attribute__((target("avx2,bmi"))) static size_t
+and_short_avx2(const uint8_t *const *rows, uint32_t k, size_t bytes, uint32_t base, uint32_t limit,
+               uint32_t *out, uint64_t *touched)
+{
+	size_t n = 0;
+	uint64_t lines = 0;
+	uint32_t first = k > 1 ? 2 : 1;
+	const uint8_t *r0 = rows[0], *r1 = rows[first - 1];
+	__m256i a, b;
+	for (size_t at = 0; at < bytes; at += 64) {
+		AND01(at);
+		lines += first;
+		for (uint32_t i = first; i < k; i += 1 + (i > first)) {
+			if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
+				break;
+			a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i] + at)));
+			b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i] + at + 32)));
+			lines++;
+			if (i > first && i + 1 < k) {
+				a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i + 1] + at)));
+				b = _mm256_and_si256(b,
+				                     _mm256_load_si256((const __m256i *)(rows[i + 1] + at + 32)));
+				lines++;
+			}
+		}
+		__m256i ab = _mm256_or_si256(a, b);
+		if (_mm256_testz_si256(ab, ab))
+			continue;
+		uint64_t acc[LINE_WORDS];
+		_mm256_storeu_si256((__m256i *)acc, a);
+		_mm256_storeu_si256((__m256i *)(acc + 4), b);
+		for (int j = 0; j < LINE_WORDS; j++)
+			n = emit(le64toh(acc[j]), at * 8 + (uint64_t)j * 64, base, limit, out, n);
+	}
+	if (touched)
+		*touched += lines * 64;
+	return n;
+}
+
 __attribute__((target("avx2,bmi")))
 size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, uint32_t base,
                           uint32_t limit, uint32_t *out, uint64_t *touched)
@@ -129,6 +177,8 @@ size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, 
 	uint32_t rest = k - first < REST_AHEAD ? k - first : REST_AHEAD;
 	const uint8_t *r0 = rows[0], *r1 = rows[first - 1];
 	size_t bytes = words * 8;
+	if (bytes <= SHORT_BYTES)
+		return and_short_avx2(rows, k, bytes, base, limit, out, touched);
 	__m256i a, b;
 	/* Ramp up: ask for the first lines of both streams at once. */
 	for (size_t off = 0; off < bytes && off < PREFETCH_LINES * 64; off += 64) {
