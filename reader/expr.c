@@ -327,11 +327,19 @@ int bfi_expr_key(const void *key, size_t len, bfi_expr **out)
 	struct bfi_expr *e = calloc(1, sizeof *e);
 	if (e == NULL)
 		return -ENOMEM;
-	int rc = add_leaf(e, key, len, &e->root);
-	if (rc) {
-		bfi_expr_free(&e);
-		return rc;
-	}
+	/* As add_leaf would build it, in the expression's own storage. */
+	e->key1 = bfi_hash_key(key, len);
+	e->keys = &e->key1;
+	e->n_keys = e->cap_keys = 1;
+	e->node1.type = BFI_EXPR_KEYS;
+	e->node1.first_key = 0;
+	e->node1.n_keys = 1;
+	e->nodes = &e->node1;
+	e->n_nodes = e->cap_nodes = 1;
+	e->root = 0;
+	e->kidx1 = 0;
+	e->kidx = &e->kidx1;
+	e->n_kidx = e->cap_kidx = 1;
 	*out = e;
 	return 0;
 }
@@ -389,10 +397,14 @@ void bfi_expr_free(bfi_expr **e)
 {
 	if (e == NULL || *e == NULL)
 		return;
-	free((*e)->nodes);
-	free((*e)->kids);
-	free((*e)->keys);
-	free((*e)->kidx);
-	free(*e);
+	struct bfi_expr *x = *e;
+	if (x->nodes != &x->node1)
+		free(x->nodes);
+	free(x->kids);
+	if (x->keys != &x->key1)
+		free(x->keys);
+	if (x->kidx != &x->kidx1)
+		free(x->kidx);
+	free(x);
 	*e = NULL;
 }

@@ -26,6 +26,14 @@ struct bfi_expr {
 	uint32_t n_kidx, cap_kidx;
 	bfi_keyhash *keys; /* one hash per key, in parse order */
 	uint32_t n_keys, cap_keys;
+	/*
+	 * bfi_expr_key's one key, node and key index: its arrays point here, so
+	 * a key query is one allocation (one cache miss, not four, when a batch
+	 * of them is cold). bfi_expr_free frees only arrays that are not these.
+	 */
+	struct bfi_enode node1;
+	uint32_t kidx1;
+	bfi_keyhash key1;
 };
 
 /* A query's answer and scratch space; see bfi.h. */
