@@ -275,6 +275,7 @@ static void emit_vec(const uint64_t *v, const struct bfi_rblock *b, bfi_result *
 #define MANY_BLOCKS 4 /* above this, blocks' pre-filters are requested ahead */
 
 #define BATCH_AHEAD 8 /* queries of a batch whose probes are requested ahead */
+#define PREP_AHEAD 16 /* queries of a batch whose objects are requested ahead */
 #define SHORT_ROW 256 /* bytes: a batch requests the rows of such blocks ahead */
 
 /* Ask for the first probes of block blk's pre-filter for query e. */
@@ -485,6 +486,17 @@ int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *cons
 		return BFI_E_INVALID;
 	int rc = layout_of(s, layout, &layout);
 	for (size_t q = 0; q < n && rc == 0; q++) {
+		/* The queries' own objects are cold in a large batch: ask for them
+		 * ahead, the struct first and then the arrays it points to. */
+		if (q + 2 * PREP_AHEAD < n)
+			bfi__prefetch(qs[q + 2 * PREP_AHEAD]);
+		if (q + PREP_AHEAD < n && qs[q + PREP_AHEAD]) {
+			const struct bfi_expr *a = qs[q + PREP_AHEAD];
+			bfi__prefetch(a->nodes);
+			bfi__prefetch(a->keys);
+			bfi__prefetch(a->kidx);
+			bfi__prefetch(res[q + PREP_AHEAD]);
+		}
 		rc = check_args(s, qs[q], res[q]);
 		if (rc == 0 && qs[q]->nodes[qs[q]->root].type == BFI_EXPR_TERMS)
 			rc = BFI_E_INVALID;
