@@ -384,7 +384,8 @@ static void stage_rows(const bfi_snapshot *s, const struct bfi_expr *e, bfi_resu
 		return;
 	size_t r = conj_rows(s, e, n, b, res);
 	for (size_t i = 0; i < r; i++)
-		bfi__prefetch(res->rows[i]);
+		for (uint64_t at = 0; at < b->row_bytes; at += 64) /* SHORT_ROW: at most 4 lines */
+			bfi__prefetch(res->rows[i] + at);
 	res->staged = (long)r;
 }
 
