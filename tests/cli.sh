@@ -276,6 +276,18 @@ results_ok() {
 }
 check "bench --results: a table of its own after prose" results_ok
 
+# bench --batch: the batch beside the memory bounds for its bytes, from a
+# measured random-line cost.
+bench_bounds_ok() {
+	"$BFI" bench --repeat 1 --batch 4 "$T/snap" "$T/words" >"$T/bench.out" || return 1
+	cat "$T/bench.out"
+	ns=$(sed -n 's/.*random 64-byte lines \([0-9.]*\) ns each.*/\1/p' "$T/bench.out")
+	awk -v ns="$ns" 'BEGIN { exit !(ns > 0.1 && ns < 100000) }' &&
+		grep -q '^batch .* one at a time: [0-9.]*x' "$T/bench.out" &&
+		grep -Eq 'memory bounds for [0-9]+ bytes a query: [0-9]+ q/s read in sequence, [0-9]+ q/s as [0-9.]+ random lines' "$T/bench.out"
+}
+check "bench --batch: the batch beside its memory bounds" bench_bounds_ok
+
 check "build --tsv from stdin" sh -c "
 	printf 'a\tx\nb\tx\nb\ty\n' | '$BFI' build -q -o '$T/tsv' --tsv - &&
 	'$BFI' query '$T/tsv' x y | tr '\n' ' ' | grep -q '^x	a	b y	b '"

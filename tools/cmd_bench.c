@@ -30,7 +30,10 @@ static const char help[] =
 	"      --expr           each line is an expression (as bfi query --expr),\n"
 	"                       for example a multi-word AND query\n"
 	"      --batch B        also time the flat queries in batches of B\n"
-	"                       (bfi_query_batch) and compare the throughput\n"
+	"                       (bfi_query_batch), compare the throughput, and\n"
+	"                       show what memory allows for their bytes: read\n"
+	"                       in sequence, or as random cache lines at the\n"
+	"                       cost measured now\n"
 	"      --repeat R       timed passes over the queries (default 3)\n"
 	"      --plain-limit N  queries timed on plain, which is slow (default 2000)\n"
 	"      --results FILE   append the figures as Markdown table rows to FILE\n"
@@ -76,10 +79,52 @@ static uint64_t sum_words(const uint64_t *p, size_t words)
 	return acc[0] + acc[1] + acc[2] + acc[3] + acc[4] + acc[5] + acc[6] + acc[7];
 }
 
-/* Sequential read bandwidth in bytes per second: best of 5 sums over 1 GiB. */
-static double measure_bandwidth(void)
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/*
+ * Nanoseconds per 64-byte line read at random from buf (lines long), with
+ * each line asked for RANDOM_AHEAD lines before it is read, as a batch
+ * asks for its rows: the rate at which this core can bring in lines that
+ * are neither cached nor in sequence. Best of 3 passes of 4 M lines.
+ */
+#define RANDOM_AHEAD 32
+static double random_line_ns(const uint8_t *buf, size_t lines)
+{
+	double best = 0;
+	volatile uint64_t sink = 0;
+	for (int pass = 0; pass < 3; pass++) {
+		uint64_t lead = 88172645463325252ull + (uint64_t)pass, at = lead, sum = 0;
+		for (int i = 0; i < RANDOM_AHEAD; i++)
+			__builtin_prefetch(buf + xorshift(&lead) % lines * 64);
+		size_t n = (size_t)1 << 22;
+		double t = now_ns();
+		for (size_t i = 0; i < n; i++) {
+			__builtin_prefetch(buf + xorshift(&lead) % lines * 64);
+			sum += buf[xorshift(&at) % lines * 64];
+		}
+		t = (now_ns() - t) / (double)n;
+		sink += sum;
+		best = pass == 0 || t < best ? t : best;
+	}
+	(void)sink;
+	return best;
+}
+
+/*
+ * This machine's memory, measured on one 1 GiB buffer: sequential read
+ * bandwidth in bytes per second (best of 5 sums), and the cost of a random
+ * line (random_line_ns). 0 when the buffer cannot be had.
+ */
+static double measure_memory(double *line_ns)
 {
 	size_t len = (size_t)1 << 30, words = len / 8;
+	*line_ns = 0;
 	uint64_t *buf = aligned_alloc(64, len);
 	if (buf == NULL)
 		return 0;
@@ -95,6 +140,7 @@ static double measure_bandwidth(void)
 		best = bw > best ? bw : best;
 	}
 	(void)sink;
+	*line_ns = random_line_ns((const uint8_t *)buf, len / 64);
 	free(buf);
 	return best;
 }
@@ -371,8 +417,11 @@ int cmd_bench(int argc, char **argv)
 	       (unsigned long long)in.n_sets, in.n_blocks, in.hashes,
 	       (unsigned long long)in.file_size);
 	printf("queries  %s: %zu keys, %llu timed passes\n", qpath, ks.n, (unsigned long long)repeat);
-	double bw = measure_bandwidth();
-	printf("memory   sequential read %.2f GB/s (one thread, best of 5 over 1 GiB)\n", bw / 1e9);
+	double line_ns;
+	double bw = measure_memory(&line_ns);
+	printf("memory   sequential read %.2f GB/s (one thread, best of 5 over 1 GiB); random 64-byte "
+	       "lines %.1f ns each (asked for %d ahead)\n",
+	       bw / 1e9, line_ns, RANDOM_AHEAD);
 
 	struct figures fig[4];
 	int nf = 0;
@@ -399,11 +448,18 @@ int cmd_bench(int argc, char **argv)
 	if (rc == 0 && batch && (in.layouts & BFI_LAYOUT_FLAT) && (!only || only == BFI_LAYOUT_FLAT)) {
 		int rounds = (int)(repeat < 5 ? 5 : repeat);
 		rc = run_batch(s, &ks, (size_t)batch, rounds, &single_qps, &batch_qps);
-		if (rc == 0)
+		if (rc == 0) {
 			printf("batch  %8zu queries, batches of %llu: %11.0f q/s against %.0f q/s one at a "
 			       "time: %.2fx (medians of %d alternating rounds)\n",
 			       ks.n, (unsigned long long)batch, batch_qps, single_qps,
 			       batch_qps / single_qps, rounds);
+			/* what memory alone allows for the bytes a query touched (fig[0] is flat) */
+			double touched = fig[0].touched;
+			if (touched > 0 && bw > 0 && line_ns > 0)
+				printf("       memory bounds for %.0f bytes a query: %.0f q/s read in sequence, "
+				       "%.0f q/s as %.1f random lines\n",
+				       touched, bw / touched, 1e9 / (touched / 64 * line_ns), touched / 64);
+		}
 	}
 	if (rc == 0 && results) {
 		FILE *f = fopen(results, "a+");
