@@ -293,7 +293,8 @@ BFI_API const uint32_t *bfi_result_scores(const bfi_result *res);
  * fetched from memory once for the whole batch. res[i] receives exactly
  * what bfi_query_expr(snap, layout, qs[i], res[i]) would; the n results
  * must be distinct objects, since each keeps its query's state between
- * blocks. Returns 0 or the first error.
+ * blocks. Returns 0 or the first error; after an error the results are
+ * unspecified (some queries may have been answered).
  */
 BFI_API BFI_MUST_CHECK int bfi_query_batch(const bfi_snapshot *snap, unsigned layout,
                                            const bfi_expr *const *qs, size_t n,

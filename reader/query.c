@@ -481,12 +481,148 @@ int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bf
 	return 0;
 }
 
+/* A query of one key: the usual batch (k-mers, words). */
+static int one_key(const struct bfi_expr *e)
+{
+	const struct bfi_enode *n = &e->nodes[e->root];
+	return n->type == BFI_EXPR_KEYS && n->n_keys == 1;
+}
+
+/*
+ * Batches on blocks of short rows, for queries of one key (others are
+ * answered as in a batch of long rows). A query of one key on a row of a
+ * few lines is a handful of cache misses and little work, so the work
+ * must be as small as the misses are well overlapped: the measured cost
+ * of such a batch was its own work plus its misses, not the larger of
+ * the two. So one pass a block, each query met three times:
+ *   - 2 * STAGE_AHEAD queries ahead: ask for its expression and result,
+ *     and for the line of its pre-filter;
+ *   - STAGE_AHEAD ahead: hash its key, test the pre-filter, locate its k
+ *     rows in a small ring on the stack (not in the result) and ask for
+ *     every line of them;
+ *   - its turn: AND the rows into its ordinals.
+ * The k probes are recomputed at each stage from the key's hash rather
+ * than kept in the result: a few multiplies cost less than the lines.
+ */
+#define RING 32 /* > STAGE_AHEAD: row sets in flight */
+
+struct lean_slot {
+	const uint8_t *rows[BFI_MAX_K];
+	uint64_t pre_bytes; /* pre-filter bytes tested, for bfi_result_touched */
+	int state;          /* -1: not one key; 0: turned away by the pre-filter; 1: rows located */
+};
+
+static const bfi_keyhash *lean_key(const struct bfi_expr *e)
+{
+	return &e->keys[e->kidx[e->nodes[e->root].first_key]];
+}
+
+/* Second meeting: test the pre-filter, locate the rows, ask for them. */
+static void lean_stage(const bfi_snapshot *s, const struct bfi_rblock *b, const struct bfi_expr *e,
+                       struct lean_slot *slot)
+{
+	uint32_t k = s->lay.k;
+	uint64_t z[BFI_MAX_K];
+	slot->state = -1;
+	if (e == NULL || e->n_keys == 0 || !one_key(e))
+		return;
+	for (uint32_t i = 0; i < k; i++)
+		z[i] = bfi_hash_probe(*lean_key(e), i);
+	slot->state = 0;
+	slot->pre_bytes = 0;
+	if (b->pre) {
+		uint32_t i = pre_probes(b, z, k);
+		slot->pre_bytes = b->line_pre ? 64 : (uint64_t)(i < k ? i + 1 : k) * 64;
+		if (i < k)
+			return;
+	}
+	for (uint32_t i = 0; i < k; i++) {
+		const uint8_t *row = b->rows + bfi_reduce(z[i], b->m) * b->row_bytes;
+		slot->rows[i] = row;
+		for (uint64_t at = 0; at < b->row_bytes; at += 64) /* at most SHORT_ROW / 64 lines */
+			bfi__prefetch(row + at);
+	}
+	slot->state = 1;
+}
+
+/* Last meeting: answer query e in block b (bi its index) into r. */
+static int lean_turn(const bfi_snapshot *s, uint32_t bi, const struct bfi_expr *e, bfi_result *r,
+                     const struct lean_slot *slot, bfi_and_fn and_rows)
+{
+	const struct bfi_rblock *b = &s->blocks[bi];
+	if (bi == 0) { /* first block: check and reset, as prepare() would */
+		int rc = check_args(s, e, r);
+		if (rc == 0 && e->nodes[e->root].type == BFI_EXPR_TERMS)
+			rc = BFI_E_INVALID;
+		if (rc)
+			return rc;
+		if (slot->state < 0)
+			rc = prepare(s, BFI_LAYOUT_FLAT, e, r, 0);
+		else
+			rc = bfi__grow(&r->ords, &r->cap, s->lay.n_sets, sizeof *r->ords);
+		if (rc)
+			return rc;
+		r->n = 0;
+		r->touched = 0;
+		r->tests = 0;
+		r->have_scores = 0;
+	}
+	if (slot->state < 0) {
+		run_block(s, e, b, r, and_rows);
+		return 0;
+	}
+	if (r->count_bytes)
+		r->touched += slot->pre_bytes;
+	if (slot->state > 0)
+		r->n += and_rows(slot->rows, s->lay.k, b->row_bytes / 8, b->first, b->n, r->ords + r->n,
+		                 r->count_bytes ? &r->touched : NULL);
+	return 0;
+}
+
+static int batch_short_rows(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n,
+                            bfi_result *const *res, bfi_and_fn and_rows)
+{
+	struct lean_slot ring[RING];
+	const size_t a = STAGE_AHEAD;
+	for (uint32_t bi = 0; bi < s->lay.flat.n_blocks; bi++) {
+		const struct bfi_rblock *b = &s->blocks[bi];
+		/* i meets query i first, i - a second, i - 2a last */
+		for (size_t i = 0; i < n + 2 * a; i++) {
+			if (i < n && qs[i]) {
+				const struct bfi_expr *e = qs[i];
+				bfi__prefetch(e);
+				bfi__prefetch(res[i]);
+				if (b->pre && e->n_keys && one_key(e)) {
+					uint64_t z0 = bfi_hash_probe(*lean_key(e), 0);
+					bfi__prefetch(b->pre + (b->line_pre ? bfi_pre_line(z0, b->pre_m)
+					                                    : bfi_reduce(z0, b->pre_m)) /
+					                           8);
+				}
+			}
+			if (i >= a && i - a < n)
+				lean_stage(s, b, qs[i - a], &ring[(i - a) % RING]);
+			if (i >= 2 * a && i - 2 * a < n) {
+				size_t t = i - 2 * a;
+				int rc = lean_turn(s, bi, qs[t], res[t], &ring[t % RING], and_rows);
+				if (rc)
+					return rc;
+			}
+		}
+	}
+	return 0;
+}
+
 int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, size_t n,
                     bfi_result *const *res)
 {
 	if (s == NULL || (n && (qs == NULL || res == NULL)))
 		return BFI_E_INVALID;
 	int rc = layout_of(s, layout, &layout);
+	int all_short = rc == 0 && layout == BFI_LAYOUT_FLAT;
+	for (uint32_t b = 0; all_short && b < s->lay.flat.n_blocks; b++)
+		all_short = s->blocks[b].row_bytes <= SHORT_ROW;
+	if (all_short)
+		return batch_short_rows(s, qs, n, res, bfi__and_rows());
 	for (size_t q = 0; q < n && rc == 0; q++) {
 		/* The queries' own objects are cold in a large batch: ask for them
 		 * ahead, the struct first and then the arrays it points to. */

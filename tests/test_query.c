@@ -54,6 +54,40 @@ static int build(const char *path, int layouts, int fixed)
 	return rc;
 }
 
+/*
+ * For batches only (no truth kept): wide sets random over the same keys.
+ * long_rows: 2,100 sets in one block, so rows of 320 bytes, which a batch
+ * streams; else 700 sets in 512-set blocks of short rows with classic
+ * pre-filters, which a batch stages.
+ */
+static int build_batch_snap(const char *path, int long_rows)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.keep_order = 1;
+	o.block_cost = long_rows ? 1u << 30 : 1;
+	o.prefilter = long_rows ? BFI_PREFILTER_NEVER : BFI_PREFILTER_ALWAYS;
+	o.classic_prefilters = !long_rows;
+	bfi_writer *w;
+	int rc = bfi_writer_create(&o, &w);
+	uint64_t s = 23;
+	for (int j = 0; j < (long_rows ? 2100 : NSETS) && rc == 0; j++) {
+		char name[16], key[16];
+		uint32_t ord;
+		snprintf(name, sizeof name, "w%d", j);
+		rc = bfi_writer_set(w, name, strlen(name), &ord);
+		uint32_t size = 10 + (uint32_t)(test_rand(&s) % 291);
+		for (uint32_t i = 0; i < size && rc == 0; i++) {
+			uint32_t u = (uint32_t)(test_rand(&s) % UNIVERSE);
+			rc = bfi_writer_key(w, ord, key, (size_t)snprintf(key, sizeof key, "k%u", u));
+		}
+	}
+	if (rc == 0)
+		rc = bfi_writer_finish(w, path, NULL);
+	bfi_writer_destroy(&w);
+	return rc;
+}
+
 /* A random expression over keys k<u>, with its text and truth per set. */
 struct rexpr {
 	char text[2048];
@@ -161,43 +195,90 @@ static void test_expressions(void)
 	bfi_close(&b);
 }
 
+/*
+ * Batches against one query at a time: the same ordinals and the same
+ * bytes touched, on short rows (staged: line pre-filters, none, classic)
+ * and long rows (streamed), with bare keys and expressions mixed. A
+ * missing query fails the batch with BFI_E_INVALID.
+ */
 static void test_batches(void)
 {
 	enum { N = 1500 };
 	static struct rexpr ex[N];
 	make_exprs(ex, N, 77);
-	const char *snaps[2] = {blocks_snap, both_snap};
-	for (int sn = 0; sn < 2; sn++) {
+	char classic[4200], wide[4200];
+	snprintf(classic, sizeof classic, "%s/batch-classic", test_tmpdir());
+	snprintf(wide, sizeof wide, "%s/batch-wide", test_tmpdir());
+	EXPECT_RC(build_batch_snap(classic, 0), 0);
+	EXPECT_RC(build_batch_snap(wide, 1), 0);
+	const char *snaps[4] = {blocks_snap, both_snap, classic, wide};
+	int lean = 0, streamed = 0;
+	for (int sn = 0; sn < 4; sn++) {
 		bfi_snapshot *s;
 		EXPECT_RC(bfi_open(snaps[sn], 0, &s), 0);
 		if (!s)
 			return;
-		for (unsigned layout = 1; layout <= (sn ? 2u : 1u); layout++) {
+		struct bfi_info in;
+		bfi_info(s, &in);
+		uint64_t widest = 0;
+		for (uint32_t b = 0; b < in.n_blocks; b++) {
+			struct bfi_block_info bi;
+			EXPECT_RC(bfi_block(s, b, &bi), 0);
+			widest = bi.row_bytes > widest ? bi.row_bytes : widest;
+		}
+		if (widest <= 256) /* SHORT_ROW in query.c */
+			lean++;
+		else
+			streamed++;
+		for (unsigned layout = 1; layout <= (sn == 1 ? 2u : 1u); layout++) {
 			static bfi_expr *es[N];
 			static bfi_result *rs[N];
 			bfi_result *one;
 			EXPECT_RC(bfi_result_create(&one), 0);
+			bfi_result_count_bytes(one, 1);
 			for (int i = 0; i < N; i++) {
-				/* every fourth query a bare key, to mix both paths */
-				if (i % 4 == 0)
+				/* most queries bare keys, as in a batch of k-mers; the rest
+				 * expressions, which take the general path */
+				if (i % 4 != 1)
 					EXPECT_RC(bfi_expr_key(ex[i].text + 1, strcspn(ex[i].text + 1, " )"), &es[i]), 0);
 				else
 					EXPECT_RC(bfi_expr_parse(ex[i].text, ex[i].len, &es[i], NULL), 0);
 				EXPECT_RC(bfi_result_create(&rs[i]), 0);
+				bfi_result_count_bytes(rs[i], i % 2);
 			}
 			EXPECT_RC(bfi_query_batch(s, layout, (const bfi_expr *const *)es, N, rs), 0);
-			int differ = 0;
+			int differ = 0, bytes = 0, matched = 0;
 			for (int i = 0; i < N; i++) {
 				EXPECT_RC(bfi_query_expr(s, layout, es[i], one), 0);
 				differ += !same_answer(one, rs[i]);
+				bytes += i % 2 && bfi_result_touched(one) != bfi_result_touched(rs[i]);
+				matched += bfi_result_count(one) > 0;
+			}
+			EXPECT(differ == 0);
+			EXPECT(bytes == 0);
+			EXPECT(matched > N / 10);
+			/* a batch again into the same results: each starts afresh */
+			EXPECT_RC(bfi_query_batch(s, layout, (const bfi_expr *const *)es, N, rs), 0);
+			differ = 0;
+			for (int i = 0; i < N; i++) {
+				EXPECT_RC(bfi_query_expr(s, layout, es[i], one), 0);
+				differ += !same_answer(one, rs[i]);
+			}
+			EXPECT(differ == 0);
+			bfi_expr *keep = es[N / 2];
+			es[N / 2] = NULL;
+			EXPECT_RC(bfi_query_batch(s, layout, (const bfi_expr *const *)es, N, rs),
+			          BFI_E_INVALID);
+			es[N / 2] = keep;
+			for (int i = 0; i < N; i++) {
 				bfi_result_destroy(&rs[i]);
 				bfi_expr_free(&es[i]);
 			}
-			EXPECT(differ == 0);
 			bfi_result_destroy(&one);
 		}
 		bfi_close(&s);
 	}
+	EXPECT(lean == 3 && streamed == 1);
 }
 
 static void test_threshold(void)
