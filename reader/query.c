@@ -370,6 +370,65 @@ static void run_block(const bfi_snapshot *s, const struct bfi_expr *e,
 	emit_vec(res->vec, b, res);
 }
 
+/* A query of one key: the usual query (a k-mer, a word). */
+static int one_key(const struct bfi_expr *e)
+{
+	const struct bfi_enode *n = &e->nodes[e->root];
+	return n->type == BFI_EXPR_KEYS && n->n_keys == 1;
+}
+
+/*
+ * One key against many blocks with line pre-filters: the k bits of the key
+ * sit at the same offsets in its line of every block's pre-filter (only
+ * the line differs), so they become one 512-bit mask, built once, and each
+ * block's test is a few word loads and ANDs, without branches or calls.
+ * Through run_block, prefetch_prefilters and conj_skipped the tests cost
+ * about 26 ns a block with the line in cache, and asking for the lines
+ * 14 ns a block: N = 10^6 (16 blocks), alternating in one process, absent
+ * keys went from 0.75 to 0.57 us and present ones from 3.13 to 3.01 us.
+ */
+static void one_key_blocks(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res,
+                           bfi_and_fn and_rows)
+{
+	uint32_t k = s->lay.k, nb = s->lay.flat.n_blocks, nw = 0;
+	const uint64_t *z = res->z + (size_t)e->kidx[e->nodes[e->root].first_key] * k;
+	uint32_t word[BFI_MAX_K];
+	uint64_t mask[BFI_MAX_K];
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t bit = bfi_pre_bit(z[i]), w = bit / 64, t = 0;
+		while (t < nw && word[t] != w)
+			t++;
+		if (t == nw) {
+			word[nw] = w;
+			mask[nw++] = 0;
+		}
+		mask[t] |= 1ull << (bit % 64);
+	}
+	for (uint32_t b = 0; b < nb; b++)
+		if (s->blocks[b].pre)
+			bfi__prefetch(s->blocks[b].pre + bfi_pre_line(z[0], s->blocks[b].pre_m) / 8);
+	for (uint32_t b = 0; b < nb; b++) {
+		const struct bfi_rblock *blk = &s->blocks[b];
+		if (blk->pre) {
+			const uint8_t *line = blk->pre + bfi_pre_line(z[0], blk->pre_m) / 8;
+			uint64_t miss = 0;
+			for (uint32_t t = 0; t < nw; t++) {
+				uint64_t v;
+				memcpy(&v, line + 8 * word[t], 8);
+				miss |= (le64toh(v) & mask[t]) ^ mask[t];
+			}
+			if (res->count_bytes)
+				res->touched += 64;
+			if (miss)
+				continue;
+		}
+		for (uint32_t i = 0; i < k; i++)
+			res->rows[i] = blk->rows + bfi_reduce(z[i], blk->m) * blk->row_bytes;
+		res->n += and_rows(res->rows, k, blk->row_bytes / 8, blk->first, blk->n,
+		                   res->ords + res->n, res->count_bytes ? &res->touched : NULL);
+	}
+}
+
 /*
  * Batch look-ahead on short rows, second stage: test query e against block
  * b's pre-filter (whose line the first stage asked for), and if it may be
@@ -482,18 +541,16 @@ int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bf
 	if (layout == BFI_LAYOUT_TREE)
 		return bfi__list_expr(s, e, res, bfi__tree_conj);
 	bfi_and_fn and_rows = bfi__and_rows();
+	if (s->lay.flat.n_blocks > MANY_BLOCKS && (s->lay.flat.flags & BFI_FLATF_LINE_PRE) &&
+	    one_key(e)) {
+		one_key_blocks(s, e, res, and_rows);
+		return 0;
+	}
 	if (s->lay.flat.n_blocks > MANY_BLOCKS)
 		prefetch_prefilters(s, e, res);
 	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
 		run_block(s, e, &s->blocks[b], res, and_rows);
 	return 0;
-}
-
-/* A query of one key: the usual batch (k-mers, words). */
-static int one_key(const struct bfi_expr *e)
-{
-	const struct bfi_enode *n = &e->nodes[e->root];
-	return n->type == BFI_EXPR_KEYS && n->n_keys == 1;
 }
 
 /*

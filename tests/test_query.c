@@ -281,6 +281,104 @@ static void test_batches(void)
 	EXPECT(lean == 3 && streamed == 1);
 }
 
+/*
+ * More than four blocks with pre-filters, where a query asks for every
+ * block's pre-filter line before testing any, and a single key tests all
+ * blocks' lines against one mask: zero false negatives against exact
+ * truth, with line and with classic pre-filters, and every block's
+ * pre-filter counted in the bytes touched.
+ */
+enum { MB_SETS = 3000, MB_UNIVERSE = 4000 };
+static uint8_t mb_member[MB_SETS][MB_UNIVERSE / 8];
+
+static int build_many_blocks(const char *path, int classic)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.keep_order = 1;
+	o.max_block_sets = 512; /* 6 blocks */
+	o.prefilter = BFI_PREFILTER_ALWAYS;
+	o.classic_prefilters = classic;
+	bfi_writer *w;
+	int rc = bfi_writer_create(&o, &w);
+	uint64_t s = 5;
+	for (int j = 0; j < MB_SETS && rc == 0; j++) {
+		char name[16], key[16];
+		uint32_t ord;
+		snprintf(name, sizeof name, "m%d", j);
+		rc = bfi_writer_set(w, name, strlen(name), &ord);
+		uint32_t size = 5 + (uint32_t)(test_rand(&s) % 60);
+		for (uint32_t i = 0; i < size && rc == 0; i++) {
+			uint32_t u = (uint32_t)(test_rand(&s) % MB_UNIVERSE);
+			mb_member[j][u / 8] |= (uint8_t)(1u << (u % 8));
+			rc = bfi_writer_key(w, ord, key, (size_t)snprintf(key, sizeof key, "k%u", u));
+		}
+	}
+	if (rc == 0)
+		rc = bfi_writer_finish(w, path, NULL);
+	bfi_writer_destroy(&w);
+	return rc;
+}
+
+static void test_many_blocks(void)
+{
+	for (int classic = 0; classic < 2; classic++) {
+		char path[4200];
+		snprintf(path, sizeof path, "%s/many-blocks-%d", test_tmpdir(), classic);
+		memset(mb_member, 0, sizeof mb_member);
+		EXPECT_RC(build_many_blocks(path, classic), 0);
+		bfi_snapshot *s;
+		bfi_result *r;
+		EXPECT_RC(bfi_open(path, 0, &s), 0);
+		EXPECT_RC(bfi_result_create(&r), 0);
+		if (!s || !r)
+			return;
+		struct bfi_info in;
+		bfi_info(s, &in);
+		EXPECT(in.n_blocks > 4);
+		EXPECT(in.line_prefilters == !classic);
+		bfi_result_count_bytes(r, 1);
+		uint64_t fn = 0, fp = 0, truths = 0, short_count = 0;
+		for (uint32_t u = 0; u < MB_UNIVERSE; u++) {
+			char key[16];
+			bfi_expr *e;
+			EXPECT_RC(bfi_expr_key(key, (size_t)snprintf(key, sizeof key, "k%u", u), &e), 0);
+			EXPECT_RC(bfi_query_expr(s, BFI_LAYOUT_FLAT, e, r), 0);
+			uint8_t got[MB_SETS] = {0};
+			for (size_t i = 0; i < bfi_result_count(r); i++)
+				got[bfi_result_ordinals(r)[i]] = 1;
+			for (int j = 0; j < MB_SETS; j++) {
+				int want = mb_member[j][u / 8] >> (u % 8) & 1;
+				truths += want;
+				fn += want && !got[j];
+				fp += !want && got[j];
+			}
+			short_count += bfi_result_touched(r) < 64ull * in.n_blocks;
+			bfi_expr_free(&e);
+		}
+		/* keys in no set: every block's pre-filter is read, and counted */
+		for (uint32_t u = 0; u < 2000; u++) {
+			char key[16];
+			bfi_expr *e;
+			EXPECT_RC(bfi_expr_key(key, (size_t)snprintf(key, sizeof key, "absent%u", u), &e), 0);
+			EXPECT_RC(bfi_query_expr(s, BFI_LAYOUT_FLAT, e, r), 0);
+			short_count += bfi_result_touched(r) < 64ull * in.n_blocks;
+			bfi_expr_free(&e);
+		}
+		printf("%s pre-filters, %u blocks: %llu true pairs, %llu false negatives, %llu false "
+		       "positives\n",
+		       classic ? "classic" : "line", in.n_blocks, (unsigned long long)truths,
+		       (unsigned long long)fn, (unsigned long long)fp);
+		EXPECT(truths > 50000);
+		EXPECT(fn == 0);
+		/* at most the target rate (0.01) over all absent (set, key) pairs */
+		EXPECT(fp < ((uint64_t)MB_SETS * MB_UNIVERSE - truths) / 100);
+		EXPECT(short_count == 0);
+		bfi_result_destroy(&r);
+		bfi_close(&s);
+	}
+}
+
 static void test_threshold(void)
 {
 	bfi_snapshot *a, *b;
@@ -540,6 +638,7 @@ int main(void)
 	}
 	test_run("query: expressions against exact truth; flat equals plain", test_expressions);
 	test_run("query: batches answer exactly as one at a time", test_batches);
+	test_run("query: many blocks with pre-filters against exact truth", test_many_blocks);
 	test_run("query: threshold scores, bar and ranking against truth", test_threshold);
 	test_run("query: parser accepts, refuses and locates errors", test_parser);
 	test_run("query: precedence and quoting", test_semantics);
