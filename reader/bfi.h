@@ -288,13 +288,17 @@ BFI_API BFI_MUST_CHECK int bfi_query_threshold(const bfi_snapshot *snap, unsigne
 BFI_API const uint32_t *bfi_result_scores(const bfi_result *res);
 
 /*
- * Answer n expressions in one pass over the index: block by block, every
- * query is answered before the next block is read, so a block's rows are
- * fetched from memory once for the whole batch. res[i] receives exactly
- * what bfi_query_expr(snap, layout, qs[i], res[i]) would; the n results
- * must be distinct objects, since each keeps its query's state between
- * blocks. Returns 0 or the first error; after an error the results are
- * unspecified (some queries may have been answered).
+ * Answer n expressions together. On a flat layout whose blocks all have
+ * short rows (at most 256 bytes: a few genomes' k-mers, a small
+ * collection), the batch passes over each block once, answering every
+ * query in it while the rows of later queries are already on their way.
+ * Otherwise queries are answered one after another, with the pre-filter
+ * lines of the next asked for ahead: a long row is streamed whole and no
+ * two queries share one, so passes over blocks gain nothing there.
+ * res[i] receives exactly what bfi_query_expr(snap, layout, qs[i], res[i])
+ * would; the n results must be distinct objects. Returns 0 or the first
+ * error; after an error the results are unspecified (some queries may
+ * have been answered).
  */
 BFI_API BFI_MUST_CHECK int bfi_query_batch(const bfi_snapshot *snap, unsigned layout,
                                            const bfi_expr *const *qs, size_t n,

@@ -58,7 +58,6 @@ struct bfi_result {
 	uint64_t tests;        /* tree: node filters tested */
 	uint32_t *frontier;    /* tree: surviving nodes of two levels */
 	size_t frontier_cap;
-	long staged;           /* batch, short rows: rows located ahead (below) */
 };
 
 /* Grow *p (an array) to hold want elements of size sz; 0 or -ENOMEM. */

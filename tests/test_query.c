@@ -56,27 +56,31 @@ static int build(const char *path, int layouts, int fixed)
 
 /*
  * For batches only (no truth kept): wide sets random over the same keys.
- * long_rows: 2,100 sets in one block, so rows of 320 bytes, which a batch
- * streams; else 700 sets in 512-set blocks of short rows with classic
- * pre-filters, which a batch stages.
+ * kind 0: 700 sets in 512-set blocks of short rows with classic
+ * pre-filters, which a batch passes over; kind 1: 2,100 sets in one block,
+ * rows of 320 bytes, answered query by query; kind 2: 12,800 small sets
+ * in five blocks of 2,560 (rows of 320 bytes) with line pre-filters, where
+ * a key is tested against all five lines at once.
  */
-static int build_batch_snap(const char *path, int long_rows)
+static int build_batch_snap(const char *path, int kind)
 {
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	o.keep_order = 1;
-	o.block_cost = long_rows ? 1u << 30 : 1;
-	o.prefilter = long_rows ? BFI_PREFILTER_NEVER : BFI_PREFILTER_ALWAYS;
-	o.classic_prefilters = !long_rows;
+	o.block_cost = kind == 1 ? 1u << 30 : 1;
+	o.max_block_sets = kind == 2 ? 2560 : 0;
+	o.prefilter = kind == 1 ? BFI_PREFILTER_NEVER : BFI_PREFILTER_ALWAYS;
+	o.classic_prefilters = kind == 0;
 	bfi_writer *w;
 	int rc = bfi_writer_create(&o, &w);
 	uint64_t s = 23;
-	for (int j = 0; j < (long_rows ? 2100 : NSETS) && rc == 0; j++) {
+	int sets = kind == 0 ? NSETS : kind == 1 ? 2100 : 12800;
+	for (int j = 0; j < sets && rc == 0; j++) {
 		char name[16], key[16];
 		uint32_t ord;
 		snprintf(name, sizeof name, "w%d", j);
 		rc = bfi_writer_set(w, name, strlen(name), &ord);
-		uint32_t size = 10 + (uint32_t)(test_rand(&s) % 291);
+		uint32_t size = kind == 2 ? 5 + (uint32_t)(test_rand(&s) % 20) : 10 + (uint32_t)(test_rand(&s) % 291);
 		for (uint32_t i = 0; i < size && rc == 0; i++) {
 			uint32_t u = (uint32_t)(test_rand(&s) % UNIVERSE);
 			rc = bfi_writer_key(w, ord, key, (size_t)snprintf(key, sizeof key, "k%u", u));
@@ -197,23 +201,26 @@ static void test_expressions(void)
 
 /*
  * Batches against one query at a time: the same ordinals and the same
- * bytes touched, on short rows (staged: line pre-filters, none, classic)
- * and long rows (streamed), with bare keys and expressions mixed. A
- * missing query fails the batch with BFI_E_INVALID.
+ * bytes touched, on short rows (passes over blocks: line pre-filters,
+ * none, classic) and long rows (query by query: one block, five blocks
+ * with line pre-filters), with bare keys and expressions mixed. A missing
+ * query fails the batch with BFI_E_INVALID.
  */
 static void test_batches(void)
 {
 	enum { N = 1500 };
 	static struct rexpr ex[N];
 	make_exprs(ex, N, 77);
-	char classic[4200], wide[4200];
+	char classic[4200], wide[4200], many[4200];
 	snprintf(classic, sizeof classic, "%s/batch-classic", test_tmpdir());
 	snprintf(wide, sizeof wide, "%s/batch-wide", test_tmpdir());
+	snprintf(many, sizeof many, "%s/batch-many", test_tmpdir());
 	EXPECT_RC(build_batch_snap(classic, 0), 0);
 	EXPECT_RC(build_batch_snap(wide, 1), 0);
-	const char *snaps[4] = {blocks_snap, both_snap, classic, wide};
+	EXPECT_RC(build_batch_snap(many, 2), 0);
+	const char *snaps[5] = {blocks_snap, both_snap, classic, wide, many};
 	int lean = 0, streamed = 0;
-	for (int sn = 0; sn < 4; sn++) {
+	for (int sn = 0; sn < 5; sn++) {
 		bfi_snapshot *s;
 		EXPECT_RC(bfi_open(snaps[sn], 0, &s), 0);
 		if (!s)
@@ -278,7 +285,7 @@ static void test_batches(void)
 		}
 		bfi_close(&s);
 	}
-	EXPECT(lean == 3 && streamed == 1);
+	EXPECT(lean == 3 && streamed == 2);
 }
 
 /*
