@@ -120,6 +120,43 @@ void bfi__and_rows_mask(const uint8_t *const *rows, size_t n, size_t words, cons
 #define REST_AHEAD 6 /* rows after the first two asked for, per noted line */
 
 /*
+ * Finish the line at byte at: AND rows 0 and 1, then row 2 alone, which a
+ * sparse line rarely survives, and after it two rows per test (a line
+ * that survived three rows is dense), stopping once it is zero; then list
+ * its bits. Adds the lines of rows 2.. read to *lines (rows 0 and 1 are
+ * the caller's to count); returns the new count n.
+ */
+__attribute__((target("avx2,bmi"))) static inline size_t
+finish_line(const uint8_t *const *rows, uint32_t k, uint32_t first, size_t at, uint32_t base,
+            uint32_t limit, uint32_t *out, size_t n, uint64_t *lines)
+{
+	const uint8_t *r0 = rows[0], *r1 = rows[first - 1];
+	__m256i a, b;
+	AND01(at);
+	for (uint32_t i = first; i < k; i += 1 + (i > first)) {
+		if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
+			break;
+		a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i] + at)));
+		b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i] + at + 32)));
+		++*lines;
+		if (i > first && i + 1 < k) {
+			a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i + 1] + at)));
+			b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i + 1] + at + 32)));
+			++*lines;
+		}
+	}
+	__m256i ab = _mm256_or_si256(a, b);
+	if (_mm256_testz_si256(ab, ab))
+		return n;
+	uint64_t acc[LINE_WORDS];
+	_mm256_storeu_si256((__m256i *)acc, a);
+	_mm256_storeu_si256((__m256i *)(acc + 4), b);
+	for (int j = 0; j < LINE_WORDS; j++)
+		n = emit(le64toh(acc[j]), at * 8 + (uint64_t)j * 64, base, limit, out, n);
+	return n;
+}
+
+/*
  * Rows of a few lines: the whole row is one or two of the streams'
  * look-ahead, and a batch has asked for every line already, so the two
  * passes and their prefetches are bookkeeping with nothing to overlap.
@@ -135,32 +172,9 @@ and_short_avx2(const uint8_t *const *rows, uint32_t k, size_t bytes, uint32_t ba
 	size_t n = 0;
 	uint64_t lines = 0;
 	uint32_t first = k > 1 ? 2 : 1;
-	const uint8_t *r0 = rows[0], *r1 = rows[first - 1];
-	__m256i a, b;
 	for (size_t at = 0; at < bytes; at += 64) {
-		AND01(at);
 		lines += first;
-		for (uint32_t i = first; i < k; i += 1 + (i > first)) {
-			if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
-				break;
-			a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i] + at)));
-			b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i] + at + 32)));
-			lines++;
-			if (i > first && i + 1 < k) {
-				a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i + 1] + at)));
-				b = _mm256_and_si256(b,
-				                     _mm256_load_si256((const __m256i *)(rows[i + 1] + at + 32)));
-				lines++;
-			}
-		}
-		__m256i ab = _mm256_or_si256(a, b);
-		if (_mm256_testz_si256(ab, ab))
-			continue;
-		uint64_t acc[LINE_WORDS];
-		_mm256_storeu_si256((__m256i *)acc, a);
-		_mm256_storeu_si256((__m256i *)(acc + 4), b);
-		for (int j = 0; j < LINE_WORDS; j++)
-			n = emit(le64toh(acc[j]), at * 8 + (uint64_t)j * 64, base, limit, out, n);
+		n = finish_line(rows, k, first, at, base, limit, out, n, &lines);
 	}
 	if (touched)
 		*touched += lines * 64;
@@ -202,34 +216,9 @@ size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, 
 			for (uint32_t i = first; i < first + rest; i++)
 				_mm_prefetch((const char *)rows[i] + off, _MM_HINT_T0);
 		}
-		for (uint32_t c = 0; c < nc; c++) {
-			size_t at = from + (size_t)cand[c] * 64;
-			AND01(at);
-			/* Then row 2 alone, which a sparse line rarely survives, and after
-			 * it two rows per test: a line that survived three rows is dense. */
-			for (uint32_t i = first; i < k; i += 1 + (i > first)) {
-				if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
-					break;
-				a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i] + at)));
-				b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i] + at + 32)));
-				lines++;
-				if (i > first && i + 1 < k) {
-					a = _mm256_and_si256(a,
-					                     _mm256_load_si256((const __m256i *)(rows[i + 1] + at)));
-					b = _mm256_and_si256(
-					    b, _mm256_load_si256((const __m256i *)(rows[i + 1] + at + 32)));
-					lines++;
-				}
-			}
-			__m256i ab = _mm256_or_si256(a, b);
-			if (_mm256_testz_si256(ab, ab))
-				continue;
-			uint64_t acc[LINE_WORDS];
-			_mm256_storeu_si256((__m256i *)acc, a);
-			_mm256_storeu_si256((__m256i *)(acc + 4), b);
-			for (int j = 0; j < LINE_WORDS; j++)
-				n = emit(le64toh(acc[j]), at * 8 + (uint64_t)j * 64, base, limit, out, n);
-		}
+		for (uint32_t c = 0; c < nc; c++)
+			n = finish_line(rows, k, first, from + (size_t)cand[c] * 64, base, limit, out, n,
+			                &lines);
 		from = off;
 	}
 	if (touched)

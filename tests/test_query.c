@@ -54,6 +54,13 @@ static int build(const char *path, int layouts, int fixed)
 	return rc;
 }
 
+/* A number from the pair (a, b), the same every run. */
+static uint64_t pick(uint64_t a, uint64_t b)
+{
+	uint64_t st = a * 0x9E3779B97F4A7C15ull + b;
+	return test_rand(&st);
+}
+
 /*
  * For batches only (no truth kept): wide sets random over the same keys.
  * kind 0: 700 sets in 512-set blocks of short rows with classic
@@ -62,6 +69,20 @@ static int build(const char *path, int layouts, int fixed)
  * in five blocks of 2,560 (rows of 320 bytes) with line pre-filters, where
  * a key is tested against all five lines at once.
  */
+static int batch_kind;
+
+static uint32_t batch_set_size(uint32_t j)
+{
+	return batch_kind == 2 ? 5 + (uint32_t)(pick(j, 999) % 20) : 10 + (uint32_t)(pick(j, 999) % 291);
+}
+
+/* Key i of set j: set j holds batch_set_size(j) keys, repeated up to per. */
+static size_t batch_key(uint32_t j, uint32_t i, char *buf, size_t cap)
+{
+	uint32_t u = (uint32_t)(pick(j, i % batch_set_size(j)) % UNIVERSE);
+	return (size_t)snprintf(buf, cap, "k%u", u);
+}
+
 static int build_batch_snap(const char *path, int kind)
 {
 	struct bfi_build_options o;
@@ -71,25 +92,9 @@ static int build_batch_snap(const char *path, int kind)
 	o.max_block_sets = kind == 2 ? 2560 : 0;
 	o.prefilter = kind == 1 ? BFI_PREFILTER_NEVER : BFI_PREFILTER_ALWAYS;
 	o.classic_prefilters = kind == 0;
-	bfi_writer *w;
-	int rc = bfi_writer_create(&o, &w);
-	uint64_t s = 23;
-	int sets = kind == 0 ? NSETS : kind == 1 ? 2100 : 12800;
-	for (int j = 0; j < sets && rc == 0; j++) {
-		char name[16], key[16];
-		uint32_t ord;
-		snprintf(name, sizeof name, "w%d", j);
-		rc = bfi_writer_set(w, name, strlen(name), &ord);
-		uint32_t size = kind == 2 ? 5 + (uint32_t)(test_rand(&s) % 20) : 10 + (uint32_t)(test_rand(&s) % 291);
-		for (uint32_t i = 0; i < size && rc == 0; i++) {
-			uint32_t u = (uint32_t)(test_rand(&s) % UNIVERSE);
-			rc = bfi_writer_key(w, ord, key, (size_t)snprintf(key, sizeof key, "k%u", u));
-		}
-	}
-	if (rc == 0)
-		rc = bfi_writer_finish(w, path, NULL);
-	bfi_writer_destroy(&w);
-	return rc;
+	batch_kind = kind;
+	uint32_t sets = kind == 0 ? NSETS : kind == 1 ? 2100 : 12800;
+	return test_build_sets(&o, path, sets, kind == 2 ? 25 : 300, batch_key);
 }
 
 /* A random expression over keys k<u>, with its text and truth per set. */
@@ -298,6 +303,14 @@ static void test_batches(void)
 enum { MB_SETS = 3000, MB_UNIVERSE = 4000 };
 static uint8_t mb_member[MB_SETS][MB_UNIVERSE / 8];
 
+/* Key i of set j (5 to 64 keys, repeated up to 64), noted in mb_member. */
+static size_t mb_key(uint32_t j, uint32_t i, char *buf, size_t cap)
+{
+	uint32_t u = (uint32_t)(pick(j, i % (5 + pick(j, 777) % 60)) % MB_UNIVERSE);
+	mb_member[j][u / 8] |= (uint8_t)(1u << (u % 8));
+	return (size_t)snprintf(buf, cap, "k%u", u);
+}
+
 static int build_many_blocks(const char *path, int classic)
 {
 	struct bfi_build_options o;
@@ -306,25 +319,7 @@ static int build_many_blocks(const char *path, int classic)
 	o.max_block_sets = 512; /* 6 blocks */
 	o.prefilter = BFI_PREFILTER_ALWAYS;
 	o.classic_prefilters = classic;
-	bfi_writer *w;
-	int rc = bfi_writer_create(&o, &w);
-	uint64_t s = 5;
-	for (int j = 0; j < MB_SETS && rc == 0; j++) {
-		char name[16], key[16];
-		uint32_t ord;
-		snprintf(name, sizeof name, "m%d", j);
-		rc = bfi_writer_set(w, name, strlen(name), &ord);
-		uint32_t size = 5 + (uint32_t)(test_rand(&s) % 60);
-		for (uint32_t i = 0; i < size && rc == 0; i++) {
-			uint32_t u = (uint32_t)(test_rand(&s) % MB_UNIVERSE);
-			mb_member[j][u / 8] |= (uint8_t)(1u << (u % 8));
-			rc = bfi_writer_key(w, ord, key, (size_t)snprintf(key, sizeof key, "k%u", u));
-		}
-	}
-	if (rc == 0)
-		rc = bfi_writer_finish(w, path, NULL);
-	bfi_writer_destroy(&w);
-	return rc;
+	return test_build_sets(&o, path, MB_SETS, 64, mb_key);
 }
 
 static void test_many_blocks(void)
