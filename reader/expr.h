@@ -18,22 +18,29 @@ struct bfi_enode {
 };
 
 struct bfi_expr {
+	/*
+	 * First, what a batch reads of a query of one key, in 32 bytes, so
+	 * that such a query costs one cache line (bfi_expr_key allocates on a
+	 * line): the keys, and whether the expression is exactly one key.
+	 */
+	bfi_keyhash *keys; /* one hash per key, in parse order */
+	uint32_t n_keys;
+	uint32_t single;   /* the root is a KEYS node of one key */
+	/*
+	 * bfi_expr_key's one key, node and key index: its arrays point here, so
+	 * a key query is one allocation. bfi_expr_free frees only arrays that
+	 * are not these.
+	 */
+	bfi_keyhash key1;
 	struct bfi_enode *nodes;
 	uint32_t n_nodes, cap_nodes, root;
 	uint32_t *kids; /* child node ids of AND and OR nodes */
 	uint32_t n_kids, cap_kids;
 	uint32_t *kidx; /* key indices of KEYS and TERMS nodes */
 	uint32_t n_kidx, cap_kidx;
-	bfi_keyhash *keys; /* one hash per key, in parse order */
-	uint32_t n_keys, cap_keys;
-	/*
-	 * bfi_expr_key's one key, node and key index: its arrays point here, so
-	 * a key query is one allocation (one cache miss, not four, when a batch
-	 * of them is cold). bfi_expr_free frees only arrays that are not these.
-	 */
+	uint32_t cap_keys;
 	struct bfi_enode node1;
 	uint32_t kidx1;
-	bfi_keyhash key1;
 };
 
 /* A query's answer and scratch space; see bfi.h. */

@@ -372,8 +372,7 @@ static void run_block(const bfi_snapshot *s, const struct bfi_expr *e,
 /* A query of one key: the usual query (a k-mer, a word). */
 static int one_key(const struct bfi_expr *e)
 {
-	const struct bfi_enode *n = &e->nodes[e->root];
-	return n->type == BFI_EXPR_KEYS && n->n_keys == 1;
+	return e->single;
 }
 
 /*
@@ -553,7 +552,7 @@ struct lean_slot {
 
 static const bfi_keyhash *lean_key(const struct bfi_expr *e)
 {
-	return &e->keys[e->kidx[e->nodes[e->root].first_key]];
+	return &e->keys[0]; /* a query of one key has one */
 }
 
 /* Second meeting: test the pre-filter, locate the rows, ask for them. */
@@ -591,7 +590,7 @@ static int lean_turn(const bfi_snapshot *s, uint32_t bi, const struct bfi_expr *
 	const struct bfi_rblock *b = &s->blocks[bi];
 	if (bi == 0) { /* first block: check and reset, as prepare() would */
 		int rc = check_args(s, e, r);
-		if (rc == 0 && e->nodes[e->root].type == BFI_EXPR_TERMS)
+		if (rc == 0 && slot->state < 0 && e->nodes[e->root].type == BFI_EXPR_TERMS)
 			rc = BFI_E_INVALID;
 		if (rc)
 			return rc;
