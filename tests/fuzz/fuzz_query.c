@@ -46,13 +46,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			TRY(bfi_query_threshold(s, layouts[l], t, 0.5, r));
 	}
 	if (e && (in.layouts & BFI_LAYOUT_FLAT)) {
-		const bfi_expr *es[2] = {e, e};
-		bfi_result *rs[2] = {r, r};
-		bfi_result *r2;
-		if (bfi_result_create(&r2) == 0) {
-			rs[1] = r2;
-			TRY(bfi_query_batch(s, BFI_LAYOUT_FLAT, es, 2, rs));
-			bfi_result_destroy(&r2);
+		/* keys and an expression in one batch: both batch paths */
+		enum { NB = 5 };
+		bfi_expr *k[NB - 1] = {NULL};
+		const bfi_expr *es[NB];
+		bfi_result *rs[NB] = {NULL};
+		int ok = 1;
+		for (int i = 0; i < NB - 1 && ok; i++)
+			ok = bfi_expr_key(keys[i], strlen(keys[i]), &k[i]) == 0;
+		for (int i = 0; i < NB && ok; i++) {
+			es[i] = i == 2 ? e : k[i < 2 ? i : i - 1];
+			ok = bfi_result_create(&rs[i]) == 0;
+		}
+		if (ok)
+			TRY(bfi_query_batch(s, BFI_LAYOUT_FLAT, es, NB, rs));
+		for (int i = 0; i < NB; i++) {
+			bfi_result_destroy(&rs[i]);
+			if (i < NB - 1)
+				bfi_expr_free(&k[i]);
 		}
 	}
 	bfi_expr_free(&e);
