@@ -123,6 +123,12 @@ void bfi__and_rows_mask(const uint8_t *const *rows, size_t n, size_t words, cons
                         uint64_t *out, uint64_t *touched);
 /* The fastest kernel this CPU runs (AVX2 when present), chosen once. */
 bfi_and_fn bfi__and_rows(void);
+/*
+ * Rows of at most this many bytes (four lines) are short: the AVX2 kernel
+ * finishes them line by line, without its two passes, and a batch passes
+ * over blocks of them, asking for every line of later queries' rows.
+ */
+#define BFI_SHORT_ROW 256
 
 /*
  * Ask for the cache line holding p. GCC counts __builtin_prefetch as free

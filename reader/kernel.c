@@ -157,13 +157,12 @@ finish_line(const uint8_t *const *rows, uint32_t k, uint32_t first, size_t at, u
 }
 
 /*
- * Rows of a few lines: the whole row is one or two of the streams'
+ * Short rows (BFI_SHORT_ROW): the whole row is one or two of the streams'
  * look-ahead, and a batch has asked for every line already, so the two
  * passes and their prefetches are bookkeeping with nothing to overlap.
  * Each line is finished at once, with the same early exit (and so the
  * same byte count) as below.
  */
-#define SHORT_BYTES 256
 
 __attribute__((target("avx2,bmi"))) static size_t
 and_short_avx2(const uint8_t *const *rows, uint32_t k, size_t bytes, uint32_t base, uint32_t limit,
@@ -191,7 +190,7 @@ size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, 
 	uint32_t rest = k - first < REST_AHEAD ? k - first : REST_AHEAD;
 	const uint8_t *r0 = rows[0], *r1 = rows[first - 1];
 	size_t bytes = words * 8;
-	if (bytes <= SHORT_BYTES)
+	if (bytes <= BFI_SHORT_ROW)
 		return and_short_avx2(rows, k, bytes, base, limit, out, touched);
 	__m256i a, b;
 	/* Ramp up: ask for the first lines of both streams at once. */

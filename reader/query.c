@@ -110,6 +110,15 @@ static int layout_of(const bfi_snapshot *s, unsigned layout, unsigned *out)
 	return 0;
 }
 
+/* res holds no answer yet. */
+static void reset_result(bfi_result *res, int scores)
+{
+	res->n = 0;
+	res->touched = 0;
+	res->tests = 0;
+	res->have_scores = scores;
+}
+
 /* Reset res for a query of e and make room for everything it needs. */
 static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr *e,
                    bfi_result *res, int scores)
@@ -147,10 +156,7 @@ static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr
 	     key++)
 		for (uint32_t i = 0; i < k; i++)
 			res->z[(size_t)key * k + i] = bfi_hash_probe(e->keys[key], i);
-	res->n = 0;
-	res->touched = 0;
-	res->tests = 0;
-	res->have_scores = scores;
+	reset_result(res, scores);
 	return 0;
 }
 
@@ -284,7 +290,6 @@ static void emit_vec(const uint64_t *v, const struct bfi_rblock *b, bfi_result *
 
 #define STAGE_AHEAD 16 /* on short rows, queries whose rows are requested ahead */
 #define PREP_AHEAD 16  /* queries of a batch whose objects are requested ahead */
-#define SHORT_ROW 256  /* bytes: a batch passes over blocks of such rows */
 
 /* Ask for the first probes of block blk's pre-filter for query e. */
 static void prefetch_block_probes(const bfi_snapshot *s, const struct bfi_expr *e,
@@ -375,6 +380,21 @@ static int one_key(const struct bfi_expr *e)
 	return e->single;
 }
 
+/* The probes of prepared query e of one key. */
+static const uint64_t *key_probes(const bfi_snapshot *s, const struct bfi_expr *e,
+                                  const bfi_result *res)
+{
+	return res->z + (size_t)e->kidx[e->nodes[e->root].first_key] * s->lay.k;
+}
+
+/* Ask for the line of every block's line pre-filter that probes z test. */
+static void prefetch_key_lines(const bfi_snapshot *s, const uint64_t *z)
+{
+	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
+		if (s->blocks[b].pre)
+			bfi__prefetch(s->blocks[b].pre + bfi_pre_line(z[0], s->blocks[b].pre_m) / 8);
+}
+
 /*
  * One key against many blocks with line pre-filters: the k bits of the key
  * sit at the same offsets in its line of every block's pre-filter (only
@@ -389,7 +409,7 @@ static void one_key_blocks(const bfi_snapshot *s, const struct bfi_expr *e, bfi_
                            bfi_and_fn and_rows)
 {
 	uint32_t k = s->lay.k, nb = s->lay.flat.n_blocks, nw = 0;
-	const uint64_t *z = res->z + (size_t)e->kidx[e->nodes[e->root].first_key] * k;
+	const uint64_t *z = key_probes(s, e, res);
 	uint32_t word[BFI_MAX_K];
 	uint64_t mask[BFI_MAX_K];
 	for (uint32_t i = 0; i < k; i++) {
@@ -402,9 +422,7 @@ static void one_key_blocks(const bfi_snapshot *s, const struct bfi_expr *e, bfi_
 		}
 		mask[t] |= 1ull << (bit % 64);
 	}
-	for (uint32_t b = 0; b < nb; b++)
-		if (s->blocks[b].pre)
-			bfi__prefetch(s->blocks[b].pre + bfi_pre_line(z[0], s->blocks[b].pre_m) / 8);
+	prefetch_key_lines(s, z);
 	for (uint32_t b = 0; b < nb; b++) {
 		const struct bfi_rblock *blk = &s->blocks[b];
 		if (blk->pre) {
@@ -577,7 +595,7 @@ static void lean_stage(const bfi_snapshot *s, const struct bfi_rblock *b, const 
 	for (uint32_t i = 0; i < k; i++) {
 		const uint8_t *row = b->rows + bfi_reduce(z[i], b->m) * b->row_bytes;
 		slot->rows[i] = row;
-		for (uint64_t at = 0; at < b->row_bytes; at += 64) /* at most SHORT_ROW / 64 lines */
+		for (uint64_t at = 0; at < b->row_bytes; at += 64) /* at most BFI_SHORT_ROW / 64 lines */
 			bfi__prefetch(row + at);
 	}
 	slot->state = 1;
@@ -600,10 +618,7 @@ static int lean_turn(const bfi_snapshot *s, uint32_t bi, const struct bfi_expr *
 			rc = bfi__grow(&r->ords, &r->cap, s->lay.n_sets, sizeof *r->ords);
 		if (rc)
 			return rc;
-		r->n = 0;
-		r->touched = 0;
-		r->tests = 0;
-		r->have_scores = 0;
+		reset_result(r, 0);
 	}
 	if (slot->state < 0) {
 		run_block(s, e, b, r, and_rows);
@@ -658,7 +673,7 @@ int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *cons
 	int rc = layout_of(s, layout, &layout);
 	int all_short = rc == 0 && layout == BFI_LAYOUT_FLAT;
 	for (uint32_t b = 0; all_short && b < s->lay.flat.n_blocks; b++)
-		all_short = s->blocks[b].row_bytes <= SHORT_ROW;
+		all_short = s->blocks[b].row_bytes <= BFI_SHORT_ROW;
 	if (all_short)
 		return batch_short_rows(s, qs, n, res, bfi__and_rows());
 	for (size_t q = 0; q < n && rc == 0; q++) {
@@ -707,14 +722,8 @@ int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *cons
 	 */
 	bfi_and_fn and_rows = bfi__and_rows();
 	for (size_t q = 0; q < n; q++) {
-		if (q + 1 < n && key_mask_path(s, qs[q + 1])) {
-			const struct bfi_expr *e = qs[q + 1];
-			const uint64_t *z =
-			    res[q + 1]->z + (size_t)e->kidx[e->nodes[e->root].first_key] * s->lay.k;
-			for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
-				if (s->blocks[b].pre)
-					bfi__prefetch(s->blocks[b].pre + bfi_pre_line(z[0], s->blocks[b].pre_m) / 8);
-		}
+		if (q + 1 < n && key_mask_path(s, qs[q + 1]))
+			prefetch_key_lines(s, key_probes(s, qs[q + 1], res[q + 1]));
 		answer_flat(s, qs[q], res[q], and_rows);
 	}
 	return 0;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "internal.h" /* BFI_SHORT_ROW */
 #include "test.h"
 
 enum { NSETS = 700, UNIVERSE = 5000 };
@@ -238,7 +239,7 @@ static void test_batches(void)
 			EXPECT_RC(bfi_block(s, b, &bi), 0);
 			widest = bi.row_bytes > widest ? bi.row_bytes : widest;
 		}
-		if (widest <= 256) /* SHORT_ROW in query.c */
+		if (widest <= BFI_SHORT_ROW)
 			lean++;
 		else
 			streamed++;
