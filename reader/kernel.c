@@ -11,31 +11,14 @@
  * always read in full, and finishes the lines that survive them in a second
  * pass, after asking for their other rows (below).
  */
-#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "line.h"
 
-#if defined(__x86_64__) && BFI_HAVE_AVX2
-#include <immintrin.h>
-#endif
-
-#define LINE_WORDS 8
+#define LINE_WORDS BFI_LINE_WORDS
 #define PREFETCH_LINES 16 /* how far ahead rows 0 and 1 are prefetched */
-
-static inline size_t emit(uint64_t w, uint64_t bit0, uint32_t base, uint32_t limit,
-                          uint32_t *out, size_t n)
-{
-	while (w) {
-		uint64_t j = bit0 + (uint64_t)__builtin_ctzll(w);
-		/* Padding bits are zero in a good file; never report them anyway. */
-		if (j < limit)
-			out[n++] = base + (uint32_t)j;
-		w &= w - 1;
-	}
-	return n;
-}
 
 size_t bfi__and_rows_portable(const uint8_t *const *rows, uint32_t k, size_t words, uint32_t base,
                               uint32_t limit, uint32_t *out, uint64_t *touched)
@@ -69,7 +52,7 @@ size_t bfi__and_rows_portable(const uint8_t *const *rows, uint32_t k, size_t wor
 		if (!any)
 			continue;
 		for (int j = 0; j < LINE_WORDS; j++)
-			n = emit(le64toh(acc[j]), (w0 + (uint64_t)j) * 64, base, limit, out, n);
+			n = bfi__emit(le64toh(acc[j]), (w0 + (uint64_t)j) * 64, base, limit, out, n);
 	}
 	if (touched)
 		*touched += lines * 64;
@@ -98,87 +81,18 @@ void bfi__and_rows_mask(const uint8_t *const *rows, size_t n, size_t words, cons
 }
 
 #if defined(__x86_64__) && BFI_HAVE_AVX2
-/* AND of rows 0 and 1 (or row 0 alone) at line off, in a and b. */
-#define AND01(off)                                                                                  \
-	do {                                                                                        \
-		a = _mm256_and_si256(_mm256_load_si256((const __m256i *)(r0 + (off))),              \
-		                     _mm256_load_si256((const __m256i *)(r1 + (off))));             \
-		b = _mm256_and_si256(_mm256_load_si256((const __m256i *)(r0 + (off) + 32)),         \
-		                     _mm256_load_si256((const __m256i *)(r1 + (off) + 32)));        \
-	} while (0)
-
 /*
  * Two passes over a stretch of the rows. The first streams rows 0 and 1
  * and notes the lines whose AND is not zero (CANDIDATES at most), asking
  * at once for those lines of rows 2 .. k - 1; the second finishes only
- * the noted lines. In one pass, a line that survives rows 0 and 1 loads
- * row 2 from memory and the stream waits on it: on sparse rows a few such
- * lines per row, and the line of the set that holds the key, each cost a
- * round trip. Noted early, their loads overlap the stream.
+ * the noted lines (bfi__finish_line, line.h). In one pass, a line that
+ * survives rows 0 and 1 loads row 2 from memory and the stream waits on
+ * it: on sparse rows a few such lines per row, and the line of the set
+ * that holds the key, each cost a round trip. Noted early, their loads
+ * overlap the stream.
  */
 #define CANDIDATES 64
 #define REST_AHEAD 6 /* rows after the first two asked for, per noted line */
-
-/*
- * Finish the line at byte at: AND rows 0 and 1, then row 2 alone, which a
- * sparse line rarely survives, and after it two rows per test (a line
- * that survived three rows is dense), stopping once it is zero; then list
- * its bits. Adds the lines of rows 2.. read to *lines (rows 0 and 1 are
- * the caller's to count); returns the new count n.
- */
-__attribute__((target("avx2,bmi"))) static inline size_t
-finish_line(const uint8_t *const *rows, uint32_t k, uint32_t first, size_t at, uint32_t base,
-            uint32_t limit, uint32_t *out, size_t n, uint64_t *lines)
-{
-	const uint8_t *r0 = rows[0], *r1 = rows[first - 1];
-	__m256i a, b;
-	AND01(at);
-	for (uint32_t i = first; i < k; i += 1 + (i > first)) {
-		if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
-			break;
-		a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i] + at)));
-		b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i] + at + 32)));
-		++*lines;
-		if (i > first && i + 1 < k) {
-			a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i + 1] + at)));
-			b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i + 1] + at + 32)));
-			++*lines;
-		}
-	}
-	__m256i ab = _mm256_or_si256(a, b);
-	if (_mm256_testz_si256(ab, ab))
-		return n;
-	uint64_t acc[LINE_WORDS];
-	_mm256_storeu_si256((__m256i *)acc, a);
-	_mm256_storeu_si256((__m256i *)(acc + 4), b);
-	for (int j = 0; j < LINE_WORDS; j++)
-		n = emit(le64toh(acc[j]), at * 8 + (uint64_t)j * 64, base, limit, out, n);
-	return n;
-}
-
-/*
- * Short rows (BFI_SHORT_ROW): the whole row is one or two of the streams'
- * look-ahead, and a batch has asked for every line already, so the two
- * passes and their prefetches are bookkeeping with nothing to overlap.
- * Each line is finished at once, with the same early exit (and so the
- * same byte count) as below.
- */
-
-__attribute__((target("avx2,bmi"))) static size_t
-and_short_avx2(const uint8_t *const *rows, uint32_t k, size_t bytes, uint32_t base, uint32_t limit,
-               uint32_t *out, uint64_t *touched)
-{
-	size_t n = 0;
-	uint64_t lines = 0;
-	uint32_t first = k > 1 ? 2 : 1;
-	for (size_t at = 0; at < bytes; at += 64) {
-		lines += first;
-		n = finish_line(rows, k, first, at, base, limit, out, n, &lines);
-	}
-	if (touched)
-		*touched += lines * 64;
-	return n;
-}
 
 __attribute__((target("avx2,bmi")))
 size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, uint32_t base,
@@ -191,7 +105,7 @@ size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, 
 	const uint8_t *r0 = rows[0], *r1 = rows[first - 1];
 	size_t bytes = words * 8;
 	if (bytes <= BFI_SHORT_ROW)
-		return and_short_avx2(rows, k, bytes, base, limit, out, touched);
+		return bfi__and_short_avx2(rows, k, bytes, base, limit, out, 0, touched);
 	__m256i a, b;
 	/* Ramp up: ask for the first lines of both streams at once. */
 	for (size_t off = 0; off < bytes && off < PREFETCH_LINES * 64; off += 64) {
@@ -206,7 +120,7 @@ size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, 
 				_mm_prefetch((const char *)r0 + off + PREFETCH_LINES * 64, _MM_HINT_T0);
 				_mm_prefetch((const char *)r1 + off + PREFETCH_LINES * 64, _MM_HINT_T0);
 			}
-			AND01(off);
+			BFI_AND01(off);
 			lines += first;
 			__m256i ab = _mm256_or_si256(a, b);
 			if (_mm256_testz_si256(ab, ab))
@@ -216,7 +130,7 @@ size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, 
 				_mm_prefetch((const char *)rows[i] + off, _MM_HINT_T0);
 		}
 		for (uint32_t c = 0; c < nc; c++)
-			n = finish_line(rows, k, first, from + (size_t)cand[c] * 64, base, limit, out, n,
+			n = bfi__finish_line(rows, k, first, from + (size_t)cand[c] * 64, base, limit, out, n,
 			                &lines);
 		from = off;
 	}

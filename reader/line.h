@@ -1,0 +1,102 @@
+/*
+ * line.h - the kernels' work on one 64-byte line of a flat block's rows:
+ * AND the k rows' lines and list the bits left set. kernel.c streams long
+ * rows through these; a batch on short rows (query.c) inlines them, since
+ * a call a query cost it about 8% on genome k-mers.
+ */
+#ifndef BFI_READER_LINE_H
+#define BFI_READER_LINE_H
+
+#include <endian.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BFI_LINE_WORDS 8
+
+/* List the set bits of w (bits bit0 .. bit0 + 63 of a row) below limit, as base + bit. */
+static inline size_t bfi__emit(uint64_t w, uint64_t bit0, uint32_t base, uint32_t limit,
+                               uint32_t *out, size_t n)
+{
+	while (w) {
+		uint64_t j = bit0 + (uint64_t)__builtin_ctzll(w);
+		/* Padding bits are zero in a good file; never report them anyway. */
+		if (j < limit)
+			out[n++] = base + (uint32_t)j;
+		w &= w - 1;
+	}
+	return n;
+}
+
+#if defined(__x86_64__) && BFI_HAVE_AVX2
+#include <immintrin.h>
+
+/* AND of rows 0 and 1 (or row 0 alone) at line off, in a and b. */
+#define BFI_AND01(off)                                                                             \
+	do {                                                                                        \
+		a = _mm256_and_si256(_mm256_load_si256((const __m256i *)(r0 + (off))),              \
+		                     _mm256_load_si256((const __m256i *)(r1 + (off))));             \
+		b = _mm256_and_si256(_mm256_load_si256((const __m256i *)(r0 + (off) + 32)),         \
+		                     _mm256_load_si256((const __m256i *)(r1 + (off) + 32)));        \
+	} while (0)
+
+/*
+ * Finish the line at byte at: AND rows 0 and 1, then row 2 alone, which a
+ * sparse line rarely survives, and after it two rows per test (a line
+ * that survived three rows is dense), stopping once it is zero; then list
+ * its bits. Adds the lines of rows 2.. read to *lines (rows 0 and 1 are
+ * the caller's to count); returns the new count n.
+ */
+__attribute__((target("avx2,bmi"))) static inline size_t
+bfi__finish_line(const uint8_t *const *rows, uint32_t k, uint32_t first, size_t at, uint32_t base,
+                 uint32_t limit, uint32_t *out, size_t n, uint64_t *lines)
+{
+	const uint8_t *r0 = rows[0], *r1 = rows[first - 1];
+	__m256i a, b;
+	BFI_AND01(at);
+	for (uint32_t i = first; i < k; i += 1 + (i > first)) {
+		if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
+			break;
+		a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i] + at)));
+		b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i] + at + 32)));
+		++*lines;
+		if (i > first && i + 1 < k) {
+			a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i + 1] + at)));
+			b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i + 1] + at + 32)));
+			++*lines;
+		}
+	}
+	__m256i ab = _mm256_or_si256(a, b);
+	if (_mm256_testz_si256(ab, ab))
+		return n;
+	uint64_t acc[BFI_LINE_WORDS];
+	_mm256_storeu_si256((__m256i *)acc, a);
+	_mm256_storeu_si256((__m256i *)(acc + 4), b);
+	for (int j = 0; j < BFI_LINE_WORDS; j++)
+		n = bfi__emit(le64toh(acc[j]), at * 8 + (uint64_t)j * 64, base, limit, out, n);
+	return n;
+}
+
+/*
+ * Short rows (BFI_SHORT_ROW): the whole row is one or two of a stream's
+ * look-ahead, and a batch has asked for every line already, so the long
+ * rows' two passes and prefetches are bookkeeping with nothing to
+ * overlap. Each line is finished at once, with the same early exit (and
+ * so the same byte count). Appends to out from n; returns the new count.
+ */
+__attribute__((target("avx2,bmi"))) static inline size_t
+bfi__and_short_avx2(const uint8_t *const *rows, uint32_t k, size_t bytes, uint32_t base,
+                    uint32_t limit, uint32_t *out, size_t n, uint64_t *touched)
+{
+	uint64_t lines = 0;
+	uint32_t first = k > 1 ? 2 : 1;
+	for (size_t at = 0; at < bytes; at += 64) {
+		lines += first;
+		n = bfi__finish_line(rows, k, first, at, base, limit, out, n, &lines);
+	}
+	if (touched)
+		*touched += lines * 64;
+	return n;
+}
+#endif
+
+#endif
