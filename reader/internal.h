@@ -123,6 +123,8 @@ void bfi__and_rows_mask(const uint8_t *const *rows, size_t n, size_t words, cons
                         uint64_t *out, uint64_t *touched);
 /* The fastest kernel this CPU runs (AVX2 when present), chosen once. */
 bfi_and_fn bfi__and_rows(void);
+/* Tests: make f the kernel of every query and batch after (NULL: choose again). */
+void bfi__use_kernel(bfi_and_fn f);
 /*
  * Rows of at most this many bytes (four lines) are short: the AVX2 kernel
  * finishes them line by line, without its two passes, and a batch passes

@@ -80,6 +80,13 @@ void bfi__and_rows_mask(const uint8_t *const *rows, size_t n, size_t words, cons
 		*touched += lines * 64;
 }
 
+static bfi_and_fn chosen; /* by bfi__and_rows, or a test */
+
+void bfi__use_kernel(bfi_and_fn f)
+{
+	__atomic_store_n(&chosen, f, __ATOMIC_RELAXED);
+}
+
 #if defined(__x86_64__) && BFI_HAVE_AVX2
 /*
  * Two passes over a stretch of the rows. The first streams rows 0 and 1
@@ -148,7 +155,6 @@ static int force_portable(void)
 
 bfi_and_fn bfi__and_rows(void)
 {
-	static bfi_and_fn chosen;
 	bfi_and_fn f = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
 	if (f == NULL) {
 		__builtin_cpu_init();
@@ -169,6 +175,7 @@ size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, 
 
 bfi_and_fn bfi__and_rows(void)
 {
-	return bfi__and_rows_portable;
+	bfi_and_fn f = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
+	return f ? f : bfi__and_rows_portable;
 }
 #endif
