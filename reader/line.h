@@ -71,8 +71,10 @@ bfi__finish_line(const uint8_t *const *rows, uint32_t k, uint32_t first, size_t 
 	uint64_t acc[BFI_LINE_WORDS];
 	_mm256_storeu_si256((__m256i *)acc, a);
 	_mm256_storeu_si256((__m256i *)(acc + 4), b);
-	for (int j = 0; j < BFI_LINE_WORDS; j++)
-		n = bfi__emit(le64toh(acc[j]), at * 8 + (uint64_t)j * 64, base, limit, out, n);
+	/* words past the block's last set hold only padding */
+	uint64_t used = limit > at * 8 ? (limit - at * 8 + 63) / 64 : 0;
+	for (uint64_t j = 0; j < BFI_LINE_WORDS && j < used; j++)
+		n = bfi__emit(le64toh(acc[j]), at * 8 + j * 64, base, limit, out, n);
 	return n;
 }
 

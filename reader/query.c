@@ -610,6 +610,18 @@ lean_locate(const bfi_snapshot *s, uint32_t bi, const struct bfi_expr *e, bfi_re
 	slot->state = -1;
 	if (!one_key(e))
 		return 0;
+	if (b->pre == NULL) { /* hash, locate and ask in one go */
+		bfi_keyhash h = *lean_key(e);
+		for (uint32_t i = 0; i < k; i++) {
+			slot->rows[i] = b->rows + bfi_reduce(bfi_hash_probe(h, i), b->m) * b->row_bytes;
+			bfi__prefetch(slot->rows[i]);
+		}
+		for (uint64_t at = 64; at < b->row_bytes; at += 64)
+			for (uint32_t i = 0; i < k; i++)
+				bfi__prefetch(slot->rows[i] + at);
+		slot->state = 1;
+		return 0;
+	}
 	uint64_t z[BFI_MAX_K];
 	for (uint32_t i = 0; i < k; i++)
 		z[i] = bfi_hash_probe(*lean_key(e), i);
