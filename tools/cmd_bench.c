@@ -30,10 +30,12 @@ static const char help[] =
 	"      --expr           each line is an expression (as bfi query --expr),\n"
 	"                       for example a multi-word AND query\n"
 	"      --batch B        also time the flat queries in batches of B\n"
-	"                       (bfi_query_batch), compare the throughput, and\n"
-	"                       show what memory allows for their bytes: read\n"
-	"                       in sequence, or as random cache lines at the\n"
-	"                       cost measured now\n"
+	"                       (bfi_query_batch) and, unless --expr, the keys B\n"
+	"                       at a time from their hashes (bfi_query_keys);\n"
+	"                       compare the throughput with one query at a time,\n"
+	"                       and show what memory allows for their bytes:\n"
+	"                       read in sequence, or as random cache lines at\n"
+	"                       the cost measured now\n"
 	"      --repeat R       timed passes over the queries (default 3)\n"
 	"      --plain-limit N  queries timed on plain, which is slow (default 2000)\n"
 	"      --results FILE   append the figures as Markdown table rows to FILE\n"
@@ -246,18 +248,25 @@ static int run_layout(const bfi_snapshot *s, unsigned layout, const struct keys 
 
 /*
  * Throughput of batches of b against one query at a time, on the same keys:
- * rounds alternate a single-query pass and a batched pass, so that drift in
- * the machine's speed hits both alike; medians of the rounds are compared.
+ * rounds alternate a single-query pass, a pass of batches of expressions
+ * and, when hs holds the keys' hashes, a pass of bfi_query_keys calls, so
+ * that drift in the machine's speed hits all alike; medians of the rounds
+ * are compared.
  */
-static int run_batch(const bfi_snapshot *s, const struct keys *ks, size_t b, int rounds,
-                     double *single_qps, double *batch_qps)
+static int run_batch(const bfi_snapshot *s, const struct keys *ks, const bfi_keyhash *hs,
+                     size_t b, int rounds, double *single_qps, double *batch_qps,
+                     double *keys_qps)
 {
 	bfi_expr **es = ks->e;
-	bfi_result **rs = calloc(b, sizeof *rs);
+	bfi_result **rs = calloc(b, sizeof *rs), *all = NULL;
+	size_t *ends = calloc(b, sizeof *ends);
 	double *ts = calloc((size_t)rounds, sizeof *ts), *tb = calloc((size_t)rounds, sizeof *tb);
-	int rc = rs && ts && tb ? 0 : -ENOMEM;
+	double *tk = calloc((size_t)rounds, sizeof *tk);
+	int rc = rs && ends && ts && tb && tk ? 0 : -ENOMEM;
 	for (size_t i = 0; i < b && rc == 0; i++)
 		rc = bfi_result_create(&rs[i]);
+	if (rc == 0)
+		rc = bfi_result_create(&all);
 	for (int r = -1; r < rounds && rc == 0; r++) { /* round -1 warms up */
 		double t = now_ns();
 		for (size_t i = 0; i < ks->n && rc == 0; i++)
@@ -268,22 +277,33 @@ static int run_batch(const bfi_snapshot *s, const struct keys *ks, size_t b, int
 			rc = bfi_query_batch(s, BFI_LAYOUT_FLAT, (const bfi_expr *const *)es + at, m, rs);
 		}
 		double t2 = now_ns();
+		for (size_t at = 0; hs && at < ks->n && rc == 0; at += b) {
+			size_t m = ks->n - at < b ? ks->n - at : b;
+			rc = bfi_query_keys(s, BFI_LAYOUT_FLAT, hs + at, m, all, ends);
+		}
+		double t3 = now_ns();
 		if (r >= 0) {
 			ts[r] = (double)ks->n / ((t1 - t) * 1e-9);
 			tb[r] = (double)ks->n / ((t2 - t1) * 1e-9);
+			tk[r] = (double)ks->n / ((t3 - t2) * 1e-9);
 		}
 	}
 	if (rc == 0) {
 		qsort(ts, (size_t)rounds, sizeof *ts, cmp_double);
 		qsort(tb, (size_t)rounds, sizeof *tb, cmp_double);
+		qsort(tk, (size_t)rounds, sizeof *tk, cmp_double);
 		*single_qps = ts[rounds / 2];
 		*batch_qps = tb[rounds / 2];
+		*keys_qps = hs ? tk[rounds / 2] : 0;
 	}
 	for (size_t i = 0; rs && i < b; i++)
 		bfi_result_destroy(&rs[i]);
+	bfi_result_destroy(&all);
 	free(rs);
+	free(ends);
 	free(ts);
 	free(tb);
+	free(tk);
 	return rc;
 }
 
@@ -444,15 +464,28 @@ int cmd_bench(int argc, char **argv)
 			printf("%s is %.2fx faster than %s (p50), %.2fx (throughput)\n", fig[a].layout,
 			       fig[b].p50 / fig[a].p50, fig[b].layout, fig[a].qps / fig[b].qps);
 		}
-	double batch_qps = 0, single_qps = 0;
+	double batch_qps = 0, single_qps = 0, keys_qps = 0;
 	if (rc == 0 && batch && (in.layouts & BFI_LAYOUT_FLAT) && (!only || only == BFI_LAYOUT_FLAT)) {
 		int rounds = (int)(repeat < 5 ? 5 : repeat);
-		rc = run_batch(s, &ks, (size_t)batch, rounds, &single_qps, &batch_qps);
+		/* bare keys are also timed through bfi_query_keys, from their hashes */
+		bfi_keyhash *hs = expr ? NULL : calloc(ks.n, sizeof *hs);
+		if (!expr && hs == NULL)
+			rc = -ENOMEM;
+		for (size_t i = 0; hs && i < ks.n; i++)
+			hs[i] = bfi_hash_key(ks.k[i], ks.len[i]);
+		if (rc == 0)
+			rc = run_batch(s, &ks, hs, (size_t)batch, rounds, &single_qps, &batch_qps,
+			               &keys_qps);
+		free(hs);
 		if (rc == 0) {
 			printf("batch  %8zu queries, batches of %llu: %11.0f q/s against %.0f q/s one at a "
 			       "time: %.2fx (medians of %d alternating rounds)\n",
 			       ks.n, (unsigned long long)batch, batch_qps, single_qps,
 			       batch_qps / single_qps, rounds);
+			if (keys_qps > 0)
+				printf("keys   %8zu keys, %llu a call (bfi_query_keys): %11.0f q/s, %.2fx one "
+				       "at a time\n",
+				       ks.n, (unsigned long long)batch, keys_qps, keys_qps / single_qps);
 			/* what memory alone allows for the bytes a query touched (fig[0] is flat) */
 			double touched = fig[0].touched;
 			if (touched > 0 && bw > 0 && line_ns > 0)

@@ -55,7 +55,8 @@ static const char help[] =
 	"      --batch        read all queries, then answer them in batches (of\n"
 	"                     --batch-size, default 1000) whose memory waits\n"
 	"                     overlap; same answers, more throughput on short\n"
-	"                     rows (bfi_query_batch)\n"
+	"                     rows (keys: bfi_query_keys; expressions:\n"
+	"                     bfi_query_batch)\n"
 	"      --batch-size N queries per batch\n"
 	"      --layout L     flat, plain, rambo or tree: answer from this layout\n"
 	"                     (default: flat, else tree, else rambo, else plain)\n"
@@ -337,12 +338,10 @@ static int print_format(const bfi_snapshot *s, const struct opts *o, const struc
 	return 0;
 }
 
-static int print_answer(const bfi_snapshot *s, const bfi_result *res, const struct opts *o,
-                        const struct query *q)
+/* Print query q's answer: the n sets ords (with scores, for thresholds). */
+static int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores,
+                      size_t n, const struct opts *o, const struct query *q)
 {
-	size_t n = bfi_result_count(res);
-	const uint32_t *ords = bfi_result_ordinals(res);
-	const uint32_t *scores = bfi_result_scores(res);
 	if (o->format) {
 		for (size_t i = 0; i < n; i++) {
 			int rc = print_format(s, o, q, ords[i], scores ? scores[i] : 0);
@@ -395,6 +394,13 @@ static int print_answer(const bfi_snapshot *s, const bfi_result *res, const stru
 	return 0;
 }
 
+static int print_answer(const bfi_snapshot *s, const bfi_result *res, const struct opts *o,
+                        const struct query *q)
+{
+	return print_sets(s, bfi_result_ordinals(res), bfi_result_scores(res), bfi_result_count(res),
+	                  o, q);
+}
+
 static int run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, struct query *q)
 {
 	if (o->mode == M_KEY) { /* one key: no expression to allocate */
@@ -440,8 +446,34 @@ static int on_fasta_query(void *ctx, const char *id, size_t id_len, const char *
 	return run_one(fc->s, fc->res, fc->o, &q);
 }
 
+/* Batches of bare keys: their hashes through bfi_query_keys, one call a batch. */
+static int run_key_batches(const bfi_snapshot *s, const struct opts *o, const struct query *qs,
+                           size_t n)
+{
+	size_t bs = o->batch_size;
+	bfi_keyhash *hs = calloc(bs, sizeof *hs);
+	size_t *ends = calloc(bs, sizeof *ends);
+	bfi_result *all = NULL;
+	int rc = hs && ends ? bfi_result_create(&all) : -ENOMEM;
+	for (size_t at = 0; at < n && rc == 0; at += bs) {
+		size_t m = n - at < bs ? n - at : bs;
+		for (size_t i = 0; i < m; i++)
+			hs[i] = bfi_hash_key(qs[at + i].text, qs[at + i].len);
+		rc = bfi_query_keys(s, o->layout, hs, m, all, ends);
+		const uint32_t *ords = bfi_result_ordinals(all);
+		for (size_t i = 0, from = 0; i < m && rc == 0; from = ends[i++])
+			rc = print_sets(s, ords + from, NULL, ends[i] - from, o, &qs[at + i]);
+	}
+	bfi_result_destroy(&all);
+	free(hs);
+	free(ends);
+	return rc;
+}
+
 static int run_batches(const bfi_snapshot *s, const struct opts *o, struct query *qs, size_t n)
 {
+	if (o->mode == M_KEY)
+		return run_key_batches(s, o, qs, n);
 	size_t bs = o->batch_size;
 	const bfi_expr **es = calloc(bs, sizeof *es);
 	bfi_result **rs = calloc(bs, sizeof *rs);

@@ -35,11 +35,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const void *tk[3] = {"apple", "k2", "x"};
 	size_t tl[3] = {5, 2, 1};
 	TRY(bfi_expr_terms(tk, tl, 3, &t));
+	bfi_keyhash hs[sizeof keys / sizeof *keys];
+	size_t ends[sizeof keys / sizeof *keys];
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+		hs[i] = bfi_hash_key(keys[i], strlen(keys[i]));
 	for (size_t l = 0; l < sizeof layouts / sizeof *layouts; l++) {
 		if (!(in.layouts & layouts[l]))
 			continue;
 		for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
 			TRY(bfi_query_key_layout(s, layouts[l], keys[i], strlen(keys[i]), r));
+		/* every key in one call: its own loop on one block of short rows */
+		TRY(bfi_query_keys(s, layouts[l], hs, sizeof keys / sizeof *keys, r, ends));
 		if (e)
 			TRY(bfi_query_expr(s, layouts[l], e, r));
 		if (t)
