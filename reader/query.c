@@ -73,6 +73,8 @@ int bfi__grow(void *pp, size_t *cap, size_t want, size_t sz)
 {
 	if (want <= *cap)
 		return 0;
+	if (want > SIZE_MAX / sz) /* want * sz would wrap to a small block */
+		return -ENOMEM;
 	void *q = realloc(*(void **)pp, want * sz);
 	if (q == NULL)
 		return -ENOMEM;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "expr.h"     /* bfi__grow */
 #include "internal.h" /* BFI_SHORT_ROW */
 #include "test.h"
 
@@ -394,6 +395,12 @@ static void test_keys(void)
 	}
 	bfi__use_kernel(NULL);
 	EXPECT(own_loop == 8); /* the four snapshots of one block, each kernel */
+	/* growing an answer past what size_t can count fails, and keeps it */
+	uint32_t *big = NULL;
+	size_t cap = 0;
+	EXPECT(bfi__grow(&big, &cap, SIZE_MAX / 4 + 2, sizeof *big) == -ENOMEM && big == NULL &&
+	       cap == 0);
+	free(big);
 }
 
 /*
