@@ -310,12 +310,13 @@ BFI_API BFI_MUST_CHECK int bfi_query_batch(const bfi_snapshot *snap, unsigned la
  * where from is 0 for key 0 and ends[i - 1] after it, ascending, exactly
  * those bfi_query_key_layout would give; ends holds n entries. With bytes
  * counted, bfi_result_touched gives the sum over the keys. On a flat
- * layout of one block of short rows (a few genomes' k-mers, a small
- * collection), the keys run through one loop that asks for later keys'
- * rows while answering earlier ones, reading the keys from one array and
- * writing the answers one after another: the cheapest way to answer many
- * keys. Returns 0, BFI_E_INVALID, BFI_E_NO_LAYOUT or -ENOMEM; after an
- * error res and ends are unspecified.
+ * layout whose blocks all have short rows (a few genomes' k-mers, a small
+ * collection), the keys run through one loop a block that asks for later
+ * keys' rows while answering earlier ones, reading the keys from one
+ * array and writing the answers one after another: the cheapest way to
+ * answer many keys. Elsewhere the keys are answered one at a time.
+ * Returns 0, BFI_E_INVALID, BFI_E_NO_LAYOUT or -ENOMEM; after an error res
+ * and ends are unspecified.
  */
 BFI_API BFI_MUST_CHECK int bfi_query_keys(const bfi_snapshot *snap, unsigned layout,
                                           const bfi_keyhash *keys, size_t n, bfi_result *res,

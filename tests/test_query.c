@@ -302,107 +302,6 @@ static void test_batches(void)
 	EXPECT(lean == 6 && streamed == 4);
 }
 
-/* One block (of 1,024 sets: 128-byte rows) with no (0), line (1) or classic (2) pre-filter. */
-static int build_one_block(const char *path, int pre)
-{
-	struct bfi_build_options o;
-	bfi_build_options_init(&o);
-	o.keep_order = 1;
-	o.block_cost = 1u << 30;
-	o.prefilter = pre ? BFI_PREFILTER_ALWAYS : BFI_PREFILTER_NEVER;
-	o.classic_prefilters = pre == 2;
-	batch_kind = 0;
-	return test_build_sets(&o, path, NSETS, 300, batch_key);
-}
-
-/*
- * bfi_query_keys against one key at a time: for every key the same sets in
- * the same order, and the same bytes in all; on one block of short rows
- * with no, line and classic pre-filters (the keys' own loop, under both
- * kernels) and on snapshots of several blocks and on plain (one key at a
- * time). A second call starts afresh; bad arguments fail.
- */
-static void test_keys(void)
-{
-	enum { N = 1200 };
-	static char text[N][16];
-	static size_t len[N], ends[N];
-	static bfi_keyhash h[N];
-	uint64_t seed = 4242;
-	for (int i = 0; i < N; i++) {
-		uint32_t u = test_rand(&seed) % 6 == 0 ? UNIVERSE + (uint32_t)(test_rand(&seed) % 999)
-		                                      : (uint32_t)(test_rand(&seed) % UNIVERSE);
-		len[i] = (size_t)snprintf(text[i], sizeof text[i], "k%u", u);
-		h[i] = bfi_hash_key(text[i], len[i]);
-	}
-	char one_block[3][4200];
-	for (int pre = 0; pre < 3; pre++) {
-		snprintf(one_block[pre], sizeof one_block[pre], "%s/keys-one-block-%d", test_tmpdir(), pre);
-		EXPECT_RC(build_one_block(one_block[pre], pre), 0);
-	}
-	const char *snaps[5] = {one_block[0], one_block[1], one_block[2], blocks_snap, both_snap};
-	bfi_and_fn kernels[2] = {bfi__and_rows(), bfi__and_rows_portable};
-	int own_loop = 0;
-	for (int run = 0; run < 10; run++) {
-		int sn = run % 5;
-		bfi__use_kernel(kernels[run / 5]);
-		bfi_snapshot *s;
-		EXPECT_RC(bfi_open(snaps[sn], 0, &s), 0);
-		if (!s)
-			return;
-		struct bfi_info in;
-		bfi_info(s, &in);
-		struct bfi_block_info bi;
-		EXPECT_RC(bfi_block(s, 0, &bi), 0);
-		own_loop += in.n_blocks == 1 && bi.row_bytes <= BFI_SHORT_ROW;
-		for (unsigned layout = 1; layout <= (sn == 4 ? 2u : 1u); layout++) {
-			bfi_result *all, *one;
-			EXPECT_RC(bfi_result_create(&all), 0);
-			EXPECT_RC(bfi_result_create(&one), 0);
-			bfi_result_count_bytes(all, 1);
-			bfi_result_count_bytes(one, 1);
-			for (int again = 0; again < 2; again++) {
-				EXPECT_RC(bfi_query_keys(s, layout, h, N, all, ends), 0);
-				size_t from = 0;
-				uint64_t bytes = 0;
-				int differ = 0, matched = 0;
-				for (int i = 0; i < N; i++) {
-					EXPECT_RC(bfi_query_key_layout(s, layout, text[i], len[i], one), 0);
-					size_t c = bfi_result_count(one);
-					differ += ends[i] < from || ends[i] - from != c ||
-					          memcmp(bfi_result_ordinals(all) + from, bfi_result_ordinals(one),
-					                 c * sizeof(uint32_t)) != 0;
-					matched += c > 0;
-					bytes += bfi_result_touched(one);
-					from = ends[i];
-				}
-				EXPECT(differ == 0);
-				EXPECT(from == bfi_result_count(all));
-				EXPECT(bytes == bfi_result_touched(all));
-				EXPECT(matched > N / 2);
-			}
-			EXPECT_RC(bfi_query_keys(s, layout, h, 0, all, NULL), 0);
-			EXPECT(bfi_result_count(all) == 0);
-			EXPECT_RC(bfi_query_keys(s, layout, NULL, 1, all, ends), BFI_E_INVALID);
-			EXPECT_RC(bfi_query_keys(s, layout, h, 1, all, NULL), BFI_E_INVALID);
-			EXPECT_RC(bfi_query_keys(s, layout, h, 1, NULL, ends), BFI_E_INVALID);
-			EXPECT_RC(bfi_query_keys(NULL, layout, h, 1, all, ends), BFI_E_INVALID);
-			EXPECT_RC(bfi_query_keys(s, BFI_LAYOUT_RAMBO, h, 1, all, ends), BFI_E_NO_LAYOUT);
-			bfi_result_destroy(&all);
-			bfi_result_destroy(&one);
-		}
-		bfi_close(&s);
-	}
-	bfi__use_kernel(NULL);
-	EXPECT(own_loop == 8); /* the four snapshots of one block, each kernel */
-	/* growing an answer past what size_t can count fails, and keeps it */
-	uint32_t *big = NULL;
-	size_t cap = 0;
-	EXPECT(bfi__grow(&big, &cap, SIZE_MAX / 4 + 2, sizeof *big) == -ENOMEM && big == NULL &&
-	       cap == 0);
-	free(big);
-}
-
 /*
  * More than four blocks with pre-filters, where a query asks for every
  * block's pre-filter line before testing any, and a single key tests all
@@ -489,6 +388,124 @@ static void test_many_blocks(void)
 		bfi_result_destroy(&r);
 		bfi_close(&s);
 	}
+}
+
+/* One block (of 1,024 sets: 128-byte rows) with no (0), line (1) or classic (2) pre-filter. */
+static int build_one_block(const char *path, int pre)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.keep_order = 1;
+	o.block_cost = 1u << 30;
+	o.prefilter = pre ? BFI_PREFILTER_ALWAYS : BFI_PREFILTER_NEVER;
+	o.classic_prefilters = pre == 2;
+	batch_kind = 0;
+	return test_build_sets(&o, path, NSETS, 300, batch_key);
+}
+
+/*
+ * bfi_query_keys against one key at a time: for every key the same sets in
+ * the same order, and the same bytes in all; on one block of short rows
+ * with no, line and classic pre-filters, on several blocks of short rows
+ * (six with line, classic and no pre-filters; two; three with none),
+ * under both kernels, and on plain. A second call starts afresh; bad
+ * arguments fail.
+ */
+static void test_keys(void)
+{
+	enum { N = 1200 };
+	static char text[N][16];
+	static size_t len[N], ends[N];
+	static bfi_keyhash h[N];
+	uint64_t seed = 4242;
+	for (int i = 0; i < N; i++) {
+		uint32_t u = test_rand(&seed) % 6 == 0 ? UNIVERSE + (uint32_t)(test_rand(&seed) % 999)
+		                                      : (uint32_t)(test_rand(&seed) % UNIVERSE);
+		len[i] = (size_t)snprintf(text[i], sizeof text[i], "k%u", u);
+		h[i] = bfi_hash_key(text[i], len[i]);
+	}
+	char one_block[3][4200];
+	for (int pre = 0; pre < 3; pre++) {
+		snprintf(one_block[pre], sizeof one_block[pre], "%s/keys-one-block-%d", test_tmpdir(), pre);
+		EXPECT_RC(build_one_block(one_block[pre], pre), 0);
+	}
+	/* six blocks of 512 sets with line, classic and no pre-filters; three with none */
+	char many[4][4200];
+	for (int m = 0; m < 4; m++) {
+		snprintf(many[m], sizeof many[m], "%s/keys-many-%d", test_tmpdir(), m);
+		struct bfi_build_options o;
+		bfi_build_options_init(&o);
+		o.keep_order = 1;
+		o.max_block_sets = 512;
+		o.prefilter = m < 2 ? BFI_PREFILTER_ALWAYS : BFI_PREFILTER_NEVER;
+		o.classic_prefilters = m == 1;
+		EXPECT_RC(test_build_sets(&o, many[m], m == 3 ? 1400 : MB_SETS, 64, mb_key), 0);
+	}
+	enum { NS = 9 };
+	const char *snaps[NS] = {one_block[0], one_block[1], one_block[2], blocks_snap, both_snap,
+	                         many[0],      many[1],      many[2],      many[3]};
+	bfi_and_fn kernels[2] = {bfi__and_rows(), bfi__and_rows_portable};
+	int own_loop = 0, blocks_loop = 0;
+	for (int run = 0; run < 2 * NS; run++) {
+		int sn = run % NS;
+		bfi__use_kernel(kernels[run / NS]);
+		bfi_snapshot *s;
+		EXPECT_RC(bfi_open(snaps[sn], 0, &s), 0);
+		if (!s)
+			return;
+		struct bfi_info in;
+		bfi_info(s, &in);
+		struct bfi_block_info bi;
+		EXPECT_RC(bfi_block(s, 0, &bi), 0);
+		own_loop += in.n_blocks == 1 && bi.row_bytes <= BFI_SHORT_ROW;
+		blocks_loop += in.n_blocks > 1 && bi.row_bytes <= BFI_SHORT_ROW;
+		for (unsigned layout = 1; layout <= (sn == 4 ? 2u : 1u); layout++) {
+			bfi_result *all, *one;
+			EXPECT_RC(bfi_result_create(&all), 0);
+			EXPECT_RC(bfi_result_create(&one), 0);
+			bfi_result_count_bytes(all, 1);
+			bfi_result_count_bytes(one, 1);
+			for (int again = 0; again < 2; again++) {
+				EXPECT_RC(bfi_query_keys(s, layout, h, N, all, ends), 0);
+				size_t from = 0;
+				uint64_t bytes = 0;
+				int differ = 0, matched = 0;
+				for (int i = 0; i < N; i++) {
+					EXPECT_RC(bfi_query_key_layout(s, layout, text[i], len[i], one), 0);
+					size_t c = bfi_result_count(one);
+					differ += ends[i] < from || ends[i] - from != c ||
+					          memcmp(bfi_result_ordinals(all) + from, bfi_result_ordinals(one),
+					                 c * sizeof(uint32_t)) != 0;
+					matched += c > 0;
+					bytes += bfi_result_touched(one);
+					from = ends[i];
+				}
+				EXPECT(differ == 0);
+				EXPECT(from == bfi_result_count(all));
+				EXPECT(bytes == bfi_result_touched(all));
+				EXPECT(matched > N / 2);
+			}
+			EXPECT_RC(bfi_query_keys(s, layout, h, 0, all, NULL), 0);
+			EXPECT(bfi_result_count(all) == 0);
+			EXPECT_RC(bfi_query_keys(s, layout, NULL, 1, all, ends), BFI_E_INVALID);
+			EXPECT_RC(bfi_query_keys(s, layout, h, 1, all, NULL), BFI_E_INVALID);
+			EXPECT_RC(bfi_query_keys(s, layout, h, 1, NULL, ends), BFI_E_INVALID);
+			EXPECT_RC(bfi_query_keys(NULL, layout, h, 1, all, ends), BFI_E_INVALID);
+			EXPECT_RC(bfi_query_keys(s, BFI_LAYOUT_RAMBO, h, 1, all, ends), BFI_E_NO_LAYOUT);
+			bfi_result_destroy(&all);
+			bfi_result_destroy(&one);
+		}
+		bfi_close(&s);
+	}
+	bfi__use_kernel(NULL);
+	EXPECT(own_loop == 8);     /* the four snapshots of one block, each kernel */
+	EXPECT(blocks_loop == 10); /* the five of several blocks of short rows */
+	/* growing an answer past what size_t can count fails, and keeps it */
+	uint32_t *big = NULL;
+	size_t cap = 0;
+	EXPECT(bfi__grow(&big, &cap, SIZE_MAX / 4 + 2, sizeof *big) == -ENOMEM && big == NULL &&
+	       cap == 0);
+	free(big);
 }
 
 static void test_threshold(void)
