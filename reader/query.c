@@ -844,7 +844,7 @@ static int keys_by_block(const bfi_snapshot *s, const bfi_keyhash *keys, size_t 
 	uint32_t *out = rc == 0 && res->n ? malloc(res->n * sizeof *out) : NULL;
 	if (rc == 0 && res->n && out == NULL)
 		rc = -ENOMEM;
-	if (rc == 0) {
+	if (rc == 0 && n) { /* n == 0: ends may be NULL, and there is nothing to sort */
 		memset(ends, 0, n * sizeof *ends);
 		for (size_t x = 0; x < res->n; x++)
 			ends[tags.key[x]]++;
