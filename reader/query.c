@@ -735,8 +735,8 @@ struct key_tags {
 };
 
 static inline __attribute__((always_inline)) int
-keys_short_loop(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, size_t n,
-                bfi_result *res, size_t *ends, struct key_tags *tags, int avx2)
+keys_short_loop(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, const uint64_t *zt,
+                size_t n, bfi_result *res, size_t *ends, struct key_tags *tags, int avx2)
 {
 	struct lean_slot ring[RING];
 	const struct bfi_rblock *b = &s->blocks[bi];
@@ -746,7 +746,7 @@ keys_short_loop(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, siz
 	const size_t d = STAGE_AHEAD, p = b->pre ? STAGE_AHEAD : 0;
 	for (size_t i = 0; i < n + p + d; i++) {
 		if (p && i < n) {
-			uint64_t z0 = bfi_hash_probe(keys[i], 0);
+			uint64_t z0 = zt ? zt[i * k] : bfi_hash_probe(keys[i], 0);
 			bfi__prefetch(b->pre + (b->line_pre ? bfi_pre_line(z0, b->pre_m)
 			                                    : bfi_reduce(z0, b->pre_m)) /
 			                           8);
@@ -754,20 +754,22 @@ keys_short_loop(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, siz
 		if (i >= p && i - p < n) {
 			struct lean_slot *slot = &ring[(i - p) % RING];
 			bfi_keyhash h = keys[i - p];
+			const uint64_t *zk = zt ? zt + (i - p) * k : NULL;
 			slot->state = 1;
 			if (b->pre) {
 				uint64_t z[BFI_MAX_K];
-				for (uint32_t j = 0; j < k; j++)
+				for (uint32_t j = 0; zk == NULL && j < k; j++)
 					z[j] = bfi_hash_probe(h, j);
-				uint32_t j = pre_probes(b, z, k);
+				uint32_t j = pre_probes(b, zk ? zk : z, k);
 				if (touched)
 					*touched += b->line_pre ? 64 : (uint64_t)(j < k ? j + 1 : k) * 64;
 				slot->state = j == k;
 			}
 			if (slot->state) {
 				for (uint32_t j = 0; j < k; j++) {
-					slot->rows[j] = b->rows + bfi_reduce(bfi_hash_probe(h, j), b->m) *
-					                              b->row_bytes;
+					slot->rows[j] = b->rows +
+					                bfi_reduce(zk ? zk[j] : bfi_hash_probe(h, j), b->m) *
+					                    b->row_bytes;
 					bfi__prefetch(slot->rows[j]);
 				}
 				for (uint64_t at = 64; at < b->row_bytes; at += 64)
@@ -806,27 +808,30 @@ keys_short_loop(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, siz
 
 #if defined(__x86_64__) && BFI_HAVE_AVX2
 __attribute__((target("avx2,bmi"))) static int
-keys_short_avx2(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, size_t n,
-                bfi_result *res, size_t *ends, struct key_tags *tags)
+keys_short_avx2(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, const uint64_t *zt,
+                size_t n, bfi_result *res, size_t *ends, struct key_tags *tags)
 {
-	return keys_short_loop(s, bi, keys, n, res, ends, tags, 1);
+	return keys_short_loop(s, bi, keys, zt, n, res, ends, tags, 1);
 }
 #endif
 
 static int keys_short_portable(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys,
-                               size_t n, bfi_result *res, size_t *ends, struct key_tags *tags)
+                               const uint64_t *zt, size_t n, bfi_result *res, size_t *ends,
+                               struct key_tags *tags)
 {
-	return keys_short_loop(s, bi, keys, n, res, ends, tags, 0);
+	return keys_short_loop(s, bi, keys, zt, n, res, ends, tags, 0);
 }
 
-static int keys_short(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, size_t n,
-                      bfi_result *res, size_t *ends, struct key_tags *tags)
+/* zt: the keys' k probes each, or NULL to hash them in the loop */
+static int keys_short(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys,
+                      const uint64_t *zt, size_t n, bfi_result *res, size_t *ends,
+                      struct key_tags *tags)
 {
 #if defined(__x86_64__) && BFI_HAVE_AVX2
 	if (bfi__and_rows() == bfi__and_rows_avx2)
-		return keys_short_avx2(s, bi, keys, n, res, ends, tags);
+		return keys_short_avx2(s, bi, keys, zt, n, res, ends, tags);
 #endif
-	return keys_short_portable(s, bi, keys, n, res, ends, tags);
+	return keys_short_portable(s, bi, keys, zt, n, res, ends, tags);
 }
 
 /*
@@ -838,9 +843,16 @@ static int keys_by_block(const bfi_snapshot *s, const bfi_keyhash *keys, size_t 
                          bfi_result *res, size_t *ends)
 {
 	struct key_tags tags = {NULL, 0};
-	int rc = 0;
+	uint32_t k = s->lay.k;
+	/* hashed once, not once a block: at 49 blocks the hashing outweighed the rest */
+	uint64_t *zt = n && n <= SIZE_MAX / k / sizeof *zt ? malloc(n * k * sizeof *zt) : NULL;
+	int rc = n && zt == NULL ? -ENOMEM : 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		for (uint32_t j = 0; j < k; j++)
+			zt[i * k + j] = bfi_hash_probe(keys[i], j);
 	for (uint32_t b = 0; b < s->lay.flat.n_blocks && rc == 0; b++)
-		rc = keys_short(s, b, keys, n, res, NULL, &tags);
+		rc = keys_short(s, b, keys, zt, n, res, NULL, &tags);
+	free(zt);
 	uint32_t *out = rc == 0 && res->n ? malloc(res->n * sizeof *out) : NULL;
 	if (rc == 0 && res->n && out == NULL)
 		rc = -ENOMEM;
@@ -920,7 +932,7 @@ int bfi_query_keys(const bfi_snapshot *s, unsigned layout, const bfi_keyhash *ke
 	for (uint32_t b = 0; all_short && b < s->lay.flat.n_blocks; b++)
 		all_short = s->blocks[b].row_bytes <= BFI_SHORT_ROW;
 	if (all_short && s->lay.flat.n_blocks == 1)
-		return keys_short(s, 0, keys, n, res, ends, NULL);
+		return keys_short(s, 0, keys, NULL, n, res, ends, NULL);
 	if (all_short)
 		return keys_by_block(s, keys, n, res, ends);
 	/* Otherwise one key at a time, through a result of its own. */
