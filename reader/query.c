@@ -580,11 +580,11 @@ static const bfi_keyhash *lean_key(const struct bfi_expr *e)
 }
 
 /* First meeting, in blocks with a pre-filter: ask for the key's line. */
-static void lean_ask(const struct bfi_rblock *b, const struct bfi_expr *e)
+static void lean_ask(const struct bfi_rblock *b, const struct bfi_expr *e, const uint64_t *z)
 {
 	if (e == NULL || !one_key(e))
 		return;
-	uint64_t z0 = bfi_hash_probe(*lean_key(e), 0);
+	uint64_t z0 = z ? z[0] : bfi_hash_probe(*lean_key(e), 0);
 	bfi__prefetch(b->pre + (b->line_pre ? bfi_pre_line(z0, b->pre_m) : bfi_reduce(z0, b->pre_m)) / 8);
 }
 
@@ -594,7 +594,7 @@ static void lean_ask(const struct bfi_rblock *b, const struct bfi_expr *e)
  */
 static inline __attribute__((always_inline)) int
 lean_locate(const bfi_snapshot *s, uint32_t bi, const struct bfi_expr *e, bfi_result *r,
-            struct lean_slot *slot)
+            struct lean_slot *slot, uint64_t *zq)
 {
 	const struct bfi_rblock *b = &s->blocks[bi];
 	uint32_t k = s->lay.k;
@@ -612,7 +612,7 @@ lean_locate(const bfi_snapshot *s, uint32_t bi, const struct bfi_expr *e, bfi_re
 	slot->state = -1;
 	if (!one_key(e))
 		return 0;
-	if (b->pre == NULL) { /* hash, locate and ask in one go */
+	if (b->pre == NULL && zq == NULL) { /* hash, locate and ask in one go */
 		bfi_keyhash h = *lean_key(e);
 		for (uint32_t i = 0; i < k; i++) {
 			slot->rows[i] = b->rows + bfi_reduce(bfi_hash_probe(h, i), b->m) * b->row_bytes;
@@ -624,8 +624,9 @@ lean_locate(const bfi_snapshot *s, uint32_t bi, const struct bfi_expr *e, bfi_re
 		slot->state = 1;
 		return 0;
 	}
-	uint64_t z[BFI_MAX_K];
-	for (uint32_t i = 0; i < k; i++)
+	/* zq: the key's probes, hashed in block 0 and kept for the others */
+	uint64_t zbuf[BFI_MAX_K], *z = zq ? zq : zbuf;
+	for (uint32_t i = 0; (bi == 0 || zq == NULL) && i < k; i++)
 		z[i] = bfi_hash_probe(*lean_key(e), i);
 	slot->state = 0;
 	if (b->pre) {
@@ -652,19 +653,22 @@ short_rows_loop(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, bfi_
 {
 	struct lean_slot ring[RING];
 	bfi_and_fn and_rows = bfi__and_rows();
-	uint32_t k = s->lay.k;
+	uint32_t k = s->lay.k, nb = s->lay.flat.n_blocks;
 	const size_t d = STAGE_AHEAD;
-	for (uint32_t bi = 0; bi < s->lay.flat.n_blocks; bi++) {
+	/* with several blocks each key is hashed once, in block 0, not once a block */
+	uint64_t *zt = nb > 1 && n <= SIZE_MAX / k / sizeof *zt ? malloc(n * k * sizeof *zt) : NULL;
+	int rc = nb > 1 && n && zt == NULL ? -ENOMEM : 0;
+	for (uint32_t bi = 0; bi < nb && rc == 0; bi++) {
 		const struct bfi_rblock *b = &s->blocks[bi];
 		size_t p = b->pre ? STAGE_AHEAD : 0; /* steps from asking to locating */
-		for (size_t i = 0; i < n + p + d; i++) {
+		for (size_t i = 0; i < n + p + d && rc == 0; i++) {
 			if (p && i < n)
-				lean_ask(b, qs[i]);
-			if (i >= p && i - p < n) {
-				int rc = lean_locate(s, bi, qs[i - p], res[i - p], &ring[(i - p) % RING]);
-				if (rc)
-					return rc;
-			}
+				lean_ask(b, qs[i], zt && bi ? zt + i * k : NULL);
+			if (i >= p && i - p < n)
+				rc = lean_locate(s, bi, qs[i - p], res[i - p], &ring[(i - p) % RING],
+				                 zt ? zt + (i - p) * k : NULL);
+			if (rc)
+				break;
 			if (i < p + d || i - p - d >= n)
 				continue;
 			size_t t = i - p - d;
@@ -683,7 +687,8 @@ short_rows_loop(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, bfi_
 				                 r->ords + r->n, touched);
 		}
 	}
-	return 0;
+	free(zt);
+	return rc;
 }
 
 #if defined(__x86_64__) && BFI_HAVE_AVX2
