@@ -818,6 +818,14 @@ keys_short_avx2(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, con
 {
 	return keys_short_loop(s, bi, keys, zt, n, res, ends, tags, 1);
 }
+
+/* One block: the loop built without the table and the tags, which cost it 5-10%. */
+__attribute__((target("avx2,bmi"))) static int
+keys_one_avx2(const bfi_snapshot *s, const bfi_keyhash *keys, size_t n, bfi_result *res,
+              size_t *ends)
+{
+	return keys_short_loop(s, 0, keys, NULL, n, res, ends, NULL, 1);
+}
 #endif
 
 static int keys_short_portable(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys,
@@ -936,8 +944,13 @@ int bfi_query_keys(const bfi_snapshot *s, unsigned layout, const bfi_keyhash *ke
 	int all_short = layout == BFI_LAYOUT_FLAT;
 	for (uint32_t b = 0; all_short && b < s->lay.flat.n_blocks; b++)
 		all_short = s->blocks[b].row_bytes <= BFI_SHORT_ROW;
-	if (all_short && s->lay.flat.n_blocks == 1)
+	if (all_short && s->lay.flat.n_blocks == 1) {
+#if defined(__x86_64__) && BFI_HAVE_AVX2
+		if (bfi__and_rows() == bfi__and_rows_avx2)
+			return keys_one_avx2(s, keys, n, res, ends);
+#endif
 		return keys_short(s, 0, keys, NULL, n, res, ends, NULL);
+	}
 	if (all_short)
 		return keys_by_block(s, keys, n, res, ends);
 	/* Otherwise one key at a time, through a result of its own. */
