@@ -819,7 +819,7 @@ keys_short_avx2(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, con
 	return keys_short_loop(s, bi, keys, zt, n, res, ends, tags, 1);
 }
 
-/* One block: the loop built without the table and the tags, which cost it 5-10%. */
+/* One block: the loop built without the table and the tags, whose checks it does not need. */
 __attribute__((target("avx2,bmi"))) static int
 keys_one_avx2(const bfi_snapshot *s, const bfi_keyhash *keys, size_t n, bfi_result *res,
               size_t *ends)
