@@ -321,18 +321,11 @@ int bfi_expr_parse(const char *text, size_t len, bfi_expr **out, size_t *err_at)
 	return 0;
 }
 
-int bfi_expr_key(const void *key, size_t len, bfi_expr **out)
+void bfi__expr_one_key(struct bfi_expr *e, bfi_keyhash h)
 {
-	if (out == NULL || (key == NULL && len))
-		return BFI_E_INVALID;
-	/* On a cache line of its own: a batch then reads one line of it. */
-	size_t size = (sizeof(struct bfi_expr) + 63) / 64 * 64;
-	struct bfi_expr *e = aligned_alloc(64, size);
-	if (e == NULL)
-		return -ENOMEM;
-	memset(e, 0, size);
+	memset(e, 0, sizeof *e);
 	/* As add_leaf would build it, in the expression's own storage. */
-	e->key1 = bfi_hash_key(key, len);
+	e->key1 = h;
 	e->keys = &e->key1;
 	e->n_keys = e->cap_keys = 1;
 	e->node1.type = BFI_EXPR_KEYS;
@@ -345,6 +338,18 @@ int bfi_expr_key(const void *key, size_t len, bfi_expr **out)
 	e->kidx = &e->kidx1;
 	e->n_kidx = e->cap_kidx = 1;
 	e->single = 1;
+}
+
+int bfi_expr_key(const void *key, size_t len, bfi_expr **out)
+{
+	if (out == NULL || (key == NULL && len))
+		return BFI_E_INVALID;
+	/* On a cache line of its own: a batch then reads one line of it. */
+	size_t size = (sizeof(struct bfi_expr) + 63) / 64 * 64;
+	struct bfi_expr *e = aligned_alloc(64, size);
+	if (e == NULL)
+		return -ENOMEM;
+	bfi__expr_one_key(e, bfi_hash_key(key, len));
 	*out = e;
 	return 0;
 }

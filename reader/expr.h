@@ -67,6 +67,12 @@ struct bfi_result {
 	size_t frontier_cap;
 };
 
+/*
+ * Make e the query of key hash h alone, in e's own storage (key1, node1,
+ * kidx1): what bfi_expr_key allocates, or an expression on the stack.
+ */
+void bfi__expr_one_key(struct bfi_expr *e, bfi_keyhash h);
+
 /* Grow *p (an array) to hold want elements of size sz; 0 or -ENOMEM. */
 int bfi__grow(void *p, size_t *cap, size_t want, size_t sz);
 

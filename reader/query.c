@@ -890,24 +890,6 @@ static int keys_by_block(const bfi_snapshot *s, const bfi_keyhash *keys, size_t 
 	return rc;
 }
 
-/* A query of one key hash, as bfi_query_key_layout builds it. */
-static void key_expr(const bfi_keyhash *h, struct bfi_expr *e, struct bfi_enode *node,
-                     uint32_t *kidx)
-{
-	memset(e, 0, sizeof *e);
-	memset(node, 0, sizeof *node);
-	node->type = BFI_EXPR_KEYS;
-	node->n_keys = 1;
-	*kidx = 0;
-	e->nodes = node;
-	e->n_nodes = 1;
-	e->kidx = kidx;
-	e->n_kidx = 1;
-	e->keys = (bfi_keyhash *)h;
-	e->n_keys = 1;
-	e->single = 1;
-}
-
 /* Answer key h alone, through *one (made when first needed), and append it to res. */
 static int append_key(const bfi_snapshot *s, unsigned layout, const bfi_keyhash *h,
                       bfi_result **one, bfi_result *res)
@@ -917,9 +899,7 @@ static int append_key(const bfi_snapshot *s, unsigned layout, const bfi_keyhash 
 		return rc;
 	bfi_result_count_bytes(*one, res->count_bytes);
 	struct bfi_expr e;
-	struct bfi_enode node;
-	uint32_t kidx;
-	key_expr(h, &e, &node, &kidx);
+	bfi__expr_one_key(&e, *h);
 	rc = bfi_query_expr(s, layout, &e, *one);
 	if (rc == 0)
 		rc = room(res, (*one)->n);
@@ -1033,11 +1013,8 @@ int bfi_query_key_layout(const bfi_snapshot *s, unsigned layout, const void *key
 	if (s == NULL || res == NULL || (key == NULL && len != 0))
 		return BFI_E_INVALID;
 	/* A one-key expression on the stack: no allocation per query. */
-	struct bfi_enode node;
-	uint32_t kidx;
-	bfi_keyhash h = bfi_hash_key(key, len);
 	struct bfi_expr e;
-	key_expr(&h, &e, &node, &kidx);
+	bfi__expr_one_key(&e, bfi_hash_key(key, len));
 	return bfi_query_expr(s, layout, &e, res);
 }
 
