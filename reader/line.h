@@ -46,7 +46,7 @@ static inline size_t bfi__emit(uint64_t w, uint64_t bit0, uint32_t base, uint32_
  * its bits. Adds the lines of rows 2.. read to *lines (rows 0 and 1 are
  * the caller's to count); returns the new count n.
  */
-__attribute__((target("avx2,bmi"))) static inline size_t
+__attribute__((target("avx2,bmi"), always_inline)) static inline size_t
 bfi__finish_line(const uint8_t *const *rows, uint32_t k, uint32_t first, size_t at, uint32_t base,
                  uint32_t limit, uint32_t *out, size_t n, uint64_t *lines)
 {
