@@ -579,13 +579,67 @@ static const bfi_keyhash *lean_key(const struct bfi_expr *e)
 	return &e->keys[0]; /* a query of one key has one */
 }
 
+/* Where the pre-filter of block b holds the first probe z0 of a key (its line, for line ones). */
+static const uint8_t *pre_line_of(const struct bfi_rblock *b, uint64_t z0)
+{
+	return b->pre + (b->line_pre ? bfi_pre_line(z0, b->pre_m) : bfi_reduce(z0, b->pre_m)) / 8;
+}
+
 /* First meeting, in blocks with a pre-filter: ask for the key's line. */
 static void lean_ask(const struct bfi_rblock *b, const struct bfi_expr *e, const uint64_t *z)
 {
 	if (e == NULL || !one_key(e))
 		return;
-	uint64_t z0 = z ? z[0] : bfi_hash_probe(*lean_key(e), 0);
-	bfi__prefetch(b->pre + (b->line_pre ? bfi_pre_line(z0, b->pre_m) : bfi_reduce(z0, b->pre_m)) / 8);
+	bfi__prefetch(pre_line_of(b, z ? z[0] : bfi_hash_probe(*lean_key(e), 0)));
+}
+
+/*
+ * Key h in short-row block b: test the pre-filter (counting its bytes in r)
+ * and, if it may hold the key, locate its k rows in slot and ask for every
+ * line of them (slot->state 1, else 0). z holds the key's probes, or is
+ * NULL to hash them here: a block without a pre-filter hashes, locates and
+ * asks in one loop.
+ */
+static inline __attribute__((always_inline)) void
+lean_rows(const struct bfi_rblock *b, bfi_keyhash h, const uint64_t *z, uint32_t k, bfi_result *r,
+          struct lean_slot *slot)
+{
+	uint64_t zbuf[BFI_MAX_K];
+	slot->state = 1;
+	if (z == NULL && b->pre == NULL) {
+		for (uint32_t i = 0; i < k; i++) {
+			slot->rows[i] = b->rows + bfi_reduce(bfi_hash_probe(h, i), b->m) * b->row_bytes;
+			bfi__prefetch(slot->rows[i]);
+		}
+	} else {
+		for (uint32_t i = 0; z == NULL && i < k; i++)
+			zbuf[i] = bfi_hash_probe(h, i);
+		z = z ? z : zbuf;
+		slot->state = pre_pass(b, z, k, r);
+		if (slot->state == 0)
+			return;
+		for (uint32_t i = 0; i < k; i++) {
+			slot->rows[i] = b->rows + bfi_reduce(z[i], b->m) * b->row_bytes;
+			bfi__prefetch(slot->rows[i]);
+		}
+	}
+	for (uint64_t at = 64; at < b->row_bytes; at += 64) /* at most BFI_SHORT_ROW / 64 lines */
+		for (uint32_t i = 0; i < k; i++)
+			bfi__prefetch(slot->rows[i] + at);
+}
+
+/* Its turn: AND a slot's k short rows of block b and append the sets left to out from n. */
+static inline __attribute__((always_inline)) size_t
+lean_and(const struct lean_slot *slot, uint32_t k, const struct bfi_rblock *b, uint32_t *out,
+         size_t n, uint64_t *touched, bfi_and_fn and_rows, int avx2)
+{
+#if defined(__x86_64__) && BFI_HAVE_AVX2
+	if (avx2)
+		return bfi__and_short_avx2(slot->rows, k, b->row_bytes, b->first, b->n, out, n, touched);
+#else
+	(void)avx2;
+#endif
+	return n + and_rows(slot->rows, k, b->row_bytes / 8, b->first, b->n, out + n, touched);
 }
 
 /*
@@ -612,52 +666,24 @@ lean_locate(const bfi_snapshot *s, uint32_t bi, const struct bfi_expr *e, bfi_re
 	slot->state = -1;
 	if (!one_key(e))
 		return 0;
-	if (b->pre == NULL && zq == NULL) { /* hash, locate and ask in one go */
-		bfi_keyhash h = *lean_key(e);
-		for (uint32_t i = 0; i < k; i++) {
-			slot->rows[i] = b->rows + bfi_reduce(bfi_hash_probe(h, i), b->m) * b->row_bytes;
-			bfi__prefetch(slot->rows[i]);
-		}
-		for (uint64_t at = 64; at < b->row_bytes; at += 64)
-			for (uint32_t i = 0; i < k; i++)
-				bfi__prefetch(slot->rows[i] + at);
-		slot->state = 1;
-		return 0;
-	}
 	/* zq: the key's probes, hashed in block 0 and kept for the others */
-	uint64_t zbuf[BFI_MAX_K], *z = zq ? zq : zbuf;
-	for (uint32_t i = 0; (bi == 0 || zq == NULL) && i < k; i++)
-		z[i] = bfi_hash_probe(*lean_key(e), i);
-	slot->state = 0;
-	if (b->pre) {
-		uint32_t i = pre_probes(b, z, k);
-		if (r->count_bytes)
-			r->touched += b->line_pre ? 64 : (uint64_t)(i < k ? i + 1 : k) * 64;
-		if (i < k)
-			return 0;
-	}
-	for (uint32_t i = 0; i < k; i++) {
-		slot->rows[i] = b->rows + bfi_reduce(z[i], b->m) * b->row_bytes;
-		bfi__prefetch(slot->rows[i]);
-	}
-	for (uint64_t at = 64; at < b->row_bytes; at += 64) /* at most BFI_SHORT_ROW / 64 lines */
-		for (uint32_t i = 0; i < k; i++)
-			bfi__prefetch(slot->rows[i] + at);
-	slot->state = 1;
+	for (uint32_t i = 0; zq && bi == 0 && i < k; i++)
+		zq[i] = bfi_hash_probe(*lean_key(e), i);
+	lean_rows(b, *lean_key(e), zq, k, r, slot);
 	return 0;
 }
 
 static inline __attribute__((always_inline)) int
 short_rows_loop(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, bfi_result *const *res,
-                int avx2)
+                int avx2, int many)
 {
 	struct lean_slot ring[RING];
 	bfi_and_fn and_rows = bfi__and_rows();
 	uint32_t k = s->lay.k, nb = s->lay.flat.n_blocks;
 	const size_t d = STAGE_AHEAD;
-	/* with several blocks each key is hashed once, in block 0, not once a block */
-	uint64_t *zt = nb > 1 && n <= SIZE_MAX / k / sizeof *zt ? malloc(n * k * sizeof *zt) : NULL;
-	int rc = nb > 1 && n && zt == NULL ? -ENOMEM : 0;
+	/* with several blocks (many) each key is hashed once, in block 0, not once a block */
+	uint64_t *zt = many && n <= SIZE_MAX / k / sizeof *zt ? malloc(n * k * sizeof *zt) : NULL;
+	int rc = many && n && zt == NULL ? -ENOMEM : 0;
 	for (uint32_t bi = 0; bi < nb && rc == 0; bi++) {
 		const struct bfi_rblock *b = &s->blocks[bi];
 		size_t p = b->pre ? STAGE_AHEAD : 0; /* steps from asking to locating */
@@ -674,17 +700,11 @@ short_rows_loop(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, bfi_
 			size_t t = i - p - d;
 			const struct lean_slot *slot = &ring[t % RING];
 			bfi_result *r = res[t];
-			uint64_t *touched = r->count_bytes ? &r->touched : NULL;
 			if (slot->state < 0)
 				run_block(s, qs[t], b, r, and_rows);
-#if defined(__x86_64__) && BFI_HAVE_AVX2
-			else if (slot->state > 0 && avx2)
-				r->n = bfi__and_short_avx2(slot->rows, k, b->row_bytes, b->first, b->n,
-				                           r->ords, r->n, touched);
-#endif
 			else if (slot->state > 0)
-				r->n += and_rows(slot->rows, k, b->row_bytes / 8, b->first, b->n,
-				                 r->ords + r->n, touched);
+				r->n = lean_and(slot, k, b, r->ords, r->n,
+				                r->count_bytes ? &r->touched : NULL, and_rows, avx2);
 		}
 	}
 	free(zt);
@@ -695,14 +715,22 @@ short_rows_loop(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, bfi_
 __attribute__((target("avx2,bmi"))) static int
 short_rows_avx2(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, bfi_result *const *res)
 {
-	return short_rows_loop(s, qs, n, res, 1);
+	/* one block: built without the probe table, whose checks it does not need */
+	return s->lay.flat.n_blocks > 1 ? short_rows_loop(s, qs, n, res, 1, 1)
+	                                : short_rows_loop(s, qs, n, res, 1, 0);
 }
 #endif
 
 static int short_rows_portable(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n,
                                bfi_result *const *res)
 {
-	return short_rows_loop(s, qs, n, res, 0);
+	return short_rows_loop(s, qs, n, res, 0, s->lay.flat.n_blocks > 1);
+}
+
+/* Do queries on layout of s meet only short rows (flat, every block)? */
+static int short_rows(const bfi_snapshot *s, unsigned layout)
+{
+	return layout == BFI_LAYOUT_FLAT && s->max_row_bytes <= BFI_SHORT_ROW;
 }
 
 static int batch_short_rows(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n,
@@ -750,38 +778,11 @@ keys_short_loop(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, con
 	uint64_t *touched = res->count_bytes ? &res->touched : NULL;
 	const size_t d = STAGE_AHEAD, p = b->pre ? STAGE_AHEAD : 0;
 	for (size_t i = 0; i < n + p + d; i++) {
-		if (p && i < n) {
-			uint64_t z0 = zt ? zt[i * k] : bfi_hash_probe(keys[i], 0);
-			bfi__prefetch(b->pre + (b->line_pre ? bfi_pre_line(z0, b->pre_m)
-			                                    : bfi_reduce(z0, b->pre_m)) /
-			                           8);
-		}
-		if (i >= p && i - p < n) {
-			struct lean_slot *slot = &ring[(i - p) % RING];
-			bfi_keyhash h = keys[i - p];
-			const uint64_t *zk = zt ? zt + (i - p) * k : NULL;
-			slot->state = 1;
-			if (b->pre) {
-				uint64_t z[BFI_MAX_K];
-				for (uint32_t j = 0; zk == NULL && j < k; j++)
-					z[j] = bfi_hash_probe(h, j);
-				uint32_t j = pre_probes(b, zk ? zk : z, k);
-				if (touched)
-					*touched += b->line_pre ? 64 : (uint64_t)(j < k ? j + 1 : k) * 64;
-				slot->state = j == k;
-			}
-			if (slot->state) {
-				for (uint32_t j = 0; j < k; j++) {
-					slot->rows[j] = b->rows +
-					                bfi_reduce(zk ? zk[j] : bfi_hash_probe(h, j), b->m) *
-					                    b->row_bytes;
-					bfi__prefetch(slot->rows[j]);
-				}
-				for (uint64_t at = 64; at < b->row_bytes; at += 64)
-					for (uint32_t j = 0; j < k; j++)
-						bfi__prefetch(slot->rows[j] + at);
-			}
-		}
+		if (p && i < n)
+			bfi__prefetch(pre_line_of(b, zt ? zt[i * k] : bfi_hash_probe(keys[i], 0)));
+		if (i >= p && i - p < n)
+			lean_rows(b, keys[i - p], zt ? zt + (i - p) * k : NULL, k, res,
+			          &ring[(i - p) % RING]);
 		if (i < p + d || i - p - d >= n)
 			continue;
 		size_t t = i - p - d;
@@ -789,15 +790,8 @@ keys_short_loop(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, con
 		size_t before = res->n;
 		if (slot->state && room(res, b->n))
 			return -ENOMEM;
-#if defined(__x86_64__) && BFI_HAVE_AVX2
-		if (slot->state && avx2)
-			res->n = bfi__and_short_avx2(slot->rows, k, b->row_bytes, b->first, b->n,
-			                             res->ords, res->n, touched);
-		else
-#endif
-			if (slot->state)
-			res->n += and_rows(slot->rows, k, b->row_bytes / 8, b->first, b->n,
-			                   res->ords + res->n, touched);
+		if (slot->state)
+			res->n = lean_and(slot, k, b, res->ords, res->n, touched, and_rows, avx2);
 		if (tags == NULL) {
 			ends[t] = res->n;
 			continue;
@@ -841,6 +835,8 @@ static int keys_short(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *key
                       struct key_tags *tags)
 {
 #if defined(__x86_64__) && BFI_HAVE_AVX2
+	if (bfi__and_rows() == bfi__and_rows_avx2 && zt == NULL && tags == NULL)
+		return keys_one_avx2(s, keys, n, res, ends);
 	if (bfi__and_rows() == bfi__and_rows_avx2)
 		return keys_short_avx2(s, bi, keys, zt, n, res, ends, tags);
 #endif
@@ -921,17 +917,9 @@ int bfi_query_keys(const bfi_snapshot *s, unsigned layout, const bfi_keyhash *ke
 	if (rc)
 		return rc;
 	reset_result(res, 0);
-	int all_short = layout == BFI_LAYOUT_FLAT;
-	for (uint32_t b = 0; all_short && b < s->lay.flat.n_blocks; b++)
-		all_short = s->blocks[b].row_bytes <= BFI_SHORT_ROW;
-	if (all_short && s->lay.flat.n_blocks == 1) {
-#if defined(__x86_64__) && BFI_HAVE_AVX2
-		if (bfi__and_rows() == bfi__and_rows_avx2)
-			return keys_one_avx2(s, keys, n, res, ends);
-#endif
+	if (short_rows(s, layout) && s->lay.flat.n_blocks == 1)
 		return keys_short(s, 0, keys, NULL, n, res, ends, NULL);
-	}
-	if (all_short)
+	if (short_rows(s, layout))
 		return keys_by_block(s, keys, n, res, ends);
 	/* Otherwise one key at a time, through a result of its own. */
 	bfi_result *one = NULL;
@@ -949,10 +937,7 @@ int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *cons
 	if (s == NULL || (n && (qs == NULL || res == NULL)))
 		return BFI_E_INVALID;
 	int rc = layout_of(s, layout, &layout);
-	int all_short = rc == 0 && layout == BFI_LAYOUT_FLAT;
-	for (uint32_t b = 0; all_short && b < s->lay.flat.n_blocks; b++)
-		all_short = s->blocks[b].row_bytes <= BFI_SHORT_ROW;
-	if (all_short)
+	if (rc == 0 && short_rows(s, layout))
 		return batch_short_rows(s, qs, n, res);
 	for (size_t q = 0; q < n && rc == 0; q++) {
 		/* The queries' own objects are cold in a large batch: ask for them
