@@ -752,6 +752,12 @@ static int room(bfi_result *res, size_t more)
 	return bfi__grow(&res->ords, &res->cap, want, sizeof *res->ords);
 }
 
+/* Which key each answer of block-by-block passes belongs to. */
+struct key_tags {
+	size_t *key;
+	size_t cap;
+};
+
 /*
  * bfi_query_keys on flat block bi of short rows: the short-row batch's
  * loop for bare key hashes, whose answers are appended to one result,
@@ -761,12 +767,6 @@ static int room(bfi_result *res, size_t more)
  * query's expression and of its result: measured with scratch loops over
  * the genome index, about 20 ns of 150 a key.
  */
-/* Which key each answer of block-by-block passes belongs to. */
-struct key_tags {
-	size_t *key;
-	size_t cap;
-};
-
 static inline __attribute__((always_inline)) int
 keys_short_loop(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, const uint64_t *zt,
                 size_t n, bfi_result *res, size_t *ends, struct key_tags *tags, int avx2)
