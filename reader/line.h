@@ -79,6 +79,66 @@ bfi__finish_line(const uint8_t *const *rows, uint32_t k, uint32_t first, size_t 
 }
 
 /*
+ * The words of a one-line row (a block of at most 512 sets) that may hold
+ * sets, as they lie in the file: all ones below bit limit, zeros above,
+ * where only padding lies.
+ */
+static inline void bfi__line_mask(uint32_t limit, uint64_t mask[BFI_LINE_WORDS])
+{
+	for (uint32_t j = 0; j < BFI_LINE_WORDS; j++)
+		mask[j] = htole64(limit >= 64 * (j + 1) ? ~UINT64_C(0)
+		                  : limit > 64 * j     ? (UINT64_C(1) << (limit - 64 * j)) - 1
+		                                       : 0);
+}
+
+/*
+ * A row of one line, when no bytes are counted: AND all k lines and the
+ * block's mask (bfi__line_mask) without testing between rows, since a
+ * batch asked for every line ahead and an early exit would save no
+ * memory, then list the bits of the words left non-zero. Same sets as
+ * bfi__finish_line, in half its instructions on genome k-mers
+ * (callgrind).
+ */
+__attribute__((target("avx2,bmi"))) static inline size_t
+bfi__and_line_avx2(const uint8_t *const *rows, uint32_t k, uint32_t base, const uint64_t *mask,
+                   uint32_t *out, size_t n)
+{
+	__m256i a = _mm256_and_si256(_mm256_load_si256((const __m256i *)rows[0]),
+	                             _mm256_loadu_si256((const __m256i *)mask));
+	__m256i b = _mm256_and_si256(_mm256_load_si256((const __m256i *)(rows[0] + 32)),
+	                             _mm256_loadu_si256((const __m256i *)(mask + 4)));
+	uint32_t i = 1;
+	for (; i + 1 < k; i += 2) {
+		a = _mm256_and_si256(a, _mm256_and_si256(_mm256_load_si256((const __m256i *)rows[i]),
+		                                         _mm256_load_si256((const __m256i *)rows[i + 1])));
+		b = _mm256_and_si256(
+		    b, _mm256_and_si256(_mm256_load_si256((const __m256i *)(rows[i] + 32)),
+		                        _mm256_load_si256((const __m256i *)(rows[i + 1] + 32))));
+	}
+	if (i < k) {
+		a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)rows[i]));
+		b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i] + 32)));
+	}
+	if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
+		return n;
+	uint64_t acc[BFI_LINE_WORDS];
+	_mm256_storeu_si256((__m256i *)acc, a);
+	_mm256_storeu_si256((__m256i *)(acc + 4), b);
+	__m256i zero = _mm256_setzero_si256();
+	unsigned za = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(a, zero)));
+	unsigned zb = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(b, zero)));
+	for (unsigned words = ~(za | zb << 4) & 0xffu; words; words &= words - 1) {
+		unsigned j = (unsigned)__builtin_ctz(words);
+		uint64_t w = le64toh(acc[j]);
+		uint32_t at = base + 64 * j;
+		do
+			out[n++] = at + (uint32_t)__builtin_ctzll(w);
+		while (w &= w - 1);
+	}
+	return n;
+}
+
+/*
  * Short rows (BFI_SHORT_ROW): the whole row is one or two of a stream's
  * look-ahead, and a batch has asked for every line already, so the long
  * rows' two passes and prefetches are bookkeeping with nothing to
