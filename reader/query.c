@@ -784,6 +784,24 @@ struct key_tags {
 };
 
 /*
+ * Key t's sets are res's from before on: close them in ends, or, with
+ * tags, tag each with t. 0 or -ENOMEM.
+ */
+static inline __attribute__((always_inline)) int
+key_answered(bfi_result *res, size_t before, size_t t, size_t *ends, struct key_tags *tags)
+{
+	if (tags == NULL) {
+		ends[t] = res->n;
+		return 0;
+	}
+	if (tags->cap < res->cap && bfi__grow(&tags->key, &tags->cap, res->cap, sizeof *tags->key))
+		return -ENOMEM;
+	for (size_t x = before; x < res->n; x++)
+		tags->key[x] = t;
+	return 0;
+}
+
+/*
  * bfi_query_keys on flat block bi of short rows: the short-row batch's
  * loop for bare key hashes, whose answers are appended to one result,
  * with ends[key] set or, with tags, each answer's key noted.
@@ -820,15 +838,8 @@ keys_short_loop(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, con
 			return -ENOMEM;
 		if (slot->state)
 			res->n = lean_and(slot, k, b, line, res->ords, res->n, touched, and_rows, avx2);
-		if (tags == NULL) {
-			ends[t] = res->n;
-			continue;
-		}
-		if (tags->cap < res->cap &&
-		    bfi__grow(&tags->key, &tags->cap, res->cap, sizeof *tags->key))
+		if (key_answered(res, before, t, ends, tags))
 			return -ENOMEM;
-		for (size_t x = before; x < res->n; x++)
-			tags->key[x] = t;
 	}
 	return 0;
 }
@@ -899,15 +910,8 @@ keys_line_loop(const struct bfi_rblock *b, uint32_t k, const bfi_keyhash *keys,
 			return -ENOMEM;
 		size_t before = res->n;
 		res->n = bfi__and_line_avx2(ring[t % RING], k, b->first, mask, res->ords, res->n);
-		if (tags == NULL) {
-			ends[t] = res->n;
-			continue;
-		}
-		if (tags->cap < res->cap &&
-		    bfi__grow(&tags->key, &tags->cap, res->cap, sizeof *tags->key))
+		if (key_answered(res, before, t, ends, tags))
 			return -ENOMEM;
-		for (size_t x = before; x < res->n; x++)
-			tags->key[x] = t;
 	}
 	return 0;
 }
