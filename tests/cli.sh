@@ -104,6 +104,20 @@ batch_same() {
 		cmp "$T/one" "$T/many" && [ "$(grep -c '	' "$T/many")" -gt 0 ]
 }
 check "--batch gives the same output as one at a time" batch_same
+# stdin is read a block at a time: a line longer than a block (64 KiB; an
+# argument may not pass 128 KiB), CRLF endings, an empty line and a last
+# line without a newline answer as the same queries given as arguments,
+# one at a time and in batches
+stdin_lines_ok() {
+	long=$(head -c 120000 /dev/zero | tr '\0' 'k') &&
+	"$BFI" query --count "$T/snap" "$long" lmdb "" zstd >"$T/args" &&
+	[ "$(wc -l <"$T/args")" -eq 4 ] && grep -qx 'lmdb	2' "$T/args" &&
+	printf '%s\r\nlmdb\r\n\nzstd' "$long" >"$T/lines" &&
+	"$BFI" query --count "$T/snap" <"$T/lines" >"$T/one" && cmp "$T/args" "$T/one" &&
+	"$BFI" query --batch --batch-size 3 --count "$T/snap" <"$T/lines" >"$T/many" &&
+	cmp "$T/args" "$T/many"
+}
+check "stdin: long lines, CRLF, a last line without a newline" stdin_lines_ok
 
 rambo_ok() {
 	"$BFI" build -q -o "$T/rambo" --layout flat,rambo --cells 16 --reps 3 "$DATA" &&

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bfi.h"
 #include "bfi_text.h"
@@ -52,11 +53,11 @@ static const char help[] =
 	"                     must match, and sets are listed as for keys.\n"
 	"\n"
 	"Options:\n"
-	"      --batch        read all queries, then answer them in batches (of\n"
-	"                     --batch-size, default 1000) whose memory waits\n"
-	"                     overlap; same answers, more throughput on short\n"
-	"                     rows (keys: bfi_query_keys; expressions:\n"
-	"                     bfi_query_batch)\n"
+	"      --batch        answer the queries in batches of --batch-size\n"
+	"                     (default 1000), each read and answered before the\n"
+	"                     next, whose memory waits overlap; same answers,\n"
+	"                     more throughput on short rows (keys:\n"
+	"                     bfi_query_keys; expressions: bfi_query_batch)\n"
 	"      --batch-size N queries per batch\n"
 	"      --layout L     flat, plain, rambo or tree: answer from this layout\n"
 	"                     (default: flat, else tree, else rambo, else plain)\n"
@@ -99,6 +100,21 @@ struct query {
 	size_t label_len;
 };
 
+/*
+ * Output is one process's stdout, written from one thread, so the hot
+ * paths use stdio's unlocked calls, and numbers are formatted here:
+ * printf took a fifth of a batch of genome keys with --count.
+ */
+static void put_uint(uint64_t v)
+{
+	char b[20];
+	size_t i = sizeof b;
+	do
+		b[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	fwrite_unlocked(b + i, 1, sizeof b - i, stdout);
+}
+
 static void print_query(const struct query *q, int json)
 {
 	const char *t = q->label ? q->label : q->text;
@@ -106,7 +122,7 @@ static void print_query(const struct query *q, int json)
 	if (json)
 		json_str(stdout, t, n);
 	else
-		fwrite(t, 1, n, stdout);
+		fwrite_unlocked(t, 1, n, stdout);
 }
 
 /* --text: a query's distinct terms, less the stop words. */
@@ -358,8 +374,14 @@ static int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_
 	} else {
 		print_query(q, 0);
 	}
+	if (o->count && o->json) {
+		printf(", \"count\": %zu}\n", n);
+		return 0;
+	}
 	if (o->count) {
-		printf(o->json ? ", \"count\": %zu}\n" : "\t%zu\n", n);
+		fputc_unlocked('\t', stdout);
+		put_uint(n);
+		fputc_unlocked('\n', stdout);
 		return 0;
 	}
 	if (o->json)
@@ -368,9 +390,9 @@ static int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_
 		if (o->json && i)
 			fputs(", ", stdout);
 		else if (!o->json)
-			fputc('\t', stdout);
+			fputc_unlocked('\t', stdout);
 		if (o->ordinals) {
-			printf("%u", ords[i]);
+			put_uint(ords[i]);
 		} else {
 			const char *name;
 			size_t nl;
@@ -380,17 +402,22 @@ static int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_
 			if (o->json)
 				json_str(stdout, name, nl);
 			else
-				fwrite(name, 1, nl, stdout);
+				fwrite_unlocked(name, 1, nl, stdout);
 		}
-		if (scores && !o->json)
-			printf("\t%u", scores[i]);
+		if (scores && !o->json) {
+			fputc_unlocked('\t', stdout);
+			put_uint(scores[i]);
+		}
 	}
 	if (o->json && scores) {
 		fputs("], \"scores\": [", stdout);
 		for (size_t i = 0; i < n; i++)
 			printf(i ? ", %u" : "%u", scores[i]);
 	}
-	fputs(o->json ? "]}\n" : "\n", stdout);
+	if (o->json)
+		fputs("]}\n", stdout);
+	else
+		fputc_unlocked('\n', stdout);
 	return 0;
 }
 
@@ -446,63 +473,167 @@ static int on_fasta_query(void *ctx, const char *id, size_t id_len, const char *
 	return run_one(fc->s, fc->res, fc->o, &q);
 }
 
-/* Batches of bare keys: their hashes through bfi_query_keys, one call a batch. */
-static int run_key_batches(const bfi_snapshot *s, const struct opts *o, const struct query *qs,
-                           size_t n)
+/*
+ * Lines of a file descriptor, read a block at a time: getline took a
+ * sixth of a batch of genome keys. read(2), not fread, so that a line
+ * typed at a terminal is answered as it is typed, not once a block has
+ * filled. A line is valid until the next call.
+ */
+struct lines {
+	char *buf;
+	size_t cap, start, end;
+	int eof;
+};
+
+/*
+ * The next line of fd, without its newline and a carriage return before
+ * it: 1 with *line and *len, 0 at the end, -errno on a read error or
+ * -ENOMEM. A last line without a newline counts.
+ */
+static int next_line(struct lines *r, int fd, char **line, size_t *len)
+{
+	for (;;) {
+		char *at = r->buf + r->start, *nl = r->end > r->start ? memchr(at, '\n', r->end - r->start) : NULL;
+		if (nl || (r->eof && r->end > r->start)) {
+			size_t l = nl ? (size_t)(nl - at) : r->end - r->start;
+			r->start += l + (nl != NULL);
+			if (l && at[l - 1] == '\r')
+				l--;
+			*line = at;
+			*len = l;
+			return 1;
+		}
+		if (r->eof)
+			return 0;
+		if (r->start) { /* keep the part line at the front */
+			memmove(r->buf, r->buf + r->start, r->end - r->start);
+			r->end -= r->start;
+			r->start = 0;
+		}
+		if (r->end == r->cap) {
+			size_t want = r->cap ? 2 * r->cap : (size_t)1 << 16;
+			char *p = want > r->cap ? realloc(r->buf, want) : NULL;
+			if (p == NULL)
+				return -ENOMEM;
+			r->buf = p;
+			r->cap = want;
+		}
+		ssize_t got = read(fd, r->buf + r->end, r->cap - r->end);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		r->end += (size_t)got;
+		r->eof = got == 0;
+	}
+}
+
+/*
+ * --batch: up to batch_size queries read at a time, their texts end to end
+ * in one buffer, answered together before the next are read; and what
+ * answering them needs, made once.
+ */
+struct batcher {
+	struct query *qs;
+	size_t n, *starts;
+	char *text;
+	size_t len, cap;
+	bfi_keyhash *hs; /* bare keys: their hashes through bfi_query_keys */
+	size_t *ends;
+	bfi_result *all;
+	const bfi_expr **es; /* expressions: through bfi_query_batch */
+	bfi_result **rs;
+};
+
+static int batcher_init(struct batcher *b, const struct opts *o)
 {
 	size_t bs = o->batch_size;
-	bfi_keyhash *hs = calloc(bs, sizeof *hs);
-	size_t *ends = calloc(bs, sizeof *ends);
-	bfi_result *all = NULL;
-	int rc = hs && ends ? bfi_result_create(&all) : -ENOMEM;
-	for (size_t at = 0; at < n && rc == 0; at += bs) {
-		size_t m = n - at < bs ? n - at : bs;
-		for (size_t i = 0; i < m; i++)
-			hs[i] = bfi_hash_key(qs[at + i].text, qs[at + i].len);
-		rc = bfi_query_keys(s, o->layout, hs, m, all, ends);
-		const uint32_t *ords = bfi_result_ordinals(all);
-		for (size_t i = 0, from = 0; i < m && rc == 0; from = ends[i++])
-			rc = print_sets(s, ords + from, NULL, ends[i] - from, o, &qs[at + i]);
+	memset(b, 0, sizeof *b);
+	b->qs = calloc(bs, sizeof *b->qs);
+	b->starts = calloc(bs, sizeof *b->starts);
+	if (b->qs == NULL || b->starts == NULL)
+		return -ENOMEM;
+	if (o->mode == M_KEY) {
+		b->hs = calloc(bs, sizeof *b->hs);
+		b->ends = calloc(bs, sizeof *b->ends);
+		return b->hs && b->ends ? bfi_result_create(&b->all) : -ENOMEM;
 	}
-	bfi_result_destroy(&all);
-	free(hs);
-	free(ends);
+	b->es = calloc(bs, sizeof *b->es);
+	b->rs = calloc(bs, sizeof *b->rs);
+	int rc = b->es && b->rs ? 0 : -ENOMEM;
+	for (size_t i = 0; i < bs && rc == 0; i++)
+		rc = bfi_result_create(&b->rs[i]);
 	return rc;
 }
 
-static int run_batches(const bfi_snapshot *s, const struct opts *o, struct query *qs, size_t n)
+static void batcher_free(struct batcher *b, const struct opts *o)
 {
-	if (o->mode == M_KEY)
-		return run_key_batches(s, o, qs, n);
-	size_t bs = o->batch_size;
-	const bfi_expr **es = calloc(bs, sizeof *es);
-	bfi_result **rs = calloc(bs, sizeof *rs);
-	int rc = es && rs ? 0 : -ENOMEM;
-	for (size_t i = 0; i < bs && rc == 0; i++)
-		rc = bfi_result_create(&rs[i]);
-	for (size_t at = 0; at < n && rc == 0; at += bs) {
-		size_t m = n - at < bs ? n - at : bs, ok = 0;
-		int bad = 0;
-		/* Answer the queries before one that does not parse, then stop. */
-		for (; ok < m && bad == 0; ok++) {
-			bad = compile(o, &qs[at + ok], NULL);
-			es[ok] = qs[at + ok].e;
-		}
-		if (bad)
-			ok--;
-		rc = bfi_query_batch(s, o->layout, es, ok, rs);
-		for (size_t i = 0; i < ok && rc == 0; i++)
-			rc = print_answer(s, rs[i], o, &qs[at + i]);
-		if (rc == 0)
-			rc = bad;
-		for (size_t i = 0; i < m; i++)
-			bfi_expr_free(&qs[at + i].e);
+	for (size_t i = 0; b->rs && i < o->batch_size; i++)
+		bfi_result_destroy(&b->rs[i]);
+	bfi_result_destroy(&b->all);
+	free(b->qs);
+	free(b->starts);
+	free(b->text);
+	free(b->hs);
+	free(b->ends);
+	free(b->es);
+	free(b->rs);
+}
+
+/* Keep query text t (len bytes) for the batch. */
+static int batcher_add(struct batcher *b, const char *t, size_t len)
+{
+	if (b->cap - b->len < len) {
+		size_t want = b->len + len > 2 * b->cap ? b->len + len : 2 * b->cap;
+		char *p = realloc(b->text, want ? want : 1);
+		if (p == NULL)
+			return -ENOMEM;
+		b->text = p;
+		b->cap = want;
 	}
-	for (size_t i = 0; rs && i < bs; i++)
-		bfi_result_destroy(&rs[i]);
-	free(rs);
-	free(es);
-	return rc;
+	if (len)
+		memcpy(b->text + b->len, t, len);
+	b->starts[b->n] = b->len;
+	b->qs[b->n] = (struct query){NULL, len, NULL, NULL, 0};
+	b->len += len;
+	b->n++;
+	return 0;
+}
+
+/*
+ * Answer the batch's queries and print the answers, in order; then empty
+ * it. Expressions: those before one that does not parse are answered,
+ * then that one's error is returned.
+ */
+static int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
+{
+	size_t m = b->n, ok = 0;
+	struct query *qs = b->qs;
+	int rc = 0, bad = 0;
+	for (size_t i = 0; i < m; i++)
+		qs[i].text = b->text + b->starts[i];
+	b->n = b->len = 0;
+	if (o->mode == M_KEY) {
+		for (size_t i = 0; i < m; i++)
+			b->hs[i] = bfi_hash_key(qs[i].text, qs[i].len);
+		rc = bfi_query_keys(s, o->layout, b->hs, m, b->all, b->ends);
+		const uint32_t *ords = bfi_result_ordinals(b->all);
+		for (size_t i = 0, from = 0; i < m && rc == 0; from = b->ends[i++])
+			rc = print_sets(s, ords + from, NULL, b->ends[i] - from, o, &qs[i]);
+		return rc;
+	}
+	for (; ok < m && bad == 0; ok++) {
+		bad = compile(o, &qs[ok], NULL);
+		b->es[ok] = qs[ok].e;
+	}
+	if (bad)
+		ok--;
+	rc = bfi_query_batch(s, o->layout, b->es, ok, b->rs);
+	for (size_t i = 0; i < ok && rc == 0; i++)
+		rc = print_answer(s, b->rs[i], o, &qs[i]);
+	for (size_t i = 0; i < m; i++)
+		bfi_expr_free(&qs[i].e);
+	return rc ? rc : bad;
 }
 
 int cmd_query(int argc, char **argv)
@@ -671,11 +802,11 @@ int cmd_query(int argc, char **argv)
 		}
 		optind = argc; /* no queries from arguments or stdin */
 	}
-	struct query *qs = NULL;
-	size_t nq = 0, cap = 0;
-	char *line = NULL;
-	size_t lcap = 0;
-	ssize_t got;
+	struct batcher bt;
+	memset(&bt, 0, sizeof bt);
+	if (rc == 0 && o.batch)
+		rc = batcher_init(&bt, &o);
+	struct lines in = {NULL, 0, 0, 0, 0};
 	for (int i = optind; !fasta; i++) {
 		struct query q = {NULL, 0, NULL, NULL, 0};
 		if (rc)
@@ -686,37 +817,25 @@ int cmd_query(int argc, char **argv)
 			q.text = argv[i];
 			q.len = strlen(argv[i]);
 		} else {
-			if ((got = getline(&line, &lcap, stdin)) < 0)
+			int got = next_line(&in, STDIN_FILENO, &q.text, &q.len);
+			if (got <= 0) {
+				rc = got;
 				break;
-			q.len = (size_t)got;
-			if (q.len && line[q.len - 1] == '\n')
-				q.len--;
-			if (q.len && line[q.len - 1] == '\r')
-				q.len--;
-			q.text = line;
+			}
 		}
 		if (!o.batch) {
 			rc = run_one(s, res, &o, &q);
 			continue;
 		}
-		if (nq == cap) {
-			cap = cap ? 2 * cap : 1024;
-			struct query *p = realloc(qs, cap * sizeof *p);
-			if (p == NULL) {
-				rc = -ENOMEM;
-				break;
-			}
-			qs = p;
-		}
-		q.text = memcpy(malloc(q.len + 1), q.text, q.len);
-		qs[nq++] = q;
+		rc = batcher_add(&bt, q.text, q.len);
+		if (rc == 0 && bt.n == o.batch_size)
+			rc = run_batch(s, &o, &bt);
 	}
-	free(line);
-	if (rc == 0 && o.batch)
-		rc = run_batches(s, &o, qs, nq);
-	for (size_t i = 0; i < nq; i++)
-		free(qs[i].text);
-	free(qs);
+	free(in.buf);
+	if (rc == 0 && o.batch && bt.n)
+		rc = run_batch(s, &o, &bt);
+	if (o.batch)
+		batcher_free(&bt, &o);
 	if (fflush(stdout) != 0 && rc == 0)
 		rc = -EIO;
 	bfi_result_destroy(&res);
