@@ -89,7 +89,51 @@ struct opts {
 	unsigned layout;
 	int batch;
 	size_t batch_size;
+	struct names *names; /* set names looked up so far, or NULL */
 };
+
+/*
+ * Set names by ordinal, each looked up in the catalog once: a lookup (an
+ * LMDB read transaction) for every matching set cost more than a batch's
+ * queries. The names point into the catalog's map, valid until bfi_close.
+ */
+struct names {
+	const char **name; /* NULL: not looked up yet */
+	uint32_t *len;
+	uint64_t n;
+};
+
+#define NAMES_CACHED (1u << 22) /* above this many sets, 48 MB or more: no cache */
+
+/* Set ord's name, through o's cache when the snapshot is small enough for one. */
+static int set_name(const bfi_snapshot *s, const struct opts *o, uint32_t ord, const char **name,
+                    size_t *len)
+{
+	struct names *c = o->names;
+	if (c && c->name == NULL && c->n <= NAMES_CACHED) {
+		c->name = calloc(c->n ? c->n : 1, sizeof *c->name);
+		c->len = calloc(c->n ? c->n : 1, sizeof *c->len);
+		if (c->name == NULL || c->len == NULL) {
+			free(c->name);
+			free(c->len);
+			c->name = NULL;
+			c->len = NULL;
+			c->n = NAMES_CACHED + 1ull; /* no cache, then */
+		}
+	}
+	if (c == NULL || c->name == NULL || ord >= c->n)
+		return bfi_set_name(s, ord, name, len);
+	if (c->name[ord] == NULL) {
+		int rc = bfi_set_name(s, ord, name, len);
+		if (rc || *len > UINT32_MAX)
+			return rc;
+		c->name[ord] = *name;
+		c->len[ord] = (uint32_t)*len;
+	}
+	*name = c->name[ord];
+	*len = c->len[ord];
+	return 0;
+}
 
 /* One query: its text and, once compiled, its expression. */
 struct query {
@@ -335,7 +379,7 @@ static int print_format(const bfi_snapshot *s, const struct opts *o, const struc
 			if (!memcmp(p, "{name}", 6)) {
 				const char *name;
 				size_t nl;
-				int rc = bfi_set_name(s, ord, &name, &nl);
+				int rc = set_name(s, o, ord, &name, &nl);
 				if (rc)
 					return rc;
 				fwrite(name, 1, nl, stdout);
@@ -396,7 +440,7 @@ static int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_
 		} else {
 			const char *name;
 			size_t nl;
-			int rc = bfi_set_name(s, ords[i], &name, &nl);
+			int rc = set_name(s, o, ords[i], &name, &nl);
 			if (rc)
 				return rc;
 			if (o->json)
@@ -655,7 +699,7 @@ int cmd_query(int argc, char **argv)
 	                                     {"layout", required_argument, 0, 'L'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
-	struct opts o = {0, 0, 0, NULL, NULL, M_KEY, 0, 0, 0, BFI_TERM_DEFAULT, NULL, 0, 0, 0, 1000};
+	struct opts o = {0, 0, 0, NULL, NULL, M_KEY, 0, 0, 0, BFI_TERM_DEFAULT, NULL, 0, 0, 0, 1000, NULL};
 	unsigned flags = 0;
 	const char *fasta = NULL;
 	int c, status = EXIT_OK;
@@ -790,6 +834,10 @@ int cmd_query(int argc, char **argv)
 		}
 	}
 	o.snap = s;
+	struct bfi_info info;
+	bfi_info(s, &info);
+	struct names names = {NULL, NULL, info.n_sets};
+	o.names = &names;
 	rc = bfi_result_create(&res);
 	if (rc == 0 && fasta) { /* each record of the file is one query, named by its id */
 		struct fasta_ctx fc = {s, res, &o};
@@ -839,6 +887,8 @@ int cmd_query(int argc, char **argv)
 	if (fflush(stdout) != 0 && rc == 0)
 		rc = -EIO;
 	bfi_result_destroy(&res);
+	free(names.name);
+	free(names.len);
 	bfi_close(&s);
 	if (rc) {
 		fprintf(stderr, "bfi query: %s: %s\n", path, bfi_strerror(rc));
