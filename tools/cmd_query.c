@@ -834,6 +834,13 @@ int cmd_query(int argc, char **argv)
 		}
 	}
 	o.snap = s;
+	/* Answers to a file or a pipe go out in 64 KiB writes, not stdio's 4 KiB
+	 * (16,600 write calls for 2 million genome keys); a 1 MiB buffer, which
+	 * sweeps much of the L2, slowed one query at a time by 15-25%. A
+	 * terminal keeps its line buffering. Nothing is on stdout yet. */
+	static char out_buf[1 << 16];
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
 	struct bfi_info info;
 	bfi_info(s, &info);
 	struct names names = {NULL, NULL, info.n_sets};
