@@ -118,6 +118,8 @@ stdin_lines_ok() {
 	cmp "$T/args" "$T/many"
 }
 check "stdin: long lines, CRLF, a last line without a newline" stdin_lines_ok
+check "stdin that cannot be read: exit 2, naming standard input" sh -c "
+	'$BFI' query '$T/snap' <'$T' 2>'$T/err'; test \$? -eq 2 && grep -q '^bfi query: standard input: ' '$T/err'"
 
 rambo_ok() {
 	"$BFI" build -q -o "$T/rambo" --layout flat,rambo --cells 16 --reps 3 "$DATA" &&

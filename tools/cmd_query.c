@@ -873,10 +873,12 @@ int cmd_query(int argc, char **argv)
 			q.len = strlen(argv[i]);
 		} else {
 			int got = next_line(&in, STDIN_FILENO, &q.text, &q.len);
-			if (got <= 0) {
-				rc = got;
-				break;
+			if (got < 0) { /* the queries read so far are still answered */
+				fprintf(stderr, "bfi query: standard input: %s\n", strerror(-got));
+				status = EXIT_USAGE;
 			}
+			if (got <= 0)
+				break;
 		}
 		if (!o.batch) {
 			rc = run_one(s, res, &o, &q);
