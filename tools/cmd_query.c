@@ -156,7 +156,8 @@ static void put_uint(uint64_t v)
 	do
 		b[--i] = (char)('0' + v % 10);
 	while (v /= 10);
-	fwrite_unlocked(b + i, 1, sizeof b - i, stdout);
+	while (i < sizeof b) /* putc's fast path is inline; fwrite is a call */
+		putc_unlocked(b[i++], stdout);
 }
 
 static void print_query(const struct query *q, int json)
