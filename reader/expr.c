@@ -354,12 +354,38 @@ int bfi_expr_key(const void *key, size_t len, bfi_expr **out)
 	return 0;
 }
 
-static int cmp_hash(const void *a, const void *b)
+/*
+ * Repeated terms count once: keep the first of each hash, in order,
+ * through an open-addressing set of the kept ones' places. Sorting the
+ * hashes with qsort took a fifth of the time of threshold queries of
+ * 150-bp reads (120 terms each).
+ */
+static int drop_repeats(struct bfi_expr *e)
 {
-	const bfi_keyhash *x = a, *y = b;
-	if (x->h1 != y->h1)
-		return x->h1 < y->h1 ? -1 : 1;
-	return (x->h2 > y->h2) - (x->h2 < y->h2);
+	uint32_t n = e->n_keys, slots = 64, m = 0;
+	while (slots < 2 * n) /* n <= MAX_KEYS */
+		slots *= 2;
+	uint32_t small[256], *slot = slots <= 256 ? small : malloc(slots * sizeof *slot);
+	if (slot == NULL)
+		return -ENOMEM;
+	memset(slot, 0, slots * sizeof *slot); /* kept place + 1; 0: empty */
+	for (uint32_t i = 0; i < n; i++) {
+		bfi_keyhash h = e->keys[i];
+		uint32_t at = (uint32_t)h.h1 & (slots - 1);
+		int seen = 0;
+		for (; slot[at] && !seen; at = (at + 1) & (slots - 1)) {
+			const bfi_keyhash *kept = &e->keys[slot[at] - 1];
+			seen = kept->h1 == h.h1 && kept->h2 == h.h2;
+		}
+		if (seen)
+			continue;
+		e->keys[m] = h; /* m <= i: only places already read are written */
+		slot[at] = ++m;
+	}
+	e->n_keys = m;
+	if (slot != small)
+		free(slot);
+	return 0;
 }
 
 int bfi_expr_terms(const void *const *keys, const size_t *lens, size_t n, bfi_expr **out)
@@ -375,15 +401,8 @@ int bfi_expr_terms(const void *const *keys, const size_t *lens, size_t n, bfi_ex
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = add_key(e, keys[i], lens[i]);
-	if (rc == 0 && e->n_keys) {
-		/* Repeated terms count once: sort the hashes and drop repeats. */
-		qsort(e->keys, e->n_keys, sizeof *e->keys, cmp_hash);
-		uint32_t m = 1;
-		for (uint32_t i = 1; i < e->n_keys; i++)
-			if (cmp_hash(&e->keys[i], &e->keys[m - 1]) != 0)
-				e->keys[m++] = e->keys[i];
-		e->n_keys = m;
-	}
+	if (rc == 0 && e->n_keys)
+		rc = drop_repeats(e);
 	if (rc == 0)
 		rc = add_node(e, BFI_EXPR_TERMS, &e->root);
 	for (uint32_t i = 0; i < e->n_keys && rc == 0; i++)

@@ -1135,6 +1135,36 @@ static void rank(bfi_result *res)
 	}
 }
 
+/*
+ * A threshold query's terms in block b of short rows, counted per set into
+ * res->counts: pipelined as a batch's keys are (STAGE_AHEAD terms between
+ * asking for a term's lines and ANDing them, and as many again for the
+ * pre-filter's line first), where one term after another waited on its
+ * rows' lines in turn. z: the terms' k probes each; hits: scratch for one
+ * term's sets.
+ */
+static void terms_short(const struct bfi_rblock *b, const uint64_t *z, uint32_t terms, uint32_t k,
+                        bfi_result *res, uint32_t *hits, uint64_t *touched, bfi_and_fn and_rows)
+{
+	struct lean_slot ring[RING];
+	const bfi_keyhash none = {0, 0}; /* lean_rows hashes nothing when given probes */
+	const size_t d = STAGE_AHEAD, p = b->pre ? STAGE_AHEAD : 0;
+	for (size_t i = 0; i < terms + p + d; i++) {
+		if (p && i < terms)
+			bfi__prefetch(pre_line_of(b, z[i * k]));
+		if (i >= p && i - p < terms)
+			lean_rows(b, none, z + (i - p) * k, k, res, &ring[(i - p) % RING], 0);
+		if (i < p + d || i - p - d >= terms)
+			continue;
+		const struct lean_slot *slot = &ring[(i - p - d) % RING];
+		if (slot->state == 0)
+			continue;
+		size_t h = and_rows(slot->rows, k, b->row_bytes / 8, 0, b->n, hits, touched);
+		for (size_t j = 0; j < h; j++)
+			res->counts[hits[j]]++;
+	}
+}
+
 int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, double theta,
                         bfi_result *res)
 {
@@ -1190,7 +1220,9 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
 			memset(res->counts, 0, b->n * sizeof *res->counts);
 			/* ords past res->n are free: use them for each term's hits */
 			uint32_t *hits = res->ords + res->n;
-			for (uint32_t t = 0; t < terms; t++) {
+			if (b->row_bytes <= BFI_SHORT_ROW)
+				terms_short(b, res->z, terms, k, res, hits, touched, and_rows);
+			for (uint32_t t = 0; b->row_bytes > BFI_SHORT_ROW && t < terms; t++) {
 				const uint64_t *z = res->z + (size_t)t * k;
 				if (!pre_pass(b, z, k, res))
 					continue;
