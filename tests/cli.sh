@@ -92,6 +92,15 @@ kmer_ok() {
 	"$BFI" query -k 5 -t 0.3 "$T/gs" AACGTTGNNGGGGG | grep -qx 'AACGTTGNNGGGGG	one	2	two	1'
 }
 check "--kmer: canonical k-mers, N breaks them" kmer_ok
+# a sequence of 70,000 bases holds more k-mers than a query may, but few
+# distinct ones: repeats are dropped before the limit, as for a short one
+kmer_long_ok() {
+	long=$(yes AACGTTGGGGGA | head -n 6000 | tr -d '\n') &&
+	"$BFI" query -k 5 -t 0.1 "$T/gs" "$long" | cut -f2- >"$T/klong" &&
+	"$BFI" query -k 5 -t 0.1 "$T/gs" AACGTTGGGGGAAACGTTGGGGGA | cut -f2- >"$T/kshort" &&
+	grep -qx "one	2" "$T/kshort" && cmp "$T/klong" "$T/kshort"
+}
+check "--kmer: a long sequence, its repeats dropped" kmer_long_ok
 # keys go through bfi_query_keys, a call a batch, whose answers share one result
 batch_same() {
 	for opt in --count --json --ordinals; do

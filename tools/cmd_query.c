@@ -256,6 +256,22 @@ static int make_text_and(const struct opts *o, const char *text, size_t len, bfi
 }
 
 /* Split text into blank-separated words (or k-mers, or terms) and make a term list. */
+/* A query may hold 65,536 keys (bfi_expr_parse); a sequence shorter than this has fewer k-mers. */
+#define QUERY_KEYS 65536u
+
+/* A sequence's k-mer keys, end to end, repeats included. */
+struct kmer_list {
+	char *buf;
+	size_t n, klen;
+};
+
+static int add_kmer(void *ctx, const char *key, size_t len)
+{
+	struct kmer_list *kl = ctx;
+	memcpy(kl->buf + kl->n++ * kl->klen, key, len);
+	return 0;
+}
+
 static int make_terms(const struct opts *o, const char *text, size_t len, bfi_expr **out)
 {
 	const void **keys = NULL;
@@ -276,7 +292,25 @@ static int make_terms(const struct opts *o, const char *text, size_t len, bfi_ex
 		terms_free(&ts);
 		return rc;
 	}
-	if (o->kmer) {
+	if (o->kmer && len < QUERY_KEYS) {
+		/* every k-mer, repeats too: the expression drops repeated hashes, so
+		 * a set of the texts here would hash each k-mer twice */
+		struct kmer_list kl = {NULL, 0, bfi_kmer_key_len(o->kmer)};
+		kl.buf = malloc(len * kl.klen + 1);
+		rc = kl.buf ? bfi_kmer_keys(text, len, o->kmer, add_kmer, &kl) : -ENOMEM;
+		kmers = kl.buf;
+		n = kl.n;
+		if (rc == 0) {
+			keys = malloc((n ? n : 1) * sizeof *keys);
+			lens = malloc((n ? n : 1) * sizeof *lens);
+			if (!keys || !lens)
+				rc = -ENOMEM;
+			for (size_t i = 0; rc == 0 && i < n; i++) {
+				keys[i] = kmers + i * kl.klen;
+				lens[i] = kl.klen;
+			}
+		}
+	} else if (o->kmer) {
 		rc = bfi_kmers(text, len, o->kmer, &kmers, &n);
 		if (rc == 0) {
 			keys = malloc((n ? n : 1) * sizeof *keys);
