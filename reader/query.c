@@ -1143,12 +1143,16 @@ static void rank(bfi_result *res)
  * rows' lines in turn. z: the terms' k probes each; hits: scratch for one
  * term's sets.
  */
-static void terms_short(const struct bfi_rblock *b, const uint64_t *z, uint32_t terms, uint32_t k,
-                        bfi_result *res, uint32_t *hits, uint64_t *touched, bfi_and_fn and_rows)
+static inline __attribute__((always_inline)) void
+terms_short_loop(const struct bfi_rblock *b, const uint64_t *z, uint32_t terms, uint32_t k,
+                 bfi_result *res, uint32_t *hits, uint64_t *touched, bfi_and_fn and_rows, int avx2)
 {
 	struct lean_slot ring[RING];
 	const bfi_keyhash none = {0, 0}; /* lean_rows hashes nothing when given probes */
 	const size_t d = STAGE_AHEAD, p = b->pre ? STAGE_AHEAD : 0;
+	uint64_t mask[BFI_LINE_WORDS];
+	bfi__line_mask(b->n, mask);
+	const struct bfi_rblock local = {b->rows, b->pre, b->m, b->pre_m, b->line_pre, b->row_bytes, 0, b->n};
 	for (size_t i = 0; i < terms + p + d; i++) {
 		if (p && i < terms)
 			bfi__prefetch(pre_line_of(b, z[i * k]));
@@ -1159,10 +1163,33 @@ static void terms_short(const struct bfi_rblock *b, const uint64_t *z, uint32_t 
 		const struct lean_slot *slot = &ring[(i - p - d) % RING];
 		if (slot->state == 0)
 			continue;
-		size_t h = and_rows(slot->rows, k, b->row_bytes / 8, 0, b->n, hits, touched);
+		/* hits are the block's own set numbers: local has first 0 */
+		size_t h = lean_and(slot, k, &local, b->row_bytes == 64 ? mask : NULL, hits, 0, touched,
+		                    and_rows, avx2);
 		for (size_t j = 0; j < h; j++)
 			res->counts[hits[j]]++;
 	}
+}
+
+#if defined(__x86_64__) && BFI_HAVE_AVX2
+__attribute__((target("avx2,bmi"))) static void
+terms_short_avx2(const struct bfi_rblock *b, const uint64_t *z, uint32_t terms, uint32_t k,
+                 bfi_result *res, uint32_t *hits, uint64_t *touched, bfi_and_fn and_rows)
+{
+	terms_short_loop(b, z, terms, k, res, hits, touched, and_rows, 1);
+}
+#endif
+
+static void terms_short(const struct bfi_rblock *b, const uint64_t *z, uint32_t terms, uint32_t k,
+                        bfi_result *res, uint32_t *hits, uint64_t *touched, bfi_and_fn and_rows)
+{
+#if defined(__x86_64__) && BFI_HAVE_AVX2
+	if (and_rows == bfi__and_rows_avx2) {
+		terms_short_avx2(b, z, terms, k, res, hits, touched, and_rows);
+		return;
+	}
+#endif
+	terms_short_loop(b, z, terms, k, res, hits, touched, and_rows, 0);
 }
 
 int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, double theta,
