@@ -292,34 +292,26 @@ static int make_terms(const struct opts *o, const char *text, size_t len, bfi_ex
 		terms_free(&ts);
 		return rc;
 	}
-	if (o->kmer && len < QUERY_KEYS) {
-		/* every k-mer, repeats too: the expression drops repeated hashes, so
-		 * a set of the texts here would hash each k-mer twice */
-		struct kmer_list kl = {NULL, 0, bfi_kmer_key_len(o->kmer)};
-		kl.buf = malloc(len * kl.klen + 1);
-		rc = kl.buf ? bfi_kmer_keys(text, len, o->kmer, add_kmer, &kl) : -ENOMEM;
-		kmers = kl.buf;
-		n = kl.n;
-		if (rc == 0) {
-			keys = malloc((n ? n : 1) * sizeof *keys);
-			lens = malloc((n ? n : 1) * sizeof *lens);
-			if (!keys || !lens)
-				rc = -ENOMEM;
-			for (size_t i = 0; rc == 0 && i < n; i++) {
-				keys[i] = kmers + i * kl.klen;
-				lens[i] = kl.klen;
-			}
+	if (o->kmer) {
+		size_t klen = bfi_kmer_key_len(o->kmer);
+		if (len < QUERY_KEYS) {
+			/* every k-mer, repeats too: the expression drops repeated
+			 * hashes, so a set of the texts here would hash each twice */
+			struct kmer_list kl = {malloc(len * klen + 1), 0, klen};
+			rc = kl.buf ? bfi_kmer_keys(text, len, o->kmer, add_kmer, &kl) : -ENOMEM;
+			kmers = kl.buf;
+			n = kl.n;
+		} else { /* repeats dropped first, or they would count against the limit */
+			rc = bfi_kmers(text, len, o->kmer, &kmers, &n);
 		}
-	} else if (o->kmer) {
-		rc = bfi_kmers(text, len, o->kmer, &kmers, &n);
 		if (rc == 0) {
 			keys = malloc((n ? n : 1) * sizeof *keys);
 			lens = malloc((n ? n : 1) * sizeof *lens);
 			if (!keys || !lens)
 				rc = -ENOMEM;
 			for (size_t i = 0; rc == 0 && i < n; i++) {
-				keys[i] = kmers + i * bfi_kmer_key_len(o->kmer);
-				lens[i] = bfi_kmer_key_len(o->kmer);
+				keys[i] = kmers + i * klen;
+				lens[i] = klen;
 			}
 		}
 	} else {
