@@ -559,9 +559,11 @@ int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bf
  *     key, test the pre-filter, locate the k rows in a small ring on the
  *     stack (not in the result) and ask for every line of them;
  *   - STAGE_AHEAD steps later, its turn: AND the rows into its ordinals.
- * The loop is built twice, once for AVX2 with the line AND inlined
- * (line.h). Genome k-mers, bfi bench alternating the two builds: 2.11-2.35x
- * one query at a time before, 2.53-2.64x after. Measured and not kept: a
+ * The loop is built for AVX2 with the line AND inlined (line.h), again
+ * for one block of one-line rows without a pre-filter (the AND of one
+ * line, line.h), and portable. Genome k-mers, bfi bench alternating builds:
+ * 2.11-2.35x one query at a time before the AVX2 build, 2.53-2.64x after,
+ * 2.33-3.05x with the one-line build. Measured and not kept: a
  * separate pass to check the queries first, a stage asking for each
  * query's expression and result, locating in a function call, and a call
  * to the kernel per query each cost a batch 5-15%.
