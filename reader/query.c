@@ -600,8 +600,8 @@ static void lean_ask(const struct bfi_rblock *b, const struct bfi_expr *e, const
  * and, if it may hold the key, locate its k rows in slot and ask for every
  * line of them (slot->state 1, else 0). z holds the key's probes, or is
  * NULL to hash them here: a block without a pre-filter hashes, locates and
- * asks in one loop. line: the caller knows b has no pre-filter, rows of
- * one line, and z is NULL.
+ * asks in one loop. line: the caller knows b has no pre-filter and rows of
+ * one line.
  */
 static inline __attribute__((always_inline)) void
 lean_rows(const struct bfi_rblock *b, bfi_keyhash h, const uint64_t *z, uint32_t k, bfi_result *r,
@@ -609,7 +609,7 @@ lean_rows(const struct bfi_rblock *b, bfi_keyhash h, const uint64_t *z, uint32_t
 {
 	uint64_t zbuf[BFI_MAX_K];
 	slot->state = 1;
-	if (line || (z == NULL && b->pre == NULL)) {
+	if (z == NULL && (line || b->pre == NULL)) {
 		/* probe i mixes h1 + i * (h2 | 1) (bfi_hash_probe): one add a probe */
 		uint64_t x = h.h1, step = h.h2 | 1, m = b->m, row_bytes = line ? 64 : b->row_bytes;
 		for (uint32_t i = 0; i < k; i++, x += step) {
@@ -636,23 +636,25 @@ lean_rows(const struct bfi_rblock *b, bfi_keyhash h, const uint64_t *z, uint32_t
 
 /*
  * Its turn: AND a slot's k short rows of block b and append the sets left
- * to out from n. mask: the words of b's one-line rows that hold sets
+ * to out from n, numbered from base (b->first, or 0 for the block's own
+ * numbers). mask: the words of b's one-line rows that hold sets
  * (bfi__line_mask), or NULL if b's rows are longer.
  */
 static inline __attribute__((always_inline)) size_t
-lean_and(const struct lean_slot *slot, uint32_t k, const struct bfi_rblock *b, const uint64_t *mask,
-         uint32_t *out, size_t n, uint64_t *touched, bfi_and_fn and_rows, int avx2)
+lean_and(const struct lean_slot *slot, uint32_t k, const struct bfi_rblock *b, uint32_t base,
+         const uint64_t *mask, uint32_t *out, size_t n, uint64_t *touched, bfi_and_fn and_rows,
+         int avx2)
 {
 #if defined(__x86_64__) && BFI_HAVE_AVX2
 	if (avx2 && mask && touched == NULL)
-		return bfi__and_line_avx2(slot->rows, k, b->first, mask, out, n);
+		return bfi__and_line_avx2(slot->rows, k, base, mask, out, n);
 	if (avx2)
-		return bfi__and_short_avx2(slot->rows, k, b->row_bytes, b->first, b->n, out, n, touched);
+		return bfi__and_short_avx2(slot->rows, k, b->row_bytes, base, b->n, out, n, touched);
 #else
 	(void)avx2;
 	(void)mask;
 #endif
-	return n + and_rows(slot->rows, k, b->row_bytes / 8, b->first, b->n, out + n, touched);
+	return n + and_rows(slot->rows, k, b->row_bytes / 8, base, b->n, out + n, touched);
 }
 
 /*
@@ -722,8 +724,9 @@ short_rows_loop(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, bfi_
 			if (slot->state < 0)
 				run_block(s, qs[t], b, r, and_rows);
 			else if (slot->state > 0)
-				r->n = lean_and(slot, k, b, line || b->row_bytes == 64 ? mask : NULL, r->ords, r->n,
-				                r->count_bytes ? &r->touched : NULL, and_rows, avx2);
+				r->n = lean_and(slot, k, b, b->first, line || b->row_bytes == 64 ? mask : NULL,
+				                r->ords, r->n, r->count_bytes ? &r->touched : NULL, and_rows,
+				                avx2);
 		}
 	}
 	free(zt);
@@ -839,7 +842,8 @@ keys_short_loop(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, con
 		if (slot->state && room(res, b->n))
 			return -ENOMEM;
 		if (slot->state)
-			res->n = lean_and(slot, k, b, line, res->ords, res->n, touched, and_rows, avx2);
+			res->n = lean_and(slot, k, b, b->first, line, res->ords, res->n, touched, and_rows,
+			                  avx2);
 		if (key_answered(res, before, t, ends, tags))
 			return -ENOMEM;
 	}
@@ -872,22 +876,6 @@ static int keys_short_portable(const bfi_snapshot *s, uint32_t bi, const bfi_key
 
 #if defined(__x86_64__) && BFI_HAVE_AVX2
 /*
- * Locate key i's k rows in block b (one line each, no pre-filter) into
- * rows, and ask for their lines: from its probes in zt, or hashed here.
- */
-__attribute__((target("avx2,bmi"), always_inline)) static inline void
-line_locate(const struct bfi_rblock *b, uint32_t k, const bfi_keyhash *keys, const uint64_t *zt,
-            size_t i, const uint8_t **rows)
-{
-	/* probe j mixes h1 + j * (h2 | 1) (bfi_hash_probe): one add a probe */
-	uint64_t x = zt ? 0 : keys[i].h1, step = zt ? 0 : keys[i].h2 | 1;
-	for (uint32_t j = 0; j < k; j++, x += step) {
-		rows[j] = b->rows + bfi_reduce(zt ? zt[i * k + j] : bfi_hash_mix(x), b->m) * 64;
-		bfi__prefetch(rows[j]);
-	}
-}
-
-/*
  * keys_short_loop on a block of one-line rows (at most 512 sets) without
  * a pre-filter, bytes not counted: the keys loop with nothing left to
  * decide per key. Key t + STAGE_AHEAD is located while key t is ANDed.
@@ -900,18 +888,20 @@ keys_line_loop(const struct bfi_rblock *b, uint32_t k, const bfi_keyhash *keys,
                const uint64_t *zt, size_t n, bfi_result *res, size_t *ends, struct key_tags *tags)
 {
 	const size_t d = STAGE_AHEAD;
-	const uint8_t *ring[RING][BFI_MAX_K];
+	const bfi_keyhash none = {0, 0}; /* lean_rows hashes nothing when given probes */
+	struct lean_slot ring[RING];
 	uint64_t mask[BFI_LINE_WORDS];
 	bfi__line_mask(b->n, mask);
 	for (size_t i = 0; i < n && i < d; i++)
-		line_locate(b, k, keys, zt, i, ring[i % RING]);
+		lean_rows(b, zt ? none : keys[i], zt ? zt + i * k : NULL, k, res, &ring[i % RING], 1);
 	for (size_t t = 0; t < n; t++) {
-		if (t + d < n)
-			line_locate(b, k, keys, zt, t + d, ring[(t + d) % RING]);
+		size_t i = t + d;
+		if (i < n)
+			lean_rows(b, zt ? none : keys[i], zt ? zt + i * k : NULL, k, res, &ring[i % RING], 1);
 		if (room(res, b->n))
 			return -ENOMEM;
 		size_t before = res->n;
-		res->n = bfi__and_line_avx2(ring[t % RING], k, b->first, mask, res->ords, res->n);
+		res->n = bfi__and_line_avx2(ring[t % RING].rows, k, b->first, mask, res->ords, res->n);
 		if (key_answered(res, before, t, ends, tags))
 			return -ENOMEM;
 	}
@@ -1154,7 +1144,6 @@ terms_short_loop(const struct bfi_rblock *b, const uint64_t *z, uint32_t terms, 
 	const size_t d = STAGE_AHEAD, p = b->pre ? STAGE_AHEAD : 0;
 	uint64_t mask[BFI_LINE_WORDS];
 	bfi__line_mask(b->n, mask);
-	const struct bfi_rblock local = {b->rows, b->pre, b->m, b->pre_m, b->line_pre, b->row_bytes, 0, b->n};
 	for (size_t i = 0; i < terms + p + d; i++) {
 		if (p && i < terms)
 			bfi__prefetch(pre_line_of(b, z[i * k]));
@@ -1165,8 +1154,8 @@ terms_short_loop(const struct bfi_rblock *b, const uint64_t *z, uint32_t terms, 
 		const struct lean_slot *slot = &ring[(i - p - d) % RING];
 		if (slot->state == 0)
 			continue;
-		/* hits are the block's own set numbers: local has first 0 */
-		size_t h = lean_and(slot, k, &local, b->row_bytes == 64 ? mask : NULL, hits, 0, touched,
+		/* hits are the block's own set numbers, from 0 */
+		size_t h = lean_and(slot, k, b, 0, b->row_bytes == 64 ? mask : NULL, hits, 0, touched,
 		                    and_rows, avx2);
 		for (size_t j = 0; j < h; j++)
 			res->counts[hits[j]]++;
@@ -1192,6 +1181,22 @@ static void terms_short(const struct bfi_rblock *b, const uint64_t *z, uint32_t 
 	}
 #endif
 	terms_short_loop(b, z, terms, k, res, hits, touched, and_rows, 0);
+}
+
+/* The same in a block of long rows: term by term, each row streamed by the kernel. */
+static void terms_long(const struct bfi_rblock *b, const uint64_t *z, uint32_t terms, uint32_t k,
+                       bfi_result *res, uint32_t *hits, uint64_t *touched, bfi_and_fn and_rows)
+{
+	for (uint32_t t = 0; t < terms; t++) {
+		const uint64_t *zt = z + (size_t)t * k;
+		if (!pre_pass(b, zt, k, res))
+			continue;
+		for (uint32_t i = 0; i < k; i++)
+			res->rows[i] = b->rows + bfi_reduce(zt[i], b->m) * b->row_bytes;
+		size_t h = and_rows(res->rows, k, b->row_bytes / 8, 0, b->n, hits, touched);
+		for (size_t i = 0; i < h; i++)
+			res->counts[hits[i]]++;
+	}
 }
 
 int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, double theta,
@@ -1251,16 +1256,8 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
 			uint32_t *hits = res->ords + res->n;
 			if (b->row_bytes <= BFI_SHORT_ROW)
 				terms_short(b, res->z, terms, k, res, hits, touched, and_rows);
-			for (uint32_t t = 0; b->row_bytes > BFI_SHORT_ROW && t < terms; t++) {
-				const uint64_t *z = res->z + (size_t)t * k;
-				if (!pre_pass(b, z, k, res))
-					continue;
-				for (uint32_t i = 0; i < k; i++)
-					res->rows[i] = b->rows + bfi_reduce(z[i], b->m) * b->row_bytes;
-				size_t h = and_rows(res->rows, k, b->row_bytes / 8, 0, b->n, hits, touched);
-				for (size_t i = 0; i < h; i++)
-					res->counts[hits[i]]++;
-			}
+			else
+				terms_long(b, res->z, terms, k, res, hits, touched, and_rows);
 			for (uint32_t j = 0; j < b->n; j++)
 				if (res->counts[j] >= need) {
 					res->ords[res->n] = b->first + j;
