@@ -777,6 +777,75 @@ static void test_kmers(void)
 	free(o);
 }
 
+/*
+ * Threshold queries on long rows (answered term by term) against short
+ * rows (pipelined): 2,100 sets of one filter width, in one block of
+ * 320-byte rows and in blocks of 512 sets, give every query the same sets
+ * with the same scores, in the same order.
+ */
+static void test_threshold_long(void)
+{
+	char one[4200], cut[4200];
+	snprintf(one, sizeof one, "%s/threshold-long", test_tmpdir());
+	snprintf(cut, sizeof cut, "%s/threshold-short", test_tmpdir());
+	for (int i = 0; i < 2; i++) {
+		struct bfi_build_options o;
+		bfi_build_options_init(&o);
+		o.keep_order = 1;
+		o.fixed_width = 1; /* the same filters in both */
+		o.prefilter = BFI_PREFILTER_NEVER;
+		o.block_cost = i == 0 ? 1u << 30 : 1;
+		o.max_block_sets = i == 0 ? 0 : 512;
+		batch_kind = 1;
+		EXPECT_RC(test_build_sets(&o, i == 0 ? one : cut, 2100, 300, batch_key), 0);
+	}
+	bfi_snapshot *a, *b;
+	bfi_result *ra, *rb;
+	EXPECT_RC(bfi_open(one, 0, &a), 0);
+	EXPECT_RC(bfi_open(cut, 0, &b), 0);
+	EXPECT_RC(bfi_result_create(&ra), 0);
+	EXPECT_RC(bfi_result_create(&rb), 0);
+	if (!a || !b || !ra || !rb)
+		return;
+	struct bfi_block_info ba, bb;
+	EXPECT_RC(bfi_block(a, 0, &ba), 0);
+	EXPECT_RC(bfi_block(b, 0, &bb), 0);
+	EXPECT(ba.row_bytes > BFI_SHORT_ROW && bb.row_bytes <= BFI_SHORT_ROW);
+	uint64_t seed = 31, differ = 0, found = 0;
+	for (int q = 0; q < 200; q++) {
+		/* most terms from one set, the rest random */
+		uint32_t src = (uint32_t)(test_rand(&seed) % 2100);
+		char buf[40][16];
+		const void *keys[40];
+		size_t lens[40];
+		for (int t = 0; t < 40; t++) {
+			lens[t] = t < 25 ? batch_key(src, (uint32_t)t, buf[t], sizeof buf[t])
+			                 : (size_t)snprintf(buf[t], sizeof buf[t], "k%u",
+			                                    (uint32_t)(test_rand(&seed) % UNIVERSE));
+			keys[t] = buf[t];
+		}
+		bfi_expr *e;
+		EXPECT_RC(bfi_expr_terms(keys, lens, 40, &e), 0);
+		if (!e)
+			continue;
+		EXPECT_RC(bfi_query_threshold(a, 0, e, 0.4, ra), 0);
+		EXPECT_RC(bfi_query_threshold(b, 0, e, 0.4, rb), 0);
+		size_t n = bfi_result_count(ra);
+		differ += n != bfi_result_count(rb) ||
+		          memcmp(bfi_result_ordinals(ra), bfi_result_ordinals(rb), n * 4) != 0 ||
+		          memcmp(bfi_result_scores(ra), bfi_result_scores(rb), n * 4) != 0;
+		for (size_t i = 0; i < n; i++)
+			found += bfi_result_ordinals(ra)[i] == src;
+		bfi_expr_free(&e);
+	}
+	EXPECT(differ == 0);
+	EXPECT(found > 150); /* a set holding most terms is found */
+	bfi_result_destroy(&ra);
+	bfi_result_destroy(&rb);
+	bfi_close(&a);
+	bfi_close(&b);
+}
+
 int main(void)
 {
 	snprintf(blocks_snap, sizeof blocks_snap, "%s/blocks", test_tmpdir());
@@ -790,6 +859,7 @@ int main(void)
 	test_run("query: many blocks with pre-filters against exact truth", test_many_blocks);
 	test_run("query: keys in one call answer exactly as one at a time", test_keys);
 	test_run("query: threshold scores, bar and ranking against truth", test_threshold);
+	test_run("query: threshold on long rows equals short rows", test_threshold_long);
 	test_run("query: parser accepts, refuses and locates errors", test_parser);
 	test_run("query: precedence and quoting", test_semantics);
 	test_run("query: canonical k-mers against a naive extractor", test_kmers);
