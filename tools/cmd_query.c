@@ -98,40 +98,35 @@ struct opts {
  * queries. The names point into the catalog's map, valid until bfi_close.
  */
 struct names {
-	const char **name; /* NULL: not looked up yet */
-	uint32_t *len;
+	struct name_ref {
+		const char *p; /* NULL: not looked up yet */
+		size_t len;
+	} *at;
 	uint64_t n;
+	int made; /* at was asked for (it stays NULL without memory) */
 };
 
-#define NAMES_CACHED (1u << 22) /* above this many sets, 48 MB or more: no cache */
+#define NAMES_CACHED (1u << 22) /* above this many sets, 64 MB or more: no cache */
 
 /* Set ord's name, through o's cache when the snapshot is small enough for one. */
 static int set_name(const bfi_snapshot *s, const struct opts *o, uint32_t ord, const char **name,
                     size_t *len)
 {
 	struct names *c = o->names;
-	if (c && c->name == NULL && c->n <= NAMES_CACHED) {
-		c->name = calloc(c->n ? c->n : 1, sizeof *c->name);
-		c->len = calloc(c->n ? c->n : 1, sizeof *c->len);
-		if (c->name == NULL || c->len == NULL) {
-			free(c->name);
-			free(c->len);
-			c->name = NULL;
-			c->len = NULL;
-			c->n = NAMES_CACHED + 1ull; /* no cache, then */
-		}
+	if (c && !c->made && c->n <= NAMES_CACHED) {
+		c->made = 1;
+		c->at = calloc(c->n ? c->n : 1, sizeof *c->at);
 	}
-	if (c == NULL || c->name == NULL || ord >= c->n)
+	if (c == NULL || c->at == NULL || ord >= c->n)
 		return bfi_set_name(s, ord, name, len);
-	if (c->name[ord] == NULL) {
+	if (c->at[ord].p == NULL) {
 		int rc = bfi_set_name(s, ord, name, len);
-		if (rc || *len > UINT32_MAX)
+		if (rc)
 			return rc;
-		c->name[ord] = *name;
-		c->len[ord] = (uint32_t)*len;
+		c->at[ord] = (struct name_ref){*name, *len};
 	}
-	*name = c->name[ord];
-	*len = c->len[ord];
+	*name = c->at[ord].p;
+	*len = c->at[ord].len;
 	return 0;
 }
 
@@ -255,7 +250,6 @@ static int make_text_and(const struct opts *o, const char *text, size_t len, bfi
 	return rc;
 }
 
-/* Split text into blank-separated words (or k-mers, or terms) and make a term list. */
 /* A query may hold 65,536 keys (bfi_expr_parse); a sequence shorter than this has fewer k-mers. */
 #define QUERY_KEYS 65536u
 
@@ -272,6 +266,7 @@ static int add_kmer(void *ctx, const char *key, size_t len)
 	return 0;
 }
 
+/* Split text into blank-separated words (or k-mers, or terms) and make a term list. */
 static int make_terms(const struct opts *o, const char *text, size_t len, bfi_expr **out)
 {
 	const void **keys = NULL;
@@ -564,7 +559,8 @@ struct lines {
 static int next_line(struct lines *r, int fd, char **line, size_t *len)
 {
 	for (;;) {
-		char *at = r->buf + r->start, *nl = r->end > r->start ? memchr(at, '\n', r->end - r->start) : NULL;
+		char *at = r->buf + r->start;
+		char *nl = r->end > r->start ? memchr(at, '\n', r->end - r->start) : NULL;
 		if (nl || (r->eof && r->end > r->start)) {
 			size_t l = nl ? (size_t)(nl - at) : r->end - r->start;
 			r->start += l + (nl != NULL);
@@ -870,7 +866,7 @@ int cmd_query(int argc, char **argv)
 		setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
 	struct bfi_info info;
 	bfi_info(s, &info);
-	struct names names = {NULL, NULL, info.n_sets};
+	struct names names = {NULL, info.n_sets, 0};
 	o.names = &names;
 	rc = bfi_result_create(&res);
 	if (rc == 0 && fasta) { /* each record of the file is one query, named by its id */
@@ -923,8 +919,7 @@ int cmd_query(int argc, char **argv)
 	if (fflush(stdout) != 0 && rc == 0)
 		rc = -EIO;
 	bfi_result_destroy(&res);
-	free(names.name);
-	free(names.len);
+	free(names.at);
 	bfi_close(&s);
 	if (rc) {
 		fprintf(stderr, "bfi query: %s: %s\n", path, bfi_strerror(rc));
