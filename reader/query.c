@@ -879,9 +879,9 @@ static int keys_short_portable(const bfi_snapshot *s, uint32_t bi, const bfi_key
  * keys_short_loop on a block of one-line rows (at most 512 sets) without
  * a pre-filter, bytes not counted: the keys loop with nothing left to
  * decide per key. Key t + STAGE_AHEAD is located while key t is ANDed.
- * Genome k-mers: 300 instructions a key against 430 through the general
- * loop (callgrind), and 3.07-3.44x one at a time against 2.39-3.15x
- * (bfi bench, alternating builds; tests/bench/RESULTS.md).
+ * Genome k-mers: about 300 instructions a key against 430 through the
+ * general loop (callgrind), and 3.07-3.44x one at a time against
+ * 2.39-3.15x (bfi bench, alternating builds; tests/bench/RESULTS.md).
  */
 __attribute__((target("avx2,bmi"), always_inline)) static inline int
 keys_line_loop(const struct bfi_rblock *b, uint32_t k, const bfi_keyhash *keys,
