@@ -389,55 +389,89 @@ static const uint64_t *key_probes(const bfi_snapshot *s, const struct bfi_expr *
 	return res->z + (size_t)e->kidx[e->nodes[e->root].first_key] * s->lay.k;
 }
 
+/*
+ * One key against many blocks with line pre-filters: the k bits of the key
+ * sit at the same offsets in its line of every block's pre-filter (only
+ * the line differs), so they become one 512-bit mask, built once, and each
+ * block's test asks whether its line holds the whole mask: two AVX2 tests
+ * (vptest), or eight word tests, without branches or calls. Each block's
+ * line is located once and asked for LINE_AHEAD blocks before its test.
+ * At N = 10^6 (16 blocks) this was about 1,300 instructions a key when the
+ * test walked the mask's words (about 80 a block) and the lines were
+ * located twice; see tests/bench/RESULTS.md, "Eighth session".
+ */
+#define LINE_AHEAD 16 /* blocks whose pre-filter line is asked for before the test of the first */
+
+/* Does the 64-byte line hold every bit of mask (in file order)? */
+static inline int line_holds(const uint8_t *line, const uint64_t *mask)
+{
+	uint64_t miss = 0;
+	for (uint32_t j = 0; j < BFI_LINE_WORDS; j++) {
+		uint64_t v;
+		memcpy(&v, line + 8 * j, 8);
+		miss |= ~v & mask[j];
+	}
+	return miss == 0;
+}
+
+#if defined(__x86_64__) && BFI_HAVE_AVX2
+__attribute__((target("avx2"))) static inline int line_holds_avx2(const uint8_t *line,
+                                                                   const uint64_t *mask)
+{
+	/* vptest's carry: no bit of the mask is missing from the line */
+	return _mm256_testc_si256(_mm256_loadu_si256((const __m256i *)line),
+	                          _mm256_loadu_si256((const __m256i *)mask)) &
+	       _mm256_testc_si256(_mm256_loadu_si256((const __m256i *)(line + 32)),
+	                          _mm256_loadu_si256((const __m256i *)(mask + 4)));
+}
+#endif
+
+/* The line of block b's line pre-filter that probe z0 tests, or NULL if b has none. */
+static inline const uint8_t *key_line(const struct bfi_rblock *b, uint64_t z0)
+{
+	return b->pre ? b->pre + bfi_pre_line(z0, b->pre_m) / 8 : NULL;
+}
+
 /* Ask for the line of every block's line pre-filter that probes z test. */
 static void prefetch_key_lines(const bfi_snapshot *s, const uint64_t *z)
 {
 	for (uint32_t b = 0; b < s->lay.flat.n_blocks; b++)
 		if (s->blocks[b].pre)
-			bfi__prefetch(s->blocks[b].pre + bfi_pre_line(z[0], s->blocks[b].pre_m) / 8);
+			bfi__prefetch(key_line(&s->blocks[b], z[0]));
 }
 
-/*
- * One key against many blocks with line pre-filters: the k bits of the key
- * sit at the same offsets in its line of every block's pre-filter (only
- * the line differs), so they become one 512-bit mask, built once, and each
- * block's test is a few word loads and ANDs, without branches or calls.
- * Through run_block, prefetch_prefilters and conj_skipped the tests cost
- * about 26 ns a block with the line in cache, and asking for the lines
- * 14 ns a block: N = 10^6 (16 blocks), alternating in one process, absent
- * keys went from 0.75 to 0.57 us and present ones from 3.13 to 3.01 us.
- */
-static void one_key_blocks(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res,
-                           bfi_and_fn and_rows)
+static inline __attribute__((always_inline)) void
+key_blocks_loop(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res,
+                bfi_and_fn and_rows, int avx2)
 {
-	uint32_t k = s->lay.k, nb = s->lay.flat.n_blocks, nw = 0;
+	uint32_t k = s->lay.k, nb = s->lay.flat.n_blocks;
 	const uint64_t *z = key_probes(s, e, res);
-	uint32_t word[BFI_MAX_K];
-	uint64_t mask[BFI_MAX_K];
+	uint64_t mask[BFI_LINE_WORDS] = {0};
+	const uint8_t *ahead[LINE_AHEAD];
 	for (uint32_t i = 0; i < k; i++) {
-		uint32_t bit = bfi_pre_bit(z[i]), w = bit / 64, t = 0;
-		while (t < nw && word[t] != w)
-			t++;
-		if (t == nw) {
-			word[nw] = w;
-			mask[nw++] = 0;
-		}
-		mask[t] |= 1ull << (bit % 64);
+		uint32_t bit = bfi_pre_bit(z[i]);
+		mask[bit / 64] |= htole64(UINT64_C(1) << (bit % 64));
 	}
-	prefetch_key_lines(s, z);
+	for (uint32_t b = 0; b < nb && b < LINE_AHEAD; b++)
+		if ((ahead[b] = key_line(&s->blocks[b], z[0])) != NULL)
+			bfi__prefetch(ahead[b]);
 	for (uint32_t b = 0; b < nb; b++) {
 		const struct bfi_rblock *blk = &s->blocks[b];
-		if (blk->pre) {
-			const uint8_t *line = blk->pre + bfi_pre_line(z[0], blk->pre_m) / 8;
-			uint64_t miss = 0;
-			for (uint32_t t = 0; t < nw; t++) {
-				uint64_t v;
-				memcpy(&v, line + 8 * word[t], 8);
-				miss |= (le64toh(v) & mask[t]) ^ mask[t];
-			}
+		const uint8_t *line = ahead[b % LINE_AHEAD];
+		if (b + LINE_AHEAD < nb &&
+		    (ahead[b % LINE_AHEAD] = key_line(&s->blocks[b + LINE_AHEAD], z[0])) != NULL)
+			bfi__prefetch(ahead[b % LINE_AHEAD]);
+		if (line) {
+			int holds;
+#if defined(__x86_64__) && BFI_HAVE_AVX2
+			holds = avx2 ? line_holds_avx2(line, mask) : line_holds(line, mask);
+#else
+			(void)avx2;
+			holds = line_holds(line, mask);
+#endif
 			if (res->count_bytes)
 				res->touched += 64;
-			if (miss)
+			if (!holds)
 				continue;
 		}
 		for (uint32_t i = 0; i < k; i++)
@@ -445,6 +479,27 @@ static void one_key_blocks(const bfi_snapshot *s, const struct bfi_expr *e, bfi_
 		res->n += and_rows(res->rows, k, blk->row_bytes / 8, blk->first, blk->n,
 		                   res->ords + res->n, res->count_bytes ? &res->touched : NULL);
 	}
+}
+
+#if defined(__x86_64__) && BFI_HAVE_AVX2
+__attribute__((target("avx2"))) static void
+key_blocks_avx2(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res,
+                bfi_and_fn and_rows)
+{
+	key_blocks_loop(s, e, res, and_rows, 1);
+}
+#endif
+
+static void one_key_blocks(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res,
+                           bfi_and_fn and_rows)
+{
+#if defined(__x86_64__) && BFI_HAVE_AVX2
+	if (and_rows == bfi__and_rows_avx2) {
+		key_blocks_avx2(s, e, res, and_rows);
+		return;
+	}
+#endif
+	key_blocks_loop(s, e, res, and_rows, 0);
 }
 
 /* Plain layout: does set j's filter satisfy node id? */
