@@ -45,12 +45,18 @@ struct bfi_expr {
 
 /* A query's answer and scratch space; see bfi.h. */
 struct bfi_result {
+	/*
+	 * First, what every query resets and a batch writes, in 64 bytes: a
+	 * result is allocated on a cache line (bfi_result_create), so a query
+	 * of a batch touches one line of it besides its ordinals.
+	 */
 	uint32_t *ords;
 	uint32_t *scores; /* threshold queries only */
 	size_t n, cap, scores_cap;
 	int have_scores;
 	int count_bytes;
 	uint64_t touched;
+	uint64_t tests;        /* tree: node filters tested */
 	/* scratch, grown as needed and kept for the next query */
 	uint64_t *z;           /* k probes per key */
 	size_t z_cap;
@@ -62,7 +68,6 @@ struct bfi_result {
 	size_t counts_cap;
 	uint64_t *rank;        /* threshold ranking keys */
 	size_t rank_cap;
-	uint64_t tests;        /* tree: node filters tested */
 	uint32_t *frontier;    /* tree: surviving nodes of two levels */
 	size_t frontier_cap;
 };

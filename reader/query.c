@@ -18,8 +18,12 @@ int bfi_result_create(bfi_result **out)
 {
 	if (out == NULL)
 		return BFI_E_INVALID;
-	*out = calloc(1, sizeof **out);
-	return *out ? 0 : -ENOMEM;
+	size_t size = (sizeof **out + 63) / 64 * 64;
+	*out = aligned_alloc(64, size);
+	if (*out == NULL)
+		return -ENOMEM;
+	memset(*out, 0, size);
+	return 0;
 }
 
 void bfi_result_destroy(bfi_result **res)
