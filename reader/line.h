@@ -139,6 +139,35 @@ bfi__and_line_avx2(const uint8_t *const *rows, uint32_t k, uint32_t base, const 
 }
 
 /*
+ * Short rows of several lines, when no bytes are counted: as
+ * bfi__and_line_avx2, each line ANDs all k rows without a test between
+ * them (a batch asked for every line ahead, so stopping early saves no
+ * memory, and where it stops is random, so its branches mispredict), then
+ * lists the bits below limit of the words left non-zero.
+ */
+__attribute__((target("avx2,bmi"))) static inline size_t
+bfi__and_short_all_avx2(const uint8_t *const *rows, uint32_t k, size_t bytes, uint32_t base,
+                        uint32_t limit, uint32_t *out, size_t n)
+{
+	for (size_t at = 0; at < bytes; at += 64) {
+		__m256i a = _mm256_load_si256((const __m256i *)(rows[0] + at));
+		__m256i b = _mm256_load_si256((const __m256i *)(rows[0] + at + 32));
+		for (uint32_t i = 1; i < k; i++) {
+			a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i] + at)));
+			b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i] + at + 32)));
+		}
+		if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
+			continue;
+		uint64_t acc[BFI_LINE_WORDS];
+		_mm256_storeu_si256((__m256i *)acc, a);
+		_mm256_storeu_si256((__m256i *)(acc + 4), b);
+		for (uint64_t j = 0; j < BFI_LINE_WORDS; j++)
+			n = bfi__emit(le64toh(acc[j]), at * 8 + j * 64, base, limit, out, n);
+	}
+	return n;
+}
+
+/*
  * Short rows (BFI_SHORT_ROW): the whole row is one or two of a stream's
  * look-ahead, and a batch has asked for every line already, so the long
  * rows' two passes and prefetches are bookkeeping with nothing to

@@ -707,6 +707,8 @@ lean_and(const struct lean_slot *slot, uint32_t k, const struct bfi_rblock *b, u
 #if defined(__x86_64__) && BFI_HAVE_AVX2
 	if (avx2 && mask && touched == NULL)
 		return bfi__and_line_avx2(slot->rows, k, base, mask, out, n);
+	if (avx2 && touched == NULL)
+		return bfi__and_short_all_avx2(slot->rows, k, b->row_bytes, base, b->n, out, n);
 	if (avx2)
 		return bfi__and_short_avx2(slot->rows, k, b->row_bytes, base, b->n, out, n, touched);
 #else
