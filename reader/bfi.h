@@ -294,7 +294,10 @@ BFI_API const uint32_t *bfi_result_scores(const bfi_result *res);
  * query in it while the rows of later queries are already on their way.
  * Otherwise queries are answered one after another, with the pre-filter
  * lines of the next asked for ahead: a long row is streamed whole and no
- * two queries share one, so passes over blocks gain nothing there.
+ * two queries share one, so passes over blocks gain nothing there. Each is
+ * then answered in one working result that res[0] keeps (freed with it)
+ * and its answer copied to its own result, which so holds only what it
+ * needs.
  * res[i] receives exactly what bfi_query_expr(snap, layout, qs[i], res[i])
  * would; the n results must be distinct objects. Returns 0 or the first
  * error; after an error the results are unspecified (some queries may
