@@ -630,6 +630,7 @@ int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bf
  */
 #define STAGE_AHEAD 16 /* steps between a batch's meetings with a query */
 #define RING 32        /* > STAGE_AHEAD: row sets in flight */
+#define ANSWERS_FIRST 64 /* a batch's result holds this many sets before it grows */
 
 struct lean_slot {
 	const uint8_t *rows[BFI_MAX_K];
@@ -719,6 +720,15 @@ lean_and(const struct lean_slot *slot, uint32_t k, const struct bfi_rblock *b, u
 	return n + and_rows(slot->rows, k, b->row_bytes / 8, base, b->n, out + n, touched);
 }
 
+/* Room in res for more sets after its n. */
+static int room(bfi_result *res, size_t more)
+{
+	if (res->cap - res->n >= more)
+		return 0;
+	size_t want = res->n + more > 2 * res->cap ? res->n + more : 2 * res->cap;
+	return bfi__grow(&res->ords, &res->cap, want, sizeof *res->ords);
+}
+
 /*
  * Second meeting: in block 0 check query e and reset r; then hash the key,
  * test the pre-filter and locate and ask for the rows.
@@ -733,12 +743,16 @@ lean_locate(const bfi_snapshot *s, uint32_t bi, const struct bfi_expr *e, bfi_re
 		int rc = check_args(s, e, r);
 		if (rc == 0 && !one_key(e) && e->nodes[e->root].type == BFI_EXPR_TERMS)
 			rc = BFI_E_INVALID;
-		if (rc == 0)
-			rc = one_key(e) ? bfi__grow(&r->ords, &r->cap, s->lay.n_sets, sizeof *r->ords)
-			                : prepare(s, BFI_LAYOUT_FLAT, e, r, 0);
+		if (rc == 0 && one_key(e)) {
+			/* the answer array grows by blocks (room, at its turn), not to
+			 * every set of the snapshot in each of a batch's results */
+			reset_result(r, 0);
+			rc = room(r, ANSWERS_FIRST);
+		} else if (rc == 0) {
+			rc = prepare(s, BFI_LAYOUT_FLAT, e, r, 0);
+		}
 		if (rc)
 			return rc;
-		reset_result(r, 0);
 	}
 	slot->state = -1;
 	if (!one_key(e))
@@ -785,7 +799,7 @@ short_rows_loop(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, bfi_
 			bfi_result *r = res[t];
 			if (slot->state < 0)
 				run_block(s, qs[t], b, r, and_rows);
-			else if (slot->state > 0)
+			else if (slot->state > 0 && (rc = room(r, b->n)) == 0)
 				r->n = lean_and(slot, k, b, b->first, line || b->row_bytes == 64 ? mask : NULL,
 				                r->ords, r->n, r->count_bytes ? &r->touched : NULL, and_rows,
 				                avx2);
@@ -833,15 +847,6 @@ static int batch_short_rows(const bfi_snapshot *s, const bfi_expr *const *qs, si
 		return short_rows_avx2(s, qs, n, res);
 #endif
 	return short_rows_portable(s, qs, n, res);
-}
-
-/* Room in res for more sets after its n. */
-static int room(bfi_result *res, size_t more)
-{
-	if (res->cap - res->n >= more)
-		return 0;
-	size_t want = res->n + more > 2 * res->cap ? res->n + more : 2 * res->cap;
-	return bfi__grow(&res->ords, &res->cap, want, sizeof *res->ords);
 }
 
 /* Which key each answer of block-by-block passes belongs to. */

@@ -79,9 +79,15 @@ static uint32_t batch_set_size(uint32_t j)
 	return batch_kind == 2 ? 5 + (uint32_t)(pick(j, 999) % 20) : 10 + (uint32_t)(pick(j, 999) % 291);
 }
 
-/* Key i of set j: set j holds batch_set_size(j) keys, repeated up to per. */
+/*
+ * Key i of set j: set j holds batch_set_size(j) keys, repeated up to per,
+ * and "shared", in every set, so that one query of a batch matches more
+ * sets than a batch's result first holds (ANSWERS_FIRST in query.c).
+ */
 static size_t batch_key(uint32_t j, uint32_t i, char *buf, size_t cap)
 {
+	if (i == 0)
+		return (size_t)snprintf(buf, cap, "shared");
 	uint32_t u = (uint32_t)(pick(j, i % batch_set_size(j)) % UNIVERSE);
 	return (size_t)snprintf(buf, cap, "k%u", u);
 }
@@ -264,7 +270,9 @@ static void test_batches(void)
 			for (int i = 0; i < N; i++) {
 				/* most queries bare keys, as in a batch of k-mers; the rest
 				 * expressions, which take the general path */
-				if (i % 4 != 1)
+				if (i == 3) /* in every set */
+					EXPECT_RC(bfi_expr_key("shared", 6, &es[i]), 0);
+				else if (i % 4 != 1)
 					EXPECT_RC(bfi_expr_key(ex[i].text + 1, strcspn(ex[i].text + 1, " )"), &es[i]), 0);
 				else
 					EXPECT_RC(bfi_expr_parse(ex[i].text, ex[i].len, &es[i], NULL), 0);
@@ -282,6 +290,8 @@ static void test_batches(void)
 			EXPECT(differ == 0);
 			EXPECT(bytes == 0);
 			EXPECT(matched > N / 10);
+			if (sn >= 2) /* built by build_batch_snap: "shared" is in every set */
+				EXPECT(bfi_result_count(rs[3]) == in.n_sets);
 			/* a batch again into the same results: each starts afresh */
 			EXPECT_RC(bfi_query_batch(s, layout, (const bfi_expr *const *)es, N, rs), 0);
 			differ = 0;
