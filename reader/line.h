@@ -92,32 +92,34 @@ static inline void bfi__line_mask(uint32_t limit, uint64_t mask[BFI_LINE_WORDS])
 }
 
 /*
- * A row of one line, when no bytes are counted: AND all k lines and the
- * block's mask (bfi__line_mask) without testing between rows, since a
- * batch asked for every line ahead and an early exit would save no
- * memory, then list the bits of the words left non-zero. Same sets as
- * bfi__finish_line, in half its instructions on genome k-mers
+ * The line at byte at of k short rows, when no bytes are counted: AND all
+ * k lines and mask (bfi__line_mask: the words that may hold sets) without
+ * testing between rows, since a batch asked for every line ahead and an
+ * early exit would save no memory, then list the bits of the words left
+ * non-zero, numbered from base (the set of the line's first bit). Same
+ * sets as bfi__finish_line, in half its instructions on genome k-mers
  * (callgrind).
  */
 __attribute__((target("avx2,bmi"))) static inline size_t
-bfi__and_line_avx2(const uint8_t *const *rows, uint32_t k, uint32_t base, const uint64_t *mask,
-                   uint32_t *out, size_t n)
+bfi__and_line_avx2(const uint8_t *const *rows, uint32_t k, size_t at, uint32_t base,
+                   const uint64_t *mask, uint32_t *out, size_t n)
 {
-	__m256i a = _mm256_and_si256(_mm256_load_si256((const __m256i *)rows[0]),
+	__m256i a = _mm256_and_si256(_mm256_load_si256((const __m256i *)(rows[0] + at)),
 	                             _mm256_loadu_si256((const __m256i *)mask));
-	__m256i b = _mm256_and_si256(_mm256_load_si256((const __m256i *)(rows[0] + 32)),
+	__m256i b = _mm256_and_si256(_mm256_load_si256((const __m256i *)(rows[0] + at + 32)),
 	                             _mm256_loadu_si256((const __m256i *)(mask + 4)));
 	uint32_t i = 1;
 	for (; i + 1 < k; i += 2) {
-		a = _mm256_and_si256(a, _mm256_and_si256(_mm256_load_si256((const __m256i *)rows[i]),
-		                                         _mm256_load_si256((const __m256i *)rows[i + 1])));
+		a = _mm256_and_si256(
+		    a, _mm256_and_si256(_mm256_load_si256((const __m256i *)(rows[i] + at)),
+		                        _mm256_load_si256((const __m256i *)(rows[i + 1] + at))));
 		b = _mm256_and_si256(
-		    b, _mm256_and_si256(_mm256_load_si256((const __m256i *)(rows[i] + 32)),
-		                        _mm256_load_si256((const __m256i *)(rows[i + 1] + 32))));
+		    b, _mm256_and_si256(_mm256_load_si256((const __m256i *)(rows[i] + at + 32)),
+		                        _mm256_load_si256((const __m256i *)(rows[i + 1] + at + 32))));
 	}
 	if (i < k) {
-		a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)rows[i]));
-		b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i] + 32)));
+		a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i] + at)));
+		b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i] + at + 32)));
 	}
 	if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
 		return n;
@@ -130,40 +132,28 @@ bfi__and_line_avx2(const uint8_t *const *rows, uint32_t k, uint32_t base, const 
 	for (unsigned words = ~(za | zb << 4) & 0xffu; words; words &= words - 1) {
 		unsigned j = (unsigned)__builtin_ctz(words);
 		uint64_t w = le64toh(acc[j]);
-		uint32_t at = base + 64 * j;
+		uint32_t first = base + 64 * j;
 		do
-			out[n++] = at + (uint32_t)__builtin_ctzll(w);
+			out[n++] = first + (uint32_t)__builtin_ctzll(w);
 		while (w &= w - 1);
 	}
 	return n;
 }
 
 /*
- * Short rows of several lines, when no bytes are counted: as
- * bfi__and_line_avx2, each line ANDs all k rows without a test between
- * them (a batch asked for every line ahead, so stopping early saves no
- * memory, and where it stops is random, so its branches mispredict), then
- * lists the bits below limit of the words left non-zero.
+ * Short rows, when no bytes are counted: each line through
+ * bfi__and_line_avx2, whole but for the last, whose words that may hold
+ * sets are last (bfi__line_mask).
  */
 __attribute__((target("avx2,bmi"))) static inline size_t
 bfi__and_short_all_avx2(const uint8_t *const *rows, uint32_t k, size_t bytes, uint32_t base,
-                        uint32_t limit, uint32_t *out, size_t n)
+                        const uint64_t *last, uint32_t *out, size_t n)
 {
-	for (size_t at = 0; at < bytes; at += 64) {
-		__m256i a = _mm256_load_si256((const __m256i *)(rows[0] + at));
-		__m256i b = _mm256_load_si256((const __m256i *)(rows[0] + at + 32));
-		for (uint32_t i = 1; i < k; i++) {
-			a = _mm256_and_si256(a, _mm256_load_si256((const __m256i *)(rows[i] + at)));
-			b = _mm256_and_si256(b, _mm256_load_si256((const __m256i *)(rows[i] + at + 32)));
-		}
-		if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
-			continue;
-		uint64_t acc[BFI_LINE_WORDS];
-		_mm256_storeu_si256((__m256i *)acc, a);
-		_mm256_storeu_si256((__m256i *)(acc + 4), b);
-		for (uint64_t j = 0; j < BFI_LINE_WORDS; j++)
-			n = bfi__emit(le64toh(acc[j]), at * 8 + j * 64, base, limit, out, n);
-	}
+	static const uint64_t whole[BFI_LINE_WORDS] = {~0ull, ~0ull, ~0ull, ~0ull,
+	                                               ~0ull, ~0ull, ~0ull, ~0ull};
+	for (size_t at = 0; at < bytes; at += 64)
+		n = bfi__and_line_avx2(rows, k, at, base + (uint32_t)(at * 8),
+		                       at + 64 < bytes ? whole : last, out, n);
 	return n;
 }
 

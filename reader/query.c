@@ -696,32 +696,44 @@ lean_rows(const struct bfi_rblock *b, bfi_keyhash h, const uint64_t *z, uint32_t
 }
 
 /*
+ * The words of the last line of block b's rows that may hold sets
+ * (bfi__line_mask): the whole row's, for rows of one line.
+ */
+static void last_line_mask(const struct bfi_rblock *b, uint64_t mask[BFI_LINE_WORDS])
+{
+	uint64_t before = b->row_bytes > 64 ? (b->row_bytes / 64 - 1) * 512 : 0; /* sets */
+	bfi__line_mask(b->n > before ? (uint32_t)(b->n - before) : 0, mask);
+}
+
+/*
  * Its turn: AND a slot's k short rows of block b and append the sets left
  * to out from n, numbered from base (b->first, or 0 for the block's own
- * numbers). mask: the words of b's one-line rows that hold sets
- * (bfi__line_mask), or NULL if b's rows are longer.
+ * numbers). last: last_line_mask(b).
  */
 static inline __attribute__((always_inline)) size_t
 lean_and(const struct lean_slot *slot, uint32_t k, const struct bfi_rblock *b, uint32_t base,
-         const uint64_t *mask, uint32_t *out, size_t n, uint64_t *touched, bfi_and_fn and_rows,
+         const uint64_t *last, uint32_t *out, size_t n, uint64_t *touched, bfi_and_fn and_rows,
          int avx2)
 {
 #if defined(__x86_64__) && BFI_HAVE_AVX2
-	if (avx2 && mask && touched == NULL)
-		return bfi__and_line_avx2(slot->rows, k, base, mask, out, n);
+	/* one line: the line's AND itself, which the compiler then inlines
+	 * here (through bfi__and_short_all_avx2 a genome batch took 405
+	 * instructions a key, not 344) */
+	if (avx2 && touched == NULL && b->row_bytes == 64)
+		return bfi__and_line_avx2(slot->rows, k, 0, base, last, out, n);
 	if (avx2 && touched == NULL)
-		return bfi__and_short_all_avx2(slot->rows, k, b->row_bytes, base, b->n, out, n);
+		return bfi__and_short_all_avx2(slot->rows, k, b->row_bytes, base, last, out, n);
 	if (avx2)
 		return bfi__and_short_avx2(slot->rows, k, b->row_bytes, base, b->n, out, n, touched);
 #else
 	(void)avx2;
-	(void)mask;
+	(void)last;
 #endif
 	return n + and_rows(slot->rows, k, b->row_bytes / 8, base, b->n, out + n, touched);
 }
 
 /* Room in res for more sets after its n. */
-static int room(bfi_result *res, size_t more)
+static inline int room(bfi_result *res, size_t more)
 {
 	if (res->cap - res->n >= more)
 		return 0;
@@ -783,7 +795,7 @@ short_rows_loop(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, bfi_
 		const struct bfi_rblock *b = &s->blocks[bi];
 		size_t p = !line && b->pre ? STAGE_AHEAD : 0; /* steps from asking to locating */
 		uint64_t mask[BFI_LINE_WORDS];
-		bfi__line_mask(b->n, mask);
+		last_line_mask(b, mask);
 		for (size_t i = 0; i < n + p + d && rc == 0; i++) {
 			if (p && i < n)
 				lean_ask(b, qs[i], zt && bi ? zt + i * k : NULL);
@@ -800,9 +812,8 @@ short_rows_loop(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, bfi_
 			if (slot->state < 0)
 				run_block(s, qs[t], b, r, and_rows);
 			else if (slot->state > 0 && (rc = room(r, b->n)) == 0)
-				r->n = lean_and(slot, k, b, b->first, line || b->row_bytes == 64 ? mask : NULL,
-				                r->ords, r->n, r->count_bytes ? &r->touched : NULL, and_rows,
-				                avx2);
+				r->n = lean_and(slot, k, b, b->first, mask, r->ords, r->n,
+				                r->count_bytes ? &r->touched : NULL, and_rows, avx2);
 		}
 	}
 	free(zt);
@@ -893,8 +904,7 @@ keys_short_loop(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, con
 	uint64_t *touched = res->count_bytes ? &res->touched : NULL;
 	const size_t d = STAGE_AHEAD, p = b->pre ? STAGE_AHEAD : 0;
 	uint64_t mask[BFI_LINE_WORDS];
-	bfi__line_mask(b->n, mask);
-	const uint64_t *line = b->row_bytes == 64 ? mask : NULL;
+	last_line_mask(b, mask);
 	for (size_t i = 0; i < n + p + d; i++) {
 		if (p && i < n)
 			bfi__prefetch(pre_line_of(b, zt ? zt[i * k] : bfi_hash_probe(keys[i], 0)));
@@ -909,7 +919,7 @@ keys_short_loop(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *keys, con
 		if (slot->state && room(res, b->n))
 			return -ENOMEM;
 		if (slot->state)
-			res->n = lean_and(slot, k, b, b->first, line, res->ords, res->n, touched, and_rows,
+			res->n = lean_and(slot, k, b, b->first, mask, res->ords, res->n, touched, and_rows,
 			                  avx2);
 		if (key_answered(res, before, t, ends, tags))
 			return -ENOMEM;
@@ -958,7 +968,7 @@ keys_line_loop(const struct bfi_rblock *b, uint32_t k, const bfi_keyhash *keys,
 	const bfi_keyhash none = {0, 0}; /* lean_rows hashes nothing when given probes */
 	struct lean_slot ring[RING];
 	uint64_t mask[BFI_LINE_WORDS];
-	bfi__line_mask(b->n, mask);
+	last_line_mask(b, mask);
 	for (size_t i = 0; i < n && i < d; i++)
 		lean_rows(b, zt ? none : keys[i], zt ? zt + i * k : NULL, k, res, &ring[i % RING], 1);
 	for (size_t t = 0; t < n; t++) {
@@ -968,7 +978,7 @@ keys_line_loop(const struct bfi_rblock *b, uint32_t k, const bfi_keyhash *keys,
 		if (room(res, b->n))
 			return -ENOMEM;
 		size_t before = res->n;
-		res->n = bfi__and_line_avx2(ring[t % RING].rows, k, b->first, mask, res->ords, res->n);
+		res->n = bfi__and_line_avx2(ring[t % RING].rows, k, 0, b->first, mask, res->ords, res->n);
 		if (key_answered(res, before, t, ends, tags))
 			return -ENOMEM;
 	}
@@ -1242,7 +1252,7 @@ terms_short_loop(const struct bfi_rblock *b, const uint64_t *z, uint32_t terms, 
 	const bfi_keyhash none = {0, 0}; /* lean_rows hashes nothing when given probes */
 	const size_t d = STAGE_AHEAD, p = b->pre ? STAGE_AHEAD : 0;
 	uint64_t mask[BFI_LINE_WORDS];
-	bfi__line_mask(b->n, mask);
+	last_line_mask(b, mask);
 	for (size_t i = 0; i < terms + p + d; i++) {
 		if (p && i < terms)
 			bfi__prefetch(pre_line_of(b, z[i * k]));
@@ -1254,7 +1264,7 @@ terms_short_loop(const struct bfi_rblock *b, const uint64_t *z, uint32_t terms, 
 		if (slot->state == 0)
 			continue;
 		/* hits are the block's own set numbers, from 0 */
-		size_t h = lean_and(slot, k, b, 0, b->row_bytes == 64 ? mask : NULL, hits, 0, touched,
+		size_t h = lean_and(slot, k, b, 0, mask, hits, 0, touched,
 		                    and_rows, avx2);
 		for (size_t j = 0; j < h; j++)
 			res->counts[hits[j]]++;
