@@ -1007,16 +1007,17 @@ static int keys_short(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *key
                       struct key_tags *tags)
 {
 #if defined(__x86_64__) && BFI_HAVE_AVX2
-	const struct bfi_rblock *b = &s->blocks[bi];
-	int line = b->pre == NULL && b->row_bytes == 64 && !res->count_bytes;
-	if (bfi__and_rows() == bfi__and_rows_avx2 && line && zt == NULL && tags == NULL)
-		return keys_line_avx2(b, s->lay.k, keys, n, res, ends);
-	if (bfi__and_rows() == bfi__and_rows_avx2 && line && zt && tags)
-		return keys_line_tags_avx2(b, s->lay.k, zt, n, res, tags);
-	if (bfi__and_rows() == bfi__and_rows_avx2 && zt == NULL && tags == NULL)
-		return keys_one_avx2(s, keys, n, res, ends);
-	if (bfi__and_rows() == bfi__and_rows_avx2)
+	if (bfi__and_rows() == bfi__and_rows_avx2) {
+		const struct bfi_rblock *b = &s->blocks[bi];
+		int line = b->pre == NULL && b->row_bytes == 64 && !res->count_bytes;
+		if (line && zt == NULL && tags == NULL)
+			return keys_line_avx2(b, s->lay.k, keys, n, res, ends);
+		if (line && zt && tags)
+			return keys_line_tags_avx2(b, s->lay.k, zt, n, res, tags);
+		if (zt == NULL && tags == NULL)
+			return keys_one_avx2(s, keys, n, res, ends);
 		return keys_short_avx2(s, bi, keys, zt, n, res, ends, tags);
+	}
 #endif
 	return keys_short_portable(s, bi, keys, zt, n, res, ends, tags);
 }
