@@ -265,9 +265,8 @@ static int fresh(const struct keys *ks, int expr, size_t at, size_t m, bfi_expr 
 {
 	int rc = 0;
 	for (size_t i = 0; i < m && rc == 0; i++) {
-		size_t stop = 0;
 		bfi_expr_free(&out[i]);
-		rc = expr ? bfi_expr_parse(ks->k[at + i], ks->len[at + i], &out[i], &stop)
+		rc = expr ? bfi_expr_parse(ks->k[at + i], ks->len[at + i], &out[i], NULL)
 		          : bfi_expr_key(ks->k[at + i], ks->len[at + i], &out[i]);
 	}
 	return rc;

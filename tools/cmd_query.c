@@ -101,22 +101,17 @@ struct names {
 	struct name_ref {
 		const char *p; /* NULL: not looked up yet */
 		size_t len;
-	} *at;
+	} *at; /* NULL: no cache (too many sets, or no memory) */
 	uint64_t n;
-	int made; /* at was asked for (it stays NULL without memory) */
 };
 
 #define NAMES_CACHED (1u << 22) /* above this many sets, 64 MB or more: no cache */
 
-/* Set ord's name, through o's cache when the snapshot is small enough for one. */
+/* Set ord's name, through o's cache when there is one. */
 static int set_name(const bfi_snapshot *s, const struct opts *o, uint32_t ord, const char **name,
                     size_t *len)
 {
 	struct names *c = o->names;
-	if (c && !c->made && c->n <= NAMES_CACHED) {
-		c->made = 1;
-		c->at = calloc(c->n ? c->n : 1, sizeof *c->at);
-	}
 	if (c == NULL || c->at == NULL || ord >= c->n)
 		return bfi_set_name(s, ord, name, len);
 	if (c->at[ord].p == NULL) {
@@ -866,7 +861,10 @@ int cmd_query(int argc, char **argv)
 		setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
 	struct bfi_info info;
 	bfi_info(s, &info);
-	struct names names = {NULL, info.n_sets, 0};
+	/* calloc'd pages are not touched until a name is kept: no cost unless names are printed */
+	struct names names = {NULL, info.n_sets};
+	if (info.n_sets <= NAMES_CACHED)
+		names.at = calloc(info.n_sets ? info.n_sets : 1, sizeof *names.at);
 	o.names = &names;
 	rc = bfi_result_create(&res);
 	if (rc == 0 && fasta) { /* each record of the file is one query, named by its id */
