@@ -48,6 +48,8 @@ enum {
 	BFI_E_DATA_CHECKSUM = -31887,   /* deep verify: a data region's checksum mismatch */
 	BFI_E_SIZE = -31886,            /* longer than its header says */
 	BFI_E_UNKNOWN_SECTION = -31885, /* a required section kind unknown here */
+	BFI_E_NOT_REGULAR = -31884,     /* a directory, FIFO, device or socket where a file belongs */
+	BFI_E_CHANGED = -31883,         /* a mapped file was changed in place since it was opened */
 
 	/* catalog (-31799..-31700) */
 	BFI_E_CATALOG_MISMATCH = -31799, /* catalog does not belong to this index */

@@ -15,6 +15,30 @@
  *
  * Errors: every fallible call returns 0 or a negative code; see
  * bfi_error.h and bfi_strerror().
+ *
+ * Files changed under a reader. A snapshot is replaced only by publishing
+ * a new one at its path (bfi_writer_finish() does it atomically; readers
+ * of the old one keep it until they close it). Its files are published
+ * read-only (mode 0444) and must never be edited, truncated or copied
+ * over in place: the reader maps them, so a file that shrinks makes the
+ * next read of a page past its end raise SIGBUS, and one overwritten with
+ * other bytes of the same size gives wrong answers, false negatives
+ * included, without any error. For long-lived readers:
+ *   - bfi_check_files() tells, for the cost of two fstat calls, whether
+ *     either file was changed in place since bfi_open(); call it now and
+ *     then (a server: before each batch of requests, or once a second),
+ *     and on BFI_E_CHANGED close the snapshot and open it again.
+ *   - A host that must survive SIGBUS installs a handler (sigaction with
+ *     SA_SIGINFO) and asks bfi_mapped_file(snap, info->si_addr) whether
+ *     the fault lies in a snapshot's map. If it does, the query cannot be
+ *     finished: the handler may siglongjmp out of it (queries hold no
+ *     locks and allocate nothing while they read the map) and the host
+ *     then reports the file as changed and reopens it; or it writes what
+ *     it must with write(2) and calls _exit(2). The bfi command does the
+ *     latter. A fault elsewhere is not bfi's: restore the default action
+ *     and return, so that the signal is raised again.
+ *   - bfi_verify() reads every byte and so catches any change since the
+ *     snapshot was written.
  */
 #ifndef BFI_H
 #define BFI_H
@@ -79,6 +103,8 @@ enum {
  *
  * Returns 0 and sets *out, or one of: BFI_E_INVALID (a NULL argument or
  * a flag this library does not know); -errno from open/fstat/mmap;
+ * BFI_E_NOT_REGULAR (a file of the snapshot is a directory, FIFO, device
+ * or socket: refused without blocking);
  * BFI_E_TRUNCATED, BFI_E_SIZE, BFI_E_BAD_MAGIC, BFI_E_BAD_TRAILER,
  * BFI_E_VERSION, BFI_E_INCOMPAT, BFI_E_RESERVED, BFI_E_HEADER_CHECKSUM,
  * BFI_E_TABLE_CHECKSUM, BFI_E_BAD_SECTION, BFI_E_UNKNOWN_SECTION,
@@ -93,6 +119,24 @@ BFI_API BFI_MUST_CHECK int bfi_open(const char *path, unsigned flags, bfi_snapsh
  * NULL is a no-op. No query may be running on it.
  */
 BFI_API void bfi_close(bfi_snapshot **snap);
+
+/*
+ * Has either file of the open snapshot been changed in place since
+ * bfi_open()? Compares each open file's device, inode, size and
+ * modification time with what bfi_open() saw (a cheap check: an fstat per
+ * file). Returns 0 if neither changed, BFI_E_CHANGED if one did (answers
+ * given since then may be wrong: close the snapshot and open it again),
+ * or BFI_E_INVALID. A snapshot replaced by publishing a new one at its
+ * path is not a change: the open one stays whole.
+ */
+BFI_API BFI_MUST_CHECK int bfi_check_files(const bfi_snapshot *snap);
+
+/*
+ * Which file of snap the address addr lies in the map of: "index.bfi" or
+ * "catalog.mdb" (static strings), or NULL if neither. It
+ * only compares addresses, so a SIGBUS handler may call it.
+ */
+BFI_API const char *bfi_mapped_file(const bfi_snapshot *snap, const void *addr);
 
 /* Layouts a snapshot can hold (bit flags in bfi_info.layouts). */
 enum {

@@ -52,7 +52,7 @@ int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
 	MDB_txn *txn = NULL;
 	char procpath[64];
 
-	fd = openat(s->dirfd, BFI_CATALOG_NAME, O_RDONLY | O_CLOEXEC);
+	fd = openat(s->dirfd, BFI_CATALOG_NAME, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
 		bad->what = "cannot open catalog";
@@ -60,8 +60,13 @@ int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
 		return rc;
 	}
 	rc = bfi__map_file(fd, &map, &size, 0);
+	if (rc == BFI_E_NOT_REGULAR)
+		BAD(rc, 0, 0, BFI_CATALOG_NAME " is not a regular file");
 	if (rc)
 		BAD(rc, 0, 0, "cannot map catalog");
+	rc = bfi__file_id(fd, &s->catalog_id);
+	if (rc)
+		BAD(rc, 0, 0, "cannot stat catalog");
 	if (size != s->lay.hdr.catalog_size)
 		BAD(BFI_E_CATALOG_MISMATCH, 0, size, "catalog size differs from the index's record");
 	if (!trusted) {
@@ -107,6 +112,11 @@ int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
 	/* Committing a read-only txn keeps the DBI handles for later txns. */
 	rc = lmdb_rc(mdb_txn_commit(txn));
 	txn = NULL;
+	MDB_envinfo ei;
+	if (rc == 0 && mdb_env_info(s->env, &ei) == 0) { /* for bfi_mapped_file */
+		s->catalog_map = ei.me_mapaddr;
+		s->catalog_map_size = ei.me_mapsize;
+	}
 out:
 	if (txn)
 		mdb_txn_abort(txn);
@@ -116,6 +126,7 @@ out:
 	if (rc && s->env) {
 		mdb_env_close(s->env);
 		s->env = NULL;
+		s->catalog_map = NULL;
 	}
 	return rc;
 }

@@ -70,6 +70,14 @@ struct bfi_snapshot;
 /* bfi_open(), also telling where a check failed. */
 int bfi__open(const char *path, unsigned flags, struct bfi_snapshot **out, struct bfi_bad *bad);
 
+/* What a cheap check compares to tell a file changed in place (bfi_check_files). */
+struct bfi_file_id {
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, mtime_nsec;
+};
+/* fd's identity now: 0 or -errno. */
+int bfi__file_id(int fd, struct bfi_file_id *id);
+
 struct bfi_snapshot {
 	int dirfd;
 	int index_fd;
@@ -90,6 +98,9 @@ struct bfi_snapshot {
 	/* catalog; env is NULL when opened with BFI_OPEN_NO_CATALOG */
 	MDB_env *env;
 	MDB_dbi dbi_sets, dbi_names, dbi_meta;
+	struct bfi_file_id index_id, catalog_id; /* as opened */
+	const uint8_t *catalog_map;              /* LMDB's map of the catalog, or NULL */
+	uint64_t catalog_map_size;
 };
 
 /*

@@ -197,7 +197,7 @@ int bfi__map_file(int fd, const uint8_t **map, uint64_t *size, int huge)
 	if (fstat(fd, &st) != 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
+		return BFI_E_NOT_REGULAR;
 	*size = (uint64_t)st.st_size;
 	*map = NULL;
 	if (*size == 0)
@@ -328,13 +328,18 @@ static int open_once(const char *path, unsigned flags, bfi_snapshot **out, struc
 		bad->what = "cannot open the snapshot directory";
 		goto fail;
 	}
-	s->index_fd = openat(s->dirfd, BFI_INDEX_NAME, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO put in its place must not hang the open */
+	s->index_fd = openat(s->dirfd, BFI_INDEX_NAME, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (s->index_fd < 0) {
 		rc = -errno;
 		bad->what = "cannot open " BFI_INDEX_NAME;
 		goto fail;
 	}
 	rc = bfi__map_file(s->index_fd, &s->map, &s->size, !(flags & BFI_OPEN_SMALL_PAGES));
+	if (rc == BFI_E_NOT_REGULAR)
+		bad->what = BFI_INDEX_NAME " is not a regular file";
+	if (rc == 0)
+		rc = bfi__file_id(s->index_fd, &s->index_id);
 	if (rc)
 		goto fail;
 	rc = bfi__check_index(s->map, s->size, &s->lay, bad);
@@ -390,6 +395,56 @@ fail:
 	s->dirfd = -1;
 	bfi_close(&s);
 	return rc;
+}
+
+int bfi__file_id(int fd, struct bfi_file_id *id)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	id->dev = (uint64_t)st.st_dev;
+	id->ino = (uint64_t)st.st_ino;
+	id->size = (uint64_t)st.st_size;
+	id->mtime_sec = (int64_t)st.st_mtim.tv_sec;
+	id->mtime_nsec = (int64_t)st.st_mtim.tv_nsec;
+	return 0;
+}
+
+/* Does fd still hold the file id describes, unchanged? */
+static int same_file(int fd, const struct bfi_file_id *id)
+{
+	struct bfi_file_id now;
+	if (bfi__file_id(fd, &now) != 0)
+		return 0;
+	return now.dev == id->dev && now.ino == id->ino && now.size == id->size &&
+	       now.mtime_sec == id->mtime_sec && now.mtime_nsec == id->mtime_nsec;
+}
+
+int bfi_check_files(const bfi_snapshot *s)
+{
+	if (s == NULL)
+		return BFI_E_INVALID;
+	if (!same_file(s->index_fd, &s->index_id))
+		return BFI_E_CHANGED;
+	if (s->env) {
+		int cfd;
+		if (mdb_env_get_fd(s->env, &cfd) != 0 || !same_file(cfd, &s->catalog_id))
+			return BFI_E_CHANGED;
+	}
+	return 0;
+}
+
+const char *bfi_mapped_file(const bfi_snapshot *s, const void *addr)
+{
+	const uint8_t *a = addr;
+	if (s == NULL)
+		return NULL;
+	if (s->map && a >= s->map && (uint64_t)(a - s->map) < s->size)
+		return BFI_INDEX_NAME;
+	if (s->catalog_map && a >= s->catalog_map &&
+	    (uint64_t)(a - s->catalog_map) < s->catalog_map_size)
+		return BFI_CATALOG_NAME;
+	return NULL;
 }
 
 void bfi_close(bfi_snapshot **snap)

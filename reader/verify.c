@@ -169,8 +169,17 @@ int bfi_verify(const char *path, struct bfi_verify_report *rep,
 	rc = bfi__catalog_open(s, 0, &bad);
 	if (rc == 0)
 		rc = bfi__catalog_check_all(s, &bad);
-	if (rc)
+	if (rc) {
 		report(rep, BFI_CATALOG_NAME, &bad);
+		goto out;
+	}
+	/* a file changed while it was read may have checked good in parts */
+	rc = bfi_check_files(s);
+	if (rc) {
+		bad.offset = bad.length = 0;
+		bad.what = "a file of the snapshot changed while it was verified";
+		report(rep, BFI_INDEX_NAME, &bad);
+	}
 out:
 	bfi_close(&s);
 	return rc;
