@@ -258,6 +258,15 @@ struct bfi_filter_stats {
 	uint64_t m, keys, bits_set; /* keys: added, counting repeats */
 	uint32_t k;
 };
+/*
+ * The width m and hash count k of a filter for n keys at rate fpr (spec/
+ * format.md, "Choosing m and k"): k = ceil(log2(1/fpr)), m = ceil(n k /
+ * ln 2), at least 64. Returns 0; 1 if k was capped at 32, so that the
+ * filter's rate is about 2^-32, not fpr; BFI_E_LIMIT if m would pass
+ * 2^40 bits; BFI_E_INVALID if fpr is not in (0, 1).
+ */
+BFI_API BFI_MUST_CHECK int bfi_filter_size(uint64_t n, double fpr, uint64_t *m, uint32_t *k);
+/* m bits (1..2^40), k hashes (1..32). Returns 0, BFI_E_INVALID or -ENOMEM. */
 BFI_API BFI_MUST_CHECK int bfi_filter_create(uint64_t m, uint32_t k, bfi_filter **out);
 BFI_API void bfi_filter_destroy(bfi_filter **f);
 BFI_API BFI_MUST_CHECK int bfi_filter_add(bfi_filter *f, const void *key, size_t len);
@@ -291,6 +300,22 @@ BFI_API BFI_MUST_CHECK int bfi_writer_add_filters(bfi_writer *w, const char *pat
 
 /* A message about the last error, with file and line where known. */
 BFI_API const char *bfi_writer_errmsg(const bfi_writer *w);
+/*
+ * What the writer adjusted or noticed without failing (an option clamped
+ * to its limit, a file kept), one line each, each ending in a newline;
+ * "" if nothing. Valid until the writer is destroyed.
+ */
+BFI_API const char *bfi_writer_warnings(const bfi_writer *w);
+
+/*
+ * Can bfi_writer_finish() publish at path? Call it before a long build to
+ * fail at once. 0 if path is absent (its directory writable), or is a
+ * snapshot directory holding only bfi's own files; else BFI_E_INVALID
+ * (an empty path, "/", "."), BFI_E_EXISTS (another file or directory, a
+ * symbolic link, or a snapshot holding files bfi did not write) or -errno,
+ * and err (errlen bytes) says why.
+ */
+BFI_API BFI_MUST_CHECK int bfi_output_check(const char *path, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -57,28 +57,47 @@ static int pread_all(int fd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* k (spec/format.md, "Choosing m and k"): ceil(log2(1/p)) unless given. */
-static uint32_t choose_k(const struct bfi_build_options *o, uint64_t n)
+/* x rounded up to an integer, or UINT64_MAX when it would not fit (or is NaN). */
+static uint64_t ceil_u64(double x)
 {
-	uint32_t k = o->hashes;
-	if (k == 0 && o->bits) {
-		double dn = o->expected_keys ? (double)o->expected_keys : n ? (double)n : 1.0;
-		k = (uint32_t)lround((double)o->bits / dn * M_LN2);
-	} else if (k == 0) {
-		k = (uint32_t)ceil(-log2(o->fpr));
-	}
-	return k < 1 ? 1 : k > BFI_MAX_K ? BFI_MAX_K : k;
+	x = ceil(x);
+	if (!(x < 18446744073709551616.0))
+		return UINT64_MAX;
+	return x < 0 ? 0 : (uint64_t)x;
 }
 
-/* m for a filter holding n distinct keys: ceil(n k / ln 2), at least 64. */
+/*
+ * k (spec/format.md, "Choosing m and k"): ceil(log2(1/p)) unless given,
+ * or m/n ln 2 from --bits; at most BFI_MAX_K (bfi_writer_create warns).
+ */
+static uint32_t choose_k(const struct bfi_build_options *o, uint64_t n)
+{
+	if (o->hashes)
+		return o->hashes;
+	double kd;
+	if (o->bits) {
+		double dn = o->expected_keys ? (double)o->expected_keys : n ? (double)n : 1.0;
+		kd = round((double)o->bits / dn * M_LN2);
+	} else {
+		kd = ceil(-log2(o->fpr));
+	}
+	return kd < 1 ? 1 : kd > BFI_MAX_K ? BFI_MAX_K : (uint32_t)kd;
+}
+
+/*
+ * m for a filter holding n distinct keys: ceil(n k / ln 2), at least 64;
+ * 0 if that passes BFI_MAX_BITS.
+ */
 static uint64_t width_for(const struct bfi_build_options *o, uint64_t n, uint32_t k)
 {
 	if (o->bits)
 		return o->bits;
 	if (o->expected_keys)
 		n = o->expected_keys;
-	uint64_t m = (uint64_t)ceil((double)(n ? n : 1) * k / M_LN2);
-	return m < 64 ? 64 : m;
+	double md = ceil((double)(n ? n : 1) * k / M_LN2);
+	if (!(md <= (double)BFI_MAX_BITS))
+		return 0;
+	return md < 64 ? 64 : (uint64_t)md;
 }
 
 static void progress(bfi_writer *w, const char *phase, uint64_t done, uint64_t total)
@@ -394,8 +413,9 @@ static struct block_model model_block(const bfi_writer *w, const struct plan *p,
 	         (mode != BFI_PREFILTER_NEVER && (1 - pass) * 2.0 * row_bytes > (double)p->k * 64);
 	/* sized like any filter, for the estimated union plus 5%; whole lines */
 	b.pre_m = b.keep ? width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
-	                             (uint64_t)ceil(u * 1.05), p->k)
+	                             ceil_u64(u * 1.05), p->k)
 	                 : 0;
+	b.keep = b.pre_m > 0; /* a union too large for any filter: no pre-filter */
 	if (p->line_pre)
 		b.pre_m = (b.pre_m + BFI_PRE_LINE_BITS - 1) / BFI_PRE_LINE_BITS * BFI_PRE_LINE_BITS;
 	b.query = b.keep ? (double)p->k * 64 + pass * 2 * row_bytes : 2 * row_bytes;
@@ -543,7 +563,7 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 	uint64_t cells = w->raw ? w->raw->cells : o->cells;
 	uint64_t shards = w->raw ? w->raw->shards : o->shards ? o->shards : 1;
 	if (cells == 0) { /* the even number at or above sqrt(N), a multiple of S */
-		cells = (uint64_t)ceil(sqrt((double)p->n));
+		cells = ceil_u64(sqrt((double)p->n));
 		cells += cells % 2;
 		cells = cells < 2 ? 2 : cells;
 		cells = (cells + shards - 1) / shards * shards;
@@ -552,12 +572,15 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 	 * repetition, so candidates grow as N/B, not as N p */
 	double pc = o->fpr < 1.0 / (double)cells ? o->fpr : 1.0 / (double)cells;
 	double base = pc * (1 - 1.0 / (double)cells) + 1.0 / (double)cells;
-	uint32_t kr = w->raw ? w->raw->k : o->hashes ? o->hashes : (uint32_t)ceil(-log2(pc));
-	kr = kr < 1 ? 1 : kr > BFI_MAX_K ? BFI_MAX_K : kr;
+	double kd = ceil(-log2(pc));
+	uint32_t kr = w->raw      ? w->raw->k
+	              : o->hashes ? o->hashes
+	              : kd < 1    ? 1
+	              : kd > BFI_MAX_K ? BFI_MAX_K : (uint32_t)kd;
 	uint32_t reps = w->raw ? w->raw->reps : o->reps;
 	if (reps == 0) {
-		reps = (uint32_t)ceil(log(o->fpr) / log(base));
-		reps = reps < 2 ? 2 : reps > BFI_MAX_REPS ? BFI_MAX_REPS : reps;
+		double rd = ceil(log(o->fpr) / log(base));
+		reps = !(rd >= 2) ? 2 : rd > BFI_MAX_REPS ? BFI_MAX_REPS : (uint32_t)rd;
 	}
 	if (cells > BFI_MAX_CELLS || cells % shards || reps > BFI_MAX_REPS)
 		return writer_fail(w, BFI_E_INVALID,
@@ -607,7 +630,12 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 		}
 		p->reps[r].m = w->raw ? w->raw->m[r]
 		                      : width_for(&(struct bfi_build_options){.fpr = pc, .bits = o->bits},
-		                                  (uint64_t)ceil(widest * 1.15), kr);
+		                                  ceil_u64(widest * 1.15), kr);
+		if (p->reps[r].m == 0)
+			rc = writer_fail(w, BFI_E_LIMIT,
+			                 "rambo: a cell of about %.0f keys needs a filter wider than 2^40 "
+			                 "bits; use more --cells",
+			                 widest);
 	}
 	free(reg);
 	if (rc)
@@ -745,7 +773,7 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 		}
 		if (w->n_filt && (rc = filter_union_widest(w, p, l, nodes[l], &widest)))
 			break;
-		uint64_t n = (uint64_t)ceil(widest), m = width_for(&w->opt, n, p->k);
+		uint64_t n = ceil_u64(widest), m = width_for(&w->opt, n, p->k);
 		if (l > 0 && !w->opt.bits && w->opt.expected_keys && n > w->opt.expected_keys) {
 			/*
 			 * --expected-keys sizes every set's filter for that many keys
@@ -754,6 +782,12 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 			 * prunes. The paper's fixed m is --bits.
 			 */
 			m = width_for(&(struct bfi_build_options){.fpr = w->opt.fpr}, n, p->k);
+		}
+		if (m == 0 && l > 0)
+			break; /* a union too large for any filter: no level here or above */
+		if (m == 0) {
+			rc = BFI_E_LIMIT;
+			break;
 		}
 		double fpr = pow(1 - exp(-(double)p->k * (double)n / (double)m), p->k);
 		if (l > 0 && !w->opt.all_levels && fpr > (double)(d - 1) / (8 * TREE_LINE_COST))
@@ -795,7 +829,7 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 		if (!have_all && (rc = tree_sketch(w, p, levels, first, NULL, all)))
 			return rc;
 		t.pre_m = width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
-		                    (uint64_t)ceil(hll_count(all) * 1.05), p->k);
+		                    ceil_u64(hll_count(all) * 1.05), p->k); /* 0: none */
 	}
 	p->tree = t;
 	p->tree_size = bfi_tree_layout(p->levels, kept, &p->tree);
@@ -851,6 +885,11 @@ static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 {
 	const struct bfi_build_options *o = &w->opt;
 	p->k = w->raw ? w->raw->k : choose_k(o, max_n);
+	if (!w->raw && !w->n_filt && width_for(o, max_n, p->k) == 0)
+		return writer_fail(w, BFI_E_LIMIT,
+		                   "a filter for %llu keys at %u hashes needs more than 2^40 bits",
+		                   (unsigned long long)(o->expected_keys ? o->expected_keys : max_n),
+		                   p->k);
 	p->new_of_old = malloc(p->n * sizeof *p->new_of_old);
 	p->old_of_new = malloc(p->n * sizeof *p->old_of_new);
 	p->ones = calloc(p->n, sizeof *p->ones);
@@ -1409,8 +1448,8 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	memset(&p, 0, sizeof p);
 	uint64_t *distinct = calloc(n, sizeof *distinct);
 	uint8_t *sums = NULL;
-	char tmpdir[4200], ipath[4300], cpath[4300];
-	tmpdir[0] = 0;
+	struct staging stage = {"", -1, -1};
+	char ipath[4400], cpath[4400], warn[600];
 	if (distinct == NULL) {
 		rc = writer_fail(w, -ENOMEM, "out of memory for per-set counts");
 		goto out;
@@ -1419,6 +1458,9 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		rc = writer_fail(w, BFI_E_INVALID, "output path too long");
 		goto out;
 	}
+	rc = bfi_output_check(path, w->errmsg, sizeof w->errmsg);
+	if (rc)
+		goto out;
 
 	progress(w, "sorting", 0, 0);
 	spool_seal(&w->spool);
@@ -1461,8 +1503,9 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	p.distinct = distinct;
 	rc = make_plan(w, &p, max_n);
 	if (rc) {
-		rc = writer_fail(w, rc, "laying out %llu sets: %s", (unsigned long long)n,
-		                 bfi_strerror(rc));
+		if (!w->errmsg[0])
+			writer_fail(w, rc, "laying out %llu sets: %s", (unsigned long long)n,
+			            bfi_strerror(rc));
 		goto out;
 	}
 
@@ -1508,19 +1551,14 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	sumsec->size = sumsec->stored_size = BFI_CHUNKSUMS_DESC_SIZE + chunks * 8;
 	uint64_t file_size = sums_at + sumsec->size + BFI_TRAILER_SIZE;
 
-	publish_clean_stale(path); /* what killed builds left beside path */
-	snprintf(tmpdir, sizeof tmpdir, "%s.tmp-%ld-XXXXXX", path, (long)getpid());
-	if (mkdtemp(tmpdir) == NULL) {
-		rc = writer_fail(w, -errno, "cannot create a temporary directory beside %s: %s", path,
-		                 strerror(errno));
-		tmpdir[0] = 0;
+	staging_sweep(path); /* what killed builds left beside path */
+	rc = staging_begin(&stage, path, w->errmsg, sizeof w->errmsg);
+	if (rc)
 		goto out;
-	}
-	/* mkdtemp makes it 0700; a published snapshot is as readable as its files. */
-	(void)chmod(tmpdir, 0755);
-	snprintf(ipath, sizeof ipath, "%s/%s", tmpdir, BFI_INDEX_NAME);
-	snprintf(cpath, sizeof cpath, "%s/%s", tmpdir, BFI_CATALOG_NAME);
-	fd = open(ipath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	snprintf(ipath, sizeof ipath, "%s/%s", stage.dir, BFI_INDEX_NAME);
+	snprintf(cpath, sizeof cpath, "%s/%s", stage.dir, BFI_CATALOG_NAME);
+	fd = openat(stage.dfd, BFI_INDEX_NAME, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	            0644);
 	if (fd < 0 || ftruncate(fd, (off_t)file_size) != 0) {
 		rc = writer_fail(w, -errno, "%s: %s", ipath, strerror(errno));
 		goto out;
@@ -1594,6 +1632,10 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	                   sizeof w->errmsg);
 	if (rc)
 		goto out;
+	if (fchmodat(stage.dfd, BFI_CATALOG_NAME, 0444, 0) != 0) {
+		rc = writer_fail(w, -errno, "%s: %s", cpath, strerror(errno));
+		goto out;
+	}
 	rc = digest_file(cpath, h.catalog_digest, &h.catalog_size);
 	if (rc) {
 		rc = writer_fail(w, rc, "%s: %s", cpath, bfi_strerror(rc));
@@ -1617,6 +1659,9 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	h.table_checksum = bfi_checksum64(head + BFI_HEADER_SIZE, n_sec * BFI_ENTRY_SIZE);
 	bfi_header_encode(head, &h);
 	rc = pwrite_all(fd, head, sizeof head, 0);
+	/* published files are read-only: a snapshot is replaced, never edited in place */
+	if (rc == 0 && fchmod(fd, 0444) != 0)
+		rc = -errno;
 	if (rc == 0 && fsync(fd) != 0)
 		rc = -errno;
 	if (rc == 0 && close(fd) != 0)
@@ -1626,14 +1671,15 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		rc = writer_fail(w, rc, "%s: %s", ipath, bfi_strerror(rc));
 		goto out;
 	}
-	rc = fsync_path(tmpdir, 1);
-	if (rc == 0)
-		rc = publish_dir(tmpdir, path, w->errmsg, sizeof w->errmsg);
-	else
-		writer_fail(w, rc, "fsync %s: %s", tmpdir, bfi_strerror(rc));
+	if (fsync(stage.dfd) != 0) {
+		rc = writer_fail(w, -errno, "fsync %s: %s", stage.dir, strerror(errno));
+		goto out;
+	}
+	rc = staging_publish(&stage, path, w->errmsg, sizeof w->errmsg, warn, sizeof warn);
 	if (rc)
 		goto out;
-	tmpdir[0] = 0; /* published: nothing to clean up */
+	if (warn[0])
+		writer_warn(w, "%s", warn);
 	if (sum) {
 		sum->n_sets = n;
 		sum->keys_in = w->keys_in;
@@ -1648,8 +1694,7 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 out:
 	if (fd >= 0)
 		close(fd);
-	if (tmpdir[0])
-		publish_remove_dir(tmpdir);
+	staging_end(&stage);
 	plan_free(&p);
 	free(sums);
 	free(distinct);

@@ -6,6 +6,7 @@
  * a filter's bit r is row r of a flat or tree layout of the same width.
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,21 @@ struct bfi_filter {
 	uint32_t k;
 	uint8_t *bits; /* ceil(m / 8) bytes */
 };
+
+int bfi_filter_size(uint64_t n, double fpr, uint64_t *m, uint32_t *k)
+{
+	if (m == NULL || k == NULL || !(fpr > 0 && fpr < 1))
+		return BFI_E_INVALID;
+	/* every double is range-checked before it becomes an integer */
+	double kd = ceil(-log2(fpr));
+	int clamped = kd > BFI_MAX_K;
+	*k = kd < 1 ? 1 : clamped ? BFI_MAX_K : (uint32_t)kd;
+	double md = ceil((double)(n ? n : 1) * (double)*k / M_LN2);
+	if (!(md <= (double)BFI_MAX_BITS))
+		return BFI_E_LIMIT;
+	*m = md < 64 ? 64 : (uint64_t)md;
+	return clamped ? 1 : 0;
+}
 
 int bfi_filter_create(uint64_t m, uint32_t k, bfi_filter **out)
 {

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "internal.h"
 
 #define DEFAULT_MEMORY (1ull << 30)
+#define WRITER_MIN_MEMORY (16ull << 20)
 #define MAX_NAME 511
 
 void bfi_build_options_init(struct bfi_build_options *o)
@@ -33,6 +35,25 @@ int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	vsnprintf(w->errmsg, sizeof w->errmsg, fmt, ap);
 	va_end(ap);
 	return rc;
+}
+
+void writer_warn(bfi_writer *w, const char *fmt, ...)
+{
+	size_t at = strlen(w->warnings);
+	if (at + 2 >= sizeof w->warnings)
+		return; /* full: the first warnings matter most */
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(w->warnings + at, sizeof w->warnings - at - 1, fmt, ap);
+	va_end(ap);
+	at = strlen(w->warnings);
+	w->warnings[at] = '\n';
+	w->warnings[at + 1] = 0;
+}
+
+const char *bfi_writer_warnings(const bfi_writer *w)
+{
+	return w ? w->warnings : "";
 }
 
 int writer_meta(bfi_writer *w, const char *key, const void *val, size_t len, const char *what)
@@ -77,16 +98,35 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 	                    (!o->bloofi_incremental && (o->fanout & (o->fanout - 1))))) ||
 	    o->prefilter < BFI_PREFILTER_AUTO || o->prefilter > BFI_PREFILTER_NEVER ||
 	    o->reps > BFI_MAX_REPS || o->cells > BFI_MAX_CELLS ||
-	    (o->route_shards && o->route_shard >= o->route_shards))
+	    (o->route_shards && o->route_shard >= o->route_shards) ||
+	    o->expected_keys > BFI_MAX_BITS || (o->cells == 1) ||
+	    (o->cells && o->shards && o->cells % o->shards) ||
+	    (o->keep_order && o->cluster) ||
+	    (o->route_shards && !(o->layouts & BFI_BUILD_RAMBO)))
 		return BFI_E_INVALID;
+	if (o->expected_keys && !o->bits) { /* the widest filter it asks for must fit */
+		uint64_t m;
+		uint32_t k;
+		if (bfi_filter_size(o->expected_keys, o->fpr, &m, &k) < 0 ||
+		    (o->hashes && (double)o->expected_keys * o->hashes / M_LN2 > (double)BFI_MAX_BITS))
+			return BFI_E_LIMIT;
+	}
 	bfi_writer *w = calloc(1, sizeof *w);
 	if (w == NULL)
 		return -ENOMEM;
 	w->opt = *o;
 	if (w->opt.memory == 0)
 		w->opt.memory = DEFAULT_MEMORY;
-	if (w->opt.memory < (16u << 20))
-		w->opt.memory = 16u << 20;
+	if (w->opt.memory < WRITER_MIN_MEMORY) {
+		writer_warn(w, "memory budget %llu bytes is below the least a build needs; using 16 MiB",
+		            (unsigned long long)w->opt.memory);
+		w->opt.memory = WRITER_MIN_MEMORY;
+	}
+	double kd = ceil(-log2(o->fpr));
+	if (!o->hashes && !o->bits && kd > BFI_MAX_K)
+		writer_warn(w, "a rate of %g needs %.0f hashes; bfi uses at most %u, so each filter's "
+		               "rate is about 2^-%u (%.2g), not %g",
+		            o->fpr, kd, BFI_MAX_K, BFI_MAX_K, ldexp(1, -(int)BFI_MAX_K), o->fpr);
 	/* Half the budget buffers keys; the other half holds row stripes. */
 	int rc = spool_init(&w->spool, (size_t)(w->opt.memory / 2 / sizeof(struct rec)));
 	if (rc) {
@@ -164,49 +204,71 @@ static size_t chomp(char *line, size_t n)
 	return n;
 }
 
-static int add_lines(bfi_writer *w, FILE *f, uint32_t ord, const char *label)
-{
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t got;
-	int rc = 0;
-	while ((got = getline(&line, &cap, f)) >= 0) {
-		size_t n = chomp(line, (size_t)got);
-		if (n == 0)
-			continue;
-		rc = bfi_writer_key(w, ord, line, n);
-		if (rc)
-			break;
-	}
-	if (rc == 0 && ferror(f))
-		rc = writer_fail(w, -EIO, "%s: read error", label);
-	free(line);
-	return rc;
-}
-
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* One key file of a directory: the set named after the file, a key per line. */
+/*
+ * One key file of a directory: the set named after the file, a key per
+ * line. A gzip file is read decompressed, and named less its ".gz".
+ */
 static int add_key_file(bfi_writer *w, const char *file, void *ctx)
 {
 	(void)ctx;
+	struct zin z;
+	int rc = zin_open(&z, file, w->errmsg, sizeof w->errmsg);
+	if (rc)
+		return rc;
+	size_t cap = 1u << 16, have = 0;
+	char *buf = malloc(cap);
+	if (buf == NULL) {
+		zin_close(&z);
+		return writer_fail(w, -ENOMEM, "%s: %s", file, strerror(ENOMEM));
+	}
+	/* the first bytes tell whether it is gzip, and so its set's name */
+	ssize_t got = zin_read(&z, buf, cap, w->errmsg, sizeof w->errmsg);
 	const char *name = strrchr(file, '/');
 	name = name ? name + 1 : file;
 	size_t len = strlen(name);
-	if (!routed_here(w, name, len))
-		return 0;
-	uint32_t ord;
-	int rc = writer_new_set(w, file, name, len, &ord);
-	if (rc)
-		return rc;
-	FILE *f = fopen(file, "r");
-	if (f == NULL)
-		return writer_fail(w, -errno, "%s: %s", file, strerror(errno));
-	rc = add_lines(w, f, ord, file);
-	fclose(f);
+	if (z.state != ZIN_PLAIN && len > 3 && !strcasecmp(name + len - 3, ".gz"))
+		len -= 3;
+	uint32_t ord = 0;
+	int skip = !routed_here(w, name, len);
+	if (got < 0)
+		rc = (int)got;
+	else if (!skip)
+		rc = writer_new_set(w, file, name, len, &ord);
+	while (rc == 0 && !skip && got > 0) {
+		have += (size_t)got;
+		size_t start = 0;
+		for (char *nl; (nl = memchr(buf + start, '\n', have - start)) != NULL && rc == 0;) {
+			size_t n = chomp(buf + start, (size_t)(nl - (buf + start)) + 1);
+			if (n)
+				rc = bfi_writer_key(w, ord, buf + start, n);
+			start = (size_t)(nl - buf) + 1;
+		}
+		memmove(buf, buf + start, have - start); /* a line not yet ended */
+		have -= start;
+		if (rc == 0 && have == cap) {
+			char *nb = cap < ((size_t)1 << 40) ? realloc(buf, cap * 2) : NULL;
+			if (nb == NULL)
+				rc = writer_fail(w, -ENOMEM, "%s: a line too long to hold", file);
+			else {
+				buf = nb;
+				cap *= 2;
+			}
+		}
+		if (rc == 0)
+			got = zin_read(&z, buf + have, cap - have, w->errmsg, sizeof w->errmsg);
+		if (rc == 0 && got < 0)
+			rc = (int)got;
+	}
+	size_t n = rc == 0 && !skip ? chomp(buf, have) : 0; /* a last line without its newline */
+	if (n)
+		rc = bfi_writer_key(w, ord, buf, n);
+	free(buf);
+	zin_close(&z);
 	return rc;
 }
 
@@ -228,6 +290,10 @@ int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
 		return BFI_E_INVALID;
 	if (label == NULL)
 		label = "(tsv)";
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
+		return writer_fail(w, -EISDIR, "%s: %s; --tsv reads a file of set<TAB>key lines", label,
+		                   strerror(EISDIR));
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t got;
@@ -275,7 +341,8 @@ int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
 		}
 	}
 	if (rc == 0 && ferror(f))
-		rc = writer_fail(w, -EIO, "%s: read error", label);
+		rc = writer_fail(w, errno ? -errno : -EIO, "%s: read error: %s", label,
+		                 strerror(errno ? errno : EIO));
 	free(line);
 	return rc;
 }
@@ -407,7 +474,7 @@ int writer_each_file(bfi_writer *w, const char *path, const char *phase,
 			snprintf(list[n++], len, "%s/%s", path, e->d_name);
 	}
 	closedir(d);
-	if (rc == 0)
+	if (rc == 0 && n)
 		qsort(list, n, sizeof *list, cmp_str);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		if (stat(list[i], &st) != 0)

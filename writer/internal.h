@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
+#include <zlib.h>
 
 #include "bfi_writer.h"
 #include "format.h"
@@ -62,6 +64,26 @@ int spool_iter_begin(struct spool_iter *it, struct spool *sp);
 int spool_iter_next(struct spool_iter *it, struct rec *r);
 void spool_iter_end(struct spool_iter *it);
 
+/*
+ * An input file, gzip-compressed or not (zin.c): gzip members are
+ * decompressed in turn, and bytes after the last one, or a member cut
+ * short, are an error [BFI_E_INPUT] where zlib's gzread would stop quietly.
+ */
+enum { ZIN_START, ZIN_PLAIN, ZIN_MEMBER, ZIN_BETWEEN, ZIN_END, ZIN_FAILED };
+struct zin {
+	int fd, state, z_live;
+	z_stream z;
+	unsigned char *in;
+	size_t have, pos; /* bytes in in[], and how many of them are used */
+	uint64_t offset;  /* of in[0] in the file */
+	const char *label;
+};
+/* Open path ("-": standard input); 0, or -errno with err set. */
+int zin_open(struct zin *r, const char *path, char *err, size_t errlen);
+/* Up to n bytes into buf: how many (0 at the end), or BFI_E_INPUT / -errno with err set. */
+ssize_t zin_read(struct zin *r, void *buf, size_t n, char *err, size_t errlen);
+void zin_close(struct zin *r);
+
 /* Catalog meta fields an input adds (spec/format.md, "Catalog"). */
 #define WRITER_MAX_META 6
 struct meta_kv {
@@ -89,6 +111,7 @@ struct bfi_writer {
 	uint64_t keys_in;
 	int finished;
 	char errmsg[512];
+	char warnings[2048]; /* writer_warn()'s lines */
 };
 
 /*
@@ -139,6 +162,8 @@ int writer_each_file(bfi_writer *w, const char *path, const char *phase,
 
 int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Note something the caller should hear of, though the build goes on. */
+void writer_warn(bfi_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Write the LMDB catalog file at path (spec/format.md, "Catalog"). */
 /* Set j of the snapshot is input set old_of_new[j]; distinct is by input
@@ -148,12 +173,27 @@ int catalog_write(const char *path, const struct names *names, const struct meta
                   const uint64_t *distinct, const uint64_t *ones, uint32_t k, double fpr,
                   const uint8_t snapshot_id[16], char *err, size_t errlen);
 
-/* Atomic publish of a finished temporary snapshot directory. */
-int publish_dir(const char *tmpdir, const char *path, char *err, size_t errlen);
-/* Remove a snapshot or staging directory: its files, then the directory. */
-void publish_remove_dir(const char *dir);
-/* Remove PATH.tmp-PID-* directories of builds that are no longer running. */
-void publish_clean_stale(const char *path);
-int fsync_path(const char *path, int dir);
+/*
+ * Staging (publish.c): a snapshot is written into a directory beside its
+ * path, proven bfi's by a marker file that stays locked while the build
+ * runs, then swapped into place atomically.
+ */
+struct staging {
+	char dir[4300]; /* PATH.tmp-XXXXXX, or "" once it is gone or published */
+	int dfd;        /* the directory, or -1 */
+	int mark;       /* the marker, locked, or -1 */
+};
+/* Make and mark a staging directory beside path. */
+int staging_begin(struct staging *st, const char *path, char *err, size_t errlen);
+/*
+ * Swap the staged snapshot in at path. *warn is set (else "") when the
+ * snapshot replaced held a file bfi did not write, and so was kept.
+ */
+int staging_publish(struct staging *st, const char *path, char *err, size_t errlen, char *warn,
+                    size_t warnlen);
+/* Remove what is left of the staging directory (bfi's files only); unlock. */
+void staging_end(struct staging *st);
+/* Remove the staging directories beside path that killed builds left. */
+void staging_sweep(const char *path);
 
 #endif

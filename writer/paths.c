@@ -138,13 +138,13 @@ static int walk(struct pdoc *d, struct json_object *o)
 /* A whole (possibly gzip) file into memory. */
 static int slurp(bfi_writer *w, const char *path, char **out, size_t *len)
 {
-	gzFile gz = gzopen(path, "rb");
-	if (gz == NULL)
-		return writer_fail(w, errno ? -errno : -ENOMEM, "%s: %s", path,
-		                   errno ? strerror(errno) : "cannot open");
+	struct zin z;
+	int rc = zin_open(&z, path, w->errmsg, sizeof w->errmsg);
+	if (rc)
+		return rc;
 	size_t cap = 1 << 16, n = 0;
 	char *buf = malloc(cap);
-	int rc = buf ? 0 : -ENOMEM;
+	rc = buf ? 0 : -ENOMEM;
 	while (rc == 0) {
 		if (n == cap) {
 			char *nb = realloc(buf, cap * 2);
@@ -155,18 +155,17 @@ static int slurp(bfi_writer *w, const char *path, char **out, size_t *len)
 			buf = nb;
 			cap *= 2;
 		}
-		int got = gzread(gz, buf + n, (unsigned)(cap - n > (1u << 30) ? (1u << 30) : cap - n));
-		if (got < 0) {
-			int zerr;
-			rc = writer_fail(w, BFI_E_INPUT, "%s: %s", path, gzerror(gz, &zerr));
-		} else if (got == 0) {
+		ssize_t got = zin_read(&z, buf + n, cap - n, w->errmsg, sizeof w->errmsg);
+		if (got < 0)
+			rc = (int)got;
+		else if (got == 0)
 			break;
-		} else {
+		else
 			n += (size_t)got;
-		}
 	}
-	if (gzclose(gz) != Z_OK && rc == 0)
-		rc = writer_fail(w, BFI_E_INPUT, "%s: truncated or corrupt", path);
+	zin_close(&z);
+	if (rc == -ENOMEM)
+		writer_fail(w, rc, "%s: %s", path, strerror(ENOMEM));
 	if (rc) {
 		free(buf);
 		return rc;

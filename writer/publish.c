@@ -1,26 +1,53 @@
 /*
- * publish.c - swap a finished snapshot directory into place atomically.
+ * publish.c - stage a snapshot beside its path, then swap it into place
+ * atomically; and remove only what bfi itself staged.
  *
- * New path: rename(tmp, path). Existing snapshot: renameat2 with
- * RENAME_EXCHANGE swaps both directories in one step, so a reader sees
- * the old pair or the new pair, never a mix; then the old pair is removed.
- * Readers that already opened the old snapshot keep their descriptors and
- * maps. The parent directory is fsynced so the swap survives a crash.
+ * A build stages its files in PATH.tmp-XXXXXX, a directory made by
+ * mkdtemp that holds a marker file (MARK_NAME, MARK_TEXT) which the build
+ * keeps locked with flock() for as long as it runs. A staging directory
+ * is bfi's, and abandoned, only when all of this holds: it is a real
+ * directory (not a symlink) owned by this user, it holds the marker as a
+ * regular file with exactly MARK_TEXT in it, and the marker's lock can be
+ * taken. A lock dies with the process that held it, in any pid namespace
+ * and, through NFS's lock manager, on any host; a pid proves nothing
+ * across either. Every step works relative to directory descriptors with
+ * O_NOFOLLOW, so a symlink planted under a staging name leads nowhere.
+ *
+ * New path: rename(staging, path). Existing snapshot: renameat2 with
+ * RENAME_EXCHANGE swaps both directories in one step, so a reader sees the
+ * old pair or the new pair, never a mix; then the old pair, now under the
+ * staging name, is removed. Readers that already opened the old snapshot
+ * keep their descriptors and maps. The parent directory is fsynced so the
+ * swap survives a crash.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-int fsync_path(const char *path, int dir)
+#define MARK_NAME ".bfi-staging"
+#define MARK_TEXT "bfi staging directory: a build in progress, or what a killed one left\n"
+#define STAGE_INFIX ".tmp-"
+
+/* The files bfi puts in a snapshot, and so the only ones it removes. */
+static const char *const own_files[] = {BFI_INDEX_NAME, BFI_CATALOG_NAME, BFI_CATALOG_NAME "-lock"};
+
+static int is_own_file(const char *name)
+{
+	for (size_t i = 0; i < sizeof own_files / sizeof *own_files; i++)
+		if (strcmp(name, own_files[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static int fsync_path(const char *path, int dir)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
 	if (fd < 0)
@@ -30,100 +57,398 @@ int fsync_path(const char *path, int dir)
 	return rc;
 }
 
-static int is_snapshot(const char *path)
+/* path's parent directory and last component, in buffers of size len. */
+static int split_path(const char *path, char *parent, char *base, size_t len)
 {
-	char p[4300];
-	struct stat st;
-	snprintf(p, sizeof p, "%s/%s", path, BFI_INDEX_NAME);
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/') /* "a/b/" names b */
+		n--;
+	if (n == 0 || n >= len)
+		return BFI_E_INVALID;
+	size_t slash = n;
+	while (slash > 0 && path[slash - 1] != '/')
+		slash--;
+	if (slash == n) /* "/" alone */
+		return BFI_E_INVALID;
+	memcpy(base, path + slash, n - slash);
+	base[n - slash] = 0;
+	if (!strcmp(base, ".") || !strcmp(base, ".."))
+		return BFI_E_INVALID;
+	if (slash == 0) {
+		snprintf(parent, len, ".");
+	} else {
+		size_t pl = slash;
+		while (pl > 1 && path[pl - 1] == '/')
+			pl--;
+		memcpy(parent, path, pl);
+		parent[pl] = 0;
+	}
+	return 0;
 }
 
-int publish_dir(const char *tmpdir, const char *path, char *err, size_t errlen)
+/*
+ * The names in snapshot directory dfd that bfi did not write: the first
+ * into *other (size len), and 1; 0 if there are none; -errno.
+ */
+static int foreign_file(int dfd, char *other, size_t len)
 {
+	int fd = dup(dfd);
+	if (fd < 0)
+		return -errno;
+	DIR *d = fdopendir(fd);
+	if (d == NULL) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	rewinddir(d);
+	struct dirent *e;
+	int found = 0;
+	while ((e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || is_own_file(e->d_name) ||
+		    !strcmp(e->d_name, MARK_NAME))
+			continue;
+		snprintf(other, len, "%s", e->d_name);
+		found = 1;
+		break;
+	}
+	closedir(d);
+	return found;
+}
+
+int bfi_output_check(const char *path, char *err, size_t errlen)
+{
+	char parent[4200], base[4200];
+	if (path == NULL || split_path(path, parent, base, sizeof parent) != 0) {
+		snprintf(err, errlen, "'%s' cannot name a snapshot directory", path ? path : "");
+		return BFI_E_INVALID;
+	}
 	struct stat st;
-	int rc;
-	char parent[4200];
-	snprintf(parent, sizeof parent, "%s", path);
-	char *pd = dirname(parent);
-	int swapped;
+	if (stat(parent, &st) != 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", parent, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a directory", parent);
+		return -ENOTDIR;
+	}
+	if (access(parent, W_OK | X_OK) != 0) {
+		int e = errno;
+		snprintf(err, errlen, "cannot write in %s: %s", parent, strerror(e));
+		return -e;
+	}
 	if (lstat(path, &st) != 0) {
-		if (errno != ENOENT)
-			goto syserr;
-		if (rename(tmpdir, path) != 0)
-			goto syserr;
-		swapped = 0;
+		if (errno == ENOENT)
+			return 0;
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		snprintf(err, errlen,
+		         "%s is a symbolic link; bfi replaces only a snapshot directory itself, "
+		         "so give the path it points to",
+		         path);
+		return BFI_E_EXISTS;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s exists and is not a bfi snapshot; not replacing it", path);
+		return BFI_E_EXISTS;
+	}
+	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	struct stat ist;
+	int rc = 0;
+	if (fstatat(dfd, BFI_INDEX_NAME, &ist, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(ist.st_mode)) {
+		snprintf(err, errlen, "%s exists and is not a bfi snapshot (no %s); not replacing it", path,
+		         BFI_INDEX_NAME);
+		rc = BFI_E_EXISTS;
 	} else {
-		if (!S_ISDIR(st.st_mode) || !is_snapshot(path)) {
-			snprintf(err, errlen, "%s exists and is not a bfi snapshot; not replacing it",
-			         path);
-			return BFI_E_EXISTS;
+		char other[256];
+		int f = foreign_file(dfd, other, sizeof other);
+		if (f < 0) {
+			snprintf(err, errlen, "%s: %s", path, strerror(-f));
+			rc = f;
+		} else if (f) {
+			snprintf(err, errlen,
+			         "%s holds '%s', which bfi did not write; not replacing the snapshot "
+			         "(move that file out first)",
+			         path, other);
+			rc = BFI_E_EXISTS;
 		}
-		if (renameat2(AT_FDCWD, tmpdir, AT_FDCWD, path, RENAME_EXCHANGE) != 0)
-			goto syserr;
-		swapped = 1; /* tmpdir now holds the old snapshot, still whole */
+	}
+	close(dfd);
+	return rc;
+}
+
+/* Write MARK_TEXT to a fresh marker in dfd and lock it: the lock's fd, or -errno. */
+static int make_mark(int dfd)
+{
+	int fd = openat(dfd, MARK_NAME, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	/* locked before its text is written: a marker without the text is never swept */
+	int rc = 0;
+	while (flock(fd, LOCK_EX) != 0)
+		if (errno != EINTR) {
+			rc = -errno;
+			break;
+		}
+	size_t len = strlen(MARK_TEXT);
+	if (rc == 0 && write(fd, MARK_TEXT, len) != (ssize_t)len)
+		rc = errno ? -errno : -EIO;
+	if (rc) {
+		close(fd);
+		(void)unlinkat(dfd, MARK_NAME, 0);
+		return rc;
+	}
+	return fd;
+}
+
+/* Remove bfi's own files from dfd: regular files of the known names only. */
+static void remove_own_files(int dfd)
+{
+	for (size_t i = 0; i < sizeof own_files / sizeof *own_files; i++) {
+		struct stat st;
+		if (fstatat(dfd, own_files[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			(void)unlinkat(dfd, own_files[i], 0);
+	}
+}
+
+int staging_begin(struct staging *st, const char *path, char *err, size_t errlen)
+{
+	st->dir[0] = 0;
+	st->dfd = st->mark = -1;
+	if (strlen(path) > sizeof st->dir - 32) {
+		snprintf(err, errlen, "output path too long");
+		return BFI_E_INVALID;
+	}
+	snprintf(st->dir, sizeof st->dir, "%s" STAGE_INFIX "XXXXXX", path);
+	if (mkdtemp(st->dir) == NULL) {
+		int e = errno;
+		snprintf(err, errlen, "cannot create a staging directory beside %s: %s", path,
+		         strerror(e));
+		st->dir[0] = 0;
+		return -e;
+	}
+	st->dfd = open(st->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int rc = st->dfd < 0 ? -errno : 0;
+	if (rc == 0) {
+		st->mark = make_mark(st->dfd);
+		rc = st->mark < 0 ? st->mark : 0;
+	}
+	/* mkdtemp makes it 0700; a published snapshot is as readable as its files */
+	if (rc == 0 && fchmod(st->dfd, 0755) != 0)
+		rc = -errno;
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", st->dir, strerror(-rc));
+		staging_end(st);
+	}
+	return rc;
+}
+
+/*
+ * Publish the staged snapshot at path. Two builds may race to a new path:
+ * the loser's rename finds a directory there, and goes the exchange way.
+ */
+#define PUBLISH_TRIES 8
+
+int staging_publish(struct staging *st, const char *path, char *err, size_t errlen,
+                    char *warn, size_t warnlen)
+{
+	char parent[4200], base[4200];
+	int rc = split_path(path, parent, base, sizeof parent);
+	warn[0] = 0;
+	if (rc) {
+		snprintf(err, errlen, "'%s' cannot name a snapshot directory", path);
+		return rc;
+	}
+	/* The marker leaves the snapshot: a published snapshot holds bfi's files only. */
+	if (unlinkat(st->dfd, MARK_NAME, 0) != 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s/%s: %s", st->dir, MARK_NAME, strerror(errno));
+		return rc;
+	}
+	int swapped = -1, sys = 0;
+	for (int tries = 0; tries < PUBLISH_TRIES && swapped < 0 && rc == 0 && sys == 0; tries++) {
+		struct stat s;
+		if (lstat(path, &s) != 0) {
+			if (errno != ENOENT)
+				sys = errno;
+			else if (rename(st->dir, path) == 0)
+				swapped = 0;
+			else if (errno != ENOTEMPTY && errno != EEXIST)
+				sys = errno;
+			continue; /* else another build published there first: exchange with it */
+		}
+		rc = bfi_output_check(path, err, errlen);
+		if (rc)
+			break;
+		if (renameat2(AT_FDCWD, st->dir, AT_FDCWD, path, RENAME_EXCHANGE) == 0)
+			swapped = 1; /* st->dir now holds the old snapshot, still whole */
+		else if (errno != ENOENT)
+			sys = errno;
+	}
+	if (swapped < 0) {
+		if (sys) {
+			rc = -sys;
+			snprintf(err, errlen, "publishing %s: %s", path, strerror(sys));
+		} else if (rc == 0) {
+			rc = -EBUSY;
+			snprintf(err, errlen, "publishing %s: other builds kept changing it", path);
+		}
+		/* marked again, so that what is left is still provably ours */
+		int m = make_mark(st->dfd);
+		if (m >= 0) {
+			close(st->mark);
+			st->mark = m;
+		}
+		return rc;
+	}
+	/*
+	 * The old snapshot, now under the staging name, is marked as ours at
+	 * once: a build killed from here on leaves it for the next to sweep.
+	 */
+	int odfd = -1, omark = -1;
+	if (swapped) {
+		odfd = open(st->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		omark = odfd >= 0 ? make_mark(odfd) : -1;
 	}
 	/*
 	 * Make the swap durable before the old snapshot is deleted. If that
 	 * fails, the build fails, so undo the swap: the path goes back to what
-	 * it held (the old snapshot, or nothing).
+	 * it held (the old snapshot, or nothing), and the staged one is marked
+	 * again.
 	 */
-	rc = fsync_path(pd, 1);
+	rc = fsync_path(parent, 1);
 	if (rc) {
-		snprintf(err, errlen, "fsync %s: %s", pd, strerror(-rc));
+		snprintf(err, errlen, "fsync %s: %s", parent, strerror(-rc));
 		if (swapped)
-			(void)renameat2(AT_FDCWD, tmpdir, AT_FDCWD, path, RENAME_EXCHANGE);
+			(void)renameat2(AT_FDCWD, st->dir, AT_FDCWD, path, RENAME_EXCHANGE);
 		else
-			(void)rename(path, tmpdir);
+			(void)rename(path, st->dir);
+		if (omark >= 0) {
+			(void)unlinkat(odfd, MARK_NAME, 0);
+			close(omark);
+		}
+		if (odfd >= 0)
+			close(odfd);
+		int m = make_mark(st->dfd);
+		if (m >= 0) {
+			close(st->mark);
+			st->mark = m;
+		}
 		return rc;
 	}
-	if (swapped) /* left behind only if someone added files to the old snapshot */
-		publish_remove_dir(tmpdir);
+	close(st->dfd);
+	st->dfd = odfd;
+	if (!swapped) {
+		st->dir[0] = 0; /* it is the snapshot now */
+		return 0;
+	}
+	if (omark >= 0) {
+		close(st->mark);
+		st->mark = omark;
+	}
+	char other[256];
+	if (st->dfd >= 0 && foreign_file(st->dfd, other, sizeof other) == 1) {
+		snprintf(warn, warnlen,
+		         "the old snapshot held '%s', which bfi did not write; it is kept, with the old "
+		         "snapshot, in %s",
+		         other, st->dir);
+		/* keep all of it, unmarked: it holds the user's file */
+		(void)unlinkat(st->dfd, MARK_NAME, 0);
+		close(st->dfd);
+		st->dfd = -1;
+		st->dir[0] = 0;
+	}
 	return 0;
-syserr:
-	rc = -errno;
-	snprintf(err, errlen, "publishing %s: %s", path, strerror(errno));
-	return rc;
 }
 
-void publish_remove_dir(const char *dir)
+void staging_end(struct staging *st)
 {
-	static const char *const files[] = {BFI_INDEX_NAME, BFI_CATALOG_NAME, BFI_CATALOG_NAME "-lock"};
-	char p[4400];
-	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-		snprintf(p, sizeof p, "%s/%s", dir, files[i]);
-		unlink(p);
+	if (st->dir[0] && st->dfd >= 0) {
+		remove_own_files(st->dfd);
+		(void)unlinkat(st->dfd, MARK_NAME, 0);
+		(void)rmdir(st->dir); /* only if empty: anything else there is not ours */
 	}
-	(void)rmdir(dir);
+	if (st->dfd >= 0)
+		close(st->dfd);
+	if (st->mark >= 0)
+		close(st->mark); /* releases the lock */
+	st->dir[0] = 0;
+	st->dfd = st->mark = -1;
 }
 
 /*
- * A build stages its snapshot in PATH.tmp-PID-XXXXXX beside PATH. One that
- * was killed leaves that directory behind; the next build at PATH removes
- * every such directory whose process is gone (kill(pid, 0) says ESRCH), and
- * leaves alone those of builds still running.
+ * Is dfd/name an abandoned staging directory of this user's? Then its
+ * marker's fd, locked; else -1.
  */
-void publish_clean_stale(const char *path)
+static int abandoned(int pfd, const char *name, int *dirfd)
+{
+	struct stat st, held;
+	*dirfd = -1;
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid())
+		return -1;
+	int dfd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	if (fstat(dfd, &held) != 0 || held.st_dev != st.st_dev || held.st_ino != st.st_ino) {
+		close(dfd);
+		return -1;
+	}
+	int mfd = openat(dfd, MARK_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	char text[sizeof MARK_TEXT + 1];
+	ssize_t got = -1;
+	if (mfd >= 0 && fstat(mfd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    flock(mfd, LOCK_EX | LOCK_NB) == 0) /* no live build holds it */
+		got = pread(mfd, text, sizeof text, 0);
+	if (got != (ssize_t)strlen(MARK_TEXT) || memcmp(text, MARK_TEXT, (size_t)got) != 0) {
+		if (mfd >= 0)
+			close(mfd);
+		close(dfd);
+		return -1;
+	}
+	*dirfd = dfd;
+	return mfd;
+}
+
+void staging_sweep(const char *path)
 {
 	char parent[4200], base[4200];
-	snprintf(parent, sizeof parent, "%s", path);
-	snprintf(base, sizeof base, "%s", path);
-	const char *pd = dirname(parent), *bn = basename(base);
-	size_t bl = strlen(bn);
-	DIR *d = opendir(pd);
-	if (d == NULL)
+	if (split_path(path, parent, base, sizeof parent) != 0)
 		return;
+	size_t bl = strlen(base), il = strlen(STAGE_INFIX);
+	int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
+		return;
+	int lfd = dup(pfd);
+	DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+	if (d == NULL) {
+		if (lfd >= 0)
+			close(lfd);
+		close(pfd);
+		return;
+	}
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
-		if (strncmp(e->d_name, bn, bl) != 0 || strncmp(e->d_name + bl, ".tmp-", 5) != 0)
+		if (strncmp(e->d_name, base, bl) != 0 || strncmp(e->d_name + bl, STAGE_INFIX, il) != 0)
 			continue;
-		char *end;
-		long pid = strtol(e->d_name + bl + 5, &end, 10);
-		if (end == e->d_name + bl + 5 || *end != '-' || pid <= 0 || pid == (long)getpid() ||
-		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		int dfd, mfd = abandoned(pfd, e->d_name, &dfd);
+		if (mfd < 0)
 			continue;
-		char dir[4300];
-		snprintf(dir, sizeof dir, "%s/%s", pd, e->d_name);
-		publish_remove_dir(dir);
+		remove_own_files(dfd);
+		(void)unlinkat(dfd, MARK_NAME, 0);
+		(void)unlinkat(pfd, e->d_name, AT_REMOVEDIR); /* only if empty */
+		close(mfd);
+		close(dfd);
 	}
 	closedir(d);
+	close(pfd);
 }

@@ -137,7 +137,9 @@ static int feed(struct seqread *r, const char *buf, size_t n)
 		case S_QUAL:
 			if (c != '\n' && c != '\r')
 				r->qual_len++;
-			else if (c == '\n' && r->qual_len >= r->seq_n) {
+			else if (c == '\n' && r->qual_len > r->seq_n)
+				return fail(r, r->line, "the FASTQ quality is longer than its sequence");
+			else if (c == '\n' && r->qual_len == r->seq_n) {
 				r->state = S_START;
 				rc = end_record(r);
 			}
@@ -166,28 +168,22 @@ int bfi_seq_read(const char *path, bfi_seq_record_fn fn, void *ctx, char *err, s
 	r.state = S_START;
 	if (err && errlen)
 		err[0] = '\0';
-	gzFile gz = strcmp(path, "-") ? gzopen(path, "rb") : gzdopen(dup(0), "rb");
-	if (gz == NULL) {
-		int e = errno ? errno : ENOMEM;
+	struct zin z;
+	char zerr[512];
+	int rc = zin_open(&z, path, zerr, sizeof zerr);
+	if (rc) {
 		if (err && errlen)
-			snprintf(err, errlen, "%s: %s", r.path, strerror(e));
-		return -e;
+			snprintf(err, errlen, "%s", zerr);
+		return rc;
 	}
-	gzbuffer(gz, 1u << 17);
 	char *buf = malloc(1u << 20);
-	int rc = buf ? 0 : -ENOMEM;
+	rc = buf ? 0 : -ENOMEM;
 	while (rc == 0) {
-		int got = gzread(gz, buf, 1u << 20);
+		ssize_t got = zin_read(&z, buf, 1u << 20, zerr, sizeof zerr);
 		if (got < 0) {
-			int zerr;
-			const char *msg = gzerror(gz, &zerr);
-			if (zerr == Z_ERRNO) {
-				rc = -errno;
-				if (err && errlen)
-					snprintf(err, errlen, "%s: %s", r.path, strerror(errno));
-			} else {
-				rc = fail(&r, 0, msg);
-			}
+			rc = (int)got;
+			if (err && errlen)
+				snprintf(err, errlen, "%s", zerr);
 			break;
 		}
 		if (got == 0)
@@ -205,9 +201,7 @@ int bfi_seq_read(const char *path, bfi_seq_record_fn fn, void *ctx, char *err, s
 		rc = end_record(&r);
 	free(buf);
 	free(r.seq);
-	int zc = gzclose(gz);
-	if (rc == 0 && zc != Z_OK)
-		rc = fail(&r, 0, "truncated or corrupt");
+	zin_close(&z);
 	return rc;
 }
 

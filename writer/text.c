@@ -106,20 +106,17 @@ static int add_doc(bfi_writer *w, const char *path, const char *name, size_t nam
 	int rc = writer_new_set(w, path, name, name_len, &d.ord);
 	if (rc)
 		return rc;
-	gzFile gz = gzopen(path, "rb");
-	if (gz == NULL)
-		return writer_fail(w, errno ? -errno : -ENOMEM, "%s: %s", path,
-		                   errno ? strerror(errno) : "cannot open");
+	struct zin z;
+	rc = zin_open(&z, path, w->errmsg, sizeof w->errmsg);
+	if (rc)
+		return rc;
 	struct bfi_tokenizer t;
 	bfi_tokenizer_init(&t, max_term);
 	char buf[1 << 16];
 	for (;;) {
-		int got = gzread(gz, buf, sizeof buf);
+		ssize_t got = zin_read(&z, buf, sizeof buf, w->errmsg, sizeof w->errmsg);
 		if (got < 0) {
-			int zerr;
-			const char *msg = gzerror(gz, &zerr);
-			rc = writer_fail(w, zerr == Z_ERRNO ? -errno : BFI_E_INPUT, "%s: %s", path,
-			                 zerr == Z_ERRNO ? strerror(errno) : msg);
+			rc = (int)got;
 			break;
 		}
 		if (got == 0)
@@ -129,9 +126,7 @@ static int add_doc(bfi_writer *w, const char *path, const char *name, size_t nam
 	}
 	if (rc == 0)
 		rc = bfi_tokenize_end(&t, add_term, &d);
-	int zc = gzclose(gz);
-	if (rc == 0 && zc != Z_OK)
-		rc = writer_fail(w, BFI_E_INPUT, "%s: truncated or corrupt", path);
+	zin_close(&z);
 	return rc;
 }
 
