@@ -1,6 +1,8 @@
-/* bfi.c - the bfi command: one entry point, one subcommand per job. */
+/* bfi.c - the bfi command: one entry point, one subcommand per job, from a table. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "format.h"
 #include "tools.h"
@@ -24,8 +26,40 @@ static const char usage[] =
 	"Run 'bfi COMMAND --help' for a command's options.\n"
 	"Exit status: 0 success, 1 corrupt snapshot (verify), 2 usage or I/O error.\n";
 
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{"build", cmd_build}, {"query", cmd_query}, {"inspect", cmd_inspect},
+	{"verify", cmd_verify}, {"synth", cmd_synth}, {"bench", cmd_bench},
+	{"fold", cmd_fold},   {"stack", cmd_stack}, {"filter", cmd_filter},
+};
+
+int stdin_closed;
+
+/*
+ * A descriptor 0, 1 or 2 that the caller left closed would be the next one
+ * open() returns, and a snapshot's file would then be read as queries or
+ * written as answers: hold each such one open on /dev/null.
+ */
+static void hold_std_fds(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) != -1)
+			continue;
+		if (fd == 0)
+			stdin_closed = 1;
+		int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		if (n >= 0 && n != fd) { /* a lower one was closed too, and is taken now */
+			dup2(n, fd);
+			close(n);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
+	hold_std_fds();
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return EXIT_USAGE;
@@ -33,31 +67,27 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
 		fputs(usage, stdout);
-		return EXIT_OK;
+		return stdout_close("bfi") ? EXIT_USAGE : EXIT_OK;
 	}
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
 		printf("bfi %s (format %u.%u)\n", BFI_VERSION_STRING, BFI_VERSION_MAJOR,
 		       BFI_VERSION_MINOR);
-		return EXIT_OK;
+		return stdout_close("bfi") ? EXIT_USAGE : EXIT_OK;
 	}
-	if (!strcmp(cmd, "build"))
-		return cmd_build(argc - 1, argv + 1);
-	if (!strcmp(cmd, "query"))
-		return cmd_query(argc - 1, argv + 1);
-	if (!strcmp(cmd, "inspect"))
-		return cmd_inspect(argc - 1, argv + 1);
-	if (!strcmp(cmd, "verify"))
-		return cmd_verify(argc - 1, argv + 1);
-	if (!strcmp(cmd, "synth"))
-		return cmd_synth(argc - 1, argv + 1);
-	if (!strcmp(cmd, "bench"))
-		return cmd_bench(argc - 1, argv + 1);
-	if (!strcmp(cmd, "fold"))
-		return cmd_fold(argc - 1, argv + 1);
-	if (!strcmp(cmd, "stack"))
-		return cmd_stack(argc - 1, argv + 1);
-	if (!strcmp(cmd, "filter"))
-		return cmd_filter(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+		if (strcmp(cmd, commands[i].name))
+			continue;
+		char name[40];
+		snprintf(name, sizeof name, "bfi %s", cmd);
+		guard_install(name);
+		/* output is checked once, at exit: a buffer big enough that it fails there, with its errno */
+		static char obuf[1 << 18];
+		if (!isatty(STDOUT_FILENO))
+			setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+		int rc = commands[i].run(argc - 1, argv + 1);
+		int oc = stdout_close(name);
+		return rc ? rc : oc;
+	}
 	fprintf(stderr, "bfi: unknown command '%s'\n\n%s", cmd, usage);
 	return EXIT_USAGE;
 }

@@ -106,6 +106,20 @@ static void on_progress(void *c, const char *phase, uint64_t done, uint64_t tota
 	progress_show(&((struct ctx *)c)->p, phase, done, total);
 }
 
+/* The writer's warnings from byte from on; returns where they end. */
+static size_t print_warnings(const bfi_writer *w, size_t from)
+{
+	const char *all = bfi_writer_warnings(w);
+	size_t len = strlen(all);
+	for (const char *p = all + from; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t l = nl ? (size_t)(nl - p) : strlen(p);
+		fprintf(stderr, "bfi build: warning: %.*s\n", (int)l, p);
+		p += l + (nl != NULL);
+	}
+	return len;
+}
+
 int cmd_build(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -220,8 +234,9 @@ int cmd_build(int argc, char **argv)
 			break;
 		}
 		case 'e':
-			if (parse_size(optarg, &o.expected_keys) || o.expected_keys == 0) {
-				fprintf(stderr, "bfi build: bad --expected-keys '%s'\n", optarg);
+			if (parse_size(optarg, &o.expected_keys) || o.expected_keys == 0 ||
+			    o.expected_keys > (1ull << 40)) {
+				fprintf(stderr, "bfi build: --expected-keys must be 1..2^40, got '%s'\n", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -365,6 +380,44 @@ int cmd_build(int argc, char **argv)
 		        fasta || text || docs ? "at least one INPUT" : "exactly one INPUT", help);
 		return EXIT_USAGE;
 	}
+	if (o.keep_order && o.cluster) {
+		fprintf(stderr, "bfi build: --keep-order and --cluster ask for two orders; give one\n");
+		return EXIT_USAGE;
+	}
+	if ((o.route_shards || o.cells || o.reps || o.shards) && !(o.layouts & BFI_BUILD_RAMBO)) {
+		fprintf(stderr, "bfi build: --route, --cells, --reps and --shards are for the rambo "
+		                "layout; add --layout rambo\n");
+		return EXIT_USAGE;
+	}
+	if (o.cells == 1) {
+		fprintf(stderr, "bfi build: --cells 1 puts every set in one cell, which tells none "
+		                "apart; give at least 2\n");
+		return EXIT_USAGE;
+	}
+	if (o.cells && o.shards && o.cells % o.shards) {
+		fprintf(stderr, "bfi build: --cells %llu is not a multiple of --shards %u\n",
+		        (unsigned long long)o.cells, o.shards);
+		return EXIT_USAGE;
+	}
+	if (o.expected_keys && !o.bits) {
+		uint64_t m;
+		uint32_t k;
+		int sz = bfi_filter_size(o.expected_keys, o.fpr, &m, &k);
+		if (sz >= 0 && o.hashes && (double)o.expected_keys * o.hashes / 0.6931471805599453 >
+		                               (double)(1ull << 40))
+			sz = BFI_E_LIMIT;
+		if (sz < 0) {
+			fprintf(stderr, "bfi build: --expected-keys %llu: %s: each filter would need more "
+			                "than 2^40 bits\n",
+			        (unsigned long long)o.expected_keys, bfi_strerror(sz));
+			return EXIT_USAGE;
+		}
+	}
+	char why[600];
+	if (bfi_output_check(out, why, sizeof why) != 0) {
+		fprintf(stderr, "bfi build: %s\n", why);
+		return EXIT_USAGE;
+	}
 	const char *input = argv[optind];
 	struct ctx ctx;
 	progress_init(&ctx.p, quiet);
@@ -377,6 +430,7 @@ int cmd_build(int argc, char **argv)
 		fprintf(stderr, "bfi build: %s\n", bfi_strerror(rc));
 		return EXIT_USAGE;
 	}
+	size_t warned = print_warnings(w, 0);
 	if (tsv) {
 		FILE *f = strcmp(input, "-") ? fopen(input, "r") : stdin;
 		if (f == NULL) {
@@ -406,6 +460,7 @@ int cmd_build(int argc, char **argv)
 	if (rc == 0)
 		rc = bfi_writer_finish(w, out, &sum);
 	progress_done(&ctx.p);
+	print_warnings(w, warned);
 	if (rc) {
 		const char *msg = bfi_writer_errmsg(w);
 		fprintf(stderr, "bfi build: %s\n", *msg ? msg : bfi_strerror(rc));

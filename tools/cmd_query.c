@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bfi.h"
@@ -134,30 +136,15 @@ struct query {
 	size_t label_len;
 };
 
-/*
- * Output is one process's stdout, written from one thread, so the hot
- * paths use stdio's unlocked calls, and numbers are formatted here:
- * printf took a fifth of a batch of genome keys with --count.
- */
-static void put_uint(uint64_t v)
-{
-	char b[20];
-	size_t i = sizeof b;
-	do
-		b[--i] = (char)('0' + v % 10);
-	while (v /= 10);
-	while (i < sizeof b) /* putc's fast path is inline; fwrite is a call */
-		putc_unlocked(b[i++], stdout);
-}
-
+/* The query as the output names it: its text, or its record's id. */
 static void print_query(const struct query *q, int json)
 {
 	const char *t = q->label ? q->label : q->text;
 	size_t n = q->label ? q->label_len : q->len;
 	if (json)
-		json_str(stdout, t, n);
+		out_json(t, n);
 	else
-		fwrite_unlocked(t, 1, n, stdout);
+		out_text(t, n);
 }
 
 /* --text: a query's distinct terms, less the stop words. */
@@ -388,9 +375,9 @@ static int print_format(const bfi_snapshot *s, const struct opts *o, const struc
 	for (const char *p = o->format; *p; p++) {
 		if (p[0] == '\\' && p[1]) {
 			p++;
-			putchar(*p == 'n' ? '\n' : *p == 't' ? '\t' : *p);
+			out_char(*p == 'n' ? '\n' : *p == 't' ? '\t' : *p);
 		} else if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
-			putchar(*p++);
+			out_char(*p++);
 		} else if (*p == '{') {
 			const char *e = strchr(p, '}');
 			if (!memcmp(p, "{name}", 6)) {
@@ -399,17 +386,17 @@ static int print_format(const bfi_snapshot *s, const struct opts *o, const struc
 				int rc = set_name(s, o, ord, &name, &nl);
 				if (rc)
 					return rc;
-				fwrite(name, 1, nl, stdout);
+				out_text(name, nl);
 			} else if (!memcmp(p, "{ordinal}", 9)) {
-				printf("%u", ord);
+				out_uint(ord);
 			} else if (!memcmp(p, "{score}", 7)) {
-				printf("%u", score);
+				out_uint(score);
 			} else {
 				print_query(q, 0);
 			}
 			p = e;
 		} else {
-			putchar(*p);
+			out_char(*p);
 		}
 	}
 	return 0;
@@ -425,35 +412,42 @@ static int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_
 			if (rc)
 				return rc;
 		}
+		out_end_line(); /* the query's answer is committed whole */
 		return 0;
 	}
 	if (o->json) {
-		fputs("{\"query\": ", stdout);
+		out_str("{\"query\": ");
 		print_query(q, 1);
-		if (scores)
-			printf(", \"terms\": %zu", bfi_expr_keys(q->e));
+		if (scores) {
+			out_str(", \"terms\": ");
+			out_uint(bfi_expr_keys(q->e));
+		}
 	} else {
 		print_query(q, 0);
 	}
 	if (o->count && o->json) {
-		printf(", \"count\": %zu}\n", n);
+		out_str(", \"count\": ");
+		out_uint(n);
+		out_str("}\n");
+		out_end_line();
 		return 0;
 	}
 	if (o->count) {
-		fputc_unlocked('\t', stdout);
-		put_uint(n);
-		fputc_unlocked('\n', stdout);
+		out_char('\t');
+		out_uint(n);
+		out_char('\n');
+		out_end_line();
 		return 0;
 	}
 	if (o->json)
-		fputs(", \"matches\": [", stdout);
+		out_str(", \"matches\": [");
 	for (size_t i = 0; i < n; i++) {
 		if (o->json && i)
-			fputs(", ", stdout);
+			out_str(", ");
 		else if (!o->json)
-			fputc_unlocked('\t', stdout);
+			out_char('\t');
 		if (o->ordinals) {
-			put_uint(ords[i]);
+			out_uint(ords[i]);
 		} else {
 			const char *name;
 			size_t nl;
@@ -461,24 +455,25 @@ static int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_
 			if (rc)
 				return rc;
 			if (o->json)
-				json_str(stdout, name, nl);
+				out_json(name, nl);
 			else
-				fwrite_unlocked(name, 1, nl, stdout);
+				out_text(name, nl);
 		}
 		if (scores && !o->json) {
-			fputc_unlocked('\t', stdout);
-			put_uint(scores[i]);
+			out_char('\t');
+			out_uint(scores[i]);
 		}
 	}
 	if (o->json && scores) {
-		fputs("], \"scores\": [", stdout);
-		for (size_t i = 0; i < n; i++)
-			printf(i ? ", %u" : "%u", scores[i]);
+		out_str("], \"scores\": [");
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				out_str(", ");
+			out_uint(scores[i]);
+		}
 	}
-	if (o->json)
-		fputs("]}\n", stdout);
-	else
-		fputc_unlocked('\n', stdout);
+	out_str(o->json ? "]}\n" : "\n");
+	out_end_line();
 	return 0;
 }
 
@@ -500,16 +495,19 @@ static int run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o,
 	                (o->mode == M_TEXT && q->e == NULL))) {
 		/* No terms (say, a sequence shorter than k): no set can score. */
 		bfi_expr_free(&q->e);
-		if (o->json) {
-			fputs("{\"query\": ", stdout);
+		if (o->format) {
+			out_end_line(); /* no set: nothing to format */
+		} else if (o->json) {
+			out_str("{\"query\": ");
 			print_query(q, 1);
-			puts(o->count              ? ", \"terms\": 0, \"count\": 0}"
-			     : o->mode == M_TEXT ? ", \"terms\": 0, \"matches\": []}"
-			                         : ", \"terms\": 0, \"matches\": [], \"scores\": []}");
+			out_str(o->count              ? ", \"terms\": 0, \"count\": 0}\n"
+			        : o->mode == M_TEXT ? ", \"terms\": 0, \"matches\": []}\n"
+			                            : ", \"terms\": 0, \"matches\": [], \"scores\": []}\n");
 		} else {
 			print_query(q, 0);
-			puts(o->count ? "\t0" : "");
+			out_str(o->count ? "\t0\n" : "\n");
 		}
+		out_end_line();
 		return 0;
 	}
 	if (rc == 0)
@@ -525,11 +523,23 @@ struct fasta_ctx {
 	const bfi_snapshot *s;
 	bfi_result *res;
 	const struct opts *o;
+	struct timespec checked; /* when the files were last found unchanged */
 };
+
+#define CHECK_NS 50000000 /* a record that waited longer than this is checked for */
 
 static int on_fasta_query(void *ctx, const char *id, size_t id_len, const char *seq, size_t len)
 {
 	struct fasta_ctx *fc = ctx;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - fc->checked.tv_sec) * 1000000000ll + (now.tv_nsec - fc->checked.tv_nsec) >
+	    CHECK_NS) { /* records may come slowly, through a pipe: were the files changed meanwhile? */
+		int rc = bfi_check_files(fc->s);
+		if (rc)
+			return rc;
+		fc->checked = now;
+	}
 	struct query q = {(char *)seq, len, NULL, id, id_len};
 	return run_one(fc->s, fc->res, fc->o, &q);
 }
@@ -544,6 +554,7 @@ struct lines {
 	char *buf;
 	size_t cap, start, end;
 	int eof;
+	const bfi_snapshot *watch; /* checked before each read: unchanged since opened */
 };
 
 /*
@@ -585,6 +596,11 @@ static int next_line(struct lines *r, int fd, char **line, size_t *len)
 			continue;
 		if (got < 0)
 			return -errno;
+		/* a read may wait for hours (a pipe, a terminal): before the lines
+		 * it brought are answered, the files must be as they were opened */
+		int changed = r->watch ? bfi_check_files(r->watch) : 0;
+		if (changed)
+			return changed;
 		r->end += (size_t)got;
 		r->eof = got == 0;
 	}
@@ -829,13 +845,21 @@ int cmd_query(int argc, char **argv)
 	/* --text and --path read the tokenizer or the encoding from the catalog */
 	if ((o.ordinals || o.count) && !o.text && o.mode != M_PATH)
 		flags |= BFI_OPEN_NO_CATALOG;
+	int from_stdin = optind >= argc && !fasta;
+	if ((from_stdin || (fasta && !strcmp(fasta, "-"))) && stdin_closed) {
+		fprintf(stderr, "bfi query: standard input is closed; give queries as arguments\n");
+		return EXIT_USAGE;
+	}
 	bfi_snapshot *s = NULL;
 	bfi_result *res = NULL;
+	guard_during(path, EXIT_USAGE);
 	int rc = bfi_open(path, flags, &s);
+	guard_during(NULL, 0);
 	if (rc) {
 		fprintf(stderr, "bfi query: %s: %s\n", path, bfi_strerror(rc));
 		return EXIT_USAGE;
 	}
+	guard_watch(s, path);
 	if (o.text) { /* the tokenizer the documents were split with, if not the default */
 		const void *mv;
 		size_t vl;
@@ -852,13 +876,18 @@ int cmd_query(int argc, char **argv)
 		}
 	}
 	o.snap = s;
-	/* Answers to a file or a pipe go out in 64 KiB writes, not stdio's 4 KiB
-	 * (16,600 write calls for 2 million genome keys); a 1 MiB buffer, which
-	 * sweeps much of the L2, slowed one query at a time by 15-25%. A
-	 * terminal keeps its line buffering. Nothing is on stdout yet. */
-	static char out_buf[1 << 16];
-	if (!isatty(STDOUT_FILENO))
-		setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
+	/*
+	 * Answers go out in 64 KiB writes; one at a time when a person or a
+	 * program waits for each: stdin a terminal or pipe, or stdout a
+	 * terminal.
+	 */
+	struct stat in_st;
+	int waited = isatty(STDOUT_FILENO) ||
+	             (from_stdin && (fstat(STDIN_FILENO, &in_st) != 0 || !S_ISREG(in_st.st_mode))) ||
+	             (fasta && (stat(strcmp(fasta, "-") ? fasta : "/dev/stdin", &in_st) != 0 ||
+	                        !S_ISREG(in_st.st_mode)));
+	out_init(waited);
+	answers.tty = isatty(STDOUT_FILENO);
 	struct bfi_info info;
 	bfi_info(s, &info);
 	/* calloc'd pages are not touched until a name is kept: no cost unless names are printed */
@@ -868,7 +897,8 @@ int cmd_query(int argc, char **argv)
 	o.names = &names;
 	rc = bfi_result_create(&res);
 	if (rc == 0 && fasta) { /* each record of the file is one query, named by its id */
-		struct fasta_ctx fc = {s, res, &o};
+		struct fasta_ctx fc = {s, res, &o, {0, 0}};
+		clock_gettime(CLOCK_MONOTONIC, &fc.checked);
 		char err[512];
 		rc = bfi_seq_read(fasta, on_fasta_query, &fc, err, sizeof err);
 		if (rc && err[0]) {
@@ -882,10 +912,10 @@ int cmd_query(int argc, char **argv)
 	memset(&bt, 0, sizeof bt);
 	if (rc == 0 && o.batch)
 		rc = batcher_init(&bt, &o);
-	struct lines in = {NULL, 0, 0, 0, 0};
+	struct lines in = {NULL, 0, 0, 0, 0, s};
 	for (int i = optind; !fasta; i++) {
 		struct query q = {NULL, 0, NULL, NULL, 0};
-		if (rc)
+		if (rc || answers.err) /* an answer could not be written: stop */
 			break;
 		if (optind < argc) {
 			if (i >= argc)
@@ -894,6 +924,10 @@ int cmd_query(int argc, char **argv)
 			q.len = strlen(argv[i]);
 		} else {
 			int got = next_line(&in, STDIN_FILENO, &q.text, &q.len);
+			if (got == BFI_E_CHANGED) {
+				rc = got;
+				break;
+			}
 			if (got < 0) { /* the queries read so far are still answered */
 				fprintf(stderr, "bfi query: standard input: %s\n", strerror(-got));
 				status = EXIT_USAGE;
@@ -914,11 +948,22 @@ int cmd_query(int argc, char **argv)
 		rc = run_batch(s, &o, &bt);
 	if (o.batch)
 		batcher_free(&bt, &o);
-	if (fflush(stdout) != 0 && rc == 0)
-		rc = -EIO;
+	/* answers given since the last check may be wrong if a file changed: say so */
+	if (rc == 0)
+		rc = bfi_check_files(s);
+	(void)out_flush();
+	out_free();
 	bfi_result_destroy(&res);
 	free(names.at);
+	guard_unwatch(s);
 	bfi_close(&s);
+	if (rc == BFI_E_CHANGED) {
+		fprintf(stderr, "bfi query: %s: a file of the snapshot was changed in place under this "
+		                "reader; answers since then may be wrong. A snapshot is replaced by "
+		                "publishing a new one, never edited in place\n",
+		        path);
+		return EXIT_USAGE;
+	}
 	if (rc) {
 		fprintf(stderr, "bfi query: %s: %s\n", path, bfi_strerror(rc));
 		return EXIT_USAGE;

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bfi.h"
+
 /* Exit codes kept stable for scripts: 0 ok, 1 "no"/corrupt, 2 usage or I/O. */
 enum { EXIT_OK = 0, EXIT_BAD = 1, EXIT_USAGE = 2 };
 
@@ -18,8 +20,70 @@ int cmd_fold(int argc, char **argv);
 int cmd_stack(int argc, char **argv);
 int cmd_filter(int argc, char **argv);
 
+/*
+ * JSON strings (spec/format.md, "JSON output"): well-formed UTF-8 goes out
+ * as it is; '"', '\\' and control bytes are escaped; every byte that is not
+ * part of well-formed UTF-8 becomes \udcXX (XX the byte), the lone
+ * surrogate by which Python's surrogateescape recovers the byte.
+ * json_piece writes the output for the character at s[*i] into out (at
+ * most 6 bytes), advances *i past it, and returns the output's length.
+ */
+size_t json_piece(const char *s, size_t len, size_t *i, char out[8]);
 /* Print s (len bytes) as a JSON string literal, quotes included. */
 void json_str(FILE *f, const char *s, size_t len);
+
+/*
+ * bfi query's answers (out.c): built a line at a time in one buffer and
+ * written with write(2) a committed line at a time, so that an emergency
+ * stop (guard.c) can write every finished line and no part of another.
+ */
+struct out {
+	char *buf;
+	size_t len, cap, committed;
+	int line_flush; /* write each line as it ends */
+	int tty;        /* standard output is a terminal: control bytes of text shown escaped */
+	int err;        /* errno of the first failed write, or 0 */
+};
+extern struct out answers;
+void out_init(int line_flush);
+void out_put(const void *p, size_t n);
+void out_str(const char *s);
+void out_char(char c);
+void out_uint(uint64_t v);
+/* Bytes from the data (names, queries) in text output: as they are, but
+ * on a terminal control bytes are shown as \xHH. */
+void out_text(const char *s, size_t len);
+void out_json(const char *s, size_t len);
+/* End a line: it is committed, and written if line_flush or enough is. */
+void out_end_line(void);
+/* Write what is committed; returns answers.err. */
+int out_flush(void);
+/* From a signal handler: write what is committed, with write(2) only. */
+void out_emergency(void);
+void out_free(void);
+
+/*
+ * SIGBUS on a mapped snapshot (guard.c): a file of it shrank under the
+ * reader. The handler writes the committed answers (out_emergency), a
+ * message naming the file, and exits with the status given; a SIGBUS
+ * anywhere else keeps its default action.
+ */
+void guard_install(const char *cmd);
+/* Name snap's files, at path, in the message; up to GUARD_MAX snapshots. */
+#define GUARD_MAX 16
+void guard_watch(const bfi_snapshot *snap, const char *path);
+void guard_unwatch(const bfi_snapshot *snap);
+/*
+ * While an operation whose maps are not watched runs (opening, verify),
+ * a SIGBUS means a file of path changed; status is the exit status then.
+ * path NULL ends it.
+ */
+void guard_during(const char *path, int status);
+
+/* Check standard output at exit: 0, or EXIT_USAGE after saying what failed. */
+int stdout_close(const char *cmd);
+/* Standard input was closed when bfi started (it now reads /dev/null). */
+extern int stdin_closed;
 
 /* A progress line on stderr, redrawn in place; only when stderr is a terminal. */
 struct progress {

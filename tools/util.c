@@ -1,5 +1,6 @@
 /* util.c - JSON strings, progress lines and number parsing for bfi. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -7,23 +8,61 @@
 
 #include "tools.h"
 
+/* Length of the well-formed UTF-8 character at s[i] (RFC 3629), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t len, size_t i)
+{
+	unsigned c = s[i];
+	size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+	if (c > 0xf4 || n == 0 || len - i < n)
+		return 0;
+	unsigned c1 = s[i + 1];
+	/* no overlong forms, no UTF-16 surrogates, nothing past U+10FFFF */
+	unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+	unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+	if (c1 < lo || c1 > hi)
+		return 0;
+	for (size_t k = 2; k < n; k++)
+		if ((s[i + k] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+size_t json_piece(const char *s, size_t len, size_t *i, char out[8])
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned c = u[*i];
+	size_t n;
+	if (c >= 0x80 && (n = utf8_len(u, len, *i)) != 0) {
+		memcpy(out, s + *i, n);
+		*i += n;
+		return n;
+	}
+	*i += 1;
+	if (c == '"' || c == '\\' || c == '\n' || c == '\t' || c == '\r') {
+		out[0] = '\\';
+		out[1] = c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : (char)c;
+		return 2;
+	}
+	if (c >= 0x20 && c < 0x7f) {
+		out[0] = (char)c;
+		return 1;
+	}
+	/* a control byte is U+00XX; a byte that is not UTF-8 is U+DCXX, as
+	 * Python's surrogateescape reads it, so the bytes can be recovered */
+	memcpy(out, c >= 0x80 ? "\\udc" : "\\u00", 4);
+	out[4] = hex[c >> 4];
+	out[5] = hex[c & 15];
+	return 6;
+}
+
 void json_str(FILE *f, const char *s, size_t len)
 {
+	char piece[8];
 	fputc('"', f);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c == '\r')
-			fputs("\\r", f);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f); /* UTF-8 passes through; other bytes are the caller's input */
+	for (size_t i = 0; i < len;) {
+		size_t n = json_piece(s, len, &i, piece);
+		fwrite(piece, 1, n, f);
 	}
 	fputc('"', f);
 }
@@ -85,4 +124,22 @@ int parse_size(const char *s, uint64_t *out)
 		return -1;
 	*out = v << shift;
 	return 0;
+}
+
+int stdout_close(const char *cmd)
+{
+	int e = 0;
+	if (fflush(stdout) != 0)
+		e = errno;
+	if (e == 0 && ferror(stdout))
+		e = -1; /* failed earlier: the reason is gone */
+	if (e == 0 && answers.err)
+		e = answers.err;
+	if (e == 0)
+		return 0;
+	if (e > 0)
+		fprintf(stderr, "%s: standard output: %s\n", cmd, strerror(e));
+	else
+		fprintf(stderr, "%s: standard output: write error\n", cmd);
+	return EXIT_USAGE;
 }

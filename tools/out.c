@@ -1,0 +1,162 @@
+/*
+ * answers.c - the answers of bfi query, written to standard output through a
+ * buffer of whole lines.
+ *
+ * A line is committed when it ends; only committed lines are ever written.
+ * So if the snapshot changes under a query and the process must stop
+ * (guard.c), the answers already computed go out whole, with write(2),
+ * which a signal handler may call, and a half-built line never does.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools.h"
+
+#define OUT_FLUSH (1u << 16) /* write once this much is committed: 64 KiB writes */
+
+struct out answers;
+
+void out_init(int line_flush)
+{
+	answers.buf = NULL;
+	answers.len = answers.cap = answers.committed = 0;
+	answers.line_flush = line_flush;
+	answers.err = 0;
+}
+
+static int write_all(const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(STDOUT_FILENO, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? errno : EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int out_flush(void)
+{
+	if (answers.err == 0 && answers.committed)
+		answers.err = write_all(answers.buf, answers.committed);
+	/* the uncommitted part line moves to the front */
+	if (answers.len > answers.committed)
+		memmove(answers.buf, answers.buf + answers.committed, answers.len - answers.committed);
+	answers.len -= answers.committed;
+	answers.committed = 0;
+	return answers.err;
+}
+
+void out_emergency(void)
+{
+	if (answers.err == 0 && answers.committed)
+		(void)write_all(answers.buf, answers.committed);
+	answers.committed = 0;
+}
+
+/* Room for n more bytes; on failure the line is cut short, and err says so. */
+static int reserve(size_t n)
+{
+	if (answers.cap - answers.len >= n)
+		return 1;
+	size_t want = answers.cap ? answers.cap : OUT_FLUSH * 2;
+	while (want - answers.len < n) {
+		if (want > ((size_t)-1) / 2)
+			return 0;
+		want *= 2;
+	}
+	char *p = realloc(answers.buf, want);
+	if (p == NULL) {
+		if (answers.err == 0)
+			answers.err = ENOMEM;
+		return 0;
+	}
+	answers.buf = p;
+	answers.cap = want;
+	return 1;
+}
+
+void out_put(const void *p, size_t n)
+{
+	if (n && reserve(n)) {
+		memcpy(answers.buf + answers.len, p, n);
+		answers.len += n;
+	}
+}
+
+void out_str(const char *s)
+{
+	out_put(s, strlen(s));
+}
+
+void out_char(char c)
+{
+	if (answers.len < answers.cap || reserve(1))
+		answers.buf[answers.len++] = c;
+}
+
+void out_uint(uint64_t v)
+{
+	char b[20];
+	size_t i = sizeof b;
+	do
+		b[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	out_put(b + i, sizeof b - i);
+}
+
+void out_json(const char *s, size_t len)
+{
+	char piece[8];
+	out_char('"');
+	for (size_t i = 0; i < len;) {
+		size_t n = json_piece(s, len, &i, piece);
+		out_put(piece, n);
+	}
+	out_char('"');
+}
+
+void out_end_line(void)
+{
+	answers.committed = answers.len;
+	if (answers.line_flush || answers.committed >= OUT_FLUSH)
+		(void)out_flush();
+}
+
+void out_free(void)
+{
+	free(answers.buf);
+	answers.buf = NULL;
+	answers.len = answers.cap = answers.committed = 0;
+}
+
+void out_text(const char *s, size_t len)
+{
+	if (!answers.tty) {
+		out_put(s, len);
+		return;
+	}
+	static const char hex[] = "0123456789abcdef";
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		/* C1 controls, U+0080..U+009F, start escape sequences on some terminals too */
+		int c1 = c == 0xc2 && i + 1 < len && (unsigned char)s[i + 1] >= 0x80 &&
+		         (unsigned char)s[i + 1] <= 0x9f;
+		if (c >= 0x20 && c != 0x7f && !c1) {
+			out_char((char)c);
+			continue;
+		}
+		char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+		out_put(e, 4);
+		if (c1) {
+			c = (unsigned char)s[++i];
+			char f[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+			out_put(f, 4);
+		}
+	}
+}
