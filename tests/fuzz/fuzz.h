@@ -20,6 +20,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char *fuzz_dir(void);
 /* Write data to fuzz_dir()/name; returns the path (static) or NULL. */
 const char *fuzz_file(const char *name, const uint8_t *data, size_t size);
+/*
+ * Query s on every layout it holds: single keys, keys in one call, an
+ * expression, a threshold query and a batch. Errors are fine.
+ */
+struct bfi_snapshot;
+void fuzz_queries(const struct bfi_snapshot *s);
 /* Write data as the index of the snapshot fuzz_dir()/snap; returns that path (static) or NULL. */
 const char *fuzz_index(const uint8_t *data, size_t size);
 #endif

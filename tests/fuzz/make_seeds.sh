@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 C=tests/fuzz/corpus
 T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-seeds.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-mkdir -p "$C/open" "$C/query" "$C/catalog" "$C/parsers"
+mkdir -p "$C/open" "$C/query" "$C/resealed" "$C/catalog" "$C/parsers"
 awk 'BEGIN { for (s = 0; s < 24; s++) for (i = 0; i < 6 + s % 5; i++)
 	printf "set%d\t%s\n", s, (i % 3 ? sprintf("k%d", s * 7 + i) : sprintf("shared%d", i)) }' >"$T/sets.tsv"
 printf 'apple\tk1\nlmdb\tk2\n' >>"$T/sets.tsv"
@@ -18,6 +18,7 @@ seed() { # seed NAME BUILD-OPTIONS...
 	./bfi build -q -o "$T/$name" "$@" --tsv "$T/sets.tsv"
 	cp "$T/$name/index.bfi" "$C/open/$name.bfi"
 	cp "$T/$name/index.bfi" "$C/query/$name.bfi"
+	cp "$T/$name/index.bfi" "$C/resealed/$name.bfi"
 	cp "$T/$name/catalog.mdb" "$C/catalog/$name.mdb"
 }
 seed flat
@@ -36,6 +37,7 @@ awk 'BEGIN { for (s = 0; s < 2600; s++) printf "m%d\tk%d\nm%d\tshared%d\n", s, s
 ./bfi build -q -o "$T/many" --block-sets 512 --prefilter always --tsv "$T/many.tsv"
 cp "$T/many/index.bfi" "$C/open/flat-many-blocks.bfi"
 cp "$T/many/index.bfi" "$C/query/flat-many-blocks.bfi"
+cp "$T/many/index.bfi" "$C/resealed/flat-many-blocks.bfi"
 # the catalog fuzzer binds catalogs to its own three-set index: this one is its own
 printf 'alpha\tk\nalpha\talpha\nbeta\tk\nbeta\tbeta\ngamma\tk\ngamma\tgamma\n' |
 	./bfi build -q -o "$T/three" --tsv -
@@ -46,6 +48,7 @@ printf 'lmdb\nk2\n' | ./bfi filter create -o "$T/filters/b.bff" --bits 512 --has
 ./bfi build -q -o "$T/fromfilters" --from-filters --layout rambo,tree "$T/filters"
 cp "$T/fromfilters/index.bfi" "$C/open/rambo-shared-probes.bfi"
 cp "$T/fromfilters/index.bfi" "$C/query/rambo-shared-probes.bfi"
+cp "$T/fromfilters/index.bfi" "$C/resealed/rambo-shared-probes.bfi"
 # parsers: the first byte picks the parser (tests/fuzz/fuzz_parsers.c)
 p() { printf '%b' "$1" >"$C/parsers/$2"; cat >>"$C/parsers/$2"; }
 printf 'a\tx\nb\ty\r\nb\t\n\n' | p '\000' tsv
