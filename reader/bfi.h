@@ -123,8 +123,11 @@ BFI_API void bfi_close(bfi_snapshot **snap);
 /*
  * Has either file of the open snapshot been changed in place since
  * bfi_open()? Compares each open file's device, inode, size and
- * modification time with what bfi_open() saw (a cheap check: an fstat per
- * file). Returns 0 if neither changed, BFI_E_CHANGED if one did (answers
+ * modification time with what bfi_open() saw, and the index's header
+ * (which names the snapshot) with the one mapped: an fstat per file and
+ * one read of 128 bytes. A change to other bytes within the file system's
+ * timestamp granularity (a few milliseconds) of the last write goes
+ * unseen; bfi_verify() sees every byte. Returns 0 if neither changed, BFI_E_CHANGED if one did (answers
  * given since then may be wrong: close the snapshot and open it again),
  * or BFI_E_INVALID. A snapshot replaced by publishing a new one at its
  * path is not a change: the open one stays whole.
@@ -279,7 +282,9 @@ BFI_API BFI_MUST_CHECK int bfi_query_key_layout(const bfi_snapshot *snap, unsign
 typedef struct bfi_expr bfi_expr;
 /*
  * Parse text. Returns 0, BFI_E_SYNTAX (with *err_at, if not NULL, set to
- * the byte offset of the problem), BFI_E_LIMIT or -ENOMEM.
+ * the byte offset of the problem), BFI_E_LIMIT (more than 64 levels of
+ * parentheses, *err_at at the '(' too many, or more than 65,536 keys) or
+ * -ENOMEM.
  */
 BFI_API BFI_MUST_CHECK int bfi_expr_parse(const char *text, size_t len, bfi_expr **out,
                                           size_t *err_at);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -42,6 +43,35 @@ static int get_meta(MDB_txn *txn, MDB_dbi dbi, const char *key, MDB_val *val)
 	MDB_val k = {strlen(key), (void *)key};
 	int rc = mdb_get(txn, dbi, &k, val);
 	return rc == MDB_NOTFOUND ? BFI_E_CATALOG : lmdb_rc(rc);
+}
+
+/*
+ * Where LMDB mapped the catalog, for bfi_mapped_file: LMDB does not say
+ * (mdb_env_info's me_mapaddr is the address stored in the file, not the
+ * map's), so find the mapping of the catalog's inode at offset 0 in
+ * /proc/self/maps. Not found: catalog_map stays NULL, and a SIGBUS there
+ * is not placed.
+ */
+static void find_lmdb_map(bfi_snapshot *s, const uint8_t *ours)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (f == NULL)
+		return;
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi, off, ino;
+		unsigned maj, mnr;
+		if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu", &lo, &hi, &off, &maj, &mnr, &ino) != 6)
+			continue;
+		/* not the map this file made for the digest: LMDB's (or another handle's
+		 * of the same file, which a change faults alike) */
+		if (off == 0 && ino == s->catalog_id.ino && makedev(maj, mnr) == s->catalog_id.dev &&
+		    (const uint8_t *)lo != ours) {
+			s->catalog_map = (const uint8_t *)lo;
+			s->catalog_map_size = hi - lo;
+		}
+	}
+	fclose(f);
 }
 
 int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
@@ -112,11 +142,8 @@ int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
 	/* Committing a read-only txn keeps the DBI handles for later txns. */
 	rc = lmdb_rc(mdb_txn_commit(txn));
 	txn = NULL;
-	MDB_envinfo ei;
-	if (rc == 0 && mdb_env_info(s->env, &ei) == 0) { /* for bfi_mapped_file */
-		s->catalog_map = ei.me_mapaddr;
-		s->catalog_map_size = ei.me_mapsize;
-	}
+	if (rc == 0)
+		find_lmdb_map(s, map);
 out:
 	if (txn)
 		mdb_txn_abort(txn);

@@ -187,6 +187,7 @@ static int parse_key(struct parser *ps, uint32_t *id)
 	char *buf = NULL;
 	size_t n = 0;
 	int rc;
+	ps->err_at = (size_t)(ps->p - ps->start); /* where a key past the limit starts */
 	if (*ps->p == '"') {
 		const char *q = ++ps->p;
 		buf = malloc((size_t)(ps->end - q) + 1);
@@ -236,8 +237,10 @@ static int parse_unary(struct parser *ps, uint32_t *id)
 		return syntax(ps); /* a key or '(' was expected */
 	if (*ps->p != '(')
 		return parse_key(ps, id);
-	if (++ps->depth > MAX_DEPTH)
-		return syntax(ps);
+	if (++ps->depth > MAX_DEPTH) { /* a limit, not a mistake: say so */
+		ps->err_at = (size_t)(ps->p - ps->start);
+		return BFI_E_LIMIT;
+	}
 	ps->p++;
 	int rc = parse_or(ps, id);
 	if (rc)

@@ -99,6 +99,7 @@ struct bfi_snapshot {
 	MDB_env *env;
 	MDB_dbi dbi_sets, dbi_names, dbi_meta;
 	struct bfi_file_id index_id, catalog_id; /* as opened */
+	uint8_t head[BFI_HEADER_SIZE];           /* the index's header, as opened */
 	const uint8_t *catalog_map;              /* LMDB's map of the catalog, or NULL */
 	uint64_t catalog_map_size;
 };

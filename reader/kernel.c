@@ -146,7 +146,7 @@ size_t bfi__and_rows_avx2(const uint8_t *const *rows, uint32_t k, size_t words, 
 	return n;
 }
 
-/* BFI_KERNEL=portable forces the portable kernel, to compare the two. */
+/* BFI_KERNEL=portable forces the portable kernel, to compare the two; any other value, the default. */
 static int force_portable(void)
 {
 	const char *e = getenv("BFI_KERNEL");

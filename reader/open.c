@@ -345,6 +345,7 @@ static int open_once(const char *path, unsigned flags, bfi_snapshot **out, struc
 	rc = bfi__check_index(s->map, s->size, &s->lay, bad);
 	if (rc)
 		goto fail;
+	memcpy(s->head, s->map, BFI_HEADER_SIZE); /* for bfi_check_files, which must not touch the map */
 	rc = load_blocks(s);
 	if (rc)
 		goto fail;
@@ -413,7 +414,7 @@ int bfi__file_id(int fd, struct bfi_file_id *id)
 /* Does fd still hold the file id describes, unchanged? */
 static int same_file(int fd, const struct bfi_file_id *id)
 {
-	struct bfi_file_id now;
+	struct bfi_file_id now = {0, 0, 0, 0, 0};
 	if (bfi__file_id(fd, &now) != 0)
 		return 0;
 	return now.dev == id->dev && now.ino == id->ino && now.size == id->size &&
@@ -425,6 +426,16 @@ int bfi_check_files(const bfi_snapshot *s)
 	if (s == NULL)
 		return BFI_E_INVALID;
 	if (!same_file(s->index_fd, &s->index_id))
+		return BFI_E_CHANGED;
+	/*
+	 * Timestamps are coarse (a few ms): another snapshot's index copied
+	 * over this one in the same tick keeps the size and time, but not the
+	 * header, which names the snapshot. Read through the descriptor, not
+	 * the map, which a shrunk file would fault on.
+	 */
+	uint8_t head[BFI_HEADER_SIZE];
+	if (pread(s->index_fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
+	    memcmp(head, s->head, sizeof head) != 0)
 		return BFI_E_CHANGED;
 	if (s->env) {
 		int cfd;

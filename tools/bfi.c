@@ -1,6 +1,7 @@
 /* bfi.c - the bfi command: one entry point, one subcommand per job, from a table. */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -73,6 +74,13 @@ int main(int argc, char **argv)
 		printf("bfi %s (format %u.%u)\n", BFI_VERSION_STRING, BFI_VERSION_MAJOR,
 		       BFI_VERSION_MINOR);
 		return stdout_close("bfi") ? EXIT_USAGE : EXIT_OK;
+	}
+	const char *kernel = getenv("BFI_KERNEL");
+	if (kernel && strcmp(kernel, "portable") && strcmp(kernel, "avx2")) {
+		fprintf(stderr, "bfi: BFI_KERNEL=%s: no such kernel; use portable or avx2 (the default "
+		                "where the CPU has it)\n",
+		        kernel);
+		return EXIT_USAGE;
 	}
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
 		if (strcmp(cmd, commands[i].name))

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bfi.h"
 #include "bfi_writer.h"
@@ -66,6 +67,27 @@ static int add_sets(bfi_writer *w, const bfi_snapshot *s, uint64_t *distinct, ui
 		if (rc)
 			return rc;
 		distinct[(*at)++] = st.distinct_keys;
+	}
+	return 0;
+}
+
+/*
+ * Can out be written from the inputs in[0..n)? Not if it names one of them
+ * (it would replace what it is made from), or cannot be published there.
+ */
+static int check_output(const char *cmd, const char *out, char **in, int n)
+{
+	struct stat so, si;
+	for (int i = 0; i < n && stat(out, &so) == 0; i++)
+		if (stat(in[i], &si) == 0 && so.st_dev == si.st_dev && so.st_ino == si.st_ino) {
+			fprintf(stderr, "bfi %s: -o %s names the input %s; write to a new path\n", cmd, out,
+			        in[i]);
+			return EXIT_USAGE;
+		}
+	char why[600];
+	if (bfi_output_check(out, why, sizeof why) != 0) {
+		fprintf(stderr, "bfi %s: %s\n", cmd, why);
+		return EXIT_USAGE;
 	}
 	return 0;
 }
@@ -147,12 +169,17 @@ int cmd_fold(int argc, char **argv)
 		fprintf(stderr, "bfi fold: need -o OUT and one SNAP\n\n%s", fold_help);
 		return EXIT_USAGE;
 	}
+	if (check_output("fold", out, argv + optind, 1))
+		return EXIT_USAGE;
 	bfi_snapshot *s = NULL;
+	guard_during(argv[optind], EXIT_USAGE);
 	int rc = bfi_open(argv[optind], 0, &s);
+	guard_during(NULL, 0);
 	if (rc) {
 		fprintf(stderr, "bfi fold: %s: %s\n", argv[optind], bfi_strerror(rc));
 		return EXIT_USAGE;
 	}
+	guard_watch(s, argv[optind]);
 	struct bfi_info in;
 	bfi_info(s, &in);
 	struct bfi_rambo_rows rr;
@@ -211,6 +238,7 @@ int cmd_fold(int argc, char **argv)
 	for (uint32_t r = 0; r < BFI_RAMBO_MAX_REPS; r++)
 		free(bufs[r]);
 	free(distinct);
+	guard_unwatch(s);
 	bfi_close(&s);
 	return rc ? EXIT_USAGE : EXIT_OK;
 }
@@ -237,16 +265,21 @@ int cmd_stack(int argc, char **argv)
 		fprintf(stderr, "bfi stack: need -o OUT and at least one SHARD\n\n%s", stack_help);
 		return EXIT_USAGE;
 	}
+	if (check_output("stack", out, argv + optind, ns))
+		return EXIT_USAGE;
 	bfi_snapshot **sh = calloc((size_t)ns, sizeof *sh);
 	struct bfi_info first;
 	uint64_t total = 0;
 	int rc = sh ? 0 : -ENOMEM;
 	for (int i = 0; i < ns && rc == 0; i++) {
+		guard_during(argv[optind + i], EXIT_USAGE);
 		rc = bfi_open(argv[optind + i], 0, &sh[i]);
+		guard_during(NULL, 0);
 		if (rc) {
 			fprintf(stderr, "bfi stack: %s: %s\n", argv[optind + i], bfi_strerror(rc));
 			break;
 		}
+		guard_watch(sh[i], argv[optind + i]);
 		struct bfi_info in;
 		bfi_info(sh[i], &in);
 		if (i == 0)
@@ -336,8 +369,10 @@ int cmd_stack(int argc, char **argv)
 	for (uint32_t r = 0; r < BFI_RAMBO_MAX_REPS; r++)
 		free(bufs[r]);
 	free(distinct);
-	for (int i = 0; sh && i < ns; i++)
+	for (int i = 0; sh && i < ns; i++) {
+		guard_unwatch(sh[i]);
 		bfi_close(&sh[i]);
+	}
 	free(sh);
 	return rc ? EXIT_USAGE : EXIT_OK;
 }

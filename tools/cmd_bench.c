@@ -445,17 +445,35 @@ int cmd_bench(int argc, char **argv)
 	}
 	const char *path = argv[optind], *qpath = argv[optind + 1];
 	bfi_snapshot *s = NULL;
+	guard_during(path, EXIT_USAGE);
 	int rc = bfi_open(path, BFI_OPEN_NO_CATALOG, &s);
+	guard_during(NULL, 0);
 	if (rc) {
 		fprintf(stderr, "bfi bench: %s: %s\n", path, bfi_strerror(rc));
 		return EXIT_USAGE;
 	}
+	guard_watch(s, path);
+	struct bfi_info in;
+	bfi_info(s, &in);
 	struct keys ks = {NULL, NULL, 0, NULL};
+	if (only && !(in.layouts & only)) {
+		fprintf(stderr, "bfi bench: %s holds no %s layout; it holds:%s%s%s%s\n", path,
+		        only == BFI_LAYOUT_FLAT    ? "flat"
+		        : only == BFI_LAYOUT_PLAIN ? "plain"
+		        : only == BFI_LAYOUT_RAMBO ? "rambo"
+		                                   : "tree",
+		        in.layouts & BFI_LAYOUT_FLAT ? " flat" : "",
+		        in.layouts & BFI_LAYOUT_PLAIN ? " plain" : "",
+		        in.layouts & BFI_LAYOUT_RAMBO ? " rambo" : "",
+		        in.layouts & BFI_LAYOUT_TREE ? " tree" : "");
+		rc = BFI_E_INVALID;
+		goto out;
+	}
 	rc = load_keys(qpath, &ks);
 	if (rc || ks.n == 0) {
 		fprintf(stderr, "bfi bench: %s: %s\n", qpath, rc ? bfi_strerror(rc) : "no queries");
-		bfi_close(&s);
-		return EXIT_USAGE;
+		rc = rc ? rc : BFI_E_INVALID;
+		goto out;
 	}
 	ks.e = calloc(ks.n, sizeof *ks.e);
 	for (size_t i = 0; i < ks.n && rc == 0; i++) {
@@ -466,12 +484,8 @@ int cmd_bench(int argc, char **argv)
 			fprintf(stderr, "bfi bench: %s line %zu: %s (byte %zu)\n", qpath, i + 1,
 			        bfi_strerror(rc), at);
 	}
-	if (rc) {
-		bfi_close(&s);
-		return EXIT_USAGE;
-	}
-	struct bfi_info in;
-	bfi_info(s, &in);
+	if (rc) /* said above: a query that does not parse is a usage error */
+		goto out;
 	printf("snapshot %s: %llu sets, %u flat blocks, k = %u, index %llu bytes\n", path,
 	       (unsigned long long)in.n_sets, in.n_blocks, in.hashes,
 	       (unsigned long long)in.file_size);
@@ -557,6 +571,9 @@ int cmd_bench(int argc, char **argv)
 			fclose(f);
 		}
 	}
+	if (rc)
+		fprintf(stderr, "bfi bench: %s\n", bfi_strerror(rc));
+out:
 	for (size_t i = 0; i < ks.n; i++) {
 		free(ks.k[i]);
 		if (ks.e)
@@ -565,10 +582,7 @@ int cmd_bench(int argc, char **argv)
 	free(ks.e);
 	free(ks.k);
 	free(ks.len);
+	guard_unwatch(s);
 	bfi_close(&s);
-	if (rc) {
-		fprintf(stderr, "bfi bench: %s\n", bfi_strerror(rc));
-		return EXIT_USAGE;
-	}
-	return EXIT_OK;
+	return rc ? EXIT_USAGE : EXIT_OK;
 }

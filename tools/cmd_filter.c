@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bfi_text.h"
 #include "bfi_writer.h"
@@ -64,7 +65,35 @@ static int add_keys(bfi_filter *f, const char *path)
 
 static int fail(const char *what, const char *path, int rc)
 {
-	fprintf(stderr, "bfi filter %s: %s: %s\n", what, path, bfi_strerror(rc));
+	fprintf(stderr, "bfi filter %s: %s: %s\n", what, path,
+	        rc == BFI_E_BAD_MAGIC ? "not a bfi filter file (bad magic)" : bfi_strerror(rc));
+	return EXIT_USAGE;
+}
+
+/*
+ * May create write out? If it is absent, or a filter file (which it then
+ * replaces), and is not the keys file it reads. 0, or EXIT_USAGE after
+ * saying why.
+ */
+static int check_out(const char *out, const char *keys)
+{
+	struct stat so, sk;
+	if (lstat(out, &so) != 0)
+		return 0;
+	if (keys && strcmp(keys, "-") && stat(keys, &sk) == 0 && sk.st_dev == so.st_dev &&
+	    sk.st_ino == so.st_ino) {
+		fprintf(stderr, "bfi filter create: -o %s is the keys file it reads\n", out);
+		return EXIT_USAGE;
+	}
+	bfi_filter *f;
+	int rc = S_ISREG(so.st_mode) ? bfi_filter_load(out, &f) : BFI_E_NOT_REGULAR;
+	if (rc == 0) {
+		bfi_filter_destroy(&f);
+		return 0;
+	}
+	fprintf(stderr, "bfi filter create: %s exists and is not a filter file (%s); not replacing "
+	                "it\n",
+	        out, rc == BFI_E_BAD_MAGIC ? "bad magic" : bfi_strerror(rc));
 	return EXIT_USAGE;
 }
 
@@ -87,8 +116,8 @@ static int filter_create(int argc, char **argv)
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'b':
-			if (parse_size(optarg, &m) || m == 0) {
-				fprintf(stderr, "bfi filter create: bad --bits '%s'\n", optarg);
+			if (parse_size(optarg, &m) || m == 0 || m > (1ull << 40)) {
+				fprintf(stderr, "bfi filter create: --bits must be 1..2^40, got '%s'\n", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -120,11 +149,22 @@ static int filter_create(int argc, char **argv)
 		                "or --expected-keys\n\n%s", help);
 		return EXIT_USAGE;
 	}
+	if (check_out(out, optind < argc ? argv[optind] : NULL))
+		return EXIT_USAGE;
 	if (n) {
-		k = (uint64_t)ceil(-log2(p));
-		k = k < 1 ? 1 : k > 32 ? 32 : k;
-		m = (uint64_t)ceil((double)n * (double)k / M_LN2);
-		m = m < 64 ? 64 : m;
+		uint32_t k32;
+		int sz = bfi_filter_size(n, p, &m, &k32);
+		if (sz < 0) {
+			fprintf(stderr, "bfi filter create: --expected-keys %llu at --fpr %g: %s (more than "
+			                "2^40 bits)\n",
+			        (unsigned long long)n, p, bfi_strerror(sz));
+			return EXIT_USAGE;
+		}
+		if (sz == 1)
+			fprintf(stderr, "bfi filter create: warning: a rate of %g needs more than 32 "
+			                "hashes; the filter uses 32, so its rate is about 2^-32\n",
+			        p);
+		k = k32;
 	}
 	bfi_filter *f;
 	int rc = bfi_filter_create(m, (uint32_t)k, &f);
@@ -259,13 +299,19 @@ static int filter_info(int argc, char **argv)
 	double fill = (double)st.bits_set / (double)st.m, fpr = pow(fill, st.k);
 	/* distinct keys from the fill: n = -(m / k) ln(1 - fill) */
 	double est = fill < 1 ? -(double)st.m / st.k * log1p(-fill) : INFINITY;
-	if (json)
-		printf("{\"file\": \"%s\", \"bits\": %llu, \"hashes\": %u, \"keys_added\": %llu, "
+	if (json) {
+		fputs("{\"file\": ", stdout);
+		json_str(stdout, path, strlen(path));
+		printf(", \"bits\": %llu, \"hashes\": %u, \"keys_added\": %llu, "
 		       "\"bits_set\": %llu, \"fill\": %.6f, \"expected_fpr\": %.6g, "
-		       "\"estimated_distinct_keys\": %.0f}\n",
-		       path, (unsigned long long)st.m, st.k, (unsigned long long)st.keys,
-		       (unsigned long long)st.bits_set, fill, fpr, est);
-	else
+		       "\"estimated_distinct_keys\": ",
+		       (unsigned long long)st.m, st.k, (unsigned long long)st.keys,
+		       (unsigned long long)st.bits_set, fill, fpr);
+		if (isfinite(est)) /* a full filter: no estimate, and JSON has no infinity */
+			printf("%.0f}\n", est);
+		else
+			puts("null}");
+	} else
 		printf("filter       %s\n"
 		       "bits         %llu (m), %u hashes (k)\n"
 		       "keys added   %llu (repeats counted), about %.0f distinct (from the fill)\n"

@@ -153,6 +153,85 @@ static void hex(char *out, const uint8_t *p, int n)
 		sprintf(out + 2 * i, "%02x", p[i]);
 }
 
+/* How the snapshot's keys were made: the catalog's "input" and the rules that go with it. */
+struct key_rules {
+	char input[16], paths[32];
+	unsigned kmer, max_term, path_max;
+	size_t stop_words;
+};
+
+static void meta_text(const bfi_snapshot *s, const char *key, char *buf, size_t len)
+{
+	const void *v;
+	size_t vl;
+	if (bfi_catalog_meta(s, key, &v, &vl) == 0 && vl < len) {
+		memcpy(buf, v, vl);
+		buf[vl] = 0;
+	}
+}
+
+static unsigned meta_uint(const bfi_snapshot *s, const char *key, unsigned dflt)
+{
+	char num[12] = "";
+	meta_text(s, key, num, sizeof num);
+	char *end;
+	unsigned long v = strtoul(num, &end, 10);
+	return num[0] && !*end && v <= 65535 ? (unsigned)v : dflt;
+}
+
+static void key_rules(const bfi_snapshot *s, struct key_rules *r)
+{
+	memset(r, 0, sizeof *r);
+	snprintf(r->input, sizeof r->input, "keys");
+	meta_text(s, "input", r->input, sizeof r->input);
+	r->kmer = meta_uint(s, "kmer", 0);
+	r->max_term = meta_uint(s, "text_max_term", 32);
+	r->path_max = meta_uint(s, "path_max", 0);
+	meta_text(s, "paths", r->paths, sizeof r->paths);
+	const void *v;
+	size_t vl;
+	if (bfi_catalog_meta(s, "text_stop_words", &v, &vl) == 0)
+		for (size_t i = 0; i < vl; i++)
+			r->stop_words += ((const char *)v)[i] == '\n';
+}
+
+static void print_key_rules(const struct key_rules *r, int json)
+{
+	if (json) {
+		fputs(", \"keys\": {\"input\": ", stdout);
+		json_str(stdout, r->input, strlen(r->input));
+		if (!strcmp(r->input, "fasta"))
+			printf(", \"kmer\": %u", r->kmer);
+		if (!strcmp(r->input, "text"))
+			printf(", \"max_term\": %u, \"stop_words\": %zu", r->max_term, r->stop_words);
+		if (r->paths[0]) {
+			fputs(", \"paths\": ", stdout);
+			json_str(stdout, r->paths, strlen(r->paths));
+			printf(", \"path_max\": %u", r->path_max);
+		}
+		fputs("}", stdout);
+		return;
+	}
+	fputs("keys         ", stdout);
+	if (!strcmp(r->input, "fasta"))
+		printf("canonical %u-mers of FASTA/FASTQ sequences (bfi query splits queries so)\n",
+		       r->kmer);
+	else if (!strcmp(r->input, "text"))
+		printf("text terms: ASCII letters and digits, lower-cased, at most %u bytes; %zu stop "
+		       "words (bfi query splits queries so)\n",
+		       r->max_term, r->stop_words);
+	else if (!strcmp(r->input, "json") || !strcmp(r->input, "xml")) {
+		printf("%s paths, ", !strcmp(r->input, "xml") ? "XML" : "JSON");
+		text_str(stdout, r->paths, strlen(r->paths));
+		printf(" encoding, sub-paths of at most %u names (bfi query --path)\n", r->path_max);
+	} else if (!strcmp(r->input, "keys"))
+		fputs("as given, byte for byte\n", stdout);
+	else {
+		text_str(stdout, r->input, strlen(r->input));
+		fputs(" (an input kind this bfi does not know)\n", stdout);
+	}
+}
+
 int cmd_inspect(int argc, char **argv)
 {
 	static const struct option opts[] = {{"json", no_argument, 0, 'j'},
@@ -178,11 +257,14 @@ int cmd_inspect(int argc, char **argv)
 	}
 	const char *path = argv[optind];
 	bfi_snapshot *s = NULL;
+	guard_during(path, EXIT_USAGE);
 	int rc = bfi_open(path, flags, &s);
+	guard_during(NULL, 0);
 	if (rc) {
 		fprintf(stderr, "bfi inspect: %s: %s\n", path, bfi_strerror(rc));
 		return EXIT_USAGE;
 	}
+	guard_watch(s, path);
 	struct bfi_info in;
 	bfi_info(s, &in);
 	if (sets) {
@@ -196,10 +278,12 @@ int cmd_inspect(int argc, char **argv)
 				rc = bfi_set_name(s, (uint32_t)o, &name, &nl);
 			if (rc == 0)
 				rc = bfi_set_fpr(s, (uint32_t)o, &fpr);
-			if (rc == 0)
-				printf("%llu\t%.*s\t%llu\t%llu\t%llu\t%.6g\n", (unsigned long long)o, (int)nl,
-				       name, (unsigned long long)st.distinct_keys, (unsigned long long)st.bits,
-				       (unsigned long long)st.bits_set, fpr);
+			if (rc == 0) {
+				printf("%llu\t", (unsigned long long)o);
+				text_str(stdout, name, nl);
+				printf("\t%llu\t%llu\t%llu\t%.6g\n", (unsigned long long)st.distinct_keys,
+				       (unsigned long long)st.bits, (unsigned long long)st.bits_set, fpr);
+			}
 		}
 		bfi_close(&s);
 		if (rc) {
@@ -222,6 +306,8 @@ int cmd_inspect(int argc, char **argv)
 		snprintf(target, sizeof target, "%.*s", (int)ml, (const char *)mv);
 	if (bfi_catalog_meta(s, "writer", &mv, &ml) == 0)
 		snprintf(writer, sizeof writer, "%.*s", (int)ml, (const char *)mv);
+	struct key_rules kr;
+	key_rules(s, &kr);
 	hex(id, in.snapshot_id, 16);
 	hex(dg, in.catalog_digest, 16);
 
@@ -287,8 +373,13 @@ int cmd_inspect(int argc, char **argv)
 			       (unsigned long long)bi.row_bytes, (unsigned long long)bi.prefilter_bits);
 		}
 		fputs("]", stdout);
-		printf(", \"target_fpr\": %s", strcmp(target, "explicit") && strcmp(target, "unknown")
-		                                     ? target : "null");
+		char *tend;
+		double tf = strtod(target, &tend);
+		if (target[0] && !*tend && tf > 0 && tf < 1) /* the catalog's text, made a JSON number */
+			printf(", \"target_fpr\": %.17g", tf);
+		else
+			fputs(", \"target_fpr\": null", stdout);
+		print_key_rules(&kr, 1);
 		fputs(", \"sections\": [", stdout);
 		for (uint32_t i = 0; i < in.n_sections; i++) {
 			struct bfi_section_info si;
@@ -317,13 +408,18 @@ int cmd_inspect(int argc, char **argv)
 		printf("snapshot     %s\n", path);
 		printf("files        index.bfi %llu bytes, catalog.mdb %llu bytes\n",
 		       (unsigned long long)in.file_size, (unsigned long long)in.catalog_size);
-		printf("format       %u.%u (compatible flags 0x%llx), written by %s\n", in.major,
-		       in.minor, (unsigned long long)in.compat_flags, writer);
+		printf("format       %u.%u (compatible flags 0x%llx), written by ", in.major, in.minor,
+		       (unsigned long long)in.compat_flags);
+		text_str(stdout, writer, strlen(writer));
+		putchar('\n');
 		printf("snapshot id  %s\ncatalog      digest %s\n", id, dg);
 		printf("sets         %llu (largest: %llu distinct keys)\n",
 		       (unsigned long long)in.n_sets, (unsigned long long)f.max_keys);
-		printf("filters      k = %u hashes, widest m = %llu bits, target fpr %s\n", in.hashes,
-		       (unsigned long long)in.bits, target);
+		printf("filters      k = %u hashes, widest m = %llu bits, target fpr ", in.hashes,
+		       (unsigned long long)in.bits);
+		text_str(stdout, target, strlen(target));
+		putchar('\n');
+		print_key_rules(&kr, 0);
 		printf("layouts     %s%s%s%s\n", in.layouts & BFI_LAYOUT_FLAT ? " flat" : "",
 		       in.layouts & BFI_LAYOUT_PLAIN ? " plain" : "",
 		       in.layouts & BFI_LAYOUT_RAMBO ? " rambo" : "",

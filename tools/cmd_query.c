@@ -317,28 +317,36 @@ static int make_terms(const struct opts *o, const char *text, size_t len, bfi_ex
 	return rc;
 }
 
-static int compile(const struct opts *o, struct query *q, const char *path)
+/* compile()'s return after it has told what is wrong with the query itself */
+#define SAID 1
+
+/* Make q's expression: 0, SAID (a bad query, reported), or an error code. */
+static int compile(const struct opts *o, struct query *q)
 {
 	size_t at = 0;
 	int rc;
 	switch (o->mode) {
 	case M_KEY: rc = bfi_expr_key(q->text, q->len, &q->e); break;
-	case M_EXPR:
-		rc = bfi_expr_parse(q->text, q->len, &q->e, &at);
-		if (rc == BFI_E_SYNTAX)
-			fprintf(stderr, "bfi query: syntax error at byte %zu of: %.*s\n", at, (int)q->len,
-			        q->text);
-		break;
+	case M_EXPR: rc = bfi_expr_parse(q->text, q->len, &q->e, &at); break;
 	case M_TEXT: rc = make_text_and(o, q->text, q->len, &q->e); break;
-	case M_PATH:
-		rc = bfi_expr_path(o->snap, q->text, q->len, &q->e);
-		if (rc == BFI_E_SYNTAX)
-			fprintf(stderr, "bfi query: not a path: %.*s\n", (int)q->len, q->text);
-		break;
+	case M_PATH: rc = bfi_expr_path(o->snap, q->text, q->len, &q->e); break;
 	default: rc = make_terms(o, q->text, q->len, &q->e); break;
 	}
-	(void)path;
-	return rc;
+	const char *what = NULL;
+	if (rc == BFI_E_SYNTAX)
+		what = o->mode == M_PATH ? "not a path" : "syntax error";
+	else if (rc == BFI_E_LIMIT)
+		what = o->mode == M_PATH                      ? "a path of more than 64 names"
+		       : at < q->len && q->text[at] == '('   ? "parentheses nested more than 64 deep"
+		       : o->mode == M_EXPR || o->mode == M_KEY ? "more than 65,536 keys"
+		                                             : "more than 65,536 terms";
+	if (what == NULL)
+		return rc;
+	if (o->mode == M_EXPR)
+		fprintf(stderr, "bfi query: %s at byte %zu of: %.*s\n", what, at, (int)q->len, q->text);
+	else
+		fprintf(stderr, "bfi query: %s: %.*s\n", what, (int)q->len, q->text);
+	return SAID;
 }
 
 /*
@@ -490,7 +498,7 @@ static int run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o,
 		int rc = bfi_query_key_layout(s, o->layout, q->text, q->len, res);
 		return rc ? rc : print_answer(s, res, o, q);
 	}
-	int rc = compile(o, q, NULL);
+	int rc = compile(o, q);
 	if (rc == 0 && ((o->mode == M_TERMS && bfi_expr_keys(q->e) == 0) ||
 	                (o->mode == M_TEXT && q->e == NULL))) {
 		/* No terms (say, a sequence shorter than k): no set can score. */
@@ -701,7 +709,7 @@ static int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher
 		return rc;
 	}
 	for (; ok < m && bad == 0; ok++) {
-		bad = compile(o, &qs[ok], NULL);
+		bad = compile(o, &qs[ok]);
 		b->es[ok] = qs[ok].e;
 	}
 	if (bad)
@@ -712,6 +720,104 @@ static int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher
 	for (size_t i = 0; i < m; i++)
 		bfi_expr_free(&qs[i].e);
 	return rc ? rc : bad;
+}
+
+/*
+ * The query form once the snapshot's key rules are applied: fix o->mode
+ * from --text, --kmer and --threshold. 0, or EXIT_USAGE after saying why.
+ */
+static int decide_mode(struct opts *o, const char *fasta)
+{
+	if (fasta && (!o->kmer || o->batch)) {
+		fprintf(stderr, "bfi query: --fasta needs --kmer K (this snapshot records no k-mer "
+		                "length), and does not combine with --batch\n");
+		return EXIT_USAGE;
+	}
+	if (o->text && o->theta == 0) { /* all terms must match: one conjunction */
+		if (o->mode == M_EXPR) {
+			fprintf(stderr, "bfi query: --expr does not combine with --text\n");
+			return EXIT_USAGE;
+		}
+		o->mode = M_TEXT;
+		if (o->batch) {
+			fprintf(stderr, "bfi query: --batch answers keys and expressions, not --text\n");
+			return EXIT_USAGE;
+		}
+	} else if (o->theta > 0 || o->kmer || o->text) {
+		if (o->mode == M_EXPR) {
+			fprintf(stderr, "bfi query: --expr does not combine with --threshold, --kmer or "
+			                "--text\n");
+			return EXIT_USAGE;
+		}
+		o->mode = M_TERMS;
+		if (o->theta == 0)
+			o->theta = 1.0;
+		if (o->batch) {
+			fprintf(stderr, "bfi query: --batch answers keys and expressions, not "
+			                "threshold queries\n");
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+/* A catalog meta field as a string: 1 and the value in buf (size len), or 0 if absent. */
+static int meta_str(const bfi_snapshot *s, const char *key, char *buf, size_t len)
+{
+	const void *v;
+	size_t vl;
+	if (bfi_catalog_meta(s, key, &v, &vl) != 0 || vl >= len)
+		return 0;
+	memcpy(buf, v, vl);
+	buf[vl] = 0;
+	return 1;
+}
+
+/*
+ * The snapshot's key rules (catalog "input" and "kmer": how its keys were
+ * made): with no query form given, they choose it, so that a query is
+ * split as the sets were; a form that contradicts them, and would match
+ * nothing, is refused. Without a catalog there is nothing to check.
+ */
+static int key_rules(const bfi_snapshot *s, struct opts *o, int keys, const char *path)
+{
+	char input[16] = "keys", num[8];
+	unsigned k = 0;
+	if (!meta_str(s, "input", input, sizeof input))
+		snprintf(input, sizeof input, "keys");
+	if (meta_str(s, "kmer", num, sizeof num))
+		k = (unsigned)strtoul(num, NULL, 10);
+	int given = keys || o->mode == M_EXPR || o->mode == M_PATH || o->text || o->kmer;
+	const char *why = NULL;
+	if (!strcmp(input, "fasta")) {
+		if (o->text || o->mode == M_PATH)
+			why = o->text ? "--text" : "--path";
+		else if (o->kmer && k && o->kmer != k) {
+			fprintf(stderr, "bfi query: %s holds %u-mers; --kmer %u would match nothing\n", path,
+			        k, o->kmer);
+			return EXIT_USAGE;
+		} else if (!given && k)
+			o->kmer = k;
+	} else if (!strcmp(input, "text")) {
+		if (o->kmer || o->mode == M_PATH)
+			why = o->kmer ? "--kmer" : "--path";
+		else if (!given)
+			o->text = 1;
+	} else if (!strcmp(input, "json") || !strcmp(input, "xml")) {
+		if (o->kmer || o->text)
+			why = o->kmer ? "--kmer" : "--text";
+		else if (!given && o->theta == 0)
+			o->mode = M_PATH;
+	} else if (o->mode == M_PATH) {
+		why = "--path";
+	}
+	if (why) {
+		fprintf(stderr, "bfi query: %s was built from %s input; %s queries would match nothing "
+		                "(--keys takes each query as one key, byte for byte)\n",
+		        path, input, why);
+		return EXIT_USAGE;
+	}
+	return 0;
 }
 
 int cmd_query(int argc, char **argv)
@@ -731,12 +837,13 @@ int cmd_query(int argc, char **argv)
 	                                     {"batch", no_argument, 0, 'B'},
 	                                     {"batch-size", required_argument, 0, 'S'},
 	                                     {"layout", required_argument, 0, 'L'},
+	                                     {"keys", no_argument, 0, 'K'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
 	struct opts o = {0, 0, 0, NULL, NULL, M_KEY, 0, 0, 0, BFI_TERM_DEFAULT, NULL, 0, 0, 0, 1000, NULL};
 	unsigned flags = 0;
 	const char *fasta = NULL;
-	int c, status = EXIT_OK;
+	int c, status = EXIT_OK, keys = 0;
 	char *end;
 	uint64_t v;
 	optind = 1;
@@ -748,6 +855,7 @@ int cmd_query(int argc, char **argv)
 		case 'T': flags |= BFI_OPEN_TRUSTED; break;
 		case 'G': flags |= BFI_OPEN_SMALL_PAGES; break;
 		case 'e': o.mode = M_EXPR; break;
+		case 'K': keys = 1; break;
 		case 'B': o.batch = 1; break;
 		case 'X': o.text = 1; break;
 		case 'P': o.mode = M_PATH; break;
@@ -796,8 +904,9 @@ int cmd_query(int argc, char **argv)
 		default: fputs(help, stderr); return EXIT_USAGE;
 		}
 	}
-	if (o.text && o.kmer) {
-		fprintf(stderr, "bfi query: --text and --kmer do not go together\n");
+	if (o.text + (o.kmer > 0) + keys + (o.mode == M_EXPR) + (o.mode == M_PATH) > 1) {
+		fprintf(stderr, "bfi query: give one query form: --keys, --expr, --text, --kmer or "
+		                "--path\n");
 		return EXIT_USAGE;
 	}
 	if (o.mode == M_PATH && (o.text || o.kmer || o.theta > 0)) {
@@ -808,42 +917,14 @@ int cmd_query(int argc, char **argv)
 		fprintf(stderr, "bfi query: --format does not combine with --json, --count or --ordinals\n");
 		return EXIT_USAGE;
 	}
-	if (fasta && (!o.kmer || o.batch)) {
-		fprintf(stderr, "bfi query: --fasta needs --kmer K, and does not combine with --batch\n");
-		return EXIT_USAGE;
-	}
-	if (o.text && o.theta == 0) { /* all terms must match: one conjunction */
-		if (o.mode == M_EXPR) {
-			fprintf(stderr, "bfi query: --expr does not combine with --text\n");
-			return EXIT_USAGE;
-		}
-		o.mode = M_TEXT;
-		if (o.batch) {
-			fprintf(stderr, "bfi query: --batch answers keys and expressions, not --text\n");
-			return EXIT_USAGE;
-		}
-	} else if (o.theta > 0 || o.kmer || o.text) {
-		if (o.mode == M_EXPR) {
-			fprintf(stderr, "bfi query: --expr does not combine with --threshold, --kmer or "
-			                "--text\n");
-			return EXIT_USAGE;
-		}
-		o.mode = M_TERMS;
-		if (o.theta == 0)
-			o.theta = 1.0;
-		if (o.batch) {
-			fprintf(stderr, "bfi query: --batch answers keys and expressions, not "
-			                "threshold queries\n");
-			return EXIT_USAGE;
-		}
-	}
 	if (optind >= argc) {
 		fprintf(stderr, "bfi query: need SNAP\n\n%s", help);
 		return EXIT_USAGE;
 	}
 	const char *path = argv[optind++];
-	/* --text and --path read the tokenizer or the encoding from the catalog */
-	if ((o.ordinals || o.count) && !o.text && o.mode != M_PATH)
+	/* the catalog holds the key rules, the tokenizer and the path encoding:
+	 * only names, and a query form given outright, do without it */
+	if ((o.ordinals || o.count) && (keys || o.mode == M_EXPR))
 		flags |= BFI_OPEN_NO_CATALOG;
 	int from_stdin = optind >= argc && !fasta;
 	if ((from_stdin || (fasta && !strcmp(fasta, "-"))) && stdin_closed) {
@@ -860,6 +941,15 @@ int cmd_query(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	guard_watch(s, path);
+	if (!(flags & BFI_OPEN_NO_CATALOG))
+		rc = key_rules(s, &o, keys, path);
+	if (rc == 0)
+		rc = decide_mode(&o, fasta);
+	if (rc) {
+		guard_unwatch(s);
+		bfi_close(&s);
+		return rc;
+	}
 	if (o.text) { /* the tokenizer the documents were split with, if not the default */
 		const void *mv;
 		size_t vl;
@@ -964,6 +1054,8 @@ int cmd_query(int argc, char **argv)
 		        path);
 		return EXIT_USAGE;
 	}
+	if (rc == SAID) /* a bad query, reported when it was read */
+		return EXIT_USAGE;
 	if (rc) {
 		fprintf(stderr, "bfi query: %s: %s\n", path, bfi_strerror(rc));
 		return EXIT_USAGE;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <dirent.h>
 
 #include "tools.h"
 
@@ -36,13 +38,60 @@ static uint64_t next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static FILE *create(const char *dir, const char *name)
+static const char *const files[3] = {"sets.tsv", "present.txt", "absent.txt"};
+
+/*
+ * May synth write into dir? If it is missing (then it is made, *made set)
+ * or holds nothing but synth's own files; a snapshot or any other data is
+ * refused. 0, or EXIT_USAGE after saying why.
+ */
+static int check_dir(const char *dir, int *made)
 {
-	char p[4200];
-	snprintf(p, sizeof p, "%s/%s", dir, name);
-	FILE *f = fopen(p, "w");
-	if (f == NULL)
-		fprintf(stderr, "bfi synth: %s: %s\n", p, strerror(errno));
+	*made = 0;
+	if (mkdir(dir, 0755) == 0) {
+		*made = 1;
+		return 0;
+	}
+	if (errno != EEXIST) {
+		fprintf(stderr, "bfi synth: %s: %s\n", dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	DIR *d = opendir(dir);
+	if (d == NULL) {
+		fprintf(stderr, "bfi synth: %s: %s\n", dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	struct dirent *e;
+	int rc = 0;
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		int ours = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+		for (int i = 0; i < 3; i++)
+			ours |= !strcmp(e->d_name, files[i]);
+		if (!ours) {
+			fprintf(stderr, "bfi synth: %s holds '%s', which synth does not write; give a new "
+			                "or empty directory\n",
+			        dir, e->d_name);
+			rc = EXIT_USAGE;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+/* A new file beside dir/name, to be renamed over it once whole. */
+static FILE *create(const char *dir, const char *name, char *tmp, size_t len)
+{
+	snprintf(tmp, len, "%s/.%s.tmp-XXXXXX", dir, name);
+	int fd = mkstemp(tmp);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (f == NULL) {
+		fprintf(stderr, "bfi synth: %s/%s: %s\n", dir, name, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		tmp[0] = 0;
+	}
 	return f;
 }
 
@@ -87,35 +136,50 @@ int cmd_synth(int argc, char **argv)
 		fprintf(stderr, "bfi synth: need -o DIR and no other arguments\n\n%s", help);
 		return EXIT_USAGE;
 	}
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-		fprintf(stderr, "bfi synth: %s: %s\n", dir, strerror(errno));
+	int made;
+	if (check_dir(dir, &made))
 		return EXIT_USAGE;
-	}
-	FILE *sets = create(dir, "sets.tsv"), *pres = create(dir, "present.txt"),
-	     *abs = create(dir, "absent.txt");
+	FILE *f[3];
+	char tmp[3][4300];
 	int rc = EXIT_OK;
-	if (!sets || !pres || !abs) {
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	for (uint64_t i = 0; i < n; i++)
+	for (int i = 0; i < 3; i++)
+		if ((f[i] = create(dir, files[i], tmp[i], sizeof tmp[i])) == NULL)
+			rc = EXIT_USAGE;
+	FILE *sets = f[0], *pres = f[1], *abs = f[2];
+	for (uint64_t i = 0; rc == 0 && i < n; i++)
 		for (uint64_t v = 100 * i; v < 100 * i + 100; v++)
 			fprintf(sets, "s%llu\t%llu\n", (unsigned long long)i, (unsigned long long)v);
 	uint64_t s = seed, lo = 100 * n, span = (1ull << 31) - lo;
-	for (uint64_t i = 0; i < q; i++) {
+	for (uint64_t i = 0; rc == 0 && i < q; i++) {
 		fprintf(pres, "%llu\n", (unsigned long long)(next(&s) % (100 * n)));
 		fprintf(abs, "%llu\n", (unsigned long long)(lo + next(&s) % span));
 	}
-	if (ferror(sets) || ferror(pres) || ferror(abs)) {
-		fprintf(stderr, "bfi synth: write error in %s\n", dir);
-		rc = EXIT_USAGE;
+	for (int i = 0; i < 3; i++) {
+		if (f[i] == NULL)
+			continue;
+		int e = ferror(f[i]) ? (errno ? errno : EIO) : 0;
+		if (fflush(f[i]) != 0 || fsync(fileno(f[i])) != 0)
+			e = errno;
+		if (fclose(f[i]) != 0 && e == 0)
+			e = errno;
+		if (e && rc == 0) {
+			fprintf(stderr, "bfi synth: %s/%s: %s\n", dir, files[i], strerror(e));
+			rc = EXIT_USAGE;
+		}
 	}
-out:
-	if (sets && fclose(sets) != 0)
-		rc = EXIT_USAGE;
-	if (pres && fclose(pres) != 0)
-		rc = EXIT_USAGE;
-	if (abs && fclose(abs) != 0)
-		rc = EXIT_USAGE;
+	/* all three whole, or none written: no partial files */
+	for (int i = 0; i < 3; i++) {
+		char final[4300];
+		snprintf(final, sizeof final, "%s/%s", dir, files[i]);
+		if (tmp[i][0] && (rc || rename(tmp[i], final) != 0)) {
+			if (rc == 0) {
+				fprintf(stderr, "bfi synth: %s: %s\n", final, strerror(errno));
+				rc = EXIT_USAGE;
+			}
+			unlink(tmp[i]);
+		}
+	}
+	if (rc && made)
+		(void)rmdir(dir);
 	return rc;
 }

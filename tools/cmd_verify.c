@@ -45,7 +45,10 @@ int cmd_verify(int argc, char **argv)
 	struct progress p;
 	progress_init(&p, quiet);
 	struct bfi_verify_report rep;
+	/* a file that shrinks while it is read: corrupt, as any other change */
+	guard_during(path, EXIT_BAD);
 	int rc = bfi_verify(path, &rep, on_progress, &p);
+	guard_during(NULL, 0);
 	progress_done(&p);
 	if (rc == 0) {
 		if (!quiet)

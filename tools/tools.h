@@ -29,6 +29,12 @@ int cmd_filter(int argc, char **argv);
  * most 6 bytes), advances *i past it, and returns the output's length.
  */
 size_t json_piece(const char *s, size_t len, size_t *i, char out[8]);
+/*
+ * Print bytes from the data (a name, a path) as text: as they are, but on
+ * a terminal control bytes (C0, DEL and C1) are shown as \\xHH, so that a
+ * crafted name cannot drive the terminal.
+ */
+void text_str(FILE *f, const char *s, size_t len);
 /* Print s (len bytes) as a JSON string literal, quotes included. */
 void json_str(FILE *f, const char *s, size_t len);
 

@@ -67,6 +67,29 @@ void json_str(FILE *f, const char *s, size_t len)
 	fputc('"', f);
 }
 
+void text_str(FILE *f, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (!isatty(fileno(f))) {
+		fwrite(s, 1, len, f);
+		return;
+	}
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		int c1 = c == 0xc2 && i + 1 < len && (unsigned char)s[i + 1] >= 0x80 &&
+		         (unsigned char)s[i + 1] <= 0x9f;
+		if (c >= 0x20 && c != 0x7f && !c1) {
+			fputc(c, f);
+			continue;
+		}
+		fprintf(f, "\\x%c%c", hex[c >> 4], hex[c & 15]);
+		if (c1) {
+			c = (unsigned char)s[++i];
+			fprintf(f, "\\x%c%c", hex[c >> 4], hex[c & 15]);
+		}
+	}
+}
+
 static double now(void)
 {
 	struct timespec ts;

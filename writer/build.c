@@ -1011,6 +1011,26 @@ static void fill_filters(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 	}
 }
 
+/*
+ * Add the ones of each column of the m rows of row_bytes at rows_off that
+ * lie in [lo, hi), whose bytes are at buf, to ones[column]. A stripe may
+ * begin or end inside a row; every bound is a multiple of 8 bytes.
+ */
+static void count_columns(const uint8_t *buf, uint64_t lo, uint64_t hi, uint64_t rows_off,
+                          uint64_t m, uint64_t row_bytes, uint64_t *ones)
+{
+	uint64_t end = rows_off + m * row_bytes;
+	uint64_t a = rows_off > lo ? rows_off : lo, z = end < hi ? end : hi;
+	if (a >= z)
+		return;
+	for (uint64_t ro = rows_off + (a - rows_off) / row_bytes * row_bytes; ro < z; ro += row_bytes) {
+		uint64_t from = ro > a ? ro : a, to = ro + row_bytes < z ? ro + row_bytes : z;
+		for (uint64_t at = from; at < to; at += 8)
+			for (uint64_t x = bfi_get64(buf + (at - lo)); x; x &= x - 1)
+				ones[(at - ro) * 8 + (uint64_t)__builtin_ctzll(x)]++;
+	}
+}
+
 static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 {
 	const struct plan *p = c->p;
@@ -1080,37 +1100,26 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 	/* Count each set's ones, for the catalog; the first layout's count. */
 	if (c->kind == LK_TREE) {
 		const struct bfi_level *lv = &p->levels[0]; /* the leaves: the sets' own filters */
-		uint64_t end = lv->rows_offset + lv->m * lv->row_bytes;
-		for (uint64_t ro = lv->rows_offset > lo ? lv->rows_offset : lo; ro < end && ro < hi;
-		     ro += lv->row_bytes)
-			for (uint64_t wd = 0; wd < lv->row_bytes / 8; wd++)
-				for (uint64_t x = bfi_get64(c->buf + (ro - lo) + wd * 8); x; x &= x - 1)
-					p->tree_ones[wd * 64 + (uint64_t)__builtin_ctzll(x)]++;
+		count_columns(c->buf, lo, hi, lv->rows_offset, lv->m, lv->row_bytes, p->tree_ones);
 	} else if (c->kind == LK_RAMBO) {
 		const struct bfi_rep *rp = &p->reps[0];
-		uint64_t end = rp->rows_offset + rp->m * rp->row_bytes;
-		for (uint64_t ro = rp->rows_offset > lo ? rp->rows_offset : lo; ro < end && ro < hi;
-		     ro += rp->row_bytes)
-			for (uint64_t wd = 0; wd < rp->row_bytes / 8; wd++)
-				for (uint64_t x = bfi_get64(c->buf + (ro - lo) + wd * 8); x; x &= x - 1)
-					p->cell_ones[wd * 64 + (uint64_t)__builtin_ctzll(x)]++;
+		count_columns(c->buf, lo, hi, rp->rows_offset, rp->m, rp->row_bytes, p->cell_ones);
 	} else if (c->kind == LK_FLAT) {
 		for (uint32_t bi = 0; bi < p->n_blocks; bi++) {
 			const struct bfi_block *b = &p->blocks[bi];
-			uint64_t end = b->rows_offset + b->m * b->row_bytes;
-			for (uint64_t ro = b->rows_offset > lo ? b->rows_offset : lo; ro < end && ro < hi;
-			     ro += b->row_bytes)
-				for (uint64_t wd = 0; wd < b->row_bytes / 8; wd++)
-					for (uint64_t x = bfi_get64(c->buf + (ro - lo) + wd * 8); x; x &= x - 1)
-						p->ones[b->first_set + wd * 64 + (uint64_t)__builtin_ctzll(x)]++;
+			count_columns(c->buf, lo, hi, b->rows_offset, b->m, b->row_bytes,
+			              p->ones + b->first_set);
 		}
 	} else if (!(c->w->opt.layouts & BFI_BUILD_FLAT)) {
-		/* plain, and the first layout */
-		for (uint64_t fo = lo; fo < hi; fo += p->plain.filter_bytes) {
-			uint64_t j = (fo - p->plain.filters_offset) / p->plain.filter_bytes, ones = 0;
-			for (uint64_t wd = 0; wd < p->plain.filter_bytes / 8; wd++)
-				ones += (uint64_t)__builtin_popcountll(bfi_get64(c->buf + (fo - lo) + wd * 8));
-			p->ones[j] = ones;
+		/* plain, and the first layout: a filter's ones, from its part in this stripe */
+		uint64_t fb = p->plain.filter_bytes;
+		for (uint64_t at = lo; at < hi;) {
+			uint64_t j = (at - p->plain.filters_offset) / fb;
+			uint64_t end = p->plain.filters_offset + (j + 1) * fb, ones = 0;
+			end = end < hi ? end : hi;
+			for (; at < end; at += 8)
+				ones += (uint64_t)__builtin_popcountll(bfi_get64(c->buf + (at - lo)));
+			p->ones[j] += ones;
 		}
 	}
 	c->done += hi - lo;
@@ -1130,35 +1139,29 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 static int fill_units(struct stripe_ctx *c, uint64_t *start, uint64_t *end, uint64_t lo,
                       uint64_t hi, uint64_t unit)
 {
+	/* a unit larger than the budget (a long row, a wide filter) goes in several stripes */
+	uint64_t most = c->budget / 64 * 64;
+	if (unit > most)
+		unit = most;
 	for (uint64_t at = lo; at < hi; at += unit) {
-		if (*end > *start && *end - *start + unit > c->budget) {
+		uint64_t to = hi - at < unit ? hi : at + unit;
+		/* the stripe would run to `to`, gaps between regions included */
+		if (*end > *start && to - *start > c->budget) {
 			int rc = fill_stripe(c, *start, *end);
 			if (rc)
 				return rc;
-			*start = *end;
+			*start = at;
 		}
-		*end = at + unit;
+		if (*end == *start)
+			*start = at;
+		*end = to;
 	}
 	return 0;
 }
 
 static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, int kind)
 {
-	uint64_t budget = w->opt.memory / 2;
-	uint64_t biggest = kind == LK_PLAIN ? p->plain.filter_bytes : 0;
-	for (uint32_t b = 0; kind == LK_FLAT && b < p->n_blocks; b++) {
-		biggest = p->blocks[b].row_bytes > biggest ? p->blocks[b].row_bytes : biggest;
-		uint64_t pre = bfi_bits_bytes(p->blocks[b].pre_m);
-		biggest = pre > biggest ? pre : biggest;
-	}
-	for (uint32_t r = 0; kind == LK_RAMBO && r < p->rambo.reps; r++)
-		biggest = p->reps[r].row_bytes > biggest ? p->reps[r].row_bytes : biggest;
-	for (uint32_t l = 0; kind == LK_TREE && l < p->tree.levels; l++)
-		biggest = p->levels[l].row_bytes > biggest ? p->levels[l].row_bytes : biggest;
-	if (kind == LK_TREE && bfi_bits_bytes(p->tree.pre_m) > biggest)
-		biggest = bfi_bits_bytes(p->tree.pre_m);
-	if (budget < biggest)
-		budget = biggest;
+	uint64_t budget = w->opt.memory / 2; /* fill_units cuts units larger than this */
 	uint64_t size = kind == LK_FLAT    ? p->flat_size
 	                : kind == LK_PLAIN ? p->plain_size
 	                : kind == LK_RAMBO ? p->rambo_size

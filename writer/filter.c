@@ -165,17 +165,24 @@ int bfi_filter_load(const char *path, bfi_filter **out)
 	if (path == NULL || out == NULL)
 		return BFI_E_INVALID;
 	*out = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO there must not hang the load */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	struct stat st;
 	uint8_t head[BFI_FILTER_HEADER_SIZE];
 	struct bfi_filter_header h;
 	int rc = fstat(fd, &st) != 0 ? -errno : 0;
-	if (rc == 0 && (uint64_t)st.st_size < BFI_FILTER_HEADER_SIZE)
-		rc = BFI_E_TRUNCATED;
-	if (rc == 0 && pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head)
-		rc = -EIO;
+	if (rc == 0 && !S_ISREG(st.st_mode))
+		rc = BFI_E_NOT_REGULAR;
+	/* the magic first: a short file that is not a filter is not a truncated one */
+	ssize_t hgot = rc == 0 ? pread(fd, head, sizeof head, 0) : 0;
+	if (rc == 0 && hgot < 0)
+		rc = -errno;
+	if (rc == 0 && memcmp(head, BFI_FILTER_MAGIC, hgot < 8 ? (size_t)hgot : 8) != 0)
+		rc = BFI_E_BAD_MAGIC;
+	if (rc == 0 && (hgot < (ssize_t)sizeof head || (uint64_t)st.st_size < BFI_FILTER_HEADER_SIZE))
+		rc = hgot == 0 ? BFI_E_BAD_MAGIC : BFI_E_TRUNCATED;
 	if (rc == 0)
 		rc = bfi_filter_header_decode(head, &h);
 	uint64_t bytes = rc == 0 ? (h.m + 7) / 8 : 0;

@@ -51,6 +51,27 @@ void writer_warn(bfi_writer *w, const char *fmt, ...)
 	w->warnings[at + 1] = 0;
 }
 
+int writer_input(bfi_writer *w, const char *kind)
+{
+	int keys = !strcmp(kind, "keys");
+	for (int i = 0; i < w->n_meta; i++)
+		if (!strcmp(w->meta[i].key, "input") && keys)
+			return writer_fail(w, BFI_E_INPUT, "inputs disagree on the input kind: keys as "
+			                                   "given after %.*s; one snapshot's keys must all "
+			                                   "be made the same way",
+			                   (int)w->meta[i].len, w->meta[i].val);
+	if (keys) {
+		w->plain_keys = 1;
+		return 0;
+	}
+	if (w->plain_keys)
+		return writer_fail(w, BFI_E_INPUT, "inputs disagree on the input kind: %s after keys as "
+		                                   "given; one snapshot's keys must all be made the "
+		                                   "same way",
+		                   kind);
+	return writer_meta(w, "input", kind, strlen(kind), "the input kind");
+}
+
 const char *bfi_writer_warnings(const bfi_writer *w)
 {
 	return w ? w->warnings : "";
@@ -281,7 +302,8 @@ int bfi_writer_add_dir(bfi_writer *w, const char *dir)
 		return writer_fail(w, -errno, "%s: %s", dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		return writer_fail(w, -ENOTDIR, "%s: %s", dir, strerror(ENOTDIR));
-	return writer_each_file(w, dir, "sets", add_key_file, NULL);
+	int rc = writer_input(w, "keys");
+	return rc ? rc : writer_each_file(w, dir, "sets", add_key_file, NULL);
 }
 
 int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
@@ -294,6 +316,8 @@ int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
 	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
 		return writer_fail(w, -EISDIR, "%s: %s; --tsv reads a file of set<TAB>key lines", label,
 		                   strerror(EISDIR));
+	if (writer_input(w, "keys"))
+		return BFI_E_INPUT;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t got;

@@ -85,7 +85,7 @@ ssize_t zin_read(struct zin *r, void *buf, size_t n, char *err, size_t errlen);
 void zin_close(struct zin *r);
 
 /* Catalog meta fields an input adds (spec/format.md, "Catalog"). */
-#define WRITER_MAX_META 6
+#define WRITER_MAX_META 8
 struct meta_kv {
 	char key[32];
 	char *val;
@@ -109,6 +109,7 @@ struct bfi_writer {
 	struct names names;
 	struct spool spool;
 	uint64_t keys_in;
+	int plain_keys; /* keys as given were added (bfi_writer_add_dir, _add_tsv) */
 	int finished;
 	char errmsg[512];
 	char warnings[2048]; /* writer_warn()'s lines */
@@ -162,6 +163,12 @@ int writer_each_file(bfi_writer *w, const char *path, const char *phase,
 
 int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * Record how the keys are made (catalog meta "input"): "keys" (as given:
+ * recorded by absence), "text", "fasta", "json" or "xml". BFI_E_INPUT if
+ * an earlier input made them another way.
+ */
+int writer_input(bfi_writer *w, const char *kind);
 /* Note something the caller should hear of, though the build goes on. */
 void writer_warn(bfi_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -12,6 +12,7 @@
  * characters as the sequence did.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -280,6 +281,14 @@ int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_re
 		return BFI_E_INVALID;
 	if (k < 1 || k > BFI_KMER_MAX)
 		return writer_fail(w, BFI_E_INVALID, "k-mer length %u: must be 1 to %u", k, BFI_KMER_MAX);
+	/* how the keys were made, for queries to split sequences the same way */
+	char num[8];
+	int rc = writer_input(w, "fasta");
+	if (rc == 0)
+		rc = writer_meta(w, "kmer", num, (size_t)snprintf(num, sizeof num, "%u", k),
+		                 "the k-mer length");
+	if (rc)
+		return rc;
 	struct fasta_args a = {k, per_record};
 	return writer_each_file(w, path, "files", each_fasta, &a);
 }

@@ -52,6 +52,11 @@ static int load_stops(bfi_writer *w, const char *path, unsigned max_term, struct
 	FILE *f = fopen(path, "r");
 	if (f == NULL)
 		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return writer_fail(w, -EISDIR, "%s: %s", path, strerror(EISDIR));
+	}
 	struct bfi_tokenizer t;
 	bfi_tokenizer_init(&t, max_term);
 	char buf[4096];
@@ -66,7 +71,8 @@ static int load_stops(bfi_writer *w, const char *path, unsigned max_term, struct
 	fclose(f);
 	if (rc)
 		return rc;
-	qsort(s->w, s->n, sizeof *s->w, cmp_str);
+	if (s->n) /* an empty list has no array to sort */
+		qsort(s->w, s->n, sizeof *s->w, cmp_str);
 	size_t m = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		if (m && !strcmp(s->w[m - 1], s->w[i])) {
@@ -153,7 +159,10 @@ int bfi_writer_add_text(bfi_writer *w, const char *path, unsigned max_term, cons
 		return writer_fail(w, BFI_E_INVALID, "term length limit %u: must be 1 to %u", max_term,
 		                   BFI_TERM_MAX);
 	struct stops stops = {NULL, 0, 0};
-	int rc = stop_words ? load_stops(w, stop_words, max_term, &stops) : 0;
+	/* how the keys were made, for queries to split text the same way (spec, "Catalog") */
+	int rc = writer_input(w, "text");
+	if (rc == 0 && stop_words)
+		rc = load_stops(w, stop_words, max_term, &stops);
 	/* the stop words as the catalog holds them: sorted, each ending in '\n' */
 	size_t len = 0;
 	for (size_t i = 0; i < stops.n; i++)
