@@ -1230,7 +1230,8 @@ static void rank(bfi_result *res)
 {
 	for (size_t i = 0; i < res->n; i++)
 		res->rank[i] = (uint64_t)(UINT32_MAX - res->scores[i]) << 32 | res->ords[i];
-	qsort(res->rank, res->n, sizeof *res->rank, cmp_u64);
+	if (res->n > 1) /* no array to sort, maybe, when there is nothing to rank */
+		qsort(res->rank, res->n, sizeof *res->rank, cmp_u64);
 	for (size_t i = 0; i < res->n; i++) {
 		res->ords[i] = (uint32_t)res->rank[i];
 		res->scores[i] = UINT32_MAX - (uint32_t)(res->rank[i] >> 32);

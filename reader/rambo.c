@@ -123,7 +123,8 @@ long bfi__rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const stru
 		}
 	if (touched)
 		*touched += (uint64_t)best * 4; /* the members read, at least */
-	qsort(out, (size_t)count, sizeof *out, cmp_u32);
+	if (count > 1)
+		qsort(out, (size_t)count, sizeof *out, cmp_u32);
 	return count;
 }
 

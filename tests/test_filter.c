@@ -232,7 +232,7 @@ static void test_corrupt(void)
 		{"data byte", BFI_FILTER_HEADER_SIZE + 100, 0, 0x10, BFI_E_DATA_CHECKSUM},
 		{"truncated bits", 0, BFI_FILTER_HEADER_SIZE + 10, 0, BFI_E_TRUNCATED},
 		{"truncated header", 0, 30, 0, BFI_E_TRUNCATED},
-		{"empty", 0, 1, 0, BFI_E_TRUNCATED},
+		{"empty", 0, 1, 0, BFI_E_BAD_MAGIC}, /* no magic: not a filter, not a short one */
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		uint8_t *c = malloc(len);

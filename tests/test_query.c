@@ -681,13 +681,15 @@ static void test_parser(void)
 		}
 		bfi_expr_free(&e);
 	}
-	/* Nesting deeper than 64 is refused, not a stack overflow. */
+	/* Nesting deeper than 64 is refused as a limit, at the '(' too many, not a stack overflow. */
 	char deep[300];
 	memset(deep, '(', 100);
 	deep[100] = 'a';
 	memset(deep + 101, ')', 100);
 	bfi_expr *e = NULL;
-	EXPECT_RC(bfi_expr_parse(deep, 201, &e, NULL), BFI_E_SYNTAX);
+	size_t at = 0;
+	EXPECT_RC(bfi_expr_parse(deep, 201, &e, &at), BFI_E_LIMIT);
+	EXPECT(at == 64);
 	memset(deep, '(', 64);
 	deep[64] = 'a';
 	memset(deep + 65, ')', 64);

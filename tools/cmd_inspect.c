@@ -37,10 +37,12 @@ static int cmp_double(const void *a, const void *b)
 
 static int fill_stats(const bfi_snapshot *s, const struct bfi_info *in, struct fill *f)
 {
+	memset(f, 0, sizeof *f);
+	if (in->n_sets == 0) /* a file may claim no sets: nothing to sum */
+		return 0;
 	double *v = malloc(in->n_sets * sizeof *v);
 	if (v == NULL)
 		return -12;
-	memset(f, 0, sizeof *f);
 	double sum = 0, fsum = 0;
 	for (uint64_t o = 0; o < in->n_sets; o++) {
 		struct bfi_set_stats st;
@@ -220,8 +222,8 @@ static void print_key_rules(const struct key_rules *r, int json)
 		printf("text terms: ASCII letters and digits, lower-cased, at most %u bytes; %zu stop "
 		       "words (bfi query splits queries so)\n",
 		       r->max_term, r->stop_words);
-	else if (!strcmp(r->input, "json") || !strcmp(r->input, "xml")) {
-		printf("%s paths, ", !strcmp(r->input, "xml") ? "XML" : "JSON");
+	else if (!strcmp(r->input, "paths")) {
+		fputs("JSON/XML paths, ", stdout);
 		text_str(stdout, r->paths, strlen(r->paths));
 		printf(" encoding, sub-paths of at most %u names (bfi query --path)\n", r->path_max);
 	} else if (!strcmp(r->input, "keys"))

@@ -19,7 +19,8 @@ static const char help[] =
 	"Print the sets of SNAP that may answer each QUERY: never misses a set\n"
 	"that holds the keys, and may list a few that do not (false positives).\n"
 	"With no QUERY, each line of standard input is one query (a trailing CR\n"
-	"is dropped). By default a query is one key, taken byte for byte.\n"
+	"is dropped). A query is one key, taken byte for byte, or split as the\n"
+	"snapshot's keys were made (see Query forms).\n"
 	"\n"
 	"Answers come in input order, one line per query, sets in ordinal order:\n"
 	"  text:    the query, then a TAB before each matching set name\n"
@@ -29,8 +30,14 @@ static const char help[] =
 	"  text:    the query, then TAB name TAB score for each set\n"
 	"  --json:  {\"query\": \"Q\", \"terms\": T, \"matches\": [\"name\", ...],\n"
 	"            \"scores\": [S, ...]}\n"
+	"JSON strings hold bytes that are not UTF-8 as \\udcXX (XX the byte).\n"
+	"Answers are written as they are made when stdin is a pipe or terminal.\n"
 	"\n"
-	"Query forms:\n"
+	"Query forms. By default, the snapshot's: a snapshot built from keys takes\n"
+	"each query as one key, byte for byte; one built from text splits it as\n"
+	"--text, from FASTA as --kmer K with its K, from JSON/XML as --path. A\n"
+	"form that contradicts how the snapshot's keys were made is refused.\n"
+	"      --keys         a query is one key, byte for byte\n"
 	"  -e, --expr         a query is an expression: keys combined with AND, OR\n"
 	"                     and parentheses; keys side by side are ANDed, so\n"
 	"                     `a b` is `a AND b`; \"quoted keys\" may hold blanks;\n"
@@ -45,7 +52,8 @@ static const char help[] =
 	"      --path         a query is a path over JSON/XML documents (bfi build\n"
 	"                     --input json|xml): /a/b from the root, a/b anywhere,\n"
 	"                     * for one or more elements (a/*/b)\n"
-	"      --fasta FILE   with --kmer: the queries are the records of FILE\n"
+	"      --fasta FILE   k-mers (the snapshot's K, or --kmer K): the queries\n"
+	"                     are the records of FILE\n"
 	"                     (FASTA or FASTQ, plain or gzip, '-' for stdin),\n"
 	"                     each answered under its record's id\n"
 	"      --text         a query is text: its terms are its distinct words as\n"
@@ -65,7 +73,8 @@ static const char help[] =
 	"                     (default: flat, else tree, else rambo, else plain)\n"
 	"      --json         one JSON object per query\n"
 	"  -c, --count        counts instead of names (with --json: \"count\": N)\n"
-	"      --ordinals     set ordinals instead of names (no catalog needed)\n"
+	"      --ordinals     set ordinals instead of names (no catalog needed;\n"
+	"                     with --keys or --expr it is not read at all)\n"
 	"      --format T     print T for each matching set instead, with {name},\n"
 	"                     {ordinal}, {score} (0 without one) and {query}\n"
 	"                     replaced, \\n and \\t as newline and tab, {{ and }}\n"
@@ -73,7 +82,11 @@ static const char help[] =
 	"      --trusted      skip the catalog digest check (trusted files only)\n"
 	"      --small-pages  map the index without asking for 2 MiB pages, for\n"
 	"                     snapshots much larger than memory\n"
-	"  -h, --help         show this help\n";
+	"  -h, --help         show this help\n"
+	"\n"
+	"Exit status: 0, or 2 for a usage error, a query that does not parse, an\n"
+	"unreadable input or output, or a snapshot that cannot be read or was\n"
+	"changed under this reader (its answers so far are written whole).\n";
 
 enum mode { M_KEY, M_EXPR, M_TERMS, M_TEXT, M_PATH };
 
@@ -803,7 +816,7 @@ static int key_rules(const bfi_snapshot *s, struct opts *o, int keys, const char
 			why = o->kmer ? "--kmer" : "--path";
 		else if (!given)
 			o->text = 1;
-	} else if (!strcmp(input, "json") || !strcmp(input, "xml")) {
+	} else if (!strcmp(input, "paths")) {
 		if (o->kmer || o->text)
 			why = o->kmer ? "--kmer" : "--text";
 		else if (!given && o->theta == 0)
@@ -935,6 +948,11 @@ int cmd_query(int argc, char **argv)
 	bfi_result *res = NULL;
 	guard_during(path, EXIT_USAGE);
 	int rc = bfi_open(path, flags, &s);
+	if (rc == -ENOENT && (o.ordinals || o.count) && !(flags & BFI_OPEN_NO_CATALOG)) {
+		/* no catalog to read the key rules from: ordinals and counts do without */
+		flags |= BFI_OPEN_NO_CATALOG;
+		rc = bfi_open(path, flags, &s);
+	}
 	guard_during(NULL, 0);
 	if (rc) {
 		fprintf(stderr, "bfi query: %s: %s\n", path, bfi_strerror(rc));

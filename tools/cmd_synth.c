@@ -83,6 +83,10 @@ static FILE *create(const char *dir, const char *name, char *tmp, size_t len)
 {
 	snprintf(tmp, len, "%s/.%s.tmp-XXXXXX", dir, name);
 	int fd = mkstemp(tmp);
+	mode_t mask = umask(0); /* mkstemp makes 0600: the files are as any the user writes */
+	umask(mask);
+	if (fd >= 0)
+		(void)fchmod(fd, 0666 & ~mask);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (f == NULL) {
 		fprintf(stderr, "bfi synth: %s/%s: %s\n", dir, name, strerror(errno));

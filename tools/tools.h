@@ -21,7 +21,7 @@ int cmd_stack(int argc, char **argv);
 int cmd_filter(int argc, char **argv);
 
 /*
- * JSON strings (spec/format.md, "JSON output"): well-formed UTF-8 goes out
+ * JSON strings (spec/format.md, "JSON text"): well-formed UTF-8 goes out
  * as it is; '"', '\\' and control bytes are escaped; every byte that is not
  * part of well-formed UTF-8 becomes \udcXX (XX the byte), the lone
  * surrogate by which Python's surrogateescape recovers the byte.

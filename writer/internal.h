@@ -165,7 +165,7 @@ int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /*
  * Record how the keys are made (catalog meta "input"): "keys" (as given:
- * recorded by absence), "text", "fasta", "json" or "xml". BFI_E_INPUT if
+ * recorded by absence), "text", "fasta" or "paths" (JSON or XML). BFI_E_INPUT if
  * an earlier input made them another way.
  */
 int writer_input(bfi_writer *w, const char *kind);

@@ -261,7 +261,7 @@ int bfi_writer_add_paths(bfi_writer *w, const char *path, int xml, unsigned enc,
 	const char *es = enc == BFI_PATHS_BREADTH ? "breadth" : enc == BFI_PATHS_DEPTH ? "depth"
 	                                                                               : "breadth+depth";
 	char num[16];
-	int rc = writer_input(w, xml ? "xml" : "json");
+	int rc = writer_input(w, "paths");
 	if (rc == 0)
 		rc = writer_meta(w, "paths", es, strlen(es), "the path encoding");
 	if (rc == 0)
