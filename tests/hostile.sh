@@ -314,6 +314,10 @@ check "a FASTQ quality longer than its sequence is refused" sh -c "
 check "gzip with trailing garbage is refused" sh -c "
 	mkdir -p '$T/gz' && gzip -c '$DATA/zstd' >'$T/gz/doc.gz' && echo garbage >>'$T/gz/doc.gz' &&
 	! '$BFI' build -q -o '$T/x' --input text '$T/gz' 2>'$T/err' && grep -q 'after the end of the gzip data' '$T/err'"
+check "a gzip file of two members is read whole, as gzip -d reads it" sh -c "
+	mkdir -p '$T/gz2' && { head -20 '$DATA/zstd' | gzip -c; tail -n +21 '$DATA/zstd' | gzip -c; } >'$T/gz2/zstd.gz' &&
+	'$BFI' build -q -o '$T/gz2s' '$T/gz2' && '$BFI' query '$T/gz2s' \"\$(tail -1 '$DATA/zstd')\" | grep -q '	zstd' &&
+	'$BFI' query '$T/gz2s' \"\$(head -1 '$DATA/zstd')\" | grep -q '	zstd'"
 check "a directory of .gz key files is read as gzip, sets named less .gz" sh -c "
 	mkdir -p '$T/gzk' && gzip -c '$DATA/zstd' >'$T/gzk/zstd.gz' && cp '$DATA/nano' '$T/gzk/nano' &&
 	'$BFI' build -q -o '$T/gzs' '$T/gzk' && '$BFI' query '$T/gzs' zstd | grep -q '	zstd' &&

@@ -62,4 +62,9 @@ cat "$T/filters/a.bff" | p '\005' filter
 printf '(apple AND "k 1") OR lmdb' | p '\006' expr
 printf 'ACGTACGTNNGGATTACAGATTACAGATTACAGATTACAGATTACA' | p '\007' kmers
 printf 'The quick brown fox\n' | p '\010' textdoc
+# what the hostile review found: a quality longer than its sequence, and
+# gzip members one after another, or followed by bytes that are not one
+printf '@q\nACGTACGT\n+\nIIIIIIIIIIII\n' | p '\002' fastq-long-quality
+{ printf '>a\nACGTACGTAC\n' | gzip -c; printf '>b\nGGATTACAGG\n' | gzip -c; } | p '\002' fasta-gz-two-members
+{ printf '>r\nACGTACGTACGT\n' | gzip -c; printf 'trailing garbage\n'; } | p '\002' fasta-gz-trailing
 ls "$C"/* | wc -l
