@@ -263,7 +263,7 @@ check "inspect --json lists files with sizes" sh -c "
 check "verify: good snapshot exits 0" sh -c "'$BFI' verify '$T/snap' | grep -q ': ok$'"
 # Flip one byte in the middle of the rows and expect its region to be named.
 flip_ok() {
-	cp -r "$T/snap" "$T/bad" || return 1
+	cp -r "$T/snap" "$T/bad" && chmod u+w "$T/bad/index.bfi" || return 1
 	off=50000
 	printf '\377' | dd of="$T/bad/index.bfi" bs=1 seek=$off conv=notrunc 2>/dev/null
 	"$BFI" verify "$T/bad" >"$T/v" 2>&1
