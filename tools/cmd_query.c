@@ -31,7 +31,7 @@ static const char help[] =
 	"  --json:  {\"query\": \"Q\", \"terms\": T, \"matches\": [\"name\", ...],\n"
 	"            \"scores\": [S, ...]}\n"
 	"JSON strings hold bytes that are not UTF-8 as \\udcXX (XX the byte).\n"
-	"Answers are written as they are made when stdin is a pipe or terminal.\n"
+	"Every answer made is written before bfi query waits for more input.\n"
 	"\n"
 	"Query forms. By default, the snapshot's: a snapshot built from keys takes\n"
 	"each query as one key, byte for byte; one built from text splits it as\n"
@@ -612,6 +612,10 @@ static int next_line(struct lines *r, int fd, char **line, size_t *len)
 			r->buf = p;
 			r->cap = want;
 		}
+		/* every answer made so far goes out before the read, which may wait for
+		 * the next query: one write per block of input, not per answer, yet a
+		 * program that writes a query and waits for its answer gets it */
+		(void)out_flush();
 		ssize_t got = read(fd, r->buf + r->end, r->cap - r->end);
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -985,13 +989,12 @@ int cmd_query(int argc, char **argv)
 	}
 	o.snap = s;
 	/*
-	 * Answers go out in 64 KiB writes; one at a time when a person or a
-	 * program waits for each: stdin a terminal or pipe, or stdout a
-	 * terminal.
+	 * Answers go out in 64 KiB writes, and all of them before each read of
+	 * input (next_line); one at a time to a terminal, and for records of a
+	 * FASTA file that is not a regular file, which are read inside zlib.
 	 */
 	struct stat in_st;
 	int waited = isatty(STDOUT_FILENO) ||
-	             (from_stdin && (fstat(STDIN_FILENO, &in_st) != 0 || !S_ISREG(in_st.st_mode))) ||
 	             (fasta && (stat(strcmp(fasta, "-") ? fasta : "/dev/stdin", &in_st) != 0 ||
 	                        !S_ISREG(in_st.st_mode)));
 	out_init(waited);
