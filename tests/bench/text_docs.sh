@@ -4,7 +4,9 @@
 # text.sh fetched) built with --input text, against the pre-tokenized
 # sets.tsv that ../shared/data/make_text_sets.py wrote from the same index.
 # Both are built in package-name order; the two index.bfi files must be
-# byte-identical. Also times the build and text queries (--text).
+# byte-identical past the header, which binds the catalog (the documents'
+# catalog records that its keys are text terms). Also times the build and
+# text queries (--text).
 # Usage: sh tests/bench/text_docs.sh [TEXT_WORKDIR]   (after text.sh)
 set -eu
 cd "$(dirname "$0")/../.."
@@ -33,9 +35,8 @@ echo "build from documents: $(cat "$T/docs.time")"
 sort -s -t "$(printf '\t')" -k1,1 "$T/data/sets.tsv" >"$T/sets.byname.tsv"
 /usr/bin/time -f '%e s, %M KB peak RSS' ./bfi build -q -o "$T/tsv.snap" --tsv "$T/sets.byname.tsv" 2>"$T/tsv.time"
 echo "build from sets.tsv:    $(cat "$T/tsv.time")"
-if cmp -s "$T/docs.snap/index.bfi" "$T/tsv.snap/index.bfi" &&
-	cmp -s "$T/docs.snap/catalog.mdb" "$T/tsv.snap/catalog.mdb"; then
-	echo "index.bfi and catalog.mdb from documents and from sets.tsv: byte-identical"
+if cmp -s -i 128 "$T/docs.snap/index.bfi" "$T/tsv.snap/index.bfi"; then
+	echo "index.bfi from documents and from sets.tsv: byte-identical past the header"
 else
 	echo "the builds differ:"
 	./bfi inspect --sets "$T/docs.snap" | cut -f2,3 | sort >"$T/docs.counts"
