@@ -134,6 +134,46 @@ static void on_bus(int sig, siginfo_t *si, void *uc)
 	siglongjmp(jump, 1);
 }
 
+/*
+ * Run touch(ctx), which must fault on a map of s, as bfi.h tells a host to:
+ * a SIGBUS handler asks bfi_mapped_file and jumps out. Returns the file
+ * the fault was placed in, or NULL.
+ */
+static const char *fault_in(const bfi_snapshot *s, void (*touch)(void *), void *ctx)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_bus;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGBUS, &sa, &old);
+	faulted_snap = s;
+	faulted_file = NULL;
+	if (sigsetjmp(jump, 1) == 0) {
+		touch(ctx);
+		EXPECT(0 && "the touch faults before it returns");
+	}
+	sigaction(SIGBUS, &old, NULL);
+	return faulted_file;
+}
+
+struct query_ctx {
+	const bfi_snapshot *s;
+	bfi_result *r;
+};
+
+static void touch_query(void *ctx)
+{
+	struct query_ctx *q = ctx;
+	int rc = bfi_query_key(q->s, "w5", 2, q->r);
+	EXPECT(rc == 1); /* not reached */
+}
+
+static void touch_byte(void *ctx)
+{
+	volatile char c = *(const char *)ctx;
+	(void)c;
+}
+
 /* A file shrunk or overwritten under an open snapshot. */
 static void test_changed(void)
 {
@@ -172,19 +212,9 @@ static void test_changed(void)
 	free(bytes);
 	free(mine);
 	EXPECT_RC(bfi_check_files(s), BFI_E_CHANGED);
-	struct sigaction sa, old;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_bus;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGBUS, &sa, &old);
-	faulted_snap = s;
-	faulted_file = NULL;
-	if (sigsetjmp(jump, 1) == 0) {
-		int got = bfi_query_key(s, "w5", 2, r);
-		EXPECT(got == 1 && "the query faults before it returns");
-	}
-	sigaction(SIGBUS, &old, NULL);
-	EXPECT(faulted_file != NULL && strcmp(faulted_file, "index.bfi") == 0);
+	struct query_ctx q = {s, r};
+	const char *f = fault_in(s, touch_query, &q);
+	EXPECT(f != NULL && strcmp(f, "index.bfi") == 0);
 	bfi_result_destroy(&r);
 	bfi_close(&s);
 	/* and verify, opening afresh, refuses what is left */
@@ -210,19 +240,8 @@ static void test_catalog_shrunk(void)
 	chmod(cat, 0644); /* read-only as published: only a user who means to can */
 	EXPECT(truncate(cat, 0) == 0);
 	EXPECT_RC(bfi_check_files(s), BFI_E_CHANGED);
-	struct sigaction sa, old;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_bus;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGBUS, &sa, &old);
-	faulted_snap = s;
-	faulted_file = NULL;
-	if (sigsetjmp(jump, 1) == 0) {
-		volatile char c = name[0];
-		EXPECT(c == 1 && "the read faults before it returns");
-	}
-	sigaction(SIGBUS, &old, NULL);
-	EXPECT(faulted_file != NULL && strcmp(faulted_file, "catalog.mdb") == 0);
+	const char *f = fault_in(s, touch_byte, (void *)name);
+	EXPECT(f != NULL && strcmp(f, "catalog.mdb") == 0);
 	bfi_close(&s);
 }
 

@@ -124,3 +124,24 @@ void fuzz_queries(const bfi_snapshot *s)
 	bfi_expr_free(&t);
 	bfi_result_destroy(&r);
 }
+
+void fuzz_inspect(const bfi_snapshot *s)
+{
+	struct bfi_info in;
+	bfi_info(s, &in);
+	for (uint32_t l = 0; l < in.tree_levels; l++) {
+		uint64_t nodes, m;
+		double fill, fpr;
+		TRY(bfi_tree_level(s, l, &nodes, &m, &fill, &fpr));
+	}
+	struct bfi_rambo_cell *cells = calloc(in.rambo_cells ? in.rambo_cells : 1, sizeof *cells);
+	for (uint32_t r = 0; cells && r < in.rambo_reps; r++) {
+		uint64_t m;
+		TRY(bfi_rambo_rep(s, r, &m, cells));
+	}
+	free(cells);
+	for (uint32_t b = 0; b < in.n_blocks; b++) {
+		struct bfi_block_info bi;
+		TRY(bfi_block(s, b, &bi));
+	}
+}

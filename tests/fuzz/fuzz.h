@@ -26,6 +26,8 @@ const char *fuzz_file(const char *name, const uint8_t *data, size_t size);
  */
 struct bfi_snapshot;
 void fuzz_queries(const struct bfi_snapshot *s);
+/* Everything inspect reads of s: the info, each tree level, rambo repetition and block. */
+void fuzz_inspect(const struct bfi_snapshot *s);
 /* Write data as the index of the snapshot fuzz_dir()/snap; returns that path (static) or NULL. */
 const char *fuzz_index(const uint8_t *data, size_t size);
 #endif

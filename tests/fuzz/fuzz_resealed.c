@@ -69,13 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bfi_snapshot *s;
 	if (bfi_open(snap, BFI_OPEN_NO_CATALOG, &s) == 0) {
 		fuzz_queries(s);
-		struct bfi_info in;
-		bfi_info(s, &in);
-		for (uint32_t l = 0; l < in.tree_levels; l++) {
-			uint64_t nodes, m;
-			double fill, fpr;
-			TRY(bfi_tree_level(s, l, &nodes, &m, &fill, &fpr));
-		}
+		fuzz_inspect(s);
 		bfi_close(&s);
 	}
 	struct bfi_verify_report rep;
