@@ -5,6 +5,8 @@
  * itself for renames); BFI_FAULT_COUNT=FILE writes how many calls there
  * were to FILE at exit, so the script knows how many trials to run. Calls
  * are counted in the order the process makes them, LMDB's included.
+ * BFI_RENAME_DELAY_MS=N sleeps N ms before each rename, which opens the
+ * window in which another build publishes at the same new path.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 static long calls, fail_at = -1;
@@ -88,6 +91,12 @@ int fdatasync(int fd)
 }
 int rename(const char *a, const char *b)
 {
+	const char *d = getenv("BFI_RENAME_DELAY_MS");
+	if (d) {
+		long ms = atol(d);
+		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+		nanosleep(&ts, NULL);
+	}
 	return hit(EIO) ? -1 : REAL(rename)(a, b);
 }
 int renameat2(int da, const char *a, int db, const char *b, unsigned flags)
