@@ -272,6 +272,28 @@ race_window_ok() {
 check "a build that finds its new path taken at rename goes the exchange way" race_window_ok
 
 # --- 12. a snapshot holding the user's files ---
+# A file that appears in the snapshot while a build replaces it: after the
+# check, before the exchange (the shim's delayed rename). It is kept, with
+# the old snapshot, and the build says where.
+appears_ok() {
+	"$BFI" build -q -o "$T/keep" "$DATA" || return 1
+	ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}verify_asan_link_order=0" \
+		BFI_RENAME_DELAY_MS=2000 LD_PRELOAD="$(pwd)/build/tests/faults/shim.so" \
+		"$BFI" build -q -o "$T/keep" --fpr 0.001 "$DATA" 2>"$T/k1" &
+	a=$!
+	n=0
+	until ls "$T"/keep.tmp-*/catalog.mdb >/dev/null 2>&1; do
+		n=$((n + 1))
+		kill -0 "$a" 2>/dev/null && [ "$n" -lt 100000 ] || { echo "  the build never staged"; return 1; }
+	done
+	sleep 0.5 # past its check; it sleeps before the exchange
+	echo notes >"$T/keep/NOTES"
+	wait "$a" || { cat "$T/k1"; return 1; }
+	grep -q "warning: the old snapshot held 'NOTES'" "$T/k1" || { cat "$T/k1"; return 1; }
+	kept=$(sed -n "s/.*in \(.*keep\.tmp-[^ ]*\)$/\1/p" "$T/k1")
+	[ -n "$kept" ] && grep -qx notes "$kept/NOTES" && "$BFI" verify "$T/keep" >/dev/null
+}
+check "a file added to a snapshot while it is replaced is kept, and said" appears_ok
 check "a snapshot holding a file bfi did not write is refused before the build" sh -c "
 	'$BFI' build -q -o '$T/mine' '$DATA' && echo notes >'$T/mine/NOTES' &&
 	! '$BFI' build -q -o '$T/mine' '$DATA' 2>'$T/err' && grep -q \"holds 'NOTES'\" '$T/err' &&

@@ -5,8 +5,9 @@
  * itself for renames); BFI_FAULT_COUNT=FILE writes how many calls there
  * were to FILE at exit, so the script knows how many trials to run. Calls
  * are counted in the order the process makes them, LMDB's included.
- * BFI_RENAME_DELAY_MS=N sleeps N ms before each rename, which opens the
- * window in which another build publishes at the same new path.
+ * BFI_RENAME_DELAY_MS=N sleeps N ms before each rename and renameat2,
+ * which opens the window in which another build publishes at the same
+ * new path, or a file appears in the snapshot being replaced.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -89,7 +90,7 @@ int fdatasync(int fd)
 {
 	return hit(EIO) ? -1 : REAL(fdatasync)(fd);
 }
-int rename(const char *a, const char *b)
+static void delay(void)
 {
 	const char *d = getenv("BFI_RENAME_DELAY_MS");
 	if (d) {
@@ -97,9 +98,15 @@ int rename(const char *a, const char *b)
 		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
 		nanosleep(&ts, NULL);
 	}
+}
+
+int rename(const char *a, const char *b)
+{
+	delay();
 	return hit(EIO) ? -1 : REAL(rename)(a, b);
 }
 int renameat2(int da, const char *a, int db, const char *b, unsigned flags)
 {
+	delay();
 	return hit(EIO) ? -1 : REAL(renameat2)(da, a, db, b, flags);
 }
