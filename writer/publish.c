@@ -255,6 +255,14 @@ int staging_begin(struct staging *st, const char *path, char *err, size_t errlen
 /*
  * Publish the staged snapshot at path. Two builds may race to a new path:
  * the loser's rename finds a directory there, and goes the exchange way.
+ *
+ * The marker goes with the staged directory into place, so that no moment
+ * leaves the staging name unmarked while it holds a snapshot: after an
+ * exchange one renameat moves it on into the replaced snapshot's
+ * directory (still locked: the lock belongs to the open file), and after
+ * a plain rename it is removed once the rename is durable. A build killed
+ * in between leaves a stray marker in the published snapshot, which is
+ * harmless and which the next replacement carries away.
  */
 #define PUBLISH_TRIES 8
 
@@ -266,12 +274,6 @@ int staging_publish(struct staging *st, const char *path, char *err, size_t errl
 	warn[0] = 0;
 	if (rc) {
 		snprintf(err, errlen, "'%s' cannot name a snapshot directory", path);
-		return rc;
-	}
-	/* The marker leaves the snapshot: a published snapshot holds bfi's files only. */
-	if (unlinkat(st->dfd, MARK_NAME, 0) != 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s/%s: %s", st->dir, MARK_NAME, strerror(errno));
 		return rc;
 	}
 	int swapped = -1, sys = 0;
@@ -302,59 +304,44 @@ int staging_publish(struct staging *st, const char *path, char *err, size_t errl
 			rc = -EBUSY;
 			snprintf(err, errlen, "publishing %s: other builds kept changing it", path);
 		}
-		/* marked again, so that what is left is still provably ours */
-		int m = make_mark(st->dfd);
-		if (m >= 0) {
-			close(st->mark);
-			st->mark = m;
-		}
-		return rc;
+		return rc; /* still staged, still marked */
 	}
-	/*
-	 * The old snapshot, now under the staging name, is marked as ours at
-	 * once: a build killed from here on leaves it for the next to sweep.
-	 */
-	int odfd = -1, omark = -1;
+	/* st->dfd is the published directory now; odfd the replaced one's, marked at once */
+	int odfd = -1;
 	if (swapped) {
 		odfd = open(st->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		omark = odfd >= 0 ? make_mark(odfd) : -1;
+		if (odfd >= 0)
+			(void)renameat(st->dfd, MARK_NAME, odfd, MARK_NAME);
 	}
 	/*
 	 * Make the swap durable before the old snapshot is deleted. If that
 	 * fails, the build fails, so undo the swap: the path goes back to what
-	 * it held (the old snapshot, or nothing), and the staged one is marked
-	 * again.
+	 * it held (the old snapshot, or nothing), and the marker with the
+	 * staged directory.
 	 */
 	rc = fsync_path(parent, 1);
 	if (rc) {
 		snprintf(err, errlen, "fsync %s: %s", parent, strerror(-rc));
-		if (swapped)
+		if (swapped) {
 			(void)renameat2(AT_FDCWD, st->dir, AT_FDCWD, path, RENAME_EXCHANGE);
-		else
+			if (odfd >= 0)
+				(void)renameat(odfd, MARK_NAME, st->dfd, MARK_NAME);
+		} else {
 			(void)rename(path, st->dir);
-		if (omark >= 0) {
-			(void)unlinkat(odfd, MARK_NAME, 0);
-			close(omark);
 		}
 		if (odfd >= 0)
 			close(odfd);
-		int m = make_mark(st->dfd);
-		if (m >= 0) {
-			close(st->mark);
-			st->mark = m;
-		}
 		return rc;
 	}
-	close(st->dfd);
-	st->dfd = odfd;
 	if (!swapped) {
+		(void)unlinkat(st->dfd, MARK_NAME, 0); /* published: bfi's files only */
+		close(st->dfd);
+		st->dfd = -1;
 		st->dir[0] = 0; /* it is the snapshot now */
 		return 0;
 	}
-	if (omark >= 0) {
-		close(st->mark);
-		st->mark = omark;
-	}
+	close(st->dfd);
+	st->dfd = odfd;
 	char other[256];
 	if (st->dfd >= 0 && foreign_file(st->dfd, other, sizeof other) == 1) {
 		snprintf(warn, warnlen,
