@@ -24,10 +24,10 @@
  * next read of a page past its end raise SIGBUS, and one overwritten with
  * other bytes of the same size gives wrong answers, false negatives
  * included, without any error. For long-lived readers:
- *   - bfi_check_files() tells, for the cost of two fstat calls, whether
- *     either file was changed in place since bfi_open(); call it now and
- *     then (a server: before each batch of requests, or once a second),
- *     and on BFI_E_CHANGED close the snapshot and open it again.
+ *   - bfi_check_files() tells, for two fstat calls and a 128-byte read,
+ *     whether either file was changed in place since bfi_open(); call it
+ *     now and then (a server: before each batch of requests, or once a
+ *     second), and on BFI_E_CHANGED close the snapshot and open it again.
  *   - A host that must survive SIGBUS installs a handler (sigaction with
  *     SA_SIGINFO) and asks bfi_mapped_file(snap, info->si_addr) whether
  *     the fault lies in a snapshot's map. If it does, the query cannot be
@@ -124,20 +124,21 @@ BFI_API void bfi_close(bfi_snapshot **snap);
  * Has either file of the open snapshot been changed in place since
  * bfi_open()? Compares each open file's device, inode, size and
  * modification time with what bfi_open() saw, and the index's header
- * (which names the snapshot) with the one mapped: an fstat per file and
- * one read of 128 bytes. A change to other bytes within the file system's
- * timestamp granularity (a few milliseconds) of the last write goes
- * unseen; bfi_verify() sees every byte. Returns 0 if neither changed, BFI_E_CHANGED if one did (answers
- * given since then may be wrong: close the snapshot and open it again),
- * or BFI_E_INVALID. A snapshot replaced by publishing a new one at its
- * path is not a change: the open one stays whole.
+ * (which names the snapshot) with the one read then: an fstat per file
+ * and one read of 128 bytes. A change to other bytes within the file
+ * system's timestamp granularity (a few milliseconds) of the last write
+ * goes unseen; bfi_verify() sees every byte. Returns 0 if neither
+ * changed, BFI_E_CHANGED if one did (answers given since then may be
+ * wrong: close the snapshot and open it again), or BFI_E_INVALID. A
+ * snapshot replaced by publishing a new one at its path is not a change:
+ * the open one stays whole.
  */
 BFI_API BFI_MUST_CHECK int bfi_check_files(const bfi_snapshot *snap);
 
 /*
  * Which file of snap the address addr lies in the map of: "index.bfi" or
- * "catalog.mdb" (static strings), or NULL if neither. It
- * only compares addresses, so a SIGBUS handler may call it.
+ * "catalog.mdb" (static strings), or NULL if neither. It only compares
+ * addresses, so a SIGBUS handler may call it.
  */
 BFI_API const char *bfi_mapped_file(const bfi_snapshot *snap, const void *addr);
 

@@ -89,14 +89,11 @@ int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
 		bad->offset = bad->length = 0;
 		return rc;
 	}
-	rc = bfi__map_file(fd, &map, &size, 0);
+	rc = bfi__map_file(fd, &map, &size, 0, &s->catalog_id);
 	if (rc == BFI_E_NOT_REGULAR)
 		BAD(rc, 0, 0, BFI_CATALOG_NAME " is not a regular file");
 	if (rc)
 		BAD(rc, 0, 0, "cannot map catalog");
-	rc = bfi__file_id(fd, &s->catalog_id);
-	if (rc)
-		BAD(rc, 0, 0, "cannot stat catalog");
 	if (size != s->lay.hdr.catalog_size)
 		BAD(BFI_E_CATALOG_MISMATCH, 0, size, "catalog size differs from the index's record");
 	if (!trusted) {

@@ -50,12 +50,19 @@ struct bfi_bad {
 int bfi__check_index(const uint8_t *map, uint64_t size, struct bfi_layout *lay,
                      struct bfi_bad *bad);
 
+/* What a cheap check compares to tell a file changed in place (bfi_check_files). */
+struct bfi_file_id {
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, mtime_nsec;
+};
+
 /*
  * Map a whole file read-only, with MADV_HUGEPAGE if huge (see
- * BFI_OPEN_SMALL_PAGES). Returns 0 or -errno; *size may be 0 (then *map
- * is NULL).
+ * BFI_OPEN_SMALL_PAGES), and, if id is not NULL, note what it is now.
+ * Returns 0, BFI_E_NOT_REGULAR or -errno; *size may be 0 (then *map is
+ * NULL).
  */
-int bfi__map_file(int fd, const uint8_t **map, uint64_t *size, int huge);
+int bfi__map_file(int fd, const uint8_t **map, uint64_t *size, int huge, struct bfi_file_id *id);
 
 /* A RAMBO repetition, ready to query (spec/format.md, "RAMBO section"). */
 struct bfi_rrep {
@@ -69,14 +76,6 @@ struct bfi_rrep {
 struct bfi_snapshot;
 /* bfi_open(), also telling where a check failed. */
 int bfi__open(const char *path, unsigned flags, struct bfi_snapshot **out, struct bfi_bad *bad);
-
-/* What a cheap check compares to tell a file changed in place (bfi_check_files). */
-struct bfi_file_id {
-	uint64_t dev, ino, size;
-	int64_t mtime_sec, mtime_nsec;
-};
-/* fd's identity now: 0 or -errno. */
-int bfi__file_id(int fd, struct bfi_file_id *id);
 
 struct bfi_snapshot {
 	int dirfd;

@@ -191,13 +191,25 @@ int bfi__check_index(const uint8_t *map, uint64_t size, struct bfi_layout *lay,
 	return check_layouts(map, lay, bad);
 }
 
-int bfi__map_file(int fd, const uint8_t **map, uint64_t *size, int huge)
+/* What bfi_check_files compares, from one fstat. */
+static void file_id_of(const struct stat *st, struct bfi_file_id *id)
+{
+	id->dev = (uint64_t)st->st_dev;
+	id->ino = (uint64_t)st->st_ino;
+	id->size = (uint64_t)st->st_size;
+	id->mtime_sec = (int64_t)st->st_mtim.tv_sec;
+	id->mtime_nsec = (int64_t)st->st_mtim.tv_nsec;
+}
+
+int bfi__map_file(int fd, const uint8_t **map, uint64_t *size, int huge, struct bfi_file_id *id)
 {
 	struct stat st;
 	if (fstat(fd, &st) != 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return BFI_E_NOT_REGULAR;
+	if (id)
+		file_id_of(&st, id);
 	*size = (uint64_t)st.st_size;
 	*map = NULL;
 	if (*size == 0)
@@ -335,11 +347,10 @@ static int open_once(const char *path, unsigned flags, bfi_snapshot **out, struc
 		bad->what = "cannot open " BFI_INDEX_NAME;
 		goto fail;
 	}
-	rc = bfi__map_file(s->index_fd, &s->map, &s->size, !(flags & BFI_OPEN_SMALL_PAGES));
+	rc = bfi__map_file(s->index_fd, &s->map, &s->size, !(flags & BFI_OPEN_SMALL_PAGES),
+	                   &s->index_id);
 	if (rc == BFI_E_NOT_REGULAR)
 		bad->what = BFI_INDEX_NAME " is not a regular file";
-	if (rc == 0)
-		rc = bfi__file_id(s->index_fd, &s->index_id);
 	if (rc)
 		goto fail;
 	rc = bfi__check_index(s->map, s->size, &s->lay, bad);
@@ -398,25 +409,14 @@ fail:
 	return rc;
 }
 
-int bfi__file_id(int fd, struct bfi_file_id *id)
-{
-	struct stat st;
-	if (fstat(fd, &st) != 0)
-		return -errno;
-	id->dev = (uint64_t)st.st_dev;
-	id->ino = (uint64_t)st.st_ino;
-	id->size = (uint64_t)st.st_size;
-	id->mtime_sec = (int64_t)st.st_mtim.tv_sec;
-	id->mtime_nsec = (int64_t)st.st_mtim.tv_nsec;
-	return 0;
-}
-
 /* Does fd still hold the file id describes, unchanged? */
 static int same_file(int fd, const struct bfi_file_id *id)
 {
-	struct bfi_file_id now = {0, 0, 0, 0, 0};
-	if (bfi__file_id(fd, &now) != 0)
+	struct stat st;
+	struct bfi_file_id now;
+	if (fstat(fd, &st) != 0)
 		return 0;
+	file_id_of(&st, &now);
 	return now.dev == id->dev && now.ino == id->ino && now.size == id->size &&
 	       now.mtime_sec == id->mtime_sec && now.mtime_nsec == id->mtime_nsec;
 }

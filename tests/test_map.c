@@ -91,7 +91,7 @@ static void map_one(size_t len, int huge, int want_huge)
 	EXPECT(fd >= 0);
 	const uint8_t *map = NULL;
 	uint64_t size = 0;
-	EXPECT_RC(bfi__map_file(fd, &map, &size, huge), 0);
+	EXPECT_RC(bfi__map_file(fd, &map, &size, huge, NULL), 0);
 	close(fd);
 	EXPECT(size == len && map != NULL);
 	if (map == NULL) {

@@ -406,20 +406,6 @@ int cmd_build(int argc, char **argv)
 		        (unsigned long long)o.cells, o.shards);
 		return EXIT_USAGE;
 	}
-	if (o.expected_keys && !o.bits) {
-		uint64_t m;
-		uint32_t k;
-		int sz = bfi_filter_size(o.expected_keys, o.fpr, &m, &k);
-		if (sz >= 0 && o.hashes && (double)o.expected_keys * o.hashes / 0.6931471805599453 >
-		                               (double)(1ull << 40))
-			sz = BFI_E_LIMIT;
-		if (sz < 0) {
-			fprintf(stderr, "bfi build: --expected-keys %llu: %s: each filter would need more "
-			                "than 2^40 bits\n",
-			        (unsigned long long)o.expected_keys, bfi_strerror(sz));
-			return EXIT_USAGE;
-		}
-	}
 	char why[600];
 	if (bfi_output_check(out, why, sizeof why) != 0) {
 		fprintf(stderr, "bfi build: %s\n", why);
@@ -433,10 +419,14 @@ int cmd_build(int argc, char **argv)
 
 	bfi_writer *w = NULL;
 	int rc = bfi_writer_create(&o, &w);
-	if (rc) {
+	if (rc == BFI_E_LIMIT) /* the only limit the options alone can pass */
+		fprintf(stderr, "bfi build: --expected-keys %llu: each filter would need more than "
+		                "2^40 bits\n",
+		        (unsigned long long)o.expected_keys);
+	else if (rc)
 		fprintf(stderr, "bfi build: %s\n", bfi_strerror(rc));
+	if (rc)
 		return EXIT_USAGE;
-	}
 	size_t warned = print_warnings(w, 0);
 	if (tsv) {
 		FILE *f = strcmp(input, "-") ? fopen(input, "r") : stdin;

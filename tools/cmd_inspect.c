@@ -162,34 +162,15 @@ struct key_rules {
 	size_t stop_words;
 };
 
-static void meta_text(const bfi_snapshot *s, const char *key, char *buf, size_t len)
-{
-	const void *v;
-	size_t vl;
-	if (bfi_catalog_meta(s, key, &v, &vl) == 0 && vl < len) {
-		memcpy(buf, v, vl);
-		buf[vl] = 0;
-	}
-}
-
-static unsigned meta_uint(const bfi_snapshot *s, const char *key, unsigned dflt)
-{
-	char num[12] = "";
-	meta_text(s, key, num, sizeof num);
-	char *end;
-	unsigned long v = strtoul(num, &end, 10);
-	return num[0] && !*end && v <= 65535 ? (unsigned)v : dflt;
-}
-
 static void key_rules(const bfi_snapshot *s, struct key_rules *r)
 {
 	memset(r, 0, sizeof *r);
 	snprintf(r->input, sizeof r->input, "keys");
-	meta_text(s, "input", r->input, sizeof r->input);
+	meta_str(s, "input", r->input, sizeof r->input);
 	r->kmer = meta_uint(s, "kmer", 0);
 	r->max_term = meta_uint(s, "text_max_term", 32);
 	r->path_max = meta_uint(s, "path_max", 0);
-	meta_text(s, "paths", r->paths, sizeof r->paths);
+	meta_str(s, "paths", r->paths, sizeof r->paths);
 	const void *v;
 	size_t vl;
 	if (bfi_catalog_meta(s, "text_stop_words", &v, &vl) == 0)

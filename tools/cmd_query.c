@@ -778,18 +778,6 @@ static int decide_mode(struct opts *o, const char *fasta)
 	return 0;
 }
 
-/* A catalog meta field as a string: 1 and the value in buf (size len), or 0 if absent. */
-static int meta_str(const bfi_snapshot *s, const char *key, char *buf, size_t len)
-{
-	const void *v;
-	size_t vl;
-	if (bfi_catalog_meta(s, key, &v, &vl) != 0 || vl >= len)
-		return 0;
-	memcpy(buf, v, vl);
-	buf[vl] = 0;
-	return 1;
-}
-
 /*
  * The snapshot's key rules (catalog "input" and "kmer": how its keys were
  * made): with no query form given, they choose it, so that a query is
@@ -798,12 +786,9 @@ static int meta_str(const bfi_snapshot *s, const char *key, char *buf, size_t le
  */
 static int key_rules(const bfi_snapshot *s, struct opts *o, int keys, const char *path)
 {
-	char input[16] = "keys", num[8];
-	unsigned k = 0;
-	if (!meta_str(s, "input", input, sizeof input))
-		snprintf(input, sizeof input, "keys");
-	if (meta_str(s, "kmer", num, sizeof num))
-		k = (unsigned)strtoul(num, NULL, 10);
+	char input[16] = "keys"; /* absent: keys as given */
+	meta_str(s, "input", input, sizeof input);
+	unsigned k = meta_uint(s, "kmer", 0);
 	int given = keys || o->mode == M_EXPR || o->mode == M_PATH || o->text || o->kmer;
 	const char *why = NULL;
 	if (!strcmp(input, "fasta")) {
@@ -973,15 +958,11 @@ int cmd_query(int argc, char **argv)
 		return rc;
 	}
 	if (o.text) { /* the tokenizer the documents were split with, if not the default */
+		unsigned mt = meta_uint(s, "text_max_term", 0);
+		if (mt >= 1 && mt <= BFI_TERM_MAX)
+			o.max_term = mt;
 		const void *mv;
 		size_t vl;
-		if (bfi_catalog_meta(s, "text_max_term", &mv, &vl) == 0 && vl > 0 && vl < 4) {
-			char num[4] = {0};
-			memcpy(num, mv, vl);
-			unsigned long mt = strtoul(num, NULL, 10);
-			if (mt >= 1 && mt <= BFI_TERM_MAX)
-				o.max_term = (unsigned)mt;
-		}
 		if (bfi_catalog_meta(s, "text_stop_words", &mv, &vl) == 0) {
 			o.stops = mv;
 			o.stops_len = vl;

@@ -141,22 +141,9 @@ void out_text(const char *s, size_t len)
 		out_put(s, len);
 		return;
 	}
-	static const char hex[] = "0123456789abcdef";
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		/* C1 controls, U+0080..U+009F, start escape sequences on some terminals too */
-		int c1 = c == 0xc2 && i + 1 < len && (unsigned char)s[i + 1] >= 0x80 &&
-		         (unsigned char)s[i + 1] <= 0x9f;
-		if (c >= 0x20 && c != 0x7f && !c1) {
-			out_char((char)c);
-			continue;
-		}
-		char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
-		out_put(e, 4);
-		if (c1) {
-			c = (unsigned char)s[++i];
-			char f[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
-			out_put(f, 4);
-		}
+	char piece[8];
+	for (size_t i = 0; i < len;) {
+		size_t n = tty_piece(s, len, &i, piece);
+		out_put(piece, n);
 	}
 }

@@ -30,10 +30,13 @@ int cmd_filter(int argc, char **argv);
  */
 size_t json_piece(const char *s, size_t len, size_t *i, char out[8]);
 /*
- * Print bytes from the data (a name, a path) as text: as they are, but on
- * a terminal control bytes (C0, DEL and C1) are shown as \\xHH, so that a
- * crafted name cannot drive the terminal.
+ * Bytes from the data (a name, a path) shown on a terminal: a control
+ * byte (C0, DEL, and the two bytes of a C1 control) as \xHH, so that a
+ * crafted name cannot drive the terminal; any other byte as it is.
+ * tty_piece works as json_piece does.
  */
+size_t tty_piece(const char *s, size_t len, size_t *i, char out[8]);
+/* Print s as text: as it is, but through tty_piece on a terminal. */
 void text_str(FILE *f, const char *s, size_t len);
 /* Print s (len bytes) as a JSON string literal, quotes included. */
 void json_str(FILE *f, const char *s, size_t len);
@@ -85,6 +88,14 @@ void guard_unwatch(const bfi_snapshot *snap);
  * path NULL ends it.
  */
 void guard_during(const char *path, int status);
+
+/*
+ * A catalog meta field as a string: 1 and the value in buf (len bytes at
+ * most, NUL included), or 0 if absent or too long. meta_uint: a decimal
+ * field up to 65535, or dflt.
+ */
+int meta_str(const bfi_snapshot *s, const char *key, char *buf, size_t len);
+unsigned meta_uint(const bfi_snapshot *s, const char *key, unsigned dflt);
 
 /* Check standard output at exit: 0, or EXIT_USAGE after saying what failed. */
 int stdout_close(const char *cmd);

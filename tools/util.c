@@ -67,26 +67,61 @@ void json_str(FILE *f, const char *s, size_t len)
 	fputc('"', f);
 }
 
-void text_str(FILE *f, const char *s, size_t len)
+size_t tty_piece(const char *s, size_t len, size_t *i, char out[8])
 {
 	static const char hex[] = "0123456789abcdef";
+	unsigned char c = (unsigned char)s[*i];
+	/* C1 controls, U+0080..U+009F, start escape sequences on some terminals too */
+	size_t n = c == 0xc2 && len - *i > 1 && (unsigned char)s[*i + 1] >= 0x80 &&
+	                   (unsigned char)s[*i + 1] <= 0x9f
+	               ? 2
+	           : c < 0x20 || c == 0x7f ? 1
+	                                   : 0;
+	if (n == 0) {
+		out[0] = (char)c;
+		*i += 1;
+		return 1;
+	}
+	for (size_t k = 0; k < n; k++) {
+		c = (unsigned char)s[*i + k];
+		memcpy(out + 4 * k, "\\x", 2);
+		out[4 * k + 2] = hex[c >> 4];
+		out[4 * k + 3] = hex[c & 15];
+	}
+	*i += n;
+	return 4 * n;
+}
+
+int meta_str(const bfi_snapshot *s, const char *key, char *buf, size_t len)
+{
+	const void *v;
+	size_t vl;
+	if (bfi_catalog_meta(s, key, &v, &vl) != 0 || vl >= len)
+		return 0;
+	memcpy(buf, v, vl);
+	buf[vl] = 0;
+	return 1;
+}
+
+unsigned meta_uint(const bfi_snapshot *s, const char *key, unsigned dflt)
+{
+	char num[12], *end;
+	if (!meta_str(s, key, num, sizeof num) || !num[0])
+		return dflt;
+	unsigned long v = strtoul(num, &end, 10);
+	return !*end && v <= 65535 ? (unsigned)v : dflt;
+}
+
+void text_str(FILE *f, const char *s, size_t len)
+{
 	if (!isatty(fileno(f))) {
 		fwrite(s, 1, len, f);
 		return;
 	}
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		int c1 = c == 0xc2 && i + 1 < len && (unsigned char)s[i + 1] >= 0x80 &&
-		         (unsigned char)s[i + 1] <= 0x9f;
-		if (c >= 0x20 && c != 0x7f && !c1) {
-			fputc(c, f);
-			continue;
-		}
-		fprintf(f, "\\x%c%c", hex[c >> 4], hex[c & 15]);
-		if (c1) {
-			c = (unsigned char)s[++i];
-			fprintf(f, "\\x%c%c", hex[c >> 4], hex[c & 15]);
-		}
+	char piece[8];
+	for (size_t i = 0; i < len;) {
+		size_t n = tty_piece(s, len, &i, piece);
+		fwrite(piece, 1, n, f);
 	}
 }
 

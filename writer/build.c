@@ -74,13 +74,10 @@ static uint32_t choose_k(const struct bfi_build_options *o, uint64_t n)
 {
 	if (o->hashes)
 		return o->hashes;
-	double kd;
-	if (o->bits) {
-		double dn = o->expected_keys ? (double)o->expected_keys : n ? (double)n : 1.0;
-		kd = round((double)o->bits / dn * M_LN2);
-	} else {
-		kd = ceil(-log2(o->fpr));
-	}
+	if (!o->bits)
+		return filter_k(o->fpr, NULL);
+	double dn = o->expected_keys ? (double)o->expected_keys : n ? (double)n : 1.0;
+	double kd = round((double)o->bits / dn * M_LN2);
 	return kd < 1 ? 1 : kd > BFI_MAX_K ? BFI_MAX_K : (uint32_t)kd;
 }
 
@@ -92,12 +89,7 @@ static uint64_t width_for(const struct bfi_build_options *o, uint64_t n, uint32_
 {
 	if (o->bits)
 		return o->bits;
-	if (o->expected_keys)
-		n = o->expected_keys;
-	double md = ceil((double)(n ? n : 1) * k / M_LN2);
-	if (!(md <= (double)BFI_MAX_BITS))
-		return 0;
-	return md < 64 ? 64 : (uint64_t)md;
+	return filter_m(o->expected_keys ? o->expected_keys : n, k);
 }
 
 static void progress(bfi_writer *w, const char *phase, uint64_t done, uint64_t total)
@@ -572,11 +564,7 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 	 * repetition, so candidates grow as N/B, not as N p */
 	double pc = o->fpr < 1.0 / (double)cells ? o->fpr : 1.0 / (double)cells;
 	double base = pc * (1 - 1.0 / (double)cells) + 1.0 / (double)cells;
-	double kd = ceil(-log2(pc));
-	uint32_t kr = w->raw      ? w->raw->k
-	              : o->hashes ? o->hashes
-	              : kd < 1    ? 1
-	              : kd > BFI_MAX_K ? BFI_MAX_K : (uint32_t)kd;
+	uint32_t kr = w->raw ? w->raw->k : o->hashes ? o->hashes : filter_k(pc, NULL);
 	uint32_t reps = w->raw ? w->raw->reps : o->reps;
 	if (reps == 0) {
 		double rd = ceil(log(o->fpr) / log(base));

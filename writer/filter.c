@@ -22,19 +22,31 @@ struct bfi_filter {
 	uint8_t *bits; /* ceil(m / 8) bytes */
 };
 
+/* Every double here is range-checked before it becomes an integer. */
+uint32_t filter_k(double fpr, int *capped)
+{
+	double kd = ceil(-log2(fpr));
+	if (capped)
+		*capped = kd > BFI_MAX_K;
+	return kd < 1 ? 1 : kd > BFI_MAX_K ? BFI_MAX_K : (uint32_t)kd;
+}
+
+uint64_t filter_m(uint64_t n, uint32_t k)
+{
+	double md = ceil((double)(n ? n : 1) * k / M_LN2);
+	if (!(md <= (double)BFI_MAX_BITS))
+		return 0;
+	return md < 64 ? 64 : (uint64_t)md;
+}
+
 int bfi_filter_size(uint64_t n, double fpr, uint64_t *m, uint32_t *k)
 {
 	if (m == NULL || k == NULL || !(fpr > 0 && fpr < 1))
 		return BFI_E_INVALID;
-	/* every double is range-checked before it becomes an integer */
-	double kd = ceil(-log2(fpr));
-	int clamped = kd > BFI_MAX_K;
-	*k = kd < 1 ? 1 : clamped ? BFI_MAX_K : (uint32_t)kd;
-	double md = ceil((double)(n ? n : 1) * (double)*k / M_LN2);
-	if (!(md <= (double)BFI_MAX_BITS))
-		return BFI_E_LIMIT;
-	*m = md < 64 ? 64 : (uint64_t)md;
-	return clamped ? 1 : 0;
+	int capped;
+	*k = filter_k(fpr, &capped);
+	*m = filter_m(n, *k);
+	return *m == 0 ? BFI_E_LIMIT : capped;
 }
 
 int bfi_filter_create(uint64_t m, uint32_t k, bfi_filter **out)

@@ -125,13 +125,10 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 	    (o->keep_order && o->cluster) ||
 	    (o->route_shards && !(o->layouts & BFI_BUILD_RAMBO)))
 		return BFI_E_INVALID;
-	if (o->expected_keys && !o->bits) { /* the widest filter it asks for must fit */
-		uint64_t m;
-		uint32_t k;
-		if (bfi_filter_size(o->expected_keys, o->fpr, &m, &k) < 0 ||
-		    (o->hashes && (double)o->expected_keys * o->hashes / M_LN2 > (double)BFI_MAX_BITS))
-			return BFI_E_LIMIT;
-	}
+	int capped = 0;
+	uint32_t k = o->hashes ? o->hashes : filter_k(o->fpr, &capped);
+	if (o->expected_keys && !o->bits && filter_m(o->expected_keys, k) == 0)
+		return BFI_E_LIMIT; /* the filter it asks for would pass 2^40 bits */
 	bfi_writer *w = calloc(1, sizeof *w);
 	if (w == NULL)
 		return -ENOMEM;
@@ -143,11 +140,11 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 		            (unsigned long long)w->opt.memory);
 		w->opt.memory = WRITER_MIN_MEMORY;
 	}
-	double kd = ceil(-log2(o->fpr));
-	if (!o->hashes && !o->bits && kd > BFI_MAX_K)
+	if (!o->hashes && !o->bits && capped)
 		writer_warn(w, "a rate of %g needs %.0f hashes; bfi uses at most %u, so each filter's "
 		               "rate is about 2^-%u (%.2g), not %g",
-		            o->fpr, kd, BFI_MAX_K, BFI_MAX_K, ldexp(1, -(int)BFI_MAX_K), o->fpr);
+		            o->fpr, ceil(-log2(o->fpr)), BFI_MAX_K, BFI_MAX_K, ldexp(1, -(int)BFI_MAX_K),
+		            o->fpr);
 	/* Half the budget buffers keys; the other half holds row stripes. */
 	int rc = spool_init(&w->spool, (size_t)(w->opt.memory / 2 / sizeof(struct rec)));
 	if (rc) {

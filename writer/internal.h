@@ -164,6 +164,15 @@ int writer_each_file(bfi_writer *w, const char *path, const char *phase,
 int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /*
+ * The sizing rule (spec/format.md, "Choosing m and k"; writer/filter.c):
+ * k = ceil(log2(1/fpr)) within 1..BFI_MAX_K, *capped (if not NULL) set
+ * when fpr asks for more; m = ceil(n k / ln 2), at least 64, or 0 when it
+ * would pass BFI_MAX_BITS.
+ */
+uint32_t filter_k(double fpr, int *capped);
+uint64_t filter_m(uint64_t n, uint32_t k);
+
+/*
  * Record how the keys are made (catalog meta "input"): "keys" (as given:
  * recorded by absence), "text", "fasta" or "paths" (JSON or XML). BFI_E_INPUT if
  * an earlier input made them another way.
