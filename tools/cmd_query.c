@@ -575,7 +575,7 @@ struct lines {
 	char *buf;
 	size_t cap, start, end;
 	int eof;
-	const bfi_snapshot *watch; /* checked before each read: unchanged since opened */
+	const bfi_snapshot *watch; /* checked after each read: unchanged since opened */
 };
 
 /*

@@ -16,6 +16,9 @@
 
 #include "tools.h"
 
+/* what bfi_mapped_file names, in the order of watch.msg */
+static const char *const files[2] = {"index.bfi", "catalog.mdb"};
+
 static struct watch {
 	const bfi_snapshot *snap;
 	char msg[2][600]; /* index.bfi, catalog.mdb */
@@ -33,7 +36,7 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	for (int i = 0; i < n_watched && msg == NULL; i++) {
 		const char *f = watched[i].snap ? bfi_mapped_file(watched[i].snap, si->si_addr) : NULL;
 		if (f)
-			msg = watched[i].msg[f[0] == 'c'];
+			msg = watched[i].msg[strcmp(f, files[1]) == 0];
 	}
 	if (msg == NULL && during_msg[0]) {
 		msg = during_msg;
@@ -67,7 +70,6 @@ void guard_watch(const bfi_snapshot *snap, const char *path)
 		i++;
 	if (i == GUARD_MAX)
 		return; /* unnamed: the default action */
-	static const char *const files[2] = {"index.bfi", "catalog.mdb"};
 	for (int f = 0; f < 2; f++)
 		snprintf(watched[i].msg[f], sizeof watched[i].msg[f],
 		         "%s: %s/%s changed or shrank under this reader; a snapshot is replaced by "

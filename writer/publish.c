@@ -47,9 +47,9 @@ static int is_own_file(const char *name)
 	return 0;
 }
 
-static int fsync_path(const char *path, int dir)
+static int fsync_dir(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY);
 	if (fd < 0)
 		return -errno;
 	int rc = fsync(fd) == 0 ? 0 : -errno;
@@ -319,7 +319,7 @@ int staging_publish(struct staging *st, const char *path, char *err, size_t errl
 	 * it held (the old snapshot, or nothing), and the marker with the
 	 * staged directory.
 	 */
-	rc = fsync_path(parent, 1);
+	rc = fsync_dir(parent);
 	if (rc) {
 		snprintf(err, errlen, "fsync %s: %s", parent, strerror(-rc));
 		if (swapped) {
