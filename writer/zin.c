@@ -67,6 +67,17 @@ static int fill(struct zin *r)
 	}
 }
 
+/* At least want unread bytes, unless the file ends first: 0, or -errno with err set. */
+static int need(struct zin *r, size_t want, char *err, size_t errlen)
+{
+	int rc = 0;
+	while (r->have - r->pos < want && (rc = fill(r)) > 0)
+		;
+	if (rc < 0)
+		snprintf(err, errlen, "%s: %s", r->label, strerror(-rc));
+	return rc < 0 ? rc : 0;
+}
+
 static int bad(struct zin *r, char *err, size_t errlen, const char *what)
 {
 	snprintf(err, errlen, "%s: %s (at byte %llu of the file)", r->label, what,
@@ -77,16 +88,12 @@ static int bad(struct zin *r, char *err, size_t errlen, const char *what)
 
 ssize_t zin_read(struct zin *r, void *buf, size_t n, char *err, size_t errlen)
 {
-	int rc = 0;
+	int rc;
 	if (r->state == ZIN_FAILED)
 		return BFI_E_INPUT;
 	if (r->state == ZIN_START) {
-		while (r->have < 2 && (rc = fill(r)) > 0)
-			;
-		if (rc < 0) {
-			snprintf(err, errlen, "%s: %s", r->label, strerror(-rc));
+		if ((rc = need(r, 2, err, errlen)) != 0)
 			return rc;
-		}
 		r->state = r->have >= 2 && r->in[0] == 0x1f && r->in[1] == 0x8b ? ZIN_MEMBER : ZIN_PLAIN;
 		if (r->state == ZIN_MEMBER) {
 			if (inflateInit2(&r->z, 16 + MAX_WBITS) != Z_OK)
@@ -95,13 +102,8 @@ ssize_t zin_read(struct zin *r, void *buf, size_t n, char *err, size_t errlen)
 		}
 	}
 	if (r->state == ZIN_PLAIN) {
-		if (r->pos == r->have) {
-			rc = fill(r);
-			if (rc < 0) {
-				snprintf(err, errlen, "%s: %s", r->label, strerror(-rc));
-				return rc;
-			}
-		}
+		if ((rc = need(r, 1, err, errlen)) != 0)
+			return rc;
 		size_t k = r->have - r->pos < n ? r->have - r->pos : n;
 		memcpy(buf, r->in + r->pos, k);
 		r->pos += k;
@@ -109,12 +111,8 @@ ssize_t zin_read(struct zin *r, void *buf, size_t n, char *err, size_t errlen)
 	}
 	while (r->state == ZIN_MEMBER || r->state == ZIN_BETWEEN) {
 		if (r->state == ZIN_BETWEEN) { /* after a member: another, or the end */
-			while (r->have - r->pos < 2 && (rc = fill(r)) > 0)
-				;
-			if (rc < 0) {
-				snprintf(err, errlen, "%s: %s", r->label, strerror(-rc));
+			if ((rc = need(r, 2, err, errlen)) != 0)
 				return rc;
-			}
 			if (r->have == r->pos) {
 				r->state = ZIN_END;
 				break;
@@ -125,15 +123,10 @@ ssize_t zin_read(struct zin *r, void *buf, size_t n, char *err, size_t errlen)
 				return bad(r, err, errlen, "cannot restart gzip decompression");
 			r->state = ZIN_MEMBER;
 		}
-		if (r->pos == r->have) {
-			rc = fill(r);
-			if (rc < 0) {
-				snprintf(err, errlen, "%s: %s", r->label, strerror(-rc));
-				return rc;
-			}
-			if (rc == 0)
-				return bad(r, err, errlen, "the gzip data ends early (truncated file)");
-		}
+		if ((rc = need(r, 1, err, errlen)) != 0)
+			return rc;
+		if (r->pos == r->have)
+			return bad(r, err, errlen, "the gzip data ends early (truncated file)");
 		r->z.next_in = r->in + r->pos;
 		r->z.avail_in = (uInt)(r->have - r->pos);
 		r->z.next_out = buf;
