@@ -124,7 +124,7 @@ void bfi_block_encode(uint8_t out[BFI_BLOCK_ENTRY_SIZE], const struct bfi_block 
 	bfi_put64(out + 0, b->first_set);
 	bfi_put64(out + 8, b->n_sets);
 	bfi_put64(out + 16, b->m);
-	bfi_put64(out + 24, b->row_bytes);
+	bfi_put64(out + 24, b->row_bits);
 	bfi_put64(out + 32, b->rows_offset);
 	bfi_put64(out + 40, b->pre_m);
 	bfi_put64(out + 48, b->pre_offset);
@@ -133,8 +133,8 @@ void bfi_block_encode(uint8_t out[BFI_BLOCK_ENTRY_SIZE], const struct bfi_block 
 /* rows and pre-filter of block b start where the previous one ended */
 static int place_block(struct bfi_block *b, uint64_t *off)
 {
-	uint64_t rows, pre = bfi_bits_bytes(b->pre_m);
-	if (__builtin_mul_overflow(b->m, b->row_bytes, &rows))
+	uint64_t rows = bfi_block_rows_bytes(b->m, b->row_bits), pre = bfi_bits_bytes(b->pre_m);
+	if (rows == 0)
 		return -1;
 	b->rows_offset = *off;
 	if (__builtin_add_overflow(*off, rows, off))
@@ -187,7 +187,7 @@ int bfi_flat_decode(const uint8_t *in, uint64_t size, struct bfi_flat_desc *d,
 		if (!all_zero(e + 56, BFI_BLOCK_ENTRY_SIZE - 56))
 			return BFI_E_RESERVED;
 		if (b.first_set != next_set || b.n_sets == 0 || b.n_sets > d->n_sets - next_set ||
-		    b.m == 0 || b.m > BFI_MAX_BITS || b.row_bytes != bfi_bits_bytes(b.n_sets) ||
+		    b.m == 0 || b.m > BFI_MAX_BITS || !bfi_row_bits_ok(b.n_sets, b.row_bits) ||
 		    b.pre_m > BFI_MAX_BITS ||
 		    ((d->flags & BFI_FLATF_LINE_PRE) && b.pre_m % BFI_PRE_LINE_BITS))
 			return BFI_E_BAD_LAYOUT;
@@ -232,7 +232,7 @@ int bfi_plain_decode(const uint8_t *in, uint64_t size, struct bfi_plain_desc *d)
 		return BFI_E_INCOMPAT;
 	uint64_t bytes;
 	if (d->n_sets == 0 || d->n_sets > BFI_MAX_SETS || d->m == 0 || d->m > BFI_MAX_BITS ||
-	    d->k == 0 || d->k > BFI_MAX_K || d->filter_bytes != bfi_bits_bytes(d->m) ||
+	    d->k == 0 || d->k > BFI_MAX_K || d->filter_bytes != bfi_word_bytes(d->m) ||
 	    d->filters_offset != BFI_PLAIN_DESC_SIZE ||
 	    __builtin_mul_overflow(d->n_sets, d->filter_bytes, &bytes) ||
 	    size - BFI_PLAIN_DESC_SIZE != bytes)

@@ -21,11 +21,11 @@
 /* spec: "Header" */
 #define BFI_MAGIC "\x89" "BFI\r\n\x1a\n"
 #define BFI_MAGIC_LEN 8u
-#define BFI_VERSION_MAJOR 2u
-#define BFI_VERSION_MINOR 2u
+#define BFI_VERSION_MAJOR 3u
+#define BFI_VERSION_MINOR 0u
 #define BFI_HEADER_SIZE 128u
 #define BFI_TRAILER_SIZE 8u
-#define BFI_KNOWN_INCOMPAT 0ull /* no incompatible features in 1.0 */
+#define BFI_KNOWN_INCOMPAT 0ull /* no incompatible features in 3.0 */
 
 /* Header field offsets. */
 #define BFI_H_MAGIC 0
@@ -154,6 +154,40 @@ static inline uint64_t bfi_bits_bytes(uint64_t n)
 	return (n + 511) / 512 * 64;
 }
 
+/* Bytes holding n bits, padded to whole 64-bit words. */
+static inline uint64_t bfi_word_bytes(uint64_t n)
+{
+	return (n + 63) / 64 * 8;
+}
+
+/*
+ * spec: "Flat section". A block of n sets strides row_bits bits from one
+ * row to the next: n (packed) up to n rounded up to whole lines.
+ */
+static inline int bfi_row_bits_ok(uint64_t n_sets, uint64_t row_bits)
+{
+	return row_bits >= n_sets && row_bits <= bfi_bits_bytes(n_sets) * 8;
+}
+
+/* Are the rows whole 64-byte lines (else packed: they run on bit after bit)? */
+static inline int bfi_rows_lined(uint64_t row_bits)
+{
+	return row_bits % 512 == 0;
+}
+
+/*
+ * Bytes of a flat block's m rows: m * row_bits / 8 for whole lines; packed
+ * rows are followed by 64 zero bits, so that a reader may load whole words
+ * from any row, and rounded up to a line. 0 on overflow.
+ */
+static inline uint64_t bfi_block_rows_bytes(uint64_t m, uint64_t row_bits)
+{
+	uint64_t bits;
+	if (__builtin_mul_overflow(m, row_bits, &bits) || bits > UINT64_MAX - 512 - 64)
+		return 0;
+	return bfi_rows_lined(row_bits) ? bits / 8 : bfi_bits_bytes(bits + 64);
+}
+
 struct bfi_header {
 	uint16_t major, minor;
 	uint64_t compat, incompat;
@@ -190,7 +224,7 @@ struct bfi_block {
 	uint64_t first_set;
 	uint64_t n_sets;
 	uint64_t m;           /* filter width of every set in the block */
-	uint64_t row_bytes;   /* bfi_bits_bytes(n_sets) */
+	uint64_t row_bits;    /* stride from row to row: bfi_row_bits_ok() */
 	uint64_t rows_offset; /* relative to the section's start */
 	uint64_t pre_m;       /* width of the union pre-filter; 0 for none */
 	uint64_t pre_offset;  /* relative; 0 for none */
@@ -201,7 +235,7 @@ struct bfi_plain_desc {
 	uint64_t m;
 	uint32_t k;
 	uint32_t hash_id;
-	uint64_t filter_bytes; /* bfi_bits_bytes(m) */
+	uint64_t filter_bytes; /* bfi_word_bytes(m) */
 	uint64_t filters_offset;
 };
 

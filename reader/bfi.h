@@ -176,7 +176,7 @@ struct bfi_info {
 	uint32_t tree_dropped_levels; /* levels above the top one, too full to prune, not stored */
 	uint64_t tree_dropped_nodes;  /* and their nodes */
 	int has_catalog;           /* 0 if opened with BFI_OPEN_NO_CATALOG */
-	int line_prefilters;       /* flat pre-filters probe one 512-bit line per key (2.2) */
+	int line_prefilters;       /* flat pre-filters probe one 512-bit line per key (LINE_PRE) */
 };
 BFI_API void bfi_info(const bfi_snapshot *snap, struct bfi_info *info);
 
@@ -184,7 +184,7 @@ BFI_API void bfi_info(const bfi_snapshot *snap, struct bfi_info *info);
 struct bfi_block_info {
 	uint64_t first_set, n_sets;
 	uint64_t bits;           /* filter width of the block's sets */
-	uint64_t row_bytes;      /* bytes per row */
+	uint64_t row_bits;       /* bits from one row to the next: n_sets when packed */
 	uint64_t prefilter_bits; /* width of the union pre-filter, 0 if none */
 	uint64_t offset;         /* of the block's first row in index.bfi */
 };

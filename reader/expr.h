@@ -70,6 +70,8 @@ struct bfi_result {
 	size_t rank_cap;
 	uint32_t *frontier;    /* tree: surviving nodes of two levels */
 	size_t frontier_cap;
+	uint8_t *pack;         /* packed rows copied out as whole lines; 64-byte aligned */
+	size_t pack_cap;
 	/* bfi_query_batch on long rows: the one result every query of a batch
 	 * is answered in before its answer is copied out; kept by the batch's
 	 * first result for the next batch */

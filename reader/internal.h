@@ -26,13 +26,21 @@ struct bfi_layout {
 	uint64_t sums_covered; /* chunk checksums cover [BFI_SECTION_ALIGN, this) */
 };
 
-/* A flat block, ready to query (spec/format.md, "Flat section"). */
+/*
+ * A flat block, ready to query (spec/format.md, "Flat section"). Rows of
+ * whole lines are read in place: row r at rows + r * row_bytes. Packed
+ * rows (row_bits not a multiple of 512) run on bit after bit, row r from
+ * bit r * row_bits, and a query copies each out to row_bytes bytes of
+ * scratch (bfi__unpack_row) before the kernels, which read whole lines.
+ */
 struct bfi_rblock {
-	const uint8_t *rows; /* row r at rows + r * row_bytes */
+	const uint8_t *rows;
 	const uint8_t *pre;  /* union pre-filter bits, or NULL */
 	uint64_t m, pre_m;
 	int line_pre;        /* the pre-filter takes one 512-bit line per key */
-	uint64_t row_bytes;
+	int packed;
+	uint64_t row_bytes;  /* bfi_bits_bytes(n): a row in whole lines, in place or copied out */
+	uint64_t row_bits;   /* the stride in the file */
 	uint32_t first, n;
 };
 
@@ -85,6 +93,7 @@ struct bfi_snapshot {
 	struct bfi_layout lay;
 	struct bfi_rblock *blocks; /* lay.flat.n_blocks of them, if flat */
 	uint64_t max_row_bytes;    /* of all blocks: sizes a query's scratch */
+	uint64_t max_packed_bytes; /* row_bytes of the widest packed block, 0 if none */
 	uint32_t max_block_sets;
 	const uint8_t *plain;      /* first plain filter, if plain */
 	struct bfi_rrep reps[BFI_MAX_REPS]; /* lay.rambo.reps of them, if rambo */

@@ -10,6 +10,7 @@
 #include <endian.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define BFI_LINE_WORDS 8
 
@@ -25,6 +26,32 @@ static inline size_t bfi__emit(uint64_t w, uint64_t bit0, uint32_t base, uint32_
 		w &= w - 1;
 	}
 	return n;
+}
+
+/*
+ * Copy a packed row (spec/format.md, "Flat section"): the n bits from bit
+ * `bit` of rows, to the words bytes / 8 at dst (whole lines, which the
+ * kernels read), the words past the row's last bit zero. Reads whole
+ * words up to 8 bytes past the row's last bit, which a packed block's
+ * trailing 64 zero bits keep inside the block.
+ */
+static inline void bfi__unpack_row(const uint8_t *rows, uint64_t bit, uint32_t n, uint64_t *dst,
+                                   size_t bytes)
+{
+	const uint8_t *p = rows + bit / 8;
+	unsigned sh = (unsigned)(bit % 8);
+	size_t words = (n + 63) / 64;
+	for (size_t w = 0; w < words; w++) {
+		uint64_t lo;
+		memcpy(&lo, p + 8 * w, 8);
+		/* the next byte's bits fill the top sh bits; none when sh is 0 */
+		uint64_t v = le64toh(lo) >> sh | (uint64_t)p[8 * w + 8] << 1 << (63 - sh);
+		if (w + 1 == words && n % 64)
+			v &= (UINT64_C(1) << (n % 64)) - 1;
+		dst[w] = htole64(v);
+	}
+	for (size_t w = words; w < bytes / 8; w++)
+		dst[w] = 0;
 }
 
 #if defined(__x86_64__) && BFI_HAVE_AVX2

@@ -251,7 +251,11 @@ static int load_blocks(bfi_snapshot *s)
 		b->first = (uint32_t)bfi_get64(e);
 		b->n = (uint32_t)bfi_get64(e + 8);
 		b->m = bfi_get64(e + 16);
-		b->row_bytes = bfi_get64(e + 24);
+		b->row_bits = bfi_get64(e + 24);
+		b->row_bytes = bfi_bits_bytes(b->n);
+		b->packed = !bfi_rows_lined(b->row_bits);
+		if (b->packed && b->row_bytes > s->max_packed_bytes)
+			s->max_packed_bytes = b->row_bytes;
 		b->rows = sec + bfi_get64(e + 32);
 		b->pre_m = bfi_get64(e + 40);
 		b->pre = b->pre_m ? sec + bfi_get64(e + 48) : NULL;
@@ -541,7 +545,7 @@ int bfi_block(const bfi_snapshot *s, uint32_t i, struct bfi_block_info *out)
 	out->first_set = b->first;
 	out->n_sets = b->n;
 	out->bits = b->m;
-	out->row_bytes = b->row_bytes;
+	out->row_bits = b->row_bits;
 	out->prefilter_bits = b->pre_m;
 	out->offset = (uint64_t)(b->rows - s->map);
 	return 0;

@@ -39,6 +39,7 @@ void bfi_result_destroy(bfi_result **res)
 	free(r->counts);
 	free(r->rank);
 	free(r->frontier);
+	free(r->pack);
 	bfi_result_destroy(&r->scratch);
 	free(r);
 	*res = NULL;
@@ -86,6 +87,34 @@ int bfi__grow(void *pp, size_t *cap, size_t want, size_t sz)
 	*(void **)pp = q;
 	*cap = want;
 	return 0;
+}
+
+/* Room in res->pack for rows copied-out rows of the widest packed block of s. */
+static int pack_room(const bfi_snapshot *s, bfi_result *res, size_t rows)
+{
+	if (s->max_packed_bytes == 0 || rows <= res->pack_cap)
+		return 0;
+	if (rows > SIZE_MAX / s->max_packed_bytes)
+		return -ENOMEM;
+	uint8_t *p = aligned_alloc(64, rows * (size_t)s->max_packed_bytes);
+	if (p == NULL)
+		return -ENOMEM;
+	free(res->pack);
+	res->pack = p;
+	res->pack_cap = rows;
+	return 0;
+}
+
+/*
+ * Row r of block b as whole lines: in place, or, for packed rows, copied
+ * out to dst (b->row_bytes bytes, 64-byte aligned).
+ */
+static inline const uint8_t *flat_row(const struct bfi_rblock *b, uint64_t r, uint8_t *dst)
+{
+	if (!b->packed)
+		return b->rows + r * b->row_bytes;
+	bfi__unpack_row(b->rows, r * b->row_bits, b->n, (uint64_t *)(void *)dst, b->row_bytes);
+	return dst;
 }
 
 static uint32_t expr_depth(const struct bfi_expr *e, uint32_t id)
@@ -147,6 +176,8 @@ static int prepare(const bfi_snapshot *s, unsigned layout, const struct bfi_expr
 	size_t row_sets = layout == BFI_LAYOUT_TREE ? 2 : 1;
 	if (rc == 0)
 		rc = bfi__grow(&res->rows, &res->rows_cap, row_sets * e->n_keys * kr, sizeof *res->rows);
+	if (rc == 0 && layout == BFI_LAYOUT_FLAT)
+		rc = pack_room(s, res, (size_t)e->n_keys * k);
 	if (rc == 0 && layout == BFI_LAYOUT_FLAT)
 		rc = bfi__grow(&res->vec, &res->vec_cap, levels * words, sizeof *res->vec);
 	if (rc == 0 && layout == BFI_LAYOUT_RAMBO) /* one bitmap of cells per repetition */
@@ -231,7 +262,7 @@ static size_t conj_rows(const bfi_snapshot *s, const struct bfi_expr *e, const s
 	for (uint32_t j = 0; j < n->n_keys; j++) {
 		const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
 		for (uint32_t i = 0; i < k; i++)
-			res->rows[r++] = b->rows + bfi_reduce(z[i], b->m) * b->row_bytes;
+			res->rows[r] = flat_row(b, bfi_reduce(z[i], b->m), res->pack + r * b->row_bytes), r++;
 	}
 	return r;
 }
@@ -480,7 +511,7 @@ key_blocks_loop(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res
 				continue;
 		}
 		for (uint32_t i = 0; i < k; i++)
-			res->rows[i] = blk->rows + bfi_reduce(z[i], blk->m) * blk->row_bytes;
+			res->rows[i] = flat_row(blk, bfi_reduce(z[i], blk->m), res->pack + i * blk->row_bytes);
 		res->n += and_rows(res->rows, k, blk->row_bytes / 8, blk->first, blk->n,
 		                   res->ords + res->n, res->count_bytes ? &res->touched : NULL);
 	}
@@ -633,7 +664,8 @@ int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bf
 #define ANSWERS_FIRST 64 /* a batch's result holds this many sets before it grows */
 
 struct lean_slot {
-	const uint8_t *rows[BFI_MAX_K];
+	const uint8_t *rows[BFI_MAX_K]; /* packed rows: the byte of each row's first bit */
+	uint8_t shift[BFI_MAX_K];       /* packed rows: that bit within its byte */
 	int state; /* -1: not one key; 0: turned away by the pre-filter; 1: rows located */
 };
 
@@ -664,6 +696,23 @@ static void lean_ask(const struct bfi_rblock *b, const struct bfi_expr *e, const
  * asks in one loop. line: the caller knows b has no pre-filter and rows of
  * one line.
  */
+/* Locate row r of block b as slot's row i and ask for its first line (line: see lean_rows). */
+static inline __attribute__((always_inline)) void
+lean_place(const struct bfi_rblock *b, struct lean_slot *slot, uint32_t i, uint64_t r,
+           uint64_t row_bytes, int line)
+{
+	if (!line && b->packed) {
+		uint64_t bit = r * b->row_bits;
+		slot->rows[i] = b->rows + bit / 8;
+		slot->shift[i] = (uint8_t)(bit % 8);
+		/* a packed row may end on the next line */
+		bfi__prefetch(slot->rows[i] + (b->n + 7) / 8);
+	} else {
+		slot->rows[i] = b->rows + r * row_bytes;
+	}
+	bfi__prefetch(slot->rows[i]);
+}
+
 static inline __attribute__((always_inline)) void
 lean_rows(const struct bfi_rblock *b, bfi_keyhash h, const uint64_t *z, uint32_t k, bfi_result *r,
           struct lean_slot *slot, int line)
@@ -673,11 +722,8 @@ lean_rows(const struct bfi_rblock *b, bfi_keyhash h, const uint64_t *z, uint32_t
 	if (z == NULL && (line || b->pre == NULL)) {
 		/* probe i mixes h1 + i * (h2 | 1) (bfi_hash_probe): one add a probe */
 		uint64_t x = h.h1, step = h.h2 | 1, m = b->m, row_bytes = line ? 64 : b->row_bytes;
-		for (uint32_t i = 0; i < k; i++, x += step) {
-			const uint8_t *row = b->rows + bfi_reduce(bfi_hash_mix(x), m) * row_bytes;
-			slot->rows[i] = row;
-			bfi__prefetch(row);
-		}
+		for (uint32_t i = 0; i < k; i++, x += step)
+			lean_place(b, slot, i, bfi_reduce(bfi_hash_mix(x), m), row_bytes, line);
 	} else {
 		for (uint32_t i = 0; z == NULL && i < k; i++)
 			zbuf[i] = bfi_hash_probe(h, i);
@@ -685,10 +731,8 @@ lean_rows(const struct bfi_rblock *b, bfi_keyhash h, const uint64_t *z, uint32_t
 		slot->state = pre_pass(b, z, k, r);
 		if (slot->state == 0)
 			return;
-		for (uint32_t i = 0; i < k; i++) {
-			slot->rows[i] = b->rows + bfi_reduce(z[i], b->m) * b->row_bytes;
-			bfi__prefetch(slot->rows[i]);
-		}
+		for (uint32_t i = 0; i < k; i++)
+			lean_place(b, slot, i, bfi_reduce(z[i], b->m), b->row_bytes, 0);
 	}
 	for (uint64_t at = 64; !line && at < b->row_bytes; at += 64) /* at most BFI_SHORT_ROW / 64 lines */
 		for (uint32_t i = 0; i < k; i++)
@@ -715,21 +759,33 @@ lean_and(const struct lean_slot *slot, uint32_t k, const struct bfi_rblock *b, u
          const uint64_t *last, uint32_t *out, size_t n, uint64_t *touched, bfi_and_fn and_rows,
          int avx2)
 {
+	const uint8_t *const *rows = slot->rows;
+	/* packed rows: copied out to whole lines here, where their lines have arrived */
+	_Alignas(64) uint8_t lines[BFI_MAX_K * BFI_SHORT_ROW];
+	const uint8_t *copied[BFI_MAX_K];
+	if (b->packed) {
+		for (uint32_t i = 0; i < k; i++) {
+			copied[i] = lines + i * b->row_bytes;
+			bfi__unpack_row(slot->rows[i], slot->shift[i], b->n,
+			                (uint64_t *)(void *)(lines + i * b->row_bytes), b->row_bytes);
+		}
+		rows = copied;
+	}
 #if defined(__x86_64__) && BFI_HAVE_AVX2
 	/* one line: the line's AND itself, which the compiler then inlines
 	 * here (through bfi__and_short_all_avx2 a genome batch took 405
 	 * instructions a key, not 344) */
 	if (avx2 && touched == NULL && b->row_bytes == 64)
-		return bfi__and_line_avx2(slot->rows, k, 0, base, last, out, n);
+		return bfi__and_line_avx2(rows, k, 0, base, last, out, n);
 	if (avx2 && touched == NULL)
-		return bfi__and_short_all_avx2(slot->rows, k, b->row_bytes, base, last, out, n);
+		return bfi__and_short_all_avx2(rows, k, b->row_bytes, base, last, out, n);
 	if (avx2)
-		return bfi__and_short_avx2(slot->rows, k, b->row_bytes, base, b->n, out, n, touched);
+		return bfi__and_short_avx2(rows, k, b->row_bytes, base, b->n, out, n, touched);
 #else
 	(void)avx2;
 	(void)last;
 #endif
-	return n + and_rows(slot->rows, k, b->row_bytes / 8, base, b->n, out + n, touched);
+	return n + and_rows(rows, k, b->row_bytes / 8, base, b->n, out + n, touched);
 }
 
 /* Room in res for more sets after its n. */
@@ -823,7 +879,8 @@ short_rows_loop(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, bfi_
 /* One flat block, without a pre-filter, of one-line rows (at most 512 sets)? */
 static int line_block(const bfi_snapshot *s)
 {
-	return s->lay.flat.n_blocks == 1 && s->blocks[0].pre == NULL && s->blocks[0].row_bytes == 64;
+	return s->lay.flat.n_blocks == 1 && s->blocks[0].pre == NULL && s->blocks[0].row_bytes == 64 &&
+	       !s->blocks[0].packed;
 }
 
 #if defined(__x86_64__) && BFI_HAVE_AVX2
@@ -1009,7 +1066,7 @@ static int keys_short(const bfi_snapshot *s, uint32_t bi, const bfi_keyhash *key
 #if defined(__x86_64__) && BFI_HAVE_AVX2
 	if (bfi__and_rows() == bfi__and_rows_avx2) {
 		const struct bfi_rblock *b = &s->blocks[bi];
-		int line = b->pre == NULL && b->row_bytes == 64 && !res->count_bytes;
+		int line = b->pre == NULL && b->row_bytes == 64 && !b->packed && !res->count_bytes;
 		if (line && zt == NULL && tags == NULL)
 			return keys_line_avx2(b, s->lay.k, keys, n, res, ends);
 		if (line && zt && tags)
@@ -1303,7 +1360,7 @@ static void terms_long(const struct bfi_rblock *b, const uint64_t *z, uint32_t t
 		if (!pre_pass(b, zt, k, res))
 			continue;
 		for (uint32_t i = 0; i < k; i++)
-			res->rows[i] = b->rows + bfi_reduce(zt[i], b->m) * b->row_bytes;
+			res->rows[i] = flat_row(b, bfi_reduce(zt[i], b->m), res->pack + i * b->row_bytes);
 		size_t h = and_rows(res->rows, k, b->row_bytes / 8, 0, b->n, hits, touched);
 		for (size_t i = 0; i < h; i++)
 			res->counts[hits[i]]++;

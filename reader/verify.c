@@ -51,6 +51,23 @@ static int rows_padding(const bfi_snapshot *s, const uint8_t *rows, uint64_t m,
 	return 0;
 }
 
+/*
+ * Packed flat rows: is a bit set between a row's last set and the next
+ * row, or in the zeros after the last row? If so, *bad->offset is where.
+ */
+static int packed_padding(const bfi_snapshot *s, const struct bfi_rblock *b, struct bfi_bad *bad)
+{
+	uint64_t end = bfi_block_rows_bytes(b->m, b->row_bits) * 8, at = UINT64_MAX;
+	for (uint64_t r = 0; b->row_bits > b->n && r < b->m && at == UINT64_MAX; r++)
+		at = first_set_bit(b->rows, r * b->row_bits + b->n, (r + 1) * b->row_bits);
+	if (at == UINT64_MAX)
+		at = first_set_bit(b->rows, b->m * b->row_bits, end);
+	if (at == UINT64_MAX)
+		return 0;
+	bad->offset = (uint64_t)(b->rows - s->map) + at / 8;
+	return 1;
+}
+
 static int check_data(const bfi_snapshot *s, struct bfi_bad *bad,
                       void (*progress)(void *, uint64_t, uint64_t), void *ctx)
 {
@@ -81,7 +98,8 @@ static int check_data(const bfi_snapshot *s, struct bfi_bad *bad,
 	/* Set padding bits would be ordinals or positions that do not exist. */
 	for (uint32_t b = 0; b < (lay->flat_idx >= 0 ? lay->flat.n_blocks : 0); b++) {
 		const struct bfi_rblock *blk = &s->blocks[b];
-		if (rows_padding(s, blk->rows, blk->m, blk->row_bytes, blk->n, bad))
+		if (blk->packed ? packed_padding(s, blk, bad)
+		                : rows_padding(s, blk->rows, blk->m, blk->row_bytes, blk->n, bad))
 			BAD(BFI_E_BAD_LAYOUT, bad->offset, 1,
 			    "padding bit past the block's last set is not zero");
 		if (blk->pre) {

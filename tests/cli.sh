@@ -153,10 +153,10 @@ incremental_ok() {
 		"$DATA" &&
 	"$BFI" inspect "$T/inc" | grep -q '^tree  *[0-9]* levels, built by insertion (order 3: 3 to 6 children)' &&
 	"$BFI" inspect --json "$T/inc" | grep -q '"groups": "explicit"' &&
-	"$BFI" inspect "$T/inc" | grep -q '^format  *2\.1' &&
+	"$BFI" inspect "$T/inc" | grep -q '^format  *3\.0' &&
 	"$BFI" query "$T/inc" lmdb | grep '^lmdb	.*liblmdb0' | grep -q 'lmdb-utils' &&
 	"$BFI" verify "$T/inc" >/dev/null &&
-	"$BFI" inspect "$T/tree" | grep -q '^format  *2\.0'
+	"$BFI" inspect "$T/tree" | grep -q '^format  *3\.0'
 }
 check "tree: --bloofi-build incremental builds, answers and verifies" incremental_ok
 fasta_ok() {
@@ -279,20 +279,20 @@ check "query: damaged header is refused (2)" sh -c "
 	printf 'X' | dd of='$T/bad/index.bfi' bs=1 seek=0 conv=notrunc 2>/dev/null;
 	'$BFI' query '$T/bad' lmdb; test \$? -eq 2"
 
-# Pre-filters of one line per key (format 2.2) by default; --classic-prefilters
-# writes the kind 2.0 and 2.1 readers read. Both give the same answers.
+# Pre-filters of one line per key by default; --classic-prefilters writes
+# the kind that probes k lines. Both give the same answers.
 prefilters_ok() {
 	"$BFI" build -q -o "$T/line" --prefilter always "$DATA" &&
 		"$BFI" build -q -o "$T/classic" --prefilter always --classic-prefilters "$DATA" || return 1
-	"$BFI" inspect "$T/line" | grep -q '^format       2\.2 .*' &&
+	"$BFI" inspect "$T/line" | grep -q '^format       3\.0 .*' &&
 		"$BFI" inspect "$T/line" | grep -q 'pre-filters of one line per key' &&
-		"$BFI" inspect "$T/classic" | grep -q '^format       2\.0 ' &&
+		"$BFI" inspect "$T/classic" | grep -q '^format       3\.0 ' &&
 		! "$BFI" inspect "$T/classic" | grep -q 'one line per key' || return 1
 	"$BFI" query "$T/line" <"$T/words" >"$T/line.out" &&
 		"$BFI" query "$T/classic" <"$T/words" >"$T/classic.out" &&
 		cmp "$T/line.out" "$T/classic.out"
 }
-check "build: line pre-filters by default, --classic-prefilters for 2.1 readers" prefilters_ok
+check "build: line pre-filters by default, --classic-prefilters on request" prefilters_ok
 
 # bench --results: rows after prose get a header of their own, rows after
 # rows do not.

@@ -60,4 +60,11 @@ int test_write_file(const char *path, const void *p, size_t len);
 typedef size_t (*test_key_fn)(uint32_t set, uint32_t i, char *buf, size_t cap);
 int test_build_sets(const struct bfi_build_options *o, const char *path, uint32_t n, uint32_t per,
                     test_key_fn key);
+/*
+ * Make every checksum of the index image p (size bytes) match its bytes:
+ * chunk checksums, section checksums, table and header, with file_size
+ * set to size. For damage that must be caught by a check behind them.
+ */
+void test_reseal_index(uint8_t *p, size_t size);
+
 #endif

@@ -241,8 +241,11 @@ static void test_resealed_fields(void)
 		/* block entry 0 */
 		{64 + 0, 8, 1, BFI_E_BAD_LAYOUT},   {64 + 8, 8, 7, BFI_E_BAD_LAYOUT},
 		{64 + 8, 8, 0, BFI_E_BAD_LAYOUT},   {64 + 16, 8, 0, BFI_E_BAD_LAYOUT},
-		{64 + 16, 8, 701, BFI_E_BAD_LAYOUT}, {64 + 16, 8, ~0ull, BFI_E_BAD_LAYOUT},
-		{64 + 24, 8, 128, BFI_E_BAD_LAYOUT}, {64 + 32, 8, 256, BFI_E_BAD_LAYOUT},
+		/* m: rows past the section (a packed block's last line may hide a few more rows) */
+		{64 + 16, 8, 1ull << 20, BFI_E_BAD_LAYOUT}, {64 + 16, 8, ~0ull, BFI_E_BAD_LAYOUT},
+		/* row_bits: below the block's 8 sets, past whole lines, or a stride the size denies */
+		{64 + 24, 8, 7, BFI_E_BAD_LAYOUT}, {64 + 24, 8, 1024, BFI_E_BAD_LAYOUT},
+		{64 + 24, 8, 512, BFI_E_BAD_LAYOUT}, {64 + 32, 8, 256, BFI_E_BAD_LAYOUT},
 		{64 + 40, 8, 64, BFI_E_BAD_LAYOUT},  {64 + 48, 8, 4096, BFI_E_BAD_LAYOUT},
 		{64 + 56, 8, 1, BFI_E_RESERVED},
 	};
@@ -403,6 +406,33 @@ static void test_plain_fields(void)
 	EXPECT_RC(open_and_query(0), 0);
 }
 
+/*
+ * A set bit in a packed block's trailing zeros (after its last row),
+ * resealed so that every checksum passes: open answers, and verify names
+ * the byte.
+ */
+static void test_packed_padding(void)
+{
+	uint8_t *b = malloc(index_len);
+	if (b == NULL)
+		return;
+	memcpy(b, index_bytes, index_len);
+	uint64_t flat = bfi_get64(index_bytes + BFI_HEADER_SIZE + 8);
+	const uint8_t *e = index_bytes + flat + BFI_FLAT_DESC_SIZE; /* block 0 */
+	uint64_t m = bfi_get64(e + 16), row_bits = bfi_get64(e + 24);
+	uint64_t rows = flat + bfi_get64(e + 32), bit = m * row_bits + 3;
+	EXPECT(!bfi_rows_lined(row_bits) && bfi_get64(e + 8) == row_bits);
+	b[rows + bit / 8] |= (uint8_t)(1u << (bit % 8));
+	test_reseal_index(b, index_len);
+	EXPECT(test_write_file(work_index, b, index_len) == 0);
+	EXPECT_RC(open_and_query(0), 0);
+	struct bfi_verify_report rep;
+	EXPECT_RC(bfi_verify(work, &rep, NULL, NULL), BFI_E_BAD_LAYOUT);
+	EXPECT(rep.offset == rows + bit / 8);
+	free(b);
+	restore();
+}
+
 static void test_rich_shape(void)
 {
 	struct bfi_verify_report rep;
@@ -416,8 +446,9 @@ static void test_rich_shape(void)
 		EXPECT(in.n_blocks == 2 && in.layouts == (BFI_LAYOUT_FLAT | BFI_LAYOUT_PLAIN | BFI_LAYOUT_RAMBO | BFI_LAYOUT_TREE));
 		EXPECT_RC(bfi_block(s, 1, &b1), 0);
 		EXPECT(b1.prefilter_bits > 0);
-		/* line pre-filters, the default: format 2.2, whole lines */
-		EXPECT(in.minor == 2 && in.line_prefilters && b1.prefilter_bits % 512 == 0);
+		/* line pre-filters, the default, whole lines; block 1's 88 sets packed */
+		EXPECT(in.major == 3 && in.minor == 0 && in.line_prefilters &&
+		       b1.prefilter_bits % 512 == 0 && b1.n_sets == 88 && b1.row_bits == 88);
 		bfi_close(&s);
 	}
 }
@@ -471,6 +502,8 @@ int main(void)
 	test_run("corrupt: truncation at every length", test_truncate_every_length);
 	test_run("corrupt: every header, table and padding byte flipped", test_flip_header_and_table);
 	test_run("corrupt: resealed header, table and descriptor fields", test_resealed_fields);
+	test_run("corrupt: a packed block's trailing bits, set and resealed, caught by verify",
+	         test_packed_padding);
 	test_run("corrupt: random spans in the data caught by verify", test_random_spans);
 	test_run("corrupt: damaged catalog refused", test_catalog_damage);
 	test_run("corrupt: catalog of another snapshot refused", test_foreign_catalog);

@@ -233,6 +233,11 @@ static int write_corpus(void)
 	reseal(b);
 	rc |= put("VERSION.major-plus-one.index", b, L);
 	FRESH();
+	bfi_put16(b + BFI_H_MAJOR, 2); /* format 2 padded every row to whole lines */
+	bfi_put16(b + BFI_H_MINOR, 2);
+	reseal(b);
+	rc |= put("VERSION.format-2.2.index", b, L);
+	FRESH();
 	bfi_put64(b + BFI_H_INCOMPAT, 1ull << 33);
 	reseal(b);
 	rc |= put("INCOMPAT.unknown-flag.index", b, L);
@@ -259,17 +264,22 @@ static int write_corpus(void)
 	bfi_put64(b + BFI_HEADER_SIZE + 16, UINT64_MAX - 4095); /* offset + size overflows */
 	reseal(b);
 	rc |= put("BAD_SECTION.size-overflows.index", b, L);
-	/* flat descriptor: a block whose m times row_bytes overflows */
+	/* flat descriptor: block 0's rows past the file, or a stride that is not allowed */
 	uint64_t flat = sec[0].offset; /* the flat section comes first */
 	uint64_t table = flat + bfi_get64(good_index + flat + 24); /* its block table */
+	uint64_t sets0 = bfi_get64(good_index + table + 8);
 	FRESH();
-	bfi_put64(b + table + 16, (uint64_t)1 << 40); /* block 0's m: m x row_bytes past the file */
+	bfi_put64(b + table + 16, (uint64_t)1 << 40); /* block 0's m: m x row_bits past the file */
 	reseal(b);
-	rc |= put("BAD_LAYOUT.block-m-times-row-bytes.index", b, L);
+	rc |= put("BAD_LAYOUT.block-m-times-row-bits.index", b, L);
 	FRESH();
-	bfi_put64(b + table + 24, UINT64_MAX / 8); /* block 0's row_bytes: the product overflows */
+	bfi_put64(b + table + 24, sets0 - 1); /* rows narrower than the block's sets */
 	reseal(b);
-	rc |= put("BAD_LAYOUT.block-row-bytes-overflows.index", b, L);
+	rc |= put("BAD_LAYOUT.block-row-bits-below-sets.index", b, L);
+	FRESH();
+	bfi_put64(b + table + 24, bfi_bits_bytes(sets0) * 8 + 512); /* padded past whole lines */
+	reseal(b);
+	rc |= put("BAD_LAYOUT.block-row-bits-past-lines.index", b, L);
 	FRESH();
 	b[flat + bfi_get64(good_index + table + 32) + 3] ^= 0x01; /* a bit of block 0's first row */
 	rc |= put("DATA_CHECKSUM.a-row-bit.index", b, L);

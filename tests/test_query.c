@@ -69,8 +69,10 @@ static uint64_t pick(uint64_t a, uint64_t b)
  * pre-filters, which a batch passes over; kind 1: 2,100 sets in one block,
  * rows of 320 bytes, answered query by query; kind 2: 12,800 small sets
  * in five blocks of 2,560 (rows of 320 bytes) with line pre-filters, where
- * a key is tested against all five lines at once; kind 3: 450 sets in one
- * block of one-line rows without a pre-filter, which has a loop of its own.
+ * a key is tested against all five lines at once; kind 3: 500 sets in one
+ * block of one-line rows without a pre-filter, which has a loop of its own;
+ * kind 4: 65 sets in one block of packed rows (65 bits a row), copied out
+ * to whole lines for the kernels, as a snapshot of few genomes is.
  */
 static int batch_kind;
 
@@ -97,12 +99,12 @@ static int build_batch_snap(const char *path, int kind)
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	o.keep_order = 1;
-	o.block_cost = kind == 1 || kind == 3 ? 1u << 30 : 1;
+	o.block_cost = kind == 1 || kind >= 3 ? 1u << 30 : 1;
 	o.max_block_sets = kind == 2 ? 2560 : 0;
-	o.prefilter = kind == 1 || kind == 3 ? BFI_PREFILTER_NEVER : BFI_PREFILTER_ALWAYS;
+	o.prefilter = kind == 1 || kind >= 3 ? BFI_PREFILTER_NEVER : BFI_PREFILTER_ALWAYS;
 	o.classic_prefilters = kind == 0;
 	batch_kind = kind;
-	uint32_t sets = kind == 0 ? NSETS : kind == 1 ? 2100 : kind == 2 ? 12800 : 450;
+	uint32_t sets = kind == 0 ? NSETS : kind == 1 ? 2100 : kind == 2 ? 12800 : kind == 3 ? 500 : 65;
 	return test_build_sets(&o, path, sets, kind == 2 ? 25 : 300, batch_key);
 }
 
@@ -226,18 +228,20 @@ static void test_batches(void)
 	enum { N = 1500 };
 	static struct rexpr ex[N];
 	make_exprs(ex, N, 77);
-	char classic[4200], wide[4200], many[4200], line[4200];
+	char classic[4200], wide[4200], many[4200], line[4200], packed[4200];
 	snprintf(classic, sizeof classic, "%s/batch-classic", test_tmpdir());
 	snprintf(wide, sizeof wide, "%s/batch-wide", test_tmpdir());
 	snprintf(many, sizeof many, "%s/batch-many", test_tmpdir());
 	snprintf(line, sizeof line, "%s/batch-line", test_tmpdir());
+	snprintf(packed, sizeof packed, "%s/batch-packed", test_tmpdir());
+	EXPECT_RC(build_batch_snap(packed, 4), 0);
 	EXPECT_RC(build_batch_snap(classic, 0), 0);
 	EXPECT_RC(build_batch_snap(wide, 1), 0);
 	EXPECT_RC(build_batch_snap(many, 2), 0);
 	EXPECT_RC(build_batch_snap(line, 3), 0);
-	enum { NS = 6 };
-	const char *snaps[NS] = {blocks_snap, both_snap, classic, wide, many, line};
-	int lean = 0, streamed = 0, one_line = 0;
+	enum { NS = 7 };
+	const char *snaps[NS] = {blocks_snap, both_snap, classic, wide, many, line, packed};
+	int lean = 0, streamed = 0, one_line = 0, packed_blocks = 0;
 	/* each batch path is built for AVX2 and portable: run both where the
 	 * machine has AVX2 */
 	bfi_and_fn kernels[2] = {bfi__and_rows(), bfi__and_rows_portable};
@@ -254,8 +258,10 @@ static void test_batches(void)
 		for (uint32_t b = 0; b < in.n_blocks; b++) {
 			struct bfi_block_info bi;
 			EXPECT_RC(bfi_block(s, b, &bi), 0);
-			widest = bi.row_bytes > widest ? bi.row_bytes : widest;
-			one_line += in.n_blocks == 1 && bi.row_bytes == 64 && bi.prefilter_bits == 0;
+			uint64_t row_bytes = (bi.n_sets + 511) / 512 * 64; /* in lines, as queries read it */
+			widest = row_bytes > widest ? row_bytes : widest;
+			one_line += in.n_blocks == 1 && bi.row_bits == 512 && bi.prefilter_bits == 0;
+			packed_blocks += bi.row_bits % 512 != 0;
 		}
 		if (widest <= BFI_SHORT_ROW)
 			lean++;
@@ -314,8 +320,11 @@ static void test_batches(void)
 		bfi_close(&s);
 	}
 	bfi__use_kernel(NULL);
-	EXPECT(lean == 8 && streamed == 4);
-	EXPECT(one_line == 2); /* kind 3, each kernel */
+	printf("batches: %d snapshots of short rows, %d of long, %d packed blocks\n", lean, streamed,
+	       packed_blocks);
+	EXPECT(lean == 10 && streamed == 4);
+	EXPECT(one_line == 2);      /* kind 3, each kernel */
+	EXPECT(packed_blocks >= 4); /* kind 4's, and kind 0's last (188 sets), each kernel */
 }
 
 /*
@@ -406,7 +415,7 @@ static void test_many_blocks(void)
 	}
 }
 
-/* One block (of 1,024 sets: 128-byte rows) with no (0), line (1) or classic (2) pre-filter. */
+/* One block (of 700 sets: packed rows, two lines copied out) with no (0), line (1) or classic (2) pre-filter. */
 static int build_one_block(const char *path, int pre)
 {
 	struct bfi_build_options o;
@@ -455,7 +464,13 @@ static void test_keys(void)
 	lo.block_cost = 1u << 30;
 	lo.prefilter = BFI_PREFILTER_NEVER;
 	batch_kind = 0;
-	EXPECT_RC(test_build_sets(&lo, line, 450, 300, batch_key), 0);
+	EXPECT_RC(test_build_sets(&lo, line, 500, 300, batch_key), 0);
+	/* packed rows: 65 sets (one word and a bit a row), and 700 (two lines' worth) */
+	char packed[2][4200];
+	for (int x = 0; x < 2; x++) {
+		snprintf(packed[x], sizeof packed[x], "%s/keys-packed-%d", test_tmpdir(), x);
+		EXPECT_RC(test_build_sets(&lo, packed[x], x ? 700 : 65, 300, batch_key), 0);
+	}
 	/* six blocks of 512 sets with line, classic and no pre-filters; three with none */
 	char many[4][4200];
 	for (int m = 0; m < 4; m++) {
@@ -468,11 +483,12 @@ static void test_keys(void)
 		o.classic_prefilters = m == 1;
 		EXPECT_RC(test_build_sets(&o, many[m], m == 3 ? 1400 : MB_SETS, 64, mb_key), 0);
 	}
-	enum { NS = 10 };
-	const char *snaps[NS] = {one_block[0], one_block[1], one_block[2], line,    blocks_snap,
-	                         both_snap,    many[0],      many[1],      many[2], many[3]};
+	enum { NS = 12 };
+	const char *snaps[NS] = {one_block[0], one_block[1], one_block[2], line,      blocks_snap,
+	                         both_snap,    many[0],      many[1],      many[2],   many[3],
+	                         packed[0],    packed[1]};
 	bfi_and_fn kernels[2] = {bfi__and_rows(), bfi__and_rows_portable};
-	int own_loop = 0, blocks_loop = 0, line_loop = 0;
+	int own_loop = 0, blocks_loop = 0, line_loop = 0, packed_loop = 0;
 	for (int run = 0; run < 2 * NS; run++) {
 		int sn = run % NS;
 		bfi__use_kernel(kernels[run / NS]);
@@ -484,9 +500,11 @@ static void test_keys(void)
 		bfi_info(s, &in);
 		struct bfi_block_info bi;
 		EXPECT_RC(bfi_block(s, 0, &bi), 0);
-		own_loop += in.n_blocks == 1 && bi.row_bytes <= BFI_SHORT_ROW;
-		blocks_loop += in.n_blocks > 1 && bi.row_bytes <= BFI_SHORT_ROW;
-		line_loop += bi.row_bytes == 64 && bi.prefilter_bits == 0;
+		uint64_t row_bytes = (bi.n_sets + 511) / 512 * 64; /* in lines, as queries read it */
+		own_loop += in.n_blocks == 1 && row_bytes <= BFI_SHORT_ROW;
+		blocks_loop += in.n_blocks > 1 && row_bytes <= BFI_SHORT_ROW;
+		line_loop += bi.row_bits == 512 && bi.prefilter_bits == 0;
+		packed_loop += in.n_blocks == 1 && bi.row_bits % 512 != 0;
 		for (unsigned layout = 1; layout <= (sn == 5 ? 2u : 1u); layout++) {
 			bfi_result *all, *one;
 			EXPECT_RC(bfi_result_create(&all), 0);
@@ -527,7 +545,8 @@ static void test_keys(void)
 		bfi_close(&s);
 	}
 	bfi__use_kernel(NULL);
-	EXPECT(own_loop == 10);    /* the five snapshots of one block, each kernel */
+	EXPECT(own_loop == 14);    /* the seven snapshots of one block, each kernel */
+	EXPECT(packed_loop == 12); /* six of one block of packed rows, each kernel */
 	EXPECT(blocks_loop == 10); /* the five of several blocks of short rows */
 	EXPECT(line_loop == 6);    /* one block and two of several, each kernel */
 	/* growing an answer past what size_t can count fails, and keeps it */
@@ -822,7 +841,7 @@ static void test_threshold_long(void)
 	struct bfi_block_info ba, bb;
 	EXPECT_RC(bfi_block(a, 0, &ba), 0);
 	EXPECT_RC(bfi_block(b, 0, &bb), 0);
-	EXPECT(ba.row_bytes > BFI_SHORT_ROW && bb.row_bytes <= BFI_SHORT_ROW);
+	EXPECT(ba.row_bits / 8 > BFI_SHORT_ROW && bb.row_bits / 8 <= BFI_SHORT_ROW);
 	uint64_t seed = 31, differ = 0, found = 0;
 	for (int q = 0; q < 200; q++) {
 		/* most terms from one set, the rest random */

@@ -83,7 +83,7 @@ static void check_fanout(uint32_t fanout, uint64_t bits, int incremental)
 		 * bits no node here fills; with leaves sized for their sets (677
 		 * bits for the largest) the upper nodes do.
 		 */
-		EXPECT(in.minor == 1);
+		EXPECT(in.major == 3 && in.minor == 0 && in.tree_explicit);
 		for (uint32_t l = 1; l + 1 < in.tree_levels; l++) {
 			uint64_t below, nodes, m;
 			EXPECT_RC(bfi_tree_level(s, l - 1, &below, &m, NULL, NULL), 0);
@@ -92,9 +92,8 @@ static void check_fanout(uint32_t fanout, uint64_t bits, int incremental)
 			EXPECT(bits == 0 || below <= nodes * 2 * fanout);
 		}
 	} else {
-		/* 2.0 readers still read offline trees; a flat layout beside it with
-		 * line pre-filters makes the file 2.2 */
-		EXPECT(in.minor == (in.line_prefilters ? 2 : 0));
+		/* offline trees imply their groups */
+		EXPECT(in.major == 3 && in.minor == 0 && !in.tree_explicit);
 	}
 	/* the incremental build orders sets as its leaves: map ordinals back to inputs */
 	static int input_of[NSETS];

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format.h"
 #include "test.h"
 
 int test_failures;
@@ -127,4 +128,41 @@ int test_build_sets(const struct bfi_build_options *o, const char *path, uint32_
 		rc = bfi_writer_finish(w, path, NULL);
 	bfi_writer_destroy(&w);
 	return rc;
+}
+
+/* Make every checksum of an index image match its bytes again. */
+void test_reseal_index(uint8_t *p, size_t size)
+{
+	if (size < BFI_SECTION_ALIGN + BFI_TRAILER_SIZE)
+		return;
+	bfi_put64(p + BFI_H_FILE_SIZE, size);
+	uint32_t n = bfi_get32(p + BFI_H_SECTION_COUNT);
+	if (n > BFI_MAX_SECTIONS)
+		n = BFI_MAX_SECTIONS;
+	/* chunk checksums first: the chunk-checksum section's own checksum covers them */
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *e = p + BFI_HEADER_SIZE + (size_t)i * BFI_ENTRY_SIZE;
+		uint64_t off = bfi_get64(e + 8), len = bfi_get64(e + 16);
+		if (bfi_get32(e) != BFI_SEC_CHUNKSUMS || off > size || size - off < BFI_CHUNKSUMS_DESC_SIZE)
+			continue;
+		uint64_t covered = bfi_get64(p + off + 8);
+		if (covered < BFI_SECTION_ALIGN || covered > size)
+			continue;
+		uint64_t chunks = (covered - BFI_SECTION_ALIGN + BFI_CHUNK_SIZE - 1) / BFI_CHUNK_SIZE;
+		if (chunks > (size - off - BFI_CHUNKSUMS_DESC_SIZE) / 8 || len < BFI_CHUNKSUMS_DESC_SIZE)
+			continue;
+		for (uint64_t c = 0; c < chunks; c++) {
+			uint64_t at = BFI_SECTION_ALIGN + c * BFI_CHUNK_SIZE;
+			uint64_t l = covered - at < BFI_CHUNK_SIZE ? covered - at : BFI_CHUNK_SIZE;
+			bfi_put64(p + off + BFI_CHUNKSUMS_DESC_SIZE + c * 8, bfi_checksum64(p + at, (size_t)l));
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *e = p + BFI_HEADER_SIZE + (size_t)i * BFI_ENTRY_SIZE;
+		uint64_t off = bfi_get64(e + 8), len = bfi_get64(e + 16);
+		if (off <= size && len <= size - off)
+			bfi_put64(e + 32, bfi_checksum64(p + off, (size_t)len));
+	}
+	bfi_put64(p + BFI_H_TABLE_CHECKSUM, bfi_checksum64(p + BFI_HEADER_SIZE, (size_t)n * BFI_ENTRY_SIZE));
+	bfi_put64(p + BFI_H_CHECKSUM, bfi_checksum64(p, BFI_H_CHECKSUM));
 }

@@ -350,10 +350,10 @@ int cmd_inspect(int argc, char **argv)
 			if (bfi_block(s, b, &bi))
 				continue;
 			printf("%s{\"first_set\": %llu, \"sets\": %llu, \"bits\": %llu, "
-			       "\"row_bytes\": %llu, \"prefilter_bits\": %llu}",
+			       "\"row_bits\": %llu, \"prefilter_bits\": %llu}",
 			       b ? ", " : "", (unsigned long long)bi.first_set,
 			       (unsigned long long)bi.n_sets, (unsigned long long)bi.bits,
-			       (unsigned long long)bi.row_bytes, (unsigned long long)bi.prefilter_bits);
+			       (unsigned long long)bi.row_bits, (unsigned long long)bi.prefilter_bits);
 		}
 		fputs("]", stdout);
 		char *tend;
@@ -444,7 +444,7 @@ int cmd_inspect(int argc, char **argv)
 			printf("flat blocks  %u (sets ordered by %s%s)\n", in.n_blocks,
 			       in.size_ordered ? "size" : "input order",
 			       in.line_prefilters ? "; pre-filters of one line per key" : "");
-			printf("             first set  sets      m bits     row bytes  pre-filter bits\n");
+			printf("             first set  sets      m bits     row bits   pre-filter bits\n");
 			for (uint32_t b = 0; b < in.n_blocks; b++) {
 				struct bfi_block_info bi;
 				if (b == 12 && in.n_blocks > 16) {
@@ -455,7 +455,7 @@ int cmd_inspect(int argc, char **argv)
 					continue;
 				printf("             %-10llu %-9llu %-10llu %-10llu %llu\n",
 				       (unsigned long long)bi.first_set, (unsigned long long)bi.n_sets,
-				       (unsigned long long)bi.bits, (unsigned long long)bi.row_bytes,
+				       (unsigned long long)bi.bits, (unsigned long long)bi.row_bits,
 				       (unsigned long long)bi.prefilter_bits);
 			}
 		}

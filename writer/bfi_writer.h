@@ -106,8 +106,8 @@ struct bfi_build_options {
 	uint32_t max_block_sets;
 	/*
 	 * Flat pre-filters as classic Bloom filters, k cache lines per probe,
-	 * which format 2.1 readers read (minor 0), instead of one 512-bit line
-	 * per key (format 2.2, the default), which answers in one load.
+	 * instead of one 512-bit line per key (the default, LINE_PRE), which
+	 * answers in one load.
 	 */
 	int classic_prefilters;
 };
@@ -293,7 +293,7 @@ BFI_API BFI_MUST_CHECK int bfi_filter_load(const char *path, bfi_filter **out);
  * makes flat, plain, tree and rambo layouts at width m;
  * the sets' distinct counts are the filters' key counts. A rambo layout
  * ORs each cell's filters, and, since a filter has only probes 0 .. k - 1,
- * every repetition tests those (format 2.1): no key is missed, but the
+ * every repetition tests those (SHARED_PROBES): no key is missed, but the
  * repetitions are less independent than from keys.
  */
 BFI_API BFI_MUST_CHECK int bfi_writer_add_filters(bfi_writer *w, const char *path);

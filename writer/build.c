@@ -199,13 +199,31 @@ static uint64_t *segment_widths(const struct bfi_build_options *o, const struct 
 	return segw;
 }
 
+/*
+ * A block's row stride (spec/format.md, "Flat section"): whole lines,
+ * which queries read in place, unless that padding would add more than a
+ * twentieth to the block; then packed, n bits a row, which a query copies
+ * out (a one-set block is then a plain Bloom filter).
+ */
+static uint64_t row_bits_for(uint64_t n_sets)
+{
+	uint64_t lined = bfi_bits_bytes(n_sets) * 8;
+	return (lined - n_sets) * 20 <= n_sets ? lined : n_sets;
+}
+
+/* Bytes a row of a block of n sets takes, as the planner counts them. */
+static double row_cost(uint64_t n_sets)
+{
+	return (double)row_bits_for(n_sets) / 8;
+}
+
 /* Block b: ordinals [first, end), m bits wide. */
 static void set_block(struct plan *p, uint32_t b, uint64_t first, uint64_t end, uint64_t m)
 {
 	struct bfi_block *blk = &p->blocks[b];
 	blk->first_set = first;
 	blk->n_sets = end - first;
-	blk->row_bytes = bfi_bits_bytes(blk->n_sets);
+	blk->row_bits = row_bits_for(blk->n_sets);
 	blk->m = m;
 	for (uint64_t j = first; j < end; j++)
 		p->block_of[j] = b;
@@ -267,7 +285,9 @@ static int plan_blocks(const struct bfi_build_options *o, struct plan *p, uint32
 				break;
 			if (segw[a] > wmax)
 				wmax = segw[a];
-			uint64_t cost = best[a] + wmax * bfi_bits_bytes(end - (uint64_t)a * step) + block_cost;
+			uint64_t cost = best[a] +
+			                (uint64_t)((double)wmax * row_cost(end - (uint64_t)a * step)) +
+			                block_cost;
 			if (cost < best[e]) {
 				best[e] = cost;
 				from[e] = a;
@@ -399,7 +419,7 @@ static struct block_model model_block(const bfi_writer *w, const struct plan *p,
 	struct block_model b;
 	double share = all > 0 ? u / all : 1;
 	share = share > 1 ? 1 : share;
-	double pass = share / 2, row_bytes = (double)bfi_bits_bytes(n_sets);
+	double pass = share / 2, row_bytes = row_cost(n_sets);
 	int mode = w->opt.prefilter;
 	b.keep = mode == BFI_PREFILTER_ALWAYS ||
 	         (mode != BFI_PREFILTER_NEVER && (1 - pass) * 2.0 * row_bytes > (double)p->k * 64);
@@ -925,7 +945,7 @@ static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 	}
 	if (o->layouts & BFI_BUILD_PLAIN) {
 		uint64_t m = width_for(o, max_n, p->k);
-		struct bfi_plain_desc d = {p->n, m, p->k, BFI_HASH_XXH3_MIX, bfi_bits_bytes(m),
+		struct bfi_plain_desc d = {p->n, m, p->k, BFI_HASH_XXH3_MIX, bfi_word_bytes(m),
 		                           BFI_PLAIN_DESC_SIZE};
 		p->plain = d;
 		if (__builtin_mul_overflow((uint64_t)p->n, d.filter_bytes, &p->plain_size) ||
@@ -982,8 +1002,8 @@ static void fill_filters(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 					}
 				} else if (c->kind == LK_FLAT) {
 					const struct bfi_block *b = &p->blocks[p->block_of[j]];
-					uint64_t col = j - b->first_set;
-					set_bit(c->buf, lo, hi, b->rows_offset + row * b->row_bytes + col / 8, col % 8);
+					uint64_t bit = b->rows_offset * 8 + row * b->row_bits + (j - b->first_set);
+					set_bit(c->buf, lo, hi, bit / 8, bit % 8);
 				} else if (c->kind == LK_PLAIN) {
 					uint64_t base = p->plain.filters_offset + (uint64_t)j * p->plain.filter_bytes;
 					set_bit(c->buf, lo, hi, base + row / 8, row % 8);
@@ -1017,6 +1037,20 @@ static void count_columns(const uint8_t *buf, uint64_t lo, uint64_t hi, uint64_t
 			for (uint64_t x = bfi_get64(buf + (at - lo)); x; x &= x - 1)
 				ones[(at - ro) * 8 + (uint64_t)__builtin_ctzll(x)]++;
 	}
+}
+
+/* count_columns for a block of packed rows: column of each one, by its bit. */
+static void count_packed(const uint8_t *buf, uint64_t lo, uint64_t hi, const struct bfi_block *b,
+                         uint64_t *ones)
+{
+	uint64_t end = b->rows_offset + bfi_block_rows_bytes(b->m, b->row_bits);
+	uint64_t a = b->rows_offset > lo ? b->rows_offset : lo, z = end < hi ? end : hi;
+	for (uint64_t at = a; at < z; at += 8)
+		for (uint64_t x = bfi_get64(buf + (at - lo)); x; x &= x - 1) {
+			uint64_t bit = (at - b->rows_offset) * 8 + (uint64_t)__builtin_ctzll(x);
+			if (bit / b->row_bits < b->m && bit % b->row_bits < b->n_sets)
+				ones[bit % b->row_bits]++;
+		}
 }
 
 static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
@@ -1063,12 +1097,12 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 			}
 		} else if (c->kind == LK_FLAT) {
 			const struct bfi_block *b = &p->blocks[p->block_of[j]];
-			uint64_t col = j - b->first_set;
+			uint64_t at = b->rows_offset * 8 + (j - b->first_set); /* bit of column j in row 0 */
 			uint64_t line = b->pre_m && p->line_pre ? bfi_pre_line(bfi_hash_probe(h, 0), b->pre_m)
 			                                        : 0;
 			for (uint32_t i = 0; i < p->k; i++) {
-				uint64_t z = bfi_hash_probe(h, i), row = bfi_reduce(z, b->m);
-				set_bit(c->buf, lo, hi, b->rows_offset + row * b->row_bytes + col / 8, col % 8);
+				uint64_t z = bfi_hash_probe(h, i), bit = at + bfi_reduce(z, b->m) * b->row_bits;
+				set_bit(c->buf, lo, hi, bit / 8, bit % 8);
 				if (b->pre_m) {
 					uint64_t pos = p->line_pre ? line + bfi_pre_bit(z) : bfi_reduce(z, b->pre_m);
 					set_bit(c->buf, lo, hi, b->pre_offset + pos / 8, pos % 8);
@@ -1095,8 +1129,11 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 	} else if (c->kind == LK_FLAT) {
 		for (uint32_t bi = 0; bi < p->n_blocks; bi++) {
 			const struct bfi_block *b = &p->blocks[bi];
-			count_columns(c->buf, lo, hi, b->rows_offset, b->m, b->row_bytes,
-			              p->ones + b->first_set);
+			if (bfi_rows_lined(b->row_bits))
+				count_columns(c->buf, lo, hi, b->rows_offset, b->m, b->row_bits / 8,
+				              p->ones + b->first_set);
+			else
+				count_packed(c->buf, lo, hi, b, p->ones + b->first_set);
 		}
 	} else if (!(c->w->opt.layouts & BFI_BUILD_FLAT)) {
 		/* plain, and the first layout: a filter's ones, from its part in this stripe */
@@ -1167,8 +1204,10 @@ static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t se
 	if (kind == LK_FLAT)
 		for (uint32_t b = 0; b < p->n_blocks && rc == 0; b++) {
 			const struct bfi_block *blk = &p->blocks[b];
-			rc = fill_units(&c, &start, &end, blk->rows_offset,
-			                blk->rows_offset + blk->m * blk->row_bytes, blk->row_bytes);
+			/* packed rows run on: any line may end a stripe */
+			uint64_t rows = bfi_block_rows_bytes(blk->m, blk->row_bits);
+			rc = fill_units(&c, &start, &end, blk->rows_offset, blk->rows_offset + rows,
+			                bfi_rows_lined(blk->row_bits) ? blk->row_bits / 8 : 64);
 			if (rc == 0 && blk->pre_m) /* the pre-filter is one unit */
 				rc = fill_units(&c, &start, &end, blk->pre_offset,
 				                blk->pre_offset + bfi_bits_bytes(blk->pre_m),
@@ -1639,11 +1678,7 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		bfi_section_encode(head + BFI_HEADER_SIZE + i * BFI_ENTRY_SIZE, &sec[i]);
 	h.major = BFI_VERSION_MAJOR;
 	/* 2.1 or 2.2 only when the file needs it: older readers still read the rest */
-	h.minor = flat && line_prefilters(&p)                            ? 2
-	          : (tree && (p.tree.flags & BFI_TREE_EXPLICIT)) ||
-	                    (rambo && (p.rambo.flags & BFI_RAMBO_SHARED_PROBES))
-	              ? 1
-	              : 0;
+	h.minor = BFI_VERSION_MINOR; /* every 3.0 reader reads every feature of 3.0 */
 	h.file_size = file_size;
 	h.table_offset = BFI_HEADER_SIZE;
 	h.section_count = n_sec;

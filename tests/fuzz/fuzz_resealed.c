@@ -14,45 +14,9 @@
 #include "bfi.h"
 #include "format.h"
 #include "fuzz.h"
+#include "../test.h"
 
 const char *fuzz_name = "resealed";
-
-/* Make every checksum of the index p (size bytes) match its bytes, as far as its fields allow. */
-static void reseal(uint8_t *p, size_t size)
-{
-	if (size < BFI_SECTION_ALIGN + BFI_TRAILER_SIZE)
-		return;
-	bfi_put64(p + BFI_H_FILE_SIZE, size);
-	uint32_t n = bfi_get32(p + BFI_H_SECTION_COUNT);
-	if (n > BFI_MAX_SECTIONS)
-		n = BFI_MAX_SECTIONS;
-	/* chunk checksums first: the chunk-checksum section's own checksum covers them */
-	for (uint32_t i = 0; i < n; i++) {
-		uint8_t *e = p + BFI_HEADER_SIZE + (size_t)i * BFI_ENTRY_SIZE;
-		uint64_t off = bfi_get64(e + 8), len = bfi_get64(e + 16);
-		if (bfi_get32(e) != BFI_SEC_CHUNKSUMS || off > size || size - off < BFI_CHUNKSUMS_DESC_SIZE)
-			continue;
-		uint64_t covered = bfi_get64(p + off + 8);
-		if (covered < BFI_SECTION_ALIGN || covered > size)
-			continue;
-		uint64_t chunks = (covered - BFI_SECTION_ALIGN + BFI_CHUNK_SIZE - 1) / BFI_CHUNK_SIZE;
-		if (chunks > (size - off - BFI_CHUNKSUMS_DESC_SIZE) / 8 || len < BFI_CHUNKSUMS_DESC_SIZE)
-			continue;
-		for (uint64_t c = 0; c < chunks; c++) {
-			uint64_t at = BFI_SECTION_ALIGN + c * BFI_CHUNK_SIZE;
-			uint64_t l = covered - at < BFI_CHUNK_SIZE ? covered - at : BFI_CHUNK_SIZE;
-			bfi_put64(p + off + BFI_CHUNKSUMS_DESC_SIZE + c * 8, bfi_checksum64(p + at, (size_t)l));
-		}
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		uint8_t *e = p + BFI_HEADER_SIZE + (size_t)i * BFI_ENTRY_SIZE;
-		uint64_t off = bfi_get64(e + 8), len = bfi_get64(e + 16);
-		if (off <= size && len <= size - off)
-			bfi_put64(e + 32, bfi_checksum64(p + off, (size_t)len));
-	}
-	bfi_put64(p + BFI_H_TABLE_CHECKSUM, bfi_checksum64(p + BFI_HEADER_SIZE, (size_t)n * BFI_ENTRY_SIZE));
-	bfi_put64(p + BFI_H_CHECKSUM, bfi_checksum64(p, BFI_H_CHECKSUM));
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -61,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (size)
 		memcpy(p, data, size);
-	reseal(p, size);
+	test_reseal_index(p, size);
 	const char *snap = fuzz_index(p, size);
 	free(p);
 	if (snap == NULL)
