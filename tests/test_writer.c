@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "test.h"
@@ -280,6 +282,65 @@ static int build_cut(const char *out, int prefilter, uint32_t max_block_sets)
  * rate must sit within four standard deviations of the formula, and each
  * probe must be one line.
  */
+/*
+ * Keys that overflow a 16 MiB budget several times over, each set's keys
+ * spread over every spill (added round-robin, with repeats), build under a
+ * limit of open files that one spill file meets and one file per spilled
+ * run would not; the index is byte for byte the one built in memory.
+ */
+static void test_spill(void)
+{
+	enum { SETS = 40, PER = 60000 };
+	char out[2][4300];
+	struct rlimit was;
+	EXPECT(getrlimit(RLIMIT_NOFILE, &was) == 0);
+	for (int pass = 0; pass < 2; pass++) {
+		snprintf(out[pass], sizeof out[pass], "%s/spill-%d", test_tmpdir(), pass);
+		struct bfi_build_options o;
+		bfi_build_options_init(&o);
+		o.memory = pass ? 16u << 20 : 1u << 30; /* 16 MiB: runs of 349,525 records */
+		bfi_writer *w;
+		EXPECT_RC(bfi_writer_create(&o, &w), 0);
+		uint32_t ord[SETS];
+		for (uint32_t j = 0; j < SETS; j++) {
+			char name[16];
+			snprintf(name, sizeof name, "s%u", j);
+			EXPECT_RC(bfi_writer_set(w, name, strlen(name), &ord[j]), 0);
+		}
+		/* the fds now open, and room for the spill, the output and the catalog's */
+		int open_fds = 0;
+		for (int fd = 0; fd < 1024; fd++)
+			open_fds += fcntl(fd, F_GETFD) != -1;
+		struct rlimit tight = {(rlim_t)open_fds + 6, was.rlim_max};
+		EXPECT(pass == 0 || setrlimit(RLIMIT_NOFILE, &tight) == 0);
+		for (uint32_t i = 0; i < PER; i++)
+			for (uint32_t j = 0; j < SETS; j++) {
+				char key[32];
+				/* every fourth key again: repeats across runs */
+				int n = snprintf(key, sizeof key, "%u-%u", j, i % 4 == 3 ? i - 3 : i);
+				EXPECT_RC(bfi_writer_key(w, ord[j], key, (size_t)n), 0);
+			}
+		struct bfi_build_summary sum;
+		EXPECT_RC(bfi_writer_finish(w, out[pass], &sum), 0);
+		EXPECT(setrlimit(RLIMIT_NOFILE, &was) == 0);
+		EXPECT(sum.keys_in == (uint64_t)SETS * PER);
+		bfi_writer_destroy(&w);
+	}
+	char pa[4400], pb[4400];
+	snprintf(pa, sizeof pa, "%s/index.bfi", out[0]);
+	snprintf(pb, sizeof pb, "%s/index.bfi", out[1]);
+	size_t la, lb;
+	uint8_t *x = test_read_file(pa, &la), *y = test_read_file(pb, &lb);
+	EXPECT(x && y && la == lb && memcmp(x, y, la) == 0);
+	free(x);
+	free(y);
+	bfi_snapshot *s = NULL;
+	EXPECT_RC(bfi_open(out[1], 0, &s), 0);
+	struct bfi_set_stats st;
+	EXPECT(s && bfi_set_stats(s, 0, &st) == 0 && st.distinct_keys == PER - PER / 4);
+	bfi_close(&s);
+}
+
 static size_t space_key(uint32_t set, uint32_t i, char *buf, size_t cap)
 {
 	return (size_t)snprintf(buf, cap, "s%u-key%u", set, i);
@@ -443,6 +504,7 @@ int main(void)
 	test_run("writer: directory input (order, CRLF, hidden, empty, subdir)", test_dir_input);
 	test_run("writer: atomic publish, never clobbers, replaces under a reader", test_publish);
 	test_run("writer: row stripes under a small memory budget", test_stripes);
+	test_run("writer: keys spilled to one file, sets across runs, as built in memory", test_spill);
 	test_run("writer: sets of one width cut into blocks that pay queries", test_query_cuts);
 	test_run("writer: index.bfi within 1.10x its filters' bits + 64 KiB at N = 1, 65, 512",
 	         test_space_bound);

@@ -33,14 +33,21 @@ struct rec {
 };
 
 /*
- * Bounded-memory sort and de-duplication of records: a buffer of cap
- * records, spilled as sorted runs to unlinked files in dir when full.
+ * Bounded-memory sort and de-duplication of records (spool.c): a buffer of
+ * cap records; when full, sorted and appended to one unlinked spill file
+ * in dir as a run of groups, one group per set.
  */
+struct spool_group {
+	uint32_t ord;
+	uint64_t off, n; /* records [off, off + n) of the spill file */
+};
 struct spool {
-	struct rec *buf;
+	struct rec *buf, *tmp; /* tmp: sorting scratch, until sealed */
 	size_t n, cap;
-	FILE **runs;
-	int nruns;
+	int fd;                /* the spill file, or -1 before the first spill */
+	uint64_t spilled;      /* records in it */
+	struct spool_group *groups;
+	size_t n_groups, cap_groups;
 	char dir[4096];
 	uint64_t added;
 };
@@ -50,12 +57,14 @@ int spool_add(struct spool *sp, const struct rec *r);
 int spool_seal(struct spool *sp);
 void spool_free(struct spool *sp);
 
-/* Iterates the de-duplicated records in (ord, h1, h2) order. */
+/* Iterates the de-duplicated records in (ord, h1, h2) order, set by set. */
+struct spool_src;
 struct spool_iter {
 	struct spool *sp;
-	size_t pos;        /* in-memory position */
-	struct rec *heads; /* one per run, plus the buffer */
-	int *live;
+	size_t pos;   /* next buffered record of a set not yet reached */
+	size_t group; /* next spilled group of a set not yet reached */
+	struct spool_src *srcs; /* the groups of the set being merged */
+	size_t n_srcs, cap_srcs;
 	struct rec last;
 	int have_last;
 };

@@ -1,0 +1,50 @@
+#!/bin/sh
+# build.sh - the writer's speed, memory and space, on synthetic key files:
+# 200 sets x 50,000 random keys (10 M pairs), one file per set, built with
+# --memory 1G and 16M, reporting pairs/s and peak RSS (GNU time), beside a
+# second binary run alternately when BASE names one; then index.bfi against
+# the bits of its filters at N = 1, 65 and 512 (20,000 keys a set; 2,000 at
+# 512).
+# Usage: sh tests/bench/build.sh [WORKDIR]   (after ./configure && ninja)
+#        BASE=/path/to/old/bfi sh tests/bench/build.sh
+set -eu
+cd "$(dirname "$0")/../.."
+W=${1:-${TMPDIR:-/tmp}/bfi-bench-build}
+BFI=$PWD/bfi
+mkdir -p "$W"
+command -v /usr/bin/time >/dev/null || { echo "build.sh: needs GNU time (apt-get install time)" >&2; exit 2; }
+if [ ! -f "$W/keys/s199.txt" ]; then
+	mkdir -p "$W/keys"
+	awk -v dir="$W/keys" 'BEGIN { srand(7)
+		for (j = 0; j < 200; j++) { f = sprintf("%s/s%03d.txt", dir, j)
+			for (i = 0; i < 50000; i++) printf "%08x%08x\n", int(rand() * 4294967296), int(rand() * 4294967296) > f
+			close(f) } }'
+fi
+run() { # run LABEL BINARY MEMORY
+	/usr/bin/time -f "%e %M" -o "$W/time" "$2" build -q -o "$W/out-$1-$3" --memory "$3" "$W/keys"
+	read -r secs kb <"$W/time"
+	awk -v l="$1" -v m="$3" -v s="$secs" -v kb="$kb" 'BEGIN {
+		printf "%-5s --memory %-4s %6.2f s  %5.2f M pairs/s  peak RSS %6.1f MB\n", l, m, s, 10 / s, kb / 1024 }'
+}
+for round in 1 2 3; do
+	for mem in 1G 16M; do
+		run new "$BFI" "$mem"
+		[ -z "${BASE:-}" ] || run base "$BASE" "$mem"
+	done
+done
+cmp "$W/out-new-1G/index.bfi" "$W/out-new-16M/index.bfi" && echo "1G and 16M builds: byte-identical"
+# Space: index.bfi beside the bits of the filters (each set's block width, and pre-filters).
+for n in 1 65 512; do
+	per=20000
+	[ "$n" -lt 512 ] || per=2000
+	awk -v n="$n" -v per="$per" 'BEGIN { for (j = 0; j < n; j++) for (i = 0; i < per; i++) printf "s%d\ts%d-key%d\n", j, j, i }' >"$W/space.tsv"
+	"$BFI" build -q -o "$W/space-$n" --tsv "$W/space.tsv"
+	size=$(stat -c %s "$W/space-$n/index.bfi")
+	"$BFI" inspect --json "$W/space-$n" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+bits = sum(b["bits"] * b["sets"] + b["prefilter_bits"] for b in d["blocks"])
+size = int(sys.argv[1])
+print("N = %s: index.bfi %d bytes, filters %d bytes: %.3fx, %.3fx less 64 KiB" %
+      (sys.argv[2], size, bits // 8, size / (bits / 8), (size - 65536) / (bits / 8)))' "$size" "$n"
+done
