@@ -228,19 +228,26 @@ int staging_begin(struct staging *st, const char *path, char *err, size_t errlen
 		snprintf(err, errlen, "output path too long");
 		return BFI_E_INVALID;
 	}
-	snprintf(st->dir, sizeof st->dir, "%s" STAGE_INFIX "XXXXXX", path);
-	if (mkdtemp(st->dir) == NULL) {
-		int e = errno;
-		snprintf(err, errlen, "cannot create a staging directory beside %s: %s", path,
-		         strerror(e));
-		st->dir[0] = 0;
-		return -e;
-	}
-	st->dfd = open(st->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int rc = st->dfd < 0 ? -errno : 0;
-	if (rc == 0) {
-		st->mark = make_mark(st->dfd);
-		rc = st->mark < 0 ? st->mark : 0;
+	int rc = -ENOENT;
+	/* another build's sweep may take a directory not yet marked (abandoned()): make another */
+	for (int tries = 0; tries < 4 && rc == -ENOENT; tries++) {
+		if (st->dfd >= 0)
+			close(st->dfd);
+		snprintf(st->dir, sizeof st->dir, "%s" STAGE_INFIX "XXXXXX", path);
+		if (mkdtemp(st->dir) == NULL) {
+			int e = errno;
+			snprintf(err, errlen, "cannot create a staging directory beside %s: %s", path,
+			         strerror(e));
+			st->dir[0] = 0;
+			st->dfd = -1;
+			return -e;
+		}
+		st->dfd = open(st->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		rc = st->dfd < 0 ? -errno : 0;
+		if (rc == 0) {
+			st->mark = make_mark(st->dfd);
+			rc = st->mark < 0 ? st->mark : 0;
+		}
 	}
 	/* mkdtemp makes it 0700; a published snapshot is as readable as its files */
 	if (rc == 0 && fchmod(st->dfd, 0755) != 0)
@@ -396,14 +403,28 @@ static int abandoned(int pfd, const char *name, int *dirfd)
 	if (mfd >= 0 && fstat(mfd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    flock(mfd, LOCK_EX | LOCK_NB) == 0) /* no live build holds it */
 		got = pread(mfd, text, sizeof text, 0);
-	if (got != (ssize_t)strlen(MARK_TEXT) || memcmp(text, MARK_TEXT, (size_t)got) != 0) {
-		if (mfd >= 0)
-			close(mfd);
-		close(dfd);
-		return -1;
+	if (got == (ssize_t)strlen(MARK_TEXT) && memcmp(text, MARK_TEXT, (size_t)got) == 0) {
+		*dirfd = dfd;
+		return mfd;
 	}
-	*dirfd = dfd;
-	return mfd;
+	/*
+	 * A build killed as it began: mkdtemp's mode 0700 (a build makes its
+	 * directory 0755 only once the marker is whole), nothing in it but
+	 * perhaps the start of an unlocked marker. Then it is emptied of that
+	 * marker and removed, which rmdir allows only if nothing else is there.
+	 */
+	if ((held.st_mode & 07777) == 0700 &&
+	    (mfd < 0 ? errno == ENOENT
+	             : got >= 0 && got < (ssize_t)strlen(MARK_TEXT) &&
+	                   memcmp(text, MARK_TEXT, (size_t)got) == 0)) {
+		if (mfd >= 0)
+			(void)unlinkat(dfd, MARK_NAME, 0);
+		(void)unlinkat(pfd, name, AT_REMOVEDIR);
+	}
+	if (mfd >= 0)
+		close(mfd);
+	close(dfd);
+	return -1;
 }
 
 void staging_sweep(const char *path)
