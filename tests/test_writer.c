@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "../writer/internal.h"
 #include "test.h"
 
 static char *path_in(const char *name)
@@ -341,6 +342,137 @@ static void test_spill(void)
 	bfi_close(&s);
 }
 
+/*
+ * The transpose (writer/transpose.c) against the bit-by-bit definition:
+ * random 64 x 64 tiles, and filters of odd widths into packed and lined
+ * rows at a column that does not start a word.
+ */
+static void test_transpose(void)
+{
+	uint64_t seed = 99, a[64], t[64];
+	for (int round = 0; round < 20; round++) {
+		for (int r = 0; r < 64; r++)
+			a[r] = t[r] = test_rand(&seed) & (round % 2 ? test_rand(&seed) : ~0ull);
+		transpose64(t);
+		int bad = 0;
+		for (int r = 0; r < 64; r++)
+			for (int c = 0; c < 64; c++)
+				bad += (int)(t[c] >> r & 1) != (int)(a[r] >> c & 1);
+		EXPECT(bad == 0);
+	}
+	static const uint64_t strides[] = {1, 65, 100, 512, 1024};
+	for (size_t x = 0; x < sizeof strides / sizeof *strides; x++) {
+		uint64_t m = 1000, words = (m + 63) / 64, row_bits = strides[x];
+		uint32_t n = row_bits < 40 ? (uint32_t)row_bits : 40;
+		uint64_t col = row_bits > 64 ? 19 : 0, bytes = (m * row_bits + 64 + 511) / 512 * 64;
+		uint64_t *filt = calloc(n * words, 8);
+		uint8_t *rows = calloc(bytes, 1), *want = calloc(bytes, 1);
+		for (uint32_t c = 0; filt && c < n; c++)
+			for (uint64_t r = 0; r < m; r++)
+				if (test_rand(&seed) % 3 == 0) {
+					filt[c * words + r / 64] |= 1ull << (r % 64);
+					uint64_t bit = r * row_bits + col + c;
+					want[bit / 8] |= (uint8_t)(1u << (bit % 8));
+				}
+		if (filt && rows && want) {
+			transpose_filters(filt, words, n, m, rows, row_bits, col, (int)(x % 2));
+			EXPECT(memcmp(rows, want, bytes) == 0);
+		}
+		free(filt);
+		free(rows);
+		free(want);
+	}
+}
+
+/* One key a thousand times among others, in one set and over a spill: counted once. */
+static void test_repeats(void)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		struct bfi_build_options o;
+		bfi_build_options_init(&o);
+		o.memory = 16u << 20;
+		bfi_writer *w;
+		uint32_t ord;
+		EXPECT_RC(bfi_writer_create(&o, &w), 0);
+		EXPECT_RC(bfi_writer_set(w, "s", 1, &ord), 0);
+		/* pass 1: enough other keys between the repeats to spill several runs */
+		uint32_t others = pass ? 400000 : 100;
+		for (uint32_t i = 0; i < others; i++) {
+			char key[16];
+			EXPECT_RC(bfi_writer_key(w, ord, key, (size_t)snprintf(key, sizeof key, "k%u", i)), 0);
+			if (i % (others / 100 ? others / 100 : 1) == 0)
+				for (int r = 0; r < 10; r++)
+					EXPECT_RC(bfi_writer_key(w, ord, "again", 5), 0);
+		}
+		char out[4300];
+		snprintf(out, sizeof out, "%s/repeats-%d", test_tmpdir(), pass);
+		EXPECT_RC(bfi_writer_finish(w, out, NULL), 0);
+		bfi_writer_destroy(&w);
+		bfi_snapshot *s = NULL;
+		struct bfi_set_stats st;
+		EXPECT_RC(bfi_open(out, 0, &s), 0);
+		EXPECT(s && bfi_set_stats(s, 0, &st) == 0 && st.distinct_keys == others + 1);
+		bfi_close(&s);
+	}
+}
+
+static size_t thread_key(uint32_t set, uint32_t i, char *buf, size_t cap)
+{
+	/* overlapping sets, with repeats: key i of set j is a number below 5,000 */
+	uint64_t st = (uint64_t)set * 0x9E3779B97F4A7C15ull + i;
+	return (size_t)snprintf(buf, cap, "k%u", (uint32_t)(test_rand(&st) % 5000));
+}
+
+/*
+ * The same keys at 1, 2 and 5 threads, and at 16 MiB and 1 GiB, give the
+ * same bytes: 700 sets in a block of lined rows and one of packed, with
+ * pre-filters, so that threads share row words and merge pre-filters.
+ */
+static void test_threads_identical(void)
+{
+	static const struct {
+		unsigned threads;
+		uint64_t memory;
+	} runs[] = {{1, 1u << 30}, {2, 1u << 30}, {5, 1u << 30}, {2, 16u << 20}};
+	uint8_t *first = NULL;
+	size_t first_len = 0;
+	for (size_t x = 0; x < sizeof runs / sizeof *runs; x++) {
+		struct bfi_build_options o;
+		bfi_build_options_init(&o);
+		o.threads = runs[x].threads;
+		o.memory = runs[x].memory;
+		o.block_cost = 1;
+		o.prefilter = BFI_PREFILTER_ALWAYS;
+		char out[4300], idx[4400];
+		snprintf(out, sizeof out, "%s/threads-%zu", test_tmpdir(), x);
+		EXPECT_RC(test_build_sets(&o, out, 700, 400, thread_key), 0);
+		snprintf(idx, sizeof idx, "%s/index.bfi", out);
+		size_t len;
+		uint8_t *b = test_read_file(idx, &len);
+		EXPECT(b != NULL);
+		if (x == 0) {
+			first = b;
+			first_len = len;
+			bfi_snapshot *s = NULL;
+			struct bfi_info in;
+			struct bfi_block_info b0, b1;
+			EXPECT_RC(bfi_open(out, 0, &s), 0);
+			if (s) {
+				bfi_info(s, &in);
+				EXPECT(in.n_blocks == 2 && bfi_block(s, 0, &b0) == 0 && bfi_block(s, 1, &b1) == 0 &&
+				       b0.row_bits == 512 && b1.row_bits == 188 && b1.prefilter_bits > 0);
+			}
+			bfi_close(&s);
+			struct bfi_verify_report rep;
+			EXPECT_RC(bfi_verify(out, &rep, NULL, NULL), 0);
+			continue;
+		}
+		EXPECT(b && first && len == first_len && memcmp(b, first, len) == 0);
+		free(b);
+	}
+	free(first);
+}
+
 static size_t space_key(uint32_t set, uint32_t i, char *buf, size_t cap)
 {
 	return (size_t)snprintf(buf, cap, "s%u-key%u", set, i);
@@ -503,6 +635,11 @@ int main(void)
 	test_run("writer: malformed input refused with its location", test_bad_input);
 	test_run("writer: directory input (order, CRLF, hidden, empty, subdir)", test_dir_input);
 	test_run("writer: atomic publish, never clobbers, replaces under a reader", test_publish);
+	test_run("writer: filters transposed into rows, as the bit-by-bit definition", test_transpose);
+	test_run("writer: a key repeated a thousand times, in memory and spilled, counts once",
+	         test_repeats);
+	test_run("writer: byte-identical at 1, 2 and 5 threads and at 16 MiB and 1 GiB",
+	         test_threads_identical);
 	test_run("writer: row stripes under a small memory budget", test_stripes);
 	test_run("writer: keys spilled to one file, sets across runs, as built in memory", test_spill);
 	test_run("writer: sets of one width cut into blocks that pay queries", test_query_cuts);

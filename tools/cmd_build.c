@@ -101,6 +101,8 @@ static const char help[] =
 	"      --memory BYTES  memory for key buffers and row stripes, e.g. 512M\n"
 	"                      (default 1G, at least 16M: less is raised, with a\n"
 	"                      warning); keys beyond it spill to $TMPDIR\n"
+	"      --threads N     threads for sorting keys and filling rows (default:\n"
+	"                      one per online core); the output is the same for any N\n"
 	"  -q, --quiet         no progress and no summary\n"
 	"  -h, --help          show this help\n";
 
@@ -146,7 +148,7 @@ int cmd_build(int argc, char **argv)
 		{"kmer", required_argument, 0, 'X'},   {"per-record", no_argument, 0, 'W'},
 		{"max-term", required_argument, 0, 'T'}, {"stop-words", required_argument, 0, 'S'},
 		{"from-filters", no_argument, 0, 'G'}, {"paths", required_argument, 0, 'Q'},
-		{"path-max", required_argument, 0, 'J'},
+		{"path-max", required_argument, 0, 'J'}, {"threads", required_argument, 0, 'j'},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
@@ -351,6 +353,16 @@ int cmd_build(int argc, char **argv)
 			break;
 		}
 		case 'F': o.fixed_width = 1; break;
+		case 'j': {
+			char *tail;
+			unsigned long v = strtoul(optarg, &tail, 10);
+			if (tail == optarg || *tail || v < 1 || v > 256) {
+				fprintf(stderr, "bfi build: --threads must be 1 to 256, got '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.threads = (unsigned)v;
+			break;
+		}
 		case 'm':
 			if (parse_size(optarg, &o.memory)) {
 				fprintf(stderr, "bfi build: bad --memory '%s'\n", optarg);

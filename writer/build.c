@@ -21,7 +21,7 @@
 #include "bfi_hash.h"
 #include "internal.h"
 
-static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
 	const uint8_t *p = buf;
 	while (len) {
@@ -114,32 +114,6 @@ static int count_distinct(bfi_writer *w, uint64_t *distinct, uint64_t *pairs)
 	spool_iter_end(&it);
 	return rc;
 }
-
-/* Everything decided before a byte is written. */
-struct plan {
-	uint32_t n, k;
-	const uint64_t *distinct; /* by input ordinal */
-	uint32_t *new_of_old;     /* input ordinal -> ordinal in the snapshot */
-	uint32_t *old_of_new;
-	uint32_t *block_of;       /* by ordinal */
-	struct bfi_block *blocks;
-	uint32_t n_blocks;
-	uint64_t flat_size;
-	struct bfi_plain_desc plain;
-	uint64_t plain_size;
-	struct bfi_rambo_desc rambo;
-	struct bfi_rep reps[BFI_MAX_REPS];
-	uint32_t *cell_of; /* rambo: reps x n, the cell of ordinal j in repetition r */
-	uint64_t rambo_size;
-	uint64_t *cell_ones; /* rambo: ones of each cell of repetition 0 */
-	struct bfi_tree_desc tree;
-	struct bfi_level levels[BFI_MAX_LEVELS];
-	uint64_t tree_size;
-	uint64_t *tree_ones; /* tree: ones of each leaf */
-	struct bloofi_shape shape; /* tree built by insertion; shape.levels 0 if not */
-	uint64_t *ones; /* by ordinal: ones in the set's filter of the first layout */
-	int line_pre;   /* flat pre-filters take one 512-bit line per key */
-};
 
 /* Does any flat block have a line pre-filter (format 2.2)? */
 static int line_prefilters(const struct plan *p)
@@ -1204,6 +1178,23 @@ static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t se
 	if (kind == LK_FLAT)
 		for (uint32_t b = 0; b < p->n_blocks && rc == 0; b++) {
 			const struct bfi_block *blk = &p->blocks[b];
+			/* from the sets' own filters when the block fits; prebuilt filters take stripes */
+			if (!w->n_filt) {
+				if (end > start)
+					rc = fill_stripe(&c, start, end);
+				start = end = blk->rows_offset;
+				if (rc == 0)
+					rc = fill_block(w, p, b, fd, sec_off, budget);
+				if (rc == 0) {
+					c.done += bfi_block_rows_bytes(blk->m, blk->row_bits) +
+					          (blk->pre_m ? bfi_bits_bytes(blk->pre_m) : 0);
+					progress(w, "rows", c.done, c.total);
+					continue;
+				}
+				if (rc < 0)
+					break;
+				rc = 0; /* 1: too large for the budget, so in stripes */
+			}
 			/* packed rows run on: any line may end a stripe */
 			uint64_t rows = bfi_block_rows_bytes(blk->m, blk->row_bits);
 			rc = fill_units(&c, &start, &end, blk->rows_offset, blk->rows_offset + rows,

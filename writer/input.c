@@ -146,7 +146,8 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 		            o->fpr, ceil(-log2(o->fpr)), BFI_MAX_K, BFI_MAX_K, ldexp(1, -(int)BFI_MAX_K),
 		            o->fpr);
 	/* Half the budget buffers keys; the other half holds row stripes. */
-	int rc = spool_init(&w->spool, (size_t)(w->opt.memory / 2 / sizeof(struct rec)));
+	int rc = spool_init(&w->spool, (size_t)(w->opt.memory / 2 / sizeof(struct rec)),
+	                    pool_threads(w->opt.threads));
 	if (rc) {
 		free(w);
 		return rc;

@@ -42,16 +42,17 @@ struct spool_group {
 	uint64_t off, n; /* records [off, off + n) of the spill file */
 };
 struct spool {
-	struct rec *buf, *tmp; /* tmp: sorting scratch, until sealed */
-	size_t n, cap;
+	struct rec *buf; /* mapped: buf_bytes */
+	size_t n, cap, buf_bytes;
 	int fd;                /* the spill file, or -1 before the first spill */
 	uint64_t spilled;      /* records in it */
 	struct spool_group *groups;
 	size_t n_groups, cap_groups;
 	char dir[4096];
 	uint64_t added;
+	unsigned threads; /* sorting a full buffer, one set per item */
 };
-int spool_init(struct spool *sp, size_t cap);
+int spool_init(struct spool *sp, size_t cap, unsigned threads);
 int spool_add(struct spool *sp, const struct rec *r);
 /* Sort what is buffered; after this only iteration is allowed. */
 int spool_seal(struct spool *sp);
@@ -67,8 +68,11 @@ struct spool_iter {
 	size_t n_srcs, cap_srcs;
 	struct rec last;
 	int have_last;
+	int one; /* spool_iter_set: this set only */
 };
 int spool_iter_begin(struct spool_iter *it, struct spool *sp);
+/* Iterate set ord's records only (after spool_seal); 0 or -errno. */
+int spool_iter_set(struct spool_iter *it, struct spool *sp, uint32_t ord);
 /* 1 with *r set, 0 at the end, or -errno. */
 int spool_iter_next(struct spool_iter *it, struct rec *r);
 void spool_iter_end(struct spool_iter *it);
@@ -135,6 +139,32 @@ struct bloofi_shape {
 	uint32_t *up[BFI_MAX_LEVELS];
 	uint32_t *order; /* n_sets entries, the caller's */
 };
+/* Everything decided before a byte is written. */
+struct plan {
+	uint32_t n, k;
+	const uint64_t *distinct; /* by input ordinal */
+	uint32_t *new_of_old;     /* input ordinal -> ordinal in the snapshot */
+	uint32_t *old_of_new;
+	uint32_t *block_of;       /* by ordinal */
+	struct bfi_block *blocks;
+	uint32_t n_blocks;
+	uint64_t flat_size;
+	struct bfi_plain_desc plain;
+	uint64_t plain_size;
+	struct bfi_rambo_desc rambo;
+	struct bfi_rep reps[BFI_MAX_REPS];
+	uint32_t *cell_of; /* rambo: reps x n, the cell of ordinal j in repetition r */
+	uint64_t rambo_size;
+	uint64_t *cell_ones; /* rambo: ones of each cell of repetition 0 */
+	struct bfi_tree_desc tree;
+	struct bfi_level levels[BFI_MAX_LEVELS];
+	uint64_t tree_size;
+	uint64_t *tree_ones; /* tree: ones of each leaf */
+	struct bloofi_shape shape; /* tree built by insertion; shape.levels 0 if not */
+	uint64_t *ones; /* by ordinal: ones in the set's filter of the first layout */
+	int line_pre;   /* flat pre-filters take one 512-bit line per key */
+};
+
 /* The Bloofi paper's insertion build, order d, over leaf filters of width m. */
 int bloofi_incremental(bfi_writer *w, uint32_t n_sets, uint64_t m, uint32_t k, uint32_t d,
                        struct bloofi_shape *out);
@@ -189,6 +219,39 @@ uint64_t filter_m(uint64_t n, uint32_t k);
 int writer_input(bfi_writer *w, const char *kind);
 /* Note something the caller should hear of, though the build goes on. */
 void writer_warn(bfi_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Transposing (transpose.c). transpose64: a[r] bit c becomes a[c] bit r.
+ * transpose_filters: the n <= 64 filters at filt, words 64-bit words each
+ * (m bits, the bits past m zero), become column col .. col + n - 1 of the
+ * m rows at rows (row r from bit r * row_bits; rows 8-byte aligned), ORed
+ * into what is there, atomically when shared (other threads write columns
+ * that share its words).
+ */
+void transpose64(uint64_t a[64]);
+void transpose_filters(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t m,
+                       uint8_t *rows, uint64_t row_bits, uint64_t col, int shared);
+
+/*
+ * Threads (pool.c). pool_run calls fn(ctx, item, thread) for items 0 .. n - 1
+ * on up to threads threads (thread < threads), and returns the first
+ * nonzero return, after which no new item starts. pool_threads: the count
+ * to use when asked for `asked` (0: the online cores).
+ */
+#define POOL_MAX_THREADS 256u
+int pool_run(unsigned threads, uint64_t n, int (*fn)(void *ctx, uint64_t item, unsigned thread),
+             void *ctx);
+unsigned pool_threads(unsigned asked);
+
+/* pwrite all len bytes at off, through short writes and EINTR: 0 or -errno. */
+int pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
+/*
+ * Fill flat block bi in memory from its sets' own filters (fill.c) and
+ * write its rows and pre-filter at sec_off: 0, or 1 if they would not fit
+ * in budget bytes (nothing done), or an error.
+ */
+int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_t sec_off,
+               uint64_t budget);
 
 /* Write the LMDB catalog file at path (spec/format.md, "Catalog"). */
 /* Set j of the snapshot is input set old_of_new[j]; distinct is by input

@@ -10,7 +10,7 @@
 set -eu
 cd "$(dirname "$0")/../.."
 W=${1:-${TMPDIR:-/tmp}/bfi-bench-build}
-BFI=$PWD/bfi
+BFI=${BFI:-$PWD/bfi} # a release build: ./configure (sanitize builds run several times slower)
 mkdir -p "$W"
 command -v /usr/bin/time >/dev/null || { echo "build.sh: needs GNU time (apt-get install time)" >&2; exit 2; }
 if [ ! -f "$W/keys/s199.txt" ]; then
