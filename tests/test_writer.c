@@ -210,16 +210,29 @@ static void test_publish(void)
 }
 
 /* More rows than half of a 16 MiB budget: rows are filled in stripes. */
+/* Which ways the flat rows were filled: 1 in memory, 2 from slices, 4 in stripes. */
+static void note_phase(void *ctx, const char *phase, uint64_t done, uint64_t total)
+{
+	unsigned *seen = ctx;
+	(void)done, (void)total;
+	*seen |= !strcmp(phase, "rows") ? 1u : !strcmp(phase, "rows from slices") ? 2u
+	                                     : !strcmp(phase, "row stripes")      ? 4u
+	                                                                          : 0u;
+}
+
 static void test_stripes(void)
 {
+	unsigned seen[4] = {0};
 	char a[4300], b[4300];
 	snprintf(a, sizeof a, "%s/wide-a", test_tmpdir());
 	snprintf(b, sizeof b, "%s/wide-b", test_tmpdir());
 	for (int pass = 0; pass < 2; pass++) {
 		struct bfi_build_options o;
 		bfi_build_options_init(&o);
-		o.bits = 300000; /* 300,000 rows x 128 bytes = 38 MB > 8 MiB */
+		o.bits = 300000; /* 300,000 rows x 600 bits = 22 MB > 8 MiB */
 		o.memory = pass ? 16u << 20 : 1u << 30;
+		o.progress = note_phase;
+		o.progress_ctx = &seen[pass];
 		bfi_writer *w;
 		EXPECT_RC(bfi_writer_create(&o, &w), 0);
 		for (uint32_t j = 0; j < 600; j++) {
@@ -247,6 +260,41 @@ static void test_stripes(void)
 	free(y);
 	struct bfi_verify_report rep;
 	EXPECT_RC(bfi_verify(b, &rep, NULL, NULL), 0);
+	/*
+	 * Filters too wide for 64 of them in the 8 MiB half-budget: 65 sets of
+	 * 2,000,000 bits go to row stripes at 16 MiB, and in memory at 1 GiB.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		struct bfi_build_options o;
+		bfi_build_options_init(&o);
+		o.bits = 2000000;
+		o.memory = pass ? 16u << 20 : 1u << 30;
+		o.progress = note_phase;
+		o.progress_ctx = &seen[2 + pass];
+		char *out = pass ? b : a;
+		snprintf(out, 4300, "%s/wide65-%d", test_tmpdir(), pass);
+		bfi_writer *w;
+		EXPECT_RC(bfi_writer_create(&o, &w), 0);
+		for (uint32_t j = 0; j < 65; j++) {
+			char name[16], key[32];
+			uint32_t ord;
+			snprintf(name, sizeof name, "s%u", j);
+			EXPECT_RC(bfi_writer_set(w, name, strlen(name), &ord), 0);
+			for (uint32_t i = 0; i < 300; i++)
+				EXPECT_RC(bfi_writer_key(w, ord, key, (size_t)snprintf(key, sizeof key, "%u-%u", j, i)), 0);
+		}
+		EXPECT_RC(bfi_writer_finish(w, out, NULL), 0);
+		bfi_writer_destroy(&w);
+	}
+	snprintf(pa, sizeof pa, "%s/index.bfi", a);
+	snprintf(pb, sizeof pb, "%s/index.bfi", b);
+	x = test_read_file(pa, &la);
+	y = test_read_file(pb, &lb);
+	EXPECT(x && y && la == lb && memcmp(x, y, la) == 0);
+	free(x);
+	free(y);
+	EXPECT_RC(bfi_verify(b, &rep, NULL, NULL), 0);
+	EXPECT(seen[0] == 1 && seen[1] == 2 && seen[2] == 1 && seen[3] == 4);
 }
 
 
@@ -640,7 +688,8 @@ int main(void)
 	         test_repeats);
 	test_run("writer: byte-identical at 1, 2 and 5 threads and at 16 MiB and 1 GiB",
 	         test_threads_identical);
-	test_run("writer: row stripes under a small memory budget", test_stripes);
+	test_run("writer: slices and row stripes under a small memory budget, as in memory",
+	         test_stripes);
 	test_run("writer: keys spilled to one file, sets across runs, as built in memory", test_spill);
 	test_run("writer: sets of one width cut into blocks that pay queries", test_query_cuts);
 	test_run("writer: index.bfi within 1.10x its filters' bits + 64 KiB at N = 1, 65, 512",

@@ -1123,7 +1123,7 @@ static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 	}
 	c->done += hi - lo;
 	progress(c->w,
-	         c->kind == LK_FLAT    ? "rows"
+	         c->kind == LK_FLAT    ? "row stripes"
 	         : c->kind == LK_PLAIN ? "plain filters"
 	         : c->kind == LK_RAMBO ? "rambo rows"
 	                               : "tree levels",
@@ -1185,10 +1185,13 @@ static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t se
 				start = end = blk->rows_offset;
 				if (rc == 0)
 					rc = fill_block(w, p, b, fd, sec_off, budget);
+				int sliced = rc == 1;
+				if (sliced)
+					rc = fill_block_sliced(w, p, b, fd, sec_off, budget);
 				if (rc == 0) {
 					c.done += bfi_block_rows_bytes(blk->m, blk->row_bits) +
 					          (blk->pre_m ? bfi_bits_bytes(blk->pre_m) : 0);
-					progress(w, "rows", c.done, c.total);
+					progress(w, sliced ? "rows from slices" : "rows", c.done, c.total);
 					continue;
 				}
 				if (rc < 0)

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "bfi_hash.h"
 #include "internal.h"
@@ -113,5 +114,148 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	free(j.filt);
 	free(j.pre);
 	free(j.out);
+	return rc;
+}
+
+/*
+ * A block too large to hold: each group's 64 filters become a slice, the
+ * group's 64 columns of every row (a 64-bit word a row), written to a
+ * scratch file; rows are then assembled a stripe at a time from every
+ * group's part of the stripe. Each byte of input and output is read or
+ * written once or twice, whatever the budget, and one scratch file is
+ * open.
+ */
+#define SLICE_CHUNK 8192u /* slice rows written at a time (64 KiB) */
+
+struct slice_job {
+	bfi_writer *w;
+	const struct plan *p;
+	const struct bfi_block *b;
+	uint64_t words;
+	int fd;          /* scratch: group g's slice at g * m * 8 */
+	uint64_t **filt; /* per thread: 64 filters */
+	uint64_t **chunk; /* per thread: SLICE_CHUNK rows of a slice */
+	uint8_t **pre;   /* per thread: a pre-filter */
+};
+
+static int slice_group(void *ctx, uint64_t g, unsigned thread)
+{
+	struct slice_job *j = ctx;
+	const struct bfi_block *b = j->b;
+	uint64_t first = g * 64, words = j->words, *filt = j->filt[thread], *chunk = j->chunk[thread];
+	uint32_t n = b->n_sets - first < 64 ? (uint32_t)(b->n_sets - first) : 64;
+	memset(filt, 0, (size_t)(n * words * 8));
+	for (uint32_t c = 0; c < n; c++) {
+		uint64_t set = b->first_set + first + c, ones = 0, *f = filt + (uint64_t)c * words;
+		int rc = fill_filter(j->w, j->p, b, j->p->old_of_new[set], f, j->pre[thread]);
+		if (rc)
+			return rc;
+		for (uint64_t x = 0; x < words; x++)
+			ones += (uint64_t)__builtin_popcountll(f[x]);
+		j->p->ones[set] = ones;
+	}
+	uint64_t at = 0;
+	for (uint64_t w = 0; w < words; w++) {
+		transpose_slice(filt, words, n, w, chunk + at);
+		for (uint64_t x = at; x < at + 64; x++)
+			chunk[x] = htole64(chunk[x]);
+		at += 64;
+		if (at == SLICE_CHUNK || w + 1 == words) {
+			uint64_t row0 = (w + 1) * 64 - at, count = b->m - row0 < at ? b->m - row0 : at;
+			int rc = pwrite_all(j->fd, chunk, (size_t)(count * 8), (g * b->m + row0) * 8);
+			if (rc)
+				return rc;
+			at = 0;
+		}
+	}
+	return 0;
+}
+
+/* Assemble the block's rows from the slices, a stripe of stripe_rows rows at a time. */
+static int assemble(const struct slice_job *j, uint64_t stripe_rows, int fd, uint64_t sec_off)
+{
+	const struct bfi_block *b = j->b;
+	uint64_t rb = b->row_bits, groups = (b->n_sets + 63) / 64;
+	uint8_t *stripe = malloc((size_t)(stripe_rows * rb / 8 + 16));
+	uint64_t *part = malloc((size_t)(stripe_rows * 8));
+	int rc = stripe && part ? 0 : -ENOMEM;
+	for (uint64_t r0 = 0; rc == 0 && r0 < b->m; r0 += stripe_rows) {
+		uint64_t count = b->m - r0 < stripe_rows ? b->m - r0 : stripe_rows;
+		uint64_t bytes = (count * rb + 7) / 8; /* r0 * rb is a multiple of 64 */
+		memset(stripe, 0, (size_t)(bytes + 16));
+		for (uint64_t g = 0; rc == 0 && g < groups; g++) {
+			uint8_t *p = (uint8_t *)part;
+			for (size_t got = 0, want = (size_t)(count * 8); rc == 0 && got < want;) {
+				ssize_t r = pread(j->fd, p + got, want - got, (off_t)((g * b->m + r0) * 8 + got));
+				if (r < 0 && errno == EINTR)
+					continue;
+				if (r <= 0)
+					rc = r < 0 ? -errno : -EIO;
+				else
+					got += (size_t)r;
+			}
+			if (rc == 0)
+				slice_into_rows(part, count, stripe, rb, g * 64);
+		}
+		if (rc == 0)
+			rc = pwrite_all(fd, stripe, (size_t)bytes, sec_off + b->rows_offset + r0 * rb / 8);
+	}
+	free(stripe);
+	free(part);
+	return rc;
+}
+
+int fill_block_sliced(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_t sec_off,
+                      uint64_t budget)
+{
+	const struct bfi_block *b = &p->blocks[bi];
+	struct slice_job j = {w, p, b, (b->m + 63) / 64, -1, NULL, NULL, NULL};
+	uint64_t pre_bytes = b->pre_m ? bfi_bits_bytes(b->pre_m) : 0;
+	uint64_t thread_bytes = 64 * j.words * 8 + SLICE_CHUNK * 8, groups = (b->n_sets + 63) / 64;
+	/* a stripe of 64 rows and its parts at the least; one thread's filters and the pre-filter */
+	if (64 * (b->row_bits / 8 + 8) + 16 > budget || pre_bytes > budget ||
+	    thread_bytes > budget - pre_bytes)
+		return 1;
+	unsigned threads = pool_threads(w->opt.threads);
+	threads = groups < threads ? (unsigned)groups : threads;
+	while (threads > 1 && (thread_bytes + pre_bytes) * threads > budget)
+		threads--;
+	char path[4200];
+	snprintf(path, sizeof path, "%s/bfi-slices-XXXXXX", w->spool.dir);
+	j.fd = mkstemp(path);
+	if (j.fd < 0)
+		return -errno;
+	unlink(path); /* lives only as long as this block's fill */
+	j.filt = calloc(threads, sizeof *j.filt);
+	j.chunk = calloc(threads, sizeof *j.chunk);
+	j.pre = calloc(threads, sizeof *j.pre);
+	int rc = j.filt && j.chunk && j.pre ? 0 : -ENOMEM;
+	for (unsigned t = 0; rc == 0 && t < threads; t++) {
+		j.filt[t] = malloc((size_t)(64 * j.words * 8));
+		j.chunk[t] = malloc(SLICE_CHUNK * 8);
+		j.pre[t] = pre_bytes ? calloc((size_t)pre_bytes, 1) : NULL;
+		if (!j.filt[t] || !j.chunk[t] || (pre_bytes && !j.pre[t]))
+			rc = -ENOMEM;
+	}
+	if (rc == 0)
+		rc = pool_run(threads, groups, slice_group, &j);
+	for (unsigned t = 1; rc == 0 && pre_bytes && t < threads; t++)
+		for (uint64_t x = 0; x < pre_bytes; x++)
+			j.pre[0][x] |= j.pre[t][x];
+	if (rc == 0 && pre_bytes)
+		rc = pwrite_all(fd, j.pre[0], (size_t)pre_bytes, sec_off + b->pre_offset);
+	for (unsigned t = 0; j.filt && j.chunk && j.pre && t < threads; t++) {
+		free(j.filt[t]);
+		free(j.chunk[t]);
+		free(j.pre[t]);
+	}
+	free(j.filt);
+	free(j.chunk);
+	free(j.pre);
+	/* stripes of whole 64-row steps, so each starts on a 64-bit boundary of the rows */
+	uint64_t stripe_rows = budget / (b->row_bits / 8 + 8 + 1) / 64 * 64;
+	if (rc == 0)
+		rc = assemble(&j, stripe_rows < 64 ? 64 : stripe_rows, fd, sec_off);
+	close(j.fd);
 	return rc;
 }

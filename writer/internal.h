@@ -229,6 +229,17 @@ void writer_warn(bfi_writer *w, const char *fmt, ...) __attribute__((format(prin
  * that share its words).
  */
 void transpose64(uint64_t a[64]);
+/*
+ * One tile of a slice: rows 64 w .. 64 w + 63 of the n <= 64 filters at
+ * filt, as out[r]: bit c of out[r] is bit 64 w + r of filter c.
+ */
+void transpose_slice(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t w, uint64_t out[64]);
+/*
+ * OR count rows of a slice (little-endian words, bit c = column col + c)
+ * into the rows at rows, row r from bit r * row_bits.
+ */
+void slice_into_rows(const uint64_t *slice, uint64_t count, uint8_t *rows, uint64_t row_bits,
+                     uint64_t col);
 void transpose_filters(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t m,
                        uint8_t *rows, uint64_t row_bits, uint64_t col, int shared);
 
@@ -252,6 +263,13 @@ int pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
  */
 int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_t sec_off,
                uint64_t budget);
+/*
+ * The same for a block whose rows do not fit: through a scratch file of
+ * slices (fill.c). 0, or 1 if even 64 filters, the pre-filter or 64 rows
+ * would not fit in budget bytes (nothing done), or an error.
+ */
+int fill_block_sliced(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_t sec_off,
+                      uint64_t budget);
 
 /* Write the LMDB catalog file at path (spec/format.md, "Catalog"). */
 /* Set j of the snapshot is input set old_of_new[j]; distinct is by input

@@ -57,3 +57,18 @@ void transpose_filters(const uint64_t *filt, uint64_t words, uint32_t n, uint64_
 				put_bits(rows, (r0 + r) * row_bits + col, tile[r], shared);
 	}
 }
+
+void transpose_slice(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t w, uint64_t out[64])
+{
+	for (uint32_t c = 0; c < 64; c++)
+		out[c] = c < n ? filt[(uint64_t)c * words + w] : 0;
+	transpose64(out);
+}
+
+void slice_into_rows(const uint64_t *slice, uint64_t count, uint8_t *rows, uint64_t row_bits,
+                     uint64_t col)
+{
+	for (uint64_t r = 0; r < count; r++)
+		if (slice[r])
+			put_bits(rows, r * row_bits + col, le64toh(slice[r]), 0);
+}
