@@ -331,4 +331,27 @@ check "build refuses to overwrite a non-snapshot" sh -c "
 check "build replaces an existing snapshot" "$BFI" build -q -o "$T/snap" "$DATA"
 check "build reports malformed input with its line" sh -c "
 	printf 'a\tx\nnotab\n' | '$BFI' build -q -o '$T/bad2' --tsv - 2>&1 | grep -q '(stdin):2'"
+# A directory of key files is read on several threads: the same bytes (index
+# and catalog) at --threads 1, 2 and 7, gzip files among them; a damaged
+# one is named with the same message however many threads read.
+threads_dir_ok() {
+	mkdir -p "$T/kd" &&
+		awk -v d="$T/kd" 'BEGIN { for (s = 0; s < 40; s++) { f = sprintf("%s/set%02d.txt", d, s)
+			for (i = 0; i < 2000 + 97 * s; i++) printf "k%d\n", (i * 7 + s * 13) % 9000 > f; close(f) } }' &&
+		gzip "$T/kd/set03.txt" "$T/kd/set17.txt" || return 1
+	for t in 1 2 7; do
+		"$BFI" build -q -o "$T/kd$t" --threads "$t" "$T/kd" || return 1
+	done
+	cmp "$T/kd1/index.bfi" "$T/kd2/index.bfi" && cmp "$T/kd1/index.bfi" "$T/kd7/index.bfi" &&
+		cmp "$T/kd1/catalog.mdb" "$T/kd7/catalog.mdb" || return 1
+	"$BFI" query "$T/kd7" k6 | grep -q 'set03' || return 1
+	printf 'not gzip after all' | gzip -c | head -c 20 >"$T/kd/set21.txt.gz"
+	"$BFI" build -q -o "$T/kdbad1" --threads 1 "$T/kd" 2>"$T/kderr1"
+	a=$?
+	"$BFI" build -q -o "$T/kdbad2" --threads 2 "$T/kd" 2>"$T/kderr2"
+	b=$?
+	[ "$a" -ne 0 ] && [ "$b" -ne 0 ] && grep -q 'set21.txt.gz' "$T/kderr1" && cmp "$T/kderr1" "$T/kderr2"
+}
+check "build --threads: key files give the same bytes, and the same error, at 1, 2 and 7 threads" threads_dir_ok
+
 exit 0

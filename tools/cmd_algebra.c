@@ -268,7 +268,7 @@ int cmd_stack(int argc, char **argv)
 	if (check_output("stack", out, argv + optind, ns))
 		return EXIT_USAGE;
 	bfi_snapshot **sh = calloc((size_t)ns, sizeof *sh);
-	struct bfi_info first;
+	struct bfi_info first = {0};
 	uint64_t total = 0;
 	int rc = sh ? 0 : -ENOMEM;
 	for (int i = 0; i < ns && rc == 0; i++) {

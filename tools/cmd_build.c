@@ -101,8 +101,9 @@ static const char help[] =
 	"      --memory BYTES  memory for key buffers and row stripes, e.g. 512M\n"
 	"                      (default 1G, at least 16M: less is raised, with a\n"
 	"                      warning); keys beyond it spill to $TMPDIR\n"
-	"      --threads N     threads for sorting keys and filling rows (default:\n"
-	"                      one per online core); the output is the same for any N\n"
+	"      --threads N     threads for reading key files, sorting keys and filling\n"
+	"                      rows (default: one per online core); the output is the\n"
+	"                      same for any N\n"
 	"  -q, --quiet         no progress and no summary\n"
 	"  -h, --help          show this help\n";
 

@@ -229,6 +229,74 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /*
+ * The keys of a key file, one a line, less its line end, empty lines
+ * skipped: each passed to emit. buf (*cap bytes, grown as a line needs)
+ * holds the first got bytes already read. 0, or an error with err set.
+ */
+static int key_lines(struct zin *z, const char *file, char **bufp, size_t *capp, ssize_t got,
+                     char *err, size_t errlen,
+                     int (*emit)(void *ctx, const char *key, size_t len), void *ctx)
+{
+	char *buf = *bufp;
+	size_t cap = *capp, have = 0;
+	int rc = got < 0 ? (int)got : 0;
+	while (rc == 0 && got > 0) {
+		have += (size_t)got;
+		size_t start = 0;
+		for (char *nl; (nl = memchr(buf + start, '\n', have - start)) != NULL && rc == 0;) {
+			size_t n = chomp(buf + start, (size_t)(nl - (buf + start)) + 1);
+			if (n)
+				rc = emit(ctx, buf + start, n);
+			start = (size_t)(nl - buf) + 1;
+		}
+		memmove(buf, buf + start, have - start); /* a line not yet ended */
+		have -= start;
+		if (rc == 0 && have == cap) {
+			char *nb = cap < ((size_t)1 << 40) ? realloc(buf, cap * 2) : NULL;
+			if (nb == NULL) {
+				snprintf(err, errlen, "%s: a line too long to hold", file);
+				rc = -ENOMEM;
+			} else {
+				buf = nb;
+				cap *= 2;
+			}
+		}
+		if (rc == 0)
+			got = zin_read(z, buf + have, cap - have, err, errlen);
+		if (rc == 0 && got < 0)
+			rc = (int)got;
+	}
+	size_t n = rc == 0 ? chomp(buf, have) : 0; /* a last line without its newline */
+	if (n)
+		rc = emit(ctx, buf, n);
+	*bufp = buf;
+	*capp = cap;
+	return rc;
+}
+
+/* The name a key file gives its set: its base name, less ".gz" if it is gzip. */
+static size_t key_file_name(const char *file, int gzip, const char **name)
+{
+	const char *base = strrchr(file, '/');
+	*name = base ? base + 1 : file;
+	size_t len = strlen(*name);
+	if (gzip && len > 3 && !strcasecmp(*name + len - 3, ".gz"))
+		len -= 3;
+	return len;
+}
+
+struct key_emit {
+	bfi_writer *w;
+	uint32_t ord;
+};
+
+static int emit_key(void *ctx, const char *key, size_t len)
+{
+	struct key_emit *e = ctx;
+	return bfi_writer_key(e->w, e->ord, key, len);
+}
+
+/*
  * One key file of a directory: the set named after the file, a key per
  * line. A gzip file is read decompressed, and named less its ".gz".
  */
@@ -239,7 +307,7 @@ static int add_key_file(bfi_writer *w, const char *file, void *ctx)
 	int rc = zin_open(&z, file, w->errmsg, sizeof w->errmsg);
 	if (rc)
 		return rc;
-	size_t cap = 1u << 16, have = 0;
+	size_t cap = 1u << 16;
 	char *buf = malloc(cap);
 	if (buf == NULL) {
 		zin_close(&z);
@@ -247,47 +315,152 @@ static int add_key_file(bfi_writer *w, const char *file, void *ctx)
 	}
 	/* the first bytes tell whether it is gzip, and so its set's name */
 	ssize_t got = zin_read(&z, buf, cap, w->errmsg, sizeof w->errmsg);
-	const char *name = strrchr(file, '/');
-	name = name ? name + 1 : file;
-	size_t len = strlen(name);
-	if (z.state != ZIN_PLAIN && len > 3 && !strcasecmp(name + len - 3, ".gz"))
-		len -= 3;
-	uint32_t ord = 0;
-	int skip = !routed_here(w, name, len);
+	const char *name;
+	size_t len = key_file_name(file, z.state != ZIN_PLAIN, &name);
+	struct key_emit e = {w, 0};
 	if (got < 0)
 		rc = (int)got;
-	else if (!skip)
-		rc = writer_new_set(w, file, name, len, &ord);
-	while (rc == 0 && !skip && got > 0) {
-		have += (size_t)got;
-		size_t start = 0;
-		for (char *nl; (nl = memchr(buf + start, '\n', have - start)) != NULL && rc == 0;) {
-			size_t n = chomp(buf + start, (size_t)(nl - (buf + start)) + 1);
-			if (n)
-				rc = bfi_writer_key(w, ord, buf + start, n);
-			start = (size_t)(nl - buf) + 1;
-		}
-		memmove(buf, buf + start, have - start); /* a line not yet ended */
-		have -= start;
-		if (rc == 0 && have == cap) {
-			char *nb = cap < ((size_t)1 << 40) ? realloc(buf, cap * 2) : NULL;
-			if (nb == NULL)
-				rc = writer_fail(w, -ENOMEM, "%s: a line too long to hold", file);
-			else {
-				buf = nb;
-				cap *= 2;
-			}
-		}
-		if (rc == 0)
-			got = zin_read(&z, buf + have, cap - have, w->errmsg, sizeof w->errmsg);
-		if (rc == 0 && got < 0)
-			rc = (int)got;
-	}
-	size_t n = rc == 0 && !skip ? chomp(buf, have) : 0; /* a last line without its newline */
-	if (n)
-		rc = bfi_writer_key(w, ord, buf, n);
+	else if (routed_here(w, name, len))
+		rc = writer_new_set(w, file, name, len, &e.ord);
+	else
+		got = 0; /* another shard's set */
+	if (rc == 0)
+		rc = key_lines(&z, file, &buf, &cap, got, w->errmsg, sizeof w->errmsg, emit_key, &e);
 	free(buf);
 	zin_close(&z);
+	return rc;
+}
+
+/*
+ * A directory of key files on several threads (bfi_writer_add_dir): the
+ * sets are declared first, in name order, so their ordinals are what one
+ * thread gives; then the files are read, hashed and spooled in parallel,
+ * KEY_CHUNK records at a time.
+ */
+#define KEY_CHUNK 4096u
+
+struct key_files {
+	bfi_writer *w;
+	char **files;
+	uint32_t *ord; /* UINT32_MAX: another shard's set */
+	char (*err)[256];
+	int *rc;
+	uint64_t keys, done; /* atomic */
+};
+
+struct key_chunk {
+	struct key_files *kf;
+	uint32_t ord;
+	size_t n;
+	uint64_t keys;
+	struct rec r[KEY_CHUNK];
+};
+
+static int chunk_flush(struct key_chunk *c)
+{
+	int rc = spool_add_many(&c->kf->w->spool, c->r, c->n);
+	c->n = 0;
+	return rc;
+}
+
+static int chunk_key(void *ctx, const char *key, size_t len)
+{
+	struct key_chunk *c = ctx;
+	bfi_keyhash h = bfi_hash_key(key, len);
+	c->r[c->n++] = (struct rec){h.h1, h.h2, c->ord, 0};
+	c->keys++;
+	return c->n == KEY_CHUNK ? chunk_flush(c) : 0;
+}
+
+static int read_key_file(void *ctx, uint64_t i, unsigned thread)
+{
+	struct key_files *kf = ctx;
+	const char *file = kf->files[i];
+	char *err = kf->err[i];
+	size_t errlen = sizeof kf->err[i];
+	int rc = 0;
+	if (kf->ord[i] != UINT32_MAX) {
+		struct zin z;
+		size_t cap = 1u << 16;
+		rc = zin_open(&z, file, err, errlen);
+		if (rc == 0) {
+			char *buf = malloc(cap);
+			struct key_chunk *c = malloc(sizeof *c);
+			if (buf == NULL || c == NULL) {
+				snprintf(err, errlen, "%s: %s", file, strerror(ENOMEM));
+				rc = -ENOMEM;
+			} else {
+				c->kf = kf;
+				c->ord = kf->ord[i];
+				c->n = 0;
+				c->keys = 0;
+				ssize_t got = zin_read(&z, buf, cap, err, errlen);
+				rc = key_lines(&z, file, &buf, &cap, got, err, errlen, chunk_key, c);
+				if (rc == 0 && c->n)
+					rc = chunk_flush(c);
+				if (rc && !err[0])
+					snprintf(err, errlen, "spilling keys to %.160s: %s", kf->w->spool.dir,
+					         bfi_strerror(rc));
+				__atomic_fetch_add(&kf->keys, c->keys, __ATOMIC_RELAXED);
+			}
+			free(buf);
+			free(c);
+			zin_close(&z);
+		}
+	}
+	kf->rc[i] = rc;
+	uint64_t done = __atomic_add_fetch(&kf->done, 1, __ATOMIC_RELAXED);
+	bfi_writer *w = kf->w;
+	/* progress from the calling thread only: the callback need not be thread-safe */
+	if (rc == 0 && thread == 0 && w->opt.progress)
+		w->opt.progress(w->opt.progress_ctx, "sets", done, 0);
+	return rc;
+}
+
+/* Is file gzip (its first two bytes 1f 8b, as zin.c tells)? 1, 0, or -errno. */
+static int is_gzip(const char *file)
+{
+	int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	unsigned char m[2];
+	ssize_t got = read(fd, m, 2);
+	int e = errno;
+	close(fd);
+	if (got < 0)
+		return -e;
+	return got == 2 && m[0] == 0x1f && m[1] == 0x8b;
+}
+
+static int add_key_files(bfi_writer *w, char **files, size_t n, unsigned threads)
+{
+	struct key_files kf = {w, files, calloc(n, sizeof *kf.ord), calloc(n, sizeof *kf.err),
+	                       calloc(n, sizeof *kf.rc), 0, 0};
+	int rc = kf.ord && kf.err && kf.rc ? 0 : writer_fail(w, -ENOMEM, "%s", strerror(ENOMEM));
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		int gz = is_gzip(files[i]);
+		if (gz < 0) {
+			rc = writer_fail(w, gz, "%s: %s", files[i], strerror(-gz));
+			break;
+		}
+		const char *name;
+		size_t len = key_file_name(files[i], gz, &name);
+		kf.ord[i] = UINT32_MAX;
+		if (routed_here(w, name, len))
+			rc = writer_new_set(w, files[i], name, len, &kf.ord[i]);
+	}
+	if (rc == 0 && pool_run(threads, n, read_key_file, &kf) != 0)
+		for (size_t i = 0; i < n; i++) /* the first file that failed, in name order */
+			if (kf.rc[i]) {
+				rc = writer_fail(w, kf.rc[i], "%s", kf.err[i]);
+				break;
+			}
+	w->keys_in += kf.keys;
+	if (rc == 0 && w->opt.progress)
+		w->opt.progress(w->opt.progress_ctx, "sets", n, n);
+	free(kf.ord);
+	free(kf.err);
+	free(kf.rc);
 	return rc;
 }
 
@@ -301,7 +474,18 @@ int bfi_writer_add_dir(bfi_writer *w, const char *dir)
 	if (!S_ISDIR(st.st_mode))
 		return writer_fail(w, -ENOTDIR, "%s: %s", dir, strerror(ENOTDIR));
 	int rc = writer_input(w, "keys");
-	return rc ? rc : writer_each_file(w, dir, "sets", add_key_file, NULL);
+	unsigned threads = pool_threads(w->opt.threads);
+	if (rc || threads == 1)
+		return rc ? rc : writer_each_file(w, dir, "sets", add_key_file, NULL);
+	char **files;
+	size_t n;
+	rc = writer_list_files(w, dir, &files, &n);
+	if (rc == 0)
+		rc = add_key_files(w, files, n, threads);
+	for (size_t i = 0; i < n; i++)
+		free(files[i]);
+	free(files);
+	return rc;
 }
 
 int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
@@ -462,14 +646,10 @@ int writer_new_set(bfi_writer *w, const char *what, const char *name, size_t len
 	return rc;
 }
 
-int writer_each_file(bfi_writer *w, const char *path, const char *phase,
-                     int (*fn)(bfi_writer *w, const char *file, void *ctx), void *ctx)
+int writer_list_files(bfi_writer *w, const char *path, char ***files, size_t *count)
 {
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return fn(w, path, ctx);
+	*files = NULL;
+	*count = 0;
 	DIR *d = opendir(path);
 	if (d == NULL)
 		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
@@ -499,12 +679,36 @@ int writer_each_file(bfi_writer *w, const char *path, const char *phase,
 	if (rc == 0 && n)
 		qsort(list, n, sizeof *list, cmp_str);
 	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct stat st;
 		if (stat(list[i], &st) != 0)
 			rc = writer_fail(w, -errno, "%s: %s", list[i], strerror(errno));
 		else if (!S_ISREG(st.st_mode))
 			rc = writer_fail(w, BFI_E_INPUT, "%s: not a regular file", list[i]);
-		else
-			rc = fn(w, list[i], ctx);
+	}
+	if (rc) {
+		for (size_t i = 0; i < n; i++)
+			free(list[i]);
+		free(list);
+		return rc;
+	}
+	*files = list;
+	*count = n;
+	return 0;
+}
+
+int writer_each_file(bfi_writer *w, const char *path, const char *phase,
+                     int (*fn)(bfi_writer *w, const char *file, void *ctx), void *ctx)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return fn(w, path, ctx);
+	char **list;
+	size_t n;
+	int rc = writer_list_files(w, path, &list, &n);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		rc = fn(w, list[i], ctx);
 		if (rc == 0 && w->opt.progress && ((i + 1) % 256 == 0 || i + 1 == n))
 			w->opt.progress(w->opt.progress_ctx, phase, i + 1, n);
 	}

@@ -2,6 +2,7 @@
 #ifndef BFI_WRITER_INTERNAL_H
 #define BFI_WRITER_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,9 +52,14 @@ struct spool {
 	char dir[4096];
 	uint64_t added;
 	unsigned threads; /* sorting a full buffer, one set per item */
+	pthread_mutex_t lock; /* spool_add_many's, for readers on several threads */
+	pthread_cond_t idle;  /* signalled when no copy into buf is under way */
+	unsigned copying;     /* copies into buf under way, outside the lock */
 };
 int spool_init(struct spool *sp, size_t cap, unsigned threads);
 int spool_add(struct spool *sp, const struct rec *r);
+/* Add n records; safe to call from several threads at once (not with spool_add). */
+int spool_add_many(struct spool *sp, const struct rec *r, size_t n);
 /* Sort what is buffered; after this only iteration is allowed. */
 int spool_seal(struct spool *sp);
 void spool_free(struct spool *sp);
@@ -199,6 +205,12 @@ int writer_new_set(bfi_writer *w, const char *what, const char *name, size_t len
  */
 int writer_each_file(bfi_writer *w, const char *path, const char *phase,
                      int (*fn)(bfi_writer *w, const char *file, void *ctx), void *ctx);
+/*
+ * The files of directory path (names not starting with '.', in byte
+ * order, each checked to be a regular file), malloc'd: 0, or an error
+ * with the message set and nothing to free.
+ */
+int writer_list_files(bfi_writer *w, const char *path, char ***files, size_t *count);
 
 int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

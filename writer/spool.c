@@ -14,6 +14,7 @@
  * rows do not fit in memory at once.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -160,6 +161,8 @@ static size_t sort_unique(struct spool *sp)
 int spool_init(struct spool *sp, size_t cap, unsigned threads)
 {
 	memset(sp, 0, sizeof *sp);
+	pthread_mutex_init(&sp->lock, NULL);
+	pthread_cond_init(&sp->idle, NULL);
 	sp->threads = threads;
 	sp->fd = -1;
 	sp->cap = cap < 1024 ? 1024 : cap;
@@ -250,6 +253,42 @@ int spool_add(struct spool *sp, const struct rec *r)
 	return 0;
 }
 
+int spool_add_many(struct spool *sp, const struct rec *r, size_t n)
+{
+	int rc = 0;
+	while (rc == 0 && n) {
+		/*
+		 * Reserve room under the lock and copy outside it, so that threads
+		 * copy (and fault in the buffer's fresh pages) at once; a spill
+		 * waits for the copies into the buffer to end.
+		 */
+		pthread_mutex_lock(&sp->lock);
+		while (rc == 0 && sp->n == sp->cap) {
+			if (sp->copying)
+				pthread_cond_wait(&sp->idle, &sp->lock);
+			else
+				rc = spill(sp);
+		}
+		size_t at = sp->n, take = sp->cap - sp->n < n ? sp->cap - sp->n : n;
+		if (rc == 0) {
+			sp->n += take;
+			sp->added += take;
+			sp->copying++;
+		}
+		pthread_mutex_unlock(&sp->lock);
+		if (rc)
+			break;
+		memcpy(sp->buf + at, r, take * sizeof *r);
+		pthread_mutex_lock(&sp->lock);
+		if (--sp->copying == 0)
+			pthread_cond_broadcast(&sp->idle);
+		pthread_mutex_unlock(&sp->lock);
+		r += take;
+		n -= take;
+	}
+	return rc;
+}
+
 static int group_cmp(const void *a, const void *b)
 {
 	const struct spool_group *x = a, *y = b;
@@ -274,6 +313,8 @@ void spool_free(struct spool *sp)
 	free(sp->groups);
 	if (sp->buf)
 		munmap(sp->buf, sp->buf_bytes);
+	pthread_mutex_destroy(&sp->lock);
+	pthread_cond_destroy(&sp->idle);
 	memset(sp, 0, sizeof *sp);
 	sp->fd = -1;
 }
