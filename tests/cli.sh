@@ -354,4 +354,20 @@ threads_dir_ok() {
 }
 check "build --threads: key files give the same bytes, and the same error, at 1, 2 and 7 threads" threads_dir_ok
 
+# On a terminal, progress shows a phase's rate once it has run a quarter of
+# a second: here the input pauses a second between its first and second
+# million keys, so the report at the second million has one. In a pipe,
+# nothing.
+progress_ok() {
+	awk 'BEGIN { for (i = 0; i < 1100000; i++) printf "s%d\tk%d\n", i % 50, i }' >"$T/p1.tsv" &&
+		awk 'BEGIN { for (i = 0; i < 1100000; i++) printf "s%d\tm%d\n", i % 50, i }' >"$T/p2.tsv" ||
+		return 1
+	script -qec "sh -c '(cat \"$T/p1.tsv\"; sleep 1; cat \"$T/p2.tsv\") |
+		\"$BFI\" build -o \"$T/pdsnap\" --tsv -'" /dev/null </dev/null >"$T/ptty" || return 1
+	tr '\r' '\n' <"$T/ptty" | grep -Eq 'reading: 2097152 keys, [0-9.]+[kMG]?/s' &&
+		cat "$T/p1.tsv" "$T/p2.tsv" | "$BFI" build -o "$T/pdsnap" --tsv - 2>"$T/pipe" &&
+		! grep -q '/s' "$T/pipe"
+}
+check "build: progress on a terminal shows a rate, and nothing in a pipe" progress_ok
+
 exit 0

@@ -102,11 +102,21 @@ int stdout_close(const char *cmd);
 /* Standard input was closed when bfi started (it now reads /dev/null). */
 extern int stdin_closed;
 
-/* A progress line on stderr, redrawn in place; only when stderr is a terminal. */
+/*
+ * A progress line on stderr, redrawn in place; only when stderr is a
+ * terminal. It shows the phase's count, its rate since the phase began and,
+ * when the total is known, the time left at that rate.
+ */
 struct progress {
 	int on;
 	double last;
 	const char *last_phase;
+	double begun;        /* progress_init's time */
+	struct {
+		char name[32];
+		double start; /* when the phase began (phases may alternate) */
+	} phases[8];
+	unsigned n_phases;
 };
 void progress_init(struct progress *p, int quiet);
 void progress_show(struct progress *p, const char *phase, uint64_t done, uint64_t total);

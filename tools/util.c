@@ -137,6 +137,21 @@ void progress_init(struct progress *p, int quiet)
 	p->on = !quiet && isatty(2);
 	p->last = 0;
 	p->last_phase = NULL;
+	p->begun = now();
+	p->n_phases = 0;
+}
+
+/* A count per second, short: 950, 12.3k, 4.56M. */
+static void rate_text(double r, char *out, size_t cap)
+{
+	if (r >= 1e9)
+		snprintf(out, cap, "%.3gG", r / 1e9);
+	else if (r >= 1e6)
+		snprintf(out, cap, "%.3gM", r / 1e6);
+	else if (r >= 1e3)
+		snprintf(out, cap, "%.3gk", r / 1e3);
+	else
+		snprintf(out, cap, "%.0f", r);
 }
 
 void progress_show(struct progress *p, const char *phase, uint64_t done, uint64_t total)
@@ -144,15 +159,41 @@ void progress_show(struct progress *p, const char *phase, uint64_t done, uint64_
 	if (!p->on)
 		return;
 	double t = now();
+	/* a phase began when another last reported before it, or when bfi began */
+	unsigned i = 0;
+	while (i < p->n_phases && strncmp(p->phases[i].name, phase, sizeof p->phases[i].name - 1))
+		i++;
+	if (i == p->n_phases) {
+		i = p->n_phases < 8 ? p->n_phases++ : 7;
+		snprintf(p->phases[i].name, sizeof p->phases[i].name, "%s", phase);
+		p->phases[i].start = p->last_phase ? p->last : p->begun;
+	}
 	if (p->last_phase == phase && t - p->last < 0.2 && done != total)
 		return;
 	p->last = t;
 	p->last_phase = phase;
+	char rate[64] = "";
+	double took = t - p->phases[i].start;
+	if (done && took >= 0.25) {
+		char r[16];
+		rate_text((double)done / took, r, sizeof r);
+		double left = total && done < total ? (double)(total - done) * took / (double)done : 0;
+		if (left >= 120)
+			snprintf(rate, sizeof rate, ", %s/s, about %.0f min left", r, left / 60);
+		else if (left >= 1)
+			snprintf(rate, sizeof rate, ", %s/s, about %.0f s left", r, left);
+		else if (total && done < total)
+			snprintf(rate, sizeof rate, ", %s/s, under a second left", r);
+		else
+			snprintf(rate, sizeof rate, ", %s/s", r);
+	}
+	/* keys read: the unit the writer counts in that phase */
+	const char *unit = !strcmp(phase, "reading") ? " keys" : "";
 	if (total)
-		fprintf(stderr, "\r\033[K%s: %llu / %llu (%.0f%%)", phase, (unsigned long long)done,
-		        (unsigned long long)total, 100.0 * (double)done / (double)total);
+		fprintf(stderr, "\r\033[K%s: %llu / %llu (%.0f%%)%s", phase, (unsigned long long)done,
+		        (unsigned long long)total, 100.0 * (double)done / (double)total, rate);
 	else if (done)
-		fprintf(stderr, "\r\033[K%s: %llu", phase, (unsigned long long)done);
+		fprintf(stderr, "\r\033[K%s: %llu%s%s", phase, (unsigned long long)done, unit, rate);
 	else
 		fprintf(stderr, "\r\033[K%s...", phase);
 }

@@ -342,6 +342,7 @@ static int add_key_file(bfi_writer *w, const char *file, void *ctx)
 struct key_files {
 	bfi_writer *w;
 	char **files;
+	size_t n;
 	uint32_t *ord; /* UINT32_MAX: another shard's set */
 	char (*err)[256];
 	int *rc;
@@ -413,7 +414,7 @@ static int read_key_file(void *ctx, uint64_t i, unsigned thread)
 	bfi_writer *w = kf->w;
 	/* progress from the calling thread only: the callback need not be thread-safe */
 	if (rc == 0 && thread == 0 && w->opt.progress)
-		w->opt.progress(w->opt.progress_ctx, "sets", done, 0);
+		w->opt.progress(w->opt.progress_ctx, "sets", done, kf->n);
 	return rc;
 }
 
@@ -434,7 +435,7 @@ static int is_gzip(const char *file)
 
 static int add_key_files(bfi_writer *w, char **files, size_t n, unsigned threads)
 {
-	struct key_files kf = {w, files, calloc(n, sizeof *kf.ord), calloc(n, sizeof *kf.err),
+	struct key_files kf = {w, files, n, calloc(n, sizeof *kf.ord), calloc(n, sizeof *kf.err),
 	                       calloc(n, sizeof *kf.rc), 0, 0};
 	int rc = kf.ord && kf.err && kf.rc ? 0 : writer_fail(w, -ENOMEM, "%s", strerror(ENOMEM));
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -709,7 +710,7 @@ int writer_each_file(bfi_writer *w, const char *path, const char *phase,
 	int rc = writer_list_files(w, path, &list, &n);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		rc = fn(w, list[i], ctx);
-		if (rc == 0 && w->opt.progress && ((i + 1) % 256 == 0 || i + 1 == n))
+		if (rc == 0 && w->opt.progress) /* every file: the callback keeps its own pace */
 			w->opt.progress(w->opt.progress_ctx, phase, i + 1, n);
 	}
 	for (size_t i = 0; i < n; i++)
