@@ -33,11 +33,17 @@ for round in 1 2 3; do
 	done
 done
 cmp "$W/out-new-1G/index.bfi" "$W/out-new-16M/index.bfi" && echo "1G and 16M builds: byte-identical"
-# Space: index.bfi beside the bits of the filters (each set's block width, and pre-filters).
-for n in 1 65 512; do
+# Space: index.bfi beside the bits of the filters (each set's block width, and
+# pre-filters); N = 10^4 and 10^5 from the Bloofi paper's workload (bfi synth).
+for n in 1 65 512 10000 100000; do
 	per=20000
 	[ "$n" -lt 512 ] || per=2000
-	awk -v n="$n" -v per="$per" 'BEGIN { for (j = 0; j < n; j++) for (i = 0; i < per; i++) printf "s%d\ts%d-key%d\n", j, j, i }' >"$W/space.tsv"
+	if [ "$n" -ge 10000 ]; then
+		"$BFI" synth -o "$W/synth" -n "$n" --queries 10 >/dev/null
+		cp "$W/synth/sets.tsv" "$W/space.tsv"
+	else
+		awk -v n="$n" -v per="$per" 'BEGIN { for (j = 0; j < n; j++) for (i = 0; i < per; i++) printf "s%d\ts%d-key%d\n", j, j, i }' >"$W/space.tsv"
+	fi
 	"$BFI" build -q -o "$W/space-$n" --tsv "$W/space.tsv"
 	size=$(stat -c %s "$W/space-$n/index.bfi")
 	"$BFI" inspect --json "$W/space-$n" | python3 -c '
