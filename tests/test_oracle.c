@@ -208,8 +208,6 @@ static void test_no_false_negatives(void)
 		EXPECT(in.n_blocks == (NSETS + 511) / 512);
 	else if (cfg->max_block_sets) /* 1,000 rounds down to 512: 512 + 512 + 476 */
 		EXPECT(in.n_blocks == (NSETS + 511) / 512);
-	else if (cfg->block_cost == 1) /* one width: only a packed tail saves, 1,024 + 476 */
-		EXPECT(in.n_blocks == 2);
 	else
 		EXPECT(in.n_blocks == 1);
 	for (uint32_t b = 0; b < in.n_blocks; b++) {
