@@ -107,12 +107,14 @@ static int pack_room(const bfi_snapshot *s, bfi_result *res, size_t rows)
 
 /*
  * Row r of block b as whole lines: in place, or, for packed rows, copied
- * out to dst (b->row_bytes bytes, 64-byte aligned).
+ * out to the slot-th row_bytes of res->pack (pack_room made room).
  */
-static inline const uint8_t *flat_row(const struct bfi_rblock *b, uint64_t r, uint8_t *dst)
+static inline const uint8_t *flat_row(const struct bfi_rblock *b, uint64_t r, bfi_result *res,
+                                      size_t slot)
 {
 	if (!b->packed)
 		return b->rows + r * b->row_bytes;
+	uint8_t *dst = res->pack + slot * b->row_bytes;
 	bfi__unpack_row(b->rows, r * b->row_bits, b->n, (uint64_t *)(void *)dst, b->row_bytes);
 	return dst;
 }
@@ -262,7 +264,7 @@ static size_t conj_rows(const bfi_snapshot *s, const struct bfi_expr *e, const s
 	for (uint32_t j = 0; j < n->n_keys; j++) {
 		const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
 		for (uint32_t i = 0; i < k; i++)
-			res->rows[r] = flat_row(b, bfi_reduce(z[i], b->m), res->pack + r * b->row_bytes), r++;
+			res->rows[r] = flat_row(b, bfi_reduce(z[i], b->m), res, r), r++;
 	}
 	return r;
 }
@@ -511,7 +513,7 @@ key_blocks_loop(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res
 				continue;
 		}
 		for (uint32_t i = 0; i < k; i++)
-			res->rows[i] = flat_row(blk, bfi_reduce(z[i], blk->m), res->pack + i * blk->row_bytes);
+			res->rows[i] = flat_row(blk, bfi_reduce(z[i], blk->m), res, i);
 		res->n += and_rows(res->rows, k, blk->row_bytes / 8, blk->first, blk->n,
 		                   res->ords + res->n, res->count_bytes ? &res->touched : NULL);
 	}
@@ -1360,7 +1362,7 @@ static void terms_long(const struct bfi_rblock *b, const uint64_t *z, uint32_t t
 		if (!pre_pass(b, zt, k, res))
 			continue;
 		for (uint32_t i = 0; i < k; i++)
-			res->rows[i] = flat_row(b, bfi_reduce(zt[i], b->m), res->pack + i * b->row_bytes);
+			res->rows[i] = flat_row(b, bfi_reduce(zt[i], b->m), res, i);
 		size_t h = and_rows(res->rows, k, b->row_bytes / 8, 0, b->n, hits, touched);
 		for (size_t i = 0; i < h; i++)
 			res->counts[hits[i]]++;

@@ -38,7 +38,7 @@ int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static int pread_all(int fd, void *buf, size_t len, uint64_t off)
+int pread_all(int fd, void *buf, size_t len, uint64_t off)
 {
 	uint8_t *p = buf;
 	while (len) {

@@ -39,6 +39,28 @@ static int fill_filter(bfi_writer *w, const struct plan *p, const struct bfi_blo
 	return rc;
 }
 
+/*
+ * The filters of the up to 64 sets of block b from its set first on, at
+ * filt (words 64-bit words each), their bits also set in pre; each set's
+ * ones noted for the catalog. Returns how many sets, or an error.
+ */
+static int group_filters(bfi_writer *w, const struct plan *p, const struct bfi_block *b,
+                         uint64_t first, uint64_t words, uint64_t *filt, uint8_t *pre)
+{
+	uint32_t n = b->n_sets - first < 64 ? (uint32_t)(b->n_sets - first) : 64;
+	memset(filt, 0, (size_t)(n * words * 8));
+	for (uint32_t c = 0; c < n; c++) {
+		uint64_t set = b->first_set + first + c, ones = 0, *f = filt + (uint64_t)c * words;
+		int rc = fill_filter(w, p, b, p->old_of_new[set], f, pre);
+		if (rc)
+			return rc;
+		for (uint64_t x = 0; x < words; x++)
+			ones += (uint64_t)__builtin_popcountll(f[x]);
+		p->ones[set] = ones;
+	}
+	return (int)n;
+}
+
 /* What the threads of one block share (fill_group). */
 struct fill_job {
 	bfi_writer *w;
@@ -56,19 +78,12 @@ static int fill_group(void *ctx, uint64_t g, unsigned thread)
 {
 	struct fill_job *j = ctx;
 	const struct bfi_block *b = j->b;
-	uint64_t first = g * 64, words = j->words, *filt = j->filt[thread];
-	uint32_t n = b->n_sets - first < 64 ? (uint32_t)(b->n_sets - first) : 64;
-	memset(filt, 0, (size_t)(n * words * 8));
-	for (uint32_t c = 0; c < n; c++) {
-		uint64_t set = b->first_set + first + c, ones = 0, *f = filt + (uint64_t)c * words;
-		int rc = fill_filter(j->w, j->p, b, j->p->old_of_new[set], f, j->pre[thread]);
-		if (rc)
-			return rc;
-		for (uint64_t x = 0; x < words; x++)
-			ones += (uint64_t)__builtin_popcountll(f[x]);
-		j->p->ones[set] = ones;
-	}
-	transpose_filters(filt, words, n, b->m, j->out, b->row_bits, first, j->shared_words);
+	uint64_t first = g * 64, *filt = j->filt[thread];
+	int n = group_filters(j->w, j->p, b, first, j->words, filt, j->pre[thread]);
+	if (n < 0)
+		return n;
+	transpose_filters(filt, j->words, (uint32_t)n, b->m, j->out, b->row_bits, first,
+	                  j->shared_words);
 	return 0;
 }
 
@@ -142,21 +157,13 @@ static int slice_group(void *ctx, uint64_t g, unsigned thread)
 {
 	struct slice_job *j = ctx;
 	const struct bfi_block *b = j->b;
-	uint64_t first = g * 64, words = j->words, *filt = j->filt[thread], *chunk = j->chunk[thread];
-	uint32_t n = b->n_sets - first < 64 ? (uint32_t)(b->n_sets - first) : 64;
-	memset(filt, 0, (size_t)(n * words * 8));
-	for (uint32_t c = 0; c < n; c++) {
-		uint64_t set = b->first_set + first + c, ones = 0, *f = filt + (uint64_t)c * words;
-		int rc = fill_filter(j->w, j->p, b, j->p->old_of_new[set], f, j->pre[thread]);
-		if (rc)
-			return rc;
-		for (uint64_t x = 0; x < words; x++)
-			ones += (uint64_t)__builtin_popcountll(f[x]);
-		j->p->ones[set] = ones;
-	}
+	uint64_t words = j->words, *filt = j->filt[thread], *chunk = j->chunk[thread];
+	int n = group_filters(j->w, j->p, b, g * 64, words, filt, j->pre[thread]);
+	if (n < 0)
+		return n;
 	uint64_t at = 0;
 	for (uint64_t w = 0; w < words; w++) {
-		transpose_slice(filt, words, n, w, chunk + at);
+		transpose_slice(filt, words, (uint32_t)n, w, chunk + at);
 		for (uint64_t x = at; x < at + 64; x++)
 			chunk[x] = htole64(chunk[x]);
 		at += 64;
@@ -184,16 +191,7 @@ static int assemble(const struct slice_job *j, uint64_t stripe_rows, int fd, uin
 		uint64_t bytes = (count * rb + 7) / 8; /* r0 * rb is a multiple of 64 */
 		memset(stripe, 0, (size_t)(bytes + 16));
 		for (uint64_t g = 0; rc == 0 && g < groups; g++) {
-			uint8_t *p = (uint8_t *)part;
-			for (size_t got = 0, want = (size_t)(count * 8); rc == 0 && got < want;) {
-				ssize_t r = pread(j->fd, p + got, want - got, (off_t)((g * b->m + r0) * 8 + got));
-				if (r < 0 && errno == EINTR)
-					continue;
-				if (r <= 0)
-					rc = r < 0 ? -errno : -EIO;
-				else
-					got += (size_t)r;
-			}
+			rc = pread_all(j->fd, part, (size_t)(count * 8), (g * b->m + r0) * 8);
 			if (rc == 0)
 				slice_into_rows(part, count, stripe, rb, g * 64);
 		}

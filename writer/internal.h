@@ -232,28 +232,28 @@ int writer_input(bfi_writer *w, const char *kind);
 /* Note something the caller should hear of, though the build goes on. */
 void writer_warn(bfi_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/*
- * Transposing (transpose.c). transpose64: a[r] bit c becomes a[c] bit r.
- * transpose_filters: the n <= 64 filters at filt, words 64-bit words each
- * (m bits, the bits past m zero), become column col .. col + n - 1 of the
- * m rows at rows (row r from bit r * row_bits; rows 8-byte aligned), ORed
- * into what is there, atomically when shared (other threads write columns
- * that share its words).
- */
+/* Transposing (transpose.c). a[r] bit c becomes a[c] bit r. */
 void transpose64(uint64_t a[64]);
 /*
  * One tile of a slice: rows 64 w .. 64 w + 63 of the n <= 64 filters at
- * filt, as out[r]: bit c of out[r] is bit 64 w + r of filter c.
+ * filt (words 64-bit words each), as out[r]: bit c of out[r] is bit 64 w +
+ * r of filter c.
  */
 void transpose_slice(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t w, uint64_t out[64]);
+/*
+ * The n <= 64 filters at filt (m bits each, the bits past m zero) become
+ * columns col .. col + n - 1 of the m rows at rows (row r from bit r *
+ * row_bits; rows 8-byte aligned), ORed into what is there, atomically when
+ * shared (other threads write columns that share its words).
+ */
+void transpose_filters(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t m,
+                       uint8_t *rows, uint64_t row_bits, uint64_t col, int shared);
 /*
  * OR count rows of a slice (little-endian words, bit c = column col + c)
  * into the rows at rows, row r from bit r * row_bits.
  */
 void slice_into_rows(const uint64_t *slice, uint64_t count, uint8_t *rows, uint64_t row_bits,
                      uint64_t col);
-void transpose_filters(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t m,
-                       uint8_t *rows, uint64_t row_bits, uint64_t col, int shared);
 
 /*
  * Threads (pool.c). pool_run calls fn(ctx, item, thread) for items 0 .. n - 1
@@ -266,8 +266,12 @@ int pool_run(unsigned threads, uint64_t n, int (*fn)(void *ctx, uint64_t item, u
              void *ctx);
 unsigned pool_threads(unsigned asked);
 
-/* pwrite all len bytes at off, through short writes and EINTR: 0 or -errno. */
+/*
+ * pwrite or pread all len bytes at off, through short transfers and EINTR:
+ * 0 or -errno (-EIO when the file ends first).
+ */
 int pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
+int pread_all(int fd, void *buf, size_t len, uint64_t off);
 /*
  * Fill flat block bi in memory from its sets' own filters (fill.c) and
  * write its rows and pre-filter at sec_off: 0, or 1 if they would not fit

@@ -200,22 +200,6 @@ static int add_group(struct spool *sp, uint32_t ord, uint64_t off, uint64_t n)
 	return 0;
 }
 
-static int write_all(int fd, const void *p, size_t len, uint64_t off)
-{
-	const uint8_t *b = p;
-	while (len) {
-		ssize_t w = pwrite(fd, b, len, (off_t)off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		b += w;
-		len -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
 /* Append the sorted buffer to the spill file as one run. */
 static int spill(struct spool *sp)
 {
@@ -228,7 +212,7 @@ static int spill(struct spool *sp)
 		unlink(path); /* the spill lives only as long as this writer */
 	}
 	size_t n = sort_unique(sp);
-	int rc = write_all(sp->fd, sp->buf, n * sizeof *sp->buf, sp->spilled * sizeof *sp->buf);
+	int rc = pwrite_all(sp->fd, sp->buf, n * sizeof *sp->buf, sp->spilled * sizeof *sp->buf);
 	for (size_t a = 0; rc == 0 && a < n;) {
 		size_t e = a + 1;
 		while (e < n && sp->buf[e].ord == sp->buf[a].ord)
@@ -343,16 +327,10 @@ static int refill(const struct spool *sp, struct spool_src *s)
 		return 1;
 	if (s->left == 0)
 		return 0;
-	size_t want = s->left < PULL ? (size_t)s->left : PULL, bytes = want * sizeof *s->pull;
-	uint8_t *b = (uint8_t *)s->pull;
-	for (size_t got = 0; got < bytes;) {
-		ssize_t r = pread(sp->fd, b + got, bytes - got, (off_t)(s->off * sizeof *s->pull + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
-		got += (size_t)r;
-	}
+	size_t want = s->left < PULL ? (size_t)s->left : PULL;
+	int rc = pread_all(sp->fd, s->pull, want * sizeof *s->pull, s->off * sizeof *s->pull);
+	if (rc)
+		return rc;
 	s->at = s->pull;
 	s->end = s->pull + want;
 	s->off += want;

@@ -23,6 +23,13 @@ void transpose64(uint64_t a[64])
 		}
 }
 
+void transpose_slice(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t w, uint64_t out[64])
+{
+	for (uint32_t c = 0; c < 64; c++)
+		out[c] = c < n ? filt[(uint64_t)c * words + w] : 0;
+	transpose64(out);
+}
+
 /*
  * OR the low bits of v into the bit string rows (8-byte aligned) from bit
  * `at`; atomically if another thread may OR into the same words.
@@ -48,21 +55,12 @@ void transpose_filters(const uint64_t *filt, uint64_t words, uint32_t n, uint64_
 {
 	uint64_t tile[64];
 	for (uint64_t w = 0; w < words; w++) {
-		for (uint32_t c = 0; c < 64; c++)
-			tile[c] = c < n ? filt[(uint64_t)c * words + w] : 0;
-		transpose64(tile);
+		transpose_slice(filt, words, n, w, tile);
 		uint64_t r0 = w * 64;
 		for (uint32_t r = 0; r < 64 && r0 + r < m; r++)
 			if (tile[r])
 				put_bits(rows, (r0 + r) * row_bits + col, tile[r], shared);
 	}
-}
-
-void transpose_slice(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t w, uint64_t out[64])
-{
-	for (uint32_t c = 0; c < 64; c++)
-		out[c] = c < n ? filt[(uint64_t)c * words + w] : 0;
-	transpose64(out);
 }
 
 void slice_into_rows(const uint64_t *slice, uint64_t count, uint8_t *rows, uint64_t row_bits,
