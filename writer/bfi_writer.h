@@ -92,7 +92,8 @@ struct bfi_build_options {
 	 */
 	int bloofi_incremental;
 	uint64_t memory; /* bytes for key buffers and row stripes (1 GiB; at least 16 MiB) */
-	/* threads for sorting and filling (0: one per online core); the output is the same whatever it is */
+	/* threads for reading key files (bfi_writer_add_dir), sorting and filling (0: one per
+	 * online core); the output is the same whatever it is */
 	unsigned threads;
 	/*
 	 * Called now and then during long work; phase is a short word such
