@@ -353,6 +353,25 @@ threads_dir_ok() {
 	[ "$a" -ne 0 ] && [ "$b" -ne 0 ] && grep -q 'set21.txt.gz' "$T/kderr1" && cmp "$T/kderr1" "$T/kderr2"
 }
 check "build --threads: key files give the same bytes, and the same error, at 1, 2 and 7 threads" threads_dir_ok
+# FASTA files are read on threads too, and again to fill: the same bytes at
+# 1 and 2 threads, and at --memory 16M, where the 140 kbp file passes a
+# thread's share of keys and is spooled instead.
+threads_fasta_ok() {
+	mkdir -p "$T/fd" &&
+		awk -v d="$T/fd" 'BEGIN { srand(11); split("A C G T", b, " ")
+			for (s = 0; s < 30; s++) { f = sprintf("%s/g%02d.fa", d, s); n = s == 7 ? 140000 : 500 + 200 * s
+				printf ">g%d\n", s > f; line = ""
+				for (i = 0; i < n; i++) { line = line b[int(rand() * 4) + 1]; if (length(line) == 70) { print line > f; line = "" } }
+				if (line != "") print line > f; close(f) } }' || return 1
+	for run in "1 1G" "2 1G" "1 16M"; do
+		set -- $run
+		"$BFI" build -q -o "$T/fd-$1-$2" --threads "$1" --memory "$2" --input fasta --kmer 31 "$T/fd" || return 1
+	done
+	cmp "$T/fd-1-1G/index.bfi" "$T/fd-2-1G/index.bfi" && cmp "$T/fd-1-1G/index.bfi" "$T/fd-1-16M/index.bfi" || return 1
+	k=$(sed -n 1000p "$T/fd/g07.fa" | cut -c1-31)
+	"$BFI" query "$T/fd-1-16M" "$k" | grep -q 'g07'
+}
+check "build --threads: FASTA files give the same bytes at 1 and 2 threads and when spooled" threads_fasta_ok
 
 # On a terminal, progress shows a phase's rate once it has run a quarter of
 # a second: here the input pauses a second between its first and second

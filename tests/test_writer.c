@@ -678,6 +678,131 @@ static void test_query_cuts(void)
 	}
 }
 
+/*
+ * Sets read from files twice (writer/sources.c) give the bytes the spool
+ * gives for the same keys: 600 key files of 30 to 430 keys, with repeats,
+ * and one of 150,000 distinct keys, which at --memory 16M passes a
+ * thread's share and so is spooled, in every layout (flat from per-set
+ * filters, the others from stripes that read every file again). A file
+ * changed between the two readings stops the build, and nothing is
+ * published.
+ */
+#define SRC_FILES 600
+#define SRC_BIG 150000u
+
+static size_t src_key(uint32_t set, uint32_t i, char *buf, size_t cap)
+{
+	/* repeats within a set (i mod its size), and keys shared across sets */
+	uint32_t n = set == SRC_FILES ? SRC_BIG : 30 + set * 2 / 3;
+	return (size_t)snprintf(buf, cap, "key%u", (i % n) * 7 + set % 50);
+}
+
+static uint32_t src_count(uint32_t set)
+{
+	return set == SRC_FILES ? SRC_BIG : 40 + set * 2 / 3;
+}
+
+static int src_build(const char *dir, const char *out, int from_files, unsigned threads,
+                     uint64_t memory, unsigned layouts, int *spooled)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.threads = threads;
+	o.memory = memory;
+	o.layouts = layouts;
+	o.prefilter = BFI_PREFILTER_ALWAYS;
+	bfi_writer *w = NULL;
+	int rc = bfi_writer_create(&o, &w);
+	if (rc == 0 && from_files) {
+		rc = bfi_writer_add_dir(w, dir);
+		*spooled = 0;
+		for (size_t x = 0; rc == 0 && x < w->names.n; x++)
+			*spooled += w->src[x].kind == SRC_SPOOL;
+	}
+	for (uint32_t set = 0; rc == 0 && !from_files && set <= SRC_FILES; set++) {
+		char name[32], key[64];
+		uint32_t ord;
+		rc = bfi_writer_set(w, name, (size_t)snprintf(name, sizeof name, "f%04u", set), &ord);
+		for (uint32_t i = 0; rc == 0 && i < src_count(set); i++)
+			rc = bfi_writer_key(w, ord, key, src_key(set, i, key, sizeof key));
+	}
+	if (rc == 0)
+		rc = bfi_writer_finish(w, out, NULL);
+	bfi_writer_destroy(&w);
+	return rc;
+}
+
+static void test_sources(void)
+{
+	char dir[4300], path[4400], out[4400], idx[4500];
+	snprintf(dir, sizeof dir, "%s/src-keys", test_tmpdir());
+	EXPECT(mkdir(dir, 0700) == 0);
+	for (uint32_t set = 0; set <= SRC_FILES; set++) {
+		snprintf(path, sizeof path, "%s/f%04u", dir, set);
+		FILE *f = fopen(path, "w");
+		EXPECT(f != NULL);
+		char key[64];
+		for (uint32_t i = 0; f && i < src_count(set); i++) {
+			src_key(set, i, key, sizeof key);
+			fprintf(f, "%s\n", key);
+		}
+		if (f)
+			fclose(f);
+	}
+	static const unsigned layouts[] = {BFI_BUILD_FLAT,
+	                                   BFI_BUILD_PLAIN | BFI_BUILD_TREE | BFI_BUILD_RAMBO};
+	for (size_t l = 0; l < 2; l++) {
+		uint8_t *first = NULL;
+		size_t first_len = 0;
+		static const struct {
+			int files;
+			unsigned threads;
+			uint64_t memory;
+		} runs[] = {{0, 1, 1u << 30}, {1, 2, 1u << 30}, {1, 1, 16u << 20}};
+		for (size_t x = 0; x < 3; x++) {
+			int spooled = -1;
+			snprintf(out, sizeof out, "%s/src-%zu-%zu", test_tmpdir(), l, x);
+			EXPECT_RC(src_build(dir, out, runs[x].files, runs[x].threads, runs[x].memory,
+			                    layouts[l], &spooled),
+			          0);
+			/* files read twice, but the big one spooled under the small budget */
+			EXPECT(!runs[x].files || spooled == (runs[x].memory < (1u << 30) ? 1 : 0));
+			snprintf(idx, sizeof idx, "%s/index.bfi", out);
+			size_t len;
+			uint8_t *b = test_read_file(idx, &len);
+			EXPECT(b != NULL);
+			if (x == 0) {
+				first = b;
+				first_len = len;
+				continue;
+			}
+			EXPECT(b && first && len == first_len && memcmp(b, first, len) == 0);
+			free(b);
+		}
+		free(first);
+	}
+
+	/* a file changed after its first reading */
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	bfi_writer *w = NULL;
+	EXPECT_RC(bfi_writer_create(&o, &w), 0);
+	EXPECT_RC(bfi_writer_add_dir(w, dir), 0);
+	snprintf(path, sizeof path, "%s/f0123", dir);
+	FILE *f = fopen(path, "a");
+	EXPECT(f != NULL);
+	if (f) {
+		fputs("one more key\n", f);
+		fclose(f);
+	}
+	snprintf(out, sizeof out, "%s/src-changed", test_tmpdir());
+	EXPECT_RC(bfi_writer_finish(w, out, NULL), BFI_E_INPUT);
+	EXPECT(strstr(bfi_writer_errmsg(w), "f0123: changed while the snapshot was being built") != NULL);
+	struct stat st;
+	EXPECT(stat(out, &st) != 0 && errno == ENOENT);
+	bfi_writer_destroy(&w);
+}
+
 int main(void)
 {
 	test_run("writer: malformed input refused with its location", test_bad_input);
@@ -696,5 +821,7 @@ int main(void)
 	         test_space_bound);
 	test_run("writer: line pre-filters reject absent keys at their theoretical rate",
 	         test_line_prefilter_rate);
+	test_run("writer: key files read twice, as spooled, in every layout; a change stops the build",
+	         test_sources);
 	return test_exit();
 }

@@ -98,12 +98,12 @@ static const char help[] =
 	"                      load a probe\n"
 	"      --block-sets N  at most N sets per flat block (a multiple of 512);\n"
 	"                      narrower blocks read fewer bytes per query\n"
-	"      --memory BYTES  memory for key buffers and row stripes, e.g. 512M\n"
-	"                      (default 1G, at least 16M: less is raised, with a\n"
-	"                      warning); keys beyond it spill to $TMPDIR\n"
-	"      --threads N     threads for reading key files, sorting keys and filling\n"
-	"                      rows (default: one per online core); the output is the\n"
-	"                      same for any N\n"
+	"      --memory BYTES  memory for keys being read and rows being filled,\n"
+	"                      e.g. 512M (default 1G, at least 16M: less is raised,\n"
+	"                      with a warning); spooled keys beyond it spill to $TMPDIR\n"
+	"      --threads N     threads for reading key and FASTA files, sorting keys\n"
+	"                      and filling rows (default: one per online core); the\n"
+	"                      output is the same for any N\n"
 	"  -q, --quiet         no progress and no summary\n"
 	"  -h, --help          show this help\n";
 

@@ -98,17 +98,18 @@ static void progress(bfi_writer *w, const char *phase, uint64_t done, uint64_t t
 		w->opt.progress(w->opt.progress_ctx, phase, done, total);
 }
 
-/* Pass 1: distinct keys per set. */
-static int count_distinct(bfi_writer *w, uint64_t *distinct, uint64_t *pairs)
+/* The summaries of the sets whose keys were spooled: one pass over their distinct keys. */
+static int summarize_spool(bfi_writer *w)
 {
 	struct spool_iter it;
 	struct rec r;
+	uint64_t seen = 0;
 	int rc = spool_iter_begin(&it, &w->spool);
-	*pairs = 0;
 	while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
-		distinct[r.ord]++;
-		if ((++*pairs & 0xfffff) == 0)
-			progress(w, "counting", *pairs, w->spool.added);
+		sums_add(&w->sums, r.ord, r.h1, w->sums.all);
+		w->sums.distinct[r.ord]++;
+		if ((++seen & 0xfffff) == 0)
+			progress(w, "counting", seen, w->spool.added);
 		rc = 0;
 	}
 	spool_iter_end(&it);
@@ -294,69 +295,19 @@ out:
 }
 
 /*
- * HyperLogLog (2^12 registers, ~1.6% error) to estimate how many distinct
- * keys each block's union holds, without holding the keys.
- */
-#define HLL_BITS 12
-#define HLL_REGS (1u << HLL_BITS)
-
-static void hll_add_bits(uint8_t *reg, uint64_t h, unsigned bits)
-{
-	uint32_t i = (uint32_t)(h >> (64 - bits));
-	uint64_t rest = h << bits | (1ull << (bits - 1));
-	uint8_t rank = (uint8_t)(__builtin_clzll(rest) + 1);
-	if (rank > reg[i])
-		reg[i] = rank;
-}
-
-static double hll_count_bits(const uint8_t *reg, unsigned bits)
-{
-	double sum = 0, zeros = 0, m = (double)(1u << bits);
-	for (uint32_t i = 0; i < (1u << bits); i++) {
-		sum += ldexp(1.0, -reg[i]);
-		zeros += reg[i] == 0;
-	}
-	double alpha = bits >= 7 ? 0.7213 / (1 + 1.079 / m) : 0.709;
-	double est = alpha * m * m / sum;
-	if (est <= 2.5 * m && zeros > 0)
-		est = m * log(m / zeros); /* linear counting for small unions */
-	return est;
-}
-
-static void hll_add(uint8_t *reg, uint64_t h)
-{
-	hll_add_bits(reg, h, HLL_BITS);
-}
-
-static double hll_count(const uint8_t *reg)
-{
-	return hll_count_bits(reg, HLL_BITS);
-}
-
-/*
- * One pass over the keys: a HyperLogLog sketch of each segment's union, c
- * sketches of HLL_REGS registers. The union of any run of segments is the
- * register-wise maximum of theirs: the very registers a sketch of its keys
- * would get.
+ * A HyperLogLog sketch of each segment's union, c sketches of SET_HLL_REGS
+ * registers, from the sets' own. The union of any run of segments is the
+ * register-wise maximum of theirs.
  */
 static int segment_sketches(bfi_writer *w, const struct plan *p, uint32_t step, uint32_t c,
                             uint8_t **out)
 {
-	uint8_t *seg = calloc(c, HLL_REGS);
+	uint8_t *seg = calloc(c, SET_HLL_REGS);
 	if (seg == NULL)
 		return -ENOMEM;
-	struct spool_iter it;
-	struct rec r;
-	int rc = spool_iter_begin(&it, &w->spool);
-	while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
-		rc = 0;
-		hll_add(seg + (size_t)(p->new_of_old[r.ord] / step) * HLL_REGS, r.h1);
-	}
-	spool_iter_end(&it);
-	if (rc) {
-		free(seg);
-		return rc;
-	}
+	for (uint32_t o = 0; o < p->n; o++)
+		hll_merge(seg + (size_t)(p->new_of_old[o] / step) * SET_HLL_REGS,
+		          w->sums.hll + (size_t)o * SET_HLL_REGS, SET_HLL_REGS);
 	*out = seg;
 	return 0;
 }
@@ -364,13 +315,10 @@ static int segment_sketches(bfi_writer *w, const struct plan *p, uint32_t step, 
 /* The estimated distinct keys of segments [a, e); reg is scratch. */
 static double union_of(const uint8_t *seg, uint32_t a, uint32_t e, uint8_t *reg)
 {
-	memset(reg, 0, HLL_REGS);
-	for (uint32_t i = a; i < e; i++) {
-		const uint8_t *r = seg + (size_t)i * HLL_REGS;
-		for (uint32_t x = 0; x < HLL_REGS; x++)
-			reg[x] = r[x] > reg[x] ? r[x] : reg[x];
-	}
-	return hll_count(reg);
+	memset(reg, 0, SET_HLL_REGS);
+	for (uint32_t i = a; i < e; i++)
+		hll_merge(reg, seg + (size_t)i * SET_HLL_REGS, SET_HLL_REGS);
+	return hll_count_bits(reg, SET_HLL_BITS);
 }
 
 /*
@@ -403,9 +351,9 @@ static struct block_model model_block(const bfi_writer *w, const struct plan *p,
 	int mode = w->opt.prefilter;
 	b.keep = mode == BFI_PREFILTER_ALWAYS ||
 	         (mode != BFI_PREFILTER_NEVER && (1 - pass) * 2.0 * row_bytes > (double)p->k * 64);
-	/* sized like any filter, for the estimated union plus 5%; whole lines */
+	/* sized like any filter, for the estimated union plus 15%; whole lines */
 	b.pre_m = b.keep ? width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
-	                             ceil_u64(u * 1.05), p->k)
+	                             ceil_u64(u * 1.15), p->k)
 	                 : 0;
 	b.keep = b.pre_m > 0; /* a union too large for any filter: no pre-filter */
 	if (p->line_pre)
@@ -450,7 +398,7 @@ static struct split model_split(const bfi_writer *w, const struct plan *p, const
 	return s;
 }
 
-/* reg is HLL_REGS bytes of scratch. */
+/* reg is SET_HLL_REGS bytes of scratch. */
 static int split_blocks(bfi_writer *w, struct plan *p, const uint8_t *seg, const uint64_t *segw,
                         uint32_t step, uint32_t c, double all, uint8_t *reg)
 {
@@ -522,7 +470,7 @@ static int plan_flat(bfi_writer *w, struct plan *p)
 		free(segw);
 		return rc;
 	}
-	uint8_t *seg = NULL, *reg = malloc(HLL_REGS);
+	uint8_t *seg = NULL, *reg = malloc(SET_HLL_REGS);
 	rc = reg ? segment_sketches(w, p, step, c, &seg) : -ENOMEM;
 	double all = rc == 0 ? union_of(seg, 0, c, reg) : 0;
 	if (rc == 0 && o->max_block_sets == 0)
@@ -547,8 +495,6 @@ static int plan_flat(bfi_writer *w, struct plan *p)
  * filters are as wide as its largest cell union needs (HyperLogLog with
  * 2^8 registers, plus 15%).
  */
-#define CELL_HLL_BITS 8
-
 static int plan_rambo(bfi_writer *w, struct plan *p)
 {
 	const struct bfi_build_options *o = &w->opt;
@@ -582,7 +528,7 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 	p->rambo = d;
 	p->cell_of = malloc((size_t)reps * p->n * sizeof *p->cell_of);
 	p->cell_ones = calloc((size_t)cells, sizeof *p->cell_ones);
-	size_t regs = (size_t)1 << CELL_HLL_BITS;
+	size_t regs = SET_HLL_REGS;
 	int sized = o->bits || w->raw; /* widths given: no need to estimate unions */
 	uint8_t *reg = sized ? NULL : calloc((size_t)reps * cells, regs);
 	if (!p->cell_of || !p->cell_ones || (!sized && !reg)) {
@@ -596,24 +542,17 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 			p->cell_of[(size_t)r * p->n + j] = bfi_rambo_cell(name, len, r, cells, (uint32_t)shards);
 		}
 	int rc = 0;
-	if (reg) {
-		struct spool_iter it;
-		struct rec rr;
-		rc = spool_iter_begin(&it, &w->spool);
-		while (rc == 0 && (rc = spool_iter_next(&it, &rr)) == 1) {
-			rc = 0;
-			uint32_t j = p->new_of_old[rr.ord];
-			for (uint32_t r = 0; r < reps; r++) {
-				uint64_t c = p->cell_of[(size_t)r * p->n + j];
-				hll_add_bits(reg + ((size_t)r * cells + c) * regs, rr.h1, CELL_HLL_BITS);
-			}
+	for (uint32_t in = 0; reg && in < p->n; in++) {
+		uint32_t j = p->new_of_old[in];
+		for (uint32_t r = 0; r < reps; r++) {
+			uint64_t c = p->cell_of[(size_t)r * p->n + j];
+			hll_merge(reg + ((size_t)r * cells + c) * regs, w->sums.hll + (size_t)in * regs, regs);
 		}
-		spool_iter_end(&it);
 	}
 	for (uint32_t r = 0; r < reps && rc == 0; r++) {
 		double widest = 0;
 		for (uint64_t c = 0; reg && c < cells; c++) {
-			double u = hll_count_bits(reg + ((size_t)r * cells + c) * regs, CELL_HLL_BITS);
+			double u = hll_count_bits(reg + ((size_t)r * cells + c) * regs, SET_HLL_BITS);
 			widest = u > widest ? u : widest;
 		}
 		p->reps[r].m = w->raw ? w->raw->m[r]
@@ -694,30 +633,18 @@ static uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i)
 	return p->shape.levels ? p->shape.up[l][i] : i / p->tree.fanout;
 }
 
-/*
- * One pass over the keys for the tree's HyperLogLog sketches: each inner
- * node's union into reg (node i of level l at first[l] + i), if reg is
- * not NULL, and the union of all keys into all, if all is not NULL.
- */
-static int tree_sketch(bfi_writer *w, const struct plan *p, uint32_t levels, const size_t *first,
-                       uint8_t *reg, uint8_t *all)
+/* The tree's inner nodes' unions into reg (node i of level l at first[l] + i). */
+static void tree_sketch(bfi_writer *w, const struct plan *p, uint32_t levels, const size_t *first,
+                        uint8_t *reg)
 {
-	struct spool_iter it;
-	struct rec r;
-	int rc = spool_iter_begin(&it, &w->spool);
-	while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
-		rc = 0;
-		uint64_t node = p->new_of_old[r.ord];
-		for (uint32_t l = 1; reg && l < levels; l++) {
+	for (uint32_t o = 0; o < p->n; o++) {
+		uint64_t node = p->new_of_old[o];
+		for (uint32_t l = 1; l < levels; l++) {
 			node = tree_up(p, l - 1, node);
-			hll_add_bits(reg + (first[l] + node) * ((size_t)1 << CELL_HLL_BITS), r.h1,
-			             CELL_HLL_BITS);
+			hll_merge(reg + (first[l] + node) * SET_HLL_REGS,
+			          w->sums.hll + (size_t)o * SET_HLL_REGS, SET_HLL_REGS);
 		}
-		if (all)
-			hll_add(all, r.h1);
 	}
-	spool_iter_end(&it);
-	return rc;
 }
 
 static int plan_tree(bfi_writer *w, struct plan *p)
@@ -733,7 +660,7 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 		return BFI_E_LIMIT;
 	p->tree_ones = calloc(bfi_rambo_row_bytes(p->n) * 8, sizeof *p->tree_ones);
 	/* inner nodes' unions: HyperLogLog, since sets that share keys overlap */
-	size_t regs = (size_t)1 << CELL_HLL_BITS, inner = 0, first[BFI_MAX_LEVELS];
+	size_t regs = SET_HLL_REGS, inner = 0, first[BFI_MAX_LEVELS];
 	for (uint32_t l = 1; l < levels; l++) {
 		first[l] = inner;
 		inner += nodes[l];
@@ -745,18 +672,14 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 	}
 	int rc = 0;
 	p->tree.fanout = d; /* for tree_up */
-	/* the pre-filter's union too, while the keys go by, unless it is ruled out */
-	uint8_t all[HLL_REGS];
-	memset(all, 0, sizeof all);
-	int have_all = reg && w->opt.prefilter != BFI_PREFILTER_NEVER;
 	if (reg)
-		rc = tree_sketch(w, p, levels, first, reg, have_all ? all : NULL);
+		tree_sketch(w, p, levels, first, reg);
 	uint32_t kept = 0;
 	for (uint32_t l = 0; l < levels && rc == 0; l++) {
 		double widest = 0;
 		for (uint64_t i = 0; !w->n_filt && i < nodes[l]; i++) {
 			double u = l == 0 ? (double)p->distinct[p->old_of_new[i]]
-			                  : 1.15 * hll_count_bits(reg + (first[l] + i) * regs, CELL_HLL_BITS);
+			                  : 1.15 * hll_count_bits(reg + (first[l] + i) * regs, SET_HLL_BITS);
 			widest = u > widest ? u : widest;
 		}
 		if (w->n_filt && (rc = filter_union_widest(w, p, l, nodes[l], &widest)))
@@ -814,10 +737,9 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 	uint64_t top_bytes = bfi_rambo_row_bytes(nodes[kept - 1]);
 	if (w->opt.prefilter == BFI_PREFILTER_ALWAYS ||
 	    (w->opt.prefilter == BFI_PREFILTER_AUTO && 0.5 * (double)top_bytes > 64)) {
-		if (!have_all && (rc = tree_sketch(w, p, levels, first, NULL, all)))
-			return rc;
 		t.pre_m = width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
-		                    ceil_u64(hll_count(all) * 1.05), p->k); /* 0: none */
+		                    ceil_u64(hll_count_bits(w->sums.all, HLL_BITS) * 1.05),
+		                    p->k); /* 0: none */
 	}
 	p->tree = t;
 	p->tree_size = bfi_tree_layout(p->levels, kept, &p->tree);
@@ -831,8 +753,6 @@ static int plan_tree(bfi_writer *w, struct plan *p)
  * probability their Jaccard similarity, so similar sets land side by side,
  * under the same tree nodes. O(keys + N log N).
  */
-#define MINHASHES 4
-
 static int cmp_sketch(const void *a, const void *b, void *ctx)
 {
 	const uint64_t *sk = ctx;
@@ -847,26 +767,8 @@ static int cmp_sketch(const void *a, const void *b, void *ctx)
 
 static int cluster_order(bfi_writer *w, struct plan *p)
 {
-	uint64_t *sk = malloc((size_t)p->n * MINHASHES * sizeof *sk);
-	if (sk == NULL)
-		return -ENOMEM;
-	memset(sk, 0xff, (size_t)p->n * MINHASHES * sizeof *sk);
-	struct spool_iter it;
-	struct rec r;
-	int rc = spool_iter_begin(&it, &w->spool);
-	while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
-		rc = 0;
-		uint64_t *s = sk + (size_t)r.ord * MINHASHES;
-		for (int i = 0; i < MINHASHES; i++) {
-			uint64_t v = bfi_hash_mix(r.h1 ^ (0x9e3779b97f4a7c15ull * (uint64_t)(i + 1)));
-			s[i] = v < s[i] ? v : s[i];
-		}
-	}
-	spool_iter_end(&it);
-	if (rc == 0)
-		qsort_r(p->old_of_new, p->n, sizeof *p->old_of_new, cmp_sketch, sk);
-	free(sk);
-	return rc;
+	qsort_r(p->old_of_new, p->n, sizeof *p->old_of_new, cmp_sketch, w->sums.minhash);
+	return 0;
 }
 
 static int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
@@ -1033,70 +935,77 @@ static void count_packed(const uint8_t *buf, uint64_t lo, uint64_t hi, const str
 		}
 }
 
+/* One key of input set ord: its bits that fall in the stripe. */
+struct stripe_key {
+	struct stripe_ctx *c;
+	uint64_t lo, hi;
+};
+
+static int stripe_key(void *ctx, uint32_t ord, bfi_keyhash h)
+{
+	const struct stripe_key *sk = ctx;
+	const struct stripe_ctx *c = sk->c;
+	uint64_t lo = sk->lo, hi = sk->hi;
+	const struct plan *p = c->p;
+	uint32_t j = p->new_of_old[ord];
+	if (c->kind == LK_TREE) {
+		for (uint32_t i = 0; p->tree.pre_m && i < p->tree.k; i++) {
+			uint64_t pos = bfi_hash_pos(h, i, p->tree.pre_m);
+			set_bit(c->buf, lo, hi, p->tree.pre_offset + pos / 8, pos % 8);
+		}
+		/* level l's node of set j is j / d^l or the shape's; every level ORs its subtree */
+		uint64_t node = j;
+		for (uint32_t l = 0; l < p->tree.levels; l++) {
+			if (l > 0)
+				node = tree_up(p, l - 1, node);
+			const struct bfi_level *lv = &p->levels[l];
+			for (uint32_t i = 0; i < p->tree.k; i++) {
+				uint64_t row = bfi_hash_pos(h, i, lv->m);
+				set_bit(c->buf, lo, hi, lv->rows_offset + row * lv->row_bytes + node / 8, node % 8);
+			}
+		}
+	} else if (c->kind == LK_RAMBO) {
+		for (uint32_t rep = 0; rep < p->rambo.reps; rep++) {
+			const struct bfi_rep *rp = &p->reps[rep];
+			uint64_t cell = p->cell_of[(size_t)rep * p->n + j];
+			/* repetition rep takes probes rep k .. rep k + k - 1: independent filters */
+			uint32_t kr = p->rambo.k;
+			for (uint32_t i = 0; i < kr; i++) {
+				uint64_t row = bfi_hash_pos(h, rep * kr + i, rp->m);
+				set_bit(c->buf, lo, hi, rp->rows_offset + row * rp->row_bytes + cell / 8,
+				        cell % 8);
+			}
+		}
+	} else if (c->kind == LK_FLAT) {
+		const struct bfi_block *b = &p->blocks[p->block_of[j]];
+		uint64_t at = b->rows_offset * 8 + (j - b->first_set); /* bit of column j in row 0 */
+		uint64_t line = b->pre_m && p->line_pre ? bfi_pre_line(bfi_hash_probe(h, 0), b->pre_m) : 0;
+		for (uint32_t i = 0; i < p->k; i++) {
+			uint64_t z = bfi_hash_probe(h, i), bit = at + bfi_reduce(z, b->m) * b->row_bits;
+			set_bit(c->buf, lo, hi, bit / 8, bit % 8);
+			if (b->pre_m) {
+				uint64_t pos = p->line_pre ? line + bfi_pre_bit(z) : bfi_reduce(z, b->pre_m);
+				set_bit(c->buf, lo, hi, b->pre_offset + pos / 8, pos % 8);
+			}
+		}
+	} else {
+		uint64_t base = p->plain.filters_offset + (uint64_t)j * p->plain.filter_bytes;
+		for (uint32_t i = 0; i < p->k; i++) {
+			uint64_t pos = bfi_hash_pos(h, i, p->plain.m);
+			set_bit(c->buf, lo, hi, base + pos / 8, pos % 8);
+		}
+	}
+	return 0;
+}
+
 static int fill_stripe(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 {
 	const struct plan *p = c->p;
 	memset(c->buf, 0, (size_t)(hi - lo));
 	if (c->w->n_filt)
 		fill_filters(c, lo, hi);
-	struct spool_iter it;
-	struct rec r;
-	int rc = spool_iter_begin(&it, &c->w->spool);
-	while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
-		rc = 0;
-		uint32_t j = p->new_of_old[r.ord];
-		bfi_keyhash h = {r.h1, r.h2};
-		if (c->kind == LK_TREE) {
-			for (uint32_t i = 0; p->tree.pre_m && i < p->tree.k; i++) {
-				uint64_t pos = bfi_hash_pos(h, i, p->tree.pre_m);
-				set_bit(c->buf, lo, hi, p->tree.pre_offset + pos / 8, pos % 8);
-			}
-			/* level l's node of set j is j / d^l or the shape's; every level ORs its subtree */
-			uint64_t node = j;
-			for (uint32_t l = 0; l < p->tree.levels; l++) {
-				if (l > 0)
-					node = tree_up(p, l - 1, node);
-				const struct bfi_level *lv = &p->levels[l];
-				for (uint32_t i = 0; i < p->tree.k; i++) {
-					uint64_t row = bfi_hash_pos(h, i, lv->m);
-					set_bit(c->buf, lo, hi, lv->rows_offset + row * lv->row_bytes + node / 8,
-					        node % 8);
-				}
-			}
-		} else if (c->kind == LK_RAMBO) {
-			for (uint32_t rep = 0; rep < p->rambo.reps; rep++) {
-				const struct bfi_rep *rp = &p->reps[rep];
-				uint64_t cell = p->cell_of[(size_t)rep * p->n + j];
-				/* repetition rep takes probes rep k .. rep k + k - 1: independent filters */
-				uint32_t kr = p->rambo.k;
-				for (uint32_t i = 0; i < kr; i++) {
-					uint64_t row = bfi_hash_pos(h, rep * kr + i, rp->m);
-					set_bit(c->buf, lo, hi, rp->rows_offset + row * rp->row_bytes + cell / 8,
-					        cell % 8);
-				}
-			}
-		} else if (c->kind == LK_FLAT) {
-			const struct bfi_block *b = &p->blocks[p->block_of[j]];
-			uint64_t at = b->rows_offset * 8 + (j - b->first_set); /* bit of column j in row 0 */
-			uint64_t line = b->pre_m && p->line_pre ? bfi_pre_line(bfi_hash_probe(h, 0), b->pre_m)
-			                                        : 0;
-			for (uint32_t i = 0; i < p->k; i++) {
-				uint64_t z = bfi_hash_probe(h, i), bit = at + bfi_reduce(z, b->m) * b->row_bits;
-				set_bit(c->buf, lo, hi, bit / 8, bit % 8);
-				if (b->pre_m) {
-					uint64_t pos = p->line_pre ? line + bfi_pre_bit(z) : bfi_reduce(z, b->pre_m);
-					set_bit(c->buf, lo, hi, b->pre_offset + pos / 8, pos % 8);
-				}
-			}
-		} else {
-			uint64_t base = p->plain.filters_offset + (uint64_t)j * p->plain.filter_bytes;
-			for (uint32_t i = 0; i < p->k; i++) {
-				uint64_t pos = bfi_hash_pos(h, i, p->plain.m);
-				set_bit(c->buf, lo, hi, base + pos / 8, pos % 8);
-			}
-		}
-	}
-	spool_iter_end(&it);
+	struct stripe_key sk = {c, lo, hi};
+	int rc = each_source_key(c->w, stripe_key, &sk);
 	if (rc)
 		return rc;
 	/* Count each set's ones, for the catalog; the first layout's count. */
@@ -1476,7 +1385,7 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	int rc = 0, fd = -1;
 	struct plan p;
 	memset(&p, 0, sizeof p);
-	uint64_t *distinct = calloc(n, sizeof *distinct);
+	uint64_t *distinct = sums_grow(&w->sums, n) == 0 ? w->sums.distinct : NULL;
 	uint8_t *sums = NULL;
 	struct staging stage = {"", -1, -1};
 	char ipath[4400], cpath[4400], warn[600];
@@ -1520,7 +1429,9 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		w->opt.hashes = fs.k;
 		w->opt.prefilter = BFI_PREFILTER_NEVER; /* a union at another width needs the keys */
 	} else {
-		rc = count_distinct(w, distinct, &pairs);
+		rc = summarize_spool(w);
+		for (uint64_t o = 0; o < n; o++)
+			pairs += distinct[o];
 	}
 	if (rc) {
 		rc = writer_fail(w, rc, "reading spilled keys: %s", bfi_strerror(rc));
@@ -1723,6 +1634,5 @@ out:
 	staging_end(&stage);
 	plan_free(&p);
 	free(sums);
-	free(distinct);
 	return rc;
 }

@@ -15,28 +15,36 @@
 #include "bfi_hash.h"
 #include "internal.h"
 
+/* A set's filter being filled: m bits at filt, and the block's pre-filter. */
+struct fill_one {
+	const struct plan *p;
+	const struct bfi_block *b;
+	uint64_t *filt;
+	uint8_t *pre;
+};
+
+static int fill_key(void *ctx, bfi_keyhash h)
+{
+	const struct fill_one *f = ctx;
+	const struct bfi_block *b = f->b;
+	uint64_t line = b->pre_m && f->p->line_pre ? bfi_pre_line(bfi_hash_probe(h, 0), b->pre_m) : 0;
+	for (uint32_t i = 0; i < f->p->k; i++) {
+		uint64_t z = bfi_hash_probe(h, i), row = bfi_reduce(z, b->m);
+		f->filt[row / 64] |= UINT64_C(1) << (row % 64);
+		if (b->pre_m) {
+			uint64_t pos = f->p->line_pre ? line + bfi_pre_bit(z) : bfi_reduce(z, b->pre_m);
+			f->pre[pos / 8] |= (uint8_t)(1u << (pos % 8));
+		}
+	}
+	return 0;
+}
+
 /* Set the k bits of every key of input set ord in filt (m bits), and in the pre-filter. */
 static int fill_filter(bfi_writer *w, const struct plan *p, const struct bfi_block *b, uint32_t ord,
                        uint64_t *filt, uint8_t *pre)
 {
-	struct spool_iter it;
-	struct rec r;
-	int rc = spool_iter_set(&it, &w->spool, ord);
-	while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
-		rc = 0;
-		bfi_keyhash h = {r.h1, r.h2};
-		uint64_t line = b->pre_m && p->line_pre ? bfi_pre_line(bfi_hash_probe(h, 0), b->pre_m) : 0;
-		for (uint32_t i = 0; i < p->k; i++) {
-			uint64_t z = bfi_hash_probe(h, i), row = bfi_reduce(z, b->m);
-			filt[row / 64] |= UINT64_C(1) << (row % 64);
-			if (b->pre_m) {
-				uint64_t pos = p->line_pre ? line + bfi_pre_bit(z) : bfi_reduce(z, b->pre_m);
-				pre[pos / 8] |= (uint8_t)(1u << (pos % 8));
-			}
-		}
-	}
-	spool_iter_end(&it);
-	return rc;
+	struct fill_one f = {p, b, filt, pre};
+	return set_keys(w, ord, fill_key, &f);
 }
 
 /*
@@ -61,7 +69,7 @@ static int group_filters(bfi_writer *w, const struct plan *p, const struct bfi_b
 	return (int)n;
 }
 
-/* What the threads of one block share (fill_group). */
+/* What the threads of one block share (fill_group, fill_set, transpose_group). */
 struct fill_job {
 	bfi_writer *w;
 	const struct plan *p;
@@ -71,7 +79,33 @@ struct fill_job {
 	uint64_t **filt;  /* per thread: 64 filters */
 	uint8_t **pre;    /* per thread: its own pre-filter, ORed into out's at the end */
 	int shared_words; /* packed rows: a row word may hold two groups' columns */
+	uint64_t *every;  /* or every set's filter at once (few groups: a set an item) */
 };
+
+/* Set s of the block into its place in every. */
+static int fill_set(void *ctx, uint64_t s, unsigned thread)
+{
+	struct fill_job *j = ctx;
+	const struct bfi_block *b = j->b;
+	uint64_t set = b->first_set + s, ones = 0, *f = j->every + s * j->words;
+	int rc = fill_filter(j->w, j->p, b, j->p->old_of_new[set], f, j->pre[thread]);
+	for (uint64_t x = 0; rc == 0 && x < j->words; x++)
+		ones += (uint64_t)__builtin_popcountll(f[x]);
+	j->p->ones[set] = ones;
+	return rc;
+}
+
+/* Group g's filters, filled by fill_set, into the rows. */
+static int transpose_group(void *ctx, uint64_t g, unsigned thread)
+{
+	struct fill_job *j = ctx;
+	const struct bfi_block *b = j->b;
+	uint32_t n = b->n_sets - g * 64 < 64 ? (uint32_t)(b->n_sets - g * 64) : 64;
+	(void)thread;
+	transpose_filters(j->every + g * 64 * j->words, j->words, n, b->m, j->out, b->row_bits, g * 64,
+	                  j->shared_words);
+	return 0;
+}
 
 /* Group g of the block: its up to 64 sets' filters, transposed into the rows. */
 static int fill_group(void *ctx, uint64_t g, unsigned thread)
@@ -91,9 +125,17 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
                uint64_t budget)
 {
 	const struct bfi_block *b = &p->blocks[bi];
-	struct fill_job j = {w, p, b, (b->m + 63) / 64, bfi_block_rows_bytes(b->m, b->row_bits),
-	                     b->pre_m ? bfi_bits_bytes(b->pre_m) : 0, NULL, NULL, NULL,
-	                     !bfi_rows_lined(b->row_bits)};
+	struct fill_job j = {w,
+	                     p,
+	                     b,
+	                     (b->m + 63) / 64,
+	                     bfi_block_rows_bytes(b->m, b->row_bits),
+	                     b->pre_m ? bfi_bits_bytes(b->pre_m) : 0,
+	                     NULL,
+	                     NULL,
+	                     NULL,
+	                     !bfi_rows_lined(b->row_bits),
+	                     NULL};
 	uint64_t shared = j.rows_bytes + j.pre_bytes, filt_bytes = 64 * j.words * 8;
 	uint64_t groups = (b->n_sets + 63) / 64;
 	/* the rows and pre-filter lie together (pre_offset follows the rows); each
@@ -104,18 +146,33 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	threads = groups < threads ? (unsigned)groups : threads;
 	while (threads > 1 && (filt_bytes + j.pre_bytes) * (threads - 1) > budget - shared - filt_bytes)
 		threads--;
+	/*
+	 * Fewer groups than four a thread share out unevenly (200 sets: groups
+	 * of 64, 64, 64 and 8): then, room allowing, every set's filter is
+	 * filled at once, a set an item, and transposed after.
+	 */
+	uint64_t every_bytes = (uint64_t)b->n_sets * j.words * 8;
+	int every = threads > 1 && groups < 4 * (uint64_t)threads &&
+	            every_bytes + j.pre_bytes * (threads - 1) <= budget - shared;
 	j.out = calloc((size_t)shared, 1);
 	j.filt = calloc(threads, sizeof *j.filt);
 	j.pre = calloc(threads, sizeof *j.pre);
 	int rc = j.out && j.filt && j.pre ? 0 : -ENOMEM;
+	if (rc == 0 && every && (j.every = calloc((size_t)every_bytes, 1)) == NULL)
+		rc = -ENOMEM;
 	for (unsigned t = 0; rc == 0 && t < threads; t++) {
-		j.filt[t] = malloc((size_t)filt_bytes);
+		j.filt[t] = every ? NULL : malloc((size_t)filt_bytes);
 		j.pre[t] = t == 0 || !j.pre_bytes ? j.out + j.rows_bytes : calloc((size_t)j.pre_bytes, 1);
-		if (j.filt[t] == NULL || j.pre[t] == NULL)
+		if ((!every && j.filt[t] == NULL) || j.pre[t] == NULL)
 			rc = -ENOMEM;
 	}
-	if (rc == 0)
+	if (rc == 0 && every) {
+		rc = pool_run(threads, b->n_sets, fill_set, &j);
+		if (rc == 0)
+			rc = pool_run(threads, groups, transpose_group, &j);
+	} else if (rc == 0) {
 		rc = pool_run(threads, groups, fill_group, &j);
+	}
 	for (unsigned t = 1; rc == 0 && j.pre_bytes && t < threads; t++)
 		for (uint64_t x = 0; x < j.pre_bytes; x++)
 			j.out[j.rows_bytes + x] |= j.pre[t][x];
@@ -129,6 +186,7 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	free(j.filt);
 	free(j.pre);
 	free(j.out);
+	free(j.every);
 	return rc;
 }
 

@@ -37,6 +37,19 @@ int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	return rc;
 }
 
+int writer_fail_shared(bfi_writer *w, int rc, const char *fmt, ...)
+{
+	pthread_mutex_lock(&w->err_lock);
+	if (!w->errmsg[0]) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(w->errmsg, sizeof w->errmsg, fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&w->err_lock);
+	return rc;
+}
+
 void writer_warn(bfi_writer *w, const char *fmt, ...)
 {
 	size_t at = strlen(w->warnings);
@@ -133,6 +146,9 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 	if (w == NULL)
 		return -ENOMEM;
 	w->opt = *o;
+	pthread_mutex_init(&w->err_lock, NULL);
+	/* the insertion build walks the spool itself: every key goes there */
+	w->direct = !o->bloofi_incremental;
 	if (w->opt.memory == 0)
 		w->opt.memory = DEFAULT_MEMORY;
 	if (w->opt.memory < WRITER_MIN_MEMORY) {
@@ -146,8 +162,10 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 		            o->fpr, ceil(-log2(o->fpr)), BFI_MAX_K, BFI_MAX_K, ldexp(1, -(int)BFI_MAX_K),
 		            o->fpr);
 	/* Half the budget buffers keys; the other half holds row stripes. */
-	int rc = spool_init(&w->spool, (size_t)(w->opt.memory / 2 / sizeof(struct rec)),
-	                    pool_threads(w->opt.threads));
+	int rc = sums_init(&w->sums, &w->opt);
+	if (rc == 0 && (rc = spool_init(&w->spool, (size_t)(w->opt.memory / 2 / sizeof(struct rec)),
+	                                pool_threads(w->opt.threads))) != 0)
+		sums_free(&w->sums);
 	if (rc) {
 		free(w);
 		return rc;
@@ -168,6 +186,11 @@ void bfi_writer_destroy(bfi_writer **w)
 		bfi_filter_destroy(&(*w)->filt[i]);
 	free((*w)->filt);
 	spool_free(&(*w)->spool);
+	sums_free(&(*w)->sums);
+	for (size_t i = 0; i < (*w)->cap_src; i++)
+		free((*w)->src[i].path);
+	free((*w)->src);
+	pthread_mutex_destroy(&(*w)->err_lock);
 	free(*w);
 	*w = NULL;
 }
@@ -207,7 +230,7 @@ int bfi_writer_key(bfi_writer *w, uint32_t ord, const void *key, size_t len)
 }
 
 /* Does the routing option send this set to the shard being built? */
-static int routed_here(const bfi_writer *w, const char *name, size_t len)
+int writer_routed(const bfi_writer *w, const char *name, size_t len)
 {
 	return w->opt.route_shards == 0 ||
 	       bfi_rambo_cell(name, len, 0, w->opt.route_shards, w->opt.route_shards) ==
@@ -233,7 +256,7 @@ static int cmp_str(const void *a, const void *b)
  * skipped: each passed to emit. buf (*cap bytes, grown as a line needs)
  * holds the first got bytes already read. 0, or an error with err set.
  */
-static int key_lines(struct zin *z, const char *file, char **bufp, size_t *capp, ssize_t got,
+int writer_key_lines(struct zin *z, const char *file, char **bufp, size_t *capp, ssize_t got,
                      char *err, size_t errlen,
                      int (*emit)(void *ctx, const char *key, size_t len), void *ctx)
 {
@@ -275,7 +298,7 @@ static int key_lines(struct zin *z, const char *file, char **bufp, size_t *capp,
 }
 
 /* The name a key file gives its set: its base name, less ".gz" if it is gzip. */
-static size_t key_file_name(const char *file, int gzip, const char **name)
+size_t writer_key_file_name(const char *file, int gzip, const char **name)
 {
 	const char *base = strrchr(file, '/');
 	*name = base ? base + 1 : file;
@@ -285,185 +308,6 @@ static size_t key_file_name(const char *file, int gzip, const char **name)
 	return len;
 }
 
-struct key_emit {
-	bfi_writer *w;
-	uint32_t ord;
-};
-
-static int emit_key(void *ctx, const char *key, size_t len)
-{
-	struct key_emit *e = ctx;
-	return bfi_writer_key(e->w, e->ord, key, len);
-}
-
-/*
- * One key file of a directory: the set named after the file, a key per
- * line. A gzip file is read decompressed, and named less its ".gz".
- */
-static int add_key_file(bfi_writer *w, const char *file, void *ctx)
-{
-	(void)ctx;
-	struct zin z;
-	int rc = zin_open(&z, file, w->errmsg, sizeof w->errmsg);
-	if (rc)
-		return rc;
-	size_t cap = 1u << 16;
-	char *buf = malloc(cap);
-	if (buf == NULL) {
-		zin_close(&z);
-		return writer_fail(w, -ENOMEM, "%s: %s", file, strerror(ENOMEM));
-	}
-	/* the first bytes tell whether it is gzip, and so its set's name */
-	ssize_t got = zin_read(&z, buf, cap, w->errmsg, sizeof w->errmsg);
-	const char *name;
-	size_t len = key_file_name(file, z.state != ZIN_PLAIN, &name);
-	struct key_emit e = {w, 0};
-	if (got < 0)
-		rc = (int)got;
-	else if (routed_here(w, name, len))
-		rc = writer_new_set(w, file, name, len, &e.ord);
-	else
-		got = 0; /* another shard's set */
-	if (rc == 0)
-		rc = key_lines(&z, file, &buf, &cap, got, w->errmsg, sizeof w->errmsg, emit_key, &e);
-	free(buf);
-	zin_close(&z);
-	return rc;
-}
-
-/*
- * A directory of key files on several threads (bfi_writer_add_dir): the
- * sets are declared first, in name order, so their ordinals are what one
- * thread gives; then the files are read, hashed and spooled in parallel,
- * KEY_CHUNK records at a time.
- */
-#define KEY_CHUNK 4096u
-
-struct key_files {
-	bfi_writer *w;
-	char **files;
-	size_t n;
-	uint32_t *ord; /* UINT32_MAX: another shard's set */
-	char (*err)[256];
-	int *rc;
-	uint64_t keys, done; /* atomic */
-};
-
-struct key_chunk {
-	struct key_files *kf;
-	uint32_t ord;
-	size_t n;
-	uint64_t keys;
-	struct rec r[KEY_CHUNK];
-};
-
-static int chunk_flush(struct key_chunk *c)
-{
-	int rc = spool_add_many(&c->kf->w->spool, c->r, c->n);
-	c->n = 0;
-	return rc;
-}
-
-static int chunk_key(void *ctx, const char *key, size_t len)
-{
-	struct key_chunk *c = ctx;
-	bfi_keyhash h = bfi_hash_key(key, len);
-	c->r[c->n++] = (struct rec){h.h1, h.h2, c->ord, 0};
-	c->keys++;
-	return c->n == KEY_CHUNK ? chunk_flush(c) : 0;
-}
-
-static int read_key_file(void *ctx, uint64_t i, unsigned thread)
-{
-	struct key_files *kf = ctx;
-	const char *file = kf->files[i];
-	char *err = kf->err[i];
-	size_t errlen = sizeof kf->err[i];
-	int rc = 0;
-	if (kf->ord[i] != UINT32_MAX) {
-		struct zin z;
-		size_t cap = 1u << 16;
-		rc = zin_open(&z, file, err, errlen);
-		if (rc == 0) {
-			char *buf = malloc(cap);
-			struct key_chunk *c = malloc(sizeof *c);
-			if (buf == NULL || c == NULL) {
-				snprintf(err, errlen, "%s: %s", file, strerror(ENOMEM));
-				rc = -ENOMEM;
-			} else {
-				c->kf = kf;
-				c->ord = kf->ord[i];
-				c->n = 0;
-				c->keys = 0;
-				ssize_t got = zin_read(&z, buf, cap, err, errlen);
-				rc = key_lines(&z, file, &buf, &cap, got, err, errlen, chunk_key, c);
-				if (rc == 0 && c->n)
-					rc = chunk_flush(c);
-				if (rc && !err[0])
-					snprintf(err, errlen, "spilling keys to %.160s: %s", kf->w->spool.dir,
-					         bfi_strerror(rc));
-				__atomic_fetch_add(&kf->keys, c->keys, __ATOMIC_RELAXED);
-			}
-			free(buf);
-			free(c);
-			zin_close(&z);
-		}
-	}
-	kf->rc[i] = rc;
-	uint64_t done = __atomic_add_fetch(&kf->done, 1, __ATOMIC_RELAXED);
-	bfi_writer *w = kf->w;
-	/* progress from the calling thread only: the callback need not be thread-safe */
-	if (rc == 0 && thread == 0 && w->opt.progress)
-		w->opt.progress(w->opt.progress_ctx, "sets", done, kf->n);
-	return rc;
-}
-
-/* Is file gzip (its first two bytes 1f 8b, as zin.c tells)? 1, 0, or -errno. */
-static int is_gzip(const char *file)
-{
-	int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	unsigned char m[2];
-	ssize_t got = read(fd, m, 2);
-	int e = errno;
-	close(fd);
-	if (got < 0)
-		return -e;
-	return got == 2 && m[0] == 0x1f && m[1] == 0x8b;
-}
-
-static int add_key_files(bfi_writer *w, char **files, size_t n, unsigned threads)
-{
-	struct key_files kf = {w, files, n, calloc(n, sizeof *kf.ord), calloc(n, sizeof *kf.err),
-	                       calloc(n, sizeof *kf.rc), 0, 0};
-	int rc = kf.ord && kf.err && kf.rc ? 0 : writer_fail(w, -ENOMEM, "%s", strerror(ENOMEM));
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		int gz = is_gzip(files[i]);
-		if (gz < 0) {
-			rc = writer_fail(w, gz, "%s: %s", files[i], strerror(-gz));
-			break;
-		}
-		const char *name;
-		size_t len = key_file_name(files[i], gz, &name);
-		kf.ord[i] = UINT32_MAX;
-		if (routed_here(w, name, len))
-			rc = writer_new_set(w, files[i], name, len, &kf.ord[i]);
-	}
-	if (rc == 0 && pool_run(threads, n, read_key_file, &kf) != 0)
-		for (size_t i = 0; i < n; i++) /* the first file that failed, in name order */
-			if (kf.rc[i]) {
-				rc = writer_fail(w, kf.rc[i], "%s", kf.err[i]);
-				break;
-			}
-	w->keys_in += kf.keys;
-	if (rc == 0 && w->opt.progress)
-		w->opt.progress(w->opt.progress_ctx, "sets", n, n);
-	free(kf.ord);
-	free(kf.err);
-	free(kf.rc);
-	return rc;
-}
 
 int bfi_writer_add_dir(bfi_writer *w, const char *dir)
 {
@@ -475,18 +319,7 @@ int bfi_writer_add_dir(bfi_writer *w, const char *dir)
 	if (!S_ISDIR(st.st_mode))
 		return writer_fail(w, -ENOTDIR, "%s: %s", dir, strerror(ENOTDIR));
 	int rc = writer_input(w, "keys");
-	unsigned threads = pool_threads(w->opt.threads);
-	if (rc || threads == 1)
-		return rc ? rc : writer_each_file(w, dir, "sets", add_key_file, NULL);
-	char **files;
-	size_t n;
-	rc = writer_list_files(w, dir, &files, &n);
-	if (rc == 0)
-		rc = add_key_files(w, files, n, threads);
-	for (size_t i = 0; i < n; i++)
-		free(files[i]);
-	free(files);
-	return rc;
+	return rc ? rc : sources_add(w, dir, SRC_KEYS, 0);
 }
 
 int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
@@ -523,7 +356,7 @@ int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
 		}
 		size_t nl = (size_t)(tab - line);
 		uint32_t ord;
-		if (!routed_here(w, line, nl))
+		if (!writer_routed(w, line, nl))
 			continue;
 		if (last && nl == last_len && memcmp(line, last, nl) == 0) {
 			ord = last_ord;

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <zlib.h>
 
+#include "bfi_hash.h"
 #include "bfi_writer.h"
 #include "format.h"
 
@@ -64,6 +65,9 @@ int spool_add_many(struct spool *sp, const struct rec *r, size_t n);
 int spool_seal(struct spool *sp);
 void spool_free(struct spool *sp);
 
+/* Sort one set's n records by hash and drop repeats; returns how many are left. */
+size_t recs_unique(struct rec *r, size_t n);
+
 /* Iterates the de-duplicated records in (ord, h1, h2) order, set by set. */
 struct spool_src;
 struct spool_iter {
@@ -103,6 +107,56 @@ int zin_open(struct zin *r, const char *path, char *err, size_t errlen);
 ssize_t zin_read(struct zin *r, void *buf, size_t n, char *err, size_t errlen);
 void zin_close(struct zin *r);
 
+/*
+ * HyperLogLog sketches (summary.c): register i of 2^bits takes the
+ * greatest rank of the hashes whose top bits are i.
+ */
+#define HLL_BITS 12 /* the union of all keys: about 1.6% error */
+#define HLL_REGS (1u << HLL_BITS)
+#define SET_HLL_BITS 8 /* each set's, and so any union of sets: about 6.5% */
+#define SET_HLL_REGS (1u << SET_HLL_BITS)
+#define MINHASHES 4
+void hll_add_bits(uint8_t *reg, uint64_t h, unsigned bits);
+double hll_count_bits(const uint8_t *reg, unsigned bits);
+void hll_merge(uint8_t *into, const uint8_t *from, size_t regs);
+
+/*
+ * What the planner knows of each set, by input ordinal (summary.c),
+ * gathered from its distinct keys once: the sketches are kept only when a
+ * layout asked for them will use them.
+ */
+struct set_sums {
+	uint64_t *distinct;
+	uint8_t *hll;      /* SET_HLL_REGS a set, or NULL */
+	uint64_t *minhash; /* MINHASHES a set (clustered order), or NULL */
+	uint8_t *all;      /* HLL_REGS: the union of every set (the tree's pre-filter), or NULL */
+	size_t cap;
+	int want_hll, want_minhash;
+};
+int sums_init(struct set_sums *s, const struct bfi_build_options *o);
+/* Room for sets 0 .. n - 1, the new ones empty. */
+int sums_grow(struct set_sums *s, size_t n);
+/*
+ * One distinct key of set ord into its sketches, h1 its hash's low half;
+ * all: the union's sketch to add it to, or NULL. The caller counts it in
+ * distinct[ord] (threads reading neighbouring sets would share its line).
+ */
+void sums_add(struct set_sums *s, uint32_t ord, uint64_t h1, uint8_t *all);
+/* Forget set ord's keys (they will be added again). */
+void sums_reset(struct set_sums *s, uint32_t ord);
+void sums_free(struct set_sums *s);
+
+/*
+ * Where a set's keys are read from for the second time (sources.c): the
+ * spool, or the file that gave them, which must give them again.
+ */
+enum { SRC_SPOOL, SRC_KEYS, SRC_FASTA };
+struct set_src {
+	char *path;  /* SRC_KEYS, SRC_FASTA: the file */
+	uint64_t keys, check; /* keys the first reading gave, repeats counted, and the sum of their h1 */
+	uint8_t kind;
+};
+
 /* Catalog meta fields an input adds (spec/format.md, "Catalog"). */
 #define WRITER_MAX_META 8
 struct meta_kv {
@@ -127,6 +181,12 @@ struct bfi_writer {
 	const struct bfi_rambo_rows *raw; /* fold/stack: rows given, no keys */
 	struct names names;
 	struct spool spool;
+	struct set_sums sums;
+	struct set_src *src; /* by input ordinal, cap_src of them; zero: spooled */
+	size_t cap_src;
+	int direct;     /* sets read from files are read again, not spooled */
+	unsigned kmer;  /* FASTA sources: the k-mer length */
+	pthread_mutex_t err_lock; /* writer_fail_shared's */
 	uint64_t keys_in;
 	int plain_keys; /* keys as given were added (bfi_writer_add_dir, _add_tsv) */
 	int finished;
@@ -214,6 +274,40 @@ int writer_list_files(bfi_writer *w, const char *path, char ***files, size_t *co
 
 int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* writer_fail from any thread: the first message stays. */
+int writer_fail_shared(bfi_writer *w, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Does the routing option send this set to the shard being built? */
+int writer_routed(const bfi_writer *w, const char *name, size_t len);
+/*
+ * The keys of a key file, one a line, less its line end, empty lines
+ * skipped: each passed to emit. buf (*cap bytes, grown as a line needs)
+ * holds the first got bytes already read. 0, or an error with err set.
+ */
+int writer_key_lines(struct zin *z, const char *file, char **bufp, size_t *capp, ssize_t got,
+                     char *err, size_t errlen,
+                     int (*emit)(void *ctx, const char *key, size_t len), void *ctx);
+/* The name a key file gives its set: its base name, less ".gz" if it is gzip. */
+size_t writer_key_file_name(const char *file, int gzip, const char **name);
+/* Every canonical k-mer key of a FASTA or FASTQ file, to emit (seq.c); 0, or an error with err set. */
+int seq_file_keys(const char *file, unsigned k, int (*emit)(void *ctx, const char *key, size_t len),
+                  void *ctx, char *err, size_t errlen);
+/* The set name a sequence file gives: *name points into path; returns its length. */
+size_t seq_set_name(const char *path, const char **name);
+
+/*
+ * Add the sets of path, a file or a directory of files, each file one set
+ * of kind SRC_KEYS or SRC_FASTA (k: the k-mer length), read on threads.
+ */
+int sources_add(bfi_writer *w, const char *path, int kind, unsigned k);
+/*
+ * Each key of input set ord, hashed, to fn: from the spool, de-duplicated,
+ * or from its file again, repeats and all. Safe on several threads for
+ * different sets. 0, or an error with the writer's message set.
+ */
+int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, bfi_keyhash h), void *ctx);
+/* Every key of every set, to fn, as set_keys gives them. */
+int each_source_key(bfi_writer *w, int (*fn)(void *ctx, uint32_t ord, bfi_keyhash h), void *ctx);
 /*
  * The sizing rule (spec/format.md, "Choosing m and k"; writer/filter.c):
  * k = ceil(log2(1/fpr)) within 1..BFI_MAX_K, *capped (if not NULL) set

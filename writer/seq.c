@@ -244,35 +244,48 @@ static int on_record(void *ctx, const char *id, size_t id_len, const char *seq, 
 /* A sequence file's set name: its name less .gz and one of these. */
 static const char *const SEQ_EXTS[] = {".fasta", ".fastq", ".fa", ".fna", ".ffn", ".fq", ".seq"};
 
-static int add_file(bfi_writer *w, const char *path, unsigned k, int per_record)
+size_t seq_set_name(const char *path, const char **name)
 {
-	struct kmer_ctx c = {w, path, k, per_record, 0, 0};
-	int rc = 0;
-	if (!per_record) {
-		const char *name;
-		size_t len = writer_file_name(path, SEQ_EXTS, sizeof SEQ_EXTS / sizeof *SEQ_EXTS, &name);
-		rc = writer_new_set(w, path, name, len, &c.ord);
-		if (rc)
-			return rc;
-	}
+	return writer_file_name(path, SEQ_EXTS, sizeof SEQ_EXTS / sizeof *SEQ_EXTS, name);
+}
+
+/* seq_file_keys: every record's k-mers to one emit */
+struct file_kmers {
+	unsigned k;
+	int (*emit)(void *ctx, const char *key, size_t len);
+	void *ctx;
+};
+
+static int file_record(void *ctx, const char *id, size_t id_len, const char *seq, size_t len)
+{
+	struct file_kmers *f = ctx;
+	(void)id;
+	(void)id_len;
+	return bfi_kmer_keys(seq, len, f->k, f->emit, f->ctx);
+}
+
+int seq_file_keys(const char *file, unsigned k, int (*emit)(void *ctx, const char *key, size_t len),
+                  void *ctx, char *err, size_t errlen)
+{
+	struct file_kmers f = {k, emit, ctx};
+	err[0] = '\0';
+	int rc = bfi_seq_read(file, file_record, &f, err, errlen);
+	if (rc && !err[0])
+		snprintf(err, errlen, "%s: %s", file, bfi_strerror(rc));
+	return rc;
+}
+
+/* A file whose records are sets (--per-record), read once into the spool. */
+static int add_records(bfi_writer *w, const char *file, void *ctx)
+{
+	struct kmer_ctx c = {w, file, *(const unsigned *)ctx, 1, 0, 0};
 	char err[512];
-	rc = bfi_seq_read(path, on_record, &c, err, sizeof err);
+	int rc = bfi_seq_read(file, on_record, &c, err, sizeof err);
 	if (rc && err[0]) /* a parse error; the writer's own errors have their message */
 		rc = writer_fail(w, rc, "%s", err);
 	if (rc == 0 && w->opt.progress)
 		w->opt.progress(w->opt.progress_ctx, "k-mers", c.kmers, 0);
 	return rc;
-}
-
-struct fasta_args {
-	unsigned k;
-	int per_record;
-};
-
-static int each_fasta(bfi_writer *w, const char *file, void *ctx)
-{
-	const struct fasta_args *a = ctx;
-	return add_file(w, file, a->k, a->per_record);
 }
 
 int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_record)
@@ -289,6 +302,9 @@ int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_re
 		                 "the k-mer length");
 	if (rc)
 		return rc;
-	struct fasta_args a = {k, per_record};
-	return writer_each_file(w, path, "files", each_fasta, &a);
+	if (!per_record) { /* a set a file: read on threads, and again to fill */
+		w->kmer = k;
+		return sources_add(w, path, SRC_FASTA, k);
+	}
+	return writer_each_file(w, path, "files", add_records, &k);
 }

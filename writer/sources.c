@@ -1,0 +1,435 @@
+/*
+ * sources.c - sets read from files: a directory of key files, or FASTA and
+ * FASTQ files, one set a file, read on threads.
+ *
+ * Each file is read twice. The first time its keys are hashed into the
+ * reading thread's buffer, sorted there and counted, and the set's summary
+ * (summary.c) made from its distinct keys; nothing else of them is kept.
+ * The blocks are planned from the summaries, and each set's filter is then
+ * filled by reading its file again (set_keys), so a build holds one
+ * file's keys per thread, not the whole input. A file whose keys do not
+ * fit the thread's share of the budget, and every set when a layout needs
+ * the keys in one place (bloofi's insertion build), goes to the spool
+ * instead, as every other input does.
+ *
+ * The second reading must give the keys the first did: their count and the
+ * sum of their hashes are compared, and a file changed between the two
+ * stops the build [BFI_E_INPUT] rather than give a snapshot that disagrees
+ * with its own catalog.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bfi_hash.h"
+#include "internal.h"
+
+#define SPOOL_CHUNK 4096u /* records a thread hands the spool at a time */
+#define SINK_BITS 12      /* a thread's table starts with 2^12 slots (64 KiB) */
+
+/* Every key of file, as its kind makes them, to emit; 0, or an error with err set. */
+static int file_keys(int kind, unsigned k, const char *file,
+                     int (*emit)(void *ctx, const char *key, size_t len), void *ctx, char *err,
+                     size_t errlen)
+{
+	if (kind == SRC_FASTA)
+		return seq_file_keys(file, k, emit, ctx, err, errlen);
+	struct zin z;
+	int rc = zin_open(&z, file, err, errlen);
+	if (rc)
+		return rc;
+	size_t cap = 1u << 16;
+	char *buf = malloc(cap);
+	if (buf == NULL) {
+		snprintf(err, errlen, "%s: %s", file, strerror(ENOMEM));
+		rc = -ENOMEM;
+	} else {
+		ssize_t got = zin_read(&z, buf, cap, err, errlen);
+		rc = writer_key_lines(&z, file, &buf, &cap, got, err, errlen, emit, ctx);
+	}
+	free(buf);
+	zin_close(&z);
+	return rc;
+}
+
+/*
+ * One thread's first reading of one set's file: its distinct key hashes in
+ * an open-addressing table (linear probing, at most half full), which
+ * stays in cache for files of the usual sizes where sorting the keys
+ * would not. (0, 0) marks an empty slot; a key hashing to it is noted
+ * apart.
+ */
+struct sink {
+	bfi_writer *w;
+	uint32_t ord;
+	bfi_keyhash *t; /* the thread's table: 2^bits slots */
+	unsigned bits;
+	size_t n, most; /* distinct keys in t; at most most of them */
+	int zero;       /* the key hash (0, 0) was seen */
+	int direct;     /* still collecting: else the keys go to the spool */
+	uint8_t *all;   /* the thread's sketch of the union, or NULL */
+	uint64_t keys, check;
+	struct rec chunk[SPOOL_CHUNK]; /* spooled keys on their way */
+	size_t chunked;
+};
+
+static int sink_flush(struct sink *s)
+{
+	int rc = spool_add_many(&s->w->spool, s->chunk, s->chunked);
+	s->chunked = 0;
+	return rc;
+}
+
+static int sink_spool(struct sink *s, bfi_keyhash h)
+{
+	s->chunk[s->chunked++] = (struct rec){h.h1, h.h2, s->ord, 0};
+	return s->chunked == SPOOL_CHUNK ? sink_flush(s) : 0;
+}
+
+/* Put h in the table (which has room); 1 if it was new. */
+static int sink_put(bfi_keyhash *t, unsigned bits, bfi_keyhash h)
+{
+	size_t mask = ((size_t)1 << bits) - 1;
+	for (size_t i = (size_t)(h.h1 >> (64 - bits)); ; i = (i + 1) & mask) {
+		if (t[i].h1 == h.h1 && t[i].h2 == h.h2)
+			return 0;
+		if ((t[i].h1 | t[i].h2) == 0) {
+			t[i] = h;
+			return 1;
+		}
+	}
+}
+
+/* Twice the slots, or 1 if that would pass the budget; -ENOMEM. */
+static int sink_grow(struct sink *s)
+{
+	size_t slots = (size_t)1 << (s->bits + 1);
+	if (slots / 2 > s->most)
+		return 1;
+	bfi_keyhash *t = calloc(slots, sizeof *t);
+	if (t == NULL)
+		return 1; /* no room: spool */
+	for (size_t i = 0; i < (size_t)1 << s->bits; i++)
+		if ((s->t[i].h1 | s->t[i].h2) != 0)
+			sink_put(t, s->bits + 1, s->t[i]);
+	free(s->t);
+	s->t = t;
+	s->bits++;
+	return 0;
+}
+
+/* After a file: a table grown for a large one shrinks, so small ones do not sweep it. */
+static void sink_fit(struct sink *s)
+{
+	unsigned bits = SINK_BITS;
+	while (bits < s->bits && ((size_t)1 << (bits - 1)) < s->n)
+		bits++;
+	if (bits + 2 > s->bits)
+		return;
+	bfi_keyhash *t = calloc((size_t)1 << bits, sizeof *t);
+	if (t) {
+		free(s->t);
+		s->t = t;
+		s->bits = bits;
+	}
+}
+
+/* Too many keys to hold: this set goes to the spool, what was held first. */
+static int sink_give_up(struct sink *s)
+{
+	s->direct = 0;
+	sums_reset(&s->w->sums, s->ord); /* made again from the spool */
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < (size_t)1 << s->bits; i++)
+		if ((s->t[i].h1 | s->t[i].h2) != 0)
+			rc = sink_spool(s, s->t[i]);
+	if (rc == 0 && s->zero)
+		rc = sink_spool(s, (bfi_keyhash){0, 0});
+	return rc;
+}
+
+static int sink_key(void *ctx, const char *key, size_t len)
+{
+	struct sink *s = ctx;
+	bfi_keyhash h = bfi_hash_key(key, len);
+	s->keys++;
+	s->check += h.h1;
+	if (!s->direct)
+		return sink_spool(s, h);
+	if ((h.h1 | h.h2) == 0) {
+		if (!s->zero)
+			sums_add(&s->w->sums, s->ord, 0, s->all);
+		s->zero = 1;
+		return 0;
+	}
+	if (s->n + 1 > (size_t)1 << (s->bits - 1)) { /* keep it at most half full */
+		int rc = sink_grow(s);
+		if (rc < 0 || (rc && (rc = sink_give_up(s)) != 0))
+			return rc;
+		if (!s->direct)
+			return sink_spool(s, h);
+	}
+	if (sink_put(s->t, s->bits, h)) { /* new: into the set's summary */
+		s->n++;
+		sums_add(&s->w->sums, s->ord, h.h1, s->all);
+	}
+	return 0;
+}
+
+/* The files of one sources_add call, and what each thread reading them holds. */
+struct source_job {
+	bfi_writer *w;
+	char **files;
+	size_t n;
+	int kind;
+	unsigned k;
+	uint32_t *ord; /* UINT32_MAX: another shard's set */
+	char (*err)[256];
+	int *rc;
+	size_t most; /* distinct keys a thread may hold */
+	struct sink **sink; /* each thread's */
+	uint8_t **all; /* each thread's sketch of the union, or NULL */
+	uint64_t keys, done; /* atomic */
+};
+
+static int read_source(void *ctx, uint64_t i, unsigned thread)
+{
+	struct source_job *j = ctx;
+	bfi_writer *w = j->w;
+	char *err = j->err[i];
+	int rc = 0;
+	if (j->ord[i] != UINT32_MAX) {
+		struct sink *s = j->sink[thread];
+		s->ord = j->ord[i];
+		s->n = s->chunked = 0;
+		s->zero = 0;
+		s->direct = w->direct;
+		s->keys = s->check = 0;
+		s->all = j->all ? j->all[thread] : NULL;
+		rc = file_keys(j->kind, j->k, j->files[i], sink_key, s, err, sizeof j->err[i]);
+		if (rc == 0 && s->direct) {
+			w->sums.distinct[s->ord] = s->n + (size_t)s->zero;
+			struct set_src *src = &w->src[s->ord];
+			src->kind = (uint8_t)j->kind;
+			src->keys = s->keys;
+			src->check = s->check;
+			if ((src->path = strdup(j->files[i])) == NULL)
+				rc = -ENOMEM;
+		} else if (rc == 0 && s->chunked) {
+			rc = sink_flush(s);
+		}
+		memset(s->t, 0, ((size_t)1 << s->bits) * sizeof *s->t); /* for the next file */
+		sink_fit(s);
+		if (rc && !err[0])
+			snprintf(err, sizeof j->err[i], "%.200s: %s", j->files[i], bfi_strerror(rc));
+		__atomic_fetch_add(&j->keys, s->keys, __ATOMIC_RELAXED);
+	}
+	j->rc[i] = rc;
+	uint64_t done = __atomic_add_fetch(&j->done, 1, __ATOMIC_RELAXED);
+	/* progress from the calling thread only: the callback need not be thread-safe */
+	if (rc == 0 && thread == 0 && w->opt.progress)
+		w->opt.progress(w->opt.progress_ctx, "sets", done, j->n);
+	return rc;
+}
+
+/* Is file gzip (its first two bytes 1f 8b, as zin.c tells)? 1, 0, or -errno. */
+static int is_gzip(const char *file)
+{
+	int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	unsigned char m[2];
+	ssize_t got = read(fd, m, 2);
+	int e = errno;
+	close(fd);
+	if (got < 0)
+		return -e;
+	return got == 2 && m[0] == 0x1f && m[1] == 0x8b;
+}
+
+/* Room in the sources and summaries for every set declared so far. */
+static int sources_grow(bfi_writer *w)
+{
+	size_t n = w->names.n;
+	if (n > w->cap_src) {
+		size_t cap = w->cap_src ? w->cap_src : 64;
+		while (cap < n)
+			cap *= 2;
+		struct set_src *s = realloc(w->src, cap * sizeof *s);
+		if (s == NULL)
+			return -ENOMEM;
+		memset(s + w->cap_src, 0, (cap - w->cap_src) * sizeof *s);
+		w->src = s;
+		w->cap_src = cap;
+	}
+	return sums_grow(&w->sums, n);
+}
+
+/*
+ * The sets of the files: declared first, in name order, so that their
+ * ordinals are what one thread would give; then read on the threads.
+ */
+static int add_files(bfi_writer *w, char **files, size_t n, int kind, unsigned k)
+{
+	unsigned threads = pool_threads(w->opt.threads);
+	threads = n < threads ? (unsigned)(n ? n : 1) : threads;
+	struct source_job j = {w,    files, n,    kind, k,    calloc(n, sizeof *j.ord),
+	                       calloc(n, sizeof *j.err), calloc(n, sizeof *j.rc), 0,
+	                       calloc(threads, sizeof *j.sink), NULL, 0,    0};
+	int rc = j.ord && j.err && j.rc && j.sink ? 0 : -ENOMEM;
+	/* a quarter of the budget holds keys being read, shared by the threads */
+	j.most = (size_t)(w->opt.memory / 4 / threads / 2 / sizeof(bfi_keyhash));
+	for (unsigned t = 0; rc == 0 && t < threads; t++) {
+		struct sink *s = j.sink[t] = calloc(1, sizeof *s);
+		if (s == NULL || (s->t = calloc((size_t)1 << SINK_BITS, sizeof *s->t)) == NULL)
+			rc = -ENOMEM;
+		else {
+			s->w = w;
+			s->bits = SINK_BITS;
+			s->most = j.most;
+		}
+	}
+	if (rc == 0 && w->sums.all && (j.all = calloc(threads, sizeof *j.all)) == NULL)
+		rc = -ENOMEM;
+	for (unsigned t = 0; rc == 0 && j.all && t < threads; t++)
+		if ((j.all[t] = calloc(1, HLL_REGS)) == NULL)
+			rc = -ENOMEM;
+	if (rc)
+		rc = writer_fail(w, rc, "%s", strerror(ENOMEM));
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const char *name;
+		size_t len;
+		if (kind == SRC_FASTA) {
+			len = seq_set_name(files[i], &name);
+		} else {
+			int gz = is_gzip(files[i]);
+			if (gz < 0) {
+				rc = writer_fail(w, gz, "%s: %s", files[i], strerror(-gz));
+				break;
+			}
+			len = writer_key_file_name(files[i], gz, &name);
+		}
+		j.ord[i] = UINT32_MAX;
+		if (writer_routed(w, name, len))
+			rc = writer_new_set(w, files[i], name, len, &j.ord[i]);
+	}
+	if (rc == 0 && (rc = sources_grow(w)) != 0)
+		rc = writer_fail(w, rc, "%s", strerror(ENOMEM));
+	if (rc == 0 && pool_run(threads, n, read_source, &j) != 0)
+		for (size_t i = 0; i < n; i++) /* the first file that failed, in name order */
+			if (j.rc[i]) {
+				rc = writer_fail(w, j.rc[i], "%s", j.err[i]);
+				break;
+			}
+	for (unsigned t = 0; j.all && t < threads; t++) {
+		if (j.all[t])
+			hll_merge(w->sums.all, j.all[t], HLL_REGS);
+		free(j.all[t]);
+	}
+	w->keys_in += j.keys;
+	if (rc == 0 && w->opt.progress)
+		w->opt.progress(w->opt.progress_ctx, "sets", n, n);
+	for (unsigned t = 0; j.sink && t < threads; t++) {
+		if (j.sink[t])
+			free(j.sink[t]->t);
+		free(j.sink[t]);
+	}
+	free(j.sink);
+	free(j.all);
+	free(j.ord);
+	free(j.err);
+	free(j.rc);
+	return rc;
+}
+
+int sources_add(bfi_writer *w, const char *path, int kind, unsigned k)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
+	char **files = NULL, *one[1] = {(char *)path};
+	size_t n = 1;
+	int rc = 0;
+	if (S_ISDIR(st.st_mode))
+		rc = writer_list_files(w, path, &files, &n);
+	if (rc == 0)
+		rc = add_files(w, files ? files : one, n, kind, k);
+	for (size_t i = 0; files && i < n; i++)
+		free(files[i]);
+	free(files);
+	return rc;
+}
+
+/* The second reading: each key hashed, to fn, and counted against the first. */
+struct rekey {
+	int (*fn)(void *ctx, bfi_keyhash h);
+	void *ctx;
+	uint64_t keys, check;
+};
+
+static int rekey(void *ctx, const char *key, size_t len)
+{
+	struct rekey *r = ctx;
+	bfi_keyhash h = bfi_hash_key(key, len);
+	r->keys++;
+	r->check += h.h1;
+	return r->fn(r->ctx, h);
+}
+
+int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, bfi_keyhash h), void *ctx)
+{
+	const struct set_src *s = ord < w->cap_src ? &w->src[ord] : NULL;
+	if (s == NULL || s->kind == SRC_SPOOL) {
+		struct spool_iter it;
+		struct rec r;
+		int rc = spool_iter_set(&it, &w->spool, ord);
+		while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1)
+			rc = fn(ctx, (bfi_keyhash){r.h1, r.h2});
+		spool_iter_end(&it);
+		return rc ? writer_fail_shared(w, rc, "reading spilled keys: %s", bfi_strerror(rc)) : 0;
+	}
+	char err[512] = "";
+	struct rekey r = {fn, ctx, 0, 0};
+	int rc = file_keys(s->kind, w->kmer, s->path, rekey, &r, err, sizeof err);
+	if (rc)
+		return writer_fail_shared(w, rc, "%s", err[0] ? err : bfi_strerror(rc));
+	if (r.keys != s->keys || r.check != s->check)
+		return writer_fail_shared(w, BFI_E_INPUT,
+		                          "%s: changed while the snapshot was being built; build again",
+		                          s->path);
+	return 0;
+}
+
+/* each_source_key's call for the keys of one set read from its file */
+struct with_ord {
+	int (*fn)(void *ctx, uint32_t ord, bfi_keyhash h);
+	void *ctx;
+	uint32_t ord;
+};
+
+static int call_with_ord(void *ctx, bfi_keyhash h)
+{
+	struct with_ord *x = ctx;
+	return x->fn(x->ctx, x->ord, h);
+}
+
+int each_source_key(bfi_writer *w, int (*fn)(void *ctx, uint32_t ord, bfi_keyhash h), void *ctx)
+{
+	struct spool_iter it;
+	struct rec r;
+	int rc = spool_iter_begin(&it, &w->spool);
+	while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1)
+		rc = fn(ctx, r.ord, (bfi_keyhash){r.h1, r.h2});
+	spool_iter_end(&it);
+	if (rc)
+		return writer_fail_shared(w, rc, "reading spilled keys: %s", bfi_strerror(rc));
+	for (uint32_t o = 0; o < w->cap_src && o < w->names.n && rc == 0; o++) {
+		struct with_ord x = {fn, ctx, o};
+		if (w->src[o].kind != SRC_SPOOL)
+			rc = set_keys(w, o, call_with_ord, &x);
+	}
+	return rc;
+}

@@ -1,0 +1,122 @@
+/*
+ * summary.c - what the planner knows of each set, gathered while its keys
+ * go by once (spec/format.md, "Choosing m, k, blocks and pre-filters"):
+ * its distinct count, a HyperLogLog sketch of SET_HLL_REGS registers, its
+ * MinHash minima, and a finer sketch of the union of every set. A union of
+ * sets is then the register-wise maximum of their sketches: the very
+ * registers a sketch of the union's keys would get, so no later pass over
+ * the keys is needed to plan blocks, pre-filters, tree levels or cells.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfi_hash.h"
+#include "internal.h"
+
+void hll_add_bits(uint8_t *reg, uint64_t h, unsigned bits)
+{
+	uint32_t i = (uint32_t)(h >> (64 - bits));
+	uint64_t rest = h << bits | (1ull << (bits - 1));
+	uint8_t rank = (uint8_t)(__builtin_clzll(rest) + 1);
+	if (rank > reg[i])
+		reg[i] = rank;
+}
+
+double hll_count_bits(const uint8_t *reg, unsigned bits)
+{
+	double sum = 0, zeros = 0, m = (double)(1u << bits);
+	for (uint32_t i = 0; i < (1u << bits); i++) {
+		sum += ldexp(1.0, -reg[i]);
+		zeros += reg[i] == 0;
+	}
+	double alpha = bits >= 7 ? 0.7213 / (1 + 1.079 / m) : 0.709;
+	double est = alpha * m * m / sum;
+	if (est <= 2.5 * m && zeros > 0)
+		est = m * log(m / zeros); /* linear counting for small unions */
+	return est;
+}
+
+void hll_merge(uint8_t *into, const uint8_t *from, size_t regs)
+{
+	for (size_t x = 0; x < regs; x++)
+		into[x] = from[x] > into[x] ? from[x] : into[x];
+}
+
+int sums_init(struct set_sums *s, const struct bfi_build_options *o)
+{
+	memset(s, 0, sizeof *s);
+	int flat_pre = (o->layouts & BFI_BUILD_FLAT) && o->prefilter != BFI_PREFILTER_NEVER;
+	s->want_hll = flat_pre || (o->layouts & BFI_BUILD_TREE) ||
+	              ((o->layouts & BFI_BUILD_RAMBO) && !o->bits);
+	s->want_minhash =
+	    o->cluster || (o->layouts == BFI_BUILD_TREE && !o->keep_order && !o->bloofi_incremental);
+	if ((o->layouts & BFI_BUILD_TREE) && o->prefilter != BFI_PREFILTER_NEVER &&
+	    (s->all = calloc(1, HLL_REGS)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+int sums_grow(struct set_sums *s, size_t n)
+{
+	if (n <= s->cap)
+		return 0;
+	size_t cap = s->cap ? s->cap : 64;
+	while (cap < n)
+		cap *= 2;
+	uint64_t *d = realloc(s->distinct, cap * sizeof *d);
+	if (d == NULL)
+		return -ENOMEM;
+	s->distinct = d;
+	memset(d + s->cap, 0, (cap - s->cap) * sizeof *d);
+	if (s->want_hll) {
+		uint8_t *h = realloc(s->hll, cap * SET_HLL_REGS);
+		if (h == NULL)
+			return -ENOMEM;
+		s->hll = h;
+		memset(h + s->cap * SET_HLL_REGS, 0, (cap - s->cap) * SET_HLL_REGS);
+	}
+	if (s->want_minhash) {
+		uint64_t *m = realloc(s->minhash, cap * MINHASHES * sizeof *m);
+		if (m == NULL)
+			return -ENOMEM;
+		s->minhash = m;
+		memset(m + s->cap * MINHASHES, 0xff, (cap - s->cap) * MINHASHES * sizeof *m);
+	}
+	s->cap = cap;
+	return 0;
+}
+
+void sums_add(struct set_sums *s, uint32_t ord, uint64_t h1, uint8_t *all)
+{
+	if (s->hll)
+		hll_add_bits(s->hll + (size_t)ord * SET_HLL_REGS, h1, SET_HLL_BITS);
+	if (s->minhash) {
+		uint64_t *m = s->minhash + (size_t)ord * MINHASHES;
+		for (int i = 0; i < MINHASHES; i++) {
+			uint64_t v = bfi_hash_mix(h1 ^ (0x9e3779b97f4a7c15ull * (uint64_t)(i + 1)));
+			m[i] = v < m[i] ? v : m[i];
+		}
+	}
+	if (all)
+		hll_add_bits(all, h1, HLL_BITS);
+}
+
+void sums_reset(struct set_sums *s, uint32_t ord)
+{
+	s->distinct[ord] = 0;
+	if (s->hll)
+		memset(s->hll + (size_t)ord * SET_HLL_REGS, 0, SET_HLL_REGS);
+	if (s->minhash)
+		memset(s->minhash + (size_t)ord * MINHASHES, 0xff, MINHASHES * sizeof *s->minhash);
+}
+
+void sums_free(struct set_sums *s)
+{
+	free(s->distinct);
+	free(s->hll);
+	free(s->minhash);
+	free(s->all);
+	memset(s, 0, sizeof *s);
+}
