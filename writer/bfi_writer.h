@@ -91,9 +91,9 @@ struct bfi_build_options {
 	 * keeps every leaf filter in memory. Default fanout then 2.
 	 */
 	int bloofi_incremental;
-	uint64_t memory; /* bytes for key buffers and row stripes (1 GiB; at least 16 MiB) */
-	/* threads for reading key files (bfi_writer_add_dir), sorting and filling (0: one per
-	 * online core); the output is the same whatever it is */
+	uint64_t memory; /* bytes for keys being read and rows being filled (1 GiB; at least 16 MiB) */
+	/* threads for reading key and FASTA files (bfi_writer_add_dir, _add_fasta), sorting and
+	 * filling (0: one per online core); the output is the same whatever it is */
 	unsigned threads;
 	/*
 	 * Called now and then during long work; phase is a short word such
@@ -151,8 +151,10 @@ BFI_API BFI_MUST_CHECK int bfi_writer_key(bfi_writer *w, uint32_t ord, const voi
  * the set name is the file name and each non-empty line is a key (a
  * trailing CR is dropped). Names starting with '.' are skipped; any other
  * entry that is not a regular file is an error, so that nothing is
- * silently left out. Returns 0, BFI_E_INPUT, BFI_E_DUP_SET or -errno;
- * bfi_writer_errmsg() says where.
+ * silently left out. The files are read now, and read again by
+ * bfi_writer_finish, which fails [BFI_E_INPUT] if one changed in between.
+ * Returns 0, BFI_E_INPUT, BFI_E_DUP_SET or -errno; bfi_writer_errmsg()
+ * says where.
  */
 BFI_API BFI_MUST_CHECK int bfi_writer_add_dir(bfi_writer *w, const char *dir);
 
@@ -176,7 +178,8 @@ BFI_API BFI_MUST_CHECK int bfi_seq_read(const char *path, bfi_seq_record_fn fn, 
  * file is one set, named after the file less ".gz" and a sequence
  * extension (.fa, .fasta, .fna, .ffn, .fq, .fastq, .seq); with per_record,
  * each record is a set named by its id (the header up to the first blank).
- * Returns 0, BFI_E_INPUT (not FASTA/FASTQ, corrupt gzip, truncated FASTQ),
+ * As with bfi_writer_add_dir, files that are one set each are read again
+ * by bfi_writer_finish and must not change in between. Returns 0, BFI_E_INPUT (not FASTA/FASTQ, corrupt gzip, truncated FASTQ),
  * BFI_E_DUP_SET, BFI_E_INVALID (k) or -errno; bfi_writer_errmsg() says where.
  */
 BFI_API BFI_MUST_CHECK int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k,

@@ -65,9 +65,6 @@ int spool_add_many(struct spool *sp, const struct rec *r, size_t n);
 int spool_seal(struct spool *sp);
 void spool_free(struct spool *sp);
 
-/* Sort one set's n records by hash and drop repeats; returns how many are left. */
-size_t recs_unique(struct rec *r, size_t n);
-
 /* Iterates the de-duplicated records in (ord, h1, h2) order, set by set. */
 struct spool_src;
 struct spool_iter {

@@ -93,18 +93,6 @@ static void radix_sort(struct rec *r, size_t n, int by_ord, unsigned shift)
 	}
 }
 
-size_t recs_unique(struct rec *r, size_t n)
-{
-	if (n == 0)
-		return 0;
-	radix_sort(r, n, 0, 56);
-	size_t o = 1;
-	for (size_t i = 1; i < n; i++)
-		if (r[i].h1 != r[o - 1].h1 || r[i].h2 != r[o - 1].h2)
-			r[o++] = r[i];
-	return o;
-}
-
 /* The sets of a buffer, sorted by hash one per item (pool_run). */
 struct sort_job {
 	struct rec *r;
