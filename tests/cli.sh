@@ -354,12 +354,12 @@ threads_dir_ok() {
 }
 check "build --threads: key files give the same bytes, and the same error, at 1, 2 and 7 threads" threads_dir_ok
 # FASTA files are read on threads too, and again to fill: the same bytes at
-# 1 and 2 threads, and at --memory 16M, where the 140 kbp file passes a
+# 1 and 2 threads, and at --memory 16M, where the 300 kbp file passes a
 # thread's share of keys and is spooled instead.
 threads_fasta_ok() {
 	mkdir -p "$T/fd" &&
 		awk -v d="$T/fd" 'BEGIN { srand(11); split("A C G T", b, " ")
-			for (s = 0; s < 30; s++) { f = sprintf("%s/g%02d.fa", d, s); n = s == 7 ? 140000 : 500 + 200 * s
+			for (s = 0; s < 30; s++) { f = sprintf("%s/g%02d.fa", d, s); n = s == 7 ? 300000 : 500 + 200 * s
 				printf ">g%d\n", s > f; line = ""
 				for (i = 0; i < n; i++) { line = line b[int(rand() * 4) + 1]; if (length(line) == 70) { print line > f; line = "" } }
 				if (line != "") print line > f; close(f) } }' || return 1

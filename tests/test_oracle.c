@@ -280,12 +280,12 @@ static void test_fpr_near_theory(void)
 		EXPECT(measured <= 1.5 * theory && measured < 0.1 * theory);
 	else
 		EXPECT(measured >= 0.5 * theory && measured <= 1.5 * theory);
-	/* The writer's rule: k = ceil(log2(1/0.01)) = 7, m = ceil(n k / ln 2). */
+	/* The writer's rule: k = ceil(log2(1/0.01)) = 7, m = ceil(-n k / ln(1 - 0.01^(1/7))). */
 	uint32_t nmax = 0;
 	for (int j = 0; j < NSETS; j++)
 		nmax = sizes[j] > nmax ? sizes[j] : nmax;
 	EXPECT(in.hashes == 7);
-	EXPECT(widest == (uint64_t)ceil(nmax * 7 / log(2)));
+	EXPECT(widest == (uint64_t)ceil(-(double)nmax * 7 / log1p(-pow(0.01, 1.0 / 7))));
 	EXPECT(in.bits == widest);
 	bfi_result_destroy(&res);
 	bfi_close(&s);

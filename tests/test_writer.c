@@ -229,7 +229,7 @@ static void test_stripes(void)
 	for (int pass = 0; pass < 2; pass++) {
 		struct bfi_build_options o;
 		bfi_build_options_init(&o);
-		o.bits = 300000; /* 300,000 rows x 600 bits = 22 MB > 8 MiB */
+		o.bits = 300000; /* 300,000 rows x 600 bits = 22 MB > 16 MiB */
 		o.memory = pass ? 16u << 20 : 1u << 30;
 		o.progress = note_phase;
 		o.progress_ctx = &seen[pass];
@@ -261,13 +261,13 @@ static void test_stripes(void)
 	struct bfi_verify_report rep;
 	EXPECT_RC(bfi_verify(b, &rep, NULL, NULL), 0);
 	/*
-	 * Filters too wide for 64 of them in the 8 MiB half-budget: 65 sets of
-	 * 2,000,000 bits go to row stripes at 16 MiB, and in memory at 1 GiB.
+	 * Filters too wide for 64 of them in a 16 MiB budget: 65 sets of
+	 * 2,200,000 bits go to row stripes at 16 MiB, and in memory at 1 GiB.
 	 */
 	for (int pass = 0; pass < 2; pass++) {
 		struct bfi_build_options o;
 		bfi_build_options_init(&o);
-		o.bits = 2000000;
+		o.bits = 2200000;
 		o.memory = pass ? 16u << 20 : 1u << 30;
 		o.progress = note_phase;
 		o.progress_ctx = &seen[2 + pass];
@@ -681,14 +681,14 @@ static void test_query_cuts(void)
 /*
  * Sets read from files twice (writer/sources.c) give the bytes the spool
  * gives for the same keys: 600 key files of 30 to 430 keys, with repeats,
- * and one of 150,000 distinct keys, which at --memory 16M passes a
+ * and one of 300,000 distinct keys, which at --memory 16M passes a
  * thread's share and so is spooled, in every layout (flat from per-set
  * filters, the others from stripes that read every file again). A file
  * changed between the two readings stops the build, and nothing is
  * published.
  */
 #define SRC_FILES 600
-#define SRC_BIG 150000u
+#define SRC_BIG 300000u
 
 static size_t src_key(uint32_t set, uint32_t i, char *buf, size_t cap)
 {

@@ -266,8 +266,9 @@ struct bfi_filter_stats {
 };
 /*
  * The width m and hash count k of a filter for n keys at rate fpr (spec/
- * format.md, "Choosing m and k"): k = ceil(log2(1/fpr)), m = ceil(n k /
- * ln 2), at least 64. Returns 0; 1 if k was capped at 32, so that the
+ * format.md, "Choosing m and k"): k = ceil(log2(1/fpr)), and m = ceil(-n k
+ * / ln(1 - fpr^(1/k))), at least 64, at which n keys give rate fpr
+ * exactly. Returns 0; 1 if k was capped at 32, so that the
  * filter's rate is about 2^-32, not fpr; BFI_E_LIMIT if m would pass
  * 2^40 bits; BFI_E_INVALID if fpr is not in (0, 1).
  */

@@ -82,14 +82,14 @@ static uint32_t choose_k(const struct bfi_build_options *o, uint64_t n)
 }
 
 /*
- * m for a filter holding n distinct keys: ceil(n k / ln 2), at least 64;
- * 0 if that passes BFI_MAX_BITS.
+ * m for a filter holding n distinct keys at rate o->fpr (filter_m), at
+ * least 64; 0 if that passes BFI_MAX_BITS.
  */
 static uint64_t width_for(const struct bfi_build_options *o, uint64_t n, uint32_t k)
 {
 	if (o->bits)
 		return o->bits;
-	return filter_m(o->expected_keys ? o->expected_keys : n, k);
+	return filter_m(o->expected_keys ? o->expected_keys : n, k, o->fpr);
 }
 
 static void progress(bfi_writer *w, const char *phase, uint64_t done, uint64_t total)
@@ -1075,7 +1075,16 @@ static int fill_units(struct stripe_ctx *c, uint64_t *start, uint64_t *end, uint
 
 static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, int kind)
 {
-	uint64_t budget = w->opt.memory / 2; /* fill_units cuts units larger than this */
+	/*
+	 * The rows get what the spool never touched (half the budget is its,
+	 * but sets read from files are not spooled) less the sets' summaries,
+	 * and at least a quarter. fill_units cuts units larger than this.
+	 */
+	uint64_t held = (w->spool.added < w->spool.cap ? w->spool.added : w->spool.cap) *
+	                    sizeof(struct rec) +
+	                w->sums.cap * (sizeof *w->sums.distinct + (w->sums.hll ? SET_HLL_REGS : 0) +
+	                               (w->sums.minhash ? MINHASHES * 8 : 0));
+	uint64_t budget = w->opt.memory - (held < w->opt.memory / 4 * 3 ? held : w->opt.memory / 4 * 3);
 	uint64_t size = kind == LK_FLAT    ? p->flat_size
 	                : kind == LK_PLAIN ? p->plain_size
 	                : kind == LK_RAMBO ? p->rambo_size

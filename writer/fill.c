@@ -23,17 +23,30 @@ struct fill_one {
 	uint8_t *pre;
 };
 
-static int fill_key(void *ctx, bfi_keyhash h)
+static int fill_keys(void *ctx, const bfi_keyhash *h, size_t n)
 {
 	const struct fill_one *f = ctx;
 	const struct bfi_block *b = f->b;
-	uint64_t line = b->pre_m && f->p->line_pre ? bfi_pre_line(bfi_hash_probe(h, 0), b->pre_m) : 0;
-	for (uint32_t i = 0; i < f->p->k; i++) {
-		uint64_t z = bfi_hash_probe(h, i), row = bfi_reduce(z, b->m);
-		f->filt[row / 64] |= UINT64_C(1) << (row % 64);
-		if (b->pre_m) {
-			uint64_t pos = f->p->line_pre ? line + bfi_pre_bit(z) : bfi_reduce(z, b->pre_m);
-			f->pre[pos / 8] |= (uint8_t)(1u << (pos % 8));
+	/* in locals: a store to filt may alias any of these, so the compiler would reload them */
+	uint64_t m = b->m, pre_m = b->pre_m, *filt = f->filt;
+	uint32_t k = f->p->k;
+	if (pre_m == 0) {
+		for (size_t x = 0; x < n; x++)
+			for (uint32_t i = 0; i < k; i++) {
+				uint64_t row = bfi_reduce(bfi_hash_probe(h[x], i), m);
+				filt[row / 64] |= UINT64_C(1) << (row % 64);
+			}
+		return 0;
+	}
+	int line_pre = f->p->line_pre;
+	uint8_t *pre = f->pre;
+	for (size_t x = 0; x < n; x++) {
+		uint64_t line = line_pre ? bfi_pre_line(bfi_hash_probe(h[x], 0), pre_m) : 0;
+		for (uint32_t i = 0; i < k; i++) {
+			uint64_t z = bfi_hash_probe(h[x], i), row = bfi_reduce(z, m);
+			filt[row / 64] |= UINT64_C(1) << (row % 64);
+			uint64_t pos = line_pre ? line + bfi_pre_bit(z) : bfi_reduce(z, pre_m);
+			pre[pos / 8] |= (uint8_t)(1u << (pos % 8));
 		}
 	}
 	return 0;
@@ -44,7 +57,7 @@ static int fill_filter(bfi_writer *w, const struct plan *p, const struct bfi_blo
                        uint64_t *filt, uint8_t *pre)
 {
 	struct fill_one f = {p, b, filt, pre};
-	return set_keys(w, ord, fill_key, &f);
+	return set_keys(w, ord, fill_keys, &f);
 }
 
 /*

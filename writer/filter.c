@@ -31,9 +31,15 @@ uint32_t filter_k(double fpr, int *capped)
 	return kd < 1 ? 1 : kd > BFI_MAX_K ? BFI_MAX_K : (uint32_t)kd;
 }
 
-uint64_t filter_m(uint64_t n, uint32_t k)
+uint64_t filter_m(uint64_t n, uint32_t k, double fpr)
 {
-	double md = ceil((double)(n ? n : 1) * k / M_LN2);
+	/*
+	 * The width at which n keys give rate q = max(fpr, 2^-k) exactly:
+	 * (1 - e^(-k n / m))^k = q. At q = 2^-k it is n k / ln 2, the filter
+	 * half full; with k rounded up from log2(1/fpr) it is narrower.
+	 */
+	double q = fpr > ldexp(1.0, -(int)k) && fpr < 1 ? fpr : ldexp(1.0, -(int)k);
+	double md = ceil(-(double)(n ? n : 1) * k / log1p(-exp(log(q) / k)));
 	if (!(md <= (double)BFI_MAX_BITS))
 		return 0;
 	return md < 64 ? 64 : (uint64_t)md;
@@ -45,7 +51,7 @@ int bfi_filter_size(uint64_t n, double fpr, uint64_t *m, uint32_t *k)
 		return BFI_E_INVALID;
 	int capped;
 	*k = filter_k(fpr, &capped);
-	*m = filter_m(n, *k);
+	*m = filter_m(n, *k, fpr);
 	return *m == 0 ? BFI_E_LIMIT : capped;
 }
 

@@ -140,7 +140,7 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 		return BFI_E_INVALID;
 	int capped = 0;
 	uint32_t k = o->hashes ? o->hashes : filter_k(o->fpr, &capped);
-	if (o->expected_keys && !o->bits && filter_m(o->expected_keys, k) == 0)
+	if (o->expected_keys && !o->bits && filter_m(o->expected_keys, k, o->fpr) == 0)
 		return BFI_E_LIMIT; /* the filter it asks for would pass 2^40 bits */
 	bfi_writer *w = calloc(1, sizeof *w);
 	if (w == NULL)

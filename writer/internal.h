@@ -298,21 +298,23 @@ size_t seq_set_name(const char *path, const char **name);
  */
 int sources_add(bfi_writer *w, const char *path, int kind, unsigned k);
 /*
- * Each key of input set ord, hashed, to fn: from the spool, de-duplicated,
+ * Each key of input set ord, hashed, to fn, n at a time: from the spool, de-duplicated,
  * or from its file again, repeats and all. Safe on several threads for
  * different sets. 0, or an error with the writer's message set.
  */
-int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, bfi_keyhash h), void *ctx);
+int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, const bfi_keyhash *h, size_t n),
+             void *ctx);
 /* Every key of every set, to fn, as set_keys gives them. */
 int each_source_key(bfi_writer *w, int (*fn)(void *ctx, uint32_t ord, bfi_keyhash h), void *ctx);
 /*
  * The sizing rule (spec/format.md, "Choosing m and k"; writer/filter.c):
  * k = ceil(log2(1/fpr)) within 1..BFI_MAX_K, *capped (if not NULL) set
- * when fpr asks for more; m = ceil(n k / ln 2), at least 64, or 0 when it
+ * when fpr asks for more; m = ceil(-n k / ln(1 - q^(1/k))), q = max(fpr,
+ * 2^-k), the width at which n keys give rate q; at least 64, or 0 when it
  * would pass BFI_MAX_BITS.
  */
 uint32_t filter_k(double fpr, int *capped);
-uint64_t filter_m(uint64_t n, uint32_t k);
+uint64_t filter_m(uint64_t n, uint32_t k, double fpr);
 
 /*
  * Record how the keys are made (catalog meta "input"): "keys" (as given:

@@ -56,21 +56,29 @@ static int file_keys(int kind, unsigned k, const char *file,
 }
 
 /*
- * One thread's first reading of one set's file: its distinct key hashes in
- * an open-addressing table (linear probing, at most half full), which
- * stays in cache for files of the usual sizes where sorting the keys
- * would not. (0, 0) marks an empty slot; a key hashing to it is noted
- * apart.
+ * One thread's first reading of one set's file. Its distinct key hashes go
+ * to an open-addressing table (linear probing, at most half full) while
+ * the table fits in a core's cache, 2^TABLE_BITS slots; (0, 0) marks an
+ * empty slot, and a key hashing to it is noted apart. A file with more
+ * keys than that is sorted instead: its keys are appended to a buffer,
+ * sorted by radix once the file ends and counted, which costs a few
+ * sequential passes where the table would cost a cache miss a key. A file
+ * whose keys pass the thread's share of the budget goes to the spool.
  */
+#define TABLE_BITS 16 /* 1 MiB of slots */
+
 struct sink {
 	bfi_writer *w;
 	uint32_t ord;
 	bfi_keyhash *t; /* the thread's table: 2^bits slots */
 	unsigned bits;
-	size_t n, most; /* distinct keys in t; at most most of them */
+	size_t n;       /* distinct keys in t */
 	int zero;       /* the key hash (0, 0) was seen */
-	int direct;     /* still collecting: else the keys go to the spool */
-	uint8_t *all;   /* the thread's sketch of the union, or NULL */
+	bfi_keyhash *buf; /* sorting: every key, repeats too, n_buf of cap_buf */
+	size_t n_buf, cap_buf, most; /* most: keys the thread may hold */
+	int sorting;
+	int direct;   /* still collecting: else the keys go to the spool */
+	uint8_t *all; /* the thread's sketch of the union, or NULL */
 	uint64_t keys, check;
 	struct rec chunk[SPOOL_CHUNK]; /* spooled keys on their way */
 	size_t chunked;
@@ -93,7 +101,7 @@ static int sink_spool(struct sink *s, bfi_keyhash h)
 static int sink_put(bfi_keyhash *t, unsigned bits, bfi_keyhash h)
 {
 	size_t mask = ((size_t)1 << bits) - 1;
-	for (size_t i = (size_t)(h.h1 >> (64 - bits)); ; i = (i + 1) & mask) {
+	for (size_t i = (size_t)(h.h1 >> (64 - bits));; i = (i + 1) & mask) {
 		if (t[i].h1 == h.h1 && t[i].h2 == h.h2)
 			return 0;
 		if ((t[i].h1 | t[i].h2) == 0) {
@@ -103,15 +111,15 @@ static int sink_put(bfi_keyhash *t, unsigned bits, bfi_keyhash h)
 	}
 }
 
-/* Twice the slots, or 1 if that would pass the budget; -ENOMEM. */
+/* Twice the slots: 0, or 1 when that would pass TABLE_BITS or memory. */
 static int sink_grow(struct sink *s)
 {
-	size_t slots = (size_t)1 << (s->bits + 1);
-	if (slots / 2 > s->most)
+	if (s->bits >= TABLE_BITS)
 		return 1;
+	size_t slots = (size_t)1 << (s->bits + 1);
 	bfi_keyhash *t = calloc(slots, sizeof *t);
 	if (t == NULL)
-		return 1; /* no room: spool */
+		return 1;
 	for (size_t i = 0; i < (size_t)1 << s->bits; i++)
 		if ((s->t[i].h1 | s->t[i].h2) != 0)
 			sink_put(t, s->bits + 1, s->t[i]);
@@ -137,6 +145,21 @@ static void sink_fit(struct sink *s)
 	}
 }
 
+/* Room for one more key in buf: 0, or 1 when that would pass the thread's share. */
+static int sink_room(struct sink *s)
+{
+	if (s->n_buf < s->cap_buf)
+		return 0;
+	size_t cap = s->cap_buf ? s->cap_buf * 2 : (size_t)1 << TABLE_BITS;
+	cap = cap > s->most ? s->most : cap;
+	bfi_keyhash *b = cap > s->cap_buf ? realloc(s->buf, cap * sizeof *b) : NULL;
+	if (b == NULL)
+		return 1;
+	s->buf = b;
+	s->cap_buf = cap;
+	return 0;
+}
+
 /* Too many keys to hold: this set goes to the spool, what was held first. */
 static int sink_give_up(struct sink *s)
 {
@@ -148,7 +171,30 @@ static int sink_give_up(struct sink *s)
 			rc = sink_spool(s, s->t[i]);
 	if (rc == 0 && s->zero)
 		rc = sink_spool(s, (bfi_keyhash){0, 0});
+	for (size_t i = 0; rc == 0 && i < s->n_buf; i++)
+		rc = sink_spool(s, s->buf[i]);
+	s->n_buf = 0;
 	return rc;
+}
+
+/* The table's keys into buf, and every key after them there too. */
+static int sink_sort_from_now(struct sink *s)
+{
+	for (size_t i = 0; i < (size_t)1 << s->bits; i++)
+		if ((s->t[i].h1 | s->t[i].h2) != 0) {
+			if (sink_room(s))
+				return 1;
+			s->buf[s->n_buf++] = s->t[i];
+			s->t[i] = (bfi_keyhash){0, 0};
+		}
+	if (s->zero && sink_room(s))
+		return 1;
+	if (s->zero)
+		s->buf[s->n_buf++] = (bfi_keyhash){0, 0};
+	s->n = 0;
+	s->zero = 0;
+	s->sorting = 1;
+	return 0;
 }
 
 static int sink_key(void *ctx, const char *key, size_t len)
@@ -159,24 +205,93 @@ static int sink_key(void *ctx, const char *key, size_t len)
 	s->check += h.h1;
 	if (!s->direct)
 		return sink_spool(s, h);
+	if (!s->sorting && (h.h1 | h.h2) != 0 && s->n + 1 > (size_t)1 << (s->bits - 1) &&
+	    sink_grow(s) && sink_sort_from_now(s)) {
+		int rc = sink_give_up(s);
+		return rc ? rc : sink_spool(s, h);
+	}
+	if (s->sorting) {
+		if (sink_room(s)) {
+			int rc = sink_give_up(s);
+			return rc ? rc : sink_spool(s, h);
+		}
+		s->buf[s->n_buf++] = h;
+		return 0;
+	}
 	if ((h.h1 | h.h2) == 0) {
 		if (!s->zero)
 			sums_add(&s->w->sums, s->ord, 0, s->all);
 		s->zero = 1;
-		return 0;
-	}
-	if (s->n + 1 > (size_t)1 << (s->bits - 1)) { /* keep it at most half full */
-		int rc = sink_grow(s);
-		if (rc < 0 || (rc && (rc = sink_give_up(s)) != 0))
-			return rc;
-		if (!s->direct)
-			return sink_spool(s, h);
-	}
-	if (sink_put(s->t, s->bits, h)) { /* new: into the set's summary */
+	} else if (sink_put(s->t, s->bits, h)) { /* new: into the set's summary */
 		s->n++;
 		sums_add(&s->w->sums, s->ord, h.h1, s->all);
 	}
 	return 0;
+}
+
+/*
+ * Sort a[0, n) by (h1, h2): MSD radix on h1 a byte at a time from the top,
+ * each bucket permuted in place, small runs by insertion.
+ */
+static void keyhash_sort(bfi_keyhash *a, size_t n, unsigned shift)
+{
+	if (n < 64) {
+		for (size_t i = 1; i < n; i++) {
+			bfi_keyhash t = a[i];
+			size_t j = i;
+			for (; j > 0 && (a[j - 1].h1 > t.h1 || (a[j - 1].h1 == t.h1 && a[j - 1].h2 > t.h2)); j--)
+				a[j] = a[j - 1];
+			a[j] = t;
+		}
+		return;
+	}
+	size_t count[256] = {0}, next[256], end[256];
+	for (size_t i = 0; i < n; i++)
+		count[a[i].h1 >> shift & 0xff]++;
+	for (size_t d = 0, at = 0; d < 256; d++) {
+		next[d] = at;
+		at += count[d];
+		end[d] = at;
+	}
+	for (unsigned d = 0; d < 256; d++)
+		while (next[d] < end[d]) {
+			bfi_keyhash x = a[next[d]];
+			unsigned b;
+			while ((b = (unsigned)(x.h1 >> shift & 0xff)) != d) {
+				bfi_keyhash t = a[next[b]];
+				a[next[b]++] = x;
+				x = t;
+			}
+			a[next[d]++] = x;
+		}
+	for (size_t d = 0, at = 0; d < 256; at += count[d], d++)
+		if (count[d] > 1) {
+			if (shift)
+				keyhash_sort(a + at, count[d], shift - 8);
+			else /* one h1: by h2 */
+				for (size_t i = at + 1; i < at + count[d]; i++) {
+					bfi_keyhash t = a[i];
+					size_t j = i;
+					for (; j > at && a[j - 1].h2 > t.h2; j--)
+						a[j] = a[j - 1];
+					a[j] = t;
+				}
+		}
+}
+
+/* The end of a file: its distinct keys counted and summarised. */
+static uint64_t sink_finish(struct sink *s)
+{
+	if (!s->sorting)
+		return s->n + (uint64_t)s->zero;
+	keyhash_sort(s->buf, s->n_buf, 56);
+	uint64_t n = 0;
+	for (size_t i = 0; i < s->n_buf; i++)
+		if (i == 0 || s->buf[i].h1 != s->buf[i - 1].h1 || s->buf[i].h2 != s->buf[i - 1].h2) {
+			n++;
+			sums_add(&s->w->sums, s->ord, s->buf[i].h1, s->all);
+		}
+	return n;
 }
 
 /* The files of one sources_add call, and what each thread reading them holds. */
@@ -204,14 +319,14 @@ static int read_source(void *ctx, uint64_t i, unsigned thread)
 	if (j->ord[i] != UINT32_MAX) {
 		struct sink *s = j->sink[thread];
 		s->ord = j->ord[i];
-		s->n = s->chunked = 0;
-		s->zero = 0;
+		s->n = s->chunked = s->n_buf = 0;
+		s->zero = s->sorting = 0;
 		s->direct = w->direct;
 		s->keys = s->check = 0;
 		s->all = j->all ? j->all[thread] : NULL;
 		rc = file_keys(j->kind, j->k, j->files[i], sink_key, s, err, sizeof j->err[i]);
 		if (rc == 0 && s->direct) {
-			w->sums.distinct[s->ord] = s->n + (size_t)s->zero;
+			w->sums.distinct[s->ord] = sink_finish(s);
 			struct set_src *src = &w->src[s->ord];
 			src->kind = (uint8_t)j->kind;
 			src->keys = s->keys;
@@ -281,7 +396,7 @@ static int add_files(bfi_writer *w, char **files, size_t n, int kind, unsigned k
 	                       calloc(threads, sizeof *j.sink), NULL, 0,    0};
 	int rc = j.ord && j.err && j.rc && j.sink ? 0 : -ENOMEM;
 	/* a quarter of the budget holds keys being read, shared by the threads */
-	j.most = (size_t)(w->opt.memory / 4 / threads / 2 / sizeof(bfi_keyhash));
+	j.most = (size_t)(w->opt.memory / 4 / threads / sizeof(bfi_keyhash));
 	for (unsigned t = 0; rc == 0 && t < threads; t++) {
 		struct sink *s = j.sink[t] = calloc(1, sizeof *s);
 		if (s == NULL || (s->t = calloc((size_t)1 << SINK_BITS, sizeof *s->t)) == NULL)
@@ -333,8 +448,10 @@ static int add_files(bfi_writer *w, char **files, size_t n, int kind, unsigned k
 	if (rc == 0 && w->opt.progress)
 		w->opt.progress(w->opt.progress_ctx, "sets", n, n);
 	for (unsigned t = 0; j.sink && t < threads; t++) {
-		if (j.sink[t])
+		if (j.sink[t]) {
 			free(j.sink[t]->t);
+			free(j.sink[t]->buf);
+		}
 		free(j.sink[t]);
 	}
 	free(j.sink);
@@ -363,11 +480,15 @@ int sources_add(bfi_writer *w, const char *path, int kind, unsigned k)
 	return rc;
 }
 
-/* The second reading: each key hashed, to fn, and counted against the first. */
+/* The second reading: keys hashed, to fn KEY_BATCH at a time, and counted against the first. */
+#define KEY_BATCH 64
+
 struct rekey {
-	int (*fn)(void *ctx, bfi_keyhash h);
+	int (*fn)(void *ctx, const bfi_keyhash *h, size_t n);
 	void *ctx;
 	uint64_t keys, check;
+	size_t n;
+	bfi_keyhash h[KEY_BATCH];
 };
 
 static int rekey(void *ctx, const char *key, size_t len)
@@ -376,24 +497,39 @@ static int rekey(void *ctx, const char *key, size_t len)
 	bfi_keyhash h = bfi_hash_key(key, len);
 	r->keys++;
 	r->check += h.h1;
-	return r->fn(r->ctx, h);
+	r->h[r->n++] = h;
+	if (r->n < KEY_BATCH)
+		return 0;
+	r->n = 0;
+	return r->fn(r->ctx, r->h, KEY_BATCH);
 }
 
-int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, bfi_keyhash h), void *ctx)
+int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, const bfi_keyhash *h, size_t n),
+             void *ctx)
 {
 	const struct set_src *s = ord < w->cap_src ? &w->src[ord] : NULL;
+	struct rekey r = {fn, ctx, 0, 0, 0, {{0, 0}}};
 	if (s == NULL || s->kind == SRC_SPOOL) {
 		struct spool_iter it;
-		struct rec r;
+		struct rec x;
 		int rc = spool_iter_set(&it, &w->spool, ord);
-		while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1)
-			rc = fn(ctx, (bfi_keyhash){r.h1, r.h2});
+		while (rc == 0 && (rc = spool_iter_next(&it, &x)) == 1) {
+			rc = 0;
+			r.h[r.n++] = (bfi_keyhash){x.h1, x.h2};
+			if (r.n == KEY_BATCH) {
+				rc = fn(ctx, r.h, r.n);
+				r.n = 0;
+			}
+		}
 		spool_iter_end(&it);
+		if (rc == 0 && r.n)
+			rc = fn(ctx, r.h, r.n);
 		return rc ? writer_fail_shared(w, rc, "reading spilled keys: %s", bfi_strerror(rc)) : 0;
 	}
 	char err[512] = "";
-	struct rekey r = {fn, ctx, 0, 0};
 	int rc = file_keys(s->kind, w->kmer, s->path, rekey, &r, err, sizeof err);
+	if (rc == 0 && r.n)
+		rc = fn(ctx, r.h, r.n);
 	if (rc)
 		return writer_fail_shared(w, rc, "%s", err[0] ? err : bfi_strerror(rc));
 	if (r.keys != s->keys || r.check != s->check)
@@ -410,10 +546,13 @@ struct with_ord {
 	uint32_t ord;
 };
 
-static int call_with_ord(void *ctx, bfi_keyhash h)
+static int call_with_ord(void *ctx, const bfi_keyhash *h, size_t n)
 {
 	struct with_ord *x = ctx;
-	return x->fn(x->ctx, x->ord, h);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = x->fn(x->ctx, x->ord, h[i]);
+	return rc;
 }
 
 int each_source_key(bfi_writer *w, int (*fn)(void *ctx, uint32_t ord, bfi_keyhash h), void *ctx)
