@@ -337,8 +337,8 @@ check "build -o '' fails at once, before reading input" sh -c "
 # --- 14. clamps are said ---
 check "--fpr 1e-300 warns that k is capped at 32" sh -c "
 	'$BFI' build -q -o '$T/c1' --fpr 1e-300 '$DATA' 2>'$T/err' && grep -q 'warning: .*at most 32' '$T/err'"
-check "--memory 1 warns that it becomes 16 MiB" sh -c "
-	'$BFI' build -q -o '$T/c2' --memory 1 '$DATA' 2>'$T/err' && grep -q 'warning: .*16 MiB' '$T/err'"
+check "--memory 1 warns that it becomes 4 MiB" sh -c "
+	'$BFI' build -q -o '$T/c2' --memory 1 '$DATA' 2>'$T/err' && grep -q 'warning: .*4 MiB' '$T/err'"
 check "build --help documents skipped dotfiles and the 511-byte name limit" sh -c "
 	'$BFI' build --help | grep -q 'starting with' && '$BFI' build --help | grep -q '511 bytes'"
 

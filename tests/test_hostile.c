@@ -301,7 +301,7 @@ static void test_sizes(void)
 	o.memory = 1;
 	EXPECT_RC(bfi_writer_create(&o, &w), 0);
 	const char *warn = bfi_writer_warnings(w);
-	EXPECT(strstr(warn, "2^-32") != NULL && strstr(warn, "16 MiB") != NULL);
+	EXPECT(strstr(warn, "2^-32") != NULL && strstr(warn, "4 MiB") != NULL);
 	bfi_writer_destroy(&w);
 	/* contradictions */
 	bfi_build_options_init(&o);

@@ -347,7 +347,7 @@ static void test_spill(void)
 		snprintf(out[pass], sizeof out[pass], "%s/spill-%d", test_tmpdir(), pass);
 		struct bfi_build_options o;
 		bfi_build_options_init(&o);
-		o.memory = pass ? 16u << 20 : 1u << 30; /* 16 MiB: runs of 349,525 records */
+		o.memory = pass ? 16u << 20 : 1u << 30; /* 16 MiB: runs of about 260,000 records */
 		bfi_writer *w;
 		EXPECT_RC(bfi_writer_create(&o, &w), 0);
 		uint32_t ord[SETS];

@@ -98,9 +98,14 @@ static const char help[] =
 	"                      load a probe\n"
 	"      --block-sets N  at most N sets per flat block (a multiple of 512);\n"
 	"                      narrower blocks read fewer bytes per query\n"
-	"      --memory BYTES  memory for keys being read and rows being filled,\n"
-	"                      e.g. 512M (default 1G, at least 16M: less is raised,\n"
-	"                      with a warning); spooled keys beyond it spill to $TMPDIR\n"
+	"      --memory BYTES  the build's peak memory, the program's own (2-3 MiB)\n"
+	"                      included, e.g. 512M: keys being read, sketches and\n"
+	"                      rows being filled stay within it; spooled keys beyond\n"
+	"                      it spill to $TMPDIR. At least 4M (less is raised, with\n"
+	"                      a warning; under about 7M a build takes 2 MiB anyway).\n"
+	"                      Default: a quarter of this machine's memory, %s\n"
+	"                      here, so that a build neither swaps nor, with rows\n"
+	"                      that fit, goes through a scratch file\n"
 	"      --threads N     threads for reading key and FASTA files, sorting keys\n"
 	"                      and filling rows (default: one per online core); the\n"
 	"                      output is the same for any N\n"
@@ -220,7 +225,12 @@ int cmd_build(int argc, char **argv)
 		}
 		case 'W': per_record = 1; break;
 		case 'q': quiet = 1; break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
+		case 'h': {
+			char mem[32];
+			snprintf(mem, sizeof mem, "%.1f GiB", (double)bfi_default_memory() / (1u << 30));
+			printf(help, mem);
+			return EXIT_OK;
+		}
 		case 'f':
 			o.fpr = strtod(optarg, &end);
 			if (*end || !(o.fpr > 0 && o.fpr < 1)) {

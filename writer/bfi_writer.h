@@ -91,7 +91,13 @@ struct bfi_build_options {
 	 * keeps every leaf filter in memory. Default fanout then 2.
 	 */
 	int bloofi_incremental;
-	uint64_t memory; /* bytes for keys being read and rows being filled (1 GiB; at least 16 MiB) */
+	/*
+	 * The build's peak memory, the program's own included (0: a quarter of
+	 * physical memory, bfi_default_memory(); at least 4 MiB): keys being
+	 * read, sketches and rows being filled stay within it; spooled keys
+	 * beyond it spill to $TMPDIR.
+	 */
+	uint64_t memory;
 	/* threads for reading key and FASTA files (bfi_writer_add_dir, _add_fasta), sorting and
 	 * filling (0: one per online core); the output is the same whatever it is */
 	unsigned threads;
@@ -131,6 +137,9 @@ struct bfi_build_summary {
 };
 
 /* Returns 0, -ENOMEM or BFI_E_INVALID (for options out of range). */
+/* A quarter of physical memory, between 256 MiB and 64 GiB (1 GiB where unknown). */
+BFI_API uint64_t bfi_default_memory(void);
+
 BFI_API BFI_MUST_CHECK int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out);
 /* Discard a writer (finished or not) and set *w to NULL; NULL-safe. */
 BFI_API void bfi_writer_destroy(bfi_writer **w);

@@ -1076,15 +1076,11 @@ static int fill_units(struct stripe_ctx *c, uint64_t *start, uint64_t *end, uint
 static int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, int kind)
 {
 	/*
-	 * The rows get what the spool never touched (half the budget is its,
-	 * but sets read from files are not spooled) less the sets' summaries,
-	 * and at least a quarter. fill_units cuts units larger than this.
+	 * The rows get what the process does not hold yet: the spool's half,
+	 * where sets read from files left it untouched, included. fill_units
+	 * cuts units larger than this.
 	 */
-	uint64_t held = (w->spool.added < w->spool.cap ? w->spool.added : w->spool.cap) *
-	                    sizeof(struct rec) +
-	                w->sums.cap * (sizeof *w->sums.distinct + (w->sums.hll ? SET_HLL_REGS : 0) +
-	                               (w->sums.minhash ? MINHASHES * 8 : 0));
-	uint64_t budget = w->opt.memory - (held < w->opt.memory / 4 * 3 ? held : w->opt.memory / 4 * 3);
+	uint64_t budget = writer_budget(w);
 	uint64_t size = kind == LK_FLAT    ? p->flat_size
 	                : kind == LK_PLAIN ? p->plain_size
 	                : kind == LK_RAMBO ? p->rambo_size
@@ -1273,7 +1269,9 @@ static int write_descriptors(int fd, const struct plan *p, const struct bfi_sect
 static int checksum_back(bfi_writer *w, int fd, uint64_t sums_at, struct bfi_section *sec,
                          uint32_t n_sec, uint8_t *table)
 {
-	size_t blen = 64 * BFI_CHUNK_SIZE;
+	/* whole chunks, up to 64, in a quarter of the budget */
+	uint64_t chunks = writer_budget(w) / 4 / BFI_CHUNK_SIZE;
+	size_t blen = (size_t)(chunks < 1 ? 1 : chunks > 64 ? 64 : chunks) * BFI_CHUNK_SIZE;
 	uint8_t *buf = malloc(blen);
 	XXH3_state_t *st[BFI_MAX_SECTIONS] = {0};
 	int rc = 0;

@@ -16,15 +16,17 @@
 #include "bfi_hash.h"
 #include "internal.h"
 
-#define DEFAULT_MEMORY (1ull << 30)
-#define WRITER_MIN_MEMORY (16ull << 20)
+#define WRITER_MIN_MEMORY (4ull << 20)
+/* the program and its libraries, resident: inside the budget */
+#define WRITER_PROGRAM (3ull << 20)
+/* buffers outside the budget's accounts: file readers, thread stacks, the catalog's pages */
+#define WRITER_SLACK (1ull << 20)
 #define MAX_NAME 511
 
 void bfi_build_options_init(struct bfi_build_options *o)
 {
 	memset(o, 0, sizeof *o);
 	o->fpr = 0.01;
-	o->memory = DEFAULT_MEMORY;
 	o->layouts = BFI_BUILD_FLAT;
 }
 
@@ -35,6 +37,29 @@ int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	vsnprintf(w->errmsg, sizeof w->errmsg, fmt, ap);
 	va_end(ap);
 	return rc;
+}
+
+uint64_t bfi_default_memory(void)
+{
+	/* a quarter of the machine: a build neither swaps nor, on a laptop, spills needlessly */
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	uint64_t m = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 4 : 1ull << 30;
+	return m < (256ull << 20) ? 256ull << 20 : m > (64ull << 30) ? 64ull << 30 : m;
+}
+
+uint64_t writer_budget(const bfi_writer *w)
+{
+	const struct spool *sp = &w->spool;
+	const struct set_sums *su = &w->sums;
+	uint64_t held = WRITER_PROGRAM + WRITER_SLACK +
+	                (sp->added < sp->cap ? sp->added : sp->cap) * sizeof(struct rec) +
+	                su->cap * (sizeof *su->distinct + (su->hll ? SET_HLL_REGS : 0) +
+	                           (su->minhash ? MINHASHES * sizeof *su->minhash : 0)) +
+	                w->cap_src * sizeof *w->src + w->names.arena_cap +
+	                w->names.cap * (sizeof *w->names.off + sizeof *w->names.len) +
+	                w->names.nslots * sizeof *w->names.slots;
+	uint64_t least = WRITER_MIN_MEMORY / 2;
+	return w->opt.memory > held + least ? w->opt.memory - held : least;
 }
 
 int writer_fail_shared(bfi_writer *w, int rc, const char *fmt, ...)
@@ -150,9 +175,9 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 	/* the insertion build walks the spool itself: every key goes there */
 	w->direct = !o->bloofi_incremental;
 	if (w->opt.memory == 0)
-		w->opt.memory = DEFAULT_MEMORY;
+		w->opt.memory = bfi_default_memory();
 	if (w->opt.memory < WRITER_MIN_MEMORY) {
-		writer_warn(w, "memory budget %llu bytes is below the least a build needs; using 16 MiB",
+		writer_warn(w, "memory budget %llu bytes is below the least a build needs; using 4 MiB",
 		            (unsigned long long)w->opt.memory);
 		w->opt.memory = WRITER_MIN_MEMORY;
 	}
@@ -163,7 +188,7 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 		            o->fpr);
 	/* Half the budget buffers keys; the other half holds row stripes. */
 	int rc = sums_init(&w->sums, &w->opt);
-	if (rc == 0 && (rc = spool_init(&w->spool, (size_t)(w->opt.memory / 2 / sizeof(struct rec)),
+	if (rc == 0 && (rc = spool_init(&w->spool, (size_t)(writer_budget(w) / 2 / sizeof(struct rec)),
 	                                pool_threads(w->opt.threads))) != 0)
 		sums_free(&w->sums);
 	if (rc) {

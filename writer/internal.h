@@ -271,6 +271,14 @@ int writer_list_files(bfi_writer *w, const char *path, char ***files, size_t *co
 
 int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * The bytes the writer may yet fill: --memory less what it holds (the
+ * spool's pages touched so far, the sets' names, sources and sketches),
+ * the program's own 3 MiB and a slack of 1 MiB for buffers it does not
+ * count; at least 2 MiB. Counted, not measured, so that the paths a build
+ * takes depend on its input and options only.
+ */
+uint64_t writer_budget(const bfi_writer *w);
 /* writer_fail from any thread: the first message stays. */
 int writer_fail_shared(bfi_writer *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -19,6 +19,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -114,8 +117,8 @@ static int sink_put(bfi_keyhash *t, unsigned bits, bfi_keyhash h)
 /* Twice the slots: 0, or 1 when that would pass TABLE_BITS or memory. */
 static int sink_grow(struct sink *s)
 {
-	if (s->bits >= TABLE_BITS)
-		return 1;
+	if (s->bits >= TABLE_BITS || ((size_t)1 << (s->bits + 1)) > s->most)
+		return 1; /* the table too counts against the thread's share */
 	size_t slots = (size_t)1 << (s->bits + 1);
 	bfi_keyhash *t = calloc(slots, sizeof *t);
 	if (t == NULL)
@@ -396,7 +399,7 @@ static int add_files(bfi_writer *w, char **files, size_t n, int kind, unsigned k
 	                       calloc(threads, sizeof *j.sink), NULL, 0,    0};
 	int rc = j.ord && j.err && j.rc && j.sink ? 0 : -ENOMEM;
 	/* a quarter of the budget holds keys being read, shared by the threads */
-	j.most = (size_t)(w->opt.memory / 4 / threads / sizeof(bfi_keyhash));
+	j.most = (size_t)(writer_budget(w) / 4 / threads / sizeof(bfi_keyhash));
 	for (unsigned t = 0; rc == 0 && t < threads; t++) {
 		struct sink *s = j.sink[t] = calloc(1, sizeof *s);
 		if (s == NULL || (s->t = calloc((size_t)1 << SINK_BITS, sizeof *s->t)) == NULL)
@@ -455,6 +458,9 @@ static int add_files(bfi_writer *w, char **files, size_t n, int kind, unsigned k
 		free(j.sink[t]);
 	}
 	free(j.sink);
+#ifdef __GLIBC__
+	malloc_trim(0); /* the tables' pages back to the system: the budget counts what is held */
+#endif
 	free(j.all);
 	free(j.ord);
 	free(j.err);
