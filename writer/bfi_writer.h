@@ -136,10 +136,10 @@ struct bfi_build_summary {
 	uint64_t index_bytes, catalog_bytes;
 };
 
-/* Returns 0, -ENOMEM or BFI_E_INVALID (for options out of range). */
 /* A quarter of physical memory, between 256 MiB and 64 GiB (1 GiB where unknown). */
 BFI_API uint64_t bfi_default_memory(void);
 
+/* Returns 0, -ENOMEM or BFI_E_INVALID (for options out of range). */
 BFI_API BFI_MUST_CHECK int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out);
 /* Discard a writer (finished or not) and set *w to NULL; NULL-safe. */
 BFI_API void bfi_writer_destroy(bfi_writer **w);

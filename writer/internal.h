@@ -2,6 +2,7 @@
 #ifndef BFI_WRITER_INTERNAL_H
 #define BFI_WRITER_INTERNAL_H
 
+#include <math.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -205,6 +206,7 @@ struct bloofi_shape {
 /* Everything decided before a byte is written. */
 struct plan {
 	uint32_t n, k;
+	uint64_t max_n;           /* the largest set's distinct keys */
 	const uint64_t *distinct; /* by input ordinal */
 	uint32_t *new_of_old;     /* input ordinal -> ordinal in the snapshot */
 	uint32_t *old_of_new;
@@ -387,6 +389,65 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
  */
 int fill_block_sliced(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_t sec_off,
                       uint64_t budget);
+
+/* x rounded up to an integer, or UINT64_MAX when it would not fit (or is NaN). */
+static inline uint64_t ceil_u64(double x)
+{
+	x = ceil(x);
+	if (!(x < 18446744073709551616.0))
+		return UINT64_MAX;
+	return x < 0 ? 0 : (uint64_t)x;
+}
+
+/* Tell the caller's progress callback, if any. */
+static inline void progress(bfi_writer *w, const char *phase, uint64_t done, uint64_t total)
+{
+	if (w->opt.progress)
+		w->opt.progress(w->opt.progress_ctx, phase, done, total);
+}
+
+/* The summaries of the sets whose keys were spooled (summary.c): one pass over them. */
+int sums_from_spool(bfi_writer *w);
+
+/*
+ * The plan (plan.c): k, the order of the sets, then each asked-for
+ * layout's plan (flat.c, rambo.c, tree.c, and plain's in plan.c) from the
+ * sets' summaries; max_n is the largest distinct count. plan_free frees
+ * what it allocated.
+ */
+int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n);
+void plan_free(struct plan *p);
+/* m for a filter holding n distinct keys at the rate o asks (filter_m), or --bits. */
+uint64_t width_for(const struct bfi_build_options *o, uint64_t n, uint32_t k);
+int plan_flat(bfi_writer *w, struct plan *p);
+int plan_rambo(bfi_writer *w, struct plan *p);
+int plan_tree(bfi_writer *w, struct plan *p);
+/* The parent, at level l + 1, of node i of level l (tree.c). */
+uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i);
+
+/*
+ * A layout's bytes (stripes.c): kind LK_*, its section at sec_off of fd;
+ * each set's ones in the plan, for the catalog.
+ */
+enum { LK_FLAT, LK_PLAIN, LK_RAMBO, LK_TREE };
+int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, int kind);
+/* RAMBO's cell tables (rambo.c) and an explicit tree's child groups (tree.c). */
+int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off);
+int write_groups(int fd, const struct plan *p, uint64_t sec_off);
+
+/*
+ * Sealing (seal.c): the layouts' descriptors; the chunk checksums of
+ * [4096, sums_at) into table and each section's checksum, read back from
+ * fd; a file's XXH3-128 digest and size; the snapshot id.
+ */
+int write_descriptors(int fd, const struct plan *p, const struct bfi_section *flat,
+                      const struct bfi_section *plain, const struct bfi_section *rambo,
+                      const struct bfi_section *tree);
+int checksum_back(bfi_writer *w, int fd, uint64_t sums_at, struct bfi_section *sec,
+                  uint32_t n_sec, uint8_t *table);
+int digest_file(const char *path, uint8_t digest[16], uint64_t *size);
+void snapshot_id(const struct names *names, const uint32_t *old_of_new, const uint8_t *sums,
+                 size_t sums_len, uint32_t k, uint8_t id[16]);
 
 /* Write the LMDB catalog file at path (spec/format.md, "Catalog"). */
 /* Set j of the snapshot is input set old_of_new[j]; distinct is by input

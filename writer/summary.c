@@ -120,3 +120,21 @@ void sums_free(struct set_sums *s)
 	free(s->all);
 	memset(s, 0, sizeof *s);
 }
+
+/* The summaries of the sets whose keys were spooled: one pass over their distinct keys. */
+int sums_from_spool(bfi_writer *w)
+{
+	struct spool_iter it;
+	struct rec r;
+	uint64_t seen = 0;
+	int rc = spool_iter_begin(&it, &w->spool);
+	while (rc == 0 && (rc = spool_iter_next(&it, &r)) == 1) {
+		sums_add(&w->sums, r.ord, r.h1, w->sums.all);
+		w->sums.distinct[r.ord]++;
+		if ((++seen & 0xfffff) == 0)
+			progress(w, "counting", seen, w->spool.added);
+		rc = 0;
+	}
+	spool_iter_end(&it);
+	return rc;
+}

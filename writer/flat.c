@@ -1,0 +1,368 @@
+/*
+ * flat.c - the flat layout's plan (spec/format.md, "Choosing m, k, blocks
+ * and pre-filters"): sets cut into blocks for space, blocks cut again
+ * where queries gain, and each block's pre-filter.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/*
+ * Blocks (spec/format.md, "Choosing blocks"): boundaries at multiples of
+ * 512 sets in ordinal order, chosen by dynamic programming to minimise
+ * the bytes of rows plus a cost per block (options.block_cost), since every block costs a
+ * query k more random cache-line loads while a narrower block saves space.
+ */
+#define DEFAULT_BLOCK_COST (1u << 20)
+#define MAX_CANDIDATES 4096u
+
+/* Sets per candidate segment: 512, doubled until there are at most MAX_CANDIDATES. */
+static uint32_t segment_step(uint32_t n)
+{
+	uint32_t step = 512;
+	while ((n + step - 1) / step > MAX_CANDIDATES)
+		step *= 2;
+	return step;
+}
+
+/* Filter width of each segment: that of its largest set (the widest of all, fixed_width). */
+static uint64_t *segment_widths(const struct bfi_build_options *o, const struct plan *p,
+                                uint32_t step, uint32_t c)
+{
+	uint64_t *segw = malloc(c * sizeof *segw), widest = 0;
+	if (segw == NULL)
+		return NULL;
+	for (uint32_t j = 0; j < p->n; j++) {
+		uint64_t w = width_for(o, p->distinct[p->old_of_new[j]], p->k);
+		if (j % step == 0)
+			segw[j / step] = 0;
+		if (w > segw[j / step])
+			segw[j / step] = w;
+		if (w > widest)
+			widest = w;
+	}
+	if (o->fixed_width)
+		for (uint32_t i = 0; i < c; i++)
+			segw[i] = widest;
+	return segw;
+}
+
+/*
+ * A block's row stride (spec/format.md, "Flat section"): whole lines,
+ * which queries read in place, unless that padding would add more than a
+ * twentieth to the block; then packed, n bits a row, which a query copies
+ * out (a one-set block is then a plain Bloom filter).
+ */
+static uint64_t row_bits_for(uint64_t n_sets)
+{
+	uint64_t lined = bfi_bits_bytes(n_sets) * 8;
+	return (lined - n_sets) * 20 <= n_sets ? lined : n_sets;
+}
+
+/*
+ * Bytes a row of a block of n sets costs, as the planner counts them: in
+ * whole lines, as a query reads it, whatever the file stores. Counting
+ * packed bytes instead made the planner cut a small packed block from a
+ * large one to save its padding (N = 10^5: 160 sets apart, without a
+ * pre-filter), which added k random loads to every query: p50 0.9 to 1.4 us.
+ */
+static double row_cost(uint64_t n_sets)
+{
+	return (double)bfi_bits_bytes(n_sets);
+}
+
+/* Block b: ordinals [first, end), m bits wide. */
+static void set_block(struct plan *p, uint32_t b, uint64_t first, uint64_t end, uint64_t m)
+{
+	struct bfi_block *blk = &p->blocks[b];
+	blk->first_set = first;
+	blk->n_sets = end - first;
+	blk->row_bits = row_bits_for(blk->n_sets);
+	blk->m = m;
+	for (uint64_t j = first; j < end; j++)
+		p->block_of[j] = b;
+}
+
+/* The widest segment of [a, e). */
+static uint64_t widest_of(const uint64_t *segw, uint32_t a, uint32_t e)
+{
+	uint64_t m = 0;
+	for (uint32_t x = a; x < e; x++)
+		m = segw[x] > m ? segw[x] : m;
+	return m;
+}
+
+/* Ordinal where segment i (of c, step sets each) starts; i == c: the end. */
+static uint64_t segment_start(const struct plan *p, uint32_t step, uint32_t c, uint32_t i)
+{
+	return i == c ? p->n : (uint64_t)i * step;
+}
+
+/* Segments [*a, *e) of block blk, whose bounds fall on segment starts. */
+static void block_segments(const struct plan *p, const struct bfi_block *blk, uint32_t step,
+                           uint32_t c, uint32_t *a, uint32_t *e)
+{
+	uint64_t end = blk->first_set + blk->n_sets;
+	*a = (uint32_t)(blk->first_set / step);
+	*e = end == p->n ? c : (uint32_t)(end / step);
+}
+
+/* Part i of q near-equal runs of segments [a, e): [*pa, *pe). */
+static void part_of(uint32_t a, uint32_t e, uint32_t q, uint32_t i, uint32_t *pa, uint32_t *pe)
+{
+	*pa = a + (uint32_t)((uint64_t)(e - a) * i / q);
+	*pe = a + (uint32_t)((uint64_t)(e - a) * (i + 1) / q);
+}
+
+/* The c candidate segments of step sets each, segw[i] wide, cut for space. */
+static int plan_blocks(const struct bfi_build_options *o, struct plan *p, uint32_t step, uint32_t c,
+                       const uint64_t *segw)
+{
+	uint64_t *best = malloc((c + 1) * sizeof *best);
+	uint32_t *from = malloc((c + 1) * sizeof *from);
+	int rc = 0;
+	if (!best || !from) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	uint64_t block_cost = o->block_cost ? o->block_cost : DEFAULT_BLOCK_COST;
+	/* a cap below one segment still allows one segment per block */
+	uint64_t cap = o->max_block_sets ? (o->max_block_sets / step) * (uint64_t)step : 0;
+	if (o->max_block_sets && cap < step)
+		cap = step;
+	best[0] = 0;
+	for (uint32_t e = 1; e <= c; e++) {
+		uint64_t end = e == c ? p->n : (uint64_t)e * step, wmax = 0;
+		best[e] = UINT64_MAX;
+		for (uint32_t a = e; a-- > 0;) {
+			if (cap && end - (uint64_t)a * step > cap)
+				break;
+			if (segw[a] > wmax)
+				wmax = segw[a];
+			uint64_t cost = best[a] +
+			                (uint64_t)((double)wmax * row_cost(end - (uint64_t)a * step)) +
+			                block_cost;
+			if (cost < best[e]) {
+				best[e] = cost;
+				from[e] = a;
+			}
+		}
+	}
+	p->n_blocks = 0;
+	for (uint32_t e = c; e > 0; e = from[e])
+		p->n_blocks++;
+	p->blocks = calloc(p->n_blocks, sizeof *p->blocks);
+	p->block_of = malloc(p->n * sizeof *p->block_of);
+	if (!p->blocks || !p->block_of) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	uint32_t b = p->n_blocks;
+	for (uint32_t e = c; e > 0; e = from[e])
+		set_block(p, --b, segment_start(p, step, c, from[e]), segment_start(p, step, c, e),
+		          widest_of(segw, from[e], e));
+out:
+	free(best);
+	free(from);
+	return rc;
+}
+
+/*
+ * A HyperLogLog sketch of each segment's union, c sketches of SET_HLL_REGS
+ * registers, from the sets' own. The union of any run of segments is the
+ * register-wise maximum of theirs.
+ */
+static int segment_sketches(bfi_writer *w, const struct plan *p, uint32_t step, uint32_t c,
+                            uint8_t **out)
+{
+	uint8_t *seg = calloc(c, SET_HLL_REGS);
+	if (seg == NULL)
+		return -ENOMEM;
+	for (uint32_t o = 0; o < p->n; o++)
+		hll_merge(seg + (size_t)(p->new_of_old[o] / step) * SET_HLL_REGS,
+		          w->sums.hll + (size_t)o * SET_HLL_REGS, SET_HLL_REGS);
+	*out = seg;
+	return 0;
+}
+
+/* The estimated distinct keys of segments [a, e); reg is scratch. */
+static double union_of(const uint8_t *seg, uint32_t a, uint32_t e, uint8_t *reg)
+{
+	memset(reg, 0, SET_HLL_REGS);
+	for (uint32_t i = a; i < e; i++)
+		hll_merge(reg, seg + (size_t)i * SET_HLL_REGS, SET_HLL_REGS);
+	return hll_count_bits(reg, SET_HLL_BITS);
+}
+
+/*
+ * Union pre-filters (spec/format.md, "Choosing m, k, blocks and
+ * pre-filters"): a block gets one when skipping it for keys it does not
+ * hold saves more than probing costs. Queries are assumed to be half keys
+ * of the index (passing with P, the share of all distinct keys that the
+ * block's union holds) and half keys absent from it (which pass only as
+ * false positives), so a key passes with about P / 2. A query reads at
+ * least two rows of a block and a probe at most k lines, so keep one when
+ *   (1 - P / 2) * 2 * row_bytes > k * 64.
+ * options.prefilter can force it on or off. The same model gives what a
+ * block costs a query, in bytes: k * 64 + P / 2 * 2 * row_bytes with a
+ * pre-filter, 2 * row_bytes without; and its size, rows plus pre-filter.
+ */
+struct block_model {
+	int keep;       /* a pre-filter pays */
+	uint64_t pre_m; /* its width */
+	double query;   /* bytes a query reads, on average */
+	double space;   /* bytes of rows and pre-filter */
+};
+
+static struct block_model model_block(const bfi_writer *w, const struct plan *p, uint64_t n_sets,
+                                      uint64_t m, double u, double all)
+{
+	struct block_model b;
+	double share = all > 0 ? u / all : 1;
+	share = share > 1 ? 1 : share;
+	double pass = share / 2, row_bytes = row_cost(n_sets);
+	int mode = w->opt.prefilter;
+	b.keep = mode == BFI_PREFILTER_ALWAYS ||
+	         (mode != BFI_PREFILTER_NEVER && (1 - pass) * 2.0 * row_bytes > (double)p->k * 64);
+	/* sized like any filter, for the estimated union plus 15%; whole lines */
+	b.pre_m = b.keep ? width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
+	                             ceil_u64(u * 1.15), p->k)
+	                 : 0;
+	b.keep = b.pre_m > 0; /* a union too large for any filter: no pre-filter */
+	if (p->line_pre)
+		b.pre_m = (b.pre_m + BFI_PRE_LINE_BITS - 1) / BFI_PRE_LINE_BITS * BFI_PRE_LINE_BITS;
+	b.query = b.keep ? (double)p->k * 64 + pass * 2 * row_bytes : 2 * row_bytes;
+	b.space = (double)m * row_bytes + (double)bfi_bits_bytes(b.pre_m);
+	return b;
+}
+
+/*
+ * Cutting blocks for queries (spec/format.md, "Choosing m, k, blocks and
+ * pre-filters"). plan_blocks cuts only where it saves space, so sets of one
+ * width stay in one block, and a key held by a few of them still reads two
+ * whole rows. Cut such a block into q near-equal runs of segments, each
+ * with the pre-filter the rule above gives it, when by that model the runs
+ * cost a query at most SPLIT_GAIN of what the block does and take at most
+ * SPLIT_SPACE of its bytes; of those, take the q whose queries cost least.
+ */
+#define SPLIT_MAX 32     /* parts one block may be cut into */
+#define SPLIT_GAIN 0.75  /* the model's query bytes must fall to this share */
+#define SPLIT_SPACE 1.01 /* while the bytes grow by at most 1% */
+
+struct split {
+	double query, space; /* sums over the parts */
+};
+
+/* Model block [a, e) of segments cut into q parts. */
+static struct split model_split(const bfi_writer *w, const struct plan *p, const uint8_t *seg,
+                                const uint64_t *segw, uint32_t step, uint32_t c, uint32_t a,
+                                uint32_t e, uint32_t q, double all, uint8_t *reg)
+{
+	struct split s = {0, 0};
+	for (uint32_t i = 0; i < q; i++) {
+		uint32_t pa, pe;
+		part_of(a, e, q, i, &pa, &pe);
+		uint64_t n_sets = segment_start(p, step, c, pe) - segment_start(p, step, c, pa);
+		struct block_model b =
+		    model_block(w, p, n_sets, widest_of(segw, pa, pe), union_of(seg, pa, pe, reg), all);
+		s.query += b.query;
+		s.space += b.space;
+	}
+	return s;
+}
+
+/* reg is SET_HLL_REGS bytes of scratch. */
+static int split_blocks(bfi_writer *w, struct plan *p, const uint8_t *seg, const uint64_t *segw,
+                        uint32_t step, uint32_t c, double all, uint8_t *reg)
+{
+	uint32_t *parts = calloc(p->n_blocks, sizeof *parts), total = 0;
+	struct bfi_block *old = NULL;
+	int rc = 0;
+	if (parts == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t b = 0; b < p->n_blocks; b++) {
+		uint32_t a, e;
+		block_segments(p, &p->blocks[b], step, c, &a, &e);
+		struct split base = model_split(w, p, seg, segw, step, c, a, e, 1, all, reg), best = base;
+		parts[b] = 1;
+		for (uint32_t q = 2; q <= e - a && q <= SPLIT_MAX; q++) {
+			if ((double)q * p->k * 64 >= best.query)
+				break; /* q probes alone cost more than the best so far */
+			struct split s = model_split(w, p, seg, segw, step, c, a, e, q, all, reg);
+			if (s.space <= base.space * SPLIT_SPACE && s.query < best.query &&
+			    s.query <= base.query * SPLIT_GAIN) {
+				best = s;
+				parts[b] = q;
+			}
+		}
+		total += parts[b];
+	}
+	if (total == p->n_blocks)
+		goto out;
+	old = p->blocks;
+	p->blocks = calloc(total, sizeof *p->blocks);
+	if (p->blocks == NULL) {
+		p->blocks = old;
+		old = NULL;
+		rc = -ENOMEM;
+		goto out;
+	}
+	uint32_t nb = 0;
+	for (uint32_t b = 0; b < p->n_blocks; b++) {
+		uint32_t a, e;
+		block_segments(p, &old[b], step, c, &a, &e);
+		for (uint32_t i = 0; i < parts[b]; i++) {
+			uint32_t pa, pe;
+			part_of(a, e, parts[b], i, &pa, &pe);
+			set_block(p, nb++, segment_start(p, step, c, pa), segment_start(p, step, c, pe),
+			          widest_of(segw, pa, pe));
+		}
+	}
+	p->n_blocks = total;
+out:
+	free(old);
+	free(parts);
+	return rc;
+}
+
+/*
+ * The flat layout's blocks and pre-filters: plan_blocks for space, then,
+ * unless pre-filters are off or the caller capped the block size, the cuts
+ * that pay for queries, then each block's pre-filter.
+ */
+int plan_flat(bfi_writer *w, struct plan *p)
+{
+	const struct bfi_build_options *o = &w->opt;
+	uint32_t step = segment_step(p->n), c = (p->n + step - 1) / step; /* candidate segments */
+	p->line_pre = !o->classic_prefilters;
+	uint64_t *segw = segment_widths(o, p, step, c);
+	int rc = segw ? plan_blocks(o, p, step, c, segw) : -ENOMEM;
+	if (rc || o->prefilter == BFI_PREFILTER_NEVER) {
+		free(segw);
+		if (rc == 0 && (p->flat_size = bfi_flat_layout(p->blocks, p->n_blocks)) == 0)
+			rc = BFI_E_LIMIT;
+		return rc;
+	}
+	uint8_t *seg = NULL, *reg = malloc(SET_HLL_REGS);
+	rc = reg ? segment_sketches(w, p, step, c, &seg) : -ENOMEM;
+	double all = rc == 0 ? union_of(seg, 0, c, reg) : 0;
+	if (rc == 0 && o->max_block_sets == 0)
+		rc = split_blocks(w, p, seg, segw, step, c, all, reg);
+	for (uint32_t b = 0; rc == 0 && b < p->n_blocks; b++) {
+		struct bfi_block *blk = &p->blocks[b];
+		uint32_t a, e;
+		block_segments(p, blk, step, c, &a, &e);
+		blk->pre_m = model_block(w, p, blk->n_sets, blk->m, union_of(seg, a, e, reg), all).pre_m;
+	}
+	free(seg);
+	free(segw);
+	free(reg);
+	if (rc == 0 && (p->flat_size = bfi_flat_layout(p->blocks, p->n_blocks)) == 0)
+		rc = BFI_E_LIMIT;
+	return rc;
+}

@@ -1,0 +1,147 @@
+/*
+ * plan.c - everything decided before a byte is written: k, the sets'
+ * order (by size, input order, or MinHash clusters), and each layout's
+ * plan from the table below (spec/format.md, "Choosing m, k, blocks and
+ * pre-filters"), all from the sets' summaries (summary.c).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/*
+ * k (spec/format.md, "Choosing m and k"): ceil(log2(1/p)) unless given,
+ * or m/n ln 2 from --bits; at most BFI_MAX_K (bfi_writer_create warns).
+ */
+static uint32_t choose_k(const struct bfi_build_options *o, uint64_t n)
+{
+	if (o->hashes)
+		return o->hashes;
+	if (!o->bits)
+		return filter_k(o->fpr, NULL);
+	double dn = o->expected_keys ? (double)o->expected_keys : n ? (double)n : 1.0;
+	double kd = round((double)o->bits / dn * M_LN2);
+	return kd < 1 ? 1 : kd > BFI_MAX_K ? BFI_MAX_K : (uint32_t)kd;
+}
+
+/*
+ * m for a filter holding n distinct keys at rate o->fpr (filter_m), at
+ * least 64; 0 if that passes BFI_MAX_BITS.
+ */
+uint64_t width_for(const struct bfi_build_options *o, uint64_t n, uint32_t k)
+{
+	if (o->bits)
+		return o->bits;
+	return filter_m(o->expected_keys ? o->expected_keys : n, k, o->fpr);
+}
+static int cmp_by_size(const void *a, const void *b, void *ctx)
+{
+	const uint64_t *sizes = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	if (sizes[x] != sizes[y])
+		return sizes[x] < sizes[y] ? -1 : 1;
+	return (x > y) - (x < y); /* stable: input order among equals */
+}
+/*
+ * Clustered order (spec/format.md, "Ordering sets"): each set's MinHash
+ * sketch, the least of MINHASHES independent hashes of its keys, and the
+ * sets sorted by their sketches: two sets agree on a MinHash with
+ * probability their Jaccard similarity, so similar sets land side by side,
+ * under the same tree nodes. O(keys + N log N).
+ */
+static int cmp_sketch(const void *a, const void *b, void *ctx)
+{
+	const uint64_t *sk = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	for (int i = 0; i < MINHASHES; i++) {
+		uint64_t u = sk[(size_t)x * MINHASHES + i], v = sk[(size_t)y * MINHASHES + i];
+		if (u != v)
+			return u < v ? -1 : 1;
+	}
+	return (x > y) - (x < y);
+}
+
+static int cluster_order(bfi_writer *w, struct plan *p)
+{
+	qsort_r(p->old_of_new, p->n, sizeof *p->old_of_new, cmp_sketch, w->sums.minhash);
+	return 0;
+}
+
+/* The naive layout: every set's filter as wide as the largest set's needs. */
+static int plan_plain(bfi_writer *w, struct plan *p)
+{
+	uint64_t m = width_for(&w->opt, p->max_n, p->k);
+	struct bfi_plain_desc d = {p->n, m, p->k, BFI_HASH_XXH3_MIX, bfi_word_bytes(m),
+	                           BFI_PLAIN_DESC_SIZE};
+	p->plain = d;
+	if (__builtin_mul_overflow((uint64_t)p->n, d.filter_bytes, &p->plain_size) ||
+	    __builtin_add_overflow(p->plain_size, BFI_PLAIN_DESC_SIZE, &p->plain_size))
+		return BFI_E_LIMIT;
+	return 0;
+}
+
+int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
+{
+	const struct bfi_build_options *o = &w->opt;
+	p->k = w->raw ? w->raw->k : choose_k(o, max_n);
+	if (!w->raw && !w->n_filt && width_for(o, max_n, p->k) == 0)
+		return writer_fail(w, BFI_E_LIMIT,
+		                   "a filter for %llu keys at %u hashes needs more than 2^40 bits",
+		                   (unsigned long long)(o->expected_keys ? o->expected_keys : max_n),
+		                   p->k);
+	p->new_of_old = malloc(p->n * sizeof *p->new_of_old);
+	p->old_of_new = malloc(p->n * sizeof *p->old_of_new);
+	p->ones = calloc(p->n, sizeof *p->ones);
+	if (!p->new_of_old || !p->old_of_new || !p->ones)
+		return -ENOMEM;
+	for (uint32_t j = 0; j < p->n; j++)
+		p->old_of_new[j] = j;
+	/* A tree alone clusters by default: similar sets under one parent prune together. */
+	if (o->cluster || (o->layouts == BFI_BUILD_TREE && !o->keep_order && !o->bloofi_incremental)) {
+		int rc = cluster_order(w, p);
+		if (rc)
+			return rc;
+	} else if (!o->keep_order) {
+		qsort_r(p->old_of_new, p->n, sizeof *p->old_of_new, cmp_by_size, (void *)p->distinct);
+	}
+	if ((o->layouts & BFI_BUILD_TREE) && o->bloofi_incremental) {
+		/* the tree's leaf order is the snapshot's; leaves as wide as level 0 will be */
+		p->shape.order = p->old_of_new;
+		int rc = bloofi_incremental(w, p->n, width_for(o, max_n, p->k), p->k,
+		                            o->fanout ? o->fanout : 2, &p->shape);
+		if (rc)
+			return rc;
+	}
+	for (uint32_t j = 0; j < p->n; j++)
+		p->new_of_old[p->old_of_new[j]] = j;
+	p->max_n = max_n;
+	/* each layout asked for, in this order: rambo's k may stand in for the catalog's */
+	static const struct {
+		unsigned layout;
+		int (*plan)(bfi_writer *w, struct plan *p);
+	} planners[] = {
+	    {BFI_BUILD_FLAT, plan_flat},
+	    {BFI_BUILD_RAMBO, plan_rambo},
+	    {BFI_BUILD_TREE, plan_tree},
+	    {BFI_BUILD_PLAIN, plan_plain},
+	};
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < sizeof planners / sizeof *planners; i++)
+		if (o->layouts & planners[i].layout)
+			rc = planners[i].plan(w, p);
+	return rc;
+}
+void plan_free(struct plan *p)
+{
+	free(p->tree_ones);
+	bloofi_shape_free(&p->shape);
+	free(p->cell_of);
+	free(p->cell_ones);
+	free(p->new_of_old);
+	free(p->old_of_new);
+	free(p->block_of);
+	free(p->blocks);
+	free(p->ones);
+}

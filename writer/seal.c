@@ -1,0 +1,173 @@
+/*
+ * seal.c - what binds a snapshot's bytes: the layouts' descriptors, the
+ * chunk and section checksums read back from the written index, the
+ * catalog's digest and the content-derived snapshot id.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "internal.h"
+
+/* Does any flat block have a line pre-filter (format 2.2)? */
+static int line_prefilters(const struct plan *p)
+{
+	for (uint32_t b = 0; p->line_pre && b < p->n_blocks; b++)
+		if (p->blocks[b].pre_m)
+			return 1;
+	return 0;
+}
+int write_descriptors(int fd, const struct plan *p, const struct bfi_section *flat,
+                             const struct bfi_section *plain, const struct bfi_section *rambo,
+                             const struct bfi_section *tree)
+{
+	int rc = 0;
+	if (tree) {
+		uint8_t d[BFI_TREE_DESC_SIZE + BFI_MAX_LEVELS * BFI_LEVEL_ENTRY_SIZE];
+		bfi_tree_desc_encode(d, &p->tree);
+		for (uint32_t l = 0; l < p->tree.levels; l++)
+			bfi_level_encode(d + BFI_TREE_DESC_SIZE + (uint64_t)l * BFI_LEVEL_ENTRY_SIZE,
+			                 &p->levels[l]);
+		rc = pwrite_all(fd, d, BFI_TREE_DESC_SIZE + (size_t)p->tree.levels * BFI_LEVEL_ENTRY_SIZE,
+		                tree->offset);
+	}
+	if (rc)
+		return rc;
+	if (rambo) {
+		uint64_t len = BFI_RAMBO_DESC_SIZE + (uint64_t)p->rambo.reps * BFI_REP_ENTRY_SIZE;
+		uint8_t d[BFI_RAMBO_DESC_SIZE + BFI_MAX_REPS * BFI_REP_ENTRY_SIZE];
+		bfi_rambo_desc_encode(d, &p->rambo);
+		for (uint32_t r = 0; r < p->rambo.reps; r++)
+			bfi_rep_encode(d + BFI_RAMBO_DESC_SIZE + (uint64_t)r * BFI_REP_ENTRY_SIZE, &p->reps[r]);
+		rc = pwrite_all(fd, d, (size_t)len, rambo->offset);
+	}
+	if (flat) {
+		uint64_t len = BFI_FLAT_DESC_SIZE + (uint64_t)p->n_blocks * BFI_BLOCK_ENTRY_SIZE;
+		uint8_t *d = calloc(1, (size_t)len);
+		if (d == NULL)
+			return -ENOMEM;
+		struct bfi_flat_desc fd_ = {p->n, p->k, BFI_HASH_XXH3_MIX, p->n_blocks, 0,
+		                            BFI_FLAT_DESC_SIZE};
+		fd_.flags = line_prefilters(p) ? BFI_FLATF_LINE_PRE : 0;
+		for (uint32_t j = 0; j < p->n && !(fd_.flags & BFI_FLATF_SIZE_ORDER); j++)
+			fd_.flags |= p->old_of_new[j] != j ? BFI_FLATF_SIZE_ORDER : 0;
+		bfi_flat_desc_encode(d, &fd_);
+		for (uint32_t b = 0; b < p->n_blocks; b++)
+			bfi_block_encode(d + BFI_FLAT_DESC_SIZE + (uint64_t)b * BFI_BLOCK_ENTRY_SIZE,
+			                 &p->blocks[b]);
+		rc = pwrite_all(fd, d, (size_t)len, flat->offset);
+		free(d);
+	}
+	if (rc == 0 && plain) {
+		uint8_t d[BFI_PLAIN_DESC_SIZE];
+		bfi_plain_desc_encode(d, &p->plain);
+		rc = pwrite_all(fd, d, sizeof d, plain->offset);
+	}
+	return rc;
+}
+
+/* Read the index back: checksums of chunks [4096, sums_at) and of each section. */
+int checksum_back(bfi_writer *w, int fd, uint64_t sums_at, struct bfi_section *sec,
+                         uint32_t n_sec, uint8_t *table)
+{
+	/* whole chunks, up to 64, in a quarter of the budget */
+	uint64_t chunks = writer_budget(w) / 4 / BFI_CHUNK_SIZE;
+	size_t blen = (size_t)(chunks < 1 ? 1 : chunks > 64 ? 64 : chunks) * BFI_CHUNK_SIZE;
+	uint8_t *buf = malloc(blen);
+	XXH3_state_t *st[BFI_MAX_SECTIONS] = {0};
+	int rc = 0;
+	for (uint32_t i = 0; i < n_sec && rc == 0; i++)
+		if ((st[i] = XXH3_createState()) == NULL || XXH3_64bits_reset(st[i]) != XXH_OK)
+			rc = -ENOMEM;
+	if (buf == NULL)
+		rc = -ENOMEM;
+	uint64_t c = 0;
+	for (uint64_t off = BFI_SECTION_ALIGN; off < sums_at && rc == 0; off += blen) {
+		size_t len = sums_at - off < blen ? (size_t)(sums_at - off) : blen;
+		rc = pread_all(fd, buf, len, off);
+		for (size_t o = 0; rc == 0 && o < len; o += BFI_CHUNK_SIZE, c++) {
+			size_t cl = len - o < BFI_CHUNK_SIZE ? len - o : BFI_CHUNK_SIZE;
+			bfi_put64(table + c * 8, bfi_checksum64(buf + o, cl));
+		}
+		/* Each section is one contiguous span inside the covered bytes. */
+		for (uint32_t i = 0; i < n_sec && rc == 0; i++) {
+			uint64_t a = off > sec[i].offset ? off : sec[i].offset;
+			uint64_t e = sec[i].offset + sec[i].size, b = off + len < e ? off + len : e;
+			if (a < b)
+				XXH3_64bits_update(st[i], buf + (a - off), (size_t)(b - a));
+		}
+		progress(w, "checksums", off + len - BFI_SECTION_ALIGN, sums_at - BFI_SECTION_ALIGN);
+	}
+	for (uint32_t i = 0; i < n_sec; i++) {
+		if (rc == 0)
+			sec[i].checksum = XXH3_64bits_digest(st[i]);
+		XXH3_freeState(st[i]);
+	}
+	free(buf);
+	return rc;
+}
+
+int digest_file(const char *path, uint8_t digest[16], uint64_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	XXH3_state_t *st = XXH3_createState();
+	uint8_t *buf = malloc(1 << 20);
+	int rc = 0;
+	if (st == NULL || buf == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	XXH3_128bits_reset(st);
+	*size = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf, 1 << 20);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		XXH3_128bits_update(st, buf, (size_t)n);
+		*size += (uint64_t)n;
+	}
+	XXH128_hash_t h = XXH3_128bits_digest(st);
+	bfi_put64(digest, h.low64);
+	bfi_put64(digest + 8, h.high64);
+out:
+	free(buf);
+	XXH3_freeState(st);
+	close(fd);
+	return rc;
+}
+
+/* Content-derived id: the same input gives the same id, any change a new one. */
+void snapshot_id(const struct names *names, const uint32_t *old_of_new, const uint8_t *sums,
+                        size_t sums_len, uint32_t k, uint8_t id[16])
+{
+	XXH3_state_t *st = XXH3_createState();
+	uint8_t params[4];
+	bfi_put32(params, k);
+	XXH3_128bits_reset(st);
+	XXH3_128bits_update(st, "bfi snapshot id", 15);
+	XXH3_128bits_update(st, params, sizeof params);
+	XXH3_128bits_update(st, sums, sums_len);
+	for (uint32_t o = 0; o < names->n; o++) {
+		size_t len;
+		const char *p = names_get(names, old_of_new[o], &len);
+		uint8_t l[2];
+		bfi_put16(l, (uint16_t)len);
+		XXH3_128bits_update(st, l, 2);
+		XXH3_128bits_update(st, p, len);
+	}
+	XXH128_hash_t h = XXH3_128bits_digest(st);
+	bfi_put64(id, h.low64);
+	bfi_put64(id + 8, h.high64);
+	XXH3_freeState(st);
+}

@@ -1,0 +1,205 @@
+/*
+ * tree.c - the tree layout's plan (spec/format.md, "Tree section"): its
+ * levels' widths, the levels kept, its pre-filter, and an explicit tree's
+ * child groups.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/*
+ * The tree (spec/format.md, "Tree section"): level 0 holds the sets in
+ * ordinal order, and node j of level l + 1 ORs nodes j d .. j d + d - 1 of
+ * level l. Each level's filters are as wide as its largest node needs: the
+ * sets' own distinct counts at level 0, HyperLogLog estimates of the
+ * unions above (plus 15%). Levels stop below
+ * the first that does not pay for itself. Without level l + 1 a query
+ * scans level l's whole rows, k * nodes_l / 8 bytes; with it, k * nodes_l /
+ * (8 d) bytes of level l + 1 plus k random word loads (a cache line, worth
+ * about 640 bytes of streaming) for each parent that passes, nodes_l / d
+ * times its rate F = (1 - e^(-k n / m))^k. It pays when F <= (d - 1) / 5120.
+ */
+#define TREE_LINE_COST 640.0 /* bytes of streaming one random cache line costs */
+#define TREE_PADDING_FLOOR 1048576.0 /* row padding below this never drops a level */
+
+/*
+ * Prebuilt filters have no keys to estimate unions from: OR the leaves'
+ * bits under each node of level l and read the union's size off its fill,
+ * n = -(m / k) ln(1 - fill), plus the same 15% the HyperLogLog path adds.
+ */
+uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i);
+
+static int filter_union_widest(bfi_writer *w, const struct plan *p, uint32_t l, uint64_t nodes,
+                               double *widest)
+{
+	struct bfi_filter_stats fs;
+	bfi_filter_stats(w->filt[0], &fs);
+	uint64_t bytes = (fs.m + 7) / 8;
+	if (l == 0) {
+		for (uint32_t j = 0; j < p->n; j++)
+			*widest = (double)p->distinct[j] > *widest ? (double)p->distinct[j] : *widest;
+		return 0;
+	}
+	uint8_t *u = calloc((size_t)nodes, (size_t)bytes);
+	if (u == NULL)
+		return -ENOMEM;
+	for (uint32_t j = 0; j < p->n; j++) {
+		uint64_t node = j;
+		for (uint32_t a = 0; a < l; a++)
+			node = tree_up(p, a, node);
+		const uint8_t *b = bfi_filter_bits(w->filt[p->old_of_new[j]]);
+		for (uint64_t x = 0; x < bytes; x++)
+			u[node * bytes + x] |= b[x];
+	}
+	for (uint64_t i = 0; i < nodes; i++) {
+		uint64_t ones = 0;
+		for (uint64_t x = 0; x < bytes; x++)
+			ones += (uint64_t)__builtin_popcount(u[i * bytes + x]);
+		double fill = (double)ones / (double)fs.m;
+		double n = fill < 1 ? -(double)fs.m / fs.k * log1p(-fill) : 1e18;
+		*widest = 1.15 * n > *widest ? 1.15 * n : *widest;
+	}
+	free(u);
+	return 0;
+}
+
+/* The parent, at level l + 1, of node i of level l. */
+uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i)
+{
+	return p->shape.levels ? p->shape.up[l][i] : i / p->tree.fanout;
+}
+
+/* The tree's inner nodes' unions into reg (node i of level l at first[l] + i). */
+static void tree_sketch(bfi_writer *w, const struct plan *p, uint32_t levels, const size_t *first,
+                        uint8_t *reg)
+{
+	for (uint32_t o = 0; o < p->n; o++) {
+		uint64_t node = p->new_of_old[o];
+		for (uint32_t l = 1; l < levels; l++) {
+			node = tree_up(p, l - 1, node);
+			hll_merge(reg + (first[l] + node) * SET_HLL_REGS,
+			          w->sums.hll + (size_t)o * SET_HLL_REGS, SET_HLL_REGS);
+		}
+	}
+}
+
+int plan_tree(bfi_writer *w, struct plan *p)
+{
+	uint32_t d = w->opt.fanout ? w->opt.fanout : w->opt.bloofi_incremental ? 2 : 64;
+	uint64_t nodes[BFI_MAX_LEVELS];
+	uint32_t levels = p->shape.levels;
+	if (levels)
+		memcpy(nodes, p->shape.nodes, sizeof nodes);
+	else
+		levels = bfi_tree_shape(p->n, d, nodes);
+	if (levels == 0)
+		return BFI_E_LIMIT;
+	p->tree_ones = calloc(bfi_rambo_row_bytes(p->n) * 8, sizeof *p->tree_ones);
+	/* inner nodes' unions: HyperLogLog, since sets that share keys overlap */
+	size_t regs = SET_HLL_REGS, inner = 0, first[BFI_MAX_LEVELS];
+	for (uint32_t l = 1; l < levels; l++) {
+		first[l] = inner;
+		inner += nodes[l];
+	}
+	uint8_t *reg = inner ? calloc(inner, regs) : NULL;
+	if (p->tree_ones == NULL || (inner && reg == NULL)) {
+		free(reg);
+		return -ENOMEM;
+	}
+	int rc = 0;
+	p->tree.fanout = d; /* for tree_up */
+	if (reg)
+		tree_sketch(w, p, levels, first, reg);
+	uint32_t kept = 0;
+	for (uint32_t l = 0; l < levels && rc == 0; l++) {
+		double widest = 0;
+		for (uint64_t i = 0; !w->n_filt && i < nodes[l]; i++) {
+			double u = l == 0 ? (double)p->distinct[p->old_of_new[i]]
+			                  : 1.15 * hll_count_bits(reg + (first[l] + i) * regs, SET_HLL_BITS);
+			widest = u > widest ? u : widest;
+		}
+		if (w->n_filt && (rc = filter_union_widest(w, p, l, nodes[l], &widest)))
+			break;
+		uint64_t n = ceil_u64(widest), m = width_for(&w->opt, n, p->k);
+		if (l > 0 && !w->opt.bits && w->opt.expected_keys && n > w->opt.expected_keys) {
+			/*
+			 * --expected-keys sizes every set's filter for that many keys
+			 * (the Bloofi paper's n_expected); an inner node holding more is
+			 * sized for its union instead, at the same rate, so it still
+			 * prunes. The paper's fixed m is --bits.
+			 */
+			m = width_for(&(struct bfi_build_options){.fpr = w->opt.fpr}, n, p->k);
+		}
+		if (m == 0 && l > 0)
+			break; /* a union too large for any filter: no level here or above */
+		if (m == 0) {
+			rc = BFI_E_LIMIT;
+			break;
+		}
+		double fpr = pow(1 - exp(-(double)p->k * (double)n / (double)m), p->k);
+		if (l > 0 && !w->opt.all_levels && fpr > (double)(d - 1) / (8 * TREE_LINE_COST))
+			break; /* too full to pay: this level and all above are not stored */
+		/*
+		 * Nor a level whose padding alone would add more than an eighth of
+		 * the leaves' bytes: a few nodes over many keys still take a whole
+		 * 64-bit word per row (16 times the space their bits need at 4
+		 * nodes), and the union pre-filter does most of their work for less.
+		 */
+		double padding = (double)m * ((double)bfi_rambo_row_bytes(nodes[l]) - (double)nodes[l] / 8);
+		if (l > 0 && !w->opt.all_levels && padding > TREE_PADDING_FLOOR &&
+		    padding > (double)p->levels[0].m * (double)bfi_rambo_row_bytes(nodes[0]) / 8)
+			break;
+		p->levels[l].nodes = nodes[l];
+		p->levels[l].m = m;
+		kept++;
+	}
+	free(reg);
+	if (rc)
+		return rc;
+	struct bfi_tree_desc t = {p->n,    p->k, BFI_HASH_XXH3_MIX,
+	                          d,       kept, BFI_TREE_DESC_SIZE,
+	                          0,       0,    p->shape.levels ? BFI_TREE_EXPLICIT : 0,
+	                          0,       0};
+	for (uint32_t l = kept; p->shape.levels && l < levels; l++) {
+		t.dropped_levels++;
+		t.dropped_nodes += nodes[l];
+	}
+	/*
+	 * A pre-filter over all the sets' keys rejects keys absent from the
+	 * index before the top level is scanned. With flat's cost model and
+	 * P = 1 (it holds every key), a key passes with about 1/2, so keep it
+	 * when half a scan of the top level, k rows, outweighs k probe lines.
+	 */
+	uint64_t top_bytes = bfi_rambo_row_bytes(nodes[kept - 1]);
+	if (w->opt.prefilter == BFI_PREFILTER_ALWAYS ||
+	    (w->opt.prefilter == BFI_PREFILTER_AUTO && 0.5 * (double)top_bytes > 64)) {
+		t.pre_m = width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
+		                    ceil_u64(hll_count_bits(w->sums.all, HLL_BITS) * 1.05),
+		                    p->k); /* 0: none */
+	}
+	p->tree = t;
+	p->tree_size = bfi_tree_layout(p->levels, kept, &p->tree);
+	return p->tree_size ? 0 : BFI_E_LIMIT;
+}
+/* An explicit tree's child groups: where each node's children start. */
+int write_groups(int fd, const struct plan *p, uint64_t sec_off)
+{
+	int rc = 0;
+	for (uint32_t l = 1; (p->tree.flags & BFI_TREE_EXPLICIT) && l < p->tree.levels && rc == 0;
+	     l++) {
+		uint64_t below = p->levels[l - 1].nodes, n = p->levels[l].nodes;
+		uint8_t *g = calloc(n + 1, 4);
+		if (g == NULL)
+			return -ENOMEM;
+		for (uint64_t i = 0; i < below; i++)
+			if (i == 0 || p->shape.up[l - 1][i] != p->shape.up[l - 1][i - 1])
+				bfi_put32(g + (uint64_t)p->shape.up[l - 1][i] * 4, (uint32_t)i);
+		bfi_put32(g + n * 4, (uint32_t)below);
+		rc = pwrite_all(fd, g, (size_t)(n + 1) * 4, sec_off + p->levels[l].groups_offset);
+		free(g);
+	}
+	return rc;
+}
