@@ -132,22 +132,6 @@ static int sink_grow(struct sink *s)
 	return 0;
 }
 
-/* After a file: a table grown for a large one shrinks, so small ones do not sweep it. */
-static void sink_fit(struct sink *s)
-{
-	unsigned bits = SINK_BITS;
-	while (bits < s->bits && ((size_t)1 << (bits - 1)) < s->n)
-		bits++;
-	if (bits + 2 > s->bits)
-		return;
-	bfi_keyhash *t = calloc((size_t)1 << bits, sizeof *t);
-	if (t) {
-		free(s->t);
-		s->t = t;
-		s->bits = bits;
-	}
-}
-
 /* Room for one more key in buf: 0, or 1 when that would pass the thread's share. */
 static int sink_room(struct sink *s)
 {
@@ -339,8 +323,14 @@ static int read_source(void *ctx, uint64_t i, unsigned thread)
 		} else if (rc == 0 && s->chunked) {
 			rc = sink_flush(s);
 		}
-		memset(s->t, 0, ((size_t)1 << s->bits) * sizeof *s->t); /* for the next file */
-		sink_fit(s);
+		/*
+		 * Emptied for the next file (sorting emptied it already). It keeps
+		 * its size: freeing and growing it again for every file cost an
+		 * munmap each, and with threads each of those stops the others to
+		 * flush their TLBs.
+		 */
+		if (!s->sorting || !s->direct)
+			memset(s->t, 0, ((size_t)1 << s->bits) * sizeof *s->t);
 		if (rc && !err[0])
 			snprintf(err, sizeof j->err[i], "%.200s: %s", j->files[i], bfi_strerror(rc));
 		__atomic_fetch_add(&j->keys, s->keys, __ATOMIC_RELAXED);
