@@ -762,7 +762,34 @@ lean_and(const struct lean_slot *slot, uint32_t k, const struct bfi_rblock *b, u
          int avx2)
 {
 	const uint8_t *const *rows = slot->rows;
-	/* packed rows: copied out to whole lines here, where their lines have arrived */
+	if (b->packed && touched == NULL) {
+		/*
+		 * Packed rows, where their lines have arrived: ANDed a 64-bit word
+		 * at a time as each row's word is shifted out, in registers.
+		 * Copying each row out to a whole line first, then ANDing the
+		 * lines, cost a genome batch (65 sets) a fifth of its speed.
+		 */
+		size_t words = (b->n + 63) / 64;
+		for (size_t w = 0; w < words; w++) {
+			uint64_t acc = ~UINT64_C(0);
+			for (uint32_t i = 0; i < k; i++) {
+				const uint8_t *p = rows[i] + 8 * w;
+				unsigned sh = slot->shift[i];
+				uint64_t lo;
+				memcpy(&lo, p, 8);
+				acc &= le64toh(lo) >> sh | (uint64_t)p[8] << 1 << (63 - sh);
+			}
+			if (w + 1 == words && b->n % 64)
+				acc &= (UINT64_C(1) << (b->n % 64)) - 1;
+			for (; acc; acc &= acc - 1)
+				out[n++] = base + (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(acc);
+		}
+		(void)last;
+		(void)and_rows;
+		(void)avx2;
+		return n;
+	}
+	/* packed rows, counting bytes: copied out to whole lines */
 	_Alignas(64) uint8_t lines[BFI_MAX_K * BFI_SHORT_ROW];
 	const uint8_t *copied[BFI_MAX_K];
 	if (b->packed) {

@@ -28,7 +28,7 @@ while [ "$r" -lt "${ROUNDS:-5}" ]; do
 		[ "$v" = new ] && b=$NEW
 		echo "$v N=100000 single: $("$b" bench --layout flat "$W/n5-$v" "$W/n100000/present.txt" | grep '^flat')"
 		echo "$v genome single:   $("$b" bench --layout flat "$W/genome-$v" "$G/data/queries/present.txt" | grep '^flat')"
-		echo "$v genome batch:    $("$b" bench --layout flat --batch 1000 "$W/genome-$v" "$G/data/queries/present.txt" | grep '^flat' | tail -1)"
+		echo "$v genome batch:    $("$b" bench --layout flat --batch 1000 "$W/genome-$v" "$G/data/queries/present.txt" | grep '^batch')"
 	done
 	r=$((r + 1))
 done
