@@ -372,6 +372,19 @@ threads_fasta_ok() {
 	"$BFI" query "$T/fd-1-16M" "$k" | grep -q 'g07'
 }
 check "build --threads: FASTA files give the same bytes at 1 and 2 threads and when spooled" threads_fasta_ok
+# Text documents too: the same bytes at 1 and 2 threads, with stop words.
+threads_text_ok() {
+	mkdir -p "$T/td" &&
+		awk -v d="$T/td" 'BEGIN { srand(5)
+			for (s = 0; s < 60; s++) { f = sprintf("%s/doc%02d.txt", d, s)
+				for (i = 0; i < 300 + 40 * s; i++) printf "word%d%s", int(rand() * 3000), (i % 12 == 11) ? "\n" : " " > f
+				close(f) } }' && printf 'word1 word2 word3\n' >"$T/td-stops" || return 1
+	for t in 1 2; do
+		"$BFI" build -q -o "$T/td$t" --threads "$t" --input text --stop-words "$T/td-stops" "$T/td" || return 1
+	done
+	cmp "$T/td1/index.bfi" "$T/td2/index.bfi" && cmp "$T/td1/catalog.mdb" "$T/td2/catalog.mdb"
+}
+check "build --threads: text documents give the same bytes at 1 and 2 threads" threads_text_ok
 
 # On a terminal, progress shows a phase's rate once it has run a quarter of
 # a second: here the input pauses a second between its first and second

@@ -106,9 +106,9 @@ static const char help[] =
 	"                      Default: a quarter of this machine's memory, %s\n"
 	"                      here, so that a build neither swaps nor, with rows\n"
 	"                      that fit, goes through a scratch file\n"
-	"      --threads N     threads for reading key and FASTA files, sorting keys\n"
-	"                      and filling rows (default: one per online core); the\n"
-	"                      output is the same for any N\n"
+	"      --threads N     threads for reading key, FASTA and text files, sorting\n"
+	"                      keys and filling rows (default: one per online core);\n"
+	"                      the output is the same for any N\n"
 	"  -q, --quiet         no progress and no summary\n"
 	"  -h, --help          show this help\n";
 

@@ -98,8 +98,9 @@ struct bfi_build_options {
 	 * beyond it spill to $TMPDIR.
 	 */
 	uint64_t memory;
-	/* threads for reading key and FASTA files (bfi_writer_add_dir, _add_fasta), sorting and
-	 * filling (0: one per online core); the output is the same whatever it is */
+	/* threads for reading key, FASTA and text files (bfi_writer_add_dir, _add_fasta,
+	 * _add_text), sorting and filling (0: one per online core); the output is the same
+	 * whatever it is */
 	unsigned threads;
 	/*
 	 * Called now and then during long work; phase is a short word such
@@ -203,6 +204,8 @@ BFI_API BFI_MUST_CHECK int bfi_writer_add_fasta(bfi_writer *w, const char *path,
  * less the terms of the file stop_words (NULL: none). A limit or stop list
  * other than the default is recorded in the catalog, so that queries split
  * text the same way; two calls that disagree on them fail [BFI_E_INPUT].
+ * As with bfi_writer_add_dir, the documents are read again by
+ * bfi_writer_finish and must not change in between.
  */
 BFI_API BFI_MUST_CHECK int bfi_writer_add_text(bfi_writer *w, const char *path, unsigned max_term,
                                                const char *stop_words);

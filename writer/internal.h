@@ -148,7 +148,7 @@ void sums_free(struct set_sums *s);
  * Where a set's keys are read from for the second time (sources.c): the
  * spool, or the file that gave them, which must give them again.
  */
-enum { SRC_SPOOL, SRC_KEYS, SRC_FASTA };
+enum { SRC_SPOOL, SRC_KEYS, SRC_FASTA, SRC_TEXT };
 struct set_src {
 	char *path;  /* SRC_KEYS, SRC_FASTA: the file */
 	uint64_t keys, check; /* keys the first reading gave, repeats counted, and the sum of their h1 */
@@ -175,6 +175,7 @@ struct bfi_writer {
 	int text_seen;
 	unsigned text_max;
 	char *text_stops; /* sorted stop words, each followed by '\n' */
+	struct stops *text_stop_list; /* the same, as text.c looks them up */
 	size_t text_stops_len;
 	const struct bfi_rambo_rows *raw; /* fold/stack: rows given, no keys */
 	struct names names;
@@ -299,12 +300,21 @@ size_t writer_key_file_name(const char *file, int gzip, const char **name);
 /* Every canonical k-mer key of a FASTA or FASTQ file, to emit (seq.c); 0, or an error with err set. */
 int seq_file_keys(const char *file, unsigned k, int (*emit)(void *ctx, const char *key, size_t len),
                   void *ctx, char *err, size_t errlen);
+/*
+ * Every term of a text document, less the stop words, as the writer's text
+ * input splits them (text.c), to emit; 0, or an error with err set.
+ */
+int text_file_keys(const bfi_writer *w, const char *file,
+                   int (*emit)(void *ctx, const char *key, size_t len), void *ctx, char *err,
+                   size_t errlen);
+void text_free(bfi_writer *w);
 /* The set name a sequence file gives: *name points into path; returns its length. */
 size_t seq_set_name(const char *path, const char **name);
 
 /*
  * Add the sets of path, a file or a directory of files, each file one set
- * of kind SRC_KEYS or SRC_FASTA (k: the k-mer length), read on threads.
+ * of kind SRC_KEYS, SRC_FASTA (k: the k-mer length) or SRC_TEXT, read on
+ * threads.
  */
 int sources_add(bfi_writer *w, const char *path, int kind, unsigned k);
 /*

@@ -1,6 +1,6 @@
 /*
- * sources.c - sets read from files: a directory of key files, or FASTA and
- * FASTQ files, one set a file, read on threads.
+ * sources.c - sets read from files: a directory of key files, FASTA and
+ * FASTQ files, or text documents, one set a file, read on threads.
  *
  * Each file is read twice. The first time its keys are hashed into the
  * reading thread's buffer, sorted there and counted, and the set's summary
@@ -34,12 +34,14 @@
 #define SINK_BITS 12      /* a thread's table starts with 2^12 slots (64 KiB) */
 
 /* Every key of file, as its kind makes them, to emit; 0, or an error with err set. */
-static int file_keys(int kind, unsigned k, const char *file,
+static int file_keys(const bfi_writer *w, int kind, unsigned k, const char *file,
                      int (*emit)(void *ctx, const char *key, size_t len), void *ctx, char *err,
                      size_t errlen)
 {
 	if (kind == SRC_FASTA)
 		return seq_file_keys(file, k, emit, ctx, err, errlen);
+	if (kind == SRC_TEXT)
+		return text_file_keys(w, file, emit, ctx, err, errlen);
 	struct zin z;
 	int rc = zin_open(&z, file, err, errlen);
 	if (rc)
@@ -311,7 +313,7 @@ static int read_source(void *ctx, uint64_t i, unsigned thread)
 		s->direct = w->direct;
 		s->keys = s->check = 0;
 		s->all = j->all ? j->all[thread] : NULL;
-		rc = file_keys(j->kind, j->k, j->files[i], sink_key, s, err, sizeof j->err[i]);
+		rc = file_keys(w, j->kind, j->k, j->files[i], sink_key, s, err, sizeof j->err[i]);
 		if (rc == 0 && s->direct) {
 			w->sums.distinct[s->ord] = sink_finish(s);
 			struct set_src *src = &w->src[s->ord];
@@ -412,6 +414,8 @@ static int add_files(bfi_writer *w, char **files, size_t n, int kind, unsigned k
 		size_t len;
 		if (kind == SRC_FASTA) {
 			len = seq_set_name(files[i], &name);
+		} else if (kind == SRC_TEXT) {
+			len = writer_file_name(files[i], NULL, 0, &name);
 		} else {
 			int gz = is_gzip(files[i]);
 			if (gz < 0) {
@@ -523,7 +527,7 @@ int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, const bfi_keyhash
 		return rc ? writer_fail_shared(w, rc, "reading spilled keys: %s", bfi_strerror(rc)) : 0;
 	}
 	char err[512] = "";
-	int rc = file_keys(s->kind, w->kmer, s->path, rekey, &r, err, sizeof err);
+	int rc = file_keys(w, s->kind, w->kmer, s->path, rekey, &r, err, sizeof err);
 	if (rc == 0 && r.n)
 		rc = fn(ctx, r.h, r.n);
 	if (rc)

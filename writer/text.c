@@ -85,68 +85,70 @@ static int load_stops(bfi_writer *w, const char *path, unsigned max_term, struct
 	return 0;
 }
 
+/* A document's terms, less the stop words, to emit. */
 struct doc {
-	bfi_writer *w;
-	uint32_t ord;
 	const struct stops *stops;
+	int (*emit)(void *ctx, const char *key, size_t len);
+	void *ctx;
 	char term[BFI_TERM_MAX + 1];
 };
 
-static int add_term(void *ctx, const char *term, size_t len)
+static int doc_term(void *ctx, const char *term, size_t len)
 {
 	struct doc *d = ctx;
-	if (d->stops->n) {
+	if (d->stops && d->stops->n) {
 		memcpy(d->term, term, len);
 		d->term[len] = '\0';
 		const char *key = d->term;
 		if (bsearch(&key, d->stops->w, d->stops->n, sizeof *d->stops->w, cmp_str))
 			return 0;
 	}
-	return bfi_writer_key(d->w, d->ord, term, len);
+	return d->emit(d->ctx, term, len);
 }
 
-static int add_doc(bfi_writer *w, const char *path, const char *name, size_t name_len,
-                   unsigned max_term, const struct stops *stops)
+int text_file_keys(const bfi_writer *w, const char *file,
+                   int (*emit)(void *ctx, const char *key, size_t len), void *ctx, char *err,
+                   size_t errlen)
 {
-	struct doc d = {w, 0, stops, {0}};
-	int rc = writer_new_set(w, path, name, name_len, &d.ord);
-	if (rc)
-		return rc;
+	struct doc *d = malloc(sizeof *d);
+	if (d == NULL) {
+		snprintf(err, errlen, "%s: %s", file, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	*d = (struct doc){w->text_stop_list, emit, ctx, {0}};
 	struct zin z;
-	rc = zin_open(&z, path, w->errmsg, sizeof w->errmsg);
-	if (rc)
+	int rc = zin_open(&z, file, err, errlen);
+	if (rc) {
+		free(d);
 		return rc;
+	}
 	struct bfi_tokenizer t;
-	bfi_tokenizer_init(&t, max_term);
+	bfi_tokenizer_init(&t, w->text_max);
 	char buf[1 << 16];
 	for (;;) {
-		ssize_t got = zin_read(&z, buf, sizeof buf, w->errmsg, sizeof w->errmsg);
+		ssize_t got = zin_read(&z, buf, sizeof buf, err, errlen);
 		if (got < 0) {
 			rc = (int)got;
 			break;
 		}
 		if (got == 0)
 			break;
-		if ((rc = bfi_tokenize(&t, buf, (size_t)got, add_term, &d)))
+		if ((rc = bfi_tokenize(&t, buf, (size_t)got, doc_term, d)))
 			break;
 	}
 	if (rc == 0)
-		rc = bfi_tokenize_end(&t, add_term, &d);
+		rc = bfi_tokenize_end(&t, doc_term, d);
 	zin_close(&z);
+	free(d);
 	return rc;
 }
 
-struct doc_args {
-	unsigned max_term;
-	const struct stops *stops;
-};
-
-static int each_doc(bfi_writer *w, const char *file, void *ctx)
+void text_free(bfi_writer *w)
 {
-	const struct doc_args *a = ctx;
-	const char *name;
-	size_t n = writer_file_name(file, NULL, 0, &name);
-	return add_doc(w, file, name, n, a->max_term, a->stops);
+	if (w->text_stop_list)
+		stops_free(w->text_stop_list);
+	free(w->text_stop_list);
+	w->text_stop_list = NULL;
 }
 
 int bfi_writer_add_text(bfi_writer *w, const char *path, unsigned max_term, const char *stop_words)
@@ -187,6 +189,13 @@ int bfi_writer_add_text(bfi_writer *w, const char *path, unsigned max_term, cons
 		w->text_stops = v;
 		w->text_stops_len = len;
 		v = NULL;
+		/* every later text input has the same list: this one filters them all */
+		if ((w->text_stop_list = malloc(sizeof stops)) == NULL)
+			rc = -ENOMEM;
+		else {
+			*w->text_stop_list = stops;
+			stops = (struct stops){NULL, 0, 0};
+		}
 		/*
 		 * Queries must split text as the documents were: a tokenizer that
 		 * is not the default is recorded in the catalog (spec, "Text keys").
@@ -199,9 +208,7 @@ int bfi_writer_add_text(bfi_writer *w, const char *path, unsigned max_term, cons
 			rc = writer_meta(w, "text_stop_words", w->text_stops, len, "the stop words");
 	}
 	free(v);
-	struct doc_args da = {max_term, &stops};
-	if (rc == 0)
-		rc = writer_each_file(w, path, "documents", each_doc, &da);
 	stops_free(&stops);
-	return rc;
+	/* a document a set, read on threads, and again to fill */
+	return rc ? rc : sources_add(w, path, SRC_TEXT, 0);
 }
