@@ -382,9 +382,16 @@ threads_text_ok() {
 	for t in 1 2; do
 		"$BFI" build -q -o "$T/td$t" --threads "$t" --input text --stop-words "$T/td-stops" "$T/td" || return 1
 	done
-	cmp "$T/td1/index.bfi" "$T/td2/index.bfi" && cmp "$T/td1/catalog.mdb" "$T/td2/catalog.mdb"
+	cmp "$T/td1/index.bfi" "$T/td2/index.bfi" && cmp "$T/td1/catalog.mdb" "$T/td2/catalog.mdb" || return 1
+	mkdir -p "$T/jd" &&
+		awk -v d="$T/jd" 'BEGIN { for (s = 0; s < 40; s++) { f = sprintf("%s/doc%02d.json", d, s)
+			printf "{\"a%d\": {\"b\": [{\"c%d\": 1}, {\"d\": {\"e%d\": {}}}]}}\n", s % 7, s % 5, s > f; close(f) } }' || return 1
+	for t in 1 2; do
+		"$BFI" build -q -o "$T/jd$t" --threads "$t" --input json "$T/jd" || return 1
+	done
+	cmp "$T/jd1/index.bfi" "$T/jd2/index.bfi" && cmp "$T/jd1/catalog.mdb" "$T/jd2/catalog.mdb"
 }
-check "build --threads: text documents give the same bytes at 1 and 2 threads" threads_text_ok
+check "build --threads: text and JSON documents give the same bytes at 1 and 2 threads" threads_text_ok
 
 # On a terminal, progress shows a phase's rate once it has run a quarter of
 # a second: here the input pauses a second between its first and second

@@ -106,9 +106,9 @@ static const char help[] =
 	"                      Default: a quarter of this machine's memory, %s\n"
 	"                      here, so that a build neither swaps nor, with rows\n"
 	"                      that fit, goes through a scratch file\n"
-	"      --threads N     threads for reading key, FASTA and text files, sorting\n"
-	"                      keys and filling rows (default: one per online core);\n"
-	"                      the output is the same for any N\n"
+	"      --threads N     threads for reading key, FASTA, text, JSON and XML\n"
+	"                      files, sorting keys and filling rows (default: one per\n"
+	"                      online core); the output is the same for any N\n"
 	"  -q, --quiet         no progress and no summary\n"
 	"  -h, --help          show this help\n";
 

@@ -98,9 +98,9 @@ struct bfi_build_options {
 	 * beyond it spill to $TMPDIR.
 	 */
 	uint64_t memory;
-	/* threads for reading key, FASTA and text files (bfi_writer_add_dir, _add_fasta,
-	 * _add_text), sorting and filling (0: one per online core); the output is the same
-	 * whatever it is */
+	/* threads for reading key, FASTA, text, JSON and XML files (bfi_writer_add_dir,
+	 * _add_fasta, _add_text, _add_paths), sorting and filling (0: one per online core);
+	 * the output is the same whatever it is */
 	unsigned threads;
 	/*
 	 * Called now and then during long work; phase is a short word such
@@ -218,7 +218,9 @@ BFI_API BFI_MUST_CHECK int bfi_writer_add_text(bfi_writer *w, const char *path, 
  * 8) bounds the depth encoding's sub-paths. The encoding is recorded in the
  * catalog for path queries (bfi_expr_path). Returns 0, BFI_E_INPUT (not
  * well-formed, naming the file and line), BFI_E_LIMIT (deeper than 64
- * levels), BFI_E_DUP_SET, BFI_E_INVALID or -errno.
+ * levels), BFI_E_DUP_SET, BFI_E_INVALID or -errno. As with
+ * bfi_writer_add_dir, the documents are read again by bfi_writer_finish
+ * and must not change in between.
  */
 BFI_API BFI_MUST_CHECK int bfi_writer_add_paths(bfi_writer *w, const char *path, int xml,
                                                 unsigned enc, unsigned path_max);

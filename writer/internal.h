@@ -148,7 +148,7 @@ void sums_free(struct set_sums *s);
  * Where a set's keys are read from for the second time (sources.c): the
  * spool, or the file that gave them, which must give them again.
  */
-enum { SRC_SPOOL, SRC_KEYS, SRC_FASTA, SRC_TEXT };
+enum { SRC_SPOOL, SRC_KEYS, SRC_FASTA, SRC_TEXT, SRC_XML, SRC_JSON };
 struct set_src {
 	char *path;  /* SRC_KEYS, SRC_FASTA: the file */
 	uint64_t keys, check; /* keys the first reading gave, repeats counted, and the sum of their h1 */
@@ -171,6 +171,7 @@ struct bfi_writer {
 	bfi_filter **filt;
 	size_t n_filt, cap_filt;
 	unsigned path_levels; /* JSON/XML input: the deepest document's levels */
+	unsigned path_enc, path_max; /* JSON/XML input: the encoding, the same for every call */
 	/* text input: the tokenizer of the first call, which every later one must match */
 	int text_seen;
 	unsigned text_max;
@@ -308,13 +309,20 @@ int text_file_keys(const bfi_writer *w, const char *file,
                    int (*emit)(void *ctx, const char *key, size_t len), void *ctx, char *err,
                    size_t errlen);
 void text_free(bfi_writer *w);
+/*
+ * Every path key of a JSON or XML document (paths.c), to emit; *deepest (if
+ * not NULL) raised to its depth. 0, or an error with err set.
+ */
+int paths_file_keys(const char *path, int xml, unsigned enc, unsigned path_max,
+                    int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
+                    unsigned *deepest, char *err, size_t errlen);
 /* The set name a sequence file gives: *name points into path; returns its length. */
 size_t seq_set_name(const char *path, const char **name);
 
 /*
  * Add the sets of path, a file or a directory of files, each file one set
- * of kind SRC_KEYS, SRC_FASTA (k: the k-mer length) or SRC_TEXT, read on
- * threads.
+ * of kind SRC_KEYS, SRC_FASTA (k: the k-mer length), SRC_TEXT, SRC_XML or
+ * SRC_JSON, read on threads.
  */
 int sources_add(bfi_writer *w, const char *path, int kind, unsigned k);
 /*

@@ -18,8 +18,8 @@
 #include "internal.h"
 
 struct pdoc {
-	bfi_writer *w;
-	uint32_t ord;
+	int (*emit)(void *ctx, const char *key, size_t len);
+	void *ctx;
 	unsigned enc, path_max;
 	const char *names[BFI_PATH_LEVELS_MAX];
 	size_t lens[BFI_PATH_LEVELS_MAX];
@@ -43,7 +43,7 @@ static int add_key(struct pdoc *d, char kind, unsigned num, const char *const *n
 		d->key_cap = need + 1;
 	}
 	bfi_path_key(d->key, d->key_cap, kind, num, names, lens, n);
-	return bfi_writer_key(d->w, d->ord, d->key, need);
+	return d->emit(d->ctx, d->key, need);
 }
 
 /* An element at level d->depth, whose root path is names[0 .. depth - 1]. */
@@ -135,11 +135,11 @@ static int walk(struct pdoc *d, struct json_object *o)
 	return 0;
 }
 
-/* A whole (possibly gzip) file into memory. */
-static int slurp(bfi_writer *w, const char *path, char **out, size_t *len)
+/* A whole (possibly gzip) file into memory; 0, or an error with err set. */
+static int slurp(const char *path, char **out, size_t *len, char *err, size_t errlen)
 {
 	struct zin z;
-	int rc = zin_open(&z, path, w->errmsg, sizeof w->errmsg);
+	int rc = zin_open(&z, path, err, errlen);
 	if (rc)
 		return rc;
 	size_t cap = 1 << 16, n = 0;
@@ -155,7 +155,7 @@ static int slurp(bfi_writer *w, const char *path, char **out, size_t *len)
 			buf = nb;
 			cap *= 2;
 		}
-		ssize_t got = zin_read(&z, buf + n, cap - n, w->errmsg, sizeof w->errmsg);
+		ssize_t got = zin_read(&z, buf + n, cap - n, err, errlen);
 		if (got < 0)
 			rc = (int)got;
 		else if (got == 0)
@@ -165,7 +165,7 @@ static int slurp(bfi_writer *w, const char *path, char **out, size_t *len)
 	}
 	zin_close(&z);
 	if (rc == -ENOMEM)
-		writer_fail(w, rc, "%s: %s", path, strerror(ENOMEM));
+		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
 	if (rc) {
 		free(buf);
 		return rc;
@@ -175,29 +175,23 @@ static int slurp(bfi_writer *w, const char *path, char **out, size_t *len)
 	return 0;
 }
 
-struct path_args {
-	int xml;
-	unsigned enc, path_max;
-};
-
-static int add_document(bfi_writer *w, const char *path, void *ctx)
+int paths_file_keys(const char *path, int xml, unsigned enc, unsigned path_max,
+                    int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
+                    unsigned *deepest, char *err, size_t errlen)
 {
-	const struct path_args *a = ctx;
-	const char *base;
-	size_t nl = writer_file_name(path, NULL, 0, &base);
 	struct pdoc d;
 	memset(&d, 0, sizeof d);
-	d.w = w;
-	d.enc = a->enc;
-	d.path_max = a->path_max;
-	int rc = writer_new_set(w, path, base, nl, &d.ord);
-	if (rc)
-		return rc;
+	d.emit = emit;
+	d.ctx = ctx;
+	d.enc = enc;
+	d.path_max = path_max;
 	char *text = NULL;
 	size_t len = 0;
-	if ((rc = slurp(w, path, &text, &len)))
+	err[0] = '\0';
+	int rc = slurp(path, &text, &len, err, errlen);
+	if (rc)
 		return rc;
-	if (a->xml) {
+	if (xml) {
 		XML_Parser p = XML_ParserCreate(NULL);
 		if (p == NULL) {
 			free(text);
@@ -206,10 +200,12 @@ static int add_document(bfi_writer *w, const char *path, void *ctx)
 		XML_SetUserData(p, &d);
 		XML_SetElementHandler(p, xml_start, xml_end);
 		if (XML_Parse(p, text, (int)(len > INT32_MAX ? INT32_MAX : len), 1) == XML_STATUS_ERROR &&
-		    d.rc == 0)
-			rc = writer_fail(w, BFI_E_INPUT, "%s:%lu: not well-formed XML: %s", path,
-			                 (unsigned long)XML_GetCurrentLineNumber(p),
-			                 XML_ErrorString(XML_GetErrorCode(p)));
+		    d.rc == 0) {
+			snprintf(err, errlen, "%s:%lu: not well-formed XML: %s", path,
+			         (unsigned long)XML_GetCurrentLineNumber(p),
+			         XML_ErrorString(XML_GetErrorCode(p)));
+			rc = BFI_E_INPUT;
+		}
 		XML_ParserFree(p);
 		for (unsigned i = 0; i < BFI_PATH_LEVELS_MAX; i++)
 			free(d.owned[i]);
@@ -217,7 +213,8 @@ static int add_document(bfi_writer *w, const char *path, void *ctx)
 		struct json_tokener *tok = json_tokener_new_ex(BFI_PATH_LEVELS_MAX * 2 + 2);
 		if (tok == NULL || len > INT32_MAX) {
 			free(text);
-			return tok ? writer_fail(w, BFI_E_LIMIT, "%s: larger than 2 GB", path) : -ENOMEM;
+			snprintf(err, errlen, "%s: %s", path, tok ? "larger than 2 GB" : strerror(ENOMEM));
+			return tok ? BFI_E_LIMIT : -ENOMEM;
 		}
 		struct json_object *o = json_tokener_parse_ex(tok, text, (int)len);
 		enum json_tokener_error je = json_tokener_get_error(tok);
@@ -227,10 +224,12 @@ static int add_document(bfi_writer *w, const char *path, void *ctx)
 			while (o && end < len && (text[end] == ' ' || text[end] == '\n' || text[end] == '\r' ||
 			                          text[end] == '\t'))
 				end++;
-			if (o == NULL || je != json_tokener_success || end < len)
-				rc = writer_fail(w, BFI_E_INPUT, "%s: not JSON: %s", path,
-				                 o == NULL || je != json_tokener_success ? json_tokener_error_desc(je)
-				                                                          : "text after the value");
+			if (o == NULL || je != json_tokener_success || end < len) {
+				snprintf(err, errlen, "%s: not JSON: %s", path,
+				         o == NULL || je != json_tokener_success ? json_tokener_error_desc(je)
+				                                                  : "text after the value");
+				rc = BFI_E_INPUT;
+			}
 		}
 		if (rc == 0)
 			rc = walk(&d, o);
@@ -241,10 +240,12 @@ static int add_document(bfi_writer *w, const char *path, void *ctx)
 	free(d.key);
 	if (rc == 0 && d.rc)
 		rc = d.rc;
-	if (rc == BFI_E_LIMIT)
-		rc = writer_fail(w, BFI_E_LIMIT, "%s: deeper than %u levels", path, BFI_PATH_LEVELS_MAX);
-	if (rc == 0 && d.deepest > w->path_levels)
-		w->path_levels = d.deepest;
+	if (rc == BFI_E_LIMIT && !err[0])
+		snprintf(err, errlen, "%s: deeper than %u levels", path, BFI_PATH_LEVELS_MAX);
+	if (rc && !err[0])
+		snprintf(err, errlen, "%s: %s", path, bfi_strerror(rc));
+	if (rc == 0 && deepest && d.deepest > *deepest)
+		*deepest = d.deepest;
 	return rc;
 }
 
@@ -269,6 +270,8 @@ int bfi_writer_add_paths(bfi_writer *w, const char *path, int xml, unsigned enc,
 		                 "the sub-path limit");
 	if (rc)
 		return rc;
-	struct path_args a = {xml, enc, path_max};
-	return writer_each_file(w, path, "documents", add_document, &a);
+	w->path_enc = enc;
+	w->path_max = path_max;
+	/* a document a set, read on threads, and again to fill */
+	return sources_add(w, path, xml ? SRC_XML : SRC_JSON, 0);
 }

@@ -1,6 +1,7 @@
 /*
  * sources.c - sets read from files: a directory of key files, FASTA and
- * FASTQ files, or text documents, one set a file, read on threads.
+ * FASTQ files, text, JSON or XML documents, one set a file, read on
+ * threads.
  *
  * Each file is read twice. The first time its keys are hashed into the
  * reading thread's buffer, sorted there and counted, and the set's summary
@@ -35,9 +36,12 @@
 
 /* Every key of file, as its kind makes them, to emit; 0, or an error with err set. */
 static int file_keys(const bfi_writer *w, int kind, unsigned k, const char *file,
-                     int (*emit)(void *ctx, const char *key, size_t len), void *ctx, char *err,
-                     size_t errlen)
+                     int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
+                     unsigned *deepest, char *err, size_t errlen)
 {
+	if (kind == SRC_XML || kind == SRC_JSON)
+		return paths_file_keys(file, kind == SRC_XML, w->path_enc, w->path_max, emit, ctx,
+		                       deepest, err, errlen);
 	if (kind == SRC_FASTA)
 		return seq_file_keys(file, k, emit, ctx, err, errlen);
 	if (kind == SRC_TEXT)
@@ -84,6 +88,7 @@ struct sink {
 	int sorting;
 	int direct;   /* still collecting: else the keys go to the spool */
 	uint8_t *all; /* the thread's sketch of the union, or NULL */
+	unsigned deepest; /* JSON/XML: the deepest document the thread read */
 	uint64_t keys, check;
 	struct rec chunk[SPOOL_CHUNK]; /* spooled keys on their way */
 	size_t chunked;
@@ -313,7 +318,8 @@ static int read_source(void *ctx, uint64_t i, unsigned thread)
 		s->direct = w->direct;
 		s->keys = s->check = 0;
 		s->all = j->all ? j->all[thread] : NULL;
-		rc = file_keys(w, j->kind, j->k, j->files[i], sink_key, s, err, sizeof j->err[i]);
+		rc = file_keys(w, j->kind, j->k, j->files[i], sink_key, s, &s->deepest, err,
+		               sizeof j->err[i]);
 		if (rc == 0 && s->direct) {
 			w->sums.distinct[s->ord] = sink_finish(s);
 			struct set_src *src = &w->src[s->ord];
@@ -414,7 +420,7 @@ static int add_files(bfi_writer *w, char **files, size_t n, int kind, unsigned k
 		size_t len;
 		if (kind == SRC_FASTA) {
 			len = seq_set_name(files[i], &name);
-		} else if (kind == SRC_TEXT) {
+		} else if (kind == SRC_TEXT || kind == SRC_XML || kind == SRC_JSON) {
 			len = writer_file_name(files[i], NULL, 0, &name);
 		} else {
 			int gz = is_gzip(files[i]);
@@ -445,6 +451,8 @@ static int add_files(bfi_writer *w, char **files, size_t n, int kind, unsigned k
 	if (rc == 0 && w->opt.progress)
 		w->opt.progress(w->opt.progress_ctx, "sets", n, n);
 	for (unsigned t = 0; j.sink && t < threads; t++) {
+		if (j.sink[t] && j.sink[t]->deepest > w->path_levels)
+			w->path_levels = j.sink[t]->deepest;
 		if (j.sink[t]) {
 			free(j.sink[t]->t);
 			free(j.sink[t]->buf);
@@ -527,7 +535,7 @@ int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, const bfi_keyhash
 		return rc ? writer_fail_shared(w, rc, "reading spilled keys: %s", bfi_strerror(rc)) : 0;
 	}
 	char err[512] = "";
-	int rc = file_keys(w, s->kind, w->kmer, s->path, rekey, &r, err, sizeof err);
+	int rc = file_keys(w, s->kind, w->kmer, s->path, rekey, &r, NULL, err, sizeof err);
 	if (rc == 0 && r.n)
 		rc = fn(ctx, r.h, r.n);
 	if (rc)
