@@ -449,6 +449,14 @@ uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i);
  */
 enum { LK_FLAT, LK_PLAIN, LK_RAMBO, LK_TREE };
 int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, int kind);
+/*
+ * The tree's levels (and pre-filter) and RAMBO's repetitions from their
+ * columns' own filters (columns.c), written at sec_off: 0, 1 if they would
+ * not fit in budget bytes or the tree is explicit (nothing done; stripes
+ * then), or an error.
+ */
+int fill_tree_levels(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget);
+int fill_rambo_reps(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget);
 /* RAMBO's cell tables (rambo.c) and an explicit tree's child groups (tree.c). */
 int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off);
 int write_groups(int fd, const struct plan *p, uint64_t sec_off);

@@ -253,6 +253,12 @@ int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, 
 	 * cuts units larger than this.
 	 */
 	uint64_t budget = writer_budget(w);
+	/* the tree's levels and RAMBO's repetitions from their columns' own filters, where they fit */
+	int cols = kind == LK_TREE    ? fill_tree_levels(w, p, fd, sec_off, budget)
+	           : kind == LK_RAMBO ? fill_rambo_reps(w, p, fd, sec_off, budget)
+	                              : 1;
+	if (cols <= 0)
+		return cols;
 	uint64_t size = kind == LK_FLAT    ? p->flat_size
 	                : kind == LK_PLAIN ? p->plain_size
 	                : kind == LK_RAMBO ? p->rambo_size

@@ -1,0 +1,204 @@
+/*
+ * columns.c - the tree's levels and RAMBO's repetitions built as flat's
+ * blocks are (fill.c): each column of a level or repetition (a tree node,
+ * a RAMBO cell) is the union of some sets, so its filter is filled from
+ * those sets' keys while it is in cache, and 64 finished filters are
+ * transposed into the rows at once. The rows are held in memory and
+ * written once; where they do not fit the budget, stripes.c fills them a
+ * stripe at a time from every key instead.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfi_hash.h"
+#include "internal.h"
+
+/* One level or repetition: m rows of row_bytes, columns 0 .. n - 1. */
+struct columns {
+	bfi_writer *w;
+	const struct plan *p;
+	uint64_t m, row_bytes, n;
+	uint32_t k, first_probe; /* probes first_probe .. first_probe + k - 1 */
+	/* the snapshot ordinals of column c: [a, e) of list, or of 0.. when list is NULL */
+	const uint32_t *list;
+	const uint32_t *starts; /* list: column c's at starts[c] .. starts[c + 1] */
+	uint64_t span;          /* no list: column c holds ordinals c span .. (c + 1) span - 1 */
+	uint8_t *pre;           /* the tree's pre-filter, every key in it, or NULL */
+	uint64_t pre_m;
+	uint64_t *ones;         /* each column's ones, or NULL */
+	uint8_t *rows;
+	uint64_t words;
+	uint64_t **filt;  /* per thread: 64 filters of words 64-bit words */
+	uint8_t **pres;   /* per thread: a pre-filter, ORed into pre at the end */
+};
+
+struct column_fill {
+	const struct columns *c;
+	uint64_t *filt;
+	uint8_t *pre;
+};
+
+static int column_keys(void *ctx, const bfi_keyhash *h, size_t n)
+{
+	const struct column_fill *f = ctx;
+	const struct columns *c = f->c;
+	uint64_t m = c->m, *filt = f->filt, pre_m = c->pre_m;
+	uint32_t k = c->k, first = c->first_probe;
+	for (size_t x = 0; x < n; x++) {
+		for (uint32_t i = 0; i < k; i++) {
+			uint64_t row = bfi_hash_pos(h[x], first + i, m);
+			filt[row / 64] |= UINT64_C(1) << (row % 64);
+		}
+		for (uint32_t i = 0; f->pre && i < k; i++) {
+			uint64_t pos = bfi_hash_pos(h[x], i, pre_m);
+			f->pre[pos / 8] |= (uint8_t)(1u << (pos % 8));
+		}
+	}
+	return 0;
+}
+
+/* Group g: its up to 64 columns' filters, then into the rows. */
+static int column_group(void *ctx, uint64_t g, unsigned thread)
+{
+	const struct columns *c = ctx;
+	const struct plan *p = c->p;
+	uint32_t n = c->n - g * 64 < 64 ? (uint32_t)(c->n - g * 64) : 64;
+	uint64_t *filt = c->filt[thread];
+	memset(filt, 0, (size_t)(n * c->words * 8));
+	for (uint32_t x = 0; x < n; x++) {
+		uint64_t col = g * 64 + x, a, e;
+		if (c->list) {
+			a = c->starts[col];
+			e = c->starts[col + 1];
+		} else {
+			a = col * c->span;
+			e = a + c->span < p->n ? a + c->span : p->n;
+		}
+		struct column_fill f = {c, filt + x * c->words, c->pres ? c->pres[thread] : NULL};
+		for (uint64_t j = a; j < e; j++) {
+			uint32_t set = c->list ? c->list[j] : (uint32_t)j;
+			int rc = set_keys(c->w, p->old_of_new[set], column_keys, &f);
+			if (rc)
+				return rc;
+		}
+		if (c->ones) {
+			uint64_t ones = 0;
+			for (uint64_t i = 0; i < c->words; i++)
+				ones += (uint64_t)__builtin_popcountll(f.filt[i]);
+			c->ones[col] = ones;
+		}
+	}
+	/* whole 64-bit words a row, and 64 columns a group: no word is shared */
+	transpose_filters(filt, c->words, n, c->m, c->rows, c->row_bytes * 8, g * 64, 0);
+	return 0;
+}
+
+/* Fill c's rows and write them at off of fd: 0, 1 if they do not fit in budget, or an error. */
+static int fill_columns(struct columns *c, int fd, uint64_t off, uint64_t budget)
+{
+	uint64_t rows_bytes = c->m * c->row_bytes, filt_bytes, groups = (c->n + 63) / 64;
+	c->words = (c->m + 63) / 64;
+	filt_bytes = 64 * c->words * 8;
+	uint64_t pre_bytes = c->pre ? (c->pre_m + 7) / 8 : 0;
+	if (rows_bytes > budget || rows_bytes > SIZE_MAX || filt_bytes + pre_bytes > budget - rows_bytes)
+		return 1;
+	unsigned threads = pool_threads(c->w->opt.threads);
+	threads = groups < threads ? (unsigned)(groups ? groups : 1) : threads;
+	while (threads > 1 && (filt_bytes + pre_bytes) * threads > budget - rows_bytes)
+		threads--;
+	c->rows = calloc((size_t)rows_bytes ? (size_t)rows_bytes : 1, 1);
+	c->filt = calloc(threads, sizeof *c->filt);
+	c->pres = c->pre ? calloc(threads, sizeof *c->pres) : NULL;
+	int rc = c->rows && c->filt && (!c->pre || c->pres) ? 0 : -ENOMEM;
+	for (unsigned t = 0; rc == 0 && t < threads; t++) {
+		c->filt[t] = malloc((size_t)filt_bytes);
+		if (c->filt[t] == NULL || (c->pre && (c->pres[t] = calloc((size_t)pre_bytes, 1)) == NULL))
+			rc = -ENOMEM;
+	}
+	if (rc == 0)
+		rc = pool_run(threads, groups, column_group, c);
+	for (unsigned t = 0; rc == 0 && c->pre && t < threads; t++)
+		for (uint64_t x = 0; x < pre_bytes; x++)
+			c->pre[x] |= c->pres[t][x];
+	if (rc == 0)
+		rc = pwrite_all(fd, c->rows, (size_t)rows_bytes, off);
+	for (unsigned t = 0; c->filt && t < threads; t++) {
+		free(c->filt[t]);
+		if (c->pres)
+			free(c->pres[t]);
+	}
+	free(c->filt);
+	free(c->pres);
+	free(c->rows);
+	return rc;
+}
+
+int fill_tree_levels(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget)
+{
+	if (p->shape.levels || w->n_filt)
+		return 1; /* explicit shapes and prebuilt filters: stripes */
+	uint64_t pre_bytes = p->tree.pre_m ? (p->tree.pre_m + 7) / 8 : 0;
+	for (uint32_t l = 0; l < p->tree.levels; l++) {
+		const struct bfi_level *lv = &p->levels[l];
+		uint64_t filt = 64 * ((lv->m + 63) / 64) * 8;
+		if (lv->m * lv->row_bytes > budget || filt + 2 * pre_bytes > budget - lv->m * lv->row_bytes)
+			return 1; /* decided before a byte is written */
+	}
+	uint8_t *pre = pre_bytes ? calloc((size_t)pre_bytes, 1) : NULL;
+	if (pre_bytes && pre == NULL)
+		return -ENOMEM;
+	int rc = 0;
+	uint64_t span = 1;
+	for (uint32_t l = 0; rc == 0 && l < p->tree.levels; l++) {
+		const struct bfi_level *lv = &p->levels[l];
+		struct columns c = {w, p, lv->m, lv->row_bytes, lv->nodes, p->tree.k, 0, NULL, NULL, span,
+		                    l == 0 ? pre : NULL, p->tree.pre_m, l == 0 ? p->tree_ones : NULL,
+		                    NULL, 0, NULL, NULL};
+		rc = fill_columns(&c, fd, sec_off + lv->rows_offset, budget);
+		span *= p->tree.fanout;
+		progress(w, "tree levels", l + 1, p->tree.levels);
+	}
+	if (rc == 0 && pre_bytes)
+		rc = pwrite_all(fd, pre, (size_t)pre_bytes, sec_off + p->tree.pre_offset);
+	free(pre);
+	return rc;
+}
+
+int fill_rambo_reps(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget)
+{
+	if (w->n_filt || w->raw)
+		return 1;
+	uint64_t cells = p->rambo.cells;
+	for (uint32_t r = 0; r < p->rambo.reps; r++) {
+		const struct bfi_rep *rp = &p->reps[r];
+		uint64_t filt = 64 * ((rp->m + 63) / 64) * 8;
+		if (rp->m * rp->row_bytes > budget || filt > budget - rp->m * rp->row_bytes)
+			return 1;
+	}
+	uint32_t *starts = malloc((size_t)(cells + 1) * sizeof *starts);
+	uint32_t *list = malloc((size_t)p->n * sizeof *list);
+	int rc = starts && list ? 0 : -ENOMEM;
+	for (uint32_t r = 0; rc == 0 && r < p->rambo.reps; r++) {
+		/* each cell's members, in ordinal order: a counting sort by cell */
+		const uint32_t *cell_of = p->cell_of + (size_t)r * p->n;
+		memset(starts, 0, (size_t)(cells + 1) * sizeof *starts);
+		for (uint32_t j = 0; j < p->n; j++)
+			starts[cell_of[j] + 1]++;
+		for (uint64_t c = 0; c < cells; c++)
+			starts[c + 1] += starts[c];
+		for (uint32_t j = 0; j < p->n; j++)
+			list[starts[cell_of[j]]++] = j;
+		for (uint64_t c = cells; c > 0; c--) /* back to where each cell starts */
+			starts[c] = starts[c - 1];
+		starts[0] = 0;
+		const struct bfi_rep *rp = &p->reps[r];
+		struct columns c = {w, p, rp->m, rp->row_bytes, cells, p->rambo.k, r * p->rambo.k, list,
+		                    starts, 0, NULL, 0, r == 0 ? p->cell_ones : NULL, NULL, 0, NULL, NULL};
+		rc = fill_columns(&c, fd, sec_off + rp->rows_offset, budget);
+		progress(w, "rambo rows", r + 1, p->rambo.reps);
+	}
+	free(starts);
+	free(list);
+	return rc;
+}
