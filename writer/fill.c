@@ -108,15 +108,23 @@ static int fill_set(void *ctx, uint64_t s, unsigned thread)
 	return rc;
 }
 
-/* Group g's filters, filled by fill_set, into the rows. */
-static int transpose_group(void *ctx, uint64_t g, unsigned thread)
+/*
+ * Part of group g's filters, filled by fill_set, into the rows: a group's
+ * words in TRANSPOSE_PARTS runs, so that a few groups still share out
+ * evenly (200 sets are 4 groups).
+ */
+#define TRANSPOSE_PARTS 8u
+
+static int transpose_group(void *ctx, uint64_t item, unsigned thread)
 {
 	struct fill_job *j = ctx;
 	const struct bfi_block *b = j->b;
+	uint64_t g = item / TRANSPOSE_PARTS, part = item % TRANSPOSE_PARTS;
 	uint32_t n = b->n_sets - g * 64 < 64 ? (uint32_t)(b->n_sets - g * 64) : 64;
 	(void)thread;
-	transpose_filters(j->every + g * 64 * j->words, j->words, n, b->m, j->out, b->row_bits, g * 64,
-	                  j->shared_words);
+	transpose_filters_part(j->every + g * 64 * j->words, j->words, n, b->m, j->out, b->row_bits,
+	                       g * 64, j->shared_words, j->words * part / TRANSPOSE_PARTS,
+	                       j->words * (part + 1) / TRANSPOSE_PARTS);
 	return 0;
 }
 
@@ -182,7 +190,7 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	if (rc == 0 && every) {
 		rc = pool_run(threads, b->n_sets, fill_set, &j);
 		if (rc == 0)
-			rc = pool_run(threads, groups, transpose_group, &j);
+			rc = pool_run(threads, groups * TRANSPOSE_PARTS, transpose_group, &j);
 	} else if (rc == 0) {
 		rc = pool_run(threads, groups, fill_group, &j);
 	}

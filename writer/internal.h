@@ -369,6 +369,10 @@ void transpose_slice(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t 
  */
 void transpose_filters(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t m,
                        uint8_t *rows, uint64_t row_bits, uint64_t col, int shared);
+/* The same for the filters' words [w0, w1) only: rows 64 w0 .. 64 w1 - 1. */
+void transpose_filters_part(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t m,
+                            uint8_t *rows, uint64_t row_bits, uint64_t col, int shared, uint64_t w0,
+                            uint64_t w1);
 /*
  * OR count rows of a slice (little-endian words, bit c = column col + c)
  * into the rows at rows, row r from bit r * row_bits.

@@ -366,6 +366,15 @@ static int is_gzip(const char *file)
 	return got == 2 && m[0] == 0x1f && m[1] == 0x8b;
 }
 
+/* Whether each key file is gzip, on the threads: is_gzip's answer in rc[i]. */
+static int gzip_flag(void *ctx, uint64_t i, unsigned thread)
+{
+	struct source_job *j = ctx;
+	(void)thread;
+	j->rc[i] = is_gzip(j->files[i]);
+	return 0;
+}
+
 /* Room in the sources and summaries for every set declared so far. */
 static int sources_grow(bfi_writer *w)
 {
@@ -415,6 +424,8 @@ static int add_files(bfi_writer *w, char **files, size_t n, int kind, unsigned k
 			rc = -ENOMEM;
 	if (rc)
 		rc = writer_fail(w, rc, "%s", strerror(ENOMEM));
+	if (rc == 0 && kind == SRC_KEYS) /* a key file's name depends on it: an open each */
+		pool_run(threads, n, gzip_flag, &j);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const char *name;
 		size_t len;
@@ -423,7 +434,7 @@ static int add_files(bfi_writer *w, char **files, size_t n, int kind, unsigned k
 		} else if (kind == SRC_TEXT || kind == SRC_XML || kind == SRC_JSON) {
 			len = writer_file_name(files[i], NULL, 0, &name);
 		} else {
-			int gz = is_gzip(files[i]);
+			int gz = j.rc[i]; /* is_gzip's, from gzip_flag */
 			if (gz < 0) {
 				rc = writer_fail(w, gz, "%s: %s", files[i], strerror(-gz));
 				break;
