@@ -78,7 +78,9 @@ static int column_group(void *ctx, uint64_t g, unsigned thread)
 		struct column_fill f = {c, filt + x * c->words, c->pres ? c->pres[thread] : NULL};
 		for (uint64_t j = a; j < e; j++) {
 			uint32_t set = c->list ? c->list[j] : (uint32_t)j;
-			int rc = set_keys(c->w, p->old_of_new[set], column_keys, &f);
+			/* prebuilt filters, all of the column's width: the column's is their OR */
+			int rc = c->w->n_filt ? prebuilt_into(c->w, p->old_of_new[set], c->m, f.filt)
+			                      : set_keys(c->w, p->old_of_new[set], column_keys, &f);
 			if (rc)
 				return rc;
 		}
@@ -136,8 +138,8 @@ static int fill_columns(struct columns *c, int fd, uint64_t off, uint64_t budget
 
 int fill_tree_levels(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget)
 {
-	if (p->shape.levels || w->n_filt)
-		return 1; /* explicit shapes and prebuilt filters: stripes */
+	if (p->shape.levels)
+		return 1; /* explicit shapes: stripes */
 	uint64_t pre_bytes = p->tree.pre_m ? (p->tree.pre_m + 7) / 8 : 0;
 	for (uint32_t l = 0; l < p->tree.levels; l++) {
 		const struct bfi_level *lv = &p->levels[l];
@@ -167,8 +169,8 @@ int fill_tree_levels(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_o
 
 int fill_rambo_reps(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget)
 {
-	if (w->n_filt || w->raw)
-		return 1;
+	if (w->raw)
+		return 1; /* rows given: copied */
 	uint64_t cells = p->rambo.cells;
 	for (uint32_t r = 0; r < p->rambo.reps; r++) {
 		const struct bfi_rep *rp = &p->reps[r];

@@ -52,10 +52,26 @@ static int fill_keys(void *ctx, const bfi_keyhash *h, size_t n)
 	return 0;
 }
 
+int prebuilt_into(bfi_writer *w, uint32_t ord, uint64_t m, uint64_t *filt)
+{
+	struct bfi_filter_stats fs;
+	bfi_filter_stats(w->filt[ord], &fs);
+	if (fs.m != m) /* the plan gives every filter its own width (--bits is m) */
+		return writer_fail_shared(w, BFI_E_FILTER_MISMATCH, "a filter of %llu bits for rows of %llu",
+		                          (unsigned long long)fs.m, (unsigned long long)m);
+	const uint8_t *bits = bfi_filter_bits(w->filt[ord]);
+	uint64_t bytes = (m + 7) / 8;
+	for (uint64_t x = 0; x < bytes; x++)
+		filt[x / 8] |= (uint64_t)bits[x] << (8 * (x % 8));
+	return 0;
+}
+
 /* Set the k bits of every key of input set ord in filt (m bits), and in the pre-filter. */
 static int fill_filter(bfi_writer *w, const struct plan *p, const struct bfi_block *b, uint32_t ord,
                        uint64_t *filt, uint8_t *pre)
 {
+	if (w->n_filt) /* a prebuilt filter, as wide as the block (its m is --bits) */
+		return prebuilt_into(w, ord, b->m, filt);
 	struct fill_one f = {p, b, filt, pre};
 	return set_keys(w, ord, fill_keys, &f);
 }

@@ -453,6 +453,8 @@ uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i);
  */
 enum { LK_FLAT, LK_PLAIN, LK_RAMBO, LK_TREE };
 int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, int kind);
+/* OR prebuilt filter ord (m bits, as the plan gives it) into filt, m bits as 64-bit words (fill.c). */
+int prebuilt_into(bfi_writer *w, uint32_t ord, uint64_t m, uint64_t *filt);
 /*
  * The tree's levels (and pre-filter) and RAMBO's repetitions from their
  * columns' own filters (columns.c), written at sec_off: 0, 1 if they would

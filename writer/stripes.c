@@ -276,26 +276,24 @@ int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, 
 	if (kind == LK_FLAT)
 		for (uint32_t b = 0; b < p->n_blocks && rc == 0; b++) {
 			const struct bfi_block *blk = &p->blocks[b];
-			/* from the sets' own filters when the block fits; prebuilt filters take stripes */
-			if (!w->n_filt) {
-				if (end > start)
-					rc = fill_stripe(&c, start, end);
-				start = end = blk->rows_offset;
-				if (rc == 0)
-					rc = fill_block(w, p, b, fd, sec_off, budget);
-				int sliced = rc == 1;
-				if (sliced)
-					rc = fill_block_sliced(w, p, b, fd, sec_off, budget);
-				if (rc == 0) {
-					c.done += bfi_block_rows_bytes(blk->m, blk->row_bits) +
-					          (blk->pre_m ? bfi_bits_bytes(blk->pre_m) : 0);
-					progress(w, sliced ? "rows from slices" : "rows", c.done, c.total);
-					continue;
-				}
-				if (rc < 0)
-					break;
-				rc = 0; /* 1: too large for the budget, so in stripes */
+			/* from the sets' own filters when the block fits */
+			if (end > start)
+				rc = fill_stripe(&c, start, end);
+			start = end = blk->rows_offset;
+			if (rc == 0)
+				rc = fill_block(w, p, b, fd, sec_off, budget);
+			int sliced = rc == 1;
+			if (sliced)
+				rc = fill_block_sliced(w, p, b, fd, sec_off, budget);
+			if (rc == 0) {
+				c.done += bfi_block_rows_bytes(blk->m, blk->row_bits) +
+				          (blk->pre_m ? bfi_bits_bytes(blk->pre_m) : 0);
+				progress(w, sliced ? "rows from slices" : "rows", c.done, c.total);
+				continue;
 			}
+			if (rc < 0)
+				break;
+			rc = 0; /* 1: too large for the budget, so in stripes */
 			/* packed rows run on: any line may end a stripe */
 			uint64_t rows = bfi_block_rows_bytes(blk->m, blk->row_bits);
 			rc = fill_units(&c, &start, &end, blk->rows_offset, blk->rows_offset + rows,
