@@ -8,6 +8,7 @@ root=$(pwd)
 sed -n '/^<!-- example: api.c/,/^```$/p' README.md | sed '1,2d;$d' >"$T/api.c"
 cc=$(sed -n 's/^cc = //p' build.ninja)
 cflags=$(sed -n 's/^cflags = //p' build.ninja)
+incs=$(sed -n 's/^incs = //p' build.ninja) # the tools' include paths: every public header
 ldflags=$(sed -n 's/^ldflags = //p' build.ninja)
 libs=$(sed -n 's/^libs = //p' build.ninja)
 if [ "$(wc -l <"$T/api.c")" -lt 20 ]; then
@@ -15,7 +16,7 @@ if [ "$(wc -l <"$T/api.c")" -lt 20 ]; then
 	exit 0
 fi
 # shellcheck disable=SC2086
-if (cd "$root" && $cc $cflags -Wno-missing-prototypes -o "$T/api" "$T/api.c" $ldflags libbfi.a $libs) 2>"$T/err"; then
+if (cd "$root" && $cc $incs $cflags -Wno-missing-prototypes -o "$T/api" "$T/api.c" $ldflags libbfi.a $libs) 2>"$T/err"; then
 	echo "PASS readme: the C API example compiles with the project's warnings"
 else
 	echo "FAIL readme: the C API example does not compile"
