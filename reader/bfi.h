@@ -227,8 +227,8 @@ BFI_API BFI_MUST_CHECK int bfi_tree_level(const bfi_snapshot *snap, uint32_t l, 
 
 /* One entry of the section table (spec/format.md, "Section table"). */
 struct bfi_section_info {
-	uint32_t kind;       /* 1 flat, 2 chunk checksums, 3 plain, 4 rambo */
-	uint16_t encoding;   /* 0 raw, 1 zstd */
+	uint32_t kind;       /* 1 flat, 2 chunk checksums, 3 plain, 4 rambo, 5 tree */
+	uint16_t encoding;   /* 0 raw; 1 (zstd) is reserved for later kinds, refused in these */
 	uint16_t flags;
 	uint64_t offset;     /* absolute, in index.bfi */
 	uint64_t stored_size;
@@ -260,7 +260,8 @@ BFI_API const uint32_t *bfi_result_ordinals(const bfi_result *res);
  * Which sets may contain key? Never misses a set that holds the key;
  * may return sets that do not (false positives, at the rate that
  * bfi_set_fpr() estimates). Uses the flat layout when the snapshot has
- * one, else plain. Returns 0 or -ENOMEM, BFI_E_INVALID.
+ * one, else the tree, else RAMBO, else plain. Returns 0 or -ENOMEM,
+ * BFI_E_INVALID.
  */
 BFI_API BFI_MUST_CHECK int bfi_query_key(const bfi_snapshot *snap, const void *key,
                                          size_t len, bfi_result *res);

@@ -1,8 +1,7 @@
 /*
  * kmer.c - the distinct k-mer keys of a query sequence, made by
  * format/kmer.c as the writer makes them from FASTA, so that queries meet
- * the keys genome sets were built from (for k <= 32 the same convention as
- * ../shared/data/kmers.c).
+ * the keys genome sets were built from (spec/format.md, "k-mer keys").
  */
 #include <errno.h>
 #include <stdlib.h>

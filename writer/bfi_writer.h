@@ -183,7 +183,8 @@ BFI_API BFI_MUST_CHECK int bfi_seq_read(const char *path, bfi_seq_record_fn fn, 
 
 /*
  * Add sequences as sets of canonical k-mers (spec/format.md, "k-mer
- * keys"), 1 <= k <= 32: path is a FASTA or FASTQ file, plain or gzip, or a
+ * keys"), 1 <= k <= BFI_KMER_MAX (255; past 32 a k-mer's key is its
+ * rolling hash): path is a FASTA or FASTQ file, plain or gzip, or a
  * directory of them (every file not starting with '.', in name order). A
  * file is one set, named after the file less ".gz" and a sequence
  * extension (.fa, .fasta, .fna, .ffn, .fq, .fastq, .seq); with per_record,
