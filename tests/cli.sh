@@ -331,6 +331,14 @@ check "build refuses to overwrite a non-snapshot" sh -c "
 check "build replaces an existing snapshot" "$BFI" build -q -o "$T/snap" "$DATA"
 check "build reports malformed input with its line" sh -c "
 	printf 'a\tx\nnotab\n' | '$BFI' build -q -o '$T/bad2' --tsv - 2>&1 | grep -q '(stdin):2'"
+# The golden snapshot: every layout of the checked-in demo input, byte for
+# byte. A change of the format or of the writer's choices (widths, blocks,
+# order) changes this digest: update it on purpose, with spec/format.md's
+# changelog, never to make the test pass.
+GOLDEN=d666f3a9f1426fa3add37f8c5ddafe29ac7a984227e90a55f99a4fe38abbcea9
+check "golden: the demo input's index.bfi, every layout, has the pinned digest" sh -c "
+	'$BFI' build -q -o '$T/golden' --layout flat,plain,rambo,tree '$DATA' &&
+	sha256sum '$T/golden/index.bfi' | grep -q '^$GOLDEN '"
 # A directory of key files is read on several threads: the same bytes (index
 # and catalog) at --threads 1, 2 and 7, gzip files among them; a damaged
 # one is named with the same message however many threads read.
