@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bfi_catalog.h"
+
 #define BFI_VERSION_STRING "0.1.0"
 
 /* spec: "Conventions" */

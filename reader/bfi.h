@@ -46,6 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bfi_catalog.h"
 #include "bfi_error.h"
 #include "bfi_hash.h"
 

@@ -270,7 +270,7 @@ int bfi_set_find(const bfi_snapshot *s, const char *name, size_t len, uint32_t *
 		return BFI_E_INVALID;
 	if (s->env == NULL)
 		return BFI_E_NO_CATALOG;
-	if (len == 0 || len > 511)
+	if (len == 0 || len > BFI_MAX_NAME)
 		return BFI_E_NOT_FOUND;
 	MDB_val k = {len, (void *)name}, v;
 	MDB_txn *txn;
@@ -308,7 +308,7 @@ int bfi__catalog_check_all(bfi_snapshot *s, struct bfi_bad *bad)
 		if (k.mv_size != 4)
 			BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "set key is not 4 bytes");
 		memcpy(&be, k.mv_data, 4);
-		if (be32toh(be) != expect || v.mv_size <= 16 || v.mv_size - 16 > 511)
+		if (be32toh(be) != expect || v.mv_size <= 16 || v.mv_size - 16 > BFI_MAX_NAME)
 			BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size,
 			    "set ordinals are not 0..n-1 or a record is malformed");
 		if (bfi_get64((const uint8_t *)v.mv_data + 8) > set_width(s, (uint32_t)expect))

@@ -186,7 +186,7 @@ int bfi_expr_path(const bfi_snapshot *s, const char *text, size_t len, bfi_expr 
 	*out = NULL;
 	const void *ev;
 	size_t el;
-	int rc = bfi_catalog_meta(s, "paths", &ev, &el);
+	int rc = bfi_catalog_meta(s, BFI_META_PATHS, &ev, &el);
 	if (rc)
 		return rc == BFI_E_NOT_FOUND ? BFI_E_INVALID : rc; /* not a JSON/XML snapshot */
 	unsigned enc = 0;
@@ -194,8 +194,8 @@ int bfi_expr_path(const bfi_snapshot *s, const char *text, size_t len, bfi_expr 
 		enc |= BFI_PATHS_BREADTH;
 	if ((el == 5 && !memcmp(ev, "depth", 5)) || (el == 13 && !memcmp(ev, "breadth+depth", 13)))
 		enc |= BFI_PATHS_DEPTH;
-	unsigned path_max = meta_uint(s, "path_max", BFI_PATH_MAX_DEFAULT);
-	unsigned levels = meta_uint(s, "path_levels", 0);
+	unsigned path_max = meta_uint(s, BFI_META_PATH_MAX, BFI_PATH_MAX_DEFAULT);
+	unsigned levels = meta_uint(s, BFI_META_PATH_LEVELS, 0);
 	struct pq q;
 	rc = parse(text, len, &q);
 	struct sbuf b = {NULL, 0, 0, 0};

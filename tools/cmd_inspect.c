@@ -166,14 +166,14 @@ static void key_rules(const bfi_snapshot *s, struct key_rules *r)
 {
 	memset(r, 0, sizeof *r);
 	snprintf(r->input, sizeof r->input, "keys");
-	meta_str(s, "input", r->input, sizeof r->input);
-	r->kmer = meta_uint(s, "kmer", 0);
-	r->max_term = meta_uint(s, "text_max_term", 32);
-	r->path_max = meta_uint(s, "path_max", 0);
-	meta_str(s, "paths", r->paths, sizeof r->paths);
+	meta_str(s, BFI_META_INPUT, r->input, sizeof r->input);
+	r->kmer = meta_uint(s, BFI_META_KMER, 0);
+	r->max_term = meta_uint(s, BFI_META_TEXT_MAX_TERM, 32);
+	r->path_max = meta_uint(s, BFI_META_PATH_MAX, 0);
+	meta_str(s, BFI_META_PATHS, r->paths, sizeof r->paths);
 	const void *v;
 	size_t vl;
-	if (bfi_catalog_meta(s, "text_stop_words", &v, &vl) == 0)
+	if (bfi_catalog_meta(s, BFI_META_TEXT_STOP_WORDS, &v, &vl) == 0)
 		for (size_t i = 0; i < vl; i++)
 			r->stop_words += ((const char *)v)[i] == '\n';
 }

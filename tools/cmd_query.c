@@ -787,8 +787,8 @@ static int decide_mode(struct opts *o, const char *fasta)
 static int key_rules(const bfi_snapshot *s, struct opts *o, int keys, const char *path)
 {
 	char input[16] = "keys"; /* absent: keys as given */
-	meta_str(s, "input", input, sizeof input);
-	unsigned k = meta_uint(s, "kmer", 0);
+	meta_str(s, BFI_META_INPUT, input, sizeof input);
+	unsigned k = meta_uint(s, BFI_META_KMER, 0);
 	int given = keys || o->mode == M_EXPR || o->mode == M_PATH || o->text || o->kmer;
 	const char *why = NULL;
 	if (!strcmp(input, "fasta")) {
@@ -958,12 +958,12 @@ int cmd_query(int argc, char **argv)
 		return rc;
 	}
 	if (o.text) { /* the tokenizer the documents were split with, if not the default */
-		unsigned mt = meta_uint(s, "text_max_term", 0);
+		unsigned mt = meta_uint(s, BFI_META_TEXT_MAX_TERM, 0);
 		if (mt >= 1 && mt <= BFI_TERM_MAX)
 			o.max_term = mt;
 		const void *mv;
 		size_t vl;
-		if (bfi_catalog_meta(s, "text_stop_words", &mv, &vl) == 0) {
+		if (bfi_catalog_meta(s, BFI_META_TEXT_STOP_WORDS, &mv, &vl) == 0) {
 			o.stops = mv;
 			o.stops_len = vl;
 		}

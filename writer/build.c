@@ -198,7 +198,7 @@ static int write_catalog(struct finish *f)
 	int rc = 0;
 	if (w->path_levels) { /* known only now: how deep the documents went */
 		char lv[16];
-		rc = writer_meta(w, "path_levels", lv, (size_t)snprintf(lv, sizeof lv, "%u", w->path_levels),
+		rc = writer_meta(w, BFI_META_PATH_LEVELS, lv, (size_t)snprintf(lv, sizeof lv, "%u", w->path_levels),
 		                 "the path levels");
 	}
 	if (rc == 0)

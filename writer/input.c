@@ -21,7 +21,6 @@
 #define WRITER_PROGRAM (3ull << 20)
 /* buffers outside the budget's accounts: file readers, thread stacks, the catalog's pages */
 #define WRITER_SLACK (1ull << 20)
-#define MAX_NAME 511
 
 void bfi_build_options_init(struct bfi_build_options *o)
 {
@@ -93,7 +92,7 @@ int writer_input(bfi_writer *w, const char *kind)
 {
 	int keys = !strcmp(kind, "keys");
 	for (int i = 0; i < w->n_meta; i++)
-		if (!strcmp(w->meta[i].key, "input") && keys)
+		if (!strcmp(w->meta[i].key, BFI_META_INPUT) && keys)
 			return writer_fail(w, BFI_E_INPUT, "inputs disagree on the input kind: keys as "
 			                                   "given after %.*s; one snapshot's keys must all "
 			                                   "be made the same way",
@@ -107,7 +106,7 @@ int writer_input(bfi_writer *w, const char *kind)
 		                                   "given; one snapshot's keys must all be made the "
 		                                   "same way",
 		                   kind);
-	return writer_meta(w, "input", kind, strlen(kind), "the input kind");
+	return writer_meta(w, BFI_META_INPUT, kind, strlen(kind), "the input kind");
 }
 
 const char *bfi_writer_warnings(const bfi_writer *w)
@@ -225,8 +224,8 @@ int bfi_writer_set(bfi_writer *w, const char *name, size_t len, uint32_t *ord)
 {
 	if (w == NULL || ord == NULL || (name == NULL && len) || w->finished)
 		return BFI_E_INVALID;
-	if (len == 0 || len > MAX_NAME)
-		return writer_fail(w, BFI_E_INPUT, "set name must be 1 to %d bytes", MAX_NAME);
+	if (len == 0 || len > BFI_MAX_NAME)
+		return writer_fail(w, BFI_E_INPUT, "set name must be 1 to %u bytes", BFI_MAX_NAME);
 	for (size_t i = 0; i < len; i++)
 		if (name[i] == '\0' || name[i] == '\t' || name[i] == '\n' || name[i] == '\r')
 			return writer_fail(w, BFI_E_INPUT,

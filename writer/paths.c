@@ -264,9 +264,9 @@ int bfi_writer_add_paths(bfi_writer *w, const char *path, int xml, unsigned enc,
 	char num[16];
 	int rc = writer_input(w, "paths");
 	if (rc == 0)
-		rc = writer_meta(w, "paths", es, strlen(es), "the path encoding");
+		rc = writer_meta(w, BFI_META_PATHS, es, strlen(es), "the path encoding");
 	if (rc == 0)
-		rc = writer_meta(w, "path_max", num, (size_t)snprintf(num, sizeof num, "%u", path_max),
+		rc = writer_meta(w, BFI_META_PATH_MAX, num, (size_t)snprintf(num, sizeof num, "%u", path_max),
 		                 "the sub-path limit");
 	if (rc)
 		return rc;

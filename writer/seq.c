@@ -298,7 +298,7 @@ int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_re
 	char num[8];
 	int rc = writer_input(w, "fasta");
 	if (rc == 0)
-		rc = writer_meta(w, "kmer", num, (size_t)snprintf(num, sizeof num, "%u", k),
+		rc = writer_meta(w, BFI_META_KMER, num, (size_t)snprintf(num, sizeof num, "%u", k),
 		                 "the k-mer length");
 	if (rc)
 		return rc;

@@ -202,10 +202,10 @@ int bfi_writer_add_text(bfi_writer *w, const char *path, unsigned max_term, cons
 		 */
 		char num[16];
 		if (max_term != BFI_TERM_DEFAULT)
-			rc = writer_meta(w, "text_max_term", num,
+			rc = writer_meta(w, BFI_META_TEXT_MAX_TERM, num,
 			                 (size_t)snprintf(num, sizeof num, "%u", max_term), "the term length limit");
 		if (rc == 0 && len)
-			rc = writer_meta(w, "text_stop_words", w->text_stops, len, "the stop words");
+			rc = writer_meta(w, BFI_META_TEXT_STOP_WORDS, w->text_stops, len, "the stop words");
 	}
 	free(v);
 	stops_free(&stops);
