@@ -49,6 +49,7 @@
 #include "bfi_catalog.h"
 #include "bfi_error.h"
 #include "bfi_hash.h"
+#include "bfi_layout.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -143,13 +144,7 @@ BFI_API BFI_MUST_CHECK int bfi_check_files(const bfi_snapshot *snap);
  */
 BFI_API const char *bfi_mapped_file(const bfi_snapshot *snap, const void *addr);
 
-/* Layouts a snapshot can hold (bit flags in bfi_info.layouts). */
-enum {
-	BFI_LAYOUT_FLAT = 1u << 0,  /* bit-sliced rows in blocks (spec: "Flat section") */
-	BFI_LAYOUT_PLAIN = 1u << 1, /* N filters one after another, the naive baseline */
-	BFI_LAYOUT_RAMBO = 1u << 2, /* repeated and merged filters (spec: "RAMBO section") */
-	BFI_LAYOUT_TREE = 1u << 3,  /* Bloofi: a tree of OR-aggregated filters (spec: "Tree section") */
-};
+/* Layouts a snapshot can hold: BFI_LAYOUT_* bit flags in bfi_info.layouts (bfi_layout.h). */
 
 /* What a snapshot holds; filled by bfi_info(). */
 struct bfi_info {

@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "bfi_error.h"
+#include "bfi_layout.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,12 +37,12 @@ enum {
 	BFI_PREFILTER_NEVER,
 };
 
-/* Layouts to write (bit flags, as BFI_LAYOUT_* in bfi.h). */
+/* Layouts to write: the BFI_LAYOUT_* flags (bfi_layout.h), also under these names. */
 enum {
-	BFI_BUILD_FLAT = 1u << 0,  /* bit-sliced rows in blocks of their own width */
-	BFI_BUILD_PLAIN = 1u << 1, /* N fixed-width filters one after another */
-	BFI_BUILD_RAMBO = 1u << 2, /* repeated and merged filters (RAMBO) */
-	BFI_BUILD_TREE = 1u << 3,  /* Bloofi: levels of OR-aggregated, bit-sliced nodes */
+	BFI_BUILD_FLAT = BFI_LAYOUT_FLAT,
+	BFI_BUILD_PLAIN = BFI_LAYOUT_PLAIN,
+	BFI_BUILD_RAMBO = BFI_LAYOUT_RAMBO,
+	BFI_BUILD_TREE = BFI_LAYOUT_TREE,
 };
 
 struct bfi_build_options {
