@@ -144,6 +144,12 @@ BFI_API BFI_MUST_CHECK int bfi_check_files(const bfi_snapshot *snap);
  */
 BFI_API const char *bfi_mapped_file(const bfi_snapshot *snap, const void *addr);
 
+/*
+ * This library's version ("0.1.0"), and the index format it writes and
+ * reads (*major, *minor; either may be NULL).
+ */
+BFI_API const char *bfi_version(unsigned *format_major, unsigned *format_minor);
+
 /* Layouts a snapshot can hold: BFI_LAYOUT_* bit flags in bfi_info.layouts (bfi_layout.h). */
 
 /* What a snapshot holds; filled by bfi_info(). */

@@ -583,3 +583,12 @@ const char *bfi_section_kind_name(uint32_t kind)
 		return "unknown";
 	}
 }
+
+const char *bfi_version(unsigned *format_major, unsigned *format_minor)
+{
+	if (format_major)
+		*format_major = BFI_VERSION_MAJOR;
+	if (format_minor)
+		*format_minor = BFI_VERSION_MINOR;
+	return BFI_VERSION_STRING;
+}

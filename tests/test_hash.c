@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "bfi.h"
 #include "format.h"
 #include "test.h"
 
@@ -179,6 +180,19 @@ static void test_positions_spread(void)
 	EXPECT(worst <= 2);
 }
 
+/* The library says which format it is: the one spec/format.md's header table names. */
+static void test_version(void)
+{
+	unsigned major = 0, minor = 99;
+	const char *v = bfi_version(&major, &minor);
+	EXPECT(v && !strcmp(v, BFI_VERSION_STRING) && major == BFI_VERSION_MAJOR &&
+	       minor == BFI_VERSION_MINOR);
+	EXPECT(bfi_version(NULL, NULL) == v);
+	char want[64];
+	snprintf(want, sizeof want, "format %u.%u", major, minor);
+	EXPECT(strstr(spec, want) != NULL);
+}
+
 int main(void)
 {
 	size_t len;
@@ -193,6 +207,7 @@ int main(void)
 	test_run("hash: positions in range for every m", test_positions_in_range);
 	test_run("hash: positions uniform (chi-square)", test_positions_uniform);
 	test_run("hash: k positions never collapse", test_positions_spread);
+	test_run("hash: bfi_version names the format the spec describes", test_version);
 	free(spec);
 	return test_exit();
 }

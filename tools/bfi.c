@@ -5,7 +5,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format.h"
 #include "tools.h"
 
 static const char usage[] =
@@ -71,8 +70,9 @@ int main(int argc, char **argv)
 		return stdout_close("bfi") ? EXIT_USAGE : EXIT_OK;
 	}
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-		printf("bfi %s (format %u.%u)\n", BFI_VERSION_STRING, BFI_VERSION_MAJOR,
-		       BFI_VERSION_MINOR);
+		unsigned major, minor;
+		const char *v = bfi_version(&major, &minor);
+		printf("bfi %s (format %u.%u)\n", v, major, minor);
 		return stdout_close("bfi") ? EXIT_USAGE : EXIT_OK;
 	}
 	const char *kernel = getenv("BFI_KERNEL");
