@@ -195,7 +195,7 @@ BFI_API BFI_MUST_CHECK int bfi_block(const bfi_snapshot *snap, uint32_t i,
                                      struct bfi_block_info *out);
 
 /* One cell of a RAMBO repetition: how many sets it merges, and its fill. */
-struct bfi_rambo_cell {
+struct bfi_rambo_cell_info {
 	uint64_t sets;     /* members */
 	uint64_t bits_set; /* ones in its filter */
 };
@@ -206,7 +206,7 @@ struct bfi_rambo_cell {
  * layout, or rep out of range) or BFI_E_BAD_LAYOUT (a damaged cell table).
  */
 BFI_API BFI_MUST_CHECK int bfi_rambo_rep(const bfi_snapshot *snap, uint32_t rep, uint64_t *m,
-                                         struct bfi_rambo_cell *cells);
+                                         struct bfi_rambo_cell_info *cells);
 
 /*
  * Zero-copy view of repetition rep's rows: *rows points at m rows of

@@ -15,7 +15,8 @@
 
 #include "internal.h"
 
-#define BAD(code, off, len, msg)                                                        \
+/* Note where the catalog is bad, and leave through out (which cleans up). */
+#define BAD_OUT(code, off, len, msg)                                                    \
 	do {                                                                            \
 		bad->offset = (off);                                                    \
 		bad->length = (len);                                                    \
@@ -91,51 +92,51 @@ int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
 	}
 	rc = bfi__map_file(fd, &map, &size, 0, &s->catalog_id);
 	if (rc == BFI_E_NOT_REGULAR)
-		BAD(rc, 0, 0, BFI_CATALOG_NAME " is not a regular file");
+		BAD_OUT(rc, 0, 0, BFI_CATALOG_NAME " is not a regular file");
 	if (rc)
-		BAD(rc, 0, 0, "cannot map catalog");
+		BAD_OUT(rc, 0, 0, "cannot map catalog");
 	if (size != s->lay.hdr.catalog_size)
-		BAD(BFI_E_CATALOG_MISMATCH, 0, size, "catalog size differs from the index's record");
+		BAD_OUT(BFI_E_CATALOG_MISMATCH, 0, size, "catalog size differs from the index's record");
 	if (!trusted) {
 		uint8_t digest[16];
 		bfi_digest128(map, (size_t)size, digest);
 		if (memcmp(digest, s->lay.hdr.catalog_digest, 16) != 0)
-			BAD(BFI_E_CATALOG_MISMATCH, 0, size,
+			BAD_OUT(BFI_E_CATALOG_MISMATCH, 0, size,
 			    "catalog digest differs from the index's record");
 		/* a catalog made to match a resealed header: LMDB must not meet a bad page */
 		const char *why;
 		rc = bfi__lmdb_check(map, size, &why);
 		if (rc)
-			BAD(rc, 0, size, why ? why : "catalog pages out of range");
+			BAD_OUT(rc, 0, size, why ? why : "catalog pages out of range");
 	}
 	rc = lmdb_rc(mdb_env_create(&s->env));
 	if (rc)
-		BAD(rc, 0, 0, "mdb_env_create");
+		BAD_OUT(rc, 0, 0, "mdb_env_create");
 	mdb_env_set_maxdbs(s->env, 4);
 	snprintf(procpath, sizeof procpath, "/proc/self/fd/%d", fd);
 	rc = mdb_env_open(s->env, procpath,
 	                  MDB_RDONLY | MDB_NOLOCK | MDB_NOSUBDIR | MDB_NOTLS | MDB_NORDAHEAD, 0);
 	if (rc) {
 		rc = lmdb_rc(rc);
-		BAD(rc == -ENOENT ? BFI_E_CATALOG : rc, 0, size, "LMDB cannot open the catalog");
+		BAD_OUT(rc == -ENOENT ? BFI_E_CATALOG : rc, 0, size, "LMDB cannot open the catalog");
 	}
 	rc = lmdb_rc(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
 	if (rc)
-		BAD(rc, 0, 0, "mdb_txn_begin");
+		BAD_OUT(rc, 0, 0, "mdb_txn_begin");
 	if (mdb_dbi_open(txn, "meta", 0, &s->dbi_meta) || mdb_dbi_open(txn, "sets", 0, &s->dbi_sets) ||
 	    mdb_dbi_open(txn, "names", 0, &s->dbi_names))
-		BAD(BFI_E_CATALOG, 0, size, "catalog lacks the meta, sets or names database");
+		BAD_OUT(BFI_E_CATALOG, 0, size, "catalog lacks the meta, sets or names database");
 	MDB_val v;
 	rc = get_meta(txn, s->dbi_meta, "format", &v);
 	if (rc || v.mv_size != strlen(BFI_CATALOG_FORMAT) ||
 	    memcmp(v.mv_data, BFI_CATALOG_FORMAT, v.mv_size) != 0)
-		BAD(BFI_E_CATALOG, 0, size, "catalog format tag missing or unknown");
+		BAD_OUT(BFI_E_CATALOG, 0, size, "catalog format tag missing or unknown");
 	rc = get_meta(txn, s->dbi_meta, "snapshot_id", &v);
 	if (rc || v.mv_size != 16 || memcmp(v.mv_data, s->lay.hdr.snapshot_id, 16) != 0)
-		BAD(BFI_E_CATALOG_MISMATCH, 0, size, "catalog snapshot id differs from the index's");
+		BAD_OUT(BFI_E_CATALOG_MISMATCH, 0, size, "catalog snapshot id differs from the index's");
 	rc = get_meta(txn, s->dbi_meta, "n_sets", &v);
 	if (rc || v.mv_size != 8 || bfi_get64(v.mv_data) != s->lay.n_sets)
-		BAD(BFI_E_CATALOG, 0, size, "catalog set count differs from the index's");
+		BAD_OUT(BFI_E_CATALOG, 0, size, "catalog set count differs from the index's");
 	/* Committing a read-only txn keeps the DBI handles for later txns. */
 	rc = lmdb_rc(mdb_txn_commit(txn));
 	txn = NULL;
@@ -295,37 +296,37 @@ int bfi__catalog_check_all(bfi_snapshot *s, struct bfi_bad *bad)
 	uint64_t expect = 0;
 	int rc = lmdb_rc(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
 	if (rc)
-		BAD(rc, 0, 0, "mdb_txn_begin");
+		BAD_OUT(rc, 0, 0, "mdb_txn_begin");
 	rc = get_meta(txn, s->dbi_meta, "hashes", &v);
 	if (rc || v.mv_size != 4 || bfi_get32(v.mv_data) != s->lay.k)
-		BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "catalog 'hashes' differs from the index");
+		BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "catalog 'hashes' differs from the index");
 	rc = lmdb_rc(mdb_cursor_open(txn, s->dbi_sets, &cur));
 	if (rc)
-		BAD(rc, 0, 0, "mdb_cursor_open");
+		BAD_OUT(rc, 0, 0, "mdb_cursor_open");
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), expect++) {
 		uint32_t be;
 		if (k.mv_size != 4)
-			BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "set key is not 4 bytes");
+			BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "set key is not 4 bytes");
 		memcpy(&be, k.mv_data, 4);
 		if (be32toh(be) != expect || v.mv_size <= 16 || v.mv_size - 16 > BFI_MAX_NAME)
-			BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size,
+			BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size,
 			    "set ordinals are not 0..n-1 or a record is malformed");
 		if (bfi_get64((const uint8_t *)v.mv_data + 8) > set_width(s, (uint32_t)expect))
-			BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "set bit count exceeds m");
+			BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "set bit count exceeds m");
 		MDB_val nk = {v.mv_size - 16, (uint8_t *)v.mv_data + 16}, nv;
 		if (mdb_get(txn, s->dbi_names, &nk, &nv) != 0 || nv.mv_size != 4 ||
 		    bfi_get32(nv.mv_data) != expect)
-			BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size,
+			BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size,
 			    "name and ordinal tables disagree");
 	}
 	if (rc != MDB_NOTFOUND)
-		BAD(lmdb_rc(rc), 0, s->lay.hdr.catalog_size, "reading the sets table");
+		BAD_OUT(lmdb_rc(rc), 0, s->lay.hdr.catalog_size, "reading the sets table");
 	if (expect != s->lay.n_sets)
-		BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "catalog holds the wrong number of sets");
+		BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "catalog holds the wrong number of sets");
 	MDB_stat st;
 	if (mdb_stat(txn, s->dbi_names, &st) != 0 || st.ms_entries != expect)
-		BAD(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "names table has extra entries");
+		BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "names table has extra entries");
 	rc = 0;
 out:
 	if (cur)

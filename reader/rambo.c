@@ -216,7 +216,7 @@ int bfi__list_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint32_
 	return 0;
 }
 
-int bfi_rambo_rep(const bfi_snapshot *s, uint32_t rep, uint64_t *m, struct bfi_rambo_cell *cells)
+int bfi_rambo_rep(const bfi_snapshot *s, uint32_t rep, uint64_t *m, struct bfi_rambo_cell_info *cells)
 {
 	if (s == NULL || m == NULL || s->lay.rambo_idx < 0 || rep >= s->lay.rambo.reps)
 		return BFI_E_INVALID;

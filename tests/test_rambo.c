@@ -64,7 +64,7 @@ static double cell_fpr(const bfi_snapshot *s)
 {
 	struct bfi_info in;
 	bfi_info(s, &in);
-	struct bfi_rambo_cell cells[CELLS];
+	struct bfi_rambo_cell_info cells[CELLS];
 	double sum = 0;
 	for (uint32_t r = 0; r < in.rambo_reps; r++) {
 		uint64_t m;

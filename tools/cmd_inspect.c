@@ -84,7 +84,7 @@ static int fill_stats(const bfi_snapshot *s, const struct bfi_info *in, struct f
 static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in, int json)
 {
 	uint64_t B = in->rambo_cells;
-	struct bfi_rambo_cell *cells = malloc(B * sizeof *cells);
+	struct bfi_rambo_cell_info *cells = malloc(B * sizeof *cells);
 	if (cells == NULL)
 		return -12;
 	double psum = 0;

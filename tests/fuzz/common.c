@@ -134,7 +134,7 @@ void fuzz_inspect(const bfi_snapshot *s)
 		double fill, fpr;
 		TRY(bfi_tree_level(s, l, &nodes, &m, &fill, &fpr));
 	}
-	struct bfi_rambo_cell *cells = calloc(in.rambo_cells ? in.rambo_cells : 1, sizeof *cells);
+	struct bfi_rambo_cell_info *cells = calloc(in.rambo_cells ? in.rambo_cells : 1, sizeof *cells);
 	for (uint32_t r = 0; cells && r < in.rambo_reps; r++) {
 		uint64_t m;
 		TRY(bfi_rambo_rep(s, r, &m, cells));
