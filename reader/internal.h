@@ -71,6 +71,9 @@ struct bfi_file_id {
  * NULL).
  */
 int bfi__map_file(int fd, const uint8_t **map, uint64_t *size, int huge, struct bfi_file_id *id);
+/* The identity of a file's state, from its stat (map.c). */
+struct stat;
+void bfi__file_id(const struct stat *st, struct bfi_file_id *id);
 
 /* A RAMBO repetition, ready to query (spec/format.md, "RAMBO section"). */
 struct bfi_rrep {
@@ -119,8 +122,19 @@ struct bfi_snapshot {
  */
 int bfi__catalog_open(bfi_snapshot *snap, int trusted, struct bfi_bad *bad);
 void bfi__catalog_close(bfi_snapshot *snap);
-/* The block holding ordinal ord (which must be < n_sets). */
-const struct bfi_rblock *bfi__block_of(const bfi_snapshot *snap, uint32_t ord);
+/* The block holding ordinal ord (which must be < n_sets): a binary search of the blocks. */
+static inline const struct bfi_rblock *bfi__block_of(const bfi_snapshot *s, uint32_t ord)
+{
+	uint32_t lo = 0, hi = s->lay.flat.n_blocks;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (s->blocks[mid].first <= ord)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &s->blocks[lo];
+}
 
 /*
  * Kernels (kernel.c): AND the k rows of one block, words 64-bit words

@@ -8,8 +8,6 @@
 
 #include "internal.h"
 
-#define HUGE_MIN (2u << 20) /* files at least one 2 MiB folio long get MADV_HUGEPAGE */
-
 #define BAD(code, off, len, msg)                                                        \
 	do {                                                                            \
 		bad->offset = (off);                                                    \
@@ -192,49 +190,6 @@ int bfi__check_index(const uint8_t *map, uint64_t size, struct bfi_layout *lay,
 }
 
 /* What bfi_check_files compares, from one fstat. */
-static void file_id_of(const struct stat *st, struct bfi_file_id *id)
-{
-	id->dev = (uint64_t)st->st_dev;
-	id->ino = (uint64_t)st->st_ino;
-	id->size = (uint64_t)st->st_size;
-	id->mtime_sec = (int64_t)st->st_mtim.tv_sec;
-	id->mtime_nsec = (int64_t)st->st_mtim.tv_nsec;
-}
-
-int bfi__map_file(int fd, const uint8_t **map, uint64_t *size, int huge, struct bfi_file_id *id)
-{
-	struct stat st;
-	if (fstat(fd, &st) != 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return BFI_E_NOT_REGULAR;
-	if (id)
-		file_id_of(&st, id);
-	*size = (uint64_t)st.st_size;
-	*map = NULL;
-	if (*size == 0)
-		return 0;
-	if ((uint64_t)(size_t)*size != *size)
-		return -EFBIG;
-	void *p = mmap(NULL, (size_t)*size, PROT_READ, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-#ifdef MADV_HUGEPAGE
-	/*
-	 * Ask for 2 MiB page-cache folios. Pages that are not cached yet are
-	 * then read in as 2 MiB folios, which a fresh process maps with one
-	 * fault each instead of one per 4-64 KB; on a 13 GB snapshot that
-	 * cuts the faults of 10,000 random queries from about 40,000 to
-	 * 6,300 (tests/bench/RESULTS.md, issue 5). Only a hint: a kernel
-	 * without file THP refuses it, and the mapping works as before.
-	 */
-	if (huge && *size >= HUGE_MIN)
-		(void)madvise(p, (size_t)*size, MADV_HUGEPAGE);
-#endif
-	*map = p;
-	return 0;
-}
-
 /* Decode the (validated) block table into ready-to-query form. */
 static int load_blocks(bfi_snapshot *s)
 {
@@ -266,19 +221,6 @@ static int load_blocks(bfi_snapshot *s)
 			s->max_block_sets = b->n;
 	}
 	return 0;
-}
-
-const struct bfi_rblock *bfi__block_of(const bfi_snapshot *s, uint32_t ord)
-{
-	uint32_t lo = 0, hi = s->lay.flat.n_blocks;
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (s->blocks[mid].first <= ord)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &s->blocks[lo];
 }
 
 int bfi_open(const char *path, unsigned flags, bfi_snapshot **out)
@@ -420,7 +362,7 @@ static int same_file(int fd, const struct bfi_file_id *id)
 	struct bfi_file_id now;
 	if (fstat(fd, &st) != 0)
 		return 0;
-	file_id_of(&st, &now);
+	bfi__file_id(&st, &now);
 	return now.dev == id->dev && now.ino == id->ino && now.size == id->size &&
 	       now.mtime_sec == id->mtime_sec && now.mtime_nsec == id->mtime_nsec;
 }
