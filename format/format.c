@@ -501,17 +501,19 @@ int bfi_filter_header_decode(const uint8_t in[BFI_FILTER_HEADER_SIZE], struct bf
 {
 	if (memcmp(in, BFI_FILTER_MAGIC, 8) != 0)
 		return BFI_E_BAD_MAGIC;
+	/* the version before the checksum, as for the index: another version may
+	 * checksum its header otherwise, and is to be named, not called damaged */
+	h->version = bfi_get16(in + 8);
+	if (h->version != BFI_FILTER_VERSION)
+		return BFI_E_VERSION;
 	if (bfi_get64(in + 56) != bfi_checksum64(in, 56))
 		return BFI_E_HEADER_CHECKSUM;
-	h->version = bfi_get16(in + 8);
 	h->hash_id = bfi_get32(in + 12);
 	h->m = bfi_get64(in + 16);
 	h->k = bfi_get32(in + 24);
 	h->keys = bfi_get64(in + 32);
 	h->bits_set = bfi_get64(in + 40);
 	h->bits_checksum = bfi_get64(in + 48);
-	if (h->version != BFI_FILTER_VERSION)
-		return BFI_E_VERSION;
 	if (bfi_get16(in + 10) != 0 || bfi_get32(in + 28) != 0)
 		return BFI_E_RESERVED;
 	if (h->hash_id != BFI_HASH_XXH3_MIX)

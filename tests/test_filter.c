@@ -262,6 +262,11 @@ static void test_corrupt(void)
 	bfi_filter_header_encode(c, &h);
 	EXPECT_RC(test_write_file(bad, c, len), 0);
 	EXPECT_RC(bfi_filter_load(bad, &f), BFI_E_VERSION);
+	/* another version whose header checksums otherwise: named as a version, as an index is */
+	memcpy(c, b, len);
+	c[8] = 2;
+	EXPECT_RC(test_write_file(bad, c, len), 0);
+	EXPECT_RC(bfi_filter_load(bad, &f), BFI_E_VERSION);
 	/* another hash function, resealed: refused, and an index build names the file */
 	memcpy(c, b, len);
 	h.version = BFI_FILTER_VERSION;
