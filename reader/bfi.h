@@ -312,6 +312,30 @@ BFI_API size_t bfi_expr_keys(const bfi_expr *e);
  */
 BFI_API BFI_MUST_CHECK int bfi_expr_path(const bfi_snapshot *snap, const char *path, size_t len,
                                          bfi_expr **out);
+/* What bfi_expr_text() makes of a text. */
+enum {
+	BFI_TEXT_ALL = 0,   /* the AND of its terms: the documents holding every one */
+	BFI_TEXT_TERMS = 1, /* a term list, for bfi_query_threshold() */
+};
+/*
+ * A text query over a snapshot of text documents (spec/format.md, "Text
+ * keys"): its distinct terms, split by the tokenizer the catalog records
+ * (term length limit, stop words; the defaults where it records none), as
+ * how says. With BFI_TEXT_ALL and no terms left, *out is NULL and 0 is
+ * returned: such a query matches no set. Returns 0, BFI_E_LIMIT (more than
+ * 65,536 terms), BFI_E_INVALID or -ENOMEM.
+ */
+BFI_API BFI_MUST_CHECK int bfi_expr_text(const bfi_snapshot *snap, const char *text, size_t len,
+                                         int how, bfi_expr **out);
+/*
+ * A DNA sequence over a snapshot of genomes (spec/format.md, "k-mer
+ * keys"): the term list of its k-mers, for bfi_query_threshold(); k is the
+ * k-mer length, or 0 for the one the catalog records. Returns 0,
+ * BFI_E_LIMIT (more than 65,536 distinct k-mers), BFI_E_INVALID (no k, or k
+ * out of 1..BFI_KMER_MAX) or -ENOMEM.
+ */
+BFI_API BFI_MUST_CHECK int bfi_expr_kmers(const bfi_snapshot *snap, const char *seq, size_t len,
+                                          unsigned k, bfi_expr **out);
 /* Free an expression and set *e to NULL; NULL-safe. */
 BFI_API void bfi_expr_free(bfi_expr **e);
 

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "bfi.h"
-#include "bfi_text.h"
 #include "bfi_writer.h"
 #include "tools.h"
 
@@ -98,9 +97,6 @@ struct opts {
 	double theta;
 	unsigned kmer;
 	int text;
-	unsigned max_term;     /* --text: the snapshot's tokenizer */
-	const char *stops;     /* its stop words, one per line, sorted; or NULL */
-	size_t stops_len;
 	unsigned layout;
 	int batch;
 	size_t batch_size;
@@ -160,173 +156,35 @@ static void print_query(const struct query *q, int json)
 		out_text(t, n);
 }
 
-/* --text: a query's distinct terms, less the stop words. */
-struct terms {
-	const struct opts *o;
-	char *buf; /* terms, each BFI_TERM_MAX bytes apart */
-	size_t *lens, n, cap;
-};
-
-static int is_stop(const struct opts *o, const char *t, size_t len)
-{
-	for (size_t i = 0; i < o->stops_len;) { /* short lists: a scan will do */
-		const char *nl = memchr(o->stops + i, '\n', o->stops_len - i);
-		size_t l = nl ? (size_t)(nl - (o->stops + i)) : o->stops_len - i;
-		if (l == len && memcmp(o->stops + i, t, len) == 0)
-			return 1;
-		i += l + 1;
-	}
-	return 0;
-}
-
-static int add_text_term(void *ctx, const char *t, size_t len)
-{
-	struct terms *ts = ctx;
-	if (is_stop(ts->o, t, len))
-		return 0;
-	for (size_t i = 0; i < ts->n; i++)
-		if (ts->lens[i] == len && memcmp(ts->buf + i * BFI_TERM_MAX, t, len) == 0)
-			return 0;
-	if (ts->n == ts->cap) {
-		size_t cap = ts->cap ? ts->cap * 2 : 16;
-		char *nb = realloc(ts->buf, cap * BFI_TERM_MAX);
-		if (nb == NULL)
-			return -ENOMEM;
-		ts->buf = nb;
-		size_t *nl = realloc(ts->lens, cap * sizeof *nl);
-		if (nl == NULL)
-			return -ENOMEM;
-		ts->lens = nl;
-		ts->cap = cap;
-	}
-	memcpy(ts->buf + ts->n * BFI_TERM_MAX, t, len);
-	ts->lens[ts->n++] = len;
-	return 0;
-}
-
-/* The distinct terms of text, split as the snapshot's documents were; ts->o set. */
-static int text_terms(const char *text, size_t len, struct terms *ts)
-{
-	struct bfi_tokenizer t;
-	bfi_tokenizer_init(&t, ts->o->max_term);
-	int rc = bfi_tokenize(&t, text, len, add_text_term, ts);
-	return rc ? rc : bfi_tokenize_end(&t, add_text_term, ts);
-}
-
-static void terms_free(struct terms *ts)
-{
-	free(ts->buf);
-	free(ts->lens);
-}
-
 /*
- * --text without --threshold: the AND of the query's terms, as an
- * expression (lower-case terms are never AND/OR), so that it takes the
- * fast conjunction path. No terms at all: *out stays NULL.
+ * A term list: text split as the snapshot's documents were, a sequence's
+ * k-mers (both by the library, from the catalog), or blank-separated words.
  */
-static int make_text_and(const struct opts *o, const char *text, size_t len, bfi_expr **out)
-{
-	struct terms ts = {o, NULL, NULL, 0, 0};
-	int rc = text_terms(text, len, &ts);
-	char *joined = malloc(ts.n * (BFI_TERM_MAX + 1) + 1);
-	size_t at = 0;
-	if (rc == 0 && joined == NULL)
-		rc = -ENOMEM;
-	for (size_t i = 0; rc == 0 && i < ts.n; i++) {
-		memcpy(joined + at, ts.buf + i * BFI_TERM_MAX, ts.lens[i]);
-		at += ts.lens[i];
-		joined[at++] = ' ';
-	}
-	*out = NULL;
-	if (rc == 0 && ts.n)
-		rc = bfi_expr_parse(joined, at, out, NULL);
-	free(joined);
-	terms_free(&ts);
-	return rc;
-}
-
-/* A query may hold 65,536 keys (bfi_expr_parse); a sequence shorter than this has fewer k-mers. */
-#define QUERY_KEYS 65536u
-
-/* A sequence's k-mer keys, end to end, repeats included. */
-struct kmer_list {
-	char *buf;
-	size_t n, klen;
-};
-
-static int add_kmer(void *ctx, const char *key, size_t len)
-{
-	struct kmer_list *kl = ctx;
-	memcpy(kl->buf + kl->n++ * kl->klen, key, len);
-	return 0;
-}
-
-/* Split text into blank-separated words (or k-mers, or terms) and make a term list. */
 static int make_terms(const struct opts *o, const char *text, size_t len, bfi_expr **out)
 {
-	const void **keys = NULL;
-	size_t *lens = NULL, n = 0;
-	char *kmers = NULL;
-	int rc = 0;
-	if (o->text) {
-		struct terms ts = {o, NULL, NULL, 0, 0};
-		rc = text_terms(text, len, &ts);
-		keys = malloc((ts.n ? ts.n : 1) * sizeof *keys);
-		if (rc == 0 && keys == NULL)
-			rc = -ENOMEM;
-		for (size_t i = 0; rc == 0 && i < ts.n; i++)
-			keys[i] = ts.buf + i * BFI_TERM_MAX;
-		if (rc == 0)
-			rc = bfi_expr_terms(keys, ts.lens, ts.n, out);
-		free(keys);
-		terms_free(&ts);
-		return rc;
-	}
-	if (o->kmer) {
-		size_t klen = bfi_kmer_key_len(o->kmer);
-		if (len < QUERY_KEYS) {
-			/* every k-mer, repeats too: the expression drops repeated
-			 * hashes, so a set of the texts here would hash each twice */
-			struct kmer_list kl = {malloc(len * klen + 1), 0, klen};
-			rc = kl.buf ? bfi_kmer_keys(text, len, o->kmer, add_kmer, &kl) : -ENOMEM;
-			kmers = kl.buf;
-			n = kl.n;
-		} else { /* repeats dropped first, or they would count against the limit */
-			rc = bfi_kmers(text, len, o->kmer, &kmers, &n);
+	if (o->text)
+		return bfi_expr_text(o->snap, text, len, BFI_TEXT_TERMS, out);
+	if (o->kmer)
+		return bfi_expr_kmers(o->snap, text, len, o->kmer, out);
+	const void **keys = malloc((len / 2 + 1) * sizeof *keys);
+	size_t *lens = malloc((len / 2 + 1) * sizeof *lens), n = 0;
+	int rc = keys && lens ? 0 : -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < len;) {
+		while (i < len && (text[i] == ' ' || text[i] == '\t'))
+			i++;
+		size_t j = i;
+		while (j < len && text[j] != ' ' && text[j] != '\t')
+			j++;
+		if (j > i) {
+			keys[n] = text + i;
+			lens[n++] = j - i;
 		}
-		if (rc == 0) {
-			keys = malloc((n ? n : 1) * sizeof *keys);
-			lens = malloc((n ? n : 1) * sizeof *lens);
-			if (!keys || !lens)
-				rc = -ENOMEM;
-			for (size_t i = 0; rc == 0 && i < n; i++) {
-				keys[i] = kmers + i * klen;
-				lens[i] = klen;
-			}
-		}
-	} else {
-		keys = malloc((len / 2 + 1) * sizeof *keys);
-		lens = malloc((len / 2 + 1) * sizeof *lens);
-		if (!keys || !lens)
-			rc = -ENOMEM;
-		for (size_t i = 0; rc == 0 && i < len;) {
-			while (i < len && (text[i] == ' ' || text[i] == '\t'))
-				i++;
-			size_t j = i;
-			while (j < len && text[j] != ' ' && text[j] != '\t')
-				j++;
-			if (j > i) {
-				keys[n] = text + i;
-				lens[n++] = j - i;
-			}
-			i = j;
-		}
+		i = j;
 	}
 	if (rc == 0)
 		rc = bfi_expr_terms(keys, lens, n, out);
 	free(keys);
 	free(lens);
-	free(kmers);
 	return rc;
 }
 
@@ -341,7 +199,7 @@ static int compile(const struct opts *o, struct query *q)
 	switch (o->mode) {
 	case M_KEY: rc = bfi_expr_key(q->text, q->len, &q->e); break;
 	case M_EXPR: rc = bfi_expr_parse(q->text, q->len, &q->e, &at); break;
-	case M_TEXT: rc = make_text_and(o, q->text, q->len, &q->e); break;
+	case M_TEXT: rc = bfi_expr_text(o->snap, q->text, q->len, BFI_TEXT_ALL, &q->e); break;
 	case M_PATH: rc = bfi_expr_path(o->snap, q->text, q->len, &q->e); break;
 	default: rc = make_terms(o, q->text, q->len, &q->e); break;
 	}
@@ -842,7 +700,7 @@ int cmd_query(int argc, char **argv)
 	                                     {"keys", no_argument, 0, 'K'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
-	struct opts o = {0, 0, 0, NULL, NULL, M_KEY, 0, 0, 0, BFI_TERM_DEFAULT, NULL, 0, 0, 0, 1000, NULL};
+	struct opts o = {0, 0, 0, NULL, NULL, M_KEY, 0, 0, 0, 0, 0, 1000, NULL};
 	unsigned flags = 0;
 	const char *fasta = NULL;
 	int c, status = EXIT_OK, keys = 0;
@@ -956,17 +814,6 @@ int cmd_query(int argc, char **argv)
 		guard_unwatch(s);
 		bfi_close(&s);
 		return rc;
-	}
-	if (o.text) { /* the tokenizer the documents were split with, if not the default */
-		unsigned mt = meta_uint(s, BFI_META_TEXT_MAX_TERM, 0);
-		if (mt >= 1 && mt <= BFI_TERM_MAX)
-			o.max_term = mt;
-		const void *mv;
-		size_t vl;
-		if (bfi_catalog_meta(s, BFI_META_TEXT_STOP_WORDS, &mv, &vl) == 0) {
-			o.stops = mv;
-			o.stops_len = vl;
-		}
 	}
 	o.snap = s;
 	/*

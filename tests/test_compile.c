@@ -1,0 +1,198 @@
+/*
+ * test_compile.c - queries compiled through the public API answer exactly
+ * as `bfi query` does: text (all terms, and a threshold), DNA sequences
+ * (k-mers from the catalog's k, a threshold) and paths, each over a
+ * snapshot built from that kind of input. The library's answers are
+ * printed as `bfi query --ordinals` prints its own, and the two compared
+ * line for line. Runs ./bfi from the source root.
+ */
+#include <string.h>
+#include <sys/stat.h>
+
+#include "test.h"
+
+/* The query, then each set: its ordinal, and its score for a threshold query. */
+static void answer_line(FILE *out, const char *q, const bfi_result *res, int scored)
+{
+	fprintf(out, "%s", q);
+	const uint32_t *ords = bfi_result_ordinals(res), *sc = bfi_result_scores(res);
+	for (size_t i = 0; i < bfi_result_count(res); i++) {
+		fprintf(out, "\t%u", ords[i]);
+		if (scored)
+			fprintf(out, "\t%u", sc[i]);
+	}
+	fputc('\n', out);
+}
+
+enum kind { TEXT_ALL, TEXT_THRESHOLD, KMERS, PATH };
+
+/* The library's answers to each line of queries, as bfi query prints them, into want. */
+static void library_answers(const char *snap, enum kind kind, const char *queries,
+                            const char *want)
+{
+	bfi_snapshot *s = NULL;
+	bfi_result *res = NULL;
+	EXPECT_RC(bfi_open(snap, 0, &s), 0);
+	EXPECT_RC(bfi_result_create(&res), 0);
+	FILE *in = fopen(queries, "r"), *out = fopen(want, "w");
+	EXPECT(s && res && in && out);
+	char line[4096];
+	while (s && res && in && out && fgets(line, sizeof line, in)) {
+		size_t len = strcspn(line, "\n");
+		line[len] = '\0';
+		bfi_expr *e = NULL;
+		int rc = kind == TEXT_ALL       ? bfi_expr_text(s, line, len, BFI_TEXT_ALL, &e)
+		         : kind == TEXT_THRESHOLD ? bfi_expr_text(s, line, len, BFI_TEXT_TERMS, &e)
+		         : kind == KMERS          ? bfi_expr_kmers(s, line, len, 0, &e)
+		                                  : bfi_expr_path(s, line, len, &e);
+		EXPECT_RC(rc, 0);
+		if (e == NULL || bfi_expr_keys(e) == 0) { /* no term or k-mer: no set */
+			fprintf(out, "%s\n", line);
+			bfi_expr_free(&e);
+			continue;
+		}
+		if (kind == TEXT_THRESHOLD || kind == KMERS)
+			EXPECT_RC(bfi_query_threshold(s, 0, e, kind == KMERS ? 0.8 : 0.5, res), 0);
+		else
+			EXPECT_RC(bfi_query_expr(s, 0, e, res), 0);
+		answer_line(out, line, res, kind == TEXT_THRESHOLD || kind == KMERS);
+		bfi_expr_free(&e);
+	}
+	if (in)
+		fclose(in);
+	if (out)
+		fclose(out);
+	bfi_result_destroy(&res);
+	bfi_close(&s);
+}
+
+/* bfi query's answers (with extra options) against the library's. */
+static void same_as_cli(const char *snap, enum kind kind, const char *queries, const char *opts)
+{
+	char want[4400], got[4400], cmd[14000];
+	snprintf(want, sizeof want, "%s.want", queries);
+	snprintf(got, sizeof got, "%s.got", queries);
+	library_answers(snap, kind, queries, want);
+	snprintf(cmd, sizeof cmd, "./bfi query --ordinals %s '%s' <'%s' >'%s'", opts, snap, queries,
+	         got);
+	EXPECT(system(cmd) == 0);
+	size_t a, b;
+	uint8_t *x = test_read_file(want, &a), *y = test_read_file(got, &b);
+	EXPECT(x && y && a == b && memcmp(x, y, a) == 0);
+	if (x && y && (a != b || memcmp(x, y, a)))
+		fprintf(stderr, "library:\n%.*s\nbfi query:\n%.*s\n", (int)a, (const char *)x, (int)b,
+		        (const char *)y);
+	/* a test that compares nothing passes nothing */
+	EXPECT(a > 0 && memchr(x, '\t', a) != NULL);
+	free(x);
+	free(y);
+}
+
+static void test_text(void)
+{
+	const char *t = test_tmpdir();
+	char dir[4300], stops[4300], snap[4300], q[4300];
+	snprintf(dir, sizeof dir, "%s/docs", t);
+	snprintf(stops, sizeof stops, "%s/stops", t);
+	snprintf(snap, sizeof snap, "%s/text.snap", t);
+	snprintf(q, sizeof q, "%s/text.q", t);
+	EXPECT(mkdir(dir, 0700) == 0);
+	static const char *const docs[] = {
+	    "The quick brown fox jumps over the lazy dog",
+	    "A lazy afternoon: the dog sleeps, the fox waits",
+	    "Compression tools for archives: gzip, bzip2 and xz",
+	    "The web server answers requests; a proxy caches them",
+	    "Brown bread and quick recipes for a lazy cook",
+	};
+	for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
+		char p[4400];
+		snprintf(p, sizeof p, "%s/doc%zu", dir, i);
+		EXPECT(test_write_file(p, docs[i], strlen(docs[i])) == 0);
+	}
+	EXPECT(test_write_file(stops, "the a and for\n", 14) == 0);
+	char cmd[14000];
+	/* a term limit and stop words other than the defaults: they must come from the catalog */
+	snprintf(cmd, sizeof cmd, "./bfi build -q -o '%s' --input text --max-term 5 --stop-words '%s' '%s'",
+	         snap, stops, dir);
+	EXPECT(system(cmd) == 0);
+	const char *queries = "the lazy dog\nQuick Brown\ncompression\nthe and a\nlazy fox waits\n"
+	                      "afternoons\nweb server proxy\n";
+	EXPECT(test_write_file(q, queries, strlen(queries)) == 0);
+	same_as_cli(snap, TEXT_ALL, q, "");
+	same_as_cli(snap, TEXT_THRESHOLD, q, "-t 0.5");
+}
+
+static void test_kmers(void)
+{
+	const char *t = test_tmpdir();
+	char dir[4300], snap[4300], q[4300];
+	snprintf(dir, sizeof dir, "%s/fa", t);
+	snprintf(snap, sizeof snap, "%s/fa.snap", t);
+	snprintf(q, sizeof q, "%s/fa.q", t);
+	EXPECT(mkdir(dir, 0700) == 0);
+	uint64_t st = 42;
+	char seq[8][2001];
+	for (int g = 0; g < 8; g++) {
+		for (int i = 0; i < 2000; i++)
+			seq[g][i] = "ACGT"[test_rand(&st) % 4];
+		seq[g][2000] = '\0';
+		char p[4400], body[2100];
+		snprintf(p, sizeof p, "%s/g%d.fa", dir, g);
+		int n = snprintf(body, sizeof body, ">g%d\n%s\n", g, seq[g]);
+		EXPECT(test_write_file(p, body, (size_t)n) == 0);
+	}
+	char cmd[14000];
+	snprintf(cmd, sizeof cmd, "./bfi build -q -o '%s' --input fasta --kmer 21 '%s'", snap, dir);
+	EXPECT(system(cmd) == 0);
+	/* reads from the genomes, one mutated past 0.8, one absent, one short */
+	FILE *f = fopen(q, "w");
+	EXPECT(f != NULL);
+	for (int g = 0; f && g < 8; g++) {
+		char read[151];
+		memcpy(read, seq[g] + 100 * g, 150);
+		read[150] = '\0';
+		if (g == 3)
+			for (int i = 0; i < 150; i += 10)
+				read[i] = read[i] == 'A' ? 'C' : 'A';
+		fprintf(f, "%s\n", read);
+	}
+	if (f) {
+		fprintf(f, "ACGTTGCAACGTTGCAACGTTGCAACGT\nACGT\n");
+		fclose(f);
+	}
+	same_as_cli(snap, KMERS, q, "-t 0.8");
+}
+
+static void test_paths(void)
+{
+	const char *t = test_tmpdir();
+	char dir[4300], snap[4300], q[4300];
+	snprintf(dir, sizeof dir, "%s/json", t);
+	snprintf(snap, sizeof snap, "%s/json.snap", t);
+	snprintf(q, sizeof q, "%s/json.q", t);
+	EXPECT(mkdir(dir, 0700) == 0);
+	static const char *const docs[] = {
+	    "{\"a\": {\"b\": {\"c\": 1}}}",
+	    "{\"a\": [{\"x\": {\"c\": 2}}, {\"b\": 3}]}",
+	    "{\"root\": {\"a\": {\"b\": {\"d\": {}}}}}",
+	};
+	for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
+		char p[4400];
+		snprintf(p, sizeof p, "%s/d%zu.json", dir, i);
+		EXPECT(test_write_file(p, docs[i], strlen(docs[i])) == 0);
+	}
+	char cmd[14000];
+	snprintf(cmd, sizeof cmd, "./bfi build -q -o '%s' --input json '%s'", snap, dir);
+	EXPECT(system(cmd) == 0);
+	const char *queries = "/a/b\na/b\n/a/*/c\nb/d\n/root/a\nx/c\n";
+	EXPECT(test_write_file(q, queries, strlen(queries)) == 0);
+	same_as_cli(snap, PATH, q, "");
+}
+
+int main(void)
+{
+	test_run("compile: text, all terms and a threshold, as bfi query answers", test_text);
+	test_run("compile: DNA reads as k-mers at the catalog's k, as bfi query answers", test_kmers);
+	test_run("compile: paths over JSON documents, as bfi query answers", test_paths);
+	return test_exit();
+}
