@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "bfi.h"
-#include "bfi_writer.h"
+#include "bfi_seq.h"
 #include "tools.h"
 
 static const char help[] =

@@ -23,6 +23,7 @@
 
 #include "bfi_error.h"
 #include "bfi_layout.h"
+#include "bfi_seq.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -169,18 +170,7 @@ BFI_API BFI_MUST_CHECK int bfi_writer_key(bfi_writer *w, uint32_t ord, const voi
  */
 BFI_API BFI_MUST_CHECK int bfi_writer_add_dir(bfi_writer *w, const char *dir);
 
-/*
- * Read the records of a FASTA or FASTQ file, plain or gzip ("-" reads
- * standard input), as spec/format.md "k-mer keys" describes: fn gets each
- * record's id (up to the first blank) and its sequence with line ends and
- * blanks left out (other letters kept). A nonzero return from fn stops the
- * reading and is returned. A malformed file gives BFI_E_INPUT and err
- * (errlen bytes, may be NULL) says where; -errno for I/O.
- */
-typedef int (*bfi_seq_record_fn)(void *ctx, const char *id, size_t id_len, const char *seq,
-                                 size_t len);
-BFI_API BFI_MUST_CHECK int bfi_seq_read(const char *path, bfi_seq_record_fn fn, void *ctx,
-                                        char *err, size_t errlen);
+/* Reading FASTA and FASTQ records: bfi_seq_read() (bfi_seq.h). */
 
 /*
  * Add sequences as sets of canonical k-mers (spec/format.md, "k-mer

@@ -13,6 +13,7 @@
 #include "bfi_hash.h"
 #include "bfi_writer.h"
 #include "format.h"
+#include "zin.h"
 
 /* Set names and their ordinals: an arena plus an open-addressing index. */
 struct names {
@@ -85,25 +86,6 @@ int spool_iter_set(struct spool_iter *it, struct spool *sp, uint32_t ord);
 int spool_iter_next(struct spool_iter *it, struct rec *r);
 void spool_iter_end(struct spool_iter *it);
 
-/*
- * An input file, gzip-compressed or not (zin.c): gzip members are
- * decompressed in turn, and bytes after the last one, or a member cut
- * short, are an error [BFI_E_INPUT] where zlib's gzread would stop quietly.
- */
-enum { ZIN_START, ZIN_PLAIN, ZIN_MEMBER, ZIN_BETWEEN, ZIN_END, ZIN_FAILED };
-struct zin {
-	int fd, state, z_live;
-	z_stream z;
-	unsigned char *in;
-	size_t have, pos; /* bytes in in[], and how many of them are used */
-	uint64_t offset;  /* of in[0] in the file */
-	const char *label;
-};
-/* Open path ("-": standard input); 0, or -errno with err set. */
-int zin_open(struct zin *r, const char *path, char *err, size_t errlen);
-/* Up to n bytes into buf: how many (0 at the end), or BFI_E_INPUT / -errno with err set. */
-ssize_t zin_read(struct zin *r, void *buf, size_t n, char *err, size_t errlen);
-void zin_close(struct zin *r);
 
 /*
  * HyperLogLog sketches (summary.c): register i of 2^bits takes the

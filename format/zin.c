@@ -16,7 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "bfi_error.h"
+#include "zin.h"
 
 #define ZIN_BUF (1u << 17)
 
