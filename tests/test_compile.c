@@ -88,6 +88,18 @@ static void same_as_cli(const char *snap, enum kind kind, const char *queries, c
 	free(y);
 }
 
+/* A directory of n documents, named prefix0, prefix1 ... plus suffix. */
+static void write_docs(const char *dir, const char *prefix, const char *suffix,
+                       const char *const *docs, size_t n)
+{
+	EXPECT(mkdir(dir, 0700) == 0);
+	for (size_t i = 0; i < n; i++) {
+		char p[4400];
+		snprintf(p, sizeof p, "%s/%s%zu%s", dir, prefix, i, suffix);
+		EXPECT(test_write_file(p, docs[i], strlen(docs[i])) == 0);
+	}
+}
+
 static void test_text(void)
 {
 	const char *t = test_tmpdir();
@@ -96,7 +108,6 @@ static void test_text(void)
 	snprintf(stops, sizeof stops, "%s/stops", t);
 	snprintf(snap, sizeof snap, "%s/text.snap", t);
 	snprintf(q, sizeof q, "%s/text.q", t);
-	EXPECT(mkdir(dir, 0700) == 0);
 	static const char *const docs[] = {
 	    "The quick brown fox jumps over the lazy dog",
 	    "A lazy afternoon: the dog sleeps, the fox waits",
@@ -104,11 +115,7 @@ static void test_text(void)
 	    "The web server answers requests; a proxy caches them",
 	    "Brown bread and quick recipes for a lazy cook",
 	};
-	for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
-		char p[4400];
-		snprintf(p, sizeof p, "%s/doc%zu", dir, i);
-		EXPECT(test_write_file(p, docs[i], strlen(docs[i])) == 0);
-	}
+	write_docs(dir, "doc", "", docs, sizeof docs / sizeof *docs);
 	EXPECT(test_write_file(stops, "the a and for\n", 14) == 0);
 	char cmd[14000];
 	/* a term limit and stop words other than the defaults: they must come from the catalog */
@@ -170,17 +177,12 @@ static void test_paths(void)
 	snprintf(dir, sizeof dir, "%s/json", t);
 	snprintf(snap, sizeof snap, "%s/json.snap", t);
 	snprintf(q, sizeof q, "%s/json.q", t);
-	EXPECT(mkdir(dir, 0700) == 0);
 	static const char *const docs[] = {
 	    "{\"a\": {\"b\": {\"c\": 1}}}",
 	    "{\"a\": [{\"x\": {\"c\": 2}}, {\"b\": 3}]}",
 	    "{\"root\": {\"a\": {\"b\": {\"d\": {}}}}}",
 	};
-	for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
-		char p[4400];
-		snprintf(p, sizeof p, "%s/d%zu.json", dir, i);
-		EXPECT(test_write_file(p, docs[i], strlen(docs[i])) == 0);
-	}
+	write_docs(dir, "d", ".json", docs, sizeof docs / sizeof *docs);
 	char cmd[14000];
 	snprintf(cmd, sizeof cmd, "./bfi build -q -o '%s' --input json '%s'", snap, dir);
 	EXPECT(system(cmd) == 0);
