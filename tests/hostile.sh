@@ -40,17 +40,21 @@ sweep_ok() {
 check "a user's PATH.tmp-* backup and a symlinked victim survive builds at PATH" sweep_ok
 
 # A build killed as it began leaves mkdtemp's 0700 directory empty, or with
-# part of its marker: the next build removes both. An empty directory of
-# another mode, and a 0700 one with anything else in it, stay.
+# part of its marker; one killed as it ended, an empty directory of its
+# final mode: the next build removes all three. A directory with anything
+# else in it stays, whatever its mode, and so does an empty one whose name
+# mkdtemp did not make.
 start_ok() {
 	mkdir -m 0700 "$T/ssnap.tmp-aaaaaa" "$T/ssnap.tmp-bbbbbb" "$T/ssnap.tmp-dddddd" &&
 		: >"$T/ssnap.tmp-bbbbbb/.bfi-staging" && chmod 0700 "$T/ssnap.tmp-bbbbbb" &&
-		mkdir -m 0755 "$T/ssnap.tmp-cccccc" && : >"$T/ssnap.tmp-dddddd/notes" &&
+		mkdir -m 0755 "$T/ssnap.tmp-cccccc" "$T/ssnap.tmp-eeeeee" "$T/ssnap.tmp-mine" &&
+		: >"$T/ssnap.tmp-dddddd/notes" && : >"$T/ssnap.tmp-eeeeee/notes" &&
 		"$BFI" build -q -o "$T/ssnap" "$DATA" || return 1
-	[ ! -e "$T/ssnap.tmp-aaaaaa" ] && [ ! -e "$T/ssnap.tmp-bbbbbb" ] &&
-		[ -d "$T/ssnap.tmp-cccccc" ] && [ -f "$T/ssnap.tmp-dddddd/notes" ]
+	[ ! -e "$T/ssnap.tmp-aaaaaa" ] && [ ! -e "$T/ssnap.tmp-bbbbbb" ] && [ ! -e "$T/ssnap.tmp-cccccc" ] &&
+		[ -f "$T/ssnap.tmp-dddddd/notes" ] && [ -f "$T/ssnap.tmp-eeeeee/notes" ] &&
+		[ -d "$T/ssnap.tmp-mine" ]
 }
-check "the empty or half-marked 0700 directory of a build killed as it began is swept" start_ok
+check "the empty or half-marked directories of builds killed as they began or ended are swept" start_ok
 
 # A build stopped while it stages holds its lock; a build at the same path
 # from another pid namespace, where its pid means nothing, leaves it alone.

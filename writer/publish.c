@@ -263,15 +263,49 @@ int staging_begin(struct staging *st, const char *path, char *err, size_t errlen
  * Publish the staged snapshot at path. Two builds may race to a new path:
  * the loser's rename finds a directory there, and goes the exchange way.
  *
- * The marker goes with the staged directory into place, so that no moment
- * leaves the staging name unmarked while it holds a snapshot: after an
- * exchange one renameat moves it on into the replaced snapshot's
- * directory (still locked: the lock belongs to the open file), and after
- * a plain rename it is removed once the rename is durable. A build killed
- * in between leaves a stray marker in the published snapshot, which is
- * harmless and which the next replacement carries away.
+ * No moment may leave the staging name unmarked while it holds a
+ * snapshot. Before an exchange the snapshot to be replaced gets a marker
+ * of its own, locked by this build (old_mark), so that the exchange brings
+ * it to the staging name already marked; the marker that went with the
+ * staged directory into place is then removed. After a plain rename the
+ * marker is removed once the rename is durable. A build killed in between
+ * leaves a stray marker in the published snapshot, which is harmless and
+ * which the next replacement carries away.
  */
 #define PUBLISH_TRIES 8
+
+/*
+ * A marker for the snapshot at path, locked: a new one, or a stray one a
+ * killed build left there, if no live build holds it. Its fd, or -1.
+ */
+static int old_mark(const char *path)
+{
+	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	int fd = make_mark(dfd);
+	if (fd == -EEXIST) {
+		/* a killed build's: whole, or cut short as it was written, then made whole */
+		char text[sizeof MARK_TEXT + 1];
+		size_t want = strlen(MARK_TEXT);
+		struct stat st;
+		ssize_t got = -1;
+		fd = openat(dfd, MARK_NAME, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0)
+			got = pread(fd, text, sizeof text, 0);
+		int whole = got == (ssize_t)want && memcmp(text, MARK_TEXT, want) == 0;
+		if (!whole && got >= 0 && (size_t)got < want && memcmp(text, MARK_TEXT, (size_t)got) == 0)
+			whole = pwrite(fd, MARK_TEXT + got, want - (size_t)got, got) ==
+			        (ssize_t)(want - (size_t)got);
+		if (fd >= 0 && !whole) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	close(dfd);
+	return fd < 0 ? -1 : fd;
+}
 
 int staging_publish(struct staging *st, const char *path, char *err, size_t errlen,
                     char *warn, size_t warnlen)
@@ -298,10 +332,19 @@ int staging_publish(struct staging *st, const char *path, char *err, size_t errl
 		rc = bfi_output_check(path, err, errlen);
 		if (rc)
 			break;
-		if (renameat2(AT_FDCWD, st->dir, AT_FDCWD, path, RENAME_EXCHANGE) == 0)
-			swapped = 1; /* st->dir now holds the old snapshot, still whole */
-		else if (errno != ENOENT)
-			sys = errno;
+		int omark = old_mark(path);
+		if (renameat2(AT_FDCWD, st->dir, AT_FDCWD, path, RENAME_EXCHANGE) == 0) {
+			swapped = 1; /* st->dir now holds the old snapshot, still whole, and marked */
+			if (omark >= 0) {
+				close(st->mark);
+				st->mark = omark;
+			}
+		} else {
+			if (omark >= 0)
+				close(omark); /* a stray marker in the snapshot there: harmless */
+			if (errno != ENOENT)
+				sys = errno;
+		}
 	}
 	if (swapped < 0) {
 		if (sys) {
@@ -313,12 +356,16 @@ int staging_publish(struct staging *st, const char *path, char *err, size_t errl
 		}
 		return rc; /* still staged, still marked */
 	}
-	/* st->dfd is the published directory now; odfd the replaced one's, marked at once */
+	/* st->dfd is the published directory now, odfd the replaced one's */
 	int odfd = -1;
 	if (swapped) {
 		odfd = open(st->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (odfd >= 0)
+		/* marked before the exchange (old_mark), or, if that failed, now */
+		struct stat ms;
+		if (odfd >= 0 && fstatat(odfd, MARK_NAME, &ms, AT_SYMLINK_NOFOLLOW) != 0)
 			(void)renameat(st->dfd, MARK_NAME, odfd, MARK_NAME);
+		else
+			(void)unlinkat(st->dfd, MARK_NAME, 0); /* the published snapshot: bfi's files only */
 	}
 	/*
 	 * Make the swap durable before the old snapshot is deleted. If that
@@ -381,9 +428,10 @@ void staging_end(struct staging *st)
 
 /*
  * Is dfd/name an abandoned staging directory of this user's? Then its
- * marker's fd, locked; else -1.
+ * marker's fd, locked; else -1. mkdtemp_len: the length of a name mkdtemp
+ * made beside the path.
  */
-static int abandoned(int pfd, const char *name, int *dirfd)
+static int abandoned(int pfd, const char *name, size_t mkdtemp_len, int *dirfd)
 {
 	struct stat st, held;
 	*dirfd = -1;
@@ -398,6 +446,7 @@ static int abandoned(int pfd, const char *name, int *dirfd)
 		return -1;
 	}
 	int mfd = openat(dfd, MARK_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int no_mark = mfd < 0 && errno == ENOENT;
 	char text[sizeof MARK_TEXT + 1];
 	ssize_t got = -1;
 	if (mfd >= 0 && fstat(mfd, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -414,11 +463,17 @@ static int abandoned(int pfd, const char *name, int *dirfd)
 	 * marker and removed, which rmdir allows only if nothing else is there.
 	 */
 	if ((held.st_mode & 07777) == 0700 &&
-	    (mfd < 0 ? errno == ENOENT
-	             : got >= 0 && got < (ssize_t)strlen(MARK_TEXT) &&
-	                   memcmp(text, MARK_TEXT, (size_t)got) == 0)) {
+	    (no_mark || (got >= 0 && got < (ssize_t)strlen(MARK_TEXT) &&
+	                 memcmp(text, MARK_TEXT, (size_t)got) == 0))) {
 		if (mfd >= 0)
 			(void)unlinkat(dfd, MARK_NAME, 0);
+		(void)unlinkat(pfd, name, AT_REMOVEDIR);
+	} else if (no_mark && strlen(name) == mkdtemp_len) {
+		/*
+		 * A build killed as it ended, between removing its marker and its
+		 * directory, leaves it empty, whatever its mode. rmdir takes a
+		 * directory only if it is empty: nothing else can go with it.
+		 */
 		(void)unlinkat(pfd, name, AT_REMOVEDIR);
 	}
 	if (mfd >= 0)
@@ -448,7 +503,7 @@ void staging_sweep(const char *path)
 	while ((e = readdir(d)) != NULL) {
 		if (strncmp(e->d_name, base, bl) != 0 || strncmp(e->d_name + bl, STAGE_INFIX, il) != 0)
 			continue;
-		int dfd, mfd = abandoned(pfd, e->d_name, &dfd);
+		int dfd, mfd = abandoned(pfd, e->d_name, bl + il + 6, &dfd); /* mkdtemp's 6 letters */
 		if (mfd < 0)
 			continue;
 		remove_own_files(dfd);
