@@ -88,6 +88,18 @@ static void same_as_cli(const char *snap, enum kind kind, const char *queries, c
 	free(y);
 }
 
+/* A test's files in the scratch directory: STEM's documents, snapshot and queries. */
+struct files {
+	char dir[4300], snap[4300], q[4300];
+};
+
+static void files_for(const char *stem, struct files *f)
+{
+	snprintf(f->dir, sizeof f->dir, "%s/%s", test_tmpdir(), stem);
+	snprintf(f->snap, sizeof f->snap, "%s/%s.snap", test_tmpdir(), stem);
+	snprintf(f->q, sizeof f->q, "%s/%s.q", test_tmpdir(), stem);
+}
+
 /* A directory of n documents, named prefix0, prefix1 ... plus suffix. */
 static void write_docs(const char *dir, const char *prefix, const char *suffix,
                        const char *const *docs, size_t n)
@@ -102,12 +114,10 @@ static void write_docs(const char *dir, const char *prefix, const char *suffix,
 
 static void test_text(void)
 {
-	const char *t = test_tmpdir();
-	char dir[4300], stops[4300], snap[4300], q[4300];
-	snprintf(dir, sizeof dir, "%s/docs", t);
-	snprintf(stops, sizeof stops, "%s/stops", t);
-	snprintf(snap, sizeof snap, "%s/text.snap", t);
-	snprintf(q, sizeof q, "%s/text.q", t);
+	struct files fs;
+	files_for("text", &fs);
+	char *dir = fs.dir, *snap = fs.snap, *q = fs.q, stops[4300];
+	snprintf(stops, sizeof stops, "%s/stops", test_tmpdir());
 	static const char *const docs[] = {
 	    "The quick brown fox jumps over the lazy dog",
 	    "A lazy afternoon: the dog sleeps, the fox waits",
@@ -131,11 +141,9 @@ static void test_text(void)
 
 static void test_kmers(void)
 {
-	const char *t = test_tmpdir();
-	char dir[4300], snap[4300], q[4300];
-	snprintf(dir, sizeof dir, "%s/fa", t);
-	snprintf(snap, sizeof snap, "%s/fa.snap", t);
-	snprintf(q, sizeof q, "%s/fa.q", t);
+	struct files fs;
+	files_for("fa", &fs);
+	char *dir = fs.dir, *snap = fs.snap, *q = fs.q;
 	EXPECT(mkdir(dir, 0700) == 0);
 	uint64_t st = 42;
 	char seq[8][2001];
@@ -172,11 +180,9 @@ static void test_kmers(void)
 
 static void test_paths(void)
 {
-	const char *t = test_tmpdir();
-	char dir[4300], snap[4300], q[4300];
-	snprintf(dir, sizeof dir, "%s/json", t);
-	snprintf(snap, sizeof snap, "%s/json.snap", t);
-	snprintf(q, sizeof q, "%s/json.q", t);
+	struct files fs;
+	files_for("json", &fs);
+	char *dir = fs.dir, *snap = fs.snap, *q = fs.q;
 	static const char *const docs[] = {
 	    "{\"a\": {\"b\": {\"c\": 1}}}",
 	    "{\"a\": [{\"x\": {\"c\": 2}}, {\"b\": 3}]}",
