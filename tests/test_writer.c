@@ -220,6 +220,11 @@ static void note_phase(void *ctx, const char *phase, uint64_t done, uint64_t tot
 	                                                                          : 0u;
 }
 
+static size_t wide_key(uint32_t set, uint32_t i, char *buf, size_t cap)
+{
+	return (size_t)snprintf(buf, cap, "%u-%u", set, i);
+}
+
 static void test_stripes(void)
 {
 	unsigned seen[4] = {0};
@@ -273,18 +278,7 @@ static void test_stripes(void)
 		o.progress_ctx = &seen[2 + pass];
 		char *out = pass ? b : a;
 		snprintf(out, 4300, "%s/wide65-%d", test_tmpdir(), pass);
-		bfi_writer *w;
-		EXPECT_RC(bfi_writer_create(&o, &w), 0);
-		for (uint32_t j = 0; j < 65; j++) {
-			char name[16], key[32];
-			uint32_t ord;
-			snprintf(name, sizeof name, "s%u", j);
-			EXPECT_RC(bfi_writer_set(w, name, strlen(name), &ord), 0);
-			for (uint32_t i = 0; i < 300; i++)
-				EXPECT_RC(bfi_writer_key(w, ord, key, (size_t)snprintf(key, sizeof key, "%u-%u", j, i)), 0);
-		}
-		EXPECT_RC(bfi_writer_finish(w, out, NULL), 0);
-		bfi_writer_destroy(&w);
+		EXPECT_RC(test_build_sets(&o, out, 65, 300, wide_key), 0);
 	}
 	snprintf(pa, sizeof pa, "%s/index.bfi", a);
 	snprintf(pb, sizeof pb, "%s/index.bfi", b);
