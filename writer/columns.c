@@ -84,12 +84,8 @@ static int column_group(void *ctx, uint64_t g, unsigned thread)
 			if (rc)
 				return rc;
 		}
-		if (c->ones) {
-			uint64_t ones = 0;
-			for (uint64_t i = 0; i < c->words; i++)
-				ones += (uint64_t)__builtin_popcountll(f.filt[i]);
-			c->ones[col] = ones;
-		}
+		if (c->ones)
+			c->ones[col] = filter_ones(f.filt, c->words);
 	}
 	/* whole 64-bit words a row, and 64 columns a group: no word is shared */
 	transpose_filters(filt, c->words, n, c->m, c->rows, c->row_bytes * 8, g * 64, 0);

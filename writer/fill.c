@@ -87,13 +87,11 @@ static int group_filters(bfi_writer *w, const struct plan *p, const struct bfi_b
 	uint32_t n = b->n_sets - first < 64 ? (uint32_t)(b->n_sets - first) : 64;
 	memset(filt, 0, (size_t)(n * words * 8));
 	for (uint32_t c = 0; c < n; c++) {
-		uint64_t set = b->first_set + first + c, ones = 0, *f = filt + (uint64_t)c * words;
+		uint64_t set = b->first_set + first + c, *f = filt + (uint64_t)c * words;
 		int rc = fill_filter(w, p, b, p->old_of_new[set], f, pre);
 		if (rc)
 			return rc;
-		for (uint64_t x = 0; x < words; x++)
-			ones += (uint64_t)__builtin_popcountll(f[x]);
-		p->ones[set] = ones;
+		p->ones[set] = filter_ones(f, words);
 	}
 	return (int)n;
 }
@@ -116,11 +114,10 @@ static int fill_set(void *ctx, uint64_t s, unsigned thread)
 {
 	struct fill_job *j = ctx;
 	const struct bfi_block *b = j->b;
-	uint64_t set = b->first_set + s, ones = 0, *f = j->every + s * j->words;
+	uint64_t set = b->first_set + s, *f = j->every + s * j->words;
 	int rc = fill_filter(j->w, j->p, b, j->p->old_of_new[set], f, j->pre[thread]);
-	for (uint64_t x = 0; rc == 0 && x < j->words; x++)
-		ones += (uint64_t)__builtin_popcountll(f[x]);
-	j->p->ones[set] = ones;
+	if (rc == 0)
+		j->p->ones[set] = filter_ones(f, j->words);
 	return rc;
 }
 

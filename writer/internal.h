@@ -67,6 +67,9 @@ int spool_add_many(struct spool *sp, const struct rec *r, size_t n);
 int spool_seal(struct spool *sp);
 void spool_free(struct spool *sp);
 
+/* Sort n records of one set by (h1, h2), as the spool sorts them. */
+void recs_sort(struct rec *r, size_t n);
+
 /* Iterates the de-duplicated records in (ord, h1, h2) order, set by set. */
 struct spool_src;
 struct spool_iter {
@@ -334,6 +337,15 @@ uint64_t filter_m(uint64_t n, uint32_t k, double fpr);
 int writer_input(bfi_writer *w, const char *kind);
 /* Note something the caller should hear of, though the build goes on. */
 void writer_warn(bfi_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The ones of a filter of words 64-bit words: a set's count for the catalog. */
+static inline uint64_t filter_ones(const uint64_t *f, uint64_t words)
+{
+	uint64_t ones = 0;
+	for (uint64_t x = 0; x < words; x++)
+		ones += (uint64_t)__builtin_popcountll(f[x]);
+	return ones;
+}
 
 /* Transposing (transpose.c). a[r] bit c becomes a[c] bit r. */
 void transpose64(uint64_t a[64]);

@@ -3,9 +3,10 @@
  * FASTQ files, text, JSON or XML documents, one set a file, read on
  * threads.
  *
- * Each file is read twice. The first time its keys are hashed into the
- * reading thread's buffer, sorted there and counted, and the set's summary
- * (summary.c) made from its distinct keys; nothing else of them is kept.
+ * Each file is read twice. The first time its keys are hashed and counted
+ * in the reading thread's table (sorted instead, for a large file), and
+ * the set's summary (summary.c) made from its distinct keys; nothing else
+ * of them is kept.
  * The blocks are planned from the summaries, and each set's filter is then
  * filled by reading its file again (set_keys), so a build holds one
  * file's keys per thread, not the whole input. A file whose keys do not
@@ -83,7 +84,7 @@ struct sink {
 	unsigned bits;
 	size_t n;       /* distinct keys in t */
 	int zero;       /* the key hash (0, 0) was seen */
-	bfi_keyhash *buf; /* sorting: every key, repeats too, n_buf of cap_buf */
+	struct rec *buf; /* sorting: every key, repeats too, n_buf of cap_buf */
 	size_t n_buf, cap_buf, most; /* most: keys the thread may hold */
 	int sorting;
 	int direct;   /* still collecting: else the keys go to the spool */
@@ -146,7 +147,7 @@ static int sink_room(struct sink *s)
 		return 0;
 	size_t cap = s->cap_buf ? s->cap_buf * 2 : (size_t)1 << TABLE_BITS;
 	cap = cap > s->most ? s->most : cap;
-	bfi_keyhash *b = cap > s->cap_buf ? realloc(s->buf, cap * sizeof *b) : NULL;
+	struct rec *b = cap > s->cap_buf ? realloc(s->buf, cap * sizeof *b) : NULL;
 	if (b == NULL)
 		return 1;
 	s->buf = b;
@@ -165,8 +166,8 @@ static int sink_give_up(struct sink *s)
 			rc = sink_spool(s, s->t[i]);
 	if (rc == 0 && s->zero)
 		rc = sink_spool(s, (bfi_keyhash){0, 0});
-	for (size_t i = 0; rc == 0 && i < s->n_buf; i++)
-		rc = sink_spool(s, s->buf[i]);
+	if (rc == 0 && s->n_buf)
+		rc = spool_add_many(&s->w->spool, s->buf, s->n_buf);
 	s->n_buf = 0;
 	return rc;
 }
@@ -178,13 +179,13 @@ static int sink_sort_from_now(struct sink *s)
 		if ((s->t[i].h1 | s->t[i].h2) != 0) {
 			if (sink_room(s))
 				return 1;
-			s->buf[s->n_buf++] = s->t[i];
+			s->buf[s->n_buf++] = (struct rec){s->t[i].h1, s->t[i].h2, s->ord, 0};
 			s->t[i] = (bfi_keyhash){0, 0};
 		}
 	if (s->zero && sink_room(s))
 		return 1;
 	if (s->zero)
-		s->buf[s->n_buf++] = (bfi_keyhash){0, 0};
+		s->buf[s->n_buf++] = (struct rec){0, 0, s->ord, 0};
 	s->n = 0;
 	s->zero = 0;
 	s->sorting = 1;
@@ -209,7 +210,7 @@ static int sink_key(void *ctx, const char *key, size_t len)
 			int rc = sink_give_up(s);
 			return rc ? rc : sink_spool(s, h);
 		}
-		s->buf[s->n_buf++] = h;
+		s->buf[s->n_buf++] = (struct rec){h.h1, h.h2, s->ord, 0};
 		return 0;
 	}
 	if ((h.h1 | h.h2) == 0) {
@@ -223,62 +224,12 @@ static int sink_key(void *ctx, const char *key, size_t len)
 	return 0;
 }
 
-/*
- * Sort a[0, n) by (h1, h2): MSD radix on h1 a byte at a time from the top,
- * each bucket permuted in place, small runs by insertion.
- */
-static void keyhash_sort(bfi_keyhash *a, size_t n, unsigned shift)
-{
-	if (n < 64) {
-		for (size_t i = 1; i < n; i++) {
-			bfi_keyhash t = a[i];
-			size_t j = i;
-			for (; j > 0 && (a[j - 1].h1 > t.h1 || (a[j - 1].h1 == t.h1 && a[j - 1].h2 > t.h2)); j--)
-				a[j] = a[j - 1];
-			a[j] = t;
-		}
-		return;
-	}
-	size_t count[256] = {0}, next[256], end[256];
-	for (size_t i = 0; i < n; i++)
-		count[a[i].h1 >> shift & 0xff]++;
-	for (size_t d = 0, at = 0; d < 256; d++) {
-		next[d] = at;
-		at += count[d];
-		end[d] = at;
-	}
-	for (unsigned d = 0; d < 256; d++)
-		while (next[d] < end[d]) {
-			bfi_keyhash x = a[next[d]];
-			unsigned b;
-			while ((b = (unsigned)(x.h1 >> shift & 0xff)) != d) {
-				bfi_keyhash t = a[next[b]];
-				a[next[b]++] = x;
-				x = t;
-			}
-			a[next[d]++] = x;
-		}
-	for (size_t d = 0, at = 0; d < 256; at += count[d], d++)
-		if (count[d] > 1) {
-			if (shift)
-				keyhash_sort(a + at, count[d], shift - 8);
-			else /* one h1: by h2 */
-				for (size_t i = at + 1; i < at + count[d]; i++) {
-					bfi_keyhash t = a[i];
-					size_t j = i;
-					for (; j > at && a[j - 1].h2 > t.h2; j--)
-						a[j] = a[j - 1];
-					a[j] = t;
-				}
-		}
-}
-
 /* The end of a file: its distinct keys counted and summarised. */
 static uint64_t sink_finish(struct sink *s)
 {
 	if (!s->sorting)
 		return s->n + (uint64_t)s->zero;
-	keyhash_sort(s->buf, s->n_buf, 56);
+	recs_sort(s->buf, s->n_buf); /* the spool's sort: one set's records by hash */
 	uint64_t n = 0;
 	for (size_t i = 0; i < s->n_buf; i++)
 		if (i == 0 || s->buf[i].h1 != s->buf[i - 1].h1 || s->buf[i].h2 != s->buf[i - 1].h2) {
@@ -298,7 +249,7 @@ struct source_job {
 	uint32_t *ord; /* UINT32_MAX: another shard's set */
 	char (*err)[256];
 	int *rc;
-	size_t most; /* distinct keys a thread may hold */
+	size_t most; /* keys a thread may hold (records of its table or buffer) */
 	struct sink **sink; /* each thread's */
 	uint8_t **all; /* each thread's sketch of the union, or NULL */
 	uint64_t keys, done; /* atomic */
@@ -406,7 +357,7 @@ static int add_files(bfi_writer *w, char **files, size_t n, int kind, unsigned k
 	                       calloc(threads, sizeof *j.sink), NULL, 0,    0};
 	int rc = j.ord && j.err && j.rc && j.sink ? 0 : -ENOMEM;
 	/* a quarter of the budget holds keys being read, shared by the threads */
-	j.most = (size_t)(writer_budget(w) / 4 / threads / sizeof(bfi_keyhash));
+	j.most = (size_t)(writer_budget(w) / 4 / threads / sizeof(struct rec));
 	for (unsigned t = 0; rc == 0 && t < threads; t++) {
 		struct sink *s = j.sink[t] = calloc(1, sizeof *s);
 		if (s == NULL || (s->t = calloc((size_t)1 << SINK_BITS, sizeof *s->t)) == NULL)
@@ -510,17 +461,23 @@ struct rekey {
 	bfi_keyhash h[KEY_BATCH];
 };
 
+/* h into the batch, which goes to fn when full. */
+static int batch_push(struct rekey *r, bfi_keyhash h)
+{
+	r->h[r->n++] = h;
+	if (r->n < KEY_BATCH)
+		return 0;
+	r->n = 0;
+	return r->fn(r->ctx, r->h, KEY_BATCH);
+}
+
 static int rekey(void *ctx, const char *key, size_t len)
 {
 	struct rekey *r = ctx;
 	bfi_keyhash h = bfi_hash_key(key, len);
 	r->keys++;
 	r->check += h.h1;
-	r->h[r->n++] = h;
-	if (r->n < KEY_BATCH)
-		return 0;
-	r->n = 0;
-	return r->fn(r->ctx, r->h, KEY_BATCH);
+	return batch_push(r, h);
 }
 
 int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, const bfi_keyhash *h, size_t n),
@@ -532,14 +489,8 @@ int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, const bfi_keyhash
 		struct spool_iter it;
 		struct rec x;
 		int rc = spool_iter_set(&it, &w->spool, ord);
-		while (rc == 0 && (rc = spool_iter_next(&it, &x)) == 1) {
-			rc = 0;
-			r.h[r.n++] = (bfi_keyhash){x.h1, x.h2};
-			if (r.n == KEY_BATCH) {
-				rc = fn(ctx, r.h, r.n);
-				r.n = 0;
-			}
-		}
+		while (rc == 0 && (rc = spool_iter_next(&it, &x)) == 1)
+			rc = batch_push(&r, (bfi_keyhash){x.h1, x.h2});
 		spool_iter_end(&it);
 		if (rc == 0 && r.n)
 			rc = fn(ctx, r.h, r.n);

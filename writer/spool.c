@@ -14,8 +14,10 @@
  * rows do not fit in memory at once.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -91,6 +93,11 @@ static void radix_sort(struct rec *r, size_t n, int by_ord, unsigned shift)
 		else if (!by_ord)
 			qsort(r + a, count[d], sizeof *r, rec_qcmp);
 	}
+}
+
+void recs_sort(struct rec *r, size_t n)
+{
+	radix_sort(r, n, 0, 56);
 }
 
 /* The sets of a buffer, sorted by hash one per item (pool_run). */
@@ -432,30 +439,31 @@ int spool_iter_next(struct spool_iter *it, struct rec *r)
 	}
 }
 
+/* The first of n items (size bytes each, sorted by a u32 ord at ord_at) whose ord is at least ord. */
+static size_t first_of(const void *items, size_t n, size_t size, size_t ord_at, uint32_t ord)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint32_t at;
+		memcpy(&at, (const char *)items + mid * size + ord_at, sizeof at);
+		if (at < ord)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int spool_iter_set(struct spool_iter *it, struct spool *sp, uint32_t ord)
 {
 	memset(it, 0, sizeof *it);
 	it->sp = sp;
 	it->one = 1;
 	/* the first group and the first buffered record of set ord or after */
-	size_t lo = 0, hi = sp->n_groups;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (sp->groups[mid].ord < ord)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	it->group = lo;
-	lo = 0, hi = sp->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (sp->buf[mid].ord < ord)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	it->pos = lo;
+	it->group = first_of(sp->groups, sp->n_groups, sizeof *sp->groups,
+	                     offsetof(struct spool_group, ord), ord);
+	it->pos = first_of(sp->buf, sp->n, sizeof *sp->buf, offsetof(struct rec, ord), ord);
 	int rc = open_set(it, ord);
 	return rc < 0 ? rc : 0;
 }
