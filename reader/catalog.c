@@ -245,6 +245,22 @@ int bfi_set_fpr(const bfi_snapshot *s, uint32_t ord, double *fpr)
 	return 0;
 }
 
+unsigned bfi__meta_uint(const bfi_snapshot *s, const char *key, unsigned dflt)
+{
+	const void *v;
+	size_t len;
+	if (bfi_catalog_meta(s, key, &v, &len) != 0 || len == 0 || len > 9)
+		return dflt;
+	unsigned n = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = ((const char *)v)[i];
+		if (c < '0' || c > '9')
+			return dflt;
+		n = n * 10 + (unsigned)(c - '0');
+	}
+	return n;
+}
+
 int bfi_catalog_meta(const bfi_snapshot *s, const char *key, const void **val, size_t *len)
 {
 	if (s == NULL || key == NULL || val == NULL || len == NULL)

@@ -14,23 +14,6 @@
 /* A query may hold 65,536 keys (bfi_expr_parse); a sequence shorter than this has fewer k-mers. */
 #define QUERY_KEYS 65536u
 
-/* The catalog's unsigned meta field key, or dflt when absent or not a number. */
-static unsigned meta_uint(const bfi_snapshot *s, const char *key, unsigned dflt)
-{
-	const void *v;
-	size_t len;
-	if (bfi_catalog_meta(s, key, &v, &len) != 0 || len == 0 || len > 9)
-		return dflt;
-	unsigned n = 0;
-	for (size_t i = 0; i < len; i++) {
-		char c = ((const char *)v)[i];
-		if (c < '0' || c > '9')
-			return dflt;
-		n = n * 10 + (unsigned)(c - '0');
-	}
-	return n;
-}
-
 /* A text's distinct terms, less the stop words (sorted, each followed by LF). */
 struct terms {
 	const char *stops;
@@ -83,7 +66,7 @@ int bfi_expr_text(const bfi_snapshot *snap, const char *text, size_t len, int ho
 		return BFI_E_INVALID;
 	*out = NULL;
 	struct terms ts = {NULL, 0, NULL, NULL, 0, 0};
-	unsigned max_term = meta_uint(snap, BFI_META_TEXT_MAX_TERM, BFI_TERM_DEFAULT);
+	unsigned max_term = bfi__meta_uint(snap, BFI_META_TEXT_MAX_TERM, BFI_TERM_DEFAULT);
 	if (max_term < 1 || max_term > BFI_TERM_MAX)
 		max_term = BFI_TERM_DEFAULT;
 	const void *sv;
@@ -147,7 +130,7 @@ int bfi_expr_kmers(const bfi_snapshot *snap, const char *seq, size_t len, unsign
 		return BFI_E_INVALID;
 	*out = NULL;
 	if (k == 0 && snap)
-		k = meta_uint(snap, BFI_META_KMER, 0);
+		k = bfi__meta_uint(snap, BFI_META_KMER, 0);
 	if (k < 1 || k > BFI_KMER_MAX)
 		return BFI_E_INVALID;
 	size_t klen = bfi_kmer_key_len(k), n = 0;

@@ -122,6 +122,8 @@ struct bfi_snapshot {
  */
 int bfi__catalog_open(bfi_snapshot *snap, int trusted, struct bfi_bad *bad);
 void bfi__catalog_close(bfi_snapshot *snap);
+/* The catalog's meta field key as a decimal number, or dflt when absent or not one. */
+unsigned bfi__meta_uint(const bfi_snapshot *snap, const char *key, unsigned dflt);
 /* The block holding ordinal ord (which must be < n_sets): a binary search of the blocks. */
 static inline const struct bfi_rblock *bfi__block_of(const bfi_snapshot *s, uint32_t ord)
 {

@@ -167,18 +167,6 @@ static void place(struct sbuf *b, const struct pq *q, const size_t *first, const
 	}
 }
 
-static unsigned meta_uint(const bfi_snapshot *s, const char *key, unsigned dflt)
-{
-	const void *v;
-	size_t n;
-	if (bfi_catalog_meta(s, key, &v, &n) != 0 || n == 0 || n > 9)
-		return dflt;
-	char buf[10];
-	memcpy(buf, v, n);
-	buf[n] = '\0';
-	return (unsigned)strtoul(buf, NULL, 10);
-}
-
 int bfi_expr_path(const bfi_snapshot *s, const char *text, size_t len, bfi_expr **out)
 {
 	if (s == NULL || out == NULL || (text == NULL && len))
@@ -194,8 +182,8 @@ int bfi_expr_path(const bfi_snapshot *s, const char *text, size_t len, bfi_expr 
 		enc |= BFI_PATHS_BREADTH;
 	if ((el == 5 && !memcmp(ev, "depth", 5)) || (el == 13 && !memcmp(ev, "breadth+depth", 13)))
 		enc |= BFI_PATHS_DEPTH;
-	unsigned path_max = meta_uint(s, BFI_META_PATH_MAX, BFI_PATH_MAX_DEFAULT);
-	unsigned levels = meta_uint(s, BFI_META_PATH_LEVELS, 0);
+	unsigned path_max = bfi__meta_uint(s, BFI_META_PATH_MAX, BFI_PATH_MAX_DEFAULT);
+	unsigned levels = bfi__meta_uint(s, BFI_META_PATH_LEVELS, 0);
 	struct pq q;
 	rc = parse(text, len, &q);
 	struct sbuf b = {NULL, 0, 0, 0};
