@@ -186,6 +186,44 @@ int bfi_output_check(const char *path, char *err, size_t errlen)
 	return rc;
 }
 
+/*
+ * The marker in dfd: absent, held by a live build, not a marker, a proper
+ * prefix of MARK_TEXT (the empty file included: a build killed as it wrote
+ * it), or whole. For the last two, no live build holding it, its fd
+ * (opened with flags, O_RDONLY or O_RDWR), locked, and in *len its bytes;
+ * else -1.
+ */
+enum mark_state { MARK_ABSENT, MARK_HELD, MARK_OTHER, MARK_PART, MARK_WHOLE };
+
+static int take_mark(int dfd, int flags, enum mark_state *state, size_t *len)
+{
+	int fd = openat(dfd, MARK_NAME, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		*state = errno == ENOENT ? MARK_ABSENT : MARK_OTHER;
+		return -1;
+	}
+	char text[sizeof MARK_TEXT + 1];
+	size_t want = strlen(MARK_TEXT);
+	struct stat st;
+	ssize_t got = -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		*state = MARK_OTHER;
+	else if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+		*state = MARK_HELD;
+	else if ((got = pread(fd, text, sizeof text, 0)) == (ssize_t)want && !memcmp(text, MARK_TEXT, want))
+		*state = MARK_WHOLE;
+	else if (got >= 0 && (size_t)got < want && !memcmp(text, MARK_TEXT, (size_t)got))
+		*state = MARK_PART;
+	else
+		*state = MARK_OTHER;
+	if (*state < MARK_PART) {
+		close(fd);
+		return -1;
+	}
+	*len = (size_t)got;
+	return fd;
+}
+
 /* Write MARK_TEXT to a fresh marker in dfd and lock it: the lock's fd, or -errno. */
 static int make_mark(int dfd)
 {
@@ -284,21 +322,12 @@ static int old_mark(const char *path)
 	if (dfd < 0)
 		return -1;
 	int fd = make_mark(dfd);
-	if (fd == -EEXIST) {
-		/* a killed build's: whole, or cut short as it was written, then made whole */
-		char text[sizeof MARK_TEXT + 1];
+	if (fd == -EEXIST) { /* a killed build's: whole, or cut short as it was written, made whole */
+		enum mark_state ms;
+		size_t got;
+		fd = take_mark(dfd, O_RDWR, &ms, &got);
 		size_t want = strlen(MARK_TEXT);
-		struct stat st;
-		ssize_t got = -1;
-		fd = openat(dfd, MARK_NAME, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-		    flock(fd, LOCK_EX | LOCK_NB) == 0)
-			got = pread(fd, text, sizeof text, 0);
-		int whole = got == (ssize_t)want && memcmp(text, MARK_TEXT, want) == 0;
-		if (!whole && got >= 0 && (size_t)got < want && memcmp(text, MARK_TEXT, (size_t)got) == 0)
-			whole = pwrite(fd, MARK_TEXT + got, want - (size_t)got, got) ==
-			        (ssize_t)(want - (size_t)got);
-		if (fd >= 0 && !whole) {
+		if (ms == MARK_PART && pwrite(fd, MARK_TEXT + got, want - got, (off_t)got) != (ssize_t)(want - got)) {
 			close(fd);
 			fd = -1;
 		}
@@ -445,14 +474,10 @@ static int abandoned(int pfd, const char *name, size_t mkdtemp_len, int *dirfd)
 		close(dfd);
 		return -1;
 	}
-	int mfd = openat(dfd, MARK_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	int no_mark = mfd < 0 && errno == ENOENT;
-	char text[sizeof MARK_TEXT + 1];
-	ssize_t got = -1;
-	if (mfd >= 0 && fstat(mfd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    flock(mfd, LOCK_EX | LOCK_NB) == 0) /* no live build holds it */
-		got = pread(mfd, text, sizeof text, 0);
-	if (got == (ssize_t)strlen(MARK_TEXT) && memcmp(text, MARK_TEXT, (size_t)got) == 0) {
+	enum mark_state ms;
+	size_t len;
+	int mfd = take_mark(dfd, O_RDONLY, &ms, &len);
+	if (ms == MARK_WHOLE) {
 		*dirfd = dfd;
 		return mfd;
 	}
@@ -462,13 +487,11 @@ static int abandoned(int pfd, const char *name, size_t mkdtemp_len, int *dirfd)
 	 * perhaps the start of an unlocked marker. Then it is emptied of that
 	 * marker and removed, which rmdir allows only if nothing else is there.
 	 */
-	if ((held.st_mode & 07777) == 0700 &&
-	    (no_mark || (got >= 0 && got < (ssize_t)strlen(MARK_TEXT) &&
-	                 memcmp(text, MARK_TEXT, (size_t)got) == 0))) {
+	if ((held.st_mode & 07777) == 0700 && (ms == MARK_ABSENT || ms == MARK_PART)) {
 		if (mfd >= 0)
 			(void)unlinkat(dfd, MARK_NAME, 0);
 		(void)unlinkat(pfd, name, AT_REMOVEDIR);
-	} else if (no_mark && strlen(name) == mkdtemp_len) {
+	} else if (ms == MARK_ABSENT && strlen(name) == mkdtemp_len) {
 		/*
 		 * A build killed as it ended, between removing its marker and its
 		 * directory, leaves it empty, whatever its mode. rmdir takes a
