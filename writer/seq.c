@@ -9,12 +9,11 @@
 #include "bfi_hash.h"
 #include "internal.h"
 
-/* The writer's side: each record's canonical k-mers go to its set. */
+/* --per-record: each record a set, named by its id, its canonical k-mers its keys. */
 struct kmer_ctx {
 	bfi_writer *w;
 	const char *path;
 	unsigned k;
-	int per_record;
 	uint32_t ord;
 	uint64_t kmers;
 };
@@ -29,18 +28,16 @@ static int add_kmer_key(void *ctx, const char *key, size_t len)
 static int on_record(void *ctx, const char *id, size_t id_len, const char *seq, size_t len)
 {
 	struct kmer_ctx *c = ctx;
-	if (c->per_record) {
-		if (id_len == 0)
-			return writer_fail(c->w, BFI_E_INPUT, "%s: a record without an id cannot name a set",
-			                   c->path);
-		uint32_t before = c->w->names.n;
-		int rc = bfi_writer_set(c->w, id, id_len, &c->ord);
-		if (rc)
-			return rc;
-		if (c->w->names.n == before)
-			return writer_fail(c->w, BFI_E_DUP_SET, "%s: record '%.*s' names a set already added",
-			                   c->path, (int)id_len, id);
-	}
+	if (id_len == 0)
+		return writer_fail(c->w, BFI_E_INPUT, "%s: a record without an id cannot name a set",
+		                   c->path);
+	uint32_t before = c->w->names.n;
+	int rc = bfi_writer_set(c->w, id, id_len, &c->ord);
+	if (rc)
+		return rc;
+	if (c->w->names.n == before)
+		return writer_fail(c->w, BFI_E_DUP_SET, "%s: record '%.*s' names a set already added",
+		                   c->path, (int)id_len, id);
 	return bfi_kmer_keys(seq, len, c->k, add_kmer_key, c);
 }
 
@@ -81,7 +78,7 @@ int seq_file_keys(const char *file, unsigned k, int (*emit)(void *ctx, const cha
 /* A file whose records are sets (--per-record), read once into the spool. */
 static int add_records(bfi_writer *w, const char *file, void *ctx)
 {
-	struct kmer_ctx c = {w, file, *(const unsigned *)ctx, 1, 0, 0};
+	struct kmer_ctx c = {w, file, *(const unsigned *)ctx, 0, 0};
 	char err[512];
 	int rc = bfi_seq_read(file, on_record, &c, err, sizeof err);
 	if (rc && err[0]) /* a parse error; the writer's own errors have their message */
