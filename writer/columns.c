@@ -178,18 +178,7 @@ int fill_rambo_reps(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_of
 	uint32_t *list = malloc((size_t)p->n * sizeof *list);
 	int rc = starts && list ? 0 : -ENOMEM;
 	for (uint32_t r = 0; rc == 0 && r < p->rambo.reps; r++) {
-		/* each cell's members, in ordinal order: a counting sort by cell */
-		const uint32_t *cell_of = p->cell_of + (size_t)r * p->n;
-		memset(starts, 0, (size_t)(cells + 1) * sizeof *starts);
-		for (uint32_t j = 0; j < p->n; j++)
-			starts[cell_of[j] + 1]++;
-		for (uint64_t c = 0; c < cells; c++)
-			starts[c + 1] += starts[c];
-		for (uint32_t j = 0; j < p->n; j++)
-			list[starts[cell_of[j]]++] = j;
-		for (uint64_t c = cells; c > 0; c--) /* back to where each cell starts */
-			starts[c] = starts[c - 1];
-		starts[0] = 0;
+		cell_members(p, r, starts, list); /* each cell's members, as the file's tables hold them */
 		const struct bfi_rep *rp = &p->reps[r];
 		struct columns c = {w, p, rp->m, rp->row_bytes, cells, p->rambo.k, r * p->rambo.k, list,
 		                    starts, 0, NULL, 0, r == 0 ? p->cell_ones : NULL, NULL, 0, NULL, NULL};

@@ -459,6 +459,11 @@ int fill_tree_levels(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_o
 int fill_rambo_reps(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget);
 /* RAMBO's cell tables (rambo.c) and an explicit tree's child groups (tree.c). */
 int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off);
+/*
+ * The members of each cell of repetition r, by cell and in ordinal order:
+ * cell c's at members[starts[c] .. starts[c + 1]) (cells + 1 starts, n members).
+ */
+void cell_members(const struct plan *p, uint32_t r, uint32_t *starts, uint32_t *members);
 int write_groups(int fd, const struct plan *p, uint64_t sec_off);
 
 /*

@@ -95,24 +95,36 @@ int plan_rambo(bfi_writer *w, struct plan *p)
 	return p->rambo_size ? 0 : BFI_E_LIMIT;
 }
 /* The cell tables of each repetition: starts, members by cell, cell of each set. */
+void cell_members(const struct plan *p, uint32_t r, uint32_t *starts, uint32_t *members)
+{
+	uint64_t cells = p->rambo.cells;
+	const uint32_t *co = p->cell_of + (size_t)r * p->n;
+	memset(starts, 0, ((size_t)cells + 1) * sizeof *starts);
+	for (uint32_t j = 0; j < p->n; j++)
+		starts[co[j] + 1]++;
+	for (uint64_t c = 0; c < cells; c++)
+		starts[c + 1] += starts[c];
+	for (uint32_t j = 0; j < p->n; j++) /* ascending j: members sorted within a cell */
+		members[starts[co[j]]++] = j;
+	for (uint64_t c = cells; c > 0; c--) /* each cell's start again */
+		starts[c] = starts[c - 1];
+	starts[0] = 0;
+}
+
 int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off)
 {
 	uint64_t cells = p->rambo.cells;
 	uint8_t *starts = malloc((size_t)(cells + 1) * 4), *members = malloc((size_t)p->n * 4),
 	        *cell_of = malloc((size_t)p->n * 4);
-	uint32_t *fill = calloc((size_t)cells + 1, sizeof *fill);
-	int rc = starts && members && cell_of && fill ? 0 : -ENOMEM;
+	uint32_t *st = malloc(((size_t)cells + 1) * sizeof *st), *mem = malloc((size_t)p->n * sizeof *mem);
+	int rc = starts && members && cell_of && st && mem ? 0 : -ENOMEM;
 	for (uint32_t r = 0; r < p->rambo.reps && rc == 0; r++) {
 		const uint32_t *co = p->cell_of + (size_t)r * p->n;
-		memset(fill, 0, ((size_t)cells + 1) * sizeof *fill);
-		for (uint32_t j = 0; j < p->n; j++)
-			fill[co[j] + 1]++;
-		for (uint64_t c = 0; c < cells; c++)
-			fill[c + 1] += fill[c];
+		cell_members(p, r, st, mem);
 		for (uint64_t c = 0; c <= cells; c++)
-			bfi_put32(starts + c * 4, fill[c]);
-		for (uint32_t j = 0; j < p->n; j++) { /* ascending j: members sorted within a cell */
-			bfi_put32(members + (size_t)fill[co[j]]++ * 4, j);
+			bfi_put32(starts + c * 4, st[c]);
+		for (uint32_t j = 0; j < p->n; j++) {
+			bfi_put32(members + (size_t)j * 4, mem[j]);
 			bfi_put32(cell_of + (size_t)j * 4, co[j]);
 		}
 		const struct bfi_rep *rp = &p->reps[r];
@@ -125,6 +137,7 @@ int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off)
 	free(starts);
 	free(members);
 	free(cell_of);
-	free(fill);
+	free(st);
+	free(mem);
 	return rc;
 }
