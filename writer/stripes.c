@@ -1,7 +1,8 @@
 /*
  * stripes.c - each layout's bytes filled in memory a stripe at a time, from
- * every key of every set, and written in place; a flat block that fits is
- * built from its sets' own filters instead (fill.c).
+ * every key of every set, and written in place: the way left when a flat
+ * block cannot be built from its sets' own filters (fill.c), nor a tree's
+ * levels or RAMBO's repetitions from their columns' (columns.c).
  */
 #include <errno.h>
 #include <stdlib.h>
