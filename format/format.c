@@ -2,6 +2,8 @@
 #include <xxhash.h>
 
 #include "bfi_error.h"
+#include <stddef.h>
+
 #include "format.h"
 
 uint64_t bfi_checksum64(const void *p, size_t len)
@@ -23,6 +25,134 @@ static int all_zero(const uint8_t *p, size_t n)
 			return 0;
 	return 1;
 }
+
+/*
+ * One little-endian field of a fixed structure: its byte offset there,
+ * and the struct member holding it, which is as wide as the field. Each
+ * structure's offsets are written once, in its table below, and both its
+ * encoder and its decoder read them from there.
+ */
+struct field {
+	uint8_t at, width;
+	uint16_t member;
+};
+#define FIELD(type, name, offset) {offset, sizeof(((type *)0)->name), offsetof(type, name)}
+#define N_FIELDS(t) (sizeof(t) / sizeof(t)[0])
+
+static const struct field section_fields[] = {
+	FIELD(struct bfi_section, kind, 0),         FIELD(struct bfi_section, encoding, 4),
+	FIELD(struct bfi_section, flags, 6),        FIELD(struct bfi_section, offset, 8),
+	FIELD(struct bfi_section, stored_size, 16), FIELD(struct bfi_section, size, 24),
+	FIELD(struct bfi_section, checksum, 32),
+};
+static const struct field chunksums_fields[] = {
+	FIELD(struct bfi_chunksums_desc, chunk_log2, 0), FIELD(struct bfi_chunksums_desc, covered, 8),
+};
+static const struct field flat_fields[] = {
+	FIELD(struct bfi_flat_desc, n_sets, 0),   FIELD(struct bfi_flat_desc, k, 8),
+	FIELD(struct bfi_flat_desc, hash_id, 12), FIELD(struct bfi_flat_desc, n_blocks, 16),
+	FIELD(struct bfi_flat_desc, flags, 20),   FIELD(struct bfi_flat_desc, table_offset, 24),
+};
+static const struct field block_fields[] = {
+	FIELD(struct bfi_block, first_set, 0),    FIELD(struct bfi_block, n_sets, 8),
+	FIELD(struct bfi_block, m, 16),           FIELD(struct bfi_block, row_bits, 24),
+	FIELD(struct bfi_block, rows_offset, 32), FIELD(struct bfi_block, pre_m, 40),
+	FIELD(struct bfi_block, pre_offset, 48),
+};
+static const struct field plain_fields[] = {
+	FIELD(struct bfi_plain_desc, n_sets, 0),       FIELD(struct bfi_plain_desc, m, 8),
+	FIELD(struct bfi_plain_desc, k, 16),           FIELD(struct bfi_plain_desc, hash_id, 20),
+	FIELD(struct bfi_plain_desc, filter_bytes, 24), FIELD(struct bfi_plain_desc, filters_offset, 32),
+};
+static const struct field rambo_fields[] = {
+	FIELD(struct bfi_rambo_desc, n_sets, 0),        FIELD(struct bfi_rambo_desc, k, 8),
+	FIELD(struct bfi_rambo_desc, hash_id, 12),      FIELD(struct bfi_rambo_desc, reps, 16),
+	FIELD(struct bfi_rambo_desc, partition_id, 20), FIELD(struct bfi_rambo_desc, cells, 24),
+	FIELD(struct bfi_rambo_desc, shards, 32),       FIELD(struct bfi_rambo_desc, flags, 36),
+	FIELD(struct bfi_rambo_desc, table_offset, 40),
+};
+static const struct field rep_fields[] = {
+	FIELD(struct bfi_rep, m, 0),               FIELD(struct bfi_rep, row_bytes, 8),
+	FIELD(struct bfi_rep, rows_offset, 16),    FIELD(struct bfi_rep, starts_offset, 24),
+	FIELD(struct bfi_rep, members_offset, 32), FIELD(struct bfi_rep, cell_of_offset, 40),
+};
+static const struct field tree_fields[] = {
+	FIELD(struct bfi_tree_desc, n_sets, 0),          FIELD(struct bfi_tree_desc, k, 8),
+	FIELD(struct bfi_tree_desc, hash_id, 12),        FIELD(struct bfi_tree_desc, fanout, 16),
+	FIELD(struct bfi_tree_desc, levels, 20),         FIELD(struct bfi_tree_desc, table_offset, 24),
+	FIELD(struct bfi_tree_desc, pre_m, 32),          FIELD(struct bfi_tree_desc, pre_offset, 40),
+	FIELD(struct bfi_tree_desc, flags, 48),          FIELD(struct bfi_tree_desc, dropped_levels, 52),
+	FIELD(struct bfi_tree_desc, dropped_nodes, 56),
+};
+static const struct field level_fields[] = {
+	FIELD(struct bfi_level, nodes, 0),        FIELD(struct bfi_level, m, 8),
+	FIELD(struct bfi_level, row_bytes, 16),   FIELD(struct bfi_level, rows_offset, 24),
+	FIELD(struct bfi_level, groups_offset, 32),
+};
+/* the filter file's header, between its magic (0..8) and its checksum (56..64) */
+static const struct field filter_fields[] = {
+	FIELD(struct bfi_filter_header, version, 8), FIELD(struct bfi_filter_header, hash_id, 12),
+	FIELD(struct bfi_filter_header, m, 16),      FIELD(struct bfi_filter_header, k, 24),
+	FIELD(struct bfi_filter_header, keys, 32),   FIELD(struct bfi_filter_header, bits_set, 40),
+	FIELD(struct bfi_filter_header, bits_checksum, 48),
+};
+#define FILTER_CHECKSUM_AT 56u
+
+/* Write the fields of the struct at from into out, whose other bytes the caller zeroed. */
+static void put_fields(uint8_t *out, const struct field *f, size_t n, const void *from)
+{
+	const uint8_t *src = from;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v64 = 0;
+		uint32_t v32 = 0;
+		uint16_t v16 = 0;
+		if (f[i].width == 8)
+			memcpy(&v64, src + f[i].member, 8), bfi_put64(out + f[i].at, v64);
+		else if (f[i].width == 4)
+			memcpy(&v32, src + f[i].member, 4), bfi_put32(out + f[i].at, v32);
+		else
+			memcpy(&v16, src + f[i].member, 2), bfi_put16(out + f[i].at, v16);
+	}
+}
+
+static void get_fields(const uint8_t *in, const struct field *f, size_t n, void *to)
+{
+	uint8_t *dst = to;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v64 = f[i].width == 8 ? bfi_get64(in + f[i].at) : 0;
+		uint32_t v32 = f[i].width == 4 ? bfi_get32(in + f[i].at) : 0;
+		uint16_t v16 = f[i].width == 2 ? bfi_get16(in + f[i].at) : 0;
+		if (f[i].width == 8)
+			memcpy(dst + f[i].member, &v64, 8);
+		else if (f[i].width == 4)
+			memcpy(dst + f[i].member, &v32, 4);
+		else
+			memcpy(dst + f[i].member, &v16, 2);
+	}
+}
+
+/* Are the bytes of [from, to) of in that no field holds zero (reserved)? */
+static int unused_zero(const uint8_t *in, size_t from, size_t to, const struct field *f, size_t n)
+{
+	for (size_t at = from; at < to; at++) {
+		int used = 0;
+		for (size_t i = 0; i < n && !used; i++)
+			used = at >= f[i].at && at < (size_t)f[i].at + f[i].width;
+		if (!used && in[at])
+			return 0;
+	}
+	return 1;
+}
+
+/* Encode the struct at from as size bytes at out, by its field table. */
+#define ENCODE(out, size, fields, from)                                                            \
+	do {                                                                                       \
+		memset(out, 0, size);                                                              \
+		put_fields(out, fields, N_FIELDS(fields), from);                                   \
+	} while (0)
+/* Decode into the struct at to, by its field table; 1 if the reserved bytes are zero. */
+#define DECODE(in, size, fields, to)                                                               \
+	(get_fields(in, fields, N_FIELDS(fields), to), unused_zero(in, 0, size, fields, N_FIELDS(fields)))
 
 void bfi_header_encode(uint8_t out[BFI_HEADER_SIZE], const struct bfi_header *h)
 {
@@ -79,26 +209,12 @@ int bfi_header_decode(const uint8_t in[BFI_HEADER_SIZE], struct bfi_header *h)
 
 void bfi_section_encode(uint8_t out[BFI_ENTRY_SIZE], const struct bfi_section *s)
 {
-	memset(out, 0, BFI_ENTRY_SIZE);
-	bfi_put32(out + 0, s->kind);
-	bfi_put16(out + 4, s->encoding);
-	bfi_put16(out + 6, s->flags);
-	bfi_put64(out + 8, s->offset);
-	bfi_put64(out + 16, s->stored_size);
-	bfi_put64(out + 24, s->size);
-	bfi_put64(out + 32, s->checksum);
+	ENCODE(out, BFI_ENTRY_SIZE, section_fields, s);
 }
 
 int bfi_section_decode(const uint8_t in[BFI_ENTRY_SIZE], struct bfi_section *s)
 {
-	s->kind = bfi_get32(in + 0);
-	s->encoding = bfi_get16(in + 4);
-	s->flags = bfi_get16(in + 6);
-	s->offset = bfi_get64(in + 8);
-	s->stored_size = bfi_get64(in + 16);
-	s->size = bfi_get64(in + 24);
-	s->checksum = bfi_get64(in + 32);
-	if (!all_zero(in + 40, BFI_ENTRY_SIZE - 40) || (s->flags & ~BFI_SECF_KNOWN))
+	if (!DECODE(in, BFI_ENTRY_SIZE, section_fields, s) || (s->flags & ~BFI_SECF_KNOWN))
 		return BFI_E_RESERVED;
 	if (s->offset % BFI_SECTION_ALIGN != 0)
 		return BFI_E_BAD_SECTION;
@@ -109,25 +225,12 @@ int bfi_section_decode(const uint8_t in[BFI_ENTRY_SIZE], struct bfi_section *s)
 
 void bfi_flat_desc_encode(uint8_t out[BFI_FLAT_DESC_SIZE], const struct bfi_flat_desc *d)
 {
-	memset(out, 0, BFI_FLAT_DESC_SIZE);
-	bfi_put64(out + 0, d->n_sets);
-	bfi_put32(out + 8, d->k);
-	bfi_put32(out + 12, d->hash_id);
-	bfi_put32(out + 16, d->n_blocks);
-	bfi_put32(out + 20, d->flags);
-	bfi_put64(out + 24, d->table_offset);
+	ENCODE(out, BFI_FLAT_DESC_SIZE, flat_fields, d);
 }
 
 void bfi_block_encode(uint8_t out[BFI_BLOCK_ENTRY_SIZE], const struct bfi_block *b)
 {
-	memset(out, 0, BFI_BLOCK_ENTRY_SIZE);
-	bfi_put64(out + 0, b->first_set);
-	bfi_put64(out + 8, b->n_sets);
-	bfi_put64(out + 16, b->m);
-	bfi_put64(out + 24, b->row_bits);
-	bfi_put64(out + 32, b->rows_offset);
-	bfi_put64(out + 40, b->pre_m);
-	bfi_put64(out + 48, b->pre_offset);
+	ENCODE(out, BFI_BLOCK_ENTRY_SIZE, block_fields, b);
 }
 
 /* rows and pre-filter of block b start where the previous one ended */
@@ -155,18 +258,12 @@ uint64_t bfi_flat_layout(struct bfi_block *blocks, uint32_t n_blocks)
 }
 
 int bfi_flat_decode(const uint8_t *in, uint64_t size, struct bfi_flat_desc *d,
-                    struct bfi_block *blocks, uint64_t *bad_off)
+                    struct bfi_block *blocks, struct bfi_where *where)
 {
-	*bad_off = 0;
+	*where = (struct bfi_where){0, BFI_FLAT_DESC_SIZE, "flat descriptor"};
 	if (size < BFI_FLAT_DESC_SIZE)
 		return BFI_E_BAD_LAYOUT;
-	d->n_sets = bfi_get64(in + 0);
-	d->k = bfi_get32(in + 8);
-	d->hash_id = bfi_get32(in + 12);
-	d->n_blocks = bfi_get32(in + 16);
-	d->flags = bfi_get32(in + 20);
-	d->table_offset = bfi_get64(in + 24);
-	if (!all_zero(in + 32, BFI_FLAT_DESC_SIZE - 32) || (d->flags & ~BFI_FLATF_KNOWN))
+	if (!DECODE(in, BFI_FLAT_DESC_SIZE, flat_fields, d) || (d->flags & ~BFI_FLATF_KNOWN))
 		return BFI_E_RESERVED;
 	if (d->hash_id != BFI_HASH_XXH3_MIX)
 		return BFI_E_INCOMPAT;
@@ -180,11 +277,9 @@ int bfi_flat_decode(const uint8_t *in, uint64_t size, struct bfi_flat_desc *d,
 	uint64_t next_set = 0;
 	for (uint32_t i = 0; i < d->n_blocks; i++) {
 		const uint8_t *e = in + BFI_FLAT_DESC_SIZE + (uint64_t)i * BFI_BLOCK_ENTRY_SIZE;
-		struct bfi_block b = {bfi_get64(e), bfi_get64(e + 8), bfi_get64(e + 16),
-		                      bfi_get64(e + 24), bfi_get64(e + 32), bfi_get64(e + 40),
-		                      bfi_get64(e + 48)};
-		*bad_off = (uint64_t)(e - in);
-		if (!all_zero(e + 56, BFI_BLOCK_ENTRY_SIZE - 56))
+		struct bfi_block b;
+		*where = (struct bfi_where){(uint64_t)(e - in), BFI_BLOCK_ENTRY_SIZE, "flat block entry"};
+		if (!DECODE(e, BFI_BLOCK_ENTRY_SIZE, block_fields, &b))
 			return BFI_E_RESERVED;
 		if (b.first_set != next_set || b.n_sets == 0 || b.n_sets > d->n_sets - next_set ||
 		    b.m == 0 || b.m > BFI_MAX_BITS || !bfi_row_bits_ok(b.n_sets, b.row_bits) ||
@@ -199,7 +294,7 @@ int bfi_flat_decode(const uint8_t *in, uint64_t size, struct bfi_flat_desc *d,
 		if (blocks)
 			blocks[i] = b;
 	}
-	*bad_off = 0;
+	*where = (struct bfi_where){0, BFI_FLAT_DESC_SIZE, "flat descriptor"};
 	if (next_set != d->n_sets || off != size)
 		return BFI_E_BAD_LAYOUT;
 	return 0;
@@ -207,26 +302,16 @@ int bfi_flat_decode(const uint8_t *in, uint64_t size, struct bfi_flat_desc *d,
 
 void bfi_plain_desc_encode(uint8_t out[BFI_PLAIN_DESC_SIZE], const struct bfi_plain_desc *d)
 {
-	memset(out, 0, BFI_PLAIN_DESC_SIZE);
-	bfi_put64(out + 0, d->n_sets);
-	bfi_put64(out + 8, d->m);
-	bfi_put32(out + 16, d->k);
-	bfi_put32(out + 20, d->hash_id);
-	bfi_put64(out + 24, d->filter_bytes);
-	bfi_put64(out + 32, d->filters_offset);
+	ENCODE(out, BFI_PLAIN_DESC_SIZE, plain_fields, d);
 }
 
-int bfi_plain_decode(const uint8_t *in, uint64_t size, struct bfi_plain_desc *d)
+int bfi_plain_decode(const uint8_t *in, uint64_t size, struct bfi_plain_desc *d,
+                     struct bfi_where *where)
 {
+	*where = (struct bfi_where){0, BFI_PLAIN_DESC_SIZE, "plain descriptor"};
 	if (size < BFI_PLAIN_DESC_SIZE)
 		return BFI_E_BAD_LAYOUT;
-	d->n_sets = bfi_get64(in + 0);
-	d->m = bfi_get64(in + 8);
-	d->k = bfi_get32(in + 16);
-	d->hash_id = bfi_get32(in + 20);
-	d->filter_bytes = bfi_get64(in + 24);
-	d->filters_offset = bfi_get64(in + 32);
-	if (!all_zero(in + 40, BFI_PLAIN_DESC_SIZE - 40))
+	if (!DECODE(in, BFI_PLAIN_DESC_SIZE, plain_fields, d))
 		return BFI_E_RESERVED;
 	if (d->hash_id != BFI_HASH_XXH3_MIX)
 		return BFI_E_INCOMPAT;
@@ -242,27 +327,12 @@ int bfi_plain_decode(const uint8_t *in, uint64_t size, struct bfi_plain_desc *d)
 
 void bfi_rambo_desc_encode(uint8_t out[BFI_RAMBO_DESC_SIZE], const struct bfi_rambo_desc *d)
 {
-	memset(out, 0, BFI_RAMBO_DESC_SIZE);
-	bfi_put64(out + 0, d->n_sets);
-	bfi_put32(out + 8, d->k);
-	bfi_put32(out + 12, d->hash_id);
-	bfi_put32(out + 16, d->reps);
-	bfi_put32(out + 20, d->partition_id);
-	bfi_put64(out + 24, d->cells);
-	bfi_put32(out + 32, d->shards);
-	bfi_put32(out + 36, d->flags);
-	bfi_put64(out + 40, d->table_offset);
+	ENCODE(out, BFI_RAMBO_DESC_SIZE, rambo_fields, d);
 }
 
 void bfi_rep_encode(uint8_t out[BFI_REP_ENTRY_SIZE], const struct bfi_rep *r)
 {
-	memset(out, 0, BFI_REP_ENTRY_SIZE);
-	bfi_put64(out + 0, r->m);
-	bfi_put64(out + 8, r->row_bytes);
-	bfi_put64(out + 16, r->rows_offset);
-	bfi_put64(out + 24, r->starts_offset);
-	bfi_put64(out + 32, r->members_offset);
-	bfi_put64(out + 40, r->cell_of_offset);
+	ENCODE(out, BFI_REP_ENTRY_SIZE, rep_fields, r);
 }
 
 static int add_bytes(uint64_t *off, uint64_t n)
@@ -301,21 +371,12 @@ uint64_t bfi_rambo_layout(struct bfi_rep *reps, uint32_t n_reps, uint64_t n_sets
 }
 
 int bfi_rambo_decode(const uint8_t *in, uint64_t size, struct bfi_rambo_desc *d,
-                     struct bfi_rep *reps, uint64_t *bad_off)
+                     struct bfi_rep *reps, struct bfi_where *where)
 {
-	*bad_off = 0;
+	*where = (struct bfi_where){0, BFI_RAMBO_DESC_SIZE, "rambo descriptor"};
 	if (size < BFI_RAMBO_DESC_SIZE)
 		return BFI_E_BAD_LAYOUT;
-	d->n_sets = bfi_get64(in + 0);
-	d->k = bfi_get32(in + 8);
-	d->hash_id = bfi_get32(in + 12);
-	d->reps = bfi_get32(in + 16);
-	d->partition_id = bfi_get32(in + 20);
-	d->cells = bfi_get64(in + 24);
-	d->shards = bfi_get32(in + 32);
-	d->table_offset = bfi_get64(in + 40);
-	d->flags = bfi_get32(in + 36);
-	if ((d->flags & ~BFI_RAMBO_SHARED_PROBES) || !all_zero(in + 48, BFI_RAMBO_DESC_SIZE - 48))
+	if (!DECODE(in, BFI_RAMBO_DESC_SIZE, rambo_fields, d) || (d->flags & ~BFI_RAMBO_SHARED_PROBES))
 		return BFI_E_RESERVED;
 	if (d->hash_id != BFI_HASH_XXH3_MIX || d->partition_id != BFI_PARTITION_XXH3)
 		return BFI_E_INCOMPAT;
@@ -328,10 +389,9 @@ int bfi_rambo_decode(const uint8_t *in, uint64_t size, struct bfi_rambo_desc *d,
 		return BFI_E_BAD_LAYOUT;
 	for (uint32_t i = 0; i < d->reps; i++) {
 		const uint8_t *e = in + BFI_RAMBO_DESC_SIZE + (uint64_t)i * BFI_REP_ENTRY_SIZE;
-		struct bfi_rep r = {bfi_get64(e), bfi_get64(e + 8), bfi_get64(e + 16), bfi_get64(e + 24),
-		                    bfi_get64(e + 32), bfi_get64(e + 40)};
-		*bad_off = (uint64_t)(e - in);
-		if (!all_zero(e + 48, BFI_REP_ENTRY_SIZE - 48))
+		struct bfi_rep r;
+		*where = (struct bfi_where){(uint64_t)(e - in), BFI_REP_ENTRY_SIZE, "rambo repetition entry"};
+		if (!DECODE(e, BFI_REP_ENTRY_SIZE, rep_fields, &r))
 			return BFI_E_RESERVED;
 		if (r.m == 0 || r.m > BFI_MAX_BITS || r.row_bytes != bfi_rambo_row_bytes(d->cells))
 			return BFI_E_BAD_LAYOUT;
@@ -342,34 +402,18 @@ int bfi_rambo_decode(const uint8_t *in, uint64_t size, struct bfi_rambo_desc *d,
 		if (reps)
 			reps[i] = r;
 	}
-	*bad_off = 0;
+	*where = (struct bfi_where){0, BFI_RAMBO_DESC_SIZE, "rambo descriptor"};
 	return off == size ? 0 : BFI_E_BAD_LAYOUT;
 }
 
 void bfi_tree_desc_encode(uint8_t out[BFI_TREE_DESC_SIZE], const struct bfi_tree_desc *d)
 {
-	memset(out, 0, BFI_TREE_DESC_SIZE);
-	bfi_put64(out + 0, d->n_sets);
-	bfi_put32(out + 8, d->k);
-	bfi_put32(out + 12, d->hash_id);
-	bfi_put32(out + 16, d->fanout);
-	bfi_put32(out + 20, d->levels);
-	bfi_put64(out + 24, d->table_offset);
-	bfi_put64(out + 32, d->pre_m);
-	bfi_put64(out + 40, d->pre_offset);
-	bfi_put32(out + 48, d->flags);
-	bfi_put32(out + 52, d->dropped_levels);
-	bfi_put64(out + 56, d->dropped_nodes);
+	ENCODE(out, BFI_TREE_DESC_SIZE, tree_fields, d);
 }
 
 void bfi_level_encode(uint8_t out[BFI_LEVEL_ENTRY_SIZE], const struct bfi_level *l)
 {
-	memset(out, 0, BFI_LEVEL_ENTRY_SIZE);
-	bfi_put64(out + 0, l->nodes);
-	bfi_put64(out + 8, l->m);
-	bfi_put64(out + 16, l->row_bytes);
-	bfi_put64(out + 24, l->rows_offset);
-	bfi_put64(out + 32, l->groups_offset);
+	ENCODE(out, BFI_LEVEL_ENTRY_SIZE, level_fields, l);
 }
 
 uint32_t bfi_tree_shape(uint64_t n_sets, uint32_t fanout, uint64_t nodes[BFI_MAX_LEVELS])
@@ -409,24 +453,15 @@ uint64_t bfi_tree_layout(struct bfi_level *levels, uint32_t n_levels, struct bfi
 }
 
 int bfi_tree_decode(const uint8_t *in, uint64_t size, struct bfi_tree_desc *d,
-                    struct bfi_level *levels, uint64_t *bad_off)
+                    struct bfi_level *levels, struct bfi_where *where)
 {
-	*bad_off = 0;
+	*where = (struct bfi_where){0, BFI_TREE_DESC_SIZE, "tree descriptor"};
 	if (size < BFI_TREE_DESC_SIZE)
 		return BFI_E_BAD_LAYOUT;
-	d->n_sets = bfi_get64(in + 0);
-	d->k = bfi_get32(in + 8);
-	d->hash_id = bfi_get32(in + 12);
-	d->fanout = bfi_get32(in + 16);
-	d->levels = bfi_get32(in + 20);
-	d->table_offset = bfi_get64(in + 24);
-	d->pre_m = bfi_get64(in + 32);
-	d->pre_offset = bfi_get64(in + 40);
-	d->flags = bfi_get32(in + 48);
-	d->dropped_levels = bfi_get32(in + 52);
-	d->dropped_nodes = bfi_get64(in + 56);
+	int reserved_zero = DECODE(in, BFI_TREE_DESC_SIZE, tree_fields, d);
 	int explicit = (d->flags & BFI_TREE_EXPLICIT) != 0;
-	if ((d->flags & ~BFI_TREE_EXPLICIT) || (!explicit && (d->dropped_levels || d->dropped_nodes)))
+	if (!reserved_zero || (d->flags & ~BFI_TREE_EXPLICIT) ||
+	    (!explicit && (d->dropped_levels || d->dropped_nodes)))
 		return BFI_E_RESERVED;
 	if (d->dropped_levels > BFI_MAX_LEVELS || d->dropped_nodes > BFI_MAX_SETS)
 		return BFI_E_BAD_LAYOUT;
@@ -447,10 +482,9 @@ int bfi_tree_decode(const uint8_t *in, uint64_t size, struct bfi_tree_desc *d,
 		return BFI_E_BAD_LAYOUT;
 	for (uint32_t i = 0; i < d->levels; i++) {
 		const uint8_t *e = in + BFI_TREE_DESC_SIZE + (uint64_t)i * BFI_LEVEL_ENTRY_SIZE;
-		struct bfi_level l = {bfi_get64(e), bfi_get64(e + 8), bfi_get64(e + 16), bfi_get64(e + 24),
-		                      bfi_get64(e + 32)};
-		*bad_off = (uint64_t)(e - in);
-		if (!all_zero(e + 40, BFI_LEVEL_ENTRY_SIZE - 40))
+		struct bfi_level l;
+		*where = (struct bfi_where){(uint64_t)(e - in), BFI_LEVEL_ENTRY_SIZE, "tree level entry"};
+		if (!DECODE(e, BFI_LEVEL_ENTRY_SIZE, level_fields, &l))
 			return BFI_E_RESERVED;
 		/* explicit: N leaves, then any count from 1 to the level below's */
 		uint64_t want = explicit ? (i == 0 ? d->n_sets : l.nodes) : shape[i];
@@ -472,7 +506,7 @@ int bfi_tree_decode(const uint8_t *in, uint64_t size, struct bfi_tree_desc *d,
 		if (levels)
 			levels[i] = l;
 	}
-	*bad_off = 0;
+	*where = (struct bfi_where){0, BFI_TREE_DESC_SIZE, "tree descriptor"};
 	if (d->pre_offset != (d->pre_m ? off : 0))
 		return BFI_E_BAD_LAYOUT;
 	if (d->pre_m && (__builtin_add_overflow(off, bfi_bits_bytes(d->pre_m), &off) || off > size))
@@ -480,21 +514,11 @@ int bfi_tree_decode(const uint8_t *in, uint64_t size, struct bfi_tree_desc *d,
 	return off == size ? 0 : BFI_E_BAD_LAYOUT;
 }
 
-/* Filter file header: magic, version (2), reserved (2), hash_id (4), m (8),
- * k (4), reserved (4), keys (8), bits_set (8), bits checksum (8), header
- * checksum (8). */
 void bfi_filter_header_encode(uint8_t out[BFI_FILTER_HEADER_SIZE], const struct bfi_filter_header *h)
 {
-	memset(out, 0, BFI_FILTER_HEADER_SIZE);
+	ENCODE(out, BFI_FILTER_HEADER_SIZE, filter_fields, h);
 	memcpy(out, BFI_FILTER_MAGIC, 8);
-	bfi_put16(out + 8, h->version);
-	bfi_put32(out + 12, h->hash_id);
-	bfi_put64(out + 16, h->m);
-	bfi_put32(out + 24, h->k);
-	bfi_put64(out + 32, h->keys);
-	bfi_put64(out + 40, h->bits_set);
-	bfi_put64(out + 48, h->bits_checksum);
-	bfi_put64(out + 56, bfi_checksum64(out, 56));
+	bfi_put64(out + FILTER_CHECKSUM_AT, bfi_checksum64(out, FILTER_CHECKSUM_AT));
 }
 
 int bfi_filter_header_decode(const uint8_t in[BFI_FILTER_HEADER_SIZE], struct bfi_filter_header *h)
@@ -503,22 +527,39 @@ int bfi_filter_header_decode(const uint8_t in[BFI_FILTER_HEADER_SIZE], struct bf
 		return BFI_E_BAD_MAGIC;
 	/* the version before the checksum, as for the index: another version may
 	 * checksum its header otherwise, and is to be named, not called damaged */
-	h->version = bfi_get16(in + 8);
+	get_fields(in, filter_fields, N_FIELDS(filter_fields), h);
 	if (h->version != BFI_FILTER_VERSION)
 		return BFI_E_VERSION;
-	if (bfi_get64(in + 56) != bfi_checksum64(in, 56))
+	if (bfi_get64(in + FILTER_CHECKSUM_AT) != bfi_checksum64(in, FILTER_CHECKSUM_AT))
 		return BFI_E_HEADER_CHECKSUM;
-	h->hash_id = bfi_get32(in + 12);
-	h->m = bfi_get64(in + 16);
-	h->k = bfi_get32(in + 24);
-	h->keys = bfi_get64(in + 32);
-	h->bits_set = bfi_get64(in + 40);
-	h->bits_checksum = bfi_get64(in + 48);
-	if (bfi_get16(in + 10) != 0 || bfi_get32(in + 28) != 0)
+	if (!unused_zero(in, 8, FILTER_CHECKSUM_AT, filter_fields, N_FIELDS(filter_fields)))
 		return BFI_E_RESERVED;
 	if (h->hash_id != BFI_HASH_XXH3_MIX)
 		return BFI_E_INCOMPAT;
 	if (h->m == 0 || h->m > BFI_MAX_BITS || h->k == 0 || h->k > BFI_MAX_K || h->bits_set > h->m)
+		return BFI_E_BAD_LAYOUT;
+	return 0;
+}
+
+void bfi_chunksums_encode(uint8_t out[BFI_CHUNKSUMS_DESC_SIZE], const struct bfi_chunksums_desc *d)
+{
+	ENCODE(out, BFI_CHUNKSUMS_DESC_SIZE, chunksums_fields, d);
+}
+
+uint64_t bfi_chunk_count(uint64_t covered)
+{
+	return (covered - BFI_SECTION_ALIGN + BFI_CHUNK_SIZE - 1) / BFI_CHUNK_SIZE;
+}
+
+int bfi_chunksums_decode(const uint8_t *sec, uint64_t size, uint64_t at,
+                         struct bfi_chunksums_desc *d)
+{
+	if (size < BFI_CHUNKSUMS_DESC_SIZE)
+		return BFI_E_BAD_LAYOUT;
+	if (!DECODE(sec, BFI_CHUNKSUMS_DESC_SIZE, chunksums_fields, d))
+		return BFI_E_RESERVED;
+	if (d->chunk_log2 != BFI_CHUNK_LOG2 || d->covered != at ||
+	    size != BFI_CHUNKSUMS_DESC_SIZE + bfi_chunk_count(d->covered) * 8)
 		return BFI_E_BAD_LAYOUT;
 	return 0;
 }

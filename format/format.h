@@ -333,14 +333,23 @@ void bfi_plain_desc_encode(uint8_t out[BFI_PLAIN_DESC_SIZE], const struct bfi_pl
 int bfi_header_decode(const uint8_t in[BFI_HEADER_SIZE], struct bfi_header *h);
 int bfi_section_decode(const uint8_t in[BFI_ENTRY_SIZE], struct bfi_section *s);
 /*
+ * Where a layout's decoder found its section at fault: the structure
+ * (a descriptor or one table entry), relative to the section's start.
+ */
+struct bfi_where {
+	uint64_t offset, length;
+	const char *what; /* such as "flat block entry" */
+};
+/*
  * Check a flat section of size bytes at sec: the descriptor, then every
  * block entry against the exact packing the spec requires. blocks, if not
- * NULL, receives d->n_blocks entries. On failure *bad_off is the section-
- * relative offset of the structure at fault.
+ * NULL, receives d->n_blocks entries. On failure *where is the structure
+ * at fault.
  */
 int bfi_flat_decode(const uint8_t *sec, uint64_t size, struct bfi_flat_desc *d,
-                    struct bfi_block *blocks, uint64_t *bad_off);
-int bfi_plain_decode(const uint8_t *sec, uint64_t size, struct bfi_plain_desc *d);
+                    struct bfi_block *blocks, struct bfi_where *where);
+int bfi_plain_decode(const uint8_t *sec, uint64_t size, struct bfi_plain_desc *d,
+                     struct bfi_where *where);
 
 void bfi_rambo_desc_encode(uint8_t out[BFI_RAMBO_DESC_SIZE], const struct bfi_rambo_desc *d);
 void bfi_rep_encode(uint8_t out[BFI_REP_ENTRY_SIZE], const struct bfi_rep *r);
@@ -349,14 +358,14 @@ void bfi_rep_encode(uint8_t out[BFI_REP_ENTRY_SIZE], const struct bfi_rep *r);
  * the exact packing. reps, if not NULL, receives d->reps entries.
  */
 int bfi_rambo_decode(const uint8_t *sec, uint64_t size, struct bfi_rambo_desc *d,
-                     struct bfi_rep *reps, uint64_t *bad_off);
+                     struct bfi_rep *reps, struct bfi_where *where);
 /* Place the repetitions (m set) and return the section's size, 0 on overflow. */
 uint64_t bfi_rambo_layout(struct bfi_rep *reps, uint32_t n_reps, uint64_t n_sets, uint64_t cells);
 
 void bfi_tree_desc_encode(uint8_t out[BFI_TREE_DESC_SIZE], const struct bfi_tree_desc *d);
 void bfi_level_encode(uint8_t out[BFI_LEVEL_ENTRY_SIZE], const struct bfi_level *l);
 int bfi_tree_decode(const uint8_t *sec, uint64_t size, struct bfi_tree_desc *d,
-                    struct bfi_level *levels, uint64_t *bad_off);
+                    struct bfi_level *levels, struct bfi_where *where);
 /* Nodes per level for n sets and fanout d; returns the level count (0: too many). */
 uint32_t bfi_tree_shape(uint64_t n_sets, uint32_t fanout, uint64_t nodes[BFI_MAX_LEVELS]);
 /* Place the levels (nodes and m set) and the pre-filter (d->pre_m set) and
@@ -365,6 +374,26 @@ uint64_t bfi_tree_layout(struct bfi_level *levels, uint32_t n_levels, struct bfi
 
 /* Byte length of a flat section with these blocks, or 0 on overflow. */
 uint64_t bfi_flat_layout(struct bfi_block *blocks, uint32_t n_blocks);
+
+/*
+ * The chunk-checksum section (spec/format.md, "Chunk checksums"): this
+ * descriptor, then one XXH3-64 per BFI_CHUNK_SIZE bytes of
+ * [BFI_SECTION_ALIGN, covered), the last chunk short.
+ */
+struct bfi_chunksums_desc {
+	uint32_t chunk_log2; /* BFI_CHUNK_LOG2 */
+	uint64_t covered;    /* the end of what the checksums cover: the section's own offset */
+};
+void bfi_chunksums_encode(uint8_t out[BFI_CHUNKSUMS_DESC_SIZE], const struct bfi_chunksums_desc *d);
+/* Chunks that checksums covering [BFI_SECTION_ALIGN, covered) have. */
+uint64_t bfi_chunk_count(uint64_t covered);
+/*
+ * Check a chunk-checksum section of size bytes at sec, which sits at
+ * offset at: reserved bytes, chunk size, that it covers everything before
+ * itself, and its size for that many chunks.
+ */
+int bfi_chunksums_decode(const uint8_t *sec, uint64_t size, uint64_t at,
+                         struct bfi_chunksums_desc *d);
 
 uint64_t bfi_checksum64(const void *p, size_t len);
 void bfi_digest128(const void *p, size_t len, uint8_t out[16]);

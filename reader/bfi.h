@@ -152,7 +152,11 @@ BFI_API const char *bfi_version(unsigned *format_major, unsigned *format_minor);
 
 /* Layouts a snapshot can hold: BFI_LAYOUT_* bit flags in bfi_info.layouts (bfi_layout.h). */
 
-/* What a snapshot holds; filled by bfi_info(). */
+/*
+ * What a snapshot holds; filled by bfi_info(). Facts of one layout come
+ * from bfi_layout_info(), so that a new layout does not change this
+ * struct.
+ */
 struct bfi_info {
 	uint16_t major, minor;     /* format version of the file */
 	uint64_t compat_flags;     /* compatible feature flags as written */
@@ -161,26 +165,63 @@ struct bfi_info {
 	uint8_t snapshot_id[16];   /* binds index and catalog */
 	uint8_t catalog_digest[16];
 	uint64_t n_sets;           /* sets in the snapshot */
-	uint64_t bits;             /* the widest filter, in bits */
-	uint32_t hashes;           /* k: bits set per key */
+	uint64_t bits;             /* the widest filter of any layout, in bits */
+	uint32_t hashes;           /* k: bits set per key (RAMBO may keep its own: bfi_layout_info) */
 	uint32_t n_sections;
 	unsigned layouts;          /* BFI_LAYOUT_* present */
-	uint32_t n_blocks;         /* flat blocks (0 without a flat layout) */
-	int size_ordered;          /* ordinals follow set size, not input order */
-	uint32_t rambo_reps;       /* R, B and S of the rambo layout (0 without one) */
-	uint64_t rambo_cells;
-	uint32_t rambo_shards;
-	int rambo_shared_probes;   /* built from filters: every repetition tests the same probes */
-	uint32_t tree_levels;      /* levels and fanout of the tree layout (0 without one) */
-	uint32_t tree_fanout;
-	uint64_t tree_prefilter_bits; /* width of the tree's union pre-filter, 0 if none */
-	int tree_explicit;            /* child groups listed (the incremental build), not implied */
-	uint32_t tree_dropped_levels; /* levels above the top one, too full to prune, not stored */
-	uint64_t tree_dropped_nodes;  /* and their nodes */
 	int has_catalog;           /* 0 if opened with BFI_OPEN_NO_CATALOG */
-	int line_prefilters;       /* flat pre-filters probe one 512-bit line per key (LINE_PRE) */
 };
 BFI_API void bfi_info(const bfi_snapshot *snap, struct bfi_info *info);
+
+/* The flat layout (spec/format.md, "Flat section"). */
+struct bfi_flat_info {
+	uint32_t blocks;     /* see bfi_block() */
+	int size_ordered;    /* ordinals follow set size, not input order */
+	int line_prefilters; /* pre-filters probe one 512-bit line per key (LINE_PRE) */
+};
+/* The RAMBO layout (spec/format.md, "RAMBO section"). */
+struct bfi_rambo_info {
+	uint32_t reps;     /* R */
+	uint64_t cells;    /* B, per repetition */
+	uint32_t shards;   /* S */
+	int shared_probes; /* built from filters: every repetition tests the same probes */
+};
+/* The tree layout (spec/format.md, "Tree section"); see bfi_tree_level(). */
+struct bfi_tree_info {
+	uint32_t levels, fanout;  /* stored levels; children per node */
+	uint64_t prefilter_bits;  /* width of the union pre-filter, 0 if none */
+	int explicit_groups;      /* child groups listed (the incremental build), not implied */
+	uint32_t dropped_levels;  /* levels above the top one, too full to prune, not stored */
+	uint64_t dropped_nodes;   /* and their nodes */
+};
+/*
+ * What one layout of a snapshot holds: a tagged union. layout says which
+ * member of u is filled (plain has none); u is padded to a fixed size, so
+ * a new layout's member, or a new field at the end of one, keeps the
+ * struct's size and every existing field where it was: callers built
+ * against an older bfi.h read what they know.
+ */
+struct bfi_layout_info {
+	unsigned layout;      /* BFI_LAYOUT_*: the tag */
+	const char *name;     /* "flat", "tree", "rambo", "plain" */
+	uint64_t n_sets;      /* sets it holds: every layout of a snapshot holds them all */
+	uint32_t hashes;      /* k of this layout */
+	uint64_t bits;        /* its widest filter, in bits */
+	uint64_t offset;      /* of its section in index.bfi */
+	uint64_t size;        /* bytes of its section */
+	union {
+		struct bfi_flat_info flat;
+		struct bfi_rambo_info rambo;
+		struct bfi_tree_info tree;
+		uint64_t reserved[16]; /* the union's size, whatever its members */
+	} u;
+};
+/*
+ * Facts of layout (one BFI_LAYOUT_* flag) of the snapshot. Returns 0,
+ * BFI_E_NO_LAYOUT if the snapshot lacks it, or BFI_E_INVALID.
+ */
+BFI_API BFI_MUST_CHECK int bfi_layout_info(const bfi_snapshot *snap, unsigned layout,
+                                           struct bfi_layout_info *out);
 
 /* One block of the flat layout: sets [first_set, first_set + n_sets). */
 struct bfi_block_info {
@@ -190,7 +231,7 @@ struct bfi_block_info {
 	uint64_t prefilter_bits; /* width of the union pre-filter, 0 if none */
 	uint64_t offset;         /* of the block's first row in index.bfi */
 };
-/* Returns 0, or BFI_E_INVALID if there is no flat layout or i >= n_blocks. */
+/* Returns 0, or BFI_E_INVALID if there is no flat layout or i >= its blocks. */
 BFI_API BFI_MUST_CHECK int bfi_block(const bfi_snapshot *snap, uint32_t i,
                                      struct bfi_block_info *out);
 
@@ -201,7 +242,7 @@ struct bfi_rambo_cell_info {
 };
 /*
  * The width of repetition rep's filters in *m, and, if cells is not NULL,
- * one entry per cell (bfi_info.rambo_cells of them). Reads all the
+ * one entry per cell (bfi_layout_info's u.rambo.cells of them). Reads all the
  * repetition's rows: O(m * B / 8) bytes. Returns 0, BFI_E_INVALID (no rambo
  * layout, or rep out of range) or BFI_E_BAD_LAYOUT (a damaged cell table).
  */

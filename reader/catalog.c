@@ -13,7 +13,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "layout.h"
 
 /* Note where the catalog is bad, and leave through out (which cleans up). */
 #define BAD_OUT(code, off, len, msg)                                                    \
@@ -163,16 +163,14 @@ void bfi__catalog_close(bfi_snapshot *s)
 	s->env = NULL;
 }
 
-/* Width of set ord's filter: its block's on the flat layout, else plain's, else rambo's. */
+/* Width of the filter that set ord's recorded fill ratio is of (layout.h, fill_rank). */
 static uint64_t set_width(const bfi_snapshot *s, uint32_t ord)
 {
-	if (s->lay.flat_idx >= 0)
-		return bfi__block_of(s, ord)->m;
-	if (s->lay.plain_idx >= 0)
-		return s->lay.plain.m;
-	if (s->lay.tree_idx >= 0)
-		return s->levels[0].m; /* the set's leaf */
-	return s->reps[0].m;       /* rambo alone: the filter of the set's cell in repetition 0 */
+	const struct bfi_layout_ops *best = NULL;
+	for (int r = 0; r < BFI_ROWS; r++)
+		if (s->view[r] && (best == NULL || bfi__layouts[r]->fill_rank < best->fill_rank))
+			best = bfi__layouts[r];
+	return best ? best->set_bits(s, ord) : 0;
 }
 
 /*

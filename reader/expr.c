@@ -111,7 +111,7 @@ static int syntax(struct parser *ps)
 	return BFI_E_SYNTAX;
 }
 
-static int parse_or(struct parser *ps, uint32_t *id);
+static int parse_run(struct parser *ps, int op, uint32_t *id);
 
 /* Make node id hold the children in l, flattening children of the same type. */
 static int make_group(struct bfi_expr *e, int type, struct ids *l, uint32_t *id)
@@ -242,7 +242,7 @@ static int parse_unary(struct parser *ps, uint32_t *id)
 		return BFI_E_LIMIT;
 	}
 	ps->p++;
-	int rc = parse_or(ps, id);
+	int rc = parse_run(ps, BFI_EXPR_OR, id);
 	if (rc)
 		return rc;
 	skip_blanks(ps);
@@ -253,47 +253,30 @@ static int parse_unary(struct parser *ps, uint32_t *id)
 	return 0;
 }
 
-static int parse_and(struct parser *ps, uint32_t *id)
+/*
+ * A run of operands joined by op (BFI_EXPR_OR: terms joined by OR;
+ * BFI_EXPR_AND: factors joined by AND or side by side), made one node.
+ */
+static int parse_run(struct parser *ps, int op, uint32_t *id)
 {
 	struct ids l = {0};
-	uint32_t c;
-	int rc = parse_unary(ps, &c);
-	if (rc == 0)
-		rc = ids_push(&l, c);
-	while (rc == 0) {
+	int rc = 0;
+	for (int first = 1; rc == 0; first = 0) {
 		skip_blanks(ps);
-		if (ps->p == ps->end || *ps->p == ')' || at_word(ps, "OR"))
+		if (!first && op == BFI_EXPR_OR && !at_word(ps, "OR"))
 			break;
-		if (at_word(ps, "AND"))
-			ps->p += 3;
-		rc = parse_unary(ps, &c);
+		if (!first && op == BFI_EXPR_AND &&
+		    (ps->p == ps->end || *ps->p == ')' || at_word(ps, "OR")))
+			break;
+		if (!first)
+			ps->p += op == BFI_EXPR_OR ? 2 : at_word(ps, "AND") ? 3 : 0;
+		uint32_t c;
+		rc = op == BFI_EXPR_OR ? parse_run(ps, BFI_EXPR_AND, &c) : parse_unary(ps, &c);
 		if (rc == 0)
 			rc = ids_push(&l, c);
 	}
 	if (rc == 0)
-		rc = make_group(ps->e, BFI_EXPR_AND, &l, id);
-	free(l.v);
-	return rc;
-}
-
-static int parse_or(struct parser *ps, uint32_t *id)
-{
-	struct ids l = {0};
-	uint32_t c;
-	int rc = parse_and(ps, &c);
-	if (rc == 0)
-		rc = ids_push(&l, c);
-	while (rc == 0) {
-		skip_blanks(ps);
-		if (!at_word(ps, "OR"))
-			break;
-		ps->p += 2;
-		rc = parse_and(ps, &c);
-		if (rc == 0)
-			rc = ids_push(&l, c);
-	}
-	if (rc == 0)
-		rc = make_group(ps->e, BFI_EXPR_OR, &l, id);
+		rc = make_group(ps->e, op, &l, id);
 	free(l.v);
 	return rc;
 }
@@ -307,7 +290,7 @@ int bfi_expr_parse(const char *text, size_t len, bfi_expr **out, size_t *err_at)
 	if (e == NULL)
 		return -ENOMEM;
 	struct parser ps = {text, text + len, text, e, 0, 0};
-	int rc = parse_or(&ps, &e->root);
+	int rc = parse_run(&ps, BFI_EXPR_OR, &e->root);
 	if (rc == 0) {
 		skip_blanks(&ps);
 		if (ps.p != ps.end)
@@ -439,4 +422,15 @@ void bfi_expr_free(bfi_expr **e)
 		free(x->kidx);
 	free(x);
 	*e = NULL;
+}
+
+uint32_t bfi__expr_depth(const struct bfi_expr *e, uint32_t id)
+{
+	const struct bfi_enode *n = &e->nodes[id];
+	uint32_t d = 0;
+	for (uint32_t i = 0; i < n->n_kids; i++) {
+		uint32_t c = bfi__expr_depth(e, e->kids[n->first_kid + i]);
+		d = c > d ? c : d;
+	}
+	return d + 1;
 }

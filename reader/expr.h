@@ -1,4 +1,4 @@
-/* expr.h - the parsed form of query expressions (expr.c), read by query.c. */
+/* expr.h - the parsed form of query expressions (expr.c), read by the layouts. */
 #ifndef BFI_READER_EXPR_H
 #define BFI_READER_EXPR_H
 
@@ -84,6 +84,9 @@ struct bfi_result {
  */
 void bfi__expr_one_key(struct bfi_expr *e, bfi_keyhash h);
 
+/* Depth of node id of e: 1 for a leaf. */
+uint32_t bfi__expr_depth(const struct bfi_expr *e, uint32_t id);
+
 /* Grow *p (an array) to hold want elements of size sz; 0 or -ENOMEM. */
 int bfi__grow(void *p, size_t *cap, size_t want, size_t sz);
 
@@ -95,23 +98,5 @@ int bfi__grow(void *p, size_t *cap, size_t want, size_t sz);
 size_t bfi__conj_rows(const struct bfi_expr *e, const struct bfi_enode *n, uint32_t k,
                       uint32_t probe0, const uint8_t *rows, uint64_t m, uint64_t row_bytes,
                       const uint8_t **out);
-
-/*
- * Layouts that answer a conjunction of keys with a sorted list of sets
- * (rambo.c, tree.c) share the evaluation of AND, OR and thresholds over
- * such lists (rambo.c). A conj function writes the sets matching
- * conjunction node n, ascending, to out (room for N) and returns their
- * count or a negative error.
- */
-typedef long (*bfi_conj_fn)(const bfi_snapshot *s, const struct bfi_expr *e,
-                            const struct bfi_enode *n, bfi_result *res, uint32_t *out);
-long bfi__rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
-                     bfi_result *res, uint32_t *out);
-long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
-                    bfi_result *res, uint32_t *out);
-int bfi__list_expr(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res,
-                   bfi_conj_fn conj);
-int bfi__list_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t need,
-                        bfi_result *res, bfi_conj_fn conj);
 
 #endif

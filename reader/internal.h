@@ -7,41 +7,19 @@
 #include "bfi.h"
 #include "format.h"
 
+/* Layouts a snapshot may hold at most: rows of the layout table (layout.h). */
+#define BFI_MAX_LAYOUTS 8
+
 /* What a validated index holds: the result of bfi__check_index(). */
 struct bfi_layout {
 	struct bfi_header hdr;
 	struct bfi_section sec[BFI_MAX_SECTIONS];
 	uint32_t n_sec;
-	int flat_idx;  /* index into sec[], or -1 */
-	int plain_idx; /* index into sec[], or -1 */
-	int rambo_idx; /* index into sec[], or -1 */
-	int tree_idx;  /* index into sec[], or -1 */
+	int sec_of[BFI_MAX_LAYOUTS]; /* the section of each row of the layout table, or -1 */
 	int sums_idx;
-	struct bfi_flat_desc flat;
-	struct bfi_plain_desc plain;
-	struct bfi_rambo_desc rambo;
-	struct bfi_tree_desc tree;
 	uint64_t n_sets; /* agreed by every layout */
-	uint32_t k;
+	uint32_t k;      /* agreed by every layout but those that keep their own */
 	uint64_t sums_covered; /* chunk checksums cover [BFI_SECTION_ALIGN, this) */
-};
-
-/*
- * A flat block, ready to query (spec/format.md, "Flat section"). Rows of
- * whole lines are read in place: row r at rows + r * row_bytes. Packed
- * rows (row_bits not a multiple of 512) run on bit after bit, row r from
- * bit r * row_bits, and a query copies each out to row_bytes bytes of
- * scratch (bfi__unpack_row) before the kernels, which read whole lines.
- */
-struct bfi_rblock {
-	const uint8_t *rows;
-	const uint8_t *pre;  /* union pre-filter bits, or NULL */
-	uint64_t m, pre_m;
-	int line_pre;        /* the pre-filter takes one 512-bit line per key */
-	int packed;
-	uint64_t row_bytes;  /* bfi_bits_bytes(n): a row in whole lines, in place or copied out */
-	uint64_t row_bits;   /* the stride in the file */
-	uint32_t first, n;
 };
 
 /* Where a check failed, for bfi_verify(). */
@@ -49,11 +27,22 @@ struct bfi_bad {
 	uint64_t offset, length;
 	const char *what;
 };
+/* Note in *bad where a check failed and why; returns code, for `return bfi__bad(...)`. */
+static inline int bfi__bad(struct bfi_bad *bad, int code, uint64_t offset, uint64_t length,
+                           const char *what)
+{
+	bad->offset = offset;
+	bad->length = length;
+	bad->what = what;
+	return code;
+}
 
 /*
- * Check the header, the section table and every descriptor of the index
- * mapped at map (size bytes): all of bfi_open()'s O(1) checks. Returns 0
- * or a BFI_E_* code with *bad describing the region at fault.
+ * Check the header, the section table and the chunk-checksum descriptor
+ * of the index mapped at map (size bytes), and find each layout's
+ * section; the layouts' own descriptors are checked as they open
+ * (layout.h). Returns 0 or a BFI_E_* code with *bad describing the
+ * region at fault.
  */
 int bfi__check_index(const uint8_t *map, uint64_t size, struct bfi_layout *lay,
                      struct bfi_bad *bad);
@@ -75,15 +64,6 @@ int bfi__map_file(int fd, const uint8_t **map, uint64_t *size, int huge, struct 
 struct stat;
 void bfi__file_id(const struct stat *st, struct bfi_file_id *id);
 
-/* A RAMBO repetition, ready to query (spec/format.md, "RAMBO section"). */
-struct bfi_rrep {
-	const uint8_t *rows; /* row r at rows + r * row_bytes; bit c is cell c */
-	uint64_t m, row_bytes;
-	const uint8_t *starts;  /* cells + 1 u32 */
-	const uint8_t *members; /* n_sets u32 */
-	const uint8_t *cell_of; /* n_sets u32 */
-};
-
 struct bfi_snapshot;
 /* bfi_open(), also telling where a check failed. */
 int bfi__open(const char *path, unsigned flags, struct bfi_snapshot **out, struct bfi_bad *bad);
@@ -94,18 +74,7 @@ struct bfi_snapshot {
 	const uint8_t *map;
 	uint64_t size;
 	struct bfi_layout lay;
-	struct bfi_rblock *blocks; /* lay.flat.n_blocks of them, if flat */
-	uint64_t max_row_bytes;    /* of all blocks: sizes a query's scratch */
-	uint64_t max_packed_bytes; /* row_bytes of the widest packed block, 0 if none */
-	uint32_t max_block_sets;
-	const uint8_t *plain;      /* first plain filter, if plain */
-	struct bfi_rrep reps[BFI_MAX_REPS]; /* lay.rambo.reps of them, if rambo */
-	struct bfi_rlevel {
-		const uint8_t *rows; /* row r at rows + r * row_bytes; bit j is node j */
-		const uint8_t *groups; /* explicit trees, levels >= 1: nodes + 1 LE u32, else NULL */
-		uint64_t nodes, m, row_bytes;
-	} levels[BFI_MAX_LEVELS]; /* lay.tree.levels of them, if tree */
-	const uint8_t *tree_pre;  /* the tree's union pre-filter, or NULL */
+	void *view[BFI_MAX_LAYOUTS]; /* each layout's own view of its section, or NULL (layout.h) */
 	/* catalog; env is NULL when opened with BFI_OPEN_NO_CATALOG */
 	MDB_env *env;
 	MDB_dbi dbi_sets, dbi_names, dbi_meta;
@@ -124,20 +93,6 @@ int bfi__catalog_open(bfi_snapshot *snap, int trusted, struct bfi_bad *bad);
 void bfi__catalog_close(bfi_snapshot *snap);
 /* The catalog's meta field key as a decimal number, or dflt when absent or not one. */
 unsigned bfi__meta_uint(const bfi_snapshot *snap, const char *key, unsigned dflt);
-/* The block holding ordinal ord (which must be < n_sets): a binary search of the blocks. */
-static inline const struct bfi_rblock *bfi__block_of(const bfi_snapshot *s, uint32_t ord)
-{
-	uint32_t lo = 0, hi = s->lay.flat.n_blocks;
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (s->blocks[mid].first <= ord)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &s->blocks[lo];
-}
-
 /*
  * Kernels (kernel.c): AND the k rows of one block, words 64-bit words
  * long, and append base + j for every bit j < limit left set. out must
@@ -179,6 +134,12 @@ static inline void bfi__prefetch(const void *p)
 	__builtin_prefetch(p);
 	__asm__ volatile("" : : "r"(p));
 }
+
+/* The first set bit in [from, to) of p, or UINT64_MAX (verify.c). */
+uint64_t bfi__first_set_bit(const uint8_t *p, uint64_t from, uint64_t to);
+/* Is a bit at or past valid set in any of m rows? If so, bad->offset is where. */
+int bfi__rows_padding(const bfi_snapshot *s, const uint8_t *rows, uint64_t m, uint64_t row_bytes,
+                      uint64_t valid, struct bfi_bad *bad);
 
 /* Deep check of catalog contents against the index (for bfi_verify). */
 int bfi__catalog_check_all(bfi_snapshot *snap, struct bfi_bad *bad);

@@ -1,8 +1,8 @@
 /*
  * line.h - the kernels' work on one 64-byte line of a flat block's rows:
  * AND the k rows' lines and list the bits left set. kernel.c streams long
- * rows through these; a batch on short rows (query.c) inlines them, since
- * a call a query cost it about 8% on genome k-mers.
+ * rows through these; the pipeline over short rows (pipe.c) inlines them,
+ * since a call per query measurably slows a batch of k-mers.
  */
 #ifndef BFI_READER_LINE_H
 #define BFI_READER_LINE_H
@@ -52,6 +52,18 @@ static inline void bfi__unpack_row(const uint8_t *rows, uint64_t bit, uint32_t n
 	}
 	for (size_t w = words; w < bytes / 8; w++)
 		dst[w] = 0;
+}
+
+/* Does the 64-byte line hold every bit of mask (in file order)? */
+static inline int bfi__line_holds(const uint8_t *line, const uint64_t *mask)
+{
+	uint64_t miss = 0;
+	for (uint32_t j = 0; j < BFI_LINE_WORDS; j++) {
+		uint64_t v;
+		memcpy(&v, line + 8 * j, 8);
+		miss |= ~v & mask[j];
+	}
+	return miss == 0;
 }
 
 #if defined(__x86_64__) && BFI_HAVE_AVX2
@@ -205,6 +217,18 @@ bfi__and_short_avx2(const uint8_t *const *rows, uint32_t k, size_t bytes, uint32
 		*touched += lines * 64;
 	return n;
 }
+
+/* Does the 64-byte line hold every bit of mask (in file order)? vptest's carry, twice. */
+__attribute__((target("avx2"))) static inline int bfi__line_holds_avx2(const uint8_t *line,
+                                                                        const uint64_t *mask)
+{
+	return _mm256_testc_si256(_mm256_loadu_si256((const __m256i *)line),
+	                          _mm256_loadu_si256((const __m256i *)mask)) &
+	       _mm256_testc_si256(_mm256_loadu_si256((const __m256i *)(line + 32)),
+	                          _mm256_loadu_si256((const __m256i *)(mask + 4)));
+}
+#else
+#define bfi__line_holds_avx2 bfi__line_holds
 #endif
 
 #endif

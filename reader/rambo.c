@@ -16,7 +16,35 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "expr.h"
+#include "layout.h"
+
+/* A RAMBO repetition, ready to query (spec/format.md, "RAMBO section"). */
+struct bfi_rrep {
+	const uint8_t *rows; /* row r at rows + r * row_bytes; bit c is cell c */
+	uint64_t m, row_bytes;
+	const uint8_t *starts;  /* cells + 1 u32 */
+	const uint8_t *members; /* n_sets u32 */
+	const uint8_t *cell_of; /* n_sets u32 */
+};
+
+struct bfi_rambo {
+	struct bfi_rambo_desc d;
+	struct bfi_rrep reps[BFI_MAX_REPS];
+};
+
+#define rambo_of(s) BFI_VIEW(s, BFI_ROW_RAMBO, struct bfi_rambo)
+
+static int rambo_open(bfi_snapshot *s, const uint8_t *sec, uint64_t size, struct bfi_where *at)
+{
+	struct bfi_rep reps[BFI_MAX_REPS];
+	struct bfi_rambo *v = s->view[BFI_ROW_RAMBO];
+	int rc = bfi_rambo_decode(sec, size, &v->d, reps, at);
+	for (uint32_t r = 0; rc == 0 && r < v->d.reps; r++)
+		v->reps[r] = (struct bfi_rrep){sec + reps[r].rows_offset, reps[r].m, reps[r].row_bytes,
+		                               sec + reps[r].starts_offset, sec + reps[r].members_offset,
+		                               sec + reps[r].cell_of_offset};
+	return rc;
+}
 
 #define LOOKAHEAD 16 /* members ahead whose cell-of entries are prefetched */
 
@@ -54,17 +82,18 @@ static int test_bit(const uint64_t *v, uint64_t i)
  * Sets whose cells match the conjunction node n in every repetition, into
  * out (room for N), ascending. Returns the count, or a negative error.
  */
-long bfi__rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
-                     bfi_result *res, uint32_t *out)
+static long rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
+                 bfi_result *res, uint32_t *out)
 {
-	const struct bfi_rambo_desc *d = &s->lay.rambo;
+	const struct bfi_rambo *v = rambo_of(s);
+	const struct bfi_rambo_desc *d = &v->d;
 	uint32_t k = d->k; /* rambo sizes its own cells, so its k is its own */
-	size_t words = (size_t)(s->reps[0].row_bytes / 8);
+	size_t words = (size_t)(v->reps[0].row_bytes / 8);
 	uint64_t *touched = res->count_bytes ? &res->touched : NULL;
 	uint64_t best = UINT64_MAX;
 	uint32_t best_r = 0;
 	for (uint32_t r = 0; r < d->reps; r++) {
-		const struct bfi_rrep *rp = &s->reps[r];
+		const struct bfi_rrep *rp = &v->reps[r];
 		/* repetition r takes the key's probes r k .. r k + k - 1, unless all share 0 .. k - 1 */
 		uint32_t base = d->flags & BFI_RAMBO_SHARED_PROBES ? 0 : r * k;
 		size_t nr = bfi__conj_rows(e, n, k, base, rp->rows, rp->m, rp->row_bytes, res->rows);
@@ -88,7 +117,7 @@ long bfi__rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const stru
 		if (cand == 0)
 			return 0; /* no cell matches in this repetition: no set can */
 	}
-	const struct bfi_rrep *rb = &s->reps[best_r];
+	const struct bfi_rrep *rb = &v->reps[best_r];
 	const uint64_t *mb = res->vec + (size_t)best_r * words;
 	long count = 0;
 	for (size_t w = 0; w < words; w++)
@@ -102,7 +131,7 @@ long bfi__rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const stru
 					if (ahead < d->n_sets)
 						for (uint32_t r = 0; r < d->reps; r++)
 							if (r != best_r)
-								bfi__prefetch(s->reps[r].cell_of + (size_t)ahead * 4);
+								bfi__prefetch(v->reps[r].cell_of + (size_t)ahead * 4);
 				}
 				uint32_t set = bfi_get32(rb->members + (size_t)at * 4);
 				if (set >= d->n_sets)
@@ -111,7 +140,7 @@ long bfi__rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const stru
 				for (; r < d->reps; r++) {
 					if (r == best_r)
 						continue;
-					uint32_t cell = bfi_get32(s->reps[r].cell_of + (size_t)set * 4);
+					uint32_t cell = bfi_get32(v->reps[r].cell_of + (size_t)set * 4);
 					if (cell >= d->cells)
 						return BFI_E_BAD_LAYOUT;
 					if (!test_bit(res->vec + (size_t)r * words, cell))
@@ -128,106 +157,19 @@ long bfi__rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const stru
 	return count;
 }
 
-/* Sorted intersection or union of a (na) and b (nb) into out; returns the count. */
-static size_t merge(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, int both,
-                    uint32_t *out)
-{
-	size_t i = 0, j = 0, n = 0;
-	while (i < na && j < nb) {
-		if (a[i] == b[j]) {
-			out[n++] = a[i];
-			i++, j++;
-		} else if (a[i] < b[j]) {
-			if (!both)
-				out[n++] = a[i];
-			i++;
-		} else {
-			if (!both)
-				out[n++] = b[j];
-			j++;
-		}
-	}
-	for (; !both && i < na; i++)
-		out[n++] = a[i];
-	for (; !both && j < nb; j++)
-		out[n++] = b[j];
-	return n;
-}
-
-/* Evaluate node id into out (room for N): sets ascending; count or error. */
-static long eval(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t id, bfi_result *res,
-                 uint32_t *out, bfi_conj_fn conj)
-{
-	const struct bfi_enode *n = &e->nodes[id];
-	if (n->type == BFI_EXPR_KEYS)
-		return conj(s, e, n, res, out);
-	size_t cap = (size_t)s->lay.n_sets;
-	uint32_t *kid = malloc(cap * sizeof *kid), *tmp = malloc(cap * sizeof *tmp);
-	long count = -ENOMEM;
-	if (kid && tmp) {
-		count = eval(s, e, e->kids[n->first_kid], res, out, conj);
-		for (uint32_t i = 1; i < n->n_kids && count >= 0; i++) {
-			if (n->type == BFI_EXPR_AND && count == 0)
-				break;
-			long m = eval(s, e, e->kids[n->first_kid + i], res, kid, conj);
-			if (m < 0) {
-				count = m;
-				break;
-			}
-			count = (long)merge(out, (size_t)count, kid, (size_t)m, n->type == BFI_EXPR_AND, tmp);
-			memcpy(out, tmp, (size_t)count * sizeof *out);
-		}
-	}
-	free(kid);
-	free(tmp);
-	return count;
-}
-
-int bfi__list_expr(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res,
-                   bfi_conj_fn conj)
-{
-	long n = eval(s, e, e->root, res, res->ords, conj);
-	if (n < 0)
-		return (int)n;
-	res->n = (size_t)n;
-	return 0;
-}
-
-int bfi__list_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t need,
-                        bfi_result *res, bfi_conj_fn conj)
-{
-	/* counts: one per set; hits: one term's sets (ords past res->n are free) */
-	memset(res->counts, 0, (size_t)s->lay.n_sets * sizeof *res->counts);
-	uint32_t *hits = res->ords;
-	for (uint32_t t = 0; t < e->n_keys; t++) {
-		struct bfi_enode leaf = {BFI_EXPR_KEYS, t, 1, 0, 0};
-		long h = conj(s, e, &leaf, res, hits);
-		if (h < 0)
-			return (int)h;
-		for (long i = 0; i < h; i++)
-			res->counts[hits[i]]++;
-	}
-	res->n = 0;
-	for (uint32_t j = 0; j < s->lay.n_sets; j++)
-		if (res->counts[j] >= need) {
-			res->ords[res->n] = j;
-			res->scores[res->n++] = res->counts[j];
-		}
-	return 0;
-}
-
 int bfi_rambo_rep(const bfi_snapshot *s, uint32_t rep, uint64_t *m, struct bfi_rambo_cell_info *cells)
 {
-	if (s == NULL || m == NULL || s->lay.rambo_idx < 0 || rep >= s->lay.rambo.reps)
+	const struct bfi_rambo *v = s ? rambo_of(s) : NULL;
+	if (v == NULL || m == NULL || rep >= v->d.reps)
 		return BFI_E_INVALID;
-	const struct bfi_rrep *rp = &s->reps[rep];
+	const struct bfi_rrep *rp = &v->reps[rep];
 	*m = rp->m;
 	if (cells == NULL)
 		return 0;
-	uint64_t B = s->lay.rambo.cells;
+	uint64_t B = v->d.cells;
 	for (uint64_t c = 0; c < B; c++) {
 		uint32_t a = bfi_get32(rp->starts + c * 4), b = bfi_get32(rp->starts + c * 4 + 4);
-		if (a > b || b > s->lay.n_sets)
+		if (a > b || b > v->d.n_sets)
 			return BFI_E_BAD_LAYOUT;
 		cells[c].sets = b - a;
 		cells[c].bits_set = 0;
@@ -247,24 +189,77 @@ int bfi_rambo_rep(const bfi_snapshot *s, uint32_t rep, uint64_t *m, struct bfi_r
 int bfi_rambo_rows(const bfi_snapshot *s, uint32_t rep, const uint8_t **rows, uint64_t *m,
                    uint64_t *row_bytes)
 {
-	if (s == NULL || rows == NULL || m == NULL || row_bytes == NULL || s->lay.rambo_idx < 0 ||
-	    rep >= s->lay.rambo.reps)
+	const struct bfi_rambo *v = s ? rambo_of(s) : NULL;
+	if (v == NULL || rows == NULL || m == NULL || row_bytes == NULL || rep >= v->d.reps)
 		return BFI_E_INVALID;
-	*rows = s->reps[rep].rows;
-	*m = s->reps[rep].m;
-	*row_bytes = s->reps[rep].row_bytes;
+	*rows = v->reps[rep].rows;
+	*m = v->reps[rep].m;
+	*row_bytes = v->reps[rep].row_bytes;
 	return 0;
 }
 
-size_t bfi__conj_rows(const struct bfi_expr *e, const struct bfi_enode *n, uint32_t k,
-                      uint32_t probe0, const uint8_t *rows, uint64_t m, uint64_t row_bytes,
-                      const uint8_t **out)
+
+/* Each key's rows, and one bitmap of cells per repetition. */
+static void rambo_scratch(const bfi_snapshot *s, size_t *rows, size_t *words)
 {
-	size_t r = 0;
-	for (uint32_t j = 0; j < n->n_keys; j++) {
-		bfi_keyhash h = e->keys[e->kidx[n->first_key + j]];
-		for (uint32_t i = 0; i < k; i++)
-			out[r++] = rows + bfi_hash_pos(h, probe0 + i, m) * row_bytes;
-	}
-	return r;
+	const struct bfi_rambo *v = rambo_of(s);
+	*rows = v->d.k;
+	*words = (size_t)v->d.reps * (v->reps[0].row_bytes / 8);
 }
+
+static void rambo_info(const bfi_snapshot *s, struct bfi_layout_info *out)
+{
+	const struct bfi_rambo *v = rambo_of(s);
+	out->hashes = v->d.k;
+	out->n_sets = v->d.n_sets;
+	out->u.rambo = (struct bfi_rambo_info){v->d.reps, v->d.cells, v->d.shards,
+	                                       (v->d.flags & BFI_RAMBO_SHARED_PROBES) != 0};
+	for (uint32_t r = 0; r < v->d.reps; r++)
+		if (v->reps[r].m > out->bits)
+			out->bits = v->reps[r].m;
+}
+
+/* Padding bits of the rows; cell starts ascend from 0 to N; members sit in their cells. */
+static int rambo_verify(const bfi_snapshot *s, struct bfi_bad *bad)
+{
+	const struct bfi_rambo *v = rambo_of(s);
+	uint64_t cells = v->d.cells, n_sets = v->d.n_sets;
+	for (uint32_t r = 0; r < v->d.reps; r++) {
+		const struct bfi_rrep *rp = &v->reps[r];
+		if (bfi__rows_padding(s, rp->rows, rp->m, rp->row_bytes, cells, bad))
+			return bfi__bad(bad, BFI_E_BAD_LAYOUT, bad->offset, 1,
+			                "padding bit past the last rambo cell is not zero");
+		uint64_t prev = 0;
+		for (uint64_t c = 0; c <= cells; c++) {
+			uint32_t a = bfi_get32(rp->starts + c * 4);
+			if (a < prev || a > n_sets || (c == 0 && a != 0) || (c == cells && a != n_sets))
+				return bfi__bad(bad, BFI_E_BAD_LAYOUT, (uint64_t)(rp->starts - s->map) + c * 4, 4,
+				                "rambo cell starts out of order or out of range");
+			for (uint32_t at = a; c < cells && at < bfi_get32(rp->starts + c * 4 + 4) && at < n_sets;
+			     at++) {
+				uint32_t set = bfi_get32(rp->members + (uint64_t)at * 4);
+				if (set >= n_sets || bfi_get32(rp->cell_of + (uint64_t)set * 4) != c ||
+				    (at > a && bfi_get32(rp->members + (uint64_t)at * 4 - 4) >= set))
+					return bfi__bad(bad, BFI_E_BAD_LAYOUT,
+					                (uint64_t)(rp->members - s->map) + (uint64_t)at * 4, 4,
+					                "rambo members disagree with the cell-of table");
+			}
+			prev = a;
+		}
+	}
+	return 0;
+}
+
+/* Rambo's fill ratios are of the set's cell in repetition 0. */
+static uint64_t rambo_set_bits(const bfi_snapshot *s, uint32_t ord)
+{
+	(void)ord;
+	return rambo_of(s)->reps[0].m;
+}
+
+const struct bfi_layout_ops bfi__rambo_ops = {
+	.flag = BFI_LAYOUT_RAMBO, .kind = BFI_SEC_RAMBO, .name = "rambo", .fill_rank = 3, .own_k = 1,
+	.view_size = sizeof(struct bfi_rambo), .open = rambo_open,
+	.info = rambo_info, .verify = rambo_verify, .set_bits = rambo_set_bits,
+	.conj = rambo_conj, .scratch = rambo_scratch,
+};

@@ -19,36 +19,61 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "expr.h"
+#include "layout.h"
+
+struct bfi_tree {
+	struct bfi_tree_desc d;
+	struct bfi_rlevel {
+		const uint8_t *rows;   /* row r at rows + r * row_bytes; bit j is node j */
+		const uint8_t *groups; /* explicit trees, levels >= 1: nodes + 1 LE u32, else NULL */
+		uint64_t nodes, m, row_bytes;
+	} levels[BFI_MAX_LEVELS];
+	const uint8_t *pre; /* the union pre-filter, or NULL */
+};
+
+#define tree_of(s) BFI_VIEW(s, BFI_ROW_TREE, struct bfi_tree)
+
+static int tree_open(bfi_snapshot *s, const uint8_t *sec, uint64_t size, struct bfi_where *at)
+{
+	struct bfi_level lv[BFI_MAX_LEVELS];
+	struct bfi_tree *t = s->view[BFI_ROW_TREE];
+	int rc = bfi_tree_decode(sec, size, &t->d, lv, at);
+	for (uint32_t l = 0; rc == 0 && l < t->d.levels; l++)
+		t->levels[l] = (struct bfi_rlevel){sec + lv[l].rows_offset,
+		                                   lv[l].groups_offset ? sec + lv[l].groups_offset : NULL,
+		                                   lv[l].nodes, lv[l].m, lv[l].row_bytes};
+	t->pre = rc == 0 && t->d.pre_m ? sec + t->d.pre_offset : NULL;
+	return rc;
+}
 
 /*
  * Ask for the word of node's child group (level l - 1) in each of the nr
  * rows below. Nodes come from the file: a group out of range is skipped
  * here and reported when the level is tested.
  */
-static void ask_children(const bfi_snapshot *s, uint32_t l, uint32_t node, const uint8_t **below,
+static void ask_children(const struct bfi_tree *t, uint32_t l, uint32_t node, const uint8_t **below,
                          size_t nr)
 {
-	const uint8_t *g = s->levels[l].groups;
+	const uint8_t *g = t->levels[l].groups;
 	uint64_t first;
 	if (g) {
-		if (node >= s->levels[l].nodes)
+		if (node >= t->levels[l].nodes)
 			return;
 		first = bfi_get32(g + (uint64_t)node * 4);
 	} else {
-		first = (uint64_t)node * s->lay.tree.fanout;
+		first = (uint64_t)node * t->d.fanout;
 	}
-	if (first >= s->levels[l - 1].nodes)
+	if (first >= t->levels[l - 1].nodes)
 		return;
 	for (size_t i = 0; i < nr; i++)
 		bfi__prefetch(below[i] + first / 64 * 8);
 }
 
-long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
-                    bfi_result *res, uint32_t *out)
+static long tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
+                 bfi_result *res, uint32_t *out)
 {
-	const struct bfi_tree_desc *t = &s->lay.tree;
-	uint32_t k = t->k, d = t->fanout;
+	const struct bfi_tree *t = tree_of(s);
+	uint32_t k = t->d.k, d = t->d.fanout;
 	size_t nr = (size_t)n->n_keys * k;
 	/* frontier: two halves of N entries each, the current level and the next */
 	if (bfi__grow(&res->frontier, &res->frontier_cap, 2 * (size_t)s->lay.n_sets + 64,
@@ -59,17 +84,17 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 	uint64_t lines = 0;
 	/* rows of the level being tested, and of the level below it */
 	const uint8_t **rows = res->rows, **below = res->rows + nr;
-	const struct bfi_rlevel *top = &s->levels[t->levels - 1];
+	const struct bfi_rlevel *top = &t->levels[t->d.levels - 1];
 	bfi__conj_rows(e, n, k, 0, top->rows, top->m, top->row_bytes, rows);
 	for (size_t i = 0; i < nr; i++)
 		bfi__prefetch(rows[i]);
 	/* A key absent from every set is rejected by the pre-filter alone. */
-	for (uint32_t j = 0; s->tree_pre && j < n->n_keys; j++) {
+	for (uint32_t j = 0; t->pre && j < n->n_keys; j++) {
 		bfi_keyhash h = e->keys[e->kidx[n->first_key + j]];
 		for (uint32_t i = 0; i < k; i++) {
-			uint64_t pos = bfi_hash_pos(h, i, t->pre_m);
+			uint64_t pos = bfi_hash_pos(h, i, t->d.pre_m);
 			lines++;
-			if (!(s->tree_pre[pos / 8] >> (pos % 8) & 1)) {
+			if (!(t->pre[pos / 8] >> (pos % 8) & 1)) {
 				if (res->count_bytes) /* the probes, and the top rows asked for */
 					res->touched += (lines + nr) * 64;
 				return 0;
@@ -77,10 +102,10 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 		}
 	}
 	/* The top stored level: every node, with whole rows. */
-	uint32_t l = t->levels - 1;
+	uint32_t l = t->d.levels - 1;
 	if (l > 0)
-		bfi__conj_rows(e, n, k, 0, s->levels[l - 1].rows, s->levels[l - 1].m,
-		               s->levels[l - 1].row_bytes, below);
+		bfi__conj_rows(e, n, k, 0, t->levels[l - 1].rows, t->levels[l - 1].m,
+		               t->levels[l - 1].row_bytes, below);
 	for (uint64_t w = 0; w < top->row_bytes / 8; w++) {
 		uint64_t acc = ~0ull;
 		for (size_t i = 0; i < nr && acc; i++) {
@@ -92,21 +117,21 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 			if (node >= top->nodes)
 				return BFI_E_BAD_LAYOUT; /* padding bit set */
 			if (l > 0)
-				ask_children(s, l, (uint32_t)node, below, nr);
+				ask_children(t, l, (uint32_t)node, below, nr);
 			cur[ncur++] = (uint32_t)node;
 		}
 	}
 	res->tests += top->nodes;
 	/* Then down: only the children of the nodes that passed. */
 	while (l-- > 0 && ncur) {
-		const struct bfi_rlevel *lv = &s->levels[l];
-		const uint8_t *g = s->levels[l + 1].groups; /* explicit child groups, or NULL */
+		const struct bfi_rlevel *lv = &t->levels[l];
+		const uint8_t *g = t->levels[l + 1].groups; /* explicit child groups, or NULL */
 		const uint8_t **tmp_rows = rows;
 		rows = below;
 		below = tmp_rows;
 		if (l > 0)
-			bfi__conj_rows(e, n, k, 0, s->levels[l - 1].rows, s->levels[l - 1].m,
-			               s->levels[l - 1].row_bytes, below);
+			bfi__conj_rows(e, n, k, 0, t->levels[l - 1].rows, t->levels[l - 1].m,
+			               t->levels[l - 1].row_bytes, below);
 		nnext = 0;
 		uint64_t last_end = 0; /* groups of ascending nodes ascend and do not overlap */
 		for (size_t c = 0; c < ncur; c++) {
@@ -135,7 +160,7 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 				for (; acc; acc &= acc - 1) {
 					uint32_t node = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(acc));
 					if (l > 0)
-						ask_children(s, l, node, below, nr);
+						ask_children(t, l, node, below, nr);
 					next[nnext++] = node;
 				}
 			}
@@ -154,9 +179,10 @@ long bfi__tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const struc
 int bfi_tree_level(const bfi_snapshot *s, uint32_t l, uint64_t *nodes, uint64_t *m, double *fill,
                    double *fpr)
 {
-	if (s == NULL || nodes == NULL || m == NULL || s->lay.tree_idx < 0 || l >= s->lay.tree.levels)
+	const struct bfi_tree *t = s ? tree_of(s) : NULL;
+	if (t == NULL || nodes == NULL || m == NULL || l >= t->d.levels)
 		return BFI_E_INVALID;
-	const struct bfi_rlevel *lv = &s->levels[l];
+	const struct bfi_rlevel *lv = &t->levels[l];
 	*nodes = lv->nodes;
 	*m = lv->m;
 	if (fill == NULL && fpr == NULL)
@@ -173,7 +199,7 @@ int bfi_tree_level(const bfi_snapshot *s, uint32_t l, uint64_t *nodes, uint64_t 
 	double fsum = 0, psum = 0;
 	for (uint64_t j = 0; j < lv->nodes; j++) {
 		double f = (double)ones[j] / (double)lv->m, p = 1;
-		for (uint32_t i = 0; i < s->lay.tree.k; i++)
+		for (uint32_t i = 0; i < t->d.k; i++)
 			p *= f;
 		fsum += f;
 		psum += p;
@@ -185,3 +211,71 @@ int bfi_tree_level(const bfi_snapshot *s, uint32_t l, uint64_t *nodes, uint64_t 
 		*fpr = psum / (double)lv->nodes;
 	return 0;
 }
+
+/* Two sets of rows: it locates the level below while testing one. */
+static void tree_scratch(const bfi_snapshot *s, size_t *rows, size_t *words)
+{
+	*rows = 2 * (size_t)tree_of(s)->d.k;
+	*words = 0;
+}
+
+static void tree_info(const bfi_snapshot *s, struct bfi_layout_info *out)
+{
+	const struct bfi_tree *t = tree_of(s);
+	out->hashes = t->d.k;
+	out->n_sets = t->d.n_sets;
+	out->u.tree = (struct bfi_tree_info){t->d.levels, t->d.fanout, t->d.pre_m,
+	                                     (t->d.flags & BFI_TREE_EXPLICIT) != 0,
+	                                     t->d.dropped_levels, t->d.dropped_nodes};
+	if (!out->u.tree.explicit_groups) { /* the shape rule tells what was above */
+		uint64_t shape[BFI_MAX_LEVELS];
+		uint32_t all = bfi_tree_shape(t->d.n_sets, t->d.fanout, shape);
+		for (uint32_t l = t->d.levels; l < all; l++) {
+			out->u.tree.dropped_levels++;
+			out->u.tree.dropped_nodes += shape[l];
+		}
+	}
+	for (uint32_t l = 0; l < t->d.levels; l++)
+		if (t->levels[l].m > out->bits)
+			out->bits = t->levels[l].m;
+}
+
+/* Padding bits of every level and of the pre-filter; explicit child groups in order. */
+static int tree_verify(const bfi_snapshot *s, struct bfi_bad *bad)
+{
+	const struct bfi_tree *t = tree_of(s);
+	for (uint32_t l = 0; l < t->d.levels; l++) {
+		const struct bfi_rlevel *lv = &t->levels[l];
+		if (bfi__rows_padding(s, lv->rows, lv->m, lv->row_bytes, lv->nodes, bad))
+			return bfi__bad(bad, BFI_E_BAD_LAYOUT, bad->offset, 1,
+			                "padding bit past a tree level's last node is not zero");
+		/* from 0, rising, ending at the level below's count */
+		for (uint64_t i = 0; lv->groups && i <= lv->nodes; i++) {
+			uint32_t g = bfi_get32(lv->groups + i * 4);
+			if ((i == 0 && g != 0) || (i > 0 && g <= bfi_get32(lv->groups + i * 4 - 4)) ||
+			    (i == lv->nodes && g != t->levels[l - 1].nodes))
+				return bfi__bad(bad, BFI_E_BAD_LAYOUT, (uint64_t)(lv->groups - s->map) + i * 4, 4,
+				                "tree child groups out of order or out of range");
+		}
+	}
+	uint64_t at = t->pre ? bfi__first_set_bit(t->pre, t->d.pre_m, bfi_bits_bytes(t->d.pre_m) * 8)
+	                     : UINT64_MAX;
+	if (at != UINT64_MAX)
+		return bfi__bad(bad, BFI_E_BAD_LAYOUT, (uint64_t)(t->pre - s->map) + at / 8, 1,
+		                "padding bit past the tree pre-filter's width is not zero");
+	return 0;
+}
+
+/* The tree's fill ratios are of the set's leaf. */
+static uint64_t tree_set_bits(const bfi_snapshot *s, uint32_t ord)
+{
+	(void)ord;
+	return tree_of(s)->levels[0].m;
+}
+
+const struct bfi_layout_ops bfi__tree_ops = {
+	.flag = BFI_LAYOUT_TREE, .kind = BFI_SEC_TREE, .name = "tree", .fill_rank = 2,
+	.view_size = sizeof(struct bfi_tree), .open = tree_open,
+	.info = tree_info, .verify = tree_verify, .set_bits = tree_set_bits,
+	.conj = tree_conj, .scratch = tree_scratch,
+};

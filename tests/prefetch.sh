@@ -35,7 +35,7 @@ x86_64 | i?86) ;;
 	exit 0
 	;;
 esac
-for f in reader/query.c reader/rambo.c reader/kernel.c reader/tree.c; do
+for f in reader/flat.c reader/pipe.c reader/rambo.c reader/kernel.c reader/tree.c; do
 	check "$f keeps its prefetches at -O2" prefetches "$f"
 done
 exit $((fails > 0))

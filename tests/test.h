@@ -67,4 +67,13 @@ int test_build_sets(const struct bfi_build_options *o, const char *path, uint32_
  */
 void test_reseal_index(uint8_t *p, size_t size);
 
+/* The facts of one layout of s (bfi_layout_info), zero if s lacks it. */
+static inline struct bfi_layout_info test_layout(const bfi_snapshot *s, unsigned layout)
+{
+	struct bfi_layout_info li;
+	if (bfi_layout_info(s, layout, &li) != 0)
+		memset(&li, 0, sizeof li);
+	return li;
+}
+
 #endif

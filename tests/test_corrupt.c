@@ -443,11 +443,12 @@ static void test_rich_shape(void)
 		struct bfi_info in;
 		struct bfi_block_info b1;
 		bfi_info(s, &in);
-		EXPECT(in.n_blocks == 2 && in.layouts == (BFI_LAYOUT_FLAT | BFI_LAYOUT_PLAIN | BFI_LAYOUT_RAMBO | BFI_LAYOUT_TREE));
+		struct bfi_layout_info lf = test_layout(s, BFI_LAYOUT_FLAT);
+		EXPECT(lf.u.flat.blocks == 2 && in.layouts == (BFI_LAYOUT_FLAT | BFI_LAYOUT_PLAIN | BFI_LAYOUT_RAMBO | BFI_LAYOUT_TREE));
 		EXPECT_RC(bfi_block(s, 1, &b1), 0);
 		EXPECT(b1.prefilter_bits > 0);
 		/* line pre-filters, the default, whole lines; block 1's 88 sets packed */
-		EXPECT(in.major == 3 && in.minor == 0 && in.line_prefilters &&
+		EXPECT(in.major == 3 && in.minor == 0 && lf.u.flat.line_prefilters &&
 		       b1.prefilter_bits % 512 == 0 && b1.n_sets == 88 && b1.row_bits == 88);
 		bfi_close(&s);
 	}

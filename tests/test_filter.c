@@ -145,7 +145,8 @@ static void test_rambo(void)
 		return;
 	struct bfi_info in;
 	bfi_info(s, &in);
-	EXPECT(in.rambo_shared_probes && in.rambo_reps >= 2);
+	struct bfi_layout_info lr = test_layout(s, BFI_LAYOUT_RAMBO);
+	EXPECT(lr.u.rambo.shared_probes && lr.u.rambo.reps >= 2);
 	uint64_t fn = 0, extra = 0, asked = 0;
 	for (int site = 0; site < SITES; site += 3)
 		for (int i = 0; i < n_keys(site); i++) {
@@ -167,7 +168,7 @@ static void test_rambo(void)
 			asked++;
 		}
 	printf("rambo from %d filters: B = %llu, R = %u, shared probes; %llu false negatives, "
-	       "%.1f sets per key\n", SITES, (unsigned long long)in.rambo_cells, in.rambo_reps,
+	       "%.1f sets per key\n", SITES, (unsigned long long)lr.u.rambo.cells, lr.u.rambo.reps,
 	       (unsigned long long)fn, (double)extra / (double)asked);
 	EXPECT(fn == 0);
 	EXPECT_RC(bfi_verify(snap, &(struct bfi_verify_report){0}, NULL, NULL), 0);

@@ -199,18 +199,19 @@ static void test_no_false_negatives(void)
 	}
 	struct bfi_info in;
 	bfi_info(s, &in);
+	struct bfi_layout_info lf = test_layout(s, BFI_LAYOUT_FLAT);
 	printf("%s: %u blocks; present keys: %llu checked, %llu false negatives, %llu extra sets\n",
-	       cfg->name, in.n_blocks, (unsigned long long)checked, (unsigned long long)fn,
+	       cfg->name, lf.u.flat.blocks, (unsigned long long)checked, (unsigned long long)fn,
 	       (unsigned long long)extra);
 	EXPECT(checked > UNIVERSE / 2);
 	EXPECT(fn == 0);
 	if (cfg->block_cost == 1 && !cfg->fixed_width)
-		EXPECT(in.n_blocks == (NSETS + 511) / 512);
+		EXPECT(lf.u.flat.blocks == (NSETS + 511) / 512);
 	else if (cfg->max_block_sets) /* 1,000 rounds down to 512: 512 + 512 + 476 */
-		EXPECT(in.n_blocks == (NSETS + 511) / 512);
+		EXPECT(lf.u.flat.blocks == (NSETS + 511) / 512);
 	else
-		EXPECT(in.n_blocks == 1);
-	for (uint32_t b = 0; b < in.n_blocks; b++) {
+		EXPECT(lf.u.flat.blocks == 1);
+	for (uint32_t b = 0; b < lf.u.flat.blocks; b++) {
 		struct bfi_block_info bi;
 		EXPECT_RC(bfi_block(s, b, &bi), 0);
 		if (cfg->max_block_sets)

@@ -178,7 +178,8 @@ static void test_expressions(void)
 		return;
 	struct bfi_info in;
 	bfi_info(a, &in);
-	EXPECT(in.n_blocks == 2);
+	struct bfi_layout_info lf = test_layout(a, BFI_LAYOUT_FLAT);
+	EXPECT(lf.u.flat.blocks == 2);
 	uint64_t fn = 0, fp = 0, truths = 0, differ = 0;
 	for (int i = 0; i < N; i++) {
 		bfi_expr *e;
@@ -254,13 +255,14 @@ static void test_batches(void)
 			return;
 		struct bfi_info in;
 		bfi_info(s, &in);
+		struct bfi_layout_info lf = test_layout(s, BFI_LAYOUT_FLAT);
 		uint64_t widest = 0;
-		for (uint32_t b = 0; b < in.n_blocks; b++) {
+		for (uint32_t b = 0; b < lf.u.flat.blocks; b++) {
 			struct bfi_block_info bi;
 			EXPECT_RC(bfi_block(s, b, &bi), 0);
 			uint64_t row_bytes = (bi.n_sets + 511) / 512 * 64; /* in lines, as queries read it */
 			widest = row_bytes > widest ? row_bytes : widest;
-			one_line += in.n_blocks == 1 && bi.row_bits == 512 && bi.prefilter_bits == 0;
+			one_line += lf.u.flat.blocks == 1 && bi.row_bits == 512 && bi.prefilter_bits == 0;
 			packed_blocks += bi.row_bits % 512 != 0;
 		}
 		if (widest <= BFI_SHORT_ROW)
@@ -371,8 +373,9 @@ static void test_many_blocks(void)
 			return;
 		struct bfi_info in;
 		bfi_info(s, &in);
-		EXPECT(in.n_blocks > 4);
-		EXPECT(in.line_prefilters == !classic);
+		struct bfi_layout_info lf = test_layout(s, BFI_LAYOUT_FLAT);
+		EXPECT(lf.u.flat.blocks > 4);
+		EXPECT(lf.u.flat.line_prefilters == !classic);
 		bfi_result_count_bytes(r, 1);
 		uint64_t fn = 0, fp = 0, truths = 0, short_count = 0;
 		for (uint32_t u = 0; u < MB_UNIVERSE; u++) {
@@ -389,7 +392,7 @@ static void test_many_blocks(void)
 				fn += want && !got[j];
 				fp += !want && got[j];
 			}
-			short_count += bfi_result_touched(r) < 64ull * in.n_blocks;
+			short_count += bfi_result_touched(r) < 64ull * lf.u.flat.blocks;
 			bfi_expr_free(&e);
 		}
 		/* keys in no set: every block's pre-filter is read, and counted */
@@ -398,12 +401,12 @@ static void test_many_blocks(void)
 			bfi_expr *e;
 			EXPECT_RC(bfi_expr_key(key, (size_t)snprintf(key, sizeof key, "absent%u", u), &e), 0);
 			EXPECT_RC(bfi_query_expr(s, BFI_LAYOUT_FLAT, e, r), 0);
-			short_count += bfi_result_touched(r) < 64ull * in.n_blocks;
+			short_count += bfi_result_touched(r) < 64ull * lf.u.flat.blocks;
 			bfi_expr_free(&e);
 		}
 		printf("%s pre-filters, %u blocks: %llu true pairs, %llu false negatives, %llu false "
 		       "positives\n",
-		       classic ? "classic" : "line", in.n_blocks, (unsigned long long)truths,
+		       classic ? "classic" : "line", lf.u.flat.blocks, (unsigned long long)truths,
 		       (unsigned long long)fn, (unsigned long long)fp);
 		EXPECT(truths > 50000);
 		EXPECT(fn == 0);
@@ -498,13 +501,14 @@ static void test_keys(void)
 			return;
 		struct bfi_info in;
 		bfi_info(s, &in);
+		struct bfi_layout_info lf = test_layout(s, BFI_LAYOUT_FLAT);
 		struct bfi_block_info bi;
 		EXPECT_RC(bfi_block(s, 0, &bi), 0);
 		uint64_t row_bytes = (bi.n_sets + 511) / 512 * 64; /* in lines, as queries read it */
-		own_loop += in.n_blocks == 1 && row_bytes <= BFI_SHORT_ROW;
-		blocks_loop += in.n_blocks > 1 && row_bytes <= BFI_SHORT_ROW;
+		own_loop += lf.u.flat.blocks == 1 && row_bytes <= BFI_SHORT_ROW;
+		blocks_loop += lf.u.flat.blocks > 1 && row_bytes <= BFI_SHORT_ROW;
 		line_loop += bi.row_bits == 512 && bi.prefilter_bits == 0;
-		packed_loop += in.n_blocks == 1 && bi.row_bits % 512 != 0;
+		packed_loop += lf.u.flat.blocks == 1 && bi.row_bits % 512 != 0;
 		for (unsigned layout = 1; layout <= (sn == 5 ? 2u : 1u); layout++) {
 			bfi_result *all, *one;
 			EXPECT_RC(bfi_result_create(&all), 0);

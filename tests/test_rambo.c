@@ -64,15 +64,16 @@ static double cell_fpr(const bfi_snapshot *s)
 {
 	struct bfi_info in;
 	bfi_info(s, &in);
+	struct bfi_layout_info lr = test_layout(s, BFI_LAYOUT_RAMBO);
 	struct bfi_rambo_cell_info cells[CELLS];
 	double sum = 0;
-	for (uint32_t r = 0; r < in.rambo_reps; r++) {
+	for (uint32_t r = 0; r < lr.u.rambo.reps; r++) {
 		uint64_t m;
 		EXPECT_RC(bfi_rambo_rep(s, r, &m, cells), 0);
 		for (int c = 0; c < CELLS; c++)
 			sum += pow((double)cells[c].bits_set / (double)m, in.hashes) * (double)cells[c].sets;
 	}
-	return sum / ((double)in.rambo_reps * NSETS);
+	return sum / ((double)lr.u.rambo.reps * NSETS);
 }
 
 static void test_multiplicity(void)
@@ -85,7 +86,8 @@ static void test_multiplicity(void)
 		return;
 	struct bfi_info in;
 	bfi_info(s, &in);
-	EXPECT(in.rambo_cells == CELLS && in.rambo_reps == REPS);
+	struct bfi_layout_info lr = test_layout(s, BFI_LAYOUT_RAMBO);
+	EXPECT(lr.u.rambo.cells == CELLS && lr.u.rambo.reps == REPS);
 	double p = cell_fpr(s);
 	for (int v = 0; v < 4; v++) {
 		uint64_t fn = 0, fp = 0;

@@ -73,8 +73,9 @@ static void check_fanout(uint32_t fanout, uint64_t bits, int incremental)
 		return;
 	struct bfi_info in;
 	bfi_info(s, &in);
-	EXPECT(in.tree_fanout == fanout && in.tree_levels >= 2);
-	EXPECT(fanout == 8 ? in.tree_prefilter_bits > 0 : in.tree_prefilter_bits == 0);
+	struct bfi_layout_info lt = test_layout(s, BFI_LAYOUT_TREE);
+	EXPECT(lt.u.tree.fanout == fanout && lt.u.tree.levels >= 2);
+	EXPECT(fanout == 8 ? lt.u.tree.prefilter_bits > 0 : lt.u.tree.prefilter_bits == 0);
 	if (incremental) {
 		/*
 		 * The paper's B-tree shape: below the top, at least d children per
@@ -83,8 +84,8 @@ static void check_fanout(uint32_t fanout, uint64_t bits, int incremental)
 		 * bits no node here fills; with leaves sized for their sets (677
 		 * bits for the largest) the upper nodes do.
 		 */
-		EXPECT(in.major == 3 && in.minor == 0 && in.tree_explicit);
-		for (uint32_t l = 1; l + 1 < in.tree_levels; l++) {
+		EXPECT(in.major == 3 && in.minor == 0 && lt.u.tree.explicit_groups);
+		for (uint32_t l = 1; l + 1 < lt.u.tree.levels; l++) {
 			uint64_t below, nodes, m;
 			EXPECT_RC(bfi_tree_level(s, l - 1, &below, &m, NULL, NULL), 0);
 			EXPECT_RC(bfi_tree_level(s, l, &nodes, &m, NULL, NULL), 0);
@@ -93,7 +94,7 @@ static void check_fanout(uint32_t fanout, uint64_t bits, int incremental)
 		}
 	} else {
 		/* offline trees imply their groups */
-		EXPECT(in.major == 3 && in.minor == 0 && !in.tree_explicit);
+		EXPECT(in.major == 3 && in.minor == 0 && !lt.u.tree.explicit_groups);
 	}
 	/* the incremental build orders sets as its leaves: map ordinals back to inputs */
 	static int input_of[NSETS];
@@ -132,7 +133,7 @@ static void check_fanout(uint32_t fanout, uint64_t bits, int incremental)
 	}
 	printf("%s %u%s: %u levels, %llu false negatives, bf-cost %.1f per key (%d sets)\n",
 	       incremental ? "incremental, order" : "fanout", fanout, bits ? ", one width" : "",
-	       in.tree_levels, (unsigned long long)fn,
+	       lt.u.tree.levels, (unsigned long long)fn,
 	       (double)tests / (double)keys, NSETS);
 	EXPECT(fn == 0);
 	EXPECT(differ == 0);
@@ -288,7 +289,7 @@ static void test_bad_groups(void)
 			continue;
 		struct bfi_tree_desc d;
 		struct bfi_level lv[BFI_MAX_LEVELS];
-		uint64_t at;
+		struct bfi_where at;
 		EXPECT_RC(bfi_tree_decode(b + sec.offset, sec.size, &d, lv, &at), 0);
 		EXPECT(d.flags & BFI_TREE_EXPLICIT);
 		/* every group of level 1 starts at 0: they overlap */

@@ -116,7 +116,8 @@ static void test_dir_input(void)
 		EXPECT(len == 5 && memcmp(name, "empty", 5) == 0);
 		struct bfi_info in;
 		bfi_info(sized, &in);
-		EXPECT(in.size_ordered);
+		struct bfi_layout_info lf = test_layout(sized, BFI_LAYOUT_FLAT);
+		EXPECT(lf.u.flat.size_ordered);
 	}
 	bfi_close(&sized);
 	bfi_snapshot *s;
@@ -501,7 +502,8 @@ static void test_threads_identical(void)
 			EXPECT_RC(bfi_open(out, 0, &s), 0);
 			if (s) {
 				bfi_info(s, &in);
-				EXPECT(in.n_blocks == 2 && bfi_block(s, 0, &b0) == 0 && bfi_block(s, 1, &b1) == 0 &&
+				struct bfi_layout_info lf = test_layout(s, BFI_LAYOUT_FLAT);
+				EXPECT(lf.u.flat.blocks == 2 && bfi_block(s, 0, &b0) == 0 && bfi_block(s, 1, &b1) == 0 &&
 				       b0.row_bits == 512 && b1.row_bits == 188 && b1.prefilter_bits > 0);
 			}
 			bfi_close(&s);
@@ -541,8 +543,9 @@ static void test_space_bound(void)
 			return;
 		struct bfi_info in;
 		bfi_info(s, &in);
+		struct bfi_layout_info lf = test_layout(s, BFI_LAYOUT_FLAT);
 		uint64_t bits = 0;
-		for (uint32_t b = 0; b < in.n_blocks; b++) {
+		for (uint32_t b = 0; b < lf.u.flat.blocks; b++) {
 			struct bfi_block_info bi;
 			EXPECT_RC(bfi_block(s, b, &bi), 0);
 			bits += bi.bits * bi.n_sets + bi.prefilter_bits;
@@ -597,7 +600,8 @@ static void test_line_prefilter_rate(void)
 	struct bfi_info in;
 	struct bfi_block_info bi;
 	bfi_info(s, &in);
-	EXPECT(in.n_blocks == 1 && in.line_prefilters);
+	struct bfi_layout_info lf = test_layout(s, BFI_LAYOUT_FLAT);
+	EXPECT(lf.u.flat.blocks == 1 && lf.u.flat.line_prefilters);
 	EXPECT_RC(bfi_block(s, 0, &bi), 0);
 	EXPECT(bi.prefilter_bits > 0 && bi.prefilter_bits % 512 == 0);
 	bfi_result *res = NULL;
@@ -638,10 +642,11 @@ static void test_query_cuts(void)
 			continue;
 		struct bfi_info in;
 		bfi_info(s, &in);
+		struct bfi_layout_info lf = test_layout(s, BFI_LAYOUT_FLAT);
 		if (cases[c].want_cut) {
-			EXPECT(in.n_blocks > 1 && in.n_blocks <= 32);
+			EXPECT(lf.u.flat.blocks > 1 && lf.u.flat.blocks <= 32);
 			uint64_t next = 0;
-			for (uint32_t b = 0; b < in.n_blocks; b++) {
+			for (uint32_t b = 0; b < lf.u.flat.blocks; b++) {
 				struct bfi_block_info bi;
 				EXPECT_RC(bfi_block(s, b, &bi), 0);
 				EXPECT(bi.first_set == next && bi.first_set % 512 == 0);
@@ -650,7 +655,7 @@ static void test_query_cuts(void)
 			}
 			EXPECT(next == CUT_SETS);
 		} else {
-			EXPECT(in.n_blocks == 1);
+			EXPECT(lf.u.flat.blocks == 1);
 		}
 		bfi_result *res = NULL;
 		EXPECT_RC(bfi_result_create(&res), 0);

@@ -182,14 +182,17 @@ int cmd_fold(int argc, char **argv)
 	guard_watch(s, argv[optind]);
 	struct bfi_info in;
 	bfi_info(s, &in);
+	struct bfi_layout_info ri;
+	if (bfi_layout_info(s, BFI_LAYOUT_RAMBO, &ri) != 0)
+		memset(&ri, 0, sizeof ri);
 	struct bfi_rambo_rows rr;
 	memset(&rr, 0, sizeof rr);
-	rr.cells = in.rambo_cells;
-	rr.shards = in.rambo_shards;
-	rr.reps = in.rambo_reps;
-	rr.k = in.hashes;
-	rr.shared_probes = in.rambo_shared_probes; /* folded rows keep the probes they were made with */
-	uint64_t B = in.rambo_cells, S = in.rambo_shards;
+	rr.cells = ri.u.rambo.cells;
+	rr.shards = ri.u.rambo.shards;
+	rr.reps = ri.u.rambo.reps;
+	rr.k = ri.hashes;
+	rr.shared_probes = ri.u.rambo.shared_probes; /* folded rows keep the probes they were made with */
+	uint64_t B = ri.u.rambo.cells, S = ri.u.rambo.shards;
 	for (uint64_t t = 0; t < times && rc == 0; t++) {
 		if (!(in.layouts & BFI_LAYOUT_RAMBO) || B % 2 || (S > 1 && S % 2)) {
 			fprintf(stderr, "bfi fold: %s: needs a rambo layout with an even number of cells "
@@ -208,7 +211,7 @@ int cmd_fold(int argc, char **argv)
 	if (rc == 0 && (!distinct || !w))
 		rc = -ENOMEM;
 	uint64_t nb = (B + 63) / 64 * 8; /* spec: RAMBO rows are whole 64-bit words */
-	for (uint32_t r = 0; r < in.rambo_reps && rc == 0; r++) {
+	for (uint32_t r = 0; r < ri.u.rambo.reps && rc == 0; r++) {
 		const uint8_t *rows;
 		uint64_t m, rb;
 		rc = bfi_rambo_rows(s, r, &rows, &m, &rb);
@@ -216,7 +219,7 @@ int cmd_fold(int argc, char **argv)
 			rc = -ENOMEM;
 		/* cell c of the result ORs cells c, c + B, c + 2B, ... of the input */
 		for (uint64_t i = 0; rc == 0 && i < m; i++)
-			for (uint64_t cell = 0; cell < in.rambo_cells; cell++)
+			for (uint64_t cell = 0; cell < ri.u.rambo.cells; cell++)
 				if (get_bit(rows + i * rb, cell))
 					set_bit(bufs[r] + i * nb, cell % B);
 		rr.m[r] = m;
@@ -268,7 +271,7 @@ int cmd_stack(int argc, char **argv)
 	if (check_output("stack", out, argv + optind, ns))
 		return EXIT_USAGE;
 	bfi_snapshot **sh = calloc((size_t)ns, sizeof *sh);
-	struct bfi_info first = {0};
+	struct bfi_layout_info first = {0};
 	uint64_t total = 0;
 	int rc = sh ? 0 : -ENOMEM;
 	for (int i = 0; i < ns && rc == 0; i++) {
@@ -280,15 +283,15 @@ int cmd_stack(int argc, char **argv)
 			break;
 		}
 		guard_watch(sh[i], argv[optind + i]);
-		struct bfi_info in;
-		bfi_info(sh[i], &in);
-		if (i == 0)
+		struct bfi_layout_info in;
+		int same = bfi_layout_info(sh[i], BFI_LAYOUT_RAMBO, &in) == 0;
+		if (i == 0 && same)
 			first = in;
-		int same = (in.layouts & BFI_LAYOUT_RAMBO) && in.rambo_shards == 1 &&
-		           in.rambo_cells == first.rambo_cells && in.rambo_reps == first.rambo_reps &&
-		           in.rambo_shared_probes == first.rambo_shared_probes &&
-		           in.hashes == first.hashes;
-		for (uint32_t r = 0; same && r < in.rambo_reps; r++) {
+		same = same && in.u.rambo.shards == 1 && in.u.rambo.cells == first.u.rambo.cells &&
+		       in.u.rambo.reps == first.u.rambo.reps &&
+		       in.u.rambo.shared_probes == first.u.rambo.shared_probes &&
+		       in.hashes == first.hashes;
+		for (uint32_t r = 0; same && r < in.u.rambo.reps; r++) {
 			uint64_t m0, m1;
 			same = bfi_rambo_rep(sh[0], r, &m0, NULL) == 0 &&
 			       bfi_rambo_rep(sh[i], r, &m1, NULL) == 0 && m0 == m1;
@@ -300,9 +303,11 @@ int cmd_stack(int argc, char **argv)
 			        argv[optind + i], argv[optind]);
 			rc = BFI_E_INVALID;
 		}
-		total += in.n_sets;
+		struct bfi_info si;
+		bfi_info(sh[i], &si);
+		total += si.n_sets;
 	}
-	uint64_t b = rc ? 0 : first.rambo_cells, B = b * (uint64_t)ns;
+	uint64_t b = rc ? 0 : first.u.rambo.cells, B = b * (uint64_t)ns;
 	if (rc == 0 && B > (1u << 24)) {
 		fprintf(stderr, "bfi stack: %llu cells in all is over the limit of 2^24\n",
 		        (unsigned long long)B);
@@ -333,7 +338,7 @@ int cmd_stack(int argc, char **argv)
 	if (rc == 0 && (!distinct || !w))
 		rc = -ENOMEM;
 	uint64_t nb = (B + 63) / 64 * 8; /* spec: RAMBO rows are whole 64-bit words */
-	for (uint32_t r = 0; rc == 0 && r < first.rambo_reps; r++) {
+	for (uint32_t r = 0; rc == 0 && r < first.u.rambo.reps; r++) {
 		uint64_t m = 0;
 		for (int i = 0; i < ns && rc == 0; i++) {
 			const uint8_t *rows;
@@ -352,9 +357,9 @@ int cmd_stack(int argc, char **argv)
 	}
 	rr.cells = B;
 	rr.shards = (uint32_t)ns;
-	rr.reps = rc ? 0 : first.rambo_reps;
+	rr.reps = rc ? 0 : first.u.rambo.reps;
 	rr.k = rc ? 0 : first.hashes;
-	rr.shared_probes = rc ? 0 : first.rambo_shared_probes;
+	rr.shared_probes = rc ? 0 : first.u.rambo.shared_probes;
 	rr.distinct = distinct;
 	uint64_t at = 0;
 	for (int i = 0; i < ns && rc == 0; i++)

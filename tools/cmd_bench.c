@@ -127,7 +127,7 @@ static double random_line_ns(const uint8_t *buf, size_t lines)
  * line (random_line_ns). 0 when the buffer cannot be had. The buffer asks
  * for 2 MiB pages, as the reader does for a snapshot (BFI_OPEN_SMALL_PAGES
  * aside): in 4 KiB pages every random line also missed the TLB, and
- * batches of genome k-mers then ran at 1.4x that "bound".
+ * batches of genome k-mers then ran faster than that "bound".
  */
 static double measure_memory(double *line_ns)
 {
@@ -486,8 +486,11 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (rc) /* said above: a query that does not parse is a usage error */
 		goto out;
+	struct bfi_layout_info fl;
+	if (bfi_layout_info(s, BFI_LAYOUT_FLAT, &fl) != 0)
+		memset(&fl, 0, sizeof fl);
 	printf("snapshot %s: %llu sets, %u flat blocks, k = %u, index %llu bytes\n", path,
-	       (unsigned long long)in.n_sets, in.n_blocks, in.hashes,
+	       (unsigned long long)in.n_sets, fl.u.flat.blocks, in.hashes,
 	       (unsigned long long)in.file_size);
 	printf("queries  %s: %zu keys, %llu timed passes\n", qpath, ks.n, (unsigned long long)repeat);
 	double line_ns;

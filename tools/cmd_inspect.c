@@ -81,9 +81,10 @@ static int fill_stats(const bfi_snapshot *s, const struct bfi_info *in, struct f
  * then Lemma 4.1's rate for keys held by V sets, with p the mean over sets
  * of their cell's (fill)^k: F = (p (1 - 1/B)^V + 1 - (1 - 1/B)^V)^R.
  */
-static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in, int json)
+static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in,
+                       const struct bfi_layout_info *lr, int json)
 {
-	uint64_t B = in->rambo_cells;
+	uint64_t B = lr->u.rambo.cells;
 	struct bfi_rambo_cell_info *cells = malloc(B * sizeof *cells);
 	if (cells == NULL)
 		return -12;
@@ -91,13 +92,13 @@ static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in, int jso
 	int rc = 0;
 	if (json)
 		printf(", \"rambo\": {\"cells\": %llu, \"reps\": %u, \"shards\": %u, \"repetitions\": [",
-		       (unsigned long long)B, in->rambo_reps, in->rambo_shards);
+		       (unsigned long long)B, lr->u.rambo.reps, lr->u.rambo.shards);
 	else
 		printf("rambo        B = %llu cells, R = %u repetitions, %u shard%s\n"
 		       "             rep  m bits      sets per cell (min/mean/max)  fill (min/mean/max)\n",
-		       (unsigned long long)B, in->rambo_reps, in->rambo_shards,
-		       in->rambo_shards == 1 ? "" : "s");
-	for (uint32_t r = 0; r < in->rambo_reps && rc == 0; r++) {
+		       (unsigned long long)B, lr->u.rambo.reps, lr->u.rambo.shards,
+		       lr->u.rambo.shards == 1 ? "" : "s");
+	for (uint32_t r = 0; r < lr->u.rambo.reps && rc == 0; r++) {
 		uint64_t m;
 		rc = bfi_rambo_rep(s, r, &m, cells);
 		if (rc)
@@ -112,7 +113,7 @@ static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in, int jso
 			fmax = f > fmax ? f : fmax;
 			fsum += f;
 			/* weighted by members: the filter a random set's key falls in */
-			p += pow(f, in->hashes) * (double)cells[c].sets;
+			p += pow(f, lr->hashes) * (double)cells[c].sets;
 		}
 		psum += p / (double)in->n_sets;
 		if (json)
@@ -128,7 +129,7 @@ static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in, int jso
 			       fsum / (double)B, fmax);
 	}
 	if (rc == 0) {
-		double p = psum / in->rambo_reps;
+		double p = psum / lr->u.rambo.reps;
 		static const int vs[] = {1, 2, 5, 10};
 		if (json)
 			printf("], \"cell_fpr\": %.6g, \"lemma_4_1\": {", p);
@@ -136,7 +137,7 @@ static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in, int jso
 			printf("             expected FPR (Lemma 4.1, cell FPR p = %.3g):", p);
 		for (int i = 0; i < 4; i++) {
 			double q = pow(1 - 1.0 / (double)B, vs[i]);
-			double f = pow(p * q + 1 - q, in->rambo_reps);
+			double f = pow(p * q + 1 - q, lr->u.rambo.reps);
 			if (json)
 				printf("%s\"V=%d\": %.6g", i ? ", " : "", vs[i], f);
 			else
@@ -291,6 +292,14 @@ int cmd_inspect(int argc, char **argv)
 		snprintf(writer, sizeof writer, "%.*s", (int)ml, (const char *)mv);
 	struct key_rules kr;
 	key_rules(s, &kr);
+	/* each layout's own facts; zero where the snapshot lacks it */
+	struct bfi_layout_info lf, lt, lr;
+	if (bfi_layout_info(s, BFI_LAYOUT_FLAT, &lf) != 0)
+		memset(&lf, 0, sizeof lf);
+	if (bfi_layout_info(s, BFI_LAYOUT_TREE, &lt) != 0)
+		memset(&lt, 0, sizeof lt);
+	if (bfi_layout_info(s, BFI_LAYOUT_RAMBO, &lr) != 0)
+		memset(&lr, 0, sizeof lr);
 	hex(id, in.snapshot_id, 16);
 	hex(dg, in.catalog_digest, 16);
 
@@ -320,11 +329,11 @@ int cmd_inspect(int argc, char **argv)
 		if (in.layouts & BFI_LAYOUT_TREE) {
 			printf(", \"tree\": {\"fanout\": %u, \"groups\": \"%s\", \"prefilter_bits\": %llu, "
 			       "\"dropped_levels\": %u, \"dropped_nodes\": %llu, \"levels\": [",
-			       in.tree_fanout, in.tree_explicit ? "explicit" : "implied",
-			       (unsigned long long)in.tree_prefilter_bits, in.tree_dropped_levels,
-			       (unsigned long long)in.tree_dropped_nodes);
+			       lt.u.tree.fanout, lt.u.tree.explicit_groups ? "explicit" : "implied",
+			       (unsigned long long)lt.u.tree.prefilter_bits, lt.u.tree.dropped_levels,
+			       (unsigned long long)lt.u.tree.dropped_nodes);
 			uint64_t below = 0;
-			for (uint32_t l = 0; l < in.tree_levels; l++) {
+			for (uint32_t l = 0; l < lt.u.tree.levels; l++) {
 				uint64_t nodes, m;
 				double fill, fpr;
 				if (bfi_tree_level(s, l, &nodes, &m, &fill, &fpr) == 0)
@@ -337,15 +346,15 @@ int cmd_inspect(int argc, char **argv)
 			fputs("]}", stdout);
 		}
 		if (in.layouts & BFI_LAYOUT_RAMBO)
-			rc = print_rambo(s, &in, 1);
+			rc = print_rambo(s, &in, &lr, 1);
 		if (rc) {
 			fprintf(stderr, "bfi inspect: %s: %s\n", path, bfi_strerror(rc));
 			bfi_close(&s);
 			return EXIT_USAGE;
 		}
 		printf(", \"size_ordered\": %s, \"line_prefilters\": %s, \"blocks\": [",
-		       in.size_ordered ? "true" : "false", in.line_prefilters ? "true" : "false");
-		for (uint32_t b = 0; b < in.n_blocks; b++) {
+		       lf.u.flat.size_ordered ? "true" : "false", lf.u.flat.line_prefilters ? "true" : "false");
+		for (uint32_t b = 0; b < lf.u.flat.blocks; b++) {
 			struct bfi_block_info bi;
 			if (bfi_block(s, b, &bi))
 				continue;
@@ -408,18 +417,18 @@ int cmd_inspect(int argc, char **argv)
 		       in.layouts & BFI_LAYOUT_RAMBO ? " rambo" : "",
 		       in.layouts & BFI_LAYOUT_TREE ? " tree" : "");
 		if (in.layouts & BFI_LAYOUT_TREE) {
-			if (in.tree_explicit)
+			if (lt.u.tree.explicit_groups)
 				printf("tree         %u levels, built by insertion (order %u: %u to %u children), "
 				       "union pre-filter %llu bits\n",
-				       in.tree_levels, in.tree_fanout, in.tree_fanout, 2 * in.tree_fanout,
-				       (unsigned long long)in.tree_prefilter_bits);
+				       lt.u.tree.levels, lt.u.tree.fanout, lt.u.tree.fanout, 2 * lt.u.tree.fanout,
+				       (unsigned long long)lt.u.tree.prefilter_bits);
 			else
 				printf("tree         %u levels, fanout %u, union pre-filter %llu bits\n",
-				       in.tree_levels, in.tree_fanout, (unsigned long long)in.tree_prefilter_bits);
+				       lt.u.tree.levels, lt.u.tree.fanout, (unsigned long long)lt.u.tree.prefilter_bits);
 			printf("             %u levels above, %llu nodes, too full to prune: not stored\n"
 			       "             level  nodes       children/node  m bits      mean fill  expected FPR\n",
-			       in.tree_dropped_levels, (unsigned long long)in.tree_dropped_nodes);
-			for (uint32_t l = in.tree_levels; l-- > 0;) {
+			       lt.u.tree.dropped_levels, (unsigned long long)lt.u.tree.dropped_nodes);
+			for (uint32_t l = lt.u.tree.levels; l-- > 0;) {
 				uint64_t nodes, m, below = 0, mm;
 				double fill, fpr;
 				if (l > 0 && bfi_tree_level(s, l - 1, &below, &mm, NULL, NULL) != 0)
@@ -434,22 +443,22 @@ int cmd_inspect(int argc, char **argv)
 			}
 		}
 		if (in.layouts & BFI_LAYOUT_RAMBO)
-			rc = print_rambo(s, &in, 0);
+			rc = print_rambo(s, &in, &lr, 0);
 		if (rc) {
 			fprintf(stderr, "bfi inspect: %s: %s\n", path, bfi_strerror(rc));
 			bfi_close(&s);
 			return EXIT_USAGE;
 		}
-		if (in.n_blocks) {
-			printf("flat blocks  %u (sets ordered by %s%s)\n", in.n_blocks,
-			       in.size_ordered ? "size" : "input order",
-			       in.line_prefilters ? "; pre-filters of one line per key" : "");
+		if (lf.u.flat.blocks) {
+			printf("flat blocks  %u (sets ordered by %s%s)\n", lf.u.flat.blocks,
+			       lf.u.flat.size_ordered ? "size" : "input order",
+			       lf.u.flat.line_prefilters ? "; pre-filters of one line per key" : "");
 			printf("             first set  sets      m bits     row bits   pre-filter bits\n");
-			for (uint32_t b = 0; b < in.n_blocks; b++) {
+			for (uint32_t b = 0; b < lf.u.flat.blocks; b++) {
 				struct bfi_block_info bi;
-				if (b == 12 && in.n_blocks > 16) {
-					printf("             ... %u more\n", in.n_blocks - 16);
-					b = in.n_blocks - 4;
+				if (b == 12 && lf.u.flat.blocks > 16) {
+					printf("             ... %u more\n", lf.u.flat.blocks - 16);
+					b = lf.u.flat.blocks - 4;
 				}
 				if (bfi_block(s, b, &bi))
 					continue;

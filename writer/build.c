@@ -120,7 +120,7 @@ static int lay_out(struct finish *f)
 		s->offset = at;
 		at = bfi_align_up(at + s->size, BFI_SECTION_ALIGN);
 	}
-	uint64_t chunks = (at - BFI_SECTION_ALIGN + BFI_CHUNK_SIZE - 1) / BFI_CHUNK_SIZE;
+	uint64_t chunks = bfi_chunk_count(at);
 	f->sumsec = &f->sec[f->n_sec++];
 	f->sumsec->kind = BFI_SEC_CHUNKSUMS;
 	f->sumsec->flags = BFI_SECF_REQUIRED;
@@ -175,8 +175,8 @@ static int seal_index(struct finish *f)
 	bfi_writer *w = f->w;
 	if ((f->sums = calloc(1, (size_t)f->sumsec->size)) == NULL)
 		return writer_fail(w, -ENOMEM, "out of memory for chunk checksums");
-	bfi_put32(f->sums, BFI_CHUNK_LOG2);
-	bfi_put64(f->sums + 8, f->sumsec->offset);
+	struct bfi_chunksums_desc d = {BFI_CHUNK_LOG2, f->sumsec->offset};
+	bfi_chunksums_encode(f->sums, &d);
 	int rc = checksum_back(w, f->fd, f->sumsec->offset, f->sec, f->n_sec - 1,
 	                       f->sums + BFI_CHUNKSUMS_DESC_SIZE);
 	if (rc == 0) {

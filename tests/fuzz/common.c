@@ -127,20 +127,23 @@ void fuzz_queries(const bfi_snapshot *s)
 
 void fuzz_inspect(const bfi_snapshot *s)
 {
-	struct bfi_info in;
-	bfi_info(s, &in);
-	for (uint32_t l = 0; l < in.tree_levels; l++) {
+	struct bfi_layout_info li[3] = {{0}};
+	static const unsigned which[3] = {BFI_LAYOUT_TREE, BFI_LAYOUT_RAMBO, BFI_LAYOUT_FLAT};
+	for (int i = 0; i < 3; i++)
+		if (bfi_layout_info(s, which[i], &li[i]) != 0)
+			memset(&li[i], 0, sizeof li[i]);
+	for (uint32_t l = 0; l < li[0].u.tree.levels; l++) {
 		uint64_t nodes, m;
 		double fill, fpr;
 		TRY(bfi_tree_level(s, l, &nodes, &m, &fill, &fpr));
 	}
-	struct bfi_rambo_cell_info *cells = calloc(in.rambo_cells ? in.rambo_cells : 1, sizeof *cells);
-	for (uint32_t r = 0; cells && r < in.rambo_reps; r++) {
+	struct bfi_rambo_cell_info *cells = calloc(li[1].u.rambo.cells ? li[1].u.rambo.cells : 1, sizeof *cells);
+	for (uint32_t r = 0; cells && r < li[1].u.rambo.reps; r++) {
 		uint64_t m;
 		TRY(bfi_rambo_rep(s, r, &m, cells));
 	}
 	free(cells);
-	for (uint32_t b = 0; b < in.n_blocks; b++) {
+	for (uint32_t b = 0; b < li[2].u.flat.blocks; b++) {
 		struct bfi_block_info bi;
 		TRY(bfi_block(s, b, &bi));
 	}

@@ -31,7 +31,7 @@ seed tree-prefilter --layout tree --fanout 8 --prefilter always
 seed tree-incremental --layout tree --bloofi-build incremental --all-levels
 seed all --layout flat,plain,rambo,tree --fanout 2
 # more than four flat blocks with line pre-filters: a key is tested against
-# every block's pre-filter line at once (reader/query.c, one_key_blocks)
+# every block's pre-filter line at once (reader/flat.c, key_blocks_loop)
 awk 'BEGIN { for (s = 0; s < 2600; s++) printf "m%d\tk%d\nm%d\tshared%d\n", s, s % 50, s, s % 3 }
 	END { printf "apple\tk1\nlmdb\tk2\n" }' </dev/null >"$T/many.tsv"
 ./bfi build -q -o "$T/many" --block-sets 512 --prefilter always --tsv "$T/many.tsv"

@@ -1,0 +1,628 @@
+/*
+ * flat.c - the flat layout (spec/format.md, "Flat section"): its view,
+ * and queries block by block.
+ *
+ * A conjunction of keys ANDs all their rows (kernel.c); AND and OR nodes
+ * combine bit vectors of one block, each child evaluated only under the
+ * lines its AND siblings left non-zero. A query is prepared once (key
+ * probes computed, result reset), run on each block, and finished, which
+ * is what lets a batch run every query on a block before the next. Blocks
+ * of short rows answer batches, bare keys and thresholds through the
+ * pipeline (pipe.c).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "flat.h"
+
+static int flat_open(bfi_snapshot *s, const uint8_t *sec, uint64_t size, struct bfi_where *at)
+{
+	struct bfi_flat *f = s->view[BFI_ROW_FLAT];
+	int rc = bfi_flat_decode(sec, size, &f->d, NULL, at);
+	if (rc)
+		return rc;
+	f->n_blocks = f->d.n_blocks;
+	f->k = f->d.k;
+	struct bfi_block *table = calloc(f->n_blocks, sizeof *table);
+	f->blocks = calloc(f->n_blocks, sizeof *f->blocks);
+	/* the same decoder, now keeping the block table it checked */
+	rc = table && f->blocks ? bfi_flat_decode(sec, size, &f->d, table, at) : -ENOMEM;
+	for (uint32_t i = 0; rc == 0 && i < f->n_blocks; i++) {
+		struct bfi_rblock *b = &f->blocks[i];
+		b->first = (uint32_t)table[i].first_set;
+		b->n = (uint32_t)table[i].n_sets;
+		b->m = table[i].m;
+		b->row_bits = table[i].row_bits;
+		b->row_bytes = bfi_bits_bytes(b->n);
+		b->packed = !bfi_rows_lined(b->row_bits);
+		b->rows = sec + table[i].rows_offset;
+		b->pre_m = table[i].pre_m;
+		b->pre = b->pre_m ? sec + table[i].pre_offset : NULL;
+		b->line_pre = (f->d.flags & BFI_FLATF_LINE_PRE) != 0;
+		if (b->packed && b->row_bytes > f->max_packed_bytes)
+			f->max_packed_bytes = b->row_bytes;
+		if (b->row_bytes > f->max_row_bytes)
+			f->max_row_bytes = b->row_bytes;
+		if (b->n > f->max_block_sets)
+			f->max_block_sets = b->n;
+	}
+	free(table);
+	return rc;
+}
+
+static void flat_close(bfi_snapshot *s)
+{
+	struct bfi_flat *f = s->view[BFI_ROW_FLAT];
+	free(f->blocks);
+}
+
+/* The block holding ordinal ord (which must be < n_sets): a binary search of the blocks. */
+static const struct bfi_rblock *block_of(const struct bfi_flat *f, uint32_t ord)
+{
+	uint32_t lo = 0, hi = f->n_blocks;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (f->blocks[mid].first <= ord)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &f->blocks[lo];
+}
+
+static uint64_t flat_set_bits(const bfi_snapshot *s, uint32_t ord)
+{
+	return block_of(bfi__flat(s), ord)->m;
+}
+
+static void flat_info(const bfi_snapshot *s, struct bfi_layout_info *out)
+{
+	const struct bfi_flat *f = bfi__flat(s);
+	out->hashes = f->k;
+	out->n_sets = f->d.n_sets;
+	out->u.flat = (struct bfi_flat_info){f->n_blocks, (f->d.flags & BFI_FLATF_SIZE_ORDER) != 0,
+	                                     (f->d.flags & BFI_FLATF_LINE_PRE) != 0};
+	for (uint32_t i = 0; i < f->n_blocks; i++)
+		if (f->blocks[i].m > out->bits)
+			out->bits = f->blocks[i].m;
+}
+
+int bfi_block(const bfi_snapshot *s, uint32_t i, struct bfi_block_info *out)
+{
+	const struct bfi_flat *f = s ? bfi__flat(s) : NULL;
+	if (f == NULL || out == NULL || i >= f->n_blocks)
+		return BFI_E_INVALID;
+	const struct bfi_rblock *b = &f->blocks[i];
+	out->first_set = b->first;
+	out->n_sets = b->n;
+	out->bits = b->m;
+	out->row_bits = b->row_bits;
+	out->prefilter_bits = b->pre_m;
+	out->offset = (uint64_t)(b->rows - s->map);
+	return 0;
+}
+
+/*
+ * Packed rows: is a bit set between a row's last set and the next row, or
+ * in the zeros after the last row? If so, *bad->offset is where.
+ */
+static int packed_padding(const bfi_snapshot *s, const struct bfi_rblock *b, struct bfi_bad *bad)
+{
+	uint64_t end = bfi_block_rows_bytes(b->m, b->row_bits) * 8, at = UINT64_MAX;
+	for (uint64_t r = 0; b->row_bits > b->n && r < b->m && at == UINT64_MAX; r++)
+		at = bfi__first_set_bit(b->rows, r * b->row_bits + b->n, (r + 1) * b->row_bits);
+	if (at == UINT64_MAX)
+		at = bfi__first_set_bit(b->rows, b->m * b->row_bits, end);
+	if (at == UINT64_MAX)
+		return 0;
+	bad->offset = (uint64_t)(b->rows - s->map) + at / 8;
+	return 1;
+}
+
+/* Set padding bits would be ordinals or positions that do not exist. */
+static int flat_verify(const bfi_snapshot *s, struct bfi_bad *bad)
+{
+	const struct bfi_flat *f = bfi__flat(s);
+	for (uint32_t i = 0; i < f->n_blocks; i++) {
+		const struct bfi_rblock *b = &f->blocks[i];
+		if (b->packed ? packed_padding(s, b, bad)
+		              : bfi__rows_padding(s, b->rows, b->m, b->row_bytes, b->n, bad))
+			return bfi__bad(bad, BFI_E_BAD_LAYOUT, bad->offset, 1,
+			                "padding bit past the block's last set is not zero");
+		uint64_t at = b->pre ? bfi__first_set_bit(b->pre, b->pre_m, bfi_bits_bytes(b->pre_m) * 8)
+		                     : UINT64_MAX;
+		if (at != UINT64_MAX)
+			return bfi__bad(bad, BFI_E_BAD_LAYOUT, (uint64_t)(b->pre - s->map) + at / 8, 1,
+			                "padding bit past the pre-filter's width is not zero");
+	}
+	return 0;
+}
+
+/* Room in res->pack for rows copied-out rows of the widest packed block of f. */
+static int pack_room(const struct bfi_flat *f, bfi_result *res, size_t rows)
+{
+	if (f->max_packed_bytes == 0 || rows <= res->pack_cap)
+		return 0;
+	if (rows > SIZE_MAX / f->max_packed_bytes)
+		return -ENOMEM;
+	uint8_t *p = aligned_alloc(64, rows * (size_t)f->max_packed_bytes);
+	if (p == NULL)
+		return -ENOMEM;
+	free(res->pack);
+	res->pack = p;
+	res->pack_cap = rows;
+	return 0;
+}
+
+int bfi__flat_prepare(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res, int scores)
+{
+	const struct bfi_flat *f = bfi__flat(s);
+	uint32_t k = f->k;
+	size_t words = (size_t)(f->max_row_bytes / 8);
+	size_t levels = e->nodes[e->root].type == BFI_EXPR_KEYS ? 0 : bfi__expr_depth(e, e->root) + 1;
+	int rc = bfi__prepare(s, res, scores);
+	if (rc == 0)
+		rc = bfi__grow(&res->z, &res->z_cap, (size_t)e->n_keys * k, sizeof *res->z);
+	if (rc == 0)
+		rc = bfi__grow(&res->rows, &res->rows_cap, (size_t)e->n_keys * k, sizeof *res->rows);
+	if (rc == 0)
+		rc = pack_room(f, res, (size_t)e->n_keys * k);
+	if (rc == 0)
+		rc = bfi__grow(&res->vec, &res->vec_cap, levels * words, sizeof *res->vec);
+	if (rc == 0 && scores)
+		rc = bfi__grow(&res->counts, &res->counts_cap, f->max_block_sets, sizeof *res->counts);
+	if (rc)
+		return rc;
+	for (uint32_t key = 0; key < e->n_keys; key++)
+		for (uint32_t i = 0; i < k; i++)
+			res->z[(size_t)key * k + i] = bfi_hash_probe(e->keys[key], i);
+	return 0;
+}
+
+/*
+ * Row r of block b as whole lines: in place, or, for packed rows, copied
+ * out to the slot-th row_bytes of res->pack (pack_room made room).
+ */
+static inline const uint8_t *flat_row(const struct bfi_rblock *b, uint64_t r, bfi_result *res,
+                                      size_t slot)
+{
+	if (!b->packed)
+		return b->rows + r * b->row_bytes;
+	uint8_t *dst = res->pack + slot * b->row_bytes;
+	bfi__unpack_row(b->rows, r * b->row_bits, b->n, (uint64_t *)(void *)dst, b->row_bytes);
+	return dst;
+}
+
+/*
+ * May the block hold the key with probes z? Its union pre-filter answers
+ * without reading the rows; a block without one always may.
+ */
+static uint32_t pre_probes(const struct bfi_rblock *b, const uint64_t *z, uint32_t k)
+{
+	uint32_t i;
+	if (b->line_pre) {
+		/*
+		 * All k bits lie in the key's one line, loaded once: test them all,
+		 * without a branch. Stopping at the first zero saves nothing here,
+		 * and where it stops is random, so each block's test would
+		 * mispredict where a query tests every block. Returns k or 0.
+		 */
+		const uint8_t *line = b->pre + bfi_pre_line(z[0], b->pre_m) / 8;
+		unsigned all = 1;
+		for (i = 0; i < k; i++) {
+			uint32_t bit = bfi_pre_bit(z[i]);
+			all &= (unsigned)(line[bit / 8] >> (bit % 8));
+		}
+		return all & 1 ? k : 0;
+	}
+	for (i = 0; i < k; i++) {
+		uint64_t pos = bfi_reduce(z[i], b->pre_m);
+		if (!(b->pre[pos / 8] >> (pos % 8) & 1))
+			break;
+	}
+	return i;
+}
+
+int bfi__pre_pass(const struct bfi_rblock *b, const uint64_t *z, uint32_t k, bfi_result *res)
+{
+	if (b->pre == NULL)
+		return 1;
+	uint32_t i = pre_probes(b, z, k);
+	if (res->count_bytes)
+		res->touched += b->line_pre ? 64 : (uint64_t)(i < k ? i + 1 : k) * 64;
+	return i == k;
+}
+
+/* Does the block's pre-filter rule out some key of the conjunction? */
+static int conj_skipped(const struct bfi_flat *f, const struct bfi_expr *e,
+                        const struct bfi_enode *n, const struct bfi_rblock *b, bfi_result *res)
+{
+	if (b->pre == NULL)
+		return 0;
+	for (uint32_t j = 0; j < n->n_keys; j++)
+		if (!bfi__pre_pass(b, res->z + (size_t)e->kidx[n->first_key + j] * f->k, f->k, res))
+			return 1;
+	return 0;
+}
+
+/* Row pointers of the conjunction node in block b; returns their count. */
+static size_t conj_rows(const struct bfi_flat *f, const struct bfi_expr *e,
+                        const struct bfi_enode *n, const struct bfi_rblock *b, bfi_result *res)
+{
+	uint32_t k = f->k;
+	size_t r = 0;
+	for (uint32_t j = 0; j < n->n_keys; j++) {
+		const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
+		for (uint32_t i = 0; i < k; i++)
+			res->rows[r] = flat_row(b, bfi_reduce(z[i], b->m), res, r), r++;
+	}
+	return r;
+}
+
+/*
+ * out = node AND mask on block b (mask NULL: no mask), words long. vec is
+ * scratch for the levels below. Lines where mask is zero are not read.
+ */
+static void eval_block(const struct bfi_flat *f, const struct bfi_expr *e, uint32_t id,
+                       const struct bfi_rblock *b, const uint64_t *mask, uint64_t *out,
+                       uint64_t *vec, size_t words, bfi_result *res)
+{
+	const struct bfi_enode *n = &e->nodes[id];
+	uint64_t *touched = res->count_bytes ? &res->touched : NULL;
+	if (n->type == BFI_EXPR_KEYS) {
+		if (conj_skipped(f, e, n, b, res)) {
+			memset(out, 0, words * 8);
+			return;
+		}
+		size_t r = conj_rows(f, e, n, b, res);
+		bfi__and_rows_mask(res->rows, r, words, mask, out, touched);
+		return;
+	}
+	const uint32_t *kid = e->kids + n->first_kid;
+	eval_block(f, e, kid[0], b, mask, out, vec + words, words, res);
+	for (uint32_t i = 1; i < n->n_kids; i++) {
+		if (n->type == BFI_EXPR_AND) {
+			uint64_t any = 0;
+			for (size_t w = 0; w < words && !any; w++)
+				any = out[w];
+			if (!any)
+				return;
+			eval_block(f, e, kid[i], b, out, vec, vec + words, words, res);
+			memcpy(out, vec, words * 8);
+		} else {
+			eval_block(f, e, kid[i], b, mask, vec, vec + words, words, res);
+			for (size_t w = 0; w < words; w++)
+				out[w] |= vec[w];
+		}
+	}
+}
+
+/* Append the ordinals of the set bits of v (block b) to res. */
+static void emit_vec(const uint64_t *v, const struct bfi_rblock *b, bfi_result *res)
+{
+	for (size_t w = 0; w < b->row_bytes / 8; w++)
+		for (uint64_t x = le64toh(v[w]); x; x &= x - 1) {
+			uint64_t j = w * 64 + (uint64_t)__builtin_ctzll(x);
+			if (j < b->n)
+				res->ords[res->n++] = b->first + (uint32_t)j;
+		}
+}
+
+/*
+ * Many blocks: ask for the first probes of every block's pre-filter before
+ * testing any (a line pre-filter's one line; a classic one's first
+ * PRE_AHEAD probes). Each test waits on memory and most end at their first
+ * or second probe, so one block after another they would cost a round trip
+ * each; asked for together, their loads overlap.
+ */
+#define PRE_AHEAD 2   /* classic probes per key and block requested ahead */
+#define PRE_KEYS 4    /* keys of a conjunction whose probes are requested */
+#define MANY_BLOCKS 4 /* above this, blocks' pre-filters are requested ahead */
+#define PREP_AHEAD 16 /* queries of a batch whose objects are requested ahead */
+#define LINE_AHEAD 16 /* blocks whose pre-filter line is asked for before the test of the first */
+
+/* Ask for the first probes of block blk's pre-filter for query e. */
+static void prefetch_block_probes(const struct bfi_flat *f, const struct bfi_expr *e,
+                                  const bfi_result *res, const struct bfi_rblock *blk)
+{
+	const struct bfi_enode *n = &e->nodes[e->root];
+	uint32_t k = f->k, ahead = k < PRE_AHEAD ? k : PRE_AHEAD;
+	for (uint32_t j = 0; n->type == BFI_EXPR_KEYS && j < n->n_keys && j < PRE_KEYS; j++) {
+		const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
+		if (blk->line_pre) {
+			bfi__prefetch(blk->pre + bfi_pre_line(z[0], blk->pre_m) / 8);
+			continue;
+		}
+		for (uint32_t i = 0; i < ahead; i++)
+			bfi__prefetch(blk->pre + bfi_reduce(z[i], blk->pre_m) / 8);
+	}
+}
+
+/*
+ * Second round, once the first probes have arrived: for each block that
+ * they let through, ask for the rest. A pre-filter is half ones, so about
+ * a quarter of the blocks pass two probes; tested block after block, each
+ * would then wait on memory for its third probe, behind a branch that
+ * cannot be predicted.
+ */
+static void prefetch_rest(const struct bfi_flat *f, const struct bfi_expr *e, const bfi_result *res,
+                          const struct bfi_rblock *blk)
+{
+	const struct bfi_enode *n = &e->nodes[e->root];
+	uint32_t k = f->k;
+	if (k <= PRE_AHEAD || n->type != BFI_EXPR_KEYS || blk->line_pre)
+		return;
+	for (uint32_t j = 0; j < n->n_keys && j < PRE_KEYS; j++)
+		if (pre_probes(blk, res->z + (size_t)e->kidx[n->first_key + j] * k, PRE_AHEAD) <
+		    PRE_AHEAD)
+			return;
+	for (uint32_t j = 0; j < n->n_keys && j < PRE_KEYS; j++) {
+		const uint64_t *z = res->z + (size_t)e->kidx[n->first_key + j] * k;
+		for (uint32_t i = PRE_AHEAD; i < k; i++)
+			bfi__prefetch(blk->pre + bfi_reduce(z[i], blk->pre_m) / 8);
+	}
+}
+
+static void prefetch_prefilters(const struct bfi_flat *f, const struct bfi_expr *e,
+                                const bfi_result *res)
+{
+	for (uint32_t b = 0; b < f->n_blocks; b++)
+		if (f->blocks[b].pre)
+			prefetch_block_probes(f, e, res, &f->blocks[b]);
+	for (uint32_t b = 0; b < f->n_blocks; b++)
+		if (f->blocks[b].pre)
+			prefetch_rest(f, e, res, &f->blocks[b]);
+}
+
+void bfi__flat_block(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_rblock *b,
+                     bfi_result *res, bfi_and_fn and_rows)
+{
+	const struct bfi_flat *f = bfi__flat(s);
+	const struct bfi_enode *root = &e->nodes[e->root];
+	size_t words = b->row_bytes / 8;
+	if (root->type == BFI_EXPR_KEYS) {
+		size_t r = 0;
+		if (b->pre) {
+			/* Start the rows' first lines loading while the pre-filter is probed:
+			 * a key the block holds then pays for one round trip, not two.
+			 * Not with many blocks, where most are skipped: their rows are
+			 * neither fetched nor located. */
+			if (f->n_blocks <= MANY_BLOCKS) {
+				r = conj_rows(f, e, root, b, res);
+				for (size_t i = 0; i < r && i < 16; i++)
+					bfi__prefetch(res->rows[i]);
+			}
+			if (conj_skipped(f, e, root, b, res))
+				return;
+		}
+		if (r == 0)
+			r = conj_rows(f, e, root, b, res);
+		res->n += and_rows(res->rows, (uint32_t)r, words, b->first, b->n, res->ords + res->n,
+		                   res->count_bytes ? &res->touched : NULL);
+		return;
+	}
+	eval_block(f, e, e->root, b, NULL, res->vec, res->vec + words, words, res);
+	emit_vec(res->vec, b, res);
+}
+
+/* The line of block b's line pre-filter that probe z0 tests, or NULL if b has none. */
+static inline const uint8_t *key_line(const struct bfi_rblock *b, uint64_t z0)
+{
+	return b->pre ? b->pre + bfi_pre_line(z0, b->pre_m) / 8 : NULL;
+}
+
+/* Ask for the line of every block's line pre-filter that probe z0 tests. */
+static void prefetch_key_lines(const struct bfi_flat *f, uint64_t z0)
+{
+	for (uint32_t b = 0; b < f->n_blocks; b++)
+		if (f->blocks[b].pre)
+			bfi__prefetch(key_line(&f->blocks[b], z0));
+}
+
+/*
+ * One key against many blocks with line pre-filters: the k bits of the key
+ * sit at the same offsets in its line of every block's pre-filter (only
+ * the line differs), so they become one 512-bit mask, built once, and each
+ * block's test asks whether its line holds the whole mask: two AVX2 tests
+ * (vptest), or eight word tests, without branches or calls. Each block's
+ * line is located once and asked for LINE_AHEAD blocks before its test.
+ */
+static inline __attribute__((always_inline)) void
+key_blocks_loop(const struct bfi_flat *f, const struct bfi_expr *e, bfi_result *res,
+                bfi_and_fn and_rows, int avx2)
+{
+	uint32_t k = f->k, nb = f->n_blocks;
+	const uint64_t *z = res->z + (size_t)e->kidx[e->nodes[e->root].first_key] * k;
+	uint64_t mask[BFI_LINE_WORDS] = {0};
+	const uint8_t *ahead[LINE_AHEAD];
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t bit = bfi_pre_bit(z[i]);
+		mask[bit / 64] |= htole64(UINT64_C(1) << (bit % 64));
+	}
+	for (uint32_t b = 0; b < nb && b < LINE_AHEAD; b++)
+		if ((ahead[b] = key_line(&f->blocks[b], z[0])) != NULL)
+			bfi__prefetch(ahead[b]);
+	for (uint32_t b = 0; b < nb; b++) {
+		const struct bfi_rblock *blk = &f->blocks[b];
+		const uint8_t *line = ahead[b % LINE_AHEAD];
+		if (b + LINE_AHEAD < nb &&
+		    (ahead[b % LINE_AHEAD] = key_line(&f->blocks[b + LINE_AHEAD], z[0])) != NULL)
+			bfi__prefetch(ahead[b % LINE_AHEAD]);
+		if (line) {
+			int holds = avx2 ? bfi__line_holds_avx2(line, mask) : bfi__line_holds(line, mask);
+			if (res->count_bytes)
+				res->touched += 64;
+			if (!holds)
+				continue;
+		}
+		for (uint32_t i = 0; i < k; i++)
+			res->rows[i] = flat_row(blk, bfi_reduce(z[i], blk->m), res, i);
+		res->n += and_rows(res->rows, k, blk->row_bytes / 8, blk->first, blk->n,
+		                   res->ords + res->n, res->count_bytes ? &res->touched : NULL);
+	}
+}
+
+#if defined(__x86_64__) && BFI_HAVE_AVX2
+__attribute__((target("avx2"))) static void
+key_blocks_avx2(const struct bfi_flat *f, const struct bfi_expr *e, bfi_result *res,
+                bfi_and_fn and_rows)
+{
+	key_blocks_loop(f, e, res, and_rows, 1);
+}
+#else
+#define key_blocks_avx2(f, e, res, and_rows) key_blocks_loop(f, e, res, and_rows, 0)
+#endif
+
+/* Is e one key, on enough blocks with line pre-filters for key_blocks_loop? */
+static int key_mask_path(const struct bfi_flat *f, const struct bfi_expr *e)
+{
+	return f->n_blocks > MANY_BLOCKS && (f->d.flags & BFI_FLATF_LINE_PRE) && e->single;
+}
+
+/* Answer a prepared query e, every block. */
+static void answer(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res,
+                   bfi_and_fn and_rows)
+{
+	const struct bfi_flat *f = bfi__flat(s);
+	if (key_mask_path(f, e)) {
+		if (and_rows == bfi__and_rows_avx2)
+			key_blocks_avx2(f, e, res, and_rows);
+		else
+			key_blocks_loop(f, e, res, and_rows, 0);
+		return;
+	}
+	if (f->n_blocks > MANY_BLOCKS)
+		prefetch_prefilters(f, e, res);
+	for (uint32_t b = 0; b < f->n_blocks; b++)
+		bfi__flat_block(s, e, &f->blocks[b], res, and_rows);
+}
+
+static int flat_expr(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res)
+{
+	int rc = bfi__flat_prepare(s, e, res, 0);
+	if (rc == 0)
+		answer(s, e, res, bfi__and_rows());
+	return rc;
+}
+
+/* Copy the answer of the query just answered in scratch w into res. */
+static int hand_over(const bfi_result *w, bfi_result *res)
+{
+	/* at least one slot, so that the ordinals are never a null pointer */
+	int rc = bfi__grow(&res->ords, &res->cap, w->n ? w->n : 1, sizeof *res->ords);
+	if (rc)
+		return rc;
+	bfi__reset_result(res, 0);
+	if (w->n)
+		memcpy(res->ords, w->ords, w->n * sizeof *res->ords);
+	res->n = w->n;
+	res->touched = w->touched;
+	return 0;
+}
+
+/*
+ * Some block has long rows: query by query. A long row is streamed by the
+ * kernel whole, and no two queries of a batch share one, so passes over
+ * each block would fetch nothing once for many.
+ *
+ * Each query is answered in one scratch result, as one query at a time
+ * is, and its answer copied out: answered in their own results, a batch's
+ * queries would meet that many results' probes, row pointers and answer
+ * arrays (each sized for every set) out of cache and TLB. While a query
+ * of one key is answered, the pre-filter lines of the next are asked for.
+ */
+static int flat_batch(const bfi_snapshot *s, const struct bfi_expr *const *qs, size_t n,
+                      bfi_result *const *res)
+{
+	const struct bfi_flat *f = bfi__flat(s);
+	if (bfi__flat_short(f))
+		return bfi__pipe_batch(s, qs, n, res);
+	int rc = 0;
+	for (size_t q = 0; q < n && rc == 0; q++) {
+		/* The queries' own objects are cold in a large batch: ask for them
+		 * ahead, the struct first and then the arrays it points to. */
+		if (q + 2 * PREP_AHEAD < n)
+			bfi__prefetch(qs[q + 2 * PREP_AHEAD]);
+		if (q + PREP_AHEAD < n && qs[q + PREP_AHEAD]) {
+			const struct bfi_expr *a = qs[q + PREP_AHEAD];
+			bfi__prefetch(a->nodes);
+			bfi__prefetch(a->keys);
+			bfi__prefetch(a->kidx);
+			bfi__prefetch(res[q + PREP_AHEAD]);
+		}
+		rc = bfi__check_query(qs[q], res[q]);
+	}
+	bfi_and_fn and_rows = bfi__and_rows();
+	if (rc == 0 && n && res[0]->scratch == NULL)
+		rc = bfi_result_create(&res[0]->scratch);
+	bfi_result *w = n ? res[0]->scratch : NULL;
+	for (size_t q = 0; q < n && rc == 0; q++) {
+		if (q + 1 < n && key_mask_path(f, qs[q + 1]))
+			prefetch_key_lines(f, bfi_hash_probe(qs[q + 1]->keys[0], 0));
+		w->count_bytes = res[q]->count_bytes;
+		rc = bfi__flat_prepare(s, qs[q], w, 0);
+		if (rc == 0) {
+			answer(s, qs[q], w, and_rows);
+			rc = hand_over(w, res[q]);
+		}
+	}
+	return rc;
+}
+
+static int flat_keys(const bfi_snapshot *s, const bfi_keyhash *keys, size_t n, bfi_result *res,
+                     size_t *ends)
+{
+	if (bfi__flat_short(bfi__flat(s)))
+		return bfi__pipe_keys(s, keys, n, res, ends);
+	return bfi__keys_each(s, &bfi__flat_ops, keys, n, res, ends);
+}
+
+/* A threshold query's terms in a block of long rows: term by term, each row streamed whole. */
+static void terms_long(const struct bfi_rblock *b, const uint64_t *z, uint32_t terms, uint32_t k,
+                       bfi_result *res, uint32_t *hits, bfi_and_fn and_rows)
+{
+	uint64_t *touched = res->count_bytes ? &res->touched : NULL;
+	for (uint32_t t = 0; t < terms; t++) {
+		const uint64_t *zt = z + (size_t)t * k;
+		if (!bfi__pre_pass(b, zt, k, res))
+			continue;
+		for (uint32_t i = 0; i < k; i++)
+			res->rows[i] = flat_row(b, bfi_reduce(zt[i], b->m), res, i);
+		size_t h = and_rows(res->rows, k, b->row_bytes / 8, 0, b->n, hits, touched);
+		for (size_t i = 0; i < h; i++)
+			res->counts[hits[i]]++;
+	}
+}
+
+static int flat_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t need,
+                          bfi_result *res)
+{
+	const struct bfi_flat *f = bfi__flat(s);
+	int rc = bfi__flat_prepare(s, e, res, 1);
+	if (rc)
+		return rc;
+	bfi_and_fn and_rows = bfi__and_rows();
+	for (uint32_t bi = 0; bi < f->n_blocks; bi++) {
+		const struct bfi_rblock *b = &f->blocks[bi];
+		memset(res->counts, 0, b->n * sizeof *res->counts);
+		/* ords past res->n are free: use them for each term's hits */
+		uint32_t *hits = res->ords + res->n;
+		if (b->row_bytes <= BFI_SHORT_ROW)
+			bfi__pipe_terms(b, res->z, e->n_keys, f->k, res, hits);
+		else
+			terms_long(b, res->z, e->n_keys, f->k, res, hits, and_rows);
+		for (uint32_t j = 0; j < b->n; j++)
+			if (res->counts[j] >= need) {
+				res->ords[res->n] = b->first + j;
+				res->scores[res->n++] = res->counts[j];
+			}
+	}
+	return 0;
+}
+
+const struct bfi_layout_ops bfi__flat_ops = {
+	.flag = BFI_LAYOUT_FLAT, .kind = BFI_SEC_FLAT, .name = "flat", .fill_rank = 0,
+	.view_size = sizeof(struct bfi_flat), .open = flat_open, .close = flat_close,
+	.info = flat_info, .verify = flat_verify, .set_bits = flat_set_bits,
+	.expr = flat_expr, .batch = flat_batch, .keys = flat_keys, .threshold = flat_threshold,
+};

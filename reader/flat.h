@@ -1,0 +1,76 @@
+/*
+ * flat.h - the flat layout's view of its section, shared by its query
+ * engine (flat.c) and its batch pipeline (pipe.c).
+ */
+#ifndef BFI_READER_FLAT_H
+#define BFI_READER_FLAT_H
+
+#include "layout.h"
+#include "line.h"
+
+/*
+ * A flat block, ready to query (spec/format.md, "Flat section"). Rows of
+ * whole lines are read in place: row r at rows + r * row_bytes. Packed
+ * rows (row_bits not a multiple of 512) run on bit after bit, row r from
+ * bit r * row_bits, and a query copies each out to row_bytes bytes of
+ * scratch (bfi__unpack_row) before the kernels, which read whole lines.
+ */
+struct bfi_rblock {
+	const uint8_t *rows;
+	const uint8_t *pre;  /* union pre-filter bits, or NULL */
+	uint64_t m, pre_m;
+	int line_pre;        /* the pre-filter takes one 512-bit line per key */
+	int packed;
+	uint64_t row_bytes;  /* bfi_bits_bytes(n): a row in whole lines, in place or copied out */
+	uint64_t row_bits;   /* the stride in the file */
+	uint32_t first, n;
+};
+
+struct bfi_flat {
+	struct bfi_flat_desc d;
+	uint32_t n_blocks, k;
+	struct bfi_rblock *blocks;
+	uint64_t max_row_bytes;    /* of all blocks: sizes a query's scratch */
+	uint64_t max_packed_bytes; /* row_bytes of the widest packed block, 0 if none */
+	uint32_t max_block_sets;
+};
+
+#define bfi__flat(s) BFI_VIEW(s, BFI_ROW_FLAT, struct bfi_flat)
+
+/*
+ * Rows of at most this many bytes (four lines) are short: the AVX2 kernel
+ * finishes them line by line, without its two passes, and a batch passes
+ * over blocks of them, asking for every line of later queries' rows.
+ */
+#define BFI_SHORT_ROW 256
+
+/* Do every block's rows count as short, so that the pipeline (pipe.c) answers batches? */
+static inline int bfi__flat_short(const struct bfi_flat *f)
+{
+	return f->max_row_bytes <= BFI_SHORT_ROW;
+}
+
+/*
+ * Make room for, and reset, everything flat query e needs in res, and
+ * compute its keys' probes into res->z. 0 or -ENOMEM.
+ */
+int bfi__flat_prepare(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res, int scores);
+/* One block of a prepared query (flat.c). */
+void bfi__flat_block(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_rblock *b,
+                     bfi_result *res, bfi_and_fn and_rows);
+/* May block b hold the key of probes z, by its pre-filter? Counts the bytes read in res. */
+int bfi__pre_pass(const struct bfi_rblock *b, const uint64_t *z, uint32_t k, bfi_result *res);
+
+/*
+ * The pipeline (pipe.c): batches of one-key queries, bare keys and a
+ * threshold query's terms over blocks of short rows.
+ */
+int bfi__pipe_batch(const bfi_snapshot *s, const struct bfi_expr *const *qs, size_t n,
+                    bfi_result *const *res);
+int bfi__pipe_keys(const bfi_snapshot *s, const bfi_keyhash *keys, size_t n, bfi_result *res,
+                   size_t *ends);
+/* Count in res->counts the sets of block b holding each of terms terms of probes z. */
+void bfi__pipe_terms(const struct bfi_rblock *b, const uint64_t *z, uint32_t terms, uint32_t k,
+                     bfi_result *res, uint32_t *hits);
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * layout.h - the reader's table of layouts (layouts.c).
+ *
+ * Each layout is one file (flat.c, tree.c, rambo.c, plain.c) that keeps
+ * its own view of its section in snap->view[row] and registers what it
+ * does in one row of bfi__layouts. Everything else (opening, the query
+ * calls, bfi_info, verification, the catalog's fill ratios) walks the
+ * table. A new layout is a new file here, a new row, and its writer.
+ */
+#ifndef BFI_READER_LAYOUT_H
+#define BFI_READER_LAYOUT_H
+
+#include "expr.h"
+
+struct bfi_layout_ops {
+	unsigned flag;    /* BFI_LAYOUT_* */
+	uint32_t kind;    /* BFI_SEC_* of its section */
+	const char *name; /* as --layout and inspect spell it */
+	int own_k;        /* sizes its own filters, so its k need not be the others' (RAMBO) */
+	size_t view_size; /* bytes of its view, allocated zeroed for open, freed after close */
+	/*
+	 * Check the descriptor of its section, size bytes at sec (O(1), or
+	 * O(entries) for tables), and fill the view, s->view[row]. 0, or a
+	 * BFI_E_* code with *at the structure at fault, or -ENOMEM.
+	 */
+	int (*open)(bfi_snapshot *s, const uint8_t *sec, uint64_t size, struct bfi_where *at);
+	void (*close)(bfi_snapshot *s); /* what the view holds besides itself; may be NULL */
+	/*
+	 * Answer e (never a term list) into res, which bfi__prepare reset. NULL
+	 * for layouts that answer through conj.
+	 */
+	int (*expr)(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res);
+	/*
+	 * Or a layout that answers a conjunction of keys with a sorted list of
+	 * sets (tree, RAMBO): conj writes the sets matching conjunction node n,
+	 * ascending, to out (room for N), and returns their count or a negative
+	 * error; lists.c evaluates AND, OR and thresholds over such lists.
+	 * scratch tells what conj needs in res: row pointers per key, and
+	 * 64-bit words of bit vectors per query.
+	 */
+	long (*conj)(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_enode *n,
+	             bfi_result *res, uint32_t *out);
+	void (*scratch)(const bfi_snapshot *s, size_t *rows_per_key, size_t *words);
+	/* Answer n checked queries together; NULL: one after another through expr. */
+	int (*batch)(const bfi_snapshot *s, const struct bfi_expr *const *qs, size_t n,
+	             bfi_result *const *res);
+	/* bfi_query_keys on res, which is reset; NULL: one key at a time through expr. */
+	int (*keys)(const bfi_snapshot *s, const bfi_keyhash *keys, size_t n, bfi_result *res,
+	            size_t *ends);
+	/* Every set holding at least need of term list e's terms, with scores, unranked (NULL: conj). */
+	int (*threshold)(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t need,
+	                 bfi_result *res);
+	/* The layout's facts (bfi_layout_info), into out zeroed and tagged: n_sets, hashes and more. */
+	void (*info)(const bfi_snapshot *s, struct bfi_layout_info *out);
+	/* bfi_verify's deep checks of the data: padding bits and tables. 0 or BFI_E_BAD_LAYOUT. */
+	int (*verify)(const bfi_snapshot *s, struct bfi_bad *bad);
+	/*
+	 * Width in bits of set ord's filter in this layout. The catalog's fill
+	 * ratios (bits_set) are of the present layout of lowest fill_rank
+	 * (spec/format.md, "Catalog").
+	 */
+	uint64_t (*set_bits)(const bfi_snapshot *s, uint32_t ord);
+	int fill_rank;
+};
+
+/* The table, in the order the default layout is chosen: flat, tree, RAMBO, plain. */
+enum { BFI_ROW_FLAT, BFI_ROW_TREE, BFI_ROW_RAMBO, BFI_ROW_PLAIN, BFI_ROWS };
+extern const struct bfi_layout_ops *const bfi__layouts[BFI_ROWS];
+extern const struct bfi_layout_ops bfi__flat_ops, bfi__tree_ops, bfi__rambo_ops, bfi__plain_ops;
+
+/* The view of snapshot s that layout row keeps, as a type. */
+#define BFI_VIEW(s, row, type) ((const type *)(s)->view[row])
+
+/* The row of layout flag (one BFI_LAYOUT_* bit), or -1. */
+int bfi__layout_row(unsigned flag);
+
+/*
+ * Scratch every query needs (answers for every set; scores and their
+ * ranking keys if scores), and res reset to no answer.
+ */
+int bfi__prepare(const bfi_snapshot *s, bfi_result *res, int scores);
+void bfi__reset_result(bfi_result *res, int scores);
+/* Room in res for more sets after its n. */
+static inline int bfi__room(bfi_result *res, size_t more)
+{
+	if (res->cap - res->n >= more)
+		return 0;
+	size_t want = res->n + more > 2 * res->cap ? res->n + more : 2 * res->cap;
+	return bfi__grow(&res->ords, &res->cap, want, sizeof *res->ords);
+}
+
+/* Can e be answered into res by bfi_query_expr (keys, not a term list)? 0 or BFI_E_INVALID. */
+int bfi__check_query(const struct bfi_expr *e, const bfi_result *res);
+/* bfi_query_keys one key at a time, each answered as bfi_query_expr answers it (query.c). */
+int bfi__keys_each(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
+                   const bfi_keyhash *keys, size_t n, bfi_result *res, size_t *ends);
+
+/* Through ops->conj (lists.c): bfi_query_expr's answer, and a threshold query's. */
+int bfi__list_expr(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
+                   const struct bfi_expr *e, bfi_result *res);
+int bfi__list_threshold(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
+                        const struct bfi_expr *e, uint32_t need, bfi_result *res);
+
+#endif

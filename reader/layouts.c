@@ -1,0 +1,36 @@
+/* layouts.c - the table of layouts (layout.h): one row each. */
+#include "layout.h"
+
+_Static_assert(BFI_ROWS <= BFI_MAX_LAYOUTS, "the snapshot keeps a view per row");
+
+const struct bfi_layout_ops *const bfi__layouts[BFI_ROWS] = {
+	[BFI_ROW_FLAT] = &bfi__flat_ops,
+	[BFI_ROW_TREE] = &bfi__tree_ops,
+	[BFI_ROW_RAMBO] = &bfi__rambo_ops,
+	[BFI_ROW_PLAIN] = &bfi__plain_ops,
+};
+
+int bfi__layout_row(unsigned flag)
+{
+	for (int r = 0; r < BFI_ROWS; r++)
+		if (bfi__layouts[r]->flag == flag)
+			return r;
+	return -1;
+}
+
+int bfi_layout_info(const bfi_snapshot *s, unsigned layout, struct bfi_layout_info *out)
+{
+	int r = bfi__layout_row(layout);
+	if (s == NULL || out == NULL || r < 0)
+		return BFI_E_INVALID;
+	if (s->view[r] == NULL)
+		return BFI_E_NO_LAYOUT;
+	memset(out, 0, sizeof *out);
+	out->layout = layout;
+	out->name = bfi__layouts[r]->name;
+	const struct bfi_section *e = &s->lay.sec[s->lay.sec_of[r]];
+	out->offset = e->offset;
+	out->size = e->stored_size;
+	bfi__layouts[r]->info(s, out);
+	return 0;
+}

@@ -1,0 +1,143 @@
+/*
+ * plain.c - the plain layout (spec/format.md, "Plain section"): one
+ * filter per set, side by side, each tested in turn. The baseline the
+ * other layouts are measured against, and the one that needs nothing but
+ * the filters.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "layout.h"
+
+struct bfi_plain {
+	struct bfi_plain_desc d;
+	const uint8_t *filters; /* set j's filter at filters + j * d.filter_bytes */
+};
+
+#define plain_of(s) BFI_VIEW(s, BFI_ROW_PLAIN, struct bfi_plain)
+
+static int plain_open(bfi_snapshot *s, const uint8_t *sec, uint64_t size, struct bfi_where *at)
+{
+	struct bfi_plain *p = s->view[BFI_ROW_PLAIN];
+	int rc = bfi_plain_decode(sec, size, &p->d, at);
+	p->filters = sec + p->d.filters_offset;
+	return rc;
+}
+
+/* Every key's k positions in the filters, into res->z. */
+static int positions(const struct bfi_plain *p, const struct bfi_expr *e, bfi_result *res)
+{
+	uint32_t k = p->d.k;
+	if (bfi__grow(&res->z, &res->z_cap, (size_t)e->n_keys * k, sizeof *res->z))
+		return -ENOMEM;
+	for (uint32_t key = 0; key < e->n_keys; key++)
+		for (uint32_t i = 0; i < k; i++)
+			res->z[(size_t)key * k + i] = bfi_reduce(bfi_hash_probe(e->keys[key], i), p->d.m);
+	return 0;
+}
+
+/* Does filter f hold key j's positions pos? Counts the probes in *lines. */
+static int holds(const uint8_t *f, const uint64_t *pos, uint32_t k, uint64_t *lines)
+{
+	for (uint32_t i = 0; i < k; i++) {
+		++*lines;
+		if (!(f[pos[i] / 8] >> (pos[i] % 8) & 1))
+			return 0;
+	}
+	return 1;
+}
+
+/* Does filter f satisfy node id of e? */
+static int eval(const struct bfi_plain *p, const struct bfi_expr *e, uint32_t id, const uint8_t *f,
+                const uint64_t *pos, uint64_t *lines)
+{
+	const struct bfi_enode *n = &e->nodes[id];
+	uint32_t k = p->d.k;
+	if (n->type == BFI_EXPR_KEYS) {
+		for (uint32_t j = 0; j < n->n_keys; j++)
+			if (!holds(f, pos + (size_t)e->kidx[n->first_key + j] * k, k, lines))
+				return 0;
+		return 1;
+	}
+	for (uint32_t i = 0; i < n->n_kids; i++) {
+		int v = eval(p, e, e->kids[n->first_kid + i], f, pos, lines);
+		if (n->type == BFI_EXPR_AND && !v)
+			return 0;
+		if (n->type == BFI_EXPR_OR && v)
+			return 1;
+	}
+	return n->type == BFI_EXPR_AND;
+}
+
+static int plain_expr(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res)
+{
+	const struct bfi_plain *p = plain_of(s);
+	int rc = positions(p, e, res);
+	if (rc)
+		return rc;
+	uint64_t lines = 0;
+	const uint8_t *f = p->filters;
+	for (uint64_t j = 0; j < p->d.n_sets; j++, f += p->d.filter_bytes)
+		if (eval(p, e, e->root, f, res->z, &lines))
+			res->ords[res->n++] = (uint32_t)j;
+	if (res->count_bytes)
+		res->touched += lines * 64;
+	return 0;
+}
+
+static int plain_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t need,
+                           bfi_result *res)
+{
+	const struct bfi_plain *p = plain_of(s);
+	uint32_t k = p->d.k;
+	int rc = positions(p, e, res);
+	if (rc)
+		return rc;
+	uint64_t lines = 0;
+	const uint8_t *f = p->filters;
+	for (uint64_t j = 0; j < p->d.n_sets; j++, f += p->d.filter_bytes) {
+		uint32_t score = 0;
+		for (uint32_t t = 0; t < e->n_keys; t++)
+			score += (uint32_t)holds(f, res->z + (size_t)t * k, k, &lines);
+		if (score >= need) {
+			res->ords[res->n] = (uint32_t)j;
+			res->scores[res->n++] = score;
+		}
+	}
+	if (res->count_bytes)
+		res->touched += lines * 64;
+	return 0;
+}
+
+static void plain_info(const bfi_snapshot *s, struct bfi_layout_info *out)
+{
+	out->hashes = plain_of(s)->d.k;
+	out->n_sets = plain_of(s)->d.n_sets;
+	out->bits = plain_of(s)->d.m;
+}
+
+static int plain_verify(const bfi_snapshot *s, struct bfi_bad *bad)
+{
+	const struct bfi_plain *p = plain_of(s);
+	for (uint64_t j = 0; j < p->d.n_sets; j++) {
+		const uint8_t *f = p->filters + j * p->d.filter_bytes;
+		uint64_t at = bfi__first_set_bit(f, p->d.m, p->d.filter_bytes * 8);
+		if (at != UINT64_MAX)
+			return bfi__bad(bad, BFI_E_BAD_LAYOUT, (uint64_t)(f - s->map) + at / 8, 1,
+			                "padding bit past a plain filter's width is not zero");
+	}
+	return 0;
+}
+
+static uint64_t plain_set_bits(const bfi_snapshot *s, uint32_t ord)
+{
+	(void)ord;
+	return plain_of(s)->d.m;
+}
+
+const struct bfi_layout_ops bfi__plain_ops = {
+	.flag = BFI_LAYOUT_PLAIN, .kind = BFI_SEC_PLAIN, .name = "plain", .fill_rank = 1,
+	.view_size = sizeof(struct bfi_plain), .open = plain_open,
+	.info = plain_info, .verify = plain_verify, .set_bits = plain_set_bits,
+	.expr = plain_expr, .threshold = plain_threshold,
+};
