@@ -10,6 +10,7 @@
 
 #include "bfi.h"
 #include "bfi_seq.h"
+#include "query.h"
 #include "tools.h"
 
 static const char help[] =
@@ -87,75 +88,6 @@ static const char help[] =
 	"unreadable input or output, or a snapshot that cannot be read or was\n"
 	"changed under this reader (its answers so far are written whole).\n";
 
-enum mode { M_KEY, M_EXPR, M_TERMS, M_TEXT, M_PATH };
-
-struct opts {
-	int json, count, ordinals;
-	const char *format; /* --format template, or NULL */
-	const bfi_snapshot *snap; /* for --path, which reads the encoding from the catalog */
-	enum mode mode;
-	double theta;
-	unsigned kmer;
-	int text;
-	unsigned layout;
-	int batch;
-	size_t batch_size;
-	struct names *names; /* set names looked up so far, or NULL */
-};
-
-/*
- * Set names by ordinal, each looked up in the catalog once: a lookup (an
- * LMDB read transaction) for every matching set cost more than a batch's
- * queries. The names point into the catalog's map, valid until bfi_close.
- */
-struct names {
-	struct name_ref {
-		const char *p; /* NULL: not looked up yet */
-		size_t len;
-	} *at; /* NULL: no cache (too many sets, or no memory) */
-	uint64_t n;
-};
-
-#define NAMES_CACHED (1u << 22) /* above this many sets, 64 MB or more: no cache */
-
-/* Set ord's name, through o's cache when there is one. */
-static int set_name(const bfi_snapshot *s, const struct opts *o, uint32_t ord, const char **name,
-                    size_t *len)
-{
-	struct names *c = o->names;
-	if (c == NULL || c->at == NULL || ord >= c->n)
-		return bfi_set_name(s, ord, name, len);
-	if (c->at[ord].p == NULL) {
-		int rc = bfi_set_name(s, ord, name, len);
-		if (rc)
-			return rc;
-		c->at[ord] = (struct name_ref){*name, *len};
-	}
-	*name = c->at[ord].p;
-	*len = c->at[ord].len;
-	return 0;
-}
-
-/* One query: its text and, once compiled, its expression. */
-struct query {
-	char *text;
-	size_t len;
-	bfi_expr *e;
-	const char *label; /* what the output calls it (a FASTA record's id), or NULL: text */
-	size_t label_len;
-};
-
-/* The query as the output names it: its text, or its record's id. */
-static void print_query(const struct query *q, int json)
-{
-	const char *t = q->label ? q->label : q->text;
-	size_t n = q->label ? q->label_len : q->len;
-	if (json)
-		out_json(t, n);
-	else
-		out_text(t, n);
-}
-
 /*
  * A term list: text split as the snapshot's documents were, a sequence's
  * k-mers (both by the library, from the catalog), or blank-separated words.
@@ -188,11 +120,9 @@ static int make_terms(const struct opts *o, const char *text, size_t len, bfi_ex
 	return rc;
 }
 
-/* compile()'s return after it has told what is wrong with the query itself */
-#define SAID 1
 
 /* Make q's expression: 0, SAID (a bad query, reported), or an error code. */
-static int compile(const struct opts *o, struct query *q)
+int query_compile(const struct opts *o, struct query *q)
 {
 	size_t at = 0;
 	int rc;
@@ -220,156 +150,13 @@ static int compile(const struct opts *o, struct query *q)
 	return SAID;
 }
 
-/*
- * Check a --format template: every {field} known, every brace paired.
- * Returns NULL if good, else what is wrong.
- */
-static const char *check_format(const char *t)
-{
-	for (const char *p = t; *p; p++) {
-		if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}') || (p[0] == '\\' && p[1])) {
-			p++;
-			continue;
-		}
-		if (*p == '}')
-			return "a '}' without its '{' (write }} for a brace)";
-		if (*p != '{')
-			continue;
-		const char *e = strchr(p, '}');
-		if (e == NULL)
-			return "a '{' without its '}' (write {{ for a brace)";
-		size_t n = (size_t)(e - p - 1);
-		if (!((n == 4 && !memcmp(p + 1, "name", 4)) || (n == 7 && !memcmp(p + 1, "ordinal", 7)) ||
-		      (n == 5 && !memcmp(p + 1, "score", 5)) || (n == 5 && !memcmp(p + 1, "query", 5))))
-			return "an unknown field: use {name}, {ordinal}, {score} or {query}";
-		p = e;
-	}
-	return NULL;
-}
-
-/* One matching set through the --format template. */
-static int print_format(const bfi_snapshot *s, const struct opts *o, const struct query *q,
-                        uint32_t ord, uint32_t score)
-{
-	for (const char *p = o->format; *p; p++) {
-		if (p[0] == '\\' && p[1]) {
-			p++;
-			out_char(*p == 'n' ? '\n' : *p == 't' ? '\t' : *p);
-		} else if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
-			out_char(*p++);
-		} else if (*p == '{') {
-			const char *e = strchr(p, '}');
-			if (!memcmp(p, "{name}", 6)) {
-				const char *name;
-				size_t nl;
-				int rc = set_name(s, o, ord, &name, &nl);
-				if (rc)
-					return rc;
-				out_text(name, nl);
-			} else if (!memcmp(p, "{ordinal}", 9)) {
-				out_uint(ord);
-			} else if (!memcmp(p, "{score}", 7)) {
-				out_uint(score);
-			} else {
-				print_query(q, 0);
-			}
-			p = e;
-		} else {
-			out_char(*p);
-		}
-	}
-	return 0;
-}
-
-/* Print query q's answer: the n sets ords (with scores, for thresholds). */
-static int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores,
-                      size_t n, const struct opts *o, const struct query *q)
-{
-	if (o->format) {
-		for (size_t i = 0; i < n; i++) {
-			int rc = print_format(s, o, q, ords[i], scores ? scores[i] : 0);
-			if (rc)
-				return rc;
-		}
-		out_end_line(); /* the query's answer is committed whole */
-		return 0;
-	}
-	if (o->json) {
-		out_str("{\"query\": ");
-		print_query(q, 1);
-		if (scores) {
-			out_str(", \"terms\": ");
-			out_uint(bfi_expr_keys(q->e));
-		}
-	} else {
-		print_query(q, 0);
-	}
-	if (o->count && o->json) {
-		out_str(", \"count\": ");
-		out_uint(n);
-		out_str("}\n");
-		out_end_line();
-		return 0;
-	}
-	if (o->count) {
-		out_char('\t');
-		out_uint(n);
-		out_char('\n');
-		out_end_line();
-		return 0;
-	}
-	if (o->json)
-		out_str(", \"matches\": [");
-	for (size_t i = 0; i < n; i++) {
-		if (o->json && i)
-			out_str(", ");
-		else if (!o->json)
-			out_char('\t');
-		if (o->ordinals) {
-			out_uint(ords[i]);
-		} else {
-			const char *name;
-			size_t nl;
-			int rc = set_name(s, o, ords[i], &name, &nl);
-			if (rc)
-				return rc;
-			if (o->json)
-				out_json(name, nl);
-			else
-				out_text(name, nl);
-		}
-		if (scores && !o->json) {
-			out_char('\t');
-			out_uint(scores[i]);
-		}
-	}
-	if (o->json && scores) {
-		out_str("], \"scores\": [");
-		for (size_t i = 0; i < n; i++) {
-			if (i)
-				out_str(", ");
-			out_uint(scores[i]);
-		}
-	}
-	out_str(o->json ? "]}\n" : "\n");
-	out_end_line();
-	return 0;
-}
-
-static int print_answer(const bfi_snapshot *s, const bfi_result *res, const struct opts *o,
-                        const struct query *q)
-{
-	return print_sets(s, bfi_result_ordinals(res), bfi_result_scores(res), bfi_result_count(res),
-	                  o, q);
-}
-
-static int run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, struct query *q)
+int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, struct query *q)
 {
 	if (o->mode == M_KEY) { /* one key: no expression to allocate */
 		int rc = bfi_query_key_layout(s, o->layout, q->text, q->len, res);
 		return rc ? rc : print_answer(s, res, o, q);
 	}
-	int rc = compile(o, q);
+	int rc = query_compile(o, q);
 	if (rc == 0 && ((o->mode == M_TERMS && bfi_expr_keys(q->e) == 0) ||
 	                (o->mode == M_TEXT && q->e == NULL))) {
 		/* No terms (say, a sequence shorter than k): no set can score. */
@@ -396,205 +183,6 @@ static int run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o,
 		rc = print_answer(s, res, o, q);
 	bfi_expr_free(&q->e);
 	return rc;
-}
-
-struct fasta_ctx {
-	const bfi_snapshot *s;
-	bfi_result *res;
-	const struct opts *o;
-	struct timespec checked; /* when the files were last found unchanged */
-};
-
-#define CHECK_NS 50000000 /* a record that waited longer than this is checked for */
-
-static int on_fasta_query(void *ctx, const char *id, size_t id_len, const char *seq, size_t len)
-{
-	struct fasta_ctx *fc = ctx;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if ((now.tv_sec - fc->checked.tv_sec) * 1000000000ll + (now.tv_nsec - fc->checked.tv_nsec) >
-	    CHECK_NS) { /* records may come slowly, through a pipe: were the files changed meanwhile? */
-		int rc = bfi_check_files(fc->s);
-		if (rc)
-			return rc;
-		fc->checked = now;
-	}
-	struct query q = {(char *)seq, len, NULL, id, id_len};
-	return run_one(fc->s, fc->res, fc->o, &q);
-}
-
-/*
- * Lines of a file descriptor, read a block at a time: getline took a
- * sixth of a batch of genome keys. read(2), not fread, so that a line
- * typed at a terminal is answered as it is typed, not once a block has
- * filled. A line is valid until the next call.
- */
-struct lines {
-	char *buf;
-	size_t cap, start, end;
-	int eof;
-	const bfi_snapshot *watch; /* checked after each read: unchanged since opened */
-};
-
-/*
- * The next line of fd, without its newline and a carriage return before
- * it: 1 with *line and *len, 0 at the end, -errno on a read error or
- * -ENOMEM. A last line without a newline counts.
- */
-static int next_line(struct lines *r, int fd, char **line, size_t *len)
-{
-	for (;;) {
-		char *at = r->buf + r->start;
-		char *nl = r->end > r->start ? memchr(at, '\n', r->end - r->start) : NULL;
-		if (nl || (r->eof && r->end > r->start)) {
-			size_t l = nl ? (size_t)(nl - at) : r->end - r->start;
-			r->start += l + (nl != NULL);
-			if (l && at[l - 1] == '\r')
-				l--;
-			*line = at;
-			*len = l;
-			return 1;
-		}
-		if (r->eof)
-			return 0;
-		if (r->start) { /* keep the part line at the front */
-			memmove(r->buf, r->buf + r->start, r->end - r->start);
-			r->end -= r->start;
-			r->start = 0;
-		}
-		if (r->end == r->cap) {
-			size_t want = r->cap ? 2 * r->cap : (size_t)1 << 16;
-			char *p = want > r->cap ? realloc(r->buf, want) : NULL;
-			if (p == NULL)
-				return -ENOMEM;
-			r->buf = p;
-			r->cap = want;
-		}
-		/* every answer made so far goes out before the read, which may wait for
-		 * the next query: one write per block of input, not per answer, yet a
-		 * program that writes a query and waits for its answer gets it */
-		(void)out_flush();
-		ssize_t got = read(fd, r->buf + r->end, r->cap - r->end);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return -errno;
-		/* a read may wait for hours (a pipe, a terminal): before the lines
-		 * it brought are answered, the files must be as they were opened */
-		int changed = r->watch ? bfi_check_files(r->watch) : 0;
-		if (changed)
-			return changed;
-		r->end += (size_t)got;
-		r->eof = got == 0;
-	}
-}
-
-/*
- * --batch: up to batch_size queries read at a time, their texts end to end
- * in one buffer, answered together before the next are read; and what
- * answering them needs, made once.
- */
-struct batcher {
-	struct query *qs;
-	size_t n, *starts;
-	char *text;
-	size_t len, cap;
-	bfi_keyhash *hs; /* bare keys: their hashes through bfi_query_keys */
-	size_t *ends;
-	bfi_result *all;
-	const bfi_expr **es; /* expressions: through bfi_query_batch */
-	bfi_result **rs;
-};
-
-static int batcher_init(struct batcher *b, const struct opts *o)
-{
-	size_t bs = o->batch_size;
-	memset(b, 0, sizeof *b);
-	b->qs = calloc(bs, sizeof *b->qs);
-	b->starts = calloc(bs, sizeof *b->starts);
-	if (b->qs == NULL || b->starts == NULL)
-		return -ENOMEM;
-	if (o->mode == M_KEY) {
-		b->hs = calloc(bs, sizeof *b->hs);
-		b->ends = calloc(bs, sizeof *b->ends);
-		return b->hs && b->ends ? bfi_result_create(&b->all) : -ENOMEM;
-	}
-	b->es = calloc(bs, sizeof *b->es);
-	b->rs = calloc(bs, sizeof *b->rs);
-	int rc = b->es && b->rs ? 0 : -ENOMEM;
-	for (size_t i = 0; i < bs && rc == 0; i++)
-		rc = bfi_result_create(&b->rs[i]);
-	return rc;
-}
-
-static void batcher_free(struct batcher *b, const struct opts *o)
-{
-	for (size_t i = 0; b->rs && i < o->batch_size; i++)
-		bfi_result_destroy(&b->rs[i]);
-	bfi_result_destroy(&b->all);
-	free(b->qs);
-	free(b->starts);
-	free(b->text);
-	free(b->hs);
-	free(b->ends);
-	free(b->es);
-	free(b->rs);
-}
-
-/* Keep query text t (len bytes) for the batch. */
-static int batcher_add(struct batcher *b, const char *t, size_t len)
-{
-	if (b->cap - b->len < len) {
-		size_t want = b->len + len > 2 * b->cap ? b->len + len : 2 * b->cap;
-		char *p = realloc(b->text, want ? want : 1);
-		if (p == NULL)
-			return -ENOMEM;
-		b->text = p;
-		b->cap = want;
-	}
-	if (len)
-		memcpy(b->text + b->len, t, len);
-	b->starts[b->n] = b->len;
-	b->qs[b->n] = (struct query){NULL, len, NULL, NULL, 0};
-	b->len += len;
-	b->n++;
-	return 0;
-}
-
-/*
- * Answer the batch's queries and print the answers, in order; then empty
- * it. Expressions: those before one that does not parse are answered,
- * then that one's error is returned.
- */
-static int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
-{
-	size_t m = b->n, ok = 0;
-	struct query *qs = b->qs;
-	int rc = 0, bad = 0;
-	for (size_t i = 0; i < m; i++)
-		qs[i].text = b->text + b->starts[i];
-	b->n = b->len = 0;
-	if (o->mode == M_KEY) {
-		for (size_t i = 0; i < m; i++)
-			b->hs[i] = bfi_hash_key(qs[i].text, qs[i].len);
-		rc = bfi_query_keys(s, o->layout, b->hs, m, b->all, b->ends);
-		const uint32_t *ords = bfi_result_ordinals(b->all);
-		for (size_t i = 0, from = 0; i < m && rc == 0; from = b->ends[i++])
-			rc = print_sets(s, ords + from, NULL, b->ends[i] - from, o, &qs[i]);
-		return rc;
-	}
-	for (; ok < m && bad == 0; ok++) {
-		bad = compile(o, &qs[ok]);
-		b->es[ok] = qs[ok].e;
-	}
-	if (bad)
-		ok--;
-	rc = bfi_query_batch(s, o->layout, b->es, ok, b->rs);
-	for (size_t i = 0; i < ok && rc == 0; i++)
-		rc = print_answer(s, b->rs[i], o, &qs[i]);
-	for (size_t i = 0; i < m; i++)
-		bfi_expr_free(&qs[i].e);
-	return rc ? rc : bad;
 }
 
 /*
@@ -875,7 +463,7 @@ int cmd_query(int argc, char **argv)
 				break;
 		}
 		if (!o.batch) {
-			rc = run_one(s, res, &o, &q);
+			rc = query_run_one(s, res, &o, &q);
 			continue;
 		}
 		rc = batcher_add(&bt, q.text, q.len);

@@ -1,0 +1,104 @@
+/* query.h - bfi query's pieces: options, queries, answers out (query_out.c), queries in (query_in.c). */
+#ifndef BFI_TOOLS_QUERY_H
+#define BFI_TOOLS_QUERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "bfi.h"
+
+enum mode { M_KEY, M_EXPR, M_TERMS, M_TEXT, M_PATH };
+
+struct opts {
+	int json, count, ordinals;
+	const char *format; /* --format template, or NULL */
+	const bfi_snapshot *snap; /* for --path, which reads the encoding from the catalog */
+	enum mode mode;
+	double theta;
+	unsigned kmer;
+	int text;
+	unsigned layout;
+	int batch;
+	size_t batch_size;
+	struct names *names; /* set names looked up so far, or NULL */
+};
+
+
+/*
+ * Set names by ordinal, each looked up in the catalog once: a lookup (an
+ * LMDB read transaction) for every matching set cost more than a batch's
+ * queries. The names point into the catalog's map, valid until bfi_close.
+ */
+struct names {
+	struct name_ref {
+		const char *p; /* NULL: not looked up yet */
+		size_t len;
+	} *at; /* NULL: no cache (too many sets, or no memory) */
+	uint64_t n;
+};
+
+#define NAMES_CACHED (1u << 22) /* above this many sets, 64 MB or more: no cache */
+
+/* One query: its text and, once compiled, its expression. */
+struct query {
+	char *text;
+	size_t len;
+	bfi_expr *e;
+	const char *label; /* what the output calls it (a FASTA record's id), or NULL: text */
+	size_t label_len;
+};
+
+/* compile()'s return after it has told what is wrong with the query itself */
+#define SAID 1
+/* Make q's expression: 0, SAID (a bad query, reported), or an error code (cmd_query.c). */
+int query_compile(const struct opts *o, struct query *q);
+/* Answer q into res and print the answer (cmd_query.c). */
+int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, struct query *q);
+
+/* The query as the output names it: its text, or its record's id. */
+void print_query(const struct query *q, int json);
+/* Check a --format template: NULL if good, else what is wrong. */
+const char *check_format(const char *t);
+/* Print query q's answer: the n sets ords (with scores, for thresholds). */
+int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores, size_t n,
+               const struct opts *o, const struct query *q);
+int print_answer(const bfi_snapshot *s, const bfi_result *res, const struct opts *o,
+                 const struct query *q);
+
+/* Lines of a file descriptor (query_in.c); see there. */
+struct lines {
+	char *buf;
+	size_t cap, start, end;
+	int eof;
+	const bfi_snapshot *watch; /* checked after each read: unchanged since opened */
+};
+int next_line(struct lines *r, int fd, char **line, size_t *len);
+
+/* --batch (query_in.c): queries read and answered together. */
+struct batcher {
+	struct query *qs;
+	size_t n, *starts;
+	char *text;
+	size_t len, cap;
+	bfi_keyhash *hs; /* bare keys: their hashes through bfi_query_keys */
+	size_t *ends;
+	bfi_result *all;
+	const bfi_expr **es; /* expressions: through bfi_query_batch */
+	bfi_result **rs;
+};
+int batcher_init(struct batcher *b, const struct opts *o);
+void batcher_free(struct batcher *b, const struct opts *o);
+int batcher_add(struct batcher *b, const char *t, size_t len);
+int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b);
+
+/* --fasta (query_in.c): each record a query, through bfi_seq_read. */
+struct fasta_ctx {
+	const bfi_snapshot *s;
+	bfi_result *res;
+	const struct opts *o;
+	struct timespec checked; /* when the files were last found unchanged */
+};
+int on_fasta_query(void *ctx, const char *id, size_t id_len, const char *seq, size_t len);
+
+#endif

@@ -1,0 +1,178 @@
+/* query_out.c - bfi query's answers: text, JSON, counts and --format templates. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "query.h"
+#include "tools.h"
+
+/* Set ord's name, through o's cache when there is one. */
+static int set_name(const bfi_snapshot *s, const struct opts *o, uint32_t ord, const char **name,
+                    size_t *len)
+{
+	struct names *c = o->names;
+	if (c == NULL || c->at == NULL || ord >= c->n)
+		return bfi_set_name(s, ord, name, len);
+	if (c->at[ord].p == NULL) {
+		int rc = bfi_set_name(s, ord, name, len);
+		if (rc)
+			return rc;
+		c->at[ord] = (struct name_ref){*name, *len};
+	}
+	*name = c->at[ord].p;
+	*len = c->at[ord].len;
+	return 0;
+}
+
+/* The query as the output names it: its text, or its record's id. */
+void print_query(const struct query *q, int json)
+{
+	const char *t = q->label ? q->label : q->text;
+	size_t n = q->label ? q->label_len : q->len;
+	if (json)
+		out_json(t, n);
+	else
+		out_text(t, n);
+}
+
+/*
+ * Check a --format template: every {field} known, every brace paired.
+ * Returns NULL if good, else what is wrong.
+ */
+const char *check_format(const char *t)
+{
+	for (const char *p = t; *p; p++) {
+		if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}') || (p[0] == '\\' && p[1])) {
+			p++;
+			continue;
+		}
+		if (*p == '}')
+			return "a '}' without its '{' (write }} for a brace)";
+		if (*p != '{')
+			continue;
+		const char *e = strchr(p, '}');
+		if (e == NULL)
+			return "a '{' without its '}' (write {{ for a brace)";
+		size_t n = (size_t)(e - p - 1);
+		if (!((n == 4 && !memcmp(p + 1, "name", 4)) || (n == 7 && !memcmp(p + 1, "ordinal", 7)) ||
+		      (n == 5 && !memcmp(p + 1, "score", 5)) || (n == 5 && !memcmp(p + 1, "query", 5))))
+			return "an unknown field: use {name}, {ordinal}, {score} or {query}";
+		p = e;
+	}
+	return NULL;
+}
+
+/* One matching set through the --format template. */
+static int print_format(const bfi_snapshot *s, const struct opts *o, const struct query *q,
+                        uint32_t ord, uint32_t score)
+{
+	for (const char *p = o->format; *p; p++) {
+		if (p[0] == '\\' && p[1]) {
+			p++;
+			out_char(*p == 'n' ? '\n' : *p == 't' ? '\t' : *p);
+		} else if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+			out_char(*p++);
+		} else if (*p == '{') {
+			const char *e = strchr(p, '}');
+			if (!memcmp(p, "{name}", 6)) {
+				const char *name;
+				size_t nl;
+				int rc = set_name(s, o, ord, &name, &nl);
+				if (rc)
+					return rc;
+				out_text(name, nl);
+			} else if (!memcmp(p, "{ordinal}", 9)) {
+				out_uint(ord);
+			} else if (!memcmp(p, "{score}", 7)) {
+				out_uint(score);
+			} else {
+				print_query(q, 0);
+			}
+			p = e;
+		} else {
+			out_char(*p);
+		}
+	}
+	return 0;
+}
+
+/* Print query q's answer: the n sets ords (with scores, for thresholds). */
+int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores,
+                      size_t n, const struct opts *o, const struct query *q)
+{
+	if (o->format) {
+		for (size_t i = 0; i < n; i++) {
+			int rc = print_format(s, o, q, ords[i], scores ? scores[i] : 0);
+			if (rc)
+				return rc;
+		}
+		out_end_line(); /* the query's answer is committed whole */
+		return 0;
+	}
+	if (o->json) {
+		out_str("{\"query\": ");
+		print_query(q, 1);
+		if (scores) {
+			out_str(", \"terms\": ");
+			out_uint(bfi_expr_keys(q->e));
+		}
+	} else {
+		print_query(q, 0);
+	}
+	if (o->count && o->json) {
+		out_str(", \"count\": ");
+		out_uint(n);
+		out_str("}\n");
+		out_end_line();
+		return 0;
+	}
+	if (o->count) {
+		out_char('\t');
+		out_uint(n);
+		out_char('\n');
+		out_end_line();
+		return 0;
+	}
+	if (o->json)
+		out_str(", \"matches\": [");
+	for (size_t i = 0; i < n; i++) {
+		if (o->json && i)
+			out_str(", ");
+		else if (!o->json)
+			out_char('\t');
+		if (o->ordinals) {
+			out_uint(ords[i]);
+		} else {
+			const char *name;
+			size_t nl;
+			int rc = set_name(s, o, ords[i], &name, &nl);
+			if (rc)
+				return rc;
+			if (o->json)
+				out_json(name, nl);
+			else
+				out_text(name, nl);
+		}
+		if (scores && !o->json) {
+			out_char('\t');
+			out_uint(scores[i]);
+		}
+	}
+	if (o->json && scores) {
+		out_str("], \"scores\": [");
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				out_str(", ");
+			out_uint(scores[i]);
+		}
+	}
+	out_str(o->json ? "]}\n" : "\n");
+	out_end_line();
+	return 0;
+}
+
+int print_answer(const bfi_snapshot *s, const bfi_result *res, const struct opts *o,
+                        const struct query *q)
+{
+	return print_sets(s, bfi_result_ordinals(res), bfi_result_scores(res), bfi_result_count(res),
+	                  o, q);
+}
