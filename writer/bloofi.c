@@ -116,9 +116,9 @@ static int coin(struct btree *t, uint32_t n)
  * so far when it is nearer or, failing that, with probability 1 / (number
  * of children). Their comment asks for ties broken at random; the test
  * they wrote passes any child that is not nearer. Strictly nearest gives a
- * bf-cost 4-5% above the paper's at N = 10^4 and 10^5 (920 against 876 at
- * 10^5); this rule lands on the paper's figures (tests/bench/RESULTS.md,
- * issue 5). The coin has a fixed seed, so builds stay byte-identical.
+ * a bf-cost above the paper's at N = 10^4 and 10^5; this rule lands on
+ * the paper's figures (tests/bench/RESULTS.md, "Accuracy"). The coin has
+ * a fixed seed, so builds stay byte-identical.
  */
 static uint32_t nearest(struct btree *t, uint32_t p, uint64_t ones, const uint64_t *pos,
                         size_t npos, uint32_t *at)

@@ -67,7 +67,7 @@ static uint64_t row_bits_for(uint64_t n_sets)
  * whole lines, as a query reads it, whatever the file stores. Counting
  * packed bytes instead made the planner cut a small packed block from a
  * large one to save its padding (N = 10^5: 160 sets apart, without a
- * pre-filter), which added k random loads to every query: p50 0.9 to 1.4 us.
+ * pre-filter), which added k random loads to every query.
  */
 static double row_cost(uint64_t n_sets)
 {
