@@ -14,8 +14,9 @@ static const struct {
 	{BFI_E_TRUNCATED, "file is truncated (shorter than its header says)"},
 	{BFI_E_BAD_MAGIC, "not a bfi file of the kind expected (bad magic)"},
 	{BFI_E_BAD_TRAILER, "index file trailer is damaged (bad end magic)"},
-	{BFI_E_VERSION, "file format version is not one this reader reads (a snapshot written "
-	                "in format 2.x or before must be rebuilt from its inputs with bfi build)"},
+	{BFI_E_VERSION, "file format version is not one this reader reads (a newer one needs a "
+	                "newer bfi; a snapshot written in format 2.x or before must be rebuilt "
+	                "from its inputs with bfi build)"},
 	{BFI_E_INCOMPAT, "index file uses an incompatible feature this reader does not know"},
 	{BFI_E_RESERVED, "index file has a nonzero reserved field"},
 	{BFI_E_HEADER_CHECKSUM, "index header checksum mismatch"},

@@ -359,18 +359,19 @@ static int place_rep(struct bfi_rep *r, uint64_t n_sets, uint64_t cells, uint64_
 	return add_bytes(off, n_sets * 4);
 }
 
-uint64_t bfi_rambo_layout(struct bfi_rep *reps, uint32_t n_reps, uint64_t n_sets, uint64_t cells)
+uint64_t bfi_rambo_layout(struct bfi_rep *reps, uint32_t n_reps, uint64_t n_sets, uint64_t cells,
+                          unsigned minor)
 {
 	uint64_t off = BFI_RAMBO_DESC_SIZE + (uint64_t)n_reps * BFI_REP_ENTRY_SIZE;
 	for (uint32_t i = 0; i < n_reps; i++) {
-		reps[i].row_bytes = bfi_rambo_row_bytes(cells);
+		reps[i].row_bytes = bfi_cell_row_bytes(cells, minor);
 		if (place_rep(&reps[i], n_sets, cells, &off))
 			return 0;
 	}
 	return off;
 }
 
-int bfi_rambo_decode(const uint8_t *in, uint64_t size, struct bfi_rambo_desc *d,
+int bfi_rambo_decode(const uint8_t *in, uint64_t size, unsigned minor, struct bfi_rambo_desc *d,
                      struct bfi_rep *reps, struct bfi_where *where)
 {
 	*where = (struct bfi_where){0, BFI_RAMBO_DESC_SIZE, "rambo descriptor"};
@@ -393,7 +394,7 @@ int bfi_rambo_decode(const uint8_t *in, uint64_t size, struct bfi_rambo_desc *d,
 		*where = (struct bfi_where){(uint64_t)(e - in), BFI_REP_ENTRY_SIZE, "rambo repetition entry"};
 		if (!DECODE(e, BFI_REP_ENTRY_SIZE, rep_fields, &r))
 			return BFI_E_RESERVED;
-		if (r.m == 0 || r.m > BFI_MAX_BITS || r.row_bytes != bfi_rambo_row_bytes(d->cells))
+		if (r.m == 0 || r.m > BFI_MAX_BITS || r.row_bytes != bfi_cell_row_bytes(d->cells, minor))
 			return BFI_E_BAD_LAYOUT;
 		struct bfi_rep want = r;
 		if (place_rep(&want, d->n_sets, d->cells, &off) || off > size ||

@@ -24,7 +24,7 @@
 #define BFI_MAGIC "\x89" "BFI\r\n\x1a\n"
 #define BFI_MAGIC_LEN 8u
 #define BFI_VERSION_MAJOR 3u
-#define BFI_VERSION_MINOR 0u
+#define BFI_VERSION_MINOR 1u
 #define BFI_HEADER_SIZE 128u
 #define BFI_TRAILER_SIZE 8u
 #define BFI_KNOWN_INCOMPAT 0ull /* no incompatible features in 3.0 */
@@ -144,10 +144,27 @@ static inline uint64_t bfi_align_up(uint64_t v, uint64_t a)
 	return (v + (a - 1)) / a * a;
 }
 
-/* Bytes of a RAMBO row of n cells: whole 64-bit words, so small B stays small. */
+/* Bytes of a row of n nodes of a tree level (and of a 3.0 RAMBO row): whole 64-bit words. */
 static inline uint64_t bfi_rambo_row_bytes(uint64_t cells)
 {
 	return (cells + 63) / 64 * 8;
+}
+
+/*
+ * Bytes of a RAMBO row of B cells in a file of format minor version minor
+ * (spec/format.md, "RAMBO section"): from 3.1, the smallest of 1, 2, 4 and
+ * 8 bytes that holds B bits when B is at most 64, so that folding B to
+ * B / 2 halves a small repetition's rows too; whole 64-bit words above
+ * that, and always in 3.0.
+ */
+static inline uint64_t bfi_cell_row_bytes(uint64_t cells, unsigned minor)
+{
+	uint64_t b = 1;
+	if (minor == 0 || cells > 64)
+		return bfi_rambo_row_bytes(cells);
+	while (b * 8 < cells)
+		b *= 2;
+	return b;
 }
 
 /* Bytes holding n bits, padded to whole 64-byte lines (512 bits). */
@@ -259,7 +276,7 @@ struct bfi_rambo_desc {
 /* One repetition of the RAMBO section; offsets relative to the section. */
 struct bfi_rep {
 	uint64_t m;              /* rows: width of every cell's filter */
-	uint64_t row_bytes;      /* bfi_rambo_row_bytes(cells) */
+	uint64_t row_bytes;      /* bfi_cell_row_bytes(cells, minor) */
 	uint64_t rows_offset;
 	uint64_t starts_offset;  /* cells + 1 little-endian u32: members of cell c are */
 	uint64_t members_offset; /* members[starts[c] .. starts[c + 1]), n_sets u32 */
@@ -354,13 +371,18 @@ int bfi_plain_decode(const uint8_t *sec, uint64_t size, struct bfi_plain_desc *d
 void bfi_rambo_desc_encode(uint8_t out[BFI_RAMBO_DESC_SIZE], const struct bfi_rambo_desc *d);
 void bfi_rep_encode(uint8_t out[BFI_REP_ENTRY_SIZE], const struct bfi_rep *r);
 /*
- * Check a RAMBO section: descriptor and every repetition entry against
- * the exact packing. reps, if not NULL, receives d->reps entries.
+ * Check a RAMBO section of a file of format minor version minor:
+ * descriptor and every repetition entry against the exact packing. reps,
+ * if not NULL, receives d->reps entries.
  */
-int bfi_rambo_decode(const uint8_t *sec, uint64_t size, struct bfi_rambo_desc *d,
+int bfi_rambo_decode(const uint8_t *sec, uint64_t size, unsigned minor, struct bfi_rambo_desc *d,
                      struct bfi_rep *reps, struct bfi_where *where);
-/* Place the repetitions (m set) and return the section's size, 0 on overflow. */
-uint64_t bfi_rambo_layout(struct bfi_rep *reps, uint32_t n_reps, uint64_t n_sets, uint64_t cells);
+/*
+ * Place the repetitions (m set) for a file of format minor version minor,
+ * and return the section's size, 0 on overflow.
+ */
+uint64_t bfi_rambo_layout(struct bfi_rep *reps, uint32_t n_reps, uint64_t n_sets, uint64_t cells,
+                          unsigned minor);
 
 void bfi_tree_desc_encode(uint8_t out[BFI_TREE_DESC_SIZE], const struct bfi_tree_desc *d);
 void bfi_level_encode(uint8_t out[BFI_LEVEL_ENTRY_SIZE], const struct bfi_level *l);

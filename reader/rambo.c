@@ -38,7 +38,7 @@ static int rambo_open(bfi_snapshot *s, const uint8_t *sec, uint64_t size, struct
 {
 	struct bfi_rep reps[BFI_MAX_REPS];
 	struct bfi_rambo *v = s->view[BFI_ROW_RAMBO];
-	int rc = bfi_rambo_decode(sec, size, &v->d, reps, at);
+	int rc = bfi_rambo_decode(sec, size, s->lay.hdr.minor, &v->d, reps, at);
 	for (uint32_t r = 0; rc == 0 && r < v->d.reps; r++)
 		v->reps[r] = (struct bfi_rrep){sec + reps[r].rows_offset, reps[r].m, reps[r].row_bytes,
 		                               sec + reps[r].starts_offset, sec + reps[r].members_offset,
@@ -55,18 +55,35 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /*
- * map = AND of the n rows, words 64-bit words each. RAMBO rows are B bits
- * in whole words (not 64-byte lines), so this walks words, dropping a word
- * as soon as it is zero.
+ * Word w of a row of row_bytes bytes, in file order: RAMBO rows are whole
+ * 64-bit words, or, of 64 cells or fewer, 1, 2, 4 or 8 bytes (format 3.1),
+ * read as the low bytes of one word.
  */
-static void and_words(const uint8_t *const *rows, size_t n, size_t words, uint64_t *map,
+static inline uint64_t row_word(const uint8_t *row, size_t w, uint64_t row_bytes)
+{
+	uint64_t v = 0;
+	memcpy(&v, row + 8 * w, row_bytes < 8 ? (size_t)row_bytes : 8);
+	return v;
+}
+
+/* 64-bit words of a bitmap of a row's cells. */
+static size_t row_words(uint64_t row_bytes)
+{
+	return (size_t)((row_bytes + 7) / 8);
+}
+
+/*
+ * map = AND of the n rows of row_bytes each, a word at a time, dropping a
+ * word as soon as it is zero.
+ */
+static void and_words(const uint8_t *const *rows, size_t n, uint64_t row_bytes, uint64_t *map,
                       uint64_t *touched)
 {
 	uint64_t loads = 0;
-	for (size_t w = 0; w < words; w++) {
+	for (size_t w = 0; w < row_words(row_bytes); w++) {
 		uint64_t acc = ~0ull;
 		for (size_t i = 0; i < n && acc; i++, loads++)
-			acc &= ((const uint64_t *)rows[i])[w];
+			acc &= row_word(rows[i], w, row_bytes);
 		map[w] = acc;
 	}
 	if (touched)
@@ -88,7 +105,7 @@ static long rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const st
 	const struct bfi_rambo *v = rambo_of(s);
 	const struct bfi_rambo_desc *d = &v->d;
 	uint32_t k = d->k; /* rambo sizes its own cells, so its k is its own */
-	size_t words = (size_t)(v->reps[0].row_bytes / 8);
+	size_t words = row_words(v->reps[0].row_bytes);
 	uint64_t *touched = res->count_bytes ? &res->touched : NULL;
 	uint64_t best = UINT64_MAX;
 	uint32_t best_r = 0;
@@ -98,7 +115,7 @@ static long rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const st
 		uint32_t base = d->flags & BFI_RAMBO_SHARED_PROBES ? 0 : r * k;
 		size_t nr = bfi__conj_rows(e, n, k, base, rp->rows, rp->m, rp->row_bytes, res->rows);
 		uint64_t *map = res->vec + (size_t)r * words;
-		and_words(res->rows, nr, words, map, touched);
+		and_words(res->rows, nr, rp->row_bytes, map, touched);
 		uint64_t cand = 0;
 		for (size_t w = 0; w < words; w++)
 			for (uint64_t x = le64toh(map[w]); x; x &= x - 1) {
@@ -176,8 +193,8 @@ int bfi_rambo_rep(const bfi_snapshot *s, uint32_t rep, uint64_t *m, struct bfi_r
 	}
 	for (uint64_t r = 0; r < rp->m; r++) {
 		const uint8_t *row = rp->rows + r * rp->row_bytes;
-		for (uint64_t w = 0; w < rp->row_bytes / 8; w++)
-			for (uint64_t x = bfi_get64(row + w * 8); x; x &= x - 1) {
+		for (uint64_t w = 0; w < row_words(rp->row_bytes); w++)
+			for (uint64_t x = le64toh(row_word(row, w, rp->row_bytes)); x; x &= x - 1) {
 				uint64_t c = w * 64 + (uint64_t)__builtin_ctzll(x);
 				if (c < B)
 					cells[c].bits_set++;
@@ -204,7 +221,7 @@ static void rambo_scratch(const bfi_snapshot *s, size_t *rows, size_t *words)
 {
 	const struct bfi_rambo *v = rambo_of(s);
 	*rows = v->d.k;
-	*words = (size_t)v->d.reps * (v->reps[0].row_bytes / 8);
+	*words = (size_t)v->d.reps * row_words(v->reps[0].row_bytes);
 }
 
 static void rambo_info(const bfi_snapshot *s, struct bfi_layout_info *out)

@@ -61,3 +61,28 @@ fold_ok() {
 }
 if fold_ok; then echo "PASS algebra: fold misses nothing and matches Lemma 4.1 at B/2"; else
 	echo "FAIL algebra: fold misses nothing and matches Lemma 4.1 at B/2"; fi
+
+# fold halves the rows' bytes at every B, small ones too (format 3.1: rows
+# of 64 cells or fewer are 1, 2, 4 or 8 bytes): the rambo section less its
+# cell tables, from B = 64 down to 8 (a row's least, one byte), with every
+# repetition 4,000 rows, each repetition's rows padded to 64 bytes
+fold_halves() {
+	for t in 1 2 3; do
+		"$BFI" fold -q --times $t -o "$T/fold$t" "$T/wide" || return 1
+		"$BFI" verify "$T/fold$t" >/dev/null || return 1
+	done
+	for s in wide fold1 fold2 fold3; do "$BFI" inspect --json "$T/$s"; done | python3 -c '
+import json, sys
+rows = []
+for line in sys.stdin:
+    d = json.loads(line)
+    r = d["rambo"]
+    B, R, N = r["cells"], r["reps"], d["sets"]
+    up = lambda n: (n + 63) // 64 * 64
+    size = [x["size"] for x in d["sections"] if x["kind"] == "rambo"][0]
+    rows.append((B, R, size - 64 - 64 * R - R * (up(4 * (B + 1)) + 2 * up(4 * N))))
+print("rambo rows by B:", ", ".join("%d: %d bytes" % (x[0], x[2]) for x in rows))
+sys.exit(not all(abs(b[2] * 2 - a[2]) <= 128 * a[1] for a, b in zip(rows, rows[1:])))'
+}
+if fold_halves; then echo "PASS algebra: each fold halves the rows' bytes, from B = 64 down to 8"; else
+	echo "FAIL algebra: each fold halves the rows' bytes, from B = 64 down to 8"; fi

@@ -1,6 +1,8 @@
 /*
  * test_fixtures.c - the checked-in corrupt-file corpus (tests/corrupt/).
- * tests/corrupt/good/ is a small valid snapshot (flat, rambo and tree).
+ * tests/corrupt/good/ is a small valid snapshot (flat, rambo and tree),
+ * of format 3.0 with a rambo layout of 4 cells in 3.0's 8-byte rows: it
+ * also checks that this reader reads 3.0 files (--write would make it 3.1).
  * Every other file there is a damaged copy of its index.bfi (NAME.index)
  * or catalog.mdb (NAME.catalog), whose name starts with the error code it
  * must produce, e.g. BAD_MAGIC.first-byte.index; a NAME.pair directory

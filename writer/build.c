@@ -221,7 +221,7 @@ static int write_header(struct finish *f)
 	for (uint32_t i = 0; i < f->n_sec; i++)
 		bfi_section_encode(head + BFI_HEADER_SIZE + i * BFI_ENTRY_SIZE, &f->sec[i]);
 	f->h.major = BFI_VERSION_MAJOR;
-	f->h.minor = BFI_VERSION_MINOR; /* every 3.0 reader reads every feature of 3.0 */
+	f->h.minor = f->p.minor; /* the oldest reader that reads every feature it uses */
 	f->h.file_size = f->file_size;
 	f->h.table_offset = BFI_HEADER_SIZE;
 	f->h.section_count = f->n_sec;

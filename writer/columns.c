@@ -105,7 +105,8 @@ static int fill_columns(struct columns *c, int fd, uint64_t off, uint64_t budget
 	threads = groups < threads ? (unsigned)(groups ? groups : 1) : threads;
 	while (threads > 1 && (filt_bytes + pre_bytes) * threads > budget - rows_bytes)
 		threads--;
-	c->rows = calloc((size_t)rows_bytes ? (size_t)rows_bytes : 1, 1);
+	/* whole words: the transpose ORs words, and narrow RAMBO rows share them */
+	c->rows = calloc((size_t)bfi_align_up(rows_bytes ? rows_bytes : 1, 8), 1);
 	c->filt = calloc(threads, sizeof *c->filt);
 	c->pres = c->pre ? calloc(threads, sizeof *c->pres) : NULL;
 	int rc = c->rows && c->filt && (!c->pre || c->pres) ? 0 : -ENOMEM;

@@ -193,6 +193,7 @@ struct bloofi_shape {
 /* Everything decided before a byte is written. */
 struct plan {
 	uint32_t n, k;
+	unsigned minor;           /* the index's format minor version: the newest feature it uses */
 	uint64_t max_n;           /* the largest set's distinct keys */
 	const uint64_t *distinct; /* by input ordinal */
 	uint32_t *new_of_old;     /* input ordinal -> ordinal in the snapshot */

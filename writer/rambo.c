@@ -89,7 +89,10 @@ int plan_rambo(bfi_writer *w, struct plan *p)
 	free(reg);
 	if (rc)
 		return rc;
-	p->rambo_size = bfi_rambo_layout(p->reps, reps, p->n, cells);
+	/* rows narrower than 3.0's whole words, for B <= 32, are a 3.1 feature */
+	if (bfi_cell_row_bytes(cells, 1) != bfi_rambo_row_bytes(cells))
+		p->minor = 1;
+	p->rambo_size = bfi_rambo_layout(p->reps, reps, p->n, cells, p->minor);
 	if (!(o->layouts & (BFI_BUILD_FLAT | BFI_BUILD_PLAIN)))
 		p->k = p->rambo.k; /* the catalog's k: that of the first layout */
 	return p->rambo_size ? 0 : BFI_E_LIMIT;

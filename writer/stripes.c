@@ -77,7 +77,8 @@ static void fill_filters(struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 /*
  * Add the ones of each column of the m rows of row_bytes at rows_off that
  * lie in [lo, hi), whose bytes are at buf, to ones[column]. A stripe may
- * begin or end inside a row; every bound is a multiple of 8 bytes.
+ * begin or end inside a row; every bound is a multiple of 8 bytes, or of
+ * a narrow row's 1, 2 or 4.
  */
 static void count_columns(const uint8_t *buf, uint64_t lo, uint64_t hi, uint64_t rows_off,
                           uint64_t m, uint64_t row_bytes, uint64_t *ones)
@@ -88,9 +89,13 @@ static void count_columns(const uint8_t *buf, uint64_t lo, uint64_t hi, uint64_t
 		return;
 	for (uint64_t ro = rows_off + (a - rows_off) / row_bytes * row_bytes; ro < z; ro += row_bytes) {
 		uint64_t from = ro > a ? ro : a, to = ro + row_bytes < z ? ro + row_bytes : z;
-		for (uint64_t at = from; at < to; at += 8)
-			for (uint64_t x = bfi_get64(buf + (at - lo)); x; x &= x - 1)
+		/* a narrow RAMBO row (format 3.1) is fewer than 8 bytes: read it whole */
+		for (uint64_t at = from; at < to; at += 8) {
+			uint64_t x = 0;
+			memcpy(&x, buf + (at - lo), to - at < 8 ? (size_t)(to - at) : 8);
+			for (x = le64toh(x); x; x &= x - 1)
 				ones[(at - ro) * 8 + (uint64_t)__builtin_ctzll(x)]++;
+		}
 	}
 }
 
@@ -246,6 +251,29 @@ static int fill_units(struct stripe_ctx *c, uint64_t *start, uint64_t *end, uint
 	return 0;
 }
 
+/*
+ * Repetition r of rows given whole (bfi_writer_rambo_rows: ceil(B / 64)
+ * words each) as the file's rows, narrower for small B (format 3.1);
+ * repetition 0's ones counted per cell.
+ */
+static int write_raw_rows(bfi_writer *w, const struct plan *p, uint32_t r, int fd, uint64_t sec_off)
+{
+	const struct bfi_rep *rp = &p->reps[r];
+	uint64_t given = bfi_rambo_row_bytes(p->rambo.cells), rb = rp->row_bytes;
+	const uint8_t *in = w->raw->rows[r];
+	uint8_t *out = rb == given ? NULL : malloc((size_t)(rp->m * rb));
+	if (rb != given && out == NULL)
+		return -ENOMEM;
+	for (uint64_t i = 0; out && i < rp->m; i++)
+		memcpy(out + i * rb, in + i * given, (size_t)rb);
+	int rc = pwrite_all(fd, out ? out : in, (size_t)(rp->m * rb), sec_off + rp->rows_offset);
+	for (uint64_t i = 0; r == 0 && i < rp->m * given / 8; i++)
+		for (uint64_t x = bfi_get64(in + i * 8); x; x &= x - 1)
+			p->cell_ones[(i % (given / 8)) * 64 + (uint64_t)__builtin_ctzll(x)]++;
+	free(out);
+	return rc;
+}
+
 int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, int kind)
 {
 	/*
@@ -318,14 +346,8 @@ int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, 
 			                bfi_bits_bytes(p->tree.pre_m));
 	}
 	else if (w->raw) /* given rows: copy them, counting repetition 0's cells */
-		for (uint32_t r = 0; r < p->rambo.reps && rc == 0; r++) {
-			const struct bfi_rep *rp = &p->reps[r];
-			rc = pwrite_all(fd, w->raw->rows[r], (size_t)(rp->m * rp->row_bytes),
-			                sec_off + rp->rows_offset);
-			for (uint64_t i = 0; r == 0 && i < rp->m * rp->row_bytes / 8; i++)
-				for (uint64_t x = bfi_get64(w->raw->rows[0] + i * 8); x; x &= x - 1)
-					p->cell_ones[(i % (rp->row_bytes / 8)) * 64 + (uint64_t)__builtin_ctzll(x)]++;
-		}
+		for (uint32_t r = 0; r < p->rambo.reps && rc == 0; r++)
+			rc = write_raw_rows(w, p, r, fd, sec_off);
 	else /* rambo: the rows of each repetition; its tables are written after */
 		for (uint32_t r = 0; r < p->rambo.reps && rc == 0; r++) {
 			const struct bfi_rep *rp = &p->reps[r];
