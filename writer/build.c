@@ -22,7 +22,8 @@ struct finish {
 	struct plan p;
 	struct bfi_section sec[5]; /* the layouts in file order, then the chunk checksums */
 	uint32_t n_sec;
-	struct bfi_section *flat, *plain, *rambo, *tree, *sumsec;
+	struct bfi_section *of[4]; /* each row of wlayouts' section, or NULL */
+	struct bfi_section *sumsec;
 	uint64_t file_size;
 	uint8_t *sums; /* the chunk-checksum section */
 	struct staging stage;
@@ -83,6 +84,53 @@ static int count_sets(struct finish *f)
 	return 0;
 }
 
+/* The catalog's ones of a set: its leaf (level 0 of the tree). */
+static void tree_ones(struct plan *p)
+{
+	for (uint32_t j = 0; j < p->n; j++)
+		p->ones[j] = p->tree_ones[j];
+}
+
+/* The catalog's ones of a set: its cell's filter in repetition 0. */
+static void rambo_ones(struct plan *p)
+{
+	for (uint32_t j = 0; j < p->n; j++)
+		p->ones[j] = p->cell_ones[p->cell_of[j]];
+}
+
+static uint64_t flat_size(const struct plan *p) { return p->flat_size; }
+static uint64_t plain_size(const struct plan *p) { return p->plain_size; }
+static uint64_t rambo_size(const struct plan *p) { return p->rambo_size; }
+static uint64_t tree_size(const struct plan *p) { return p->tree_size; }
+
+/*
+ * The writer's layouts, in the order of their sections: each one's
+ * descriptor, rows (stripes.c's LK_*), the tables that follow its rows,
+ * and the catalog's ones when it is the snapshot's first by fill rank
+ * (flat, plain, tree, RAMBO: reader/layout.h). Flat and plain count their
+ * sets' ones as they fill their rows.
+ */
+static const struct wlayout {
+	unsigned flag;    /* BFI_BUILD_* */
+	uint32_t kind;    /* BFI_SEC_* */
+	int lk;           /* LK_* */
+	int fill_rank;
+	int optional;     /* a reader that lacks it may answer from flat or plain */
+	uint64_t (*size)(const struct plan *p);
+	int (*descriptor)(int fd, const struct plan *p, uint64_t off);
+	int (*after)(int fd, const struct plan *p, uint64_t off); /* after the rows, or NULL */
+	void (*ones)(struct plan *p);
+} wlayouts[] = {
+    {BFI_BUILD_FLAT, BFI_SEC_FLAT, LK_FLAT, 0, 0, flat_size, write_flat_desc, NULL, NULL},
+    {BFI_BUILD_PLAIN, BFI_SEC_PLAIN, LK_PLAIN, 1, 0, plain_size, write_plain_desc, NULL, NULL},
+    {BFI_BUILD_RAMBO, BFI_SEC_RAMBO, LK_RAMBO, 3, 1, rambo_size, write_rambo_desc,
+     write_rambo_tables, rambo_ones},
+    /* the groups after the rows: their stripes span the gaps */
+    {BFI_BUILD_TREE, BFI_SEC_TREE, LK_TREE, 2, 1, tree_size, write_tree_desc, write_groups,
+     tree_ones},
+};
+#define N_WLAYOUTS (sizeof wlayouts / sizeof *wlayouts)
+
 /* The plan, and the sections' places in the file: the layouts in file order, then the checksums. */
 static int lay_out(struct finish *f)
 {
@@ -94,28 +142,21 @@ static int lay_out(struct finish *f)
 		return w->errmsg[0] ? rc
 		                    : writer_fail(w, rc, "laying out %llu sets: %s",
 		                                  (unsigned long long)f->n, bfi_strerror(rc));
-	const struct {
-		unsigned layout;
-		uint32_t kind;
-		uint64_t size;
-		struct bfi_section **sec;
-	} layouts[] = {
-	    {BFI_BUILD_FLAT, BFI_SEC_FLAT, f->p.flat_size, &f->flat},
-	    {BFI_BUILD_PLAIN, BFI_SEC_PLAIN, f->p.plain_size, &f->plain},
-	    {BFI_BUILD_RAMBO, BFI_SEC_RAMBO, f->p.rambo_size, &f->rambo},
-	    {BFI_BUILD_TREE, BFI_SEC_TREE, f->p.tree_size, &f->tree},
-	};
-	for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++)
-		if (w->opt.layouts & layouts[i].layout) {
-			struct bfi_section *s = *layouts[i].sec = &f->sec[f->n_sec++];
-			s->kind = layouts[i].kind;
-			s->size = layouts[i].size;
+	int basic = 0; /* flat or plain, which every reader knows */
+	for (size_t i = 0; i < N_WLAYOUTS; i++)
+		if (w->opt.layouts & wlayouts[i].flag) {
+			struct bfi_section *s = f->of[i] = &f->sec[f->n_sec++];
+			s->kind = wlayouts[i].kind;
+			s->size = wlayouts[i].size(&f->p);
+			basic |= !wlayouts[i].optional;
 		}
 	uint64_t at = BFI_SECTION_ALIGN;
-	for (uint32_t i = 0; i < f->n_sec; i++) {
-		struct bfi_section *s = &f->sec[i];
+	for (size_t i = 0; i < N_WLAYOUTS; i++) {
+		struct bfi_section *s = f->of[i];
+		if (s == NULL)
+			continue;
 		/* A reader that does not know rambo or the tree may still answer from flat or plain. */
-		s->flags = (s == f->rambo || s == f->tree) && (f->flat || f->plain) ? 0 : BFI_SECF_REQUIRED;
+		s->flags = wlayouts[i].optional && basic ? 0 : BFI_SECF_REQUIRED;
 		s->stored_size = s->size;
 		s->offset = at;
 		at = bfi_align_up(at + s->size, BFI_SECTION_ALIGN);
@@ -145,25 +186,22 @@ static int write_index(struct finish *f)
 	if (f->fd < 0 || ftruncate(f->fd, (off_t)f->file_size) != 0)
 		return writer_fail(w, -errno, "%s: %s", f->ipath, strerror(errno));
 	struct plan *p = &f->p;
-	rc = write_descriptors(f->fd, p, f->flat, f->plain, f->rambo, f->tree);
-	if (rc == 0 && f->flat)
-		rc = write_layout(w, p, f->fd, f->flat->offset, LK_FLAT);
-	if (rc == 0 && f->plain)
-		rc = write_layout(w, p, f->fd, f->plain->offset, LK_PLAIN);
-	if (rc == 0 && f->rambo)
-		rc = write_layout(w, p, f->fd, f->rambo->offset, LK_RAMBO);
-	if (rc == 0 && f->rambo)
-		rc = write_rambo_tables(f->fd, p, f->rambo->offset);
-	if (rc == 0 && f->tree)
-		rc = write_layout(w, p, f->fd, f->tree->offset, LK_TREE);
-	if (rc == 0 && f->tree) /* after the rows: their stripes span the gaps */
-		rc = write_groups(f->fd, p, f->tree->offset);
-	if (rc == 0 && f->tree && !f->flat && !f->plain) /* the catalog's ones: the set's leaf */
-		for (uint32_t j = 0; j < p->n; j++)
-			p->ones[j] = p->tree_ones[j];
-	else if (rc == 0 && f->rambo && !f->flat && !f->plain) /* the set's cell in repetition 0 */
-		for (uint32_t j = 0; j < p->n; j++)
-			p->ones[j] = p->cell_ones[p->cell_of[j]];
+	const struct wlayout *first = NULL; /* by fill rank: whose ones the catalog records */
+	for (size_t i = 0; i < N_WLAYOUTS && rc == 0; i++) {
+		const struct wlayout *l = &wlayouts[i];
+		uint64_t off = f->of[i] ? f->of[i]->offset : 0;
+		if (f->of[i] == NULL)
+			continue;
+		rc = l->descriptor(f->fd, p, off);
+		if (rc == 0)
+			rc = write_layout(w, p, f->fd, off, l->lk);
+		if (rc == 0 && l->after)
+			rc = l->after(f->fd, p, off);
+		if (first == NULL || l->fill_rank < first->fill_rank)
+			first = l;
+	}
+	if (rc == 0 && first && first->ones)
+		first->ones(p);
 	if (rc && !w->errmsg[0])
 		writer_fail(w, rc, "%s: %s", f->ipath, bfi_strerror(rc));
 	return rc;
@@ -270,10 +308,10 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		rc = phases[i](f);
 	if (rc == 0 && sum) {
 		const struct plan *p = &f->p;
-		uint64_t widest = f->plain ? p->plain.m : 0;
-		for (uint32_t r = 0; f->rambo && r < p->rambo.reps; r++)
+		uint64_t widest = f->of[1] ? p->plain.m : 0; /* wlayouts' rows: plain, RAMBO, tree */
+		for (uint32_t r = 0; f->of[2] && r < p->rambo.reps; r++)
 			widest = p->reps[r].m > widest ? p->reps[r].m : widest;
-		for (uint32_t l = 0; f->tree && l < p->tree.levels; l++)
+		for (uint32_t l = 0; f->of[3] && l < p->tree.levels; l++)
 			widest = p->levels[l].m > widest ? p->levels[l].m : widest;
 		for (uint32_t b = 0; b < p->n_blocks; b++)
 			widest = p->blocks[b].m > widest ? p->blocks[b].m : widest;

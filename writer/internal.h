@@ -472,9 +472,10 @@ int write_groups(int fd, const struct plan *p, uint64_t sec_off);
  * [4096, sums_at) into table and each section's checksum, read back from
  * fd; a file's XXH3-128 digest and size; the snapshot id.
  */
-int write_descriptors(int fd, const struct plan *p, const struct bfi_section *flat,
-                      const struct bfi_section *plain, const struct bfi_section *rambo,
-                      const struct bfi_section *tree);
+int write_flat_desc(int fd, const struct plan *p, uint64_t off);
+int write_plain_desc(int fd, const struct plan *p, uint64_t off);
+int write_rambo_desc(int fd, const struct plan *p, uint64_t off);
+int write_tree_desc(int fd, const struct plan *p, uint64_t off);
 int checksum_back(bfi_writer *w, int fd, uint64_t sums_at, struct bfi_section *sec,
                   uint32_t n_sec, uint8_t *table);
 int digest_file(const char *path, uint8_t digest[16], uint64_t *size);
