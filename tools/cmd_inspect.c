@@ -216,6 +216,145 @@ static void print_key_rules(const struct key_rules *r, int json)
 	}
 }
 
+/* The tree: its shape, then each level's nodes, width, fill and expected rate. */
+static int print_tree(const bfi_snapshot *s, const struct bfi_info *in,
+                      const struct bfi_layout_info *li, int json)
+{
+	(void)in;
+	if (json) {
+		printf(", \"tree\": {\"fanout\": %u, \"groups\": \"%s\", \"prefilter_bits\": %llu, "
+		       "\"dropped_levels\": %u, \"dropped_nodes\": %llu, \"levels\": [",
+		       li->u.tree.fanout, li->u.tree.explicit_groups ? "explicit" : "implied",
+		       (unsigned long long)li->u.tree.prefilter_bits, li->u.tree.dropped_levels,
+		       (unsigned long long)li->u.tree.dropped_nodes);
+		uint64_t below = 0;
+		for (uint32_t l = 0; l < li->u.tree.levels; l++) {
+			uint64_t nodes, m;
+			double fill, fpr;
+			if (bfi_tree_level(s, l, &nodes, &m, &fill, &fpr) == 0)
+				printf("%s{\"nodes\": %llu, \"mean_children\": %.3f, \"bits\": %llu, "
+				       "\"fill\": %.6f, \"expected_fpr\": %.6g}",
+				       l ? ", " : "", (unsigned long long)nodes,
+				       l ? (double)below / (double)nodes : 0.0, (unsigned long long)m, fill, fpr);
+			below = nodes;
+		}
+		fputs("]}", stdout);
+		return 0;
+	}
+	if (li->u.tree.explicit_groups)
+		printf("tree         %u levels, built by insertion (order %u: %u to %u children), "
+		       "union pre-filter %llu bits\n",
+		       li->u.tree.levels, li->u.tree.fanout, li->u.tree.fanout, 2 * li->u.tree.fanout,
+		       (unsigned long long)li->u.tree.prefilter_bits);
+	else
+		printf("tree         %u levels, fanout %u, union pre-filter %llu bits\n",
+		       li->u.tree.levels, li->u.tree.fanout, (unsigned long long)li->u.tree.prefilter_bits);
+	printf("             %u levels above, %llu nodes, too full to prune: not stored\n"
+	       "             level  nodes       children/node  m bits      mean fill  expected FPR\n",
+	       li->u.tree.dropped_levels, (unsigned long long)li->u.tree.dropped_nodes);
+	for (uint32_t l = li->u.tree.levels; l-- > 0;) {
+		uint64_t nodes, m, below = 0, mm;
+		double fill, fpr;
+		if (l > 0 && bfi_tree_level(s, l - 1, &below, &mm, NULL, NULL) != 0)
+			below = 0;
+		if (bfi_tree_level(s, l, &nodes, &m, &fill, &fpr) != 0)
+			continue;
+		char ch[32] = "-";
+		if (l > 0)
+			snprintf(ch, sizeof ch, "%.2f", (double)below / (double)nodes);
+		printf("             %-6u %-11llu %-14s %-11llu %-10.4f %.3g\n", l,
+		       (unsigned long long)nodes, ch, (unsigned long long)m, fill, fpr);
+	}
+	return 0;
+}
+
+/* The flat layout: the order of its sets, then each block. */
+static int print_flat(const bfi_snapshot *s, const struct bfi_info *in,
+                      const struct bfi_layout_info *li, int json)
+{
+	(void)in;
+	if (json) {
+		printf(", \"size_ordered\": %s, \"line_prefilters\": %s, \"blocks\": [",
+		       li->u.flat.size_ordered ? "true" : "false",
+		       li->u.flat.line_prefilters ? "true" : "false");
+		for (uint32_t b = 0; b < li->u.flat.blocks; b++) {
+			struct bfi_block_info bi;
+			if (bfi_block(s, b, &bi))
+				continue;
+			printf("%s{\"first_set\": %llu, \"sets\": %llu, \"bits\": %llu, "
+			       "\"row_bits\": %llu, \"prefilter_bits\": %llu}",
+			       b ? ", " : "", (unsigned long long)bi.first_set,
+			       (unsigned long long)bi.n_sets, (unsigned long long)bi.bits,
+			       (unsigned long long)bi.row_bits, (unsigned long long)bi.prefilter_bits);
+		}
+		fputs("]", stdout);
+		return 0;
+	}
+	printf("flat blocks  %u (sets ordered by %s%s)\n", li->u.flat.blocks,
+	       li->u.flat.size_ordered ? "size" : "input order",
+	       li->u.flat.line_prefilters ? "; pre-filters of one line per key" : "");
+	printf("             first set  sets      m bits     row bits   pre-filter bits\n");
+	for (uint32_t b = 0; b < li->u.flat.blocks; b++) {
+		struct bfi_block_info bi;
+		if (b == 12 && li->u.flat.blocks > 16) {
+			printf("             ... %u more\n", li->u.flat.blocks - 16);
+			b = li->u.flat.blocks - 4;
+		}
+		if (bfi_block(s, b, &bi))
+			continue;
+		printf("             %-10llu %-9llu %-10llu %-10llu %llu\n",
+		       (unsigned long long)bi.first_set, (unsigned long long)bi.n_sets,
+		       (unsigned long long)bi.bits, (unsigned long long)bi.row_bits,
+		       (unsigned long long)bi.prefilter_bits);
+	}
+	return 0;
+}
+
+/*
+ * Each layout's own part of the report, in the report's order. A layout
+ * the snapshot lacks prints nothing, except flat's JSON fields, which the
+ * report always has (false, and no blocks).
+ */
+static const struct part {
+	unsigned layout;
+	int (*print)(const bfi_snapshot *s, const struct bfi_info *in,
+	             const struct bfi_layout_info *li, int json);
+	int json_always;
+} parts[] = {
+	{BFI_LAYOUT_TREE, print_tree, 0},
+	{BFI_LAYOUT_RAMBO, print_rambo, 0},
+	{BFI_LAYOUT_FLAT, print_flat, 1},
+};
+
+/* The names of the layouts s holds, in their flags' order: a JSON list's items, or words. */
+static void print_layouts(const bfi_snapshot *s, int json)
+{
+	int first = 1;
+	for (unsigned flag = 1; flag; flag <<= 1) {
+		struct bfi_layout_info li;
+		if (bfi_layout_info(s, flag, &li) != 0)
+			continue;
+		printf(json ? "%s\"%s\"" : "%s%s", !json ? " " : first ? "" : ", ", li.name);
+		first = 0;
+	}
+}
+
+/* The parts of the report for the layouts s holds. */
+static int print_parts(const bfi_snapshot *s, const struct bfi_info *in, int json)
+{
+	int rc = 0;
+	for (size_t i = 0; i < sizeof parts / sizeof *parts && rc == 0; i++) {
+		struct bfi_layout_info li;
+		if (bfi_layout_info(s, parts[i].layout, &li) != 0) {
+			if (!(json && parts[i].json_always))
+				continue;
+			memset(&li, 0, sizeof li);
+		}
+		rc = parts[i].print(s, in, &li, json);
+	}
+	return rc;
+}
+
 int cmd_inspect(int argc, char **argv)
 {
 	static const struct option opts[] = {{"json", no_argument, 0, 'j'},
@@ -292,14 +431,6 @@ int cmd_inspect(int argc, char **argv)
 		snprintf(writer, sizeof writer, "%.*s", (int)ml, (const char *)mv);
 	struct key_rules kr;
 	key_rules(s, &kr);
-	/* each layout's own facts; zero where the snapshot lacks it */
-	struct bfi_layout_info lf, lt, lr;
-	if (bfi_layout_info(s, BFI_LAYOUT_FLAT, &lf) != 0)
-		memset(&lf, 0, sizeof lf);
-	if (bfi_layout_info(s, BFI_LAYOUT_TREE, &lt) != 0)
-		memset(&lt, 0, sizeof lt);
-	if (bfi_layout_info(s, BFI_LAYOUT_RAMBO, &lr) != 0)
-		memset(&lr, 0, sizeof lr);
 	hex(id, in.snapshot_id, 16);
 	hex(dg, in.catalog_digest, 16);
 
@@ -316,55 +447,14 @@ int cmd_inspect(int argc, char **argv)
 		json_str(stdout, writer, strlen(writer));
 		printf(", \"sets\": %llu, \"bits\": %llu, \"hashes\": %u, \"layouts\": [",
 		       (unsigned long long)in.n_sets, (unsigned long long)in.bits, in.hashes);
-		const char *sep = "";
-		if (in.layouts & BFI_LAYOUT_FLAT)
-			printf("%s\"flat\"", sep), sep = ", ";
-		if (in.layouts & BFI_LAYOUT_PLAIN)
-			printf("%s\"plain\"", sep), sep = ", ";
-		if (in.layouts & BFI_LAYOUT_RAMBO)
-			printf("%s\"rambo\"", sep), sep = ", ";
-		if (in.layouts & BFI_LAYOUT_TREE)
-			printf("%s\"tree\"", sep);
+		print_layouts(s, 1);
 		fputs("]", stdout);
-		if (in.layouts & BFI_LAYOUT_TREE) {
-			printf(", \"tree\": {\"fanout\": %u, \"groups\": \"%s\", \"prefilter_bits\": %llu, "
-			       "\"dropped_levels\": %u, \"dropped_nodes\": %llu, \"levels\": [",
-			       lt.u.tree.fanout, lt.u.tree.explicit_groups ? "explicit" : "implied",
-			       (unsigned long long)lt.u.tree.prefilter_bits, lt.u.tree.dropped_levels,
-			       (unsigned long long)lt.u.tree.dropped_nodes);
-			uint64_t below = 0;
-			for (uint32_t l = 0; l < lt.u.tree.levels; l++) {
-				uint64_t nodes, m;
-				double fill, fpr;
-				if (bfi_tree_level(s, l, &nodes, &m, &fill, &fpr) == 0)
-					printf("%s{\"nodes\": %llu, \"mean_children\": %.3f, \"bits\": %llu, "
-					       "\"fill\": %.6f, \"expected_fpr\": %.6g}",
-					       l ? ", " : "", (unsigned long long)nodes,
-					       l ? (double)below / (double)nodes : 0.0, (unsigned long long)m, fill, fpr);
-				below = nodes;
-			}
-			fputs("]}", stdout);
-		}
-		if (in.layouts & BFI_LAYOUT_RAMBO)
-			rc = print_rambo(s, &in, &lr, 1);
+		rc = print_parts(s, &in, 1);
 		if (rc) {
 			fprintf(stderr, "bfi inspect: %s: %s\n", path, bfi_strerror(rc));
 			bfi_close(&s);
 			return EXIT_USAGE;
 		}
-		printf(", \"size_ordered\": %s, \"line_prefilters\": %s, \"blocks\": [",
-		       lf.u.flat.size_ordered ? "true" : "false", lf.u.flat.line_prefilters ? "true" : "false");
-		for (uint32_t b = 0; b < lf.u.flat.blocks; b++) {
-			struct bfi_block_info bi;
-			if (bfi_block(s, b, &bi))
-				continue;
-			printf("%s{\"first_set\": %llu, \"sets\": %llu, \"bits\": %llu, "
-			       "\"row_bits\": %llu, \"prefilter_bits\": %llu}",
-			       b ? ", " : "", (unsigned long long)bi.first_set,
-			       (unsigned long long)bi.n_sets, (unsigned long long)bi.bits,
-			       (unsigned long long)bi.row_bits, (unsigned long long)bi.prefilter_bits);
-		}
-		fputs("]", stdout);
 		char *tend;
 		double tf = strtod(target, &tend);
 		if (target[0] && !*tend && tf > 0 && tf < 1) /* the catalog's text, made a JSON number */
@@ -412,61 +502,14 @@ int cmd_inspect(int argc, char **argv)
 		text_str(stdout, target, strlen(target));
 		putchar('\n');
 		print_key_rules(&kr, 0);
-		printf("layouts     %s%s%s%s\n", in.layouts & BFI_LAYOUT_FLAT ? " flat" : "",
-		       in.layouts & BFI_LAYOUT_PLAIN ? " plain" : "",
-		       in.layouts & BFI_LAYOUT_RAMBO ? " rambo" : "",
-		       in.layouts & BFI_LAYOUT_TREE ? " tree" : "");
-		if (in.layouts & BFI_LAYOUT_TREE) {
-			if (lt.u.tree.explicit_groups)
-				printf("tree         %u levels, built by insertion (order %u: %u to %u children), "
-				       "union pre-filter %llu bits\n",
-				       lt.u.tree.levels, lt.u.tree.fanout, lt.u.tree.fanout, 2 * lt.u.tree.fanout,
-				       (unsigned long long)lt.u.tree.prefilter_bits);
-			else
-				printf("tree         %u levels, fanout %u, union pre-filter %llu bits\n",
-				       lt.u.tree.levels, lt.u.tree.fanout, (unsigned long long)lt.u.tree.prefilter_bits);
-			printf("             %u levels above, %llu nodes, too full to prune: not stored\n"
-			       "             level  nodes       children/node  m bits      mean fill  expected FPR\n",
-			       lt.u.tree.dropped_levels, (unsigned long long)lt.u.tree.dropped_nodes);
-			for (uint32_t l = lt.u.tree.levels; l-- > 0;) {
-				uint64_t nodes, m, below = 0, mm;
-				double fill, fpr;
-				if (l > 0 && bfi_tree_level(s, l - 1, &below, &mm, NULL, NULL) != 0)
-					below = 0;
-				if (bfi_tree_level(s, l, &nodes, &m, &fill, &fpr) != 0)
-					continue;
-				char ch[32] = "-";
-				if (l > 0)
-					snprintf(ch, sizeof ch, "%.2f", (double)below / (double)nodes);
-				printf("             %-6u %-11llu %-14s %-11llu %-10.4f %.3g\n", l,
-				       (unsigned long long)nodes, ch, (unsigned long long)m, fill, fpr);
-			}
-		}
-		if (in.layouts & BFI_LAYOUT_RAMBO)
-			rc = print_rambo(s, &in, &lr, 0);
+		printf("layouts     ");
+		print_layouts(s, 0);
+		putchar('\n');
+		rc = print_parts(s, &in, 0);
 		if (rc) {
 			fprintf(stderr, "bfi inspect: %s: %s\n", path, bfi_strerror(rc));
 			bfi_close(&s);
 			return EXIT_USAGE;
-		}
-		if (lf.u.flat.blocks) {
-			printf("flat blocks  %u (sets ordered by %s%s)\n", lf.u.flat.blocks,
-			       lf.u.flat.size_ordered ? "size" : "input order",
-			       lf.u.flat.line_prefilters ? "; pre-filters of one line per key" : "");
-			printf("             first set  sets      m bits     row bits   pre-filter bits\n");
-			for (uint32_t b = 0; b < lf.u.flat.blocks; b++) {
-				struct bfi_block_info bi;
-				if (b == 12 && lf.u.flat.blocks > 16) {
-					printf("             ... %u more\n", lf.u.flat.blocks - 16);
-					b = lf.u.flat.blocks - 4;
-				}
-				if (bfi_block(s, b, &bi))
-					continue;
-				printf("             %-10llu %-9llu %-10llu %-10llu %llu\n",
-				       (unsigned long long)bi.first_set, (unsigned long long)bi.n_sets,
-				       (unsigned long long)bi.bits, (unsigned long long)bi.row_bits,
-				       (unsigned long long)bi.prefilter_bits);
-			}
 		}
 		printf("sections     #  kind       encoding  offset        size          checksum\n");
 		for (uint32_t i = 0; i < in.n_sections; i++) {
