@@ -2,6 +2,9 @@
 #ifndef BFI_READER_EXPR_H
 #define BFI_READER_EXPR_H
 
+#include <errno.h>
+#include <stdlib.h>
+
 #include "internal.h"
 
 enum {
@@ -87,8 +90,20 @@ void bfi__expr_one_key(struct bfi_expr *e, bfi_keyhash h);
 /* Depth of node id of e: 1 for a leaf. */
 uint32_t bfi__expr_depth(const struct bfi_expr *e, uint32_t id);
 
-/* Grow *p (an array) to hold want elements of size sz; 0 or -ENOMEM. */
-int bfi__grow(void *p, size_t *cap, size_t want, size_t sz);
+/* Grow *pp (an array) to hold want elements of size sz; 0 or -ENOMEM. */
+static inline int bfi__grow(void *pp, size_t *cap, size_t want, size_t sz)
+{
+	if (want <= *cap)
+		return 0;
+	if (want > SIZE_MAX / sz) /* want * sz would wrap to a small block */
+		return -ENOMEM;
+	void *q = realloc(*(void **)pp, want * sz);
+	if (q == NULL)
+		return -ENOMEM;
+	*(void **)pp = q;
+	*cap = want;
+	return 0;
+}
 
 /*
  * Row pointers of every key of conjunction n in a bit-sliced matrix of m

@@ -50,12 +50,31 @@ static inline int bfi__flat_short(const struct bfi_flat *f)
 	return f->max_row_bytes <= BFI_SHORT_ROW;
 }
 
+#define BFI_MANY_BLOCKS 4 /* above this, blocks' pre-filters are requested ahead */
+
+/*
+ * Row r of block b as whole lines: in place, or, for packed rows, copied
+ * out to the slot-th row_bytes of res->pack (pack_room made room).
+ */
+static inline const uint8_t *bfi__flat_row(const struct bfi_rblock *b, uint64_t r, bfi_result *res,
+                                      size_t slot)
+{
+	if (!b->packed)
+		return b->rows + r * b->row_bytes;
+	uint8_t *dst = res->pack + slot * b->row_bytes;
+	bfi__unpack_row(b->rows, r * b->row_bits, b->n, (uint64_t *)(void *)dst, b->row_bytes);
+	return dst;
+}
+
 /*
  * Make room for, and reset, everything flat query e needs in res, and
  * compute its keys' probes into res->z. 0 or -ENOMEM.
  */
 int bfi__flat_prepare(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res, int scores);
-/* One block of a prepared query (flat.c). */
+/* Ask ahead for the first probes of every block's pre-filter, for query e (block.c). */
+void bfi__flat_prefetch_pre(const struct bfi_flat *f, const struct bfi_expr *e,
+                            const bfi_result *res);
+/* One block of a prepared query (block.c). */
 void bfi__flat_block(const bfi_snapshot *s, const struct bfi_expr *e, const struct bfi_rblock *b,
                      bfi_result *res, bfi_and_fn and_rows);
 /* May block b hold the key of probes z, by its pre-filter? Counts the bytes read in res. */

@@ -135,7 +135,7 @@ static inline void bfi__prefetch(const void *p)
 	__asm__ volatile("" : : "r"(p));
 }
 
-/* The first set bit in [from, to) of p, or UINT64_MAX (verify.c). */
+/* The first set bit in [from, to) of p, or UINT64_MAX (padding.c). */
 uint64_t bfi__first_set_bit(const uint8_t *p, uint64_t from, uint64_t to);
 /* Is a bit at or past valid set in any of m rows? If so, bad->offset is where. */
 int bfi__rows_padding(const bfi_snapshot *s, const uint8_t *rows, uint64_t m, uint64_t row_bytes,

@@ -89,9 +89,12 @@ static inline int bfi__room(bfi_result *res, size_t more)
 	return bfi__grow(&res->ords, &res->cap, want, sizeof *res->ords);
 }
 
+/* Answer e on ops's layout into res, which bfi__prepare reset (result.c). */
+int bfi__answer(const bfi_snapshot *s, const struct bfi_layout_ops *ops, const struct bfi_expr *e,
+                bfi_result *res);
 /* Can e be answered into res by bfi_query_expr (keys, not a term list)? 0 or BFI_E_INVALID. */
 int bfi__check_query(const struct bfi_expr *e, const bfi_result *res);
-/* bfi_query_keys one key at a time, each answered as bfi_query_expr answers it (query.c). */
+/* bfi_query_keys one key at a time, each answered as bfi_query_expr answers it (result.c). */
 int bfi__keys_each(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
                    const bfi_keyhash *keys, size_t n, bfi_result *res, size_t *ends);
 

@@ -24,21 +24,6 @@ static int row_of(const bfi_snapshot *s, unsigned layout, const struct bfi_layou
 	return 0;
 }
 
-/* Answer e on ops's layout into res, prepared. */
-static int answer(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
-                  const struct bfi_expr *e, bfi_result *res)
-{
-	return ops->expr ? ops->expr(s, e, res) : bfi__list_expr(s, ops, e, res);
-}
-
-int bfi__check_query(const struct bfi_expr *e, const bfi_result *res)
-{
-	/* term lists are for bfi_query_threshold */
-	if (e == NULL || res == NULL || e->n_keys == 0 || e->nodes[e->root].type == BFI_EXPR_TERMS)
-		return BFI_E_INVALID;
-	return 0;
-}
-
 int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bfi_result *res)
 {
 	const struct bfi_layout_ops *ops = NULL;
@@ -47,7 +32,7 @@ int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bf
 		rc = row_of(s, layout, &ops);
 	if (rc == 0)
 		rc = bfi__prepare(s, res, 0);
-	return rc ? rc : answer(s, ops, e, res);
+	return rc ? rc : bfi__answer(s, ops, e, res);
 }
 
 int bfi_query_key_layout(const bfi_snapshot *s, unsigned layout, const void *key, size_t len,
@@ -80,37 +65,8 @@ int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *cons
 		if (rc == 0)
 			rc = bfi__prepare(s, res[q], 0);
 		if (rc == 0)
-			rc = answer(s, ops, qs[q], res[q]);
+			rc = bfi__answer(s, ops, qs[q], res[q]);
 	}
-	return rc;
-}
-
-int bfi__keys_each(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
-                   const bfi_keyhash *keys, size_t n, bfi_result *res, size_t *ends)
-{
-	bfi_result *one = NULL;
-	int rc = 0;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		struct bfi_expr e;
-		bfi__expr_one_key(&e, keys[i]);
-		rc = one ? 0 : bfi_result_create(&one);
-		if (rc == 0) {
-			bfi_result_count_bytes(one, res->count_bytes);
-			rc = bfi__prepare(s, one, 0);
-		}
-		if (rc == 0)
-			rc = answer(s, ops, &e, one);
-		if (rc == 0)
-			rc = bfi__room(res, one->n);
-		if (rc == 0 && one->n)
-			memcpy(res->ords + res->n, one->ords, one->n * sizeof *one->ords);
-		if (rc == 0) {
-			res->n += one->n;
-			res->touched += one->touched;
-			ends[i] = res->n;
-		}
-	}
-	bfi_result_destroy(&one);
 	return rc;
 }
 

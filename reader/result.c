@@ -1,4 +1,8 @@
-/* result.c - the result object: answers, scores, and the scratch queries reuse. */
+/*
+ * result.c - the result object: answers, scores, and the scratch queries
+ * reuse; and answering into results through a layout's operations, for
+ * the query calls (query.c) and the layouts that answer key by key.
+ */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -65,19 +69,6 @@ uint64_t bfi_result_filter_tests(const bfi_result *res)
 	return res->tests;
 }
 
-int bfi__grow(void *pp, size_t *cap, size_t want, size_t sz)
-{
-	if (want <= *cap)
-		return 0;
-	if (want > SIZE_MAX / sz) /* want * sz would wrap to a small block */
-		return -ENOMEM;
-	void *q = realloc(*(void **)pp, want * sz);
-	if (q == NULL)
-		return -ENOMEM;
-	*(void **)pp = q;
-	*cap = want;
-	return 0;
-}
 
 void bfi__reset_result(bfi_result *res, int scores)
 {
@@ -97,5 +88,49 @@ int bfi__prepare(const bfi_snapshot *s, bfi_result *res, int scores)
 		rc = bfi__grow(&res->rank, &res->rank_cap, n, sizeof *res->rank);
 	if (rc == 0)
 		bfi__reset_result(res, scores);
+	return rc;
+}
+
+/* Answer e on ops's layout into res, prepared. */
+int bfi__answer(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
+                  const struct bfi_expr *e, bfi_result *res)
+{
+	return ops->expr ? ops->expr(s, e, res) : bfi__list_expr(s, ops, e, res);
+}
+
+int bfi__check_query(const struct bfi_expr *e, const bfi_result *res)
+{
+	/* term lists are for bfi_query_threshold */
+	if (e == NULL || res == NULL || e->n_keys == 0 || e->nodes[e->root].type == BFI_EXPR_TERMS)
+		return BFI_E_INVALID;
+	return 0;
+}
+
+int bfi__keys_each(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
+                   const bfi_keyhash *keys, size_t n, bfi_result *res, size_t *ends)
+{
+	bfi_result *one = NULL;
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct bfi_expr e;
+		bfi__expr_one_key(&e, keys[i]);
+		rc = one ? 0 : bfi_result_create(&one);
+		if (rc == 0) {
+			bfi_result_count_bytes(one, res->count_bytes);
+			rc = bfi__prepare(s, one, 0);
+		}
+		if (rc == 0)
+			rc = bfi__answer(s, ops, &e, one);
+		if (rc == 0)
+			rc = bfi__room(res, one->n);
+		if (rc == 0 && one->n)
+			memcpy(res->ords + res->n, one->ords, one->n * sizeof *one->ords);
+		if (rc == 0) {
+			res->n += one->n;
+			res->touched += one->touched;
+			ends[i] = res->n;
+		}
+	}
+	bfi_result_destroy(&one);
 	return rc;
 }
