@@ -35,8 +35,6 @@ static const struct {
 	{"fold", cmd_fold},   {"stack", cmd_stack}, {"filter", cmd_filter},
 };
 
-int stdin_closed;
-
 /*
  * A descriptor 0, 1 or 2 that the caller left closed would be the next one
  * open() returns, and a snapshot's file would then be read as queries or

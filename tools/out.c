@@ -147,3 +147,21 @@ void out_text(const char *s, size_t len)
 		out_put(piece, n);
 	}
 }
+
+int stdout_close(const char *cmd)
+{
+	int e = 0;
+	if (fflush(stdout) != 0)
+		e = errno;
+	if (e == 0 && ferror(stdout))
+		e = -1; /* failed earlier: the reason is gone */
+	if (e == 0 && answers.err)
+		e = answers.err;
+	if (e == 0)
+		return 0;
+	if (e > 0)
+		fprintf(stderr, "%s: standard output: %s\n", cmd, strerror(e));
+	else
+		fprintf(stderr, "%s: standard output: write error\n", cmd);
+	return EXIT_USAGE;
+}

@@ -51,9 +51,9 @@ struct query {
 
 /* compile()'s return after it has told what is wrong with the query itself */
 #define SAID 1
-/* Make q's expression: 0, SAID (a bad query, reported), or an error code (cmd_query.c). */
+/* Make q's expression: 0, SAID (a bad query, reported), or an error code (query_run.c). */
 int query_compile(const struct opts *o, struct query *q);
-/* Answer q into res and print the answer (cmd_query.c). */
+/* Answer q into res and print the answer (query_run.c). */
 int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, struct query *q);
 
 /* The query as the output names it: its text, or its record's id. */

@@ -225,20 +225,5 @@ int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-int stdout_close(const char *cmd)
-{
-	int e = 0;
-	if (fflush(stdout) != 0)
-		e = errno;
-	if (e == 0 && ferror(stdout))
-		e = -1; /* failed earlier: the reason is gone */
-	if (e == 0 && answers.err)
-		e = answers.err;
-	if (e == 0)
-		return 0;
-	if (e > 0)
-		fprintf(stderr, "%s: standard output: %s\n", cmd, strerror(e));
-	else
-		fprintf(stderr, "%s: standard output: write error\n", cmd);
-	return EXIT_USAGE;
-}
+/* Set when bfi started with descriptor 0 closed (bfi.c). */
+int stdin_closed;

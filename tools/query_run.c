@@ -1,0 +1,104 @@
+/* query_run.c - bfi query's queries compiled, through the library, and answered one by one. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "query.h"
+#include "tools.h"
+
+/*
+ * A term list: text split as the snapshot's documents were, a sequence's
+ * k-mers (both by the library, from the catalog), or blank-separated words.
+ */
+static int make_terms(const struct opts *o, const char *text, size_t len, bfi_expr **out)
+{
+	if (o->text)
+		return bfi_expr_text(o->snap, text, len, BFI_TEXT_TERMS, out);
+	if (o->kmer)
+		return bfi_expr_kmers(o->snap, text, len, o->kmer, out);
+	const void **keys = malloc((len / 2 + 1) * sizeof *keys);
+	size_t *lens = malloc((len / 2 + 1) * sizeof *lens), n = 0;
+	int rc = keys && lens ? 0 : -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < len;) {
+		while (i < len && (text[i] == ' ' || text[i] == '\t'))
+			i++;
+		size_t j = i;
+		while (j < len && text[j] != ' ' && text[j] != '\t')
+			j++;
+		if (j > i) {
+			keys[n] = text + i;
+			lens[n++] = j - i;
+		}
+		i = j;
+	}
+	if (rc == 0)
+		rc = bfi_expr_terms(keys, lens, n, out);
+	free(keys);
+	free(lens);
+	return rc;
+}
+
+
+/* Make q's expression: 0, SAID (a bad query, reported), or an error code. */
+int query_compile(const struct opts *o, struct query *q)
+{
+	size_t at = 0;
+	int rc;
+	switch (o->mode) {
+	case M_KEY: rc = bfi_expr_key(q->text, q->len, &q->e); break;
+	case M_EXPR: rc = bfi_expr_parse(q->text, q->len, &q->e, &at); break;
+	case M_TEXT: rc = bfi_expr_text(o->snap, q->text, q->len, BFI_TEXT_ALL, &q->e); break;
+	case M_PATH: rc = bfi_expr_path(o->snap, q->text, q->len, &q->e); break;
+	default: rc = make_terms(o, q->text, q->len, &q->e); break;
+	}
+	const char *what = NULL;
+	if (rc == BFI_E_SYNTAX)
+		what = o->mode == M_PATH ? "not a path" : "syntax error";
+	else if (rc == BFI_E_LIMIT)
+		what = o->mode == M_PATH                      ? "a path of more than 64 names"
+		       : at < q->len && q->text[at] == '('   ? "parentheses nested more than 64 deep"
+		       : o->mode == M_EXPR || o->mode == M_KEY ? "more than 65,536 keys"
+		                                             : "more than 65,536 terms";
+	if (what == NULL)
+		return rc;
+	if (o->mode == M_EXPR)
+		fprintf(stderr, "bfi query: %s at byte %zu of: %.*s\n", what, at, (int)q->len, q->text);
+	else
+		fprintf(stderr, "bfi query: %s: %.*s\n", what, (int)q->len, q->text);
+	return SAID;
+}
+
+int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, struct query *q)
+{
+	if (o->mode == M_KEY) { /* one key: no expression to allocate */
+		int rc = bfi_query_key_layout(s, o->layout, q->text, q->len, res);
+		return rc ? rc : print_answer(s, res, o, q);
+	}
+	int rc = query_compile(o, q);
+	if (rc == 0 && ((o->mode == M_TERMS && bfi_expr_keys(q->e) == 0) ||
+	                (o->mode == M_TEXT && q->e == NULL))) {
+		/* No terms (say, a sequence shorter than k): no set can score. */
+		bfi_expr_free(&q->e);
+		if (o->format) {
+			out_end_line(); /* no set: nothing to format */
+		} else if (o->json) {
+			out_str("{\"query\": ");
+			print_query(q, 1);
+			out_str(o->count              ? ", \"terms\": 0, \"count\": 0}\n"
+			        : o->mode == M_TEXT ? ", \"terms\": 0, \"matches\": []}\n"
+			                            : ", \"terms\": 0, \"matches\": [], \"scores\": []}\n");
+		} else {
+			print_query(q, 0);
+			out_str(o->count ? "\t0\n" : "\n");
+		}
+		out_end_line();
+		return 0;
+	}
+	if (rc == 0)
+		rc = o->mode == M_TERMS ? bfi_query_threshold(s, o->layout, q->e, o->theta, res)
+		                        : bfi_query_expr(s, o->layout, q->e, res);
+	if (rc == 0)
+		rc = print_answer(s, res, o, q);
+	bfi_expr_free(&q->e);
+	return rc;
+}
