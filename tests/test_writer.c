@@ -716,7 +716,7 @@ static int src_build(const char *dir, const char *out, int from_files, unsigned 
 		rc = bfi_writer_add_dir(w, dir);
 		*spooled = 0;
 		for (size_t x = 0; rc == 0 && x < w->names.n; x++)
-			*spooled += w->src[x].kind == SRC_SPOOL;
+			*spooled += w->src[x].how == NULL; /* read from the spool */
 	}
 	for (uint32_t set = 0; rc == 0 && !from_files && set <= SRC_FILES; set++) {
 		char name[32], key[64];

@@ -45,6 +45,17 @@ uint64_t filter_m(uint64_t n, uint32_t k, double fpr)
 	return md < 64 ? 64 : (uint64_t)md;
 }
 
+/*
+ * m for a filter holding n distinct keys at rate o->fpr (filter_m), at
+ * least 64; 0 if that passes BFI_MAX_BITS.
+ */
+uint64_t width_for(const struct bfi_build_options *o, uint64_t n, uint32_t k)
+{
+	if (o->bits)
+		return o->bits;
+	return filter_m(o->expected_keys ? o->expected_keys : n, k, o->fpr);
+}
+
 int bfi_filter_size(uint64_t n, double fpr, uint64_t *m, uint32_t *k)
 {
 	if (m == NULL || k == NULL || !(fpr > 0 && fpr < 1))

@@ -1,6 +1,8 @@
 /*
- * input.c - the writer's front end: options, set names, and the two
- * input forms (a directory of set files, and set<TAB>key lines).
+ * input.c - the writer's front end: options, errors and the budget, set
+ * names and keys, TSV lines, files of a directory, filter files. The
+ * readers of whole files (sources.c, text.c, seq.c, paths.c) build on it;
+ * the writer's life (writer.c) on them.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,7 +18,6 @@
 #include "bfi_hash.h"
 #include "internal.h"
 
-#define WRITER_MIN_MEMORY (4ull << 20)
 /* the program and its libraries, resident: inside the budget */
 #define WRITER_PROGRAM (3ull << 20)
 /* buffers outside the budget's accounts: file readers, thread stacks, the catalog's pages */
@@ -140,85 +141,6 @@ const char *bfi_writer_errmsg(const bfi_writer *w)
 	return w && w->errmsg[0] ? w->errmsg : "";
 }
 
-int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
-{
-	if (out == NULL)
-		return BFI_E_INVALID;
-	*out = NULL;
-	struct bfi_build_options def;
-	if (o == NULL) {
-		bfi_build_options_init(&def);
-		o = &def;
-	}
-	if (!(o->fpr > 0 && o->fpr < 1) || o->bits > BFI_MAX_BITS || o->hashes > BFI_MAX_K ||
-	    o->layouts == 0 || (o->layouts & ~(unsigned)(BFI_BUILD_FLAT | BFI_BUILD_PLAIN | BFI_BUILD_RAMBO | BFI_BUILD_TREE)) ||
-	    (o->fanout && (o->fanout < 2 || o->fanout > 64 ||
-	                    (!o->bloofi_incremental && (o->fanout & (o->fanout - 1))))) ||
-	    o->prefilter < BFI_PREFILTER_AUTO || o->prefilter > BFI_PREFILTER_NEVER ||
-	    o->reps > BFI_MAX_REPS || o->cells > BFI_MAX_CELLS ||
-	    (o->route_shards && o->route_shard >= o->route_shards) ||
-	    o->expected_keys > BFI_MAX_BITS || (o->cells == 1) ||
-	    (o->cells && o->shards && o->cells % o->shards) ||
-	    (o->keep_order && o->cluster) ||
-	    (o->route_shards && !(o->layouts & BFI_BUILD_RAMBO)))
-		return BFI_E_INVALID;
-	int capped = 0;
-	uint32_t k = o->hashes ? o->hashes : filter_k(o->fpr, &capped);
-	if (o->expected_keys && !o->bits && filter_m(o->expected_keys, k, o->fpr) == 0)
-		return BFI_E_LIMIT; /* the filter it asks for would pass 2^40 bits */
-	bfi_writer *w = calloc(1, sizeof *w);
-	if (w == NULL)
-		return -ENOMEM;
-	w->opt = *o;
-	pthread_mutex_init(&w->err_lock, NULL);
-	/* the insertion build walks the spool itself: every key goes there */
-	w->direct = !o->bloofi_incremental;
-	if (w->opt.memory == 0)
-		w->opt.memory = bfi_default_memory();
-	if (w->opt.memory < WRITER_MIN_MEMORY) {
-		writer_warn(w, "memory budget %llu bytes is below the least a build needs; using 4 MiB",
-		            (unsigned long long)w->opt.memory);
-		w->opt.memory = WRITER_MIN_MEMORY;
-	}
-	if (!o->hashes && !o->bits && capped)
-		writer_warn(w, "a rate of %g needs %.0f hashes; bfi uses at most %u, so each filter's "
-		               "rate is about 2^-%u (%.2g), not %g",
-		            o->fpr, ceil(-log2(o->fpr)), BFI_MAX_K, BFI_MAX_K, ldexp(1, -(int)BFI_MAX_K),
-		            o->fpr);
-	/* Half the budget buffers keys; the other half holds row stripes. */
-	int rc = sums_init(&w->sums, &w->opt);
-	if (rc == 0 && (rc = spool_init(&w->spool, (size_t)(writer_budget(w) / 2 / sizeof(struct rec)),
-	                                pool_threads(w->opt.threads))) != 0)
-		sums_free(&w->sums);
-	if (rc) {
-		free(w);
-		return rc;
-	}
-	*out = w;
-	return 0;
-}
-
-void bfi_writer_destroy(bfi_writer **w)
-{
-	if (w == NULL || *w == NULL)
-		return;
-	names_free(&(*w)->names);
-	for (int i = 0; i < (*w)->n_meta; i++)
-		free((*w)->meta[i].val);
-	free((*w)->text_stops);
-	for (size_t i = 0; i < (*w)->n_filt; i++)
-		bfi_filter_destroy(&(*w)->filt[i]);
-	free((*w)->filt);
-	spool_free(&(*w)->spool);
-	sums_free(&(*w)->sums);
-	text_free(*w);
-	for (size_t i = 0; i < (*w)->cap_src; i++)
-		free((*w)->src[i].path);
-	free((*w)->src);
-	pthread_mutex_destroy(&(*w)->err_lock);
-	free(*w);
-	*w = NULL;
-}
 
 int bfi_writer_set(bfi_writer *w, const char *name, size_t len, uint32_t *ord)
 {
@@ -334,18 +256,6 @@ size_t writer_key_file_name(const char *file, int gzip, const char **name)
 }
 
 
-int bfi_writer_add_dir(bfi_writer *w, const char *dir)
-{
-	if (w == NULL || dir == NULL)
-		return BFI_E_INVALID;
-	struct stat st;
-	if (stat(dir, &st) != 0)
-		return writer_fail(w, -errno, "%s: %s", dir, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return writer_fail(w, -ENOTDIR, "%s: %s", dir, strerror(ENOTDIR));
-	int rc = writer_input(w, "keys");
-	return rc ? rc : sources_add(w, dir, SRC_KEYS, 0);
-}
 
 int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
 {
@@ -493,6 +403,11 @@ size_t writer_file_name(const char *path, const char *const *exts, size_t n_ext,
 	}
 	*name = base;
 	return n;
+}
+
+size_t writer_doc_name(const char *file, const char **name)
+{
+	return writer_file_name(file, NULL, 0, name);
 }
 
 int writer_new_set(bfi_writer *w, const char *what, const char *name, size_t len, uint32_t *ord)

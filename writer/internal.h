@@ -130,14 +130,28 @@ void sums_reset(struct set_sums *s, uint32_t ord);
 void sums_free(struct set_sums *s);
 
 /*
+ * How sources.c reads one kind of file, a set a file: every key of file to
+ * emit, as the kind makes them (k: the k-mer length; *deepest, if not
+ * NULL, raised to a document's depth), 0 or an error with err set; and the
+ * set's name from the file's (*name points into file; its length). Each
+ * kind's own file defines its: key files in sources.c, FASTA in seq.c,
+ * text in text.c, JSON and XML in paths.c.
+ */
+struct source_kind {
+	int (*file_keys)(const bfi_writer *w, const char *file, unsigned k,
+	                 int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
+	                 unsigned *deepest, char *err, size_t errlen);
+	size_t (*set_name)(const char *file, const char **name); /* NULL: a key file's (gzip aside) */
+};
+
+/*
  * Where a set's keys are read from for the second time (sources.c): the
  * spool, or the file that gave them, which must give them again.
  */
-enum { SRC_SPOOL, SRC_KEYS, SRC_FASTA, SRC_TEXT, SRC_XML, SRC_JSON };
 struct set_src {
-	char *path;  /* SRC_KEYS, SRC_FASTA: the file */
+	char *path;  /* the file, unless the spool */
 	uint64_t keys, check; /* keys the first reading gave, repeats counted, and the sum of their h1 */
-	uint8_t kind;
+	const struct source_kind *how; /* NULL: the spool */
 };
 
 /* Catalog meta fields an input adds (spec/format.md, "Catalog"). */
@@ -261,6 +275,8 @@ int writer_list_files(bfi_writer *w, const char *path, char ***files, size_t *co
 
 int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The least budget a build is given, whatever it asks (writer.c, input.c). */
+#define WRITER_MIN_MEMORY (4ull << 20)
 /*
  * The bytes the writer may yet fill: --memory less what it holds (the
  * spool's pages touched so far, the sets' names, sources and sketches),
@@ -284,33 +300,15 @@ int writer_key_lines(struct zin *z, const char *file, char **bufp, size_t *capp,
                      int (*emit)(void *ctx, const char *key, size_t len), void *ctx);
 /* The name a key file gives its set: its base name, less ".gz" if it is gzip. */
 size_t writer_key_file_name(const char *file, int gzip, const char **name);
-/* Every canonical k-mer key of a FASTA or FASTQ file, to emit (seq.c); 0, or an error with err set. */
-int seq_file_keys(const char *file, unsigned k, int (*emit)(void *ctx, const char *key, size_t len),
-                  void *ctx, char *err, size_t errlen);
-/*
- * Every term of a text document, less the stop words, as the writer's text
- * input splits them (text.c), to emit; 0, or an error with err set.
- */
-int text_file_keys(const bfi_writer *w, const char *file,
-                   int (*emit)(void *ctx, const char *key, size_t len), void *ctx, char *err,
-                   size_t errlen);
 void text_free(bfi_writer *w);
-/*
- * Every path key of a JSON or XML document (paths.c), to emit; *deepest (if
- * not NULL) raised to its depth. 0, or an error with err set.
- */
-int paths_file_keys(const char *path, int xml, unsigned enc, unsigned path_max,
-                    int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
-                    unsigned *deepest, char *err, size_t errlen);
-/* The set name a sequence file gives: *name points into path; returns its length. */
-size_t seq_set_name(const char *path, const char **name);
+/* The name a document (text, JSON, XML) gives its set: its base name less its extension. */
+size_t writer_doc_name(const char *file, const char **name);
 
 /*
  * Add the sets of path, a file or a directory of files, each file one set
- * of kind SRC_KEYS, SRC_FASTA (k: the k-mer length), SRC_TEXT, SRC_XML or
- * SRC_JSON, read on threads.
+ * read as how says (k: the k-mer length), on threads.
  */
-int sources_add(bfi_writer *w, const char *path, int kind, unsigned k);
+int sources_add(bfi_writer *w, const char *path, const struct source_kind *how, unsigned k);
 /*
  * Each key of input set ord, hashed, to fn, n at a time: from the spool, de-duplicated,
  * or from its file again, repeats and all. Safe on several threads for

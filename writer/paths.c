@@ -175,7 +175,7 @@ static int slurp(const char *path, char **out, size_t *len, char *err, size_t er
 	return 0;
 }
 
-int paths_file_keys(const char *path, int xml, unsigned enc, unsigned path_max,
+static int paths_file_keys(const char *path, int xml, unsigned enc, unsigned path_max,
                     int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
                     unsigned *deepest, char *err, size_t errlen)
 {
@@ -249,6 +249,26 @@ int paths_file_keys(const char *path, int xml, unsigned enc, unsigned path_max,
 	return rc;
 }
 
+/* sources.c's reading of a JSON or an XML document, a set a file */
+static int json_keys(const bfi_writer *w, const char *file, unsigned k,
+                     int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
+                     unsigned *deepest, char *err, size_t errlen)
+{
+	(void)k;
+	return paths_file_keys(file, 0, w->path_enc, w->path_max, emit, ctx, deepest, err, errlen);
+}
+
+static int xml_keys(const bfi_writer *w, const char *file, unsigned k,
+                    int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
+                    unsigned *deepest, char *err, size_t errlen)
+{
+	(void)k;
+	return paths_file_keys(file, 1, w->path_enc, w->path_max, emit, ctx, deepest, err, errlen);
+}
+
+static const struct source_kind json_source = {json_keys, writer_doc_name};
+static const struct source_kind xml_source = {xml_keys, writer_doc_name};
+
 int bfi_writer_add_paths(bfi_writer *w, const char *path, int xml, unsigned enc, unsigned path_max)
 {
 	if (w == NULL || path == NULL)
@@ -273,5 +293,5 @@ int bfi_writer_add_paths(bfi_writer *w, const char *path, int xml, unsigned enc,
 	w->path_enc = enc;
 	w->path_max = path_max;
 	/* a document a set, read on threads, and again to fill */
-	return sources_add(w, path, xml ? SRC_XML : SRC_JSON, 0);
+	return sources_add(w, path, xml ? &xml_source : &json_source, 0);
 }

@@ -26,16 +26,6 @@ static uint32_t choose_k(const struct bfi_build_options *o, uint64_t n)
 	return kd < 1 ? 1 : kd > BFI_MAX_K ? BFI_MAX_K : (uint32_t)kd;
 }
 
-/*
- * m for a filter holding n distinct keys at rate o->fpr (filter_m), at
- * least 64; 0 if that passes BFI_MAX_BITS.
- */
-uint64_t width_for(const struct bfi_build_options *o, uint64_t n, uint32_t k)
-{
-	if (o->bits)
-		return o->bits;
-	return filter_m(o->expected_keys ? o->expected_keys : n, k, o->fpr);
-}
 static int cmp_by_size(const void *a, const void *b, void *ctx)
 {
 	const uint64_t *sizes = ctx;

@@ -44,7 +44,7 @@ static int on_record(void *ctx, const char *id, size_t id_len, const char *seq, 
 /* A sequence file's set name: its name less .gz and one of these. */
 static const char *const SEQ_EXTS[] = {".fasta", ".fastq", ".fa", ".fna", ".ffn", ".fq", ".seq"};
 
-size_t seq_set_name(const char *path, const char **name)
+static size_t seq_set_name(const char *path, const char **name)
 {
 	return writer_file_name(path, SEQ_EXTS, sizeof SEQ_EXTS / sizeof *SEQ_EXTS, name);
 }
@@ -64,7 +64,8 @@ static int file_record(void *ctx, const char *id, size_t id_len, const char *seq
 	return bfi_kmer_keys(seq, len, f->k, f->emit, f->ctx);
 }
 
-int seq_file_keys(const char *file, unsigned k, int (*emit)(void *ctx, const char *key, size_t len),
+static int seq_file_keys(const char *file, unsigned k,
+                         int (*emit)(void *ctx, const char *key, size_t len),
                   void *ctx, char *err, size_t errlen)
 {
 	struct file_kmers f = {k, emit, ctx};
@@ -88,6 +89,17 @@ static int add_records(bfi_writer *w, const char *file, void *ctx)
 	return rc;
 }
 
+/* sources.c's reading of a FASTA or FASTQ file, a set a file */
+static int fasta_keys(const bfi_writer *w, const char *file, unsigned k,
+                      int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
+                      unsigned *deepest, char *err, size_t errlen)
+{
+	(void)w, (void)deepest;
+	return seq_file_keys(file, k, emit, ctx, err, errlen);
+}
+
+static const struct source_kind fasta_source = {fasta_keys, seq_set_name};
+
 int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_record)
 {
 	if (w == NULL || path == NULL)
@@ -104,7 +116,7 @@ int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_re
 		return rc;
 	if (!per_record) { /* a set a file: read on threads, and again to fill */
 		w->kmer = k;
-		return sources_add(w, path, SRC_FASTA, k);
+		return sources_add(w, path, &fasta_source, k);
 	}
 	return writer_each_file(w, path, "files", add_records, &k);
 }

@@ -35,18 +35,12 @@
 #define SPOOL_CHUNK 4096u /* records a thread hands the spool at a time */
 #define SINK_BITS 12      /* a thread's table starts with 2^12 slots (64 KiB) */
 
-/* Every key of file, as its kind makes them, to emit; 0, or an error with err set. */
-static int file_keys(const bfi_writer *w, int kind, unsigned k, const char *file,
-                     int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
-                     unsigned *deepest, char *err, size_t errlen)
+/* Every key of a key file, one a line, gzip or not, to emit; 0, or an error with err set. */
+static int key_file_keys(const bfi_writer *w, const char *file, unsigned k,
+                         int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
+                         unsigned *deepest, char *err, size_t errlen)
 {
-	if (kind == SRC_XML || kind == SRC_JSON)
-		return paths_file_keys(file, kind == SRC_XML, w->path_enc, w->path_max, emit, ctx,
-		                       deepest, err, errlen);
-	if (kind == SRC_FASTA)
-		return seq_file_keys(file, k, emit, ctx, err, errlen);
-	if (kind == SRC_TEXT)
-		return text_file_keys(w, file, emit, ctx, err, errlen);
+	(void)w, (void)k, (void)deepest;
 	struct zin z;
 	int rc = zin_open(&z, file, err, errlen);
 	if (rc)
@@ -64,6 +58,8 @@ static int file_keys(const bfi_writer *w, int kind, unsigned k, const char *file
 	zin_close(&z);
 	return rc;
 }
+
+static const struct source_kind key_source = {key_file_keys, NULL};
 
 /*
  * One thread's first reading of one set's file. Its distinct key hashes go
@@ -244,7 +240,7 @@ struct source_job {
 	bfi_writer *w;
 	char **files;
 	size_t n;
-	int kind;
+	const struct source_kind *how;
 	unsigned k;
 	uint32_t *ord; /* UINT32_MAX: another shard's set */
 	char (*err)[256];
@@ -269,12 +265,12 @@ static int read_source(void *ctx, uint64_t i, unsigned thread)
 		s->direct = w->direct;
 		s->keys = s->check = 0;
 		s->all = j->all ? j->all[thread] : NULL;
-		rc = file_keys(w, j->kind, j->k, j->files[i], sink_key, s, &s->deepest, err,
-		               sizeof j->err[i]);
+		rc = j->how->file_keys(w, j->files[i], j->k, sink_key, s, &s->deepest, err,
+		                       sizeof j->err[i]);
 		if (rc == 0 && s->direct) {
 			w->sums.distinct[s->ord] = sink_finish(s);
 			struct set_src *src = &w->src[s->ord];
-			src->kind = (uint8_t)j->kind;
+			src->how = j->how;
 			src->keys = s->keys;
 			src->check = s->check;
 			if ((src->path = strdup(j->files[i])) == NULL)
@@ -348,11 +344,12 @@ static int sources_grow(bfi_writer *w)
  * The sets of the files: declared first, in name order, so that their
  * ordinals are what one thread would give; then read on the threads.
  */
-static int add_files(bfi_writer *w, char **files, size_t n, int kind, unsigned k)
+static int add_files(bfi_writer *w, char **files, size_t n, const struct source_kind *how,
+                     unsigned k)
 {
 	unsigned threads = pool_threads(w->opt.threads);
 	threads = n < threads ? (unsigned)(n ? n : 1) : threads;
-	struct source_job j = {w,    files, n,    kind, k,    calloc(n, sizeof *j.ord),
+	struct source_job j = {w,    files, n,    how, k,    calloc(n, sizeof *j.ord),
 	                       calloc(n, sizeof *j.err), calloc(n, sizeof *j.rc), 0,
 	                       calloc(threads, sizeof *j.sink), NULL, 0,    0};
 	int rc = j.ord && j.err && j.rc && j.sink ? 0 : -ENOMEM;
@@ -375,15 +372,13 @@ static int add_files(bfi_writer *w, char **files, size_t n, int kind, unsigned k
 			rc = -ENOMEM;
 	if (rc)
 		rc = writer_fail(w, rc, "%s", strerror(ENOMEM));
-	if (rc == 0 && kind == SRC_KEYS) /* a key file's name depends on it: an open each */
+	if (rc == 0 && how->set_name == NULL) /* a key file's name depends on it: an open each */
 		pool_run(threads, n, gzip_flag, &j);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const char *name;
 		size_t len;
-		if (kind == SRC_FASTA) {
-			len = seq_set_name(files[i], &name);
-		} else if (kind == SRC_TEXT || kind == SRC_XML || kind == SRC_JSON) {
-			len = writer_file_name(files[i], NULL, 0, &name);
+		if (how->set_name) {
+			len = how->set_name(files[i], &name);
 		} else {
 			int gz = j.rc[i]; /* is_gzip's, from gzip_flag */
 			if (gz < 0) {
@@ -432,7 +427,7 @@ static int add_files(bfi_writer *w, char **files, size_t n, int kind, unsigned k
 	return rc;
 }
 
-int sources_add(bfi_writer *w, const char *path, int kind, unsigned k)
+int sources_add(bfi_writer *w, const char *path, const struct source_kind *how, unsigned k)
 {
 	struct stat st;
 	if (stat(path, &st) != 0)
@@ -443,7 +438,7 @@ int sources_add(bfi_writer *w, const char *path, int kind, unsigned k)
 	if (S_ISDIR(st.st_mode))
 		rc = writer_list_files(w, path, &files, &n);
 	if (rc == 0)
-		rc = add_files(w, files ? files : one, n, kind, k);
+		rc = add_files(w, files ? files : one, n, how, k);
 	for (size_t i = 0; files && i < n; i++)
 		free(files[i]);
 	free(files);
@@ -485,7 +480,7 @@ int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, const bfi_keyhash
 {
 	const struct set_src *s = ord < w->cap_src ? &w->src[ord] : NULL;
 	struct rekey r = {fn, ctx, 0, 0, 0, {{0, 0}}};
-	if (s == NULL || s->kind == SRC_SPOOL) {
+	if (s == NULL || s->how == NULL) {
 		struct spool_iter it;
 		struct rec x;
 		int rc = spool_iter_set(&it, &w->spool, ord);
@@ -497,7 +492,7 @@ int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, const bfi_keyhash
 		return rc ? writer_fail_shared(w, rc, "reading spilled keys: %s", bfi_strerror(rc)) : 0;
 	}
 	char err[512] = "";
-	int rc = file_keys(w, s->kind, w->kmer, s->path, rekey, &r, NULL, err, sizeof err);
+	int rc = s->how->file_keys(w, s->path, w->kmer, rekey, &r, NULL, err, sizeof err);
 	if (rc == 0 && r.n)
 		rc = fn(ctx, r.h, r.n);
 	if (rc)
@@ -537,8 +532,21 @@ int each_source_key(bfi_writer *w, int (*fn)(void *ctx, uint32_t ord, bfi_keyhas
 		return writer_fail_shared(w, rc, "reading spilled keys: %s", bfi_strerror(rc));
 	for (uint32_t o = 0; o < w->cap_src && o < w->names.n && rc == 0; o++) {
 		struct with_ord x = {fn, ctx, o};
-		if (w->src[o].kind != SRC_SPOOL)
+		if (w->src[o].how != NULL)
 			rc = set_keys(w, o, call_with_ord, &x);
 	}
 	return rc;
+}
+
+int bfi_writer_add_dir(bfi_writer *w, const char *dir)
+{
+	if (w == NULL || dir == NULL)
+		return BFI_E_INVALID;
+	struct stat st;
+	if (stat(dir, &st) != 0)
+		return writer_fail(w, -errno, "%s: %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return writer_fail(w, -ENOTDIR, "%s: %s", dir, strerror(ENOTDIR));
+	int rc = writer_input(w, "keys");
+	return rc ? rc : sources_add(w, dir, &key_source, 0);
 }

@@ -106,10 +106,12 @@ static int doc_term(void *ctx, const char *term, size_t len)
 	return d->emit(d->ctx, term, len);
 }
 
-int text_file_keys(const bfi_writer *w, const char *file,
-                   int (*emit)(void *ctx, const char *key, size_t len), void *ctx, char *err,
-                   size_t errlen)
+/* Every term of a text document, less the stop words, as this writer's text input splits them. */
+static int text_file_keys(const bfi_writer *w, const char *file, unsigned k,
+                          int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
+                          unsigned *deepest, char *err, size_t errlen)
 {
+	(void)k, (void)deepest;
 	struct doc *d = malloc(sizeof *d);
 	if (d == NULL) {
 		snprintf(err, errlen, "%s: %s", file, strerror(ENOMEM));
@@ -142,6 +144,8 @@ int text_file_keys(const bfi_writer *w, const char *file,
 	free(d);
 	return rc;
 }
+
+static const struct source_kind text_source = {text_file_keys, writer_doc_name};
 
 void text_free(bfi_writer *w)
 {
@@ -210,5 +214,5 @@ int bfi_writer_add_text(bfi_writer *w, const char *path, unsigned max_term, cons
 	free(v);
 	stops_free(&stops);
 	/* a document a set, read on threads, and again to fill */
-	return rc ? rc : sources_add(w, path, SRC_TEXT, 0);
+	return rc ? rc : sources_add(w, path, &text_source, 0);
 }
