@@ -98,14 +98,9 @@ static void rambo_ones(struct plan *p)
 		p->ones[j] = p->cell_ones[p->cell_of[j]];
 }
 
-static uint64_t flat_size(const struct plan *p) { return p->flat_size; }
-static uint64_t plain_size(const struct plan *p) { return p->plain_size; }
-static uint64_t rambo_size(const struct plan *p) { return p->rambo_size; }
-static uint64_t tree_size(const struct plan *p) { return p->tree_size; }
-
 /*
  * The writer's layouts, in the order of their sections: each one's
- * descriptor, rows (stripes.c's LK_*), the tables that follow its rows,
+ * descriptor, bytes (its struct stripe_layout), the tables after them,
  * and the catalog's ones when it is the snapshot's first by fill rank
  * (flat, plain, tree, RAMBO: reader/layout.h). Flat and plain count their
  * sets' ones as they fill their rows.
@@ -113,21 +108,19 @@ static uint64_t tree_size(const struct plan *p) { return p->tree_size; }
 static const struct wlayout {
 	unsigned flag;    /* BFI_BUILD_* */
 	uint32_t kind;    /* BFI_SEC_* */
-	int lk;           /* LK_* */
+	const struct stripe_layout *bytes;
 	int fill_rank;
 	int optional;     /* a reader that lacks it may answer from flat or plain */
-	uint64_t (*size)(const struct plan *p);
 	int (*descriptor)(int fd, const struct plan *p, uint64_t off);
 	int (*after)(int fd, const struct plan *p, uint64_t off); /* after the rows, or NULL */
 	void (*ones)(struct plan *p);
 } wlayouts[] = {
-    {BFI_BUILD_FLAT, BFI_SEC_FLAT, LK_FLAT, 0, 0, flat_size, write_flat_desc, NULL, NULL},
-    {BFI_BUILD_PLAIN, BFI_SEC_PLAIN, LK_PLAIN, 1, 0, plain_size, write_plain_desc, NULL, NULL},
-    {BFI_BUILD_RAMBO, BFI_SEC_RAMBO, LK_RAMBO, 3, 1, rambo_size, write_rambo_desc,
-     write_rambo_tables, rambo_ones},
+    {BFI_BUILD_FLAT, BFI_SEC_FLAT, &flat_stripes, 0, 0, write_flat_desc, NULL, NULL},
+    {BFI_BUILD_PLAIN, BFI_SEC_PLAIN, &plain_stripes, 1, 0, write_plain_desc, NULL, NULL},
+    {BFI_BUILD_RAMBO, BFI_SEC_RAMBO, &rambo_stripes, 3, 1, write_rambo_desc, write_rambo_tables,
+     rambo_ones},
     /* the groups after the rows: their stripes span the gaps */
-    {BFI_BUILD_TREE, BFI_SEC_TREE, LK_TREE, 2, 1, tree_size, write_tree_desc, write_groups,
-     tree_ones},
+    {BFI_BUILD_TREE, BFI_SEC_TREE, &tree_stripes, 2, 1, write_tree_desc, write_groups, tree_ones},
 };
 #define N_WLAYOUTS (sizeof wlayouts / sizeof *wlayouts)
 
@@ -147,7 +140,7 @@ static int lay_out(struct finish *f)
 		if (w->opt.layouts & wlayouts[i].flag) {
 			struct bfi_section *s = f->of[i] = &f->sec[f->n_sec++];
 			s->kind = wlayouts[i].kind;
-			s->size = wlayouts[i].size(&f->p);
+			s->size = wlayouts[i].bytes->size(&f->p);
 			basic |= !wlayouts[i].optional;
 		}
 	uint64_t at = BFI_SECTION_ALIGN;
@@ -194,7 +187,7 @@ static int write_index(struct finish *f)
 			continue;
 		rc = l->descriptor(f->fd, p, off);
 		if (rc == 0)
-			rc = write_layout(w, p, f->fd, off, l->lk);
+			rc = write_layout(w, p, f->fd, off, l->bytes);
 		if (rc == 0 && l->after)
 			rc = l->after(f->fd, p, off);
 		if (first == NULL || l->fill_rank < first->fill_rank)

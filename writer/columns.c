@@ -164,6 +164,23 @@ int fill_tree_levels(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_o
 	return rc;
 }
 
+/* Repetition r's members, cell by cell, and where each cell's start (internal.h). */
+void cell_members(const struct plan *p, uint32_t r, uint32_t *starts, uint32_t *members)
+{
+	uint64_t cells = p->rambo.cells;
+	const uint32_t *co = p->cell_of + (size_t)r * p->n;
+	memset(starts, 0, ((size_t)cells + 1) * sizeof *starts);
+	for (uint32_t j = 0; j < p->n; j++)
+		starts[co[j] + 1]++;
+	for (uint64_t c = 0; c < cells; c++)
+		starts[c + 1] += starts[c];
+	for (uint32_t j = 0; j < p->n; j++) /* ascending j: members sorted within a cell */
+		members[starts[co[j]]++] = j;
+	for (uint64_t c = cells; c > 0; c--) /* each cell's start again */
+		starts[c] = starts[c - 1];
+	starts[0] = 0;
+}
+
 int fill_rambo_reps(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget)
 {
 	if (w->raw)

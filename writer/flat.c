@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bfi_hash.h"
 #include "internal.h"
 
 /*
@@ -366,3 +367,106 @@ int plan_flat(bfi_writer *w, struct plan *p)
 		rc = BFI_E_LIMIT;
 	return rc;
 }
+
+/* ---- The flat layout's bytes a stripe at a time (stripes.c) ---- */
+
+static void flat_filter_bit(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint32_t j,
+                            uint64_t row)
+{
+	const struct plan *p = c->p;
+	const struct bfi_block *b = &p->blocks[p->block_of[j]];
+	uint64_t bit = b->rows_offset * 8 + row * b->row_bits + (j - b->first_set);
+	stripe_bit(c->buf, lo, hi, bit / 8, bit % 8);
+}
+
+/* A key of set j: a bit in k rows of its block, and in the block's pre-filter. */
+static void flat_key(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint32_t j,
+                     bfi_keyhash h)
+{
+	const struct plan *p = c->p;
+	const struct bfi_block *b = &p->blocks[p->block_of[j]];
+	uint64_t at = b->rows_offset * 8 + (j - b->first_set); /* bit of column j in row 0 */
+	uint64_t line = b->pre_m && p->line_pre ? bfi_pre_line(bfi_hash_probe(h, 0), b->pre_m) : 0;
+	for (uint32_t i = 0; i < p->k; i++) {
+		uint64_t z = bfi_hash_probe(h, i), bit = at + bfi_reduce(z, b->m) * b->row_bits;
+		stripe_bit(c->buf, lo, hi, bit / 8, bit % 8);
+		if (b->pre_m) {
+			uint64_t pos = p->line_pre ? line + bfi_pre_bit(z) : bfi_reduce(z, b->pre_m);
+			stripe_bit(c->buf, lo, hi, b->pre_offset + pos / 8, pos % 8);
+		}
+	}
+}
+
+/* count_columns for a block of packed rows: column of each one, by its bit. */
+static void count_packed(const uint8_t *buf, uint64_t lo, uint64_t hi, const struct bfi_block *b,
+                         uint64_t *ones)
+{
+	uint64_t end = b->rows_offset + bfi_block_rows_bytes(b->m, b->row_bits);
+	uint64_t a = b->rows_offset > lo ? b->rows_offset : lo, z = end < hi ? end : hi;
+	for (uint64_t at = a; at < z; at += 8)
+		for (uint64_t x = bfi_get64(buf + (at - lo)); x; x &= x - 1) {
+			uint64_t bit = (at - b->rows_offset) * 8 + (uint64_t)__builtin_ctzll(x);
+			if (bit / b->row_bits < b->m && bit % b->row_bits < b->n_sets)
+				ones[bit % b->row_bits]++;
+		}
+}
+
+/* Each set's ones: flat counts them for the catalog whenever it is built. */
+static void flat_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
+{
+	const struct plan *p = c->p;
+	for (uint32_t bi = 0; bi < p->n_blocks; bi++) {
+		const struct bfi_block *b = &p->blocks[bi];
+		if (bfi_rows_lined(b->row_bits))
+			count_columns(c->buf, lo, hi, b->rows_offset, b->m, b->row_bits / 8,
+			              p->ones + b->first_set);
+		else
+			count_packed(c->buf, lo, hi, b, p->ones + b->first_set);
+	}
+}
+
+/* Block by block: from its sets' own filters when it fits, else in stripes. */
+static int flat_fill(struct stripe_ctx *c)
+{
+	const struct plan *p = c->p;
+	int rc = 0;
+	for (uint32_t b = 0; b < p->n_blocks && rc == 0; b++) {
+		const struct bfi_block *blk = &p->blocks[b];
+		rc = stripe_flush(c);
+		c->start = c->end = blk->rows_offset;
+		if (rc == 0)
+			rc = fill_block(c->w, p, b, c->fd, c->sec_off, c->budget);
+		int sliced = rc == 1;
+		if (sliced)
+			rc = fill_block_sliced(c->w, p, b, c->fd, c->sec_off, c->budget);
+		if (rc == 0) {
+			c->done += bfi_block_rows_bytes(blk->m, blk->row_bits) +
+			           (blk->pre_m ? bfi_bits_bytes(blk->pre_m) : 0);
+			progress(c->w, sliced ? "rows from slices" : "rows", c->done, c->total);
+			continue;
+		}
+		if (rc < 0)
+			break;
+		/* 1: too large for the budget, so in stripes; packed rows run on: any line may end one */
+		uint64_t rows = bfi_block_rows_bytes(blk->m, blk->row_bits);
+		rc = stripe_units(c, blk->rows_offset, blk->rows_offset + rows,
+		                  bfi_rows_lined(blk->row_bits) ? blk->row_bits / 8 : 64);
+		if (rc == 0 && blk->pre_m) /* the pre-filter is one unit */
+			rc = stripe_units(c, blk->pre_offset, blk->pre_offset + bfi_bits_bytes(blk->pre_m),
+			                  bfi_bits_bytes(blk->pre_m));
+	}
+	return rc;
+}
+
+static uint64_t flat_size(const struct plan *p)
+{
+	return p->flat_size;
+}
+
+static uint64_t flat_data(const struct plan *p)
+{
+	return p->blocks[0].rows_offset;
+}
+
+const struct stripe_layout flat_stripes = {"row stripes", flat_size,  flat_data, flat_filter_bit,
+                                           flat_key,      flat_count, flat_fill};

@@ -434,6 +434,7 @@ int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n);
 void plan_free(struct plan *p);
 /* m for a filter holding n distinct keys at the rate o asks (filter_m), or --bits. */
 uint64_t width_for(const struct bfi_build_options *o, uint64_t n, uint32_t k);
+int plan_plain(bfi_writer *w, struct plan *p);
 int plan_flat(bfi_writer *w, struct plan *p);
 int plan_rambo(bfi_writer *w, struct plan *p);
 int plan_tree(bfi_writer *w, struct plan *p);
@@ -441,11 +442,62 @@ int plan_tree(bfi_writer *w, struct plan *p);
 uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i);
 
 /*
- * A layout's bytes (stripes.c): kind LK_*, its section at sec_off of fd;
- * each set's ones in the plan, for the catalog.
+ * Filling a layout's bytes a stripe at a time (stripes.c): a stripe is a
+ * byte range [lo, hi) of one section, made of whole rows or filters,
+ * filled in memory by one pass over every key of every set and written in
+ * place. Each layout says, in its own file, how (struct stripe_layout).
  */
-enum { LK_FLAT, LK_PLAIN, LK_RAMBO, LK_TREE };
-int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, int kind);
+struct stripe_ctx {
+	bfi_writer *w;
+	const struct plan *p;
+	int fd;
+	uint64_t sec_off;
+	const struct stripe_layout *l;
+	uint8_t *buf; /* made by the first stripe */
+	uint64_t budget;
+	uint64_t done, total;
+	uint64_t start, end; /* the stripe being gathered, not yet filled */
+};
+struct stripe_layout {
+	const char *what; /* for progress: "row stripes" */
+	uint64_t (*size)(const struct plan *p);
+	uint64_t (*data)(const struct plan *p); /* where its rows start in its section */
+	/* Set j's prebuilt filter has bit row set: its bits in [lo, hi) of c->buf. */
+	void (*filter_bit)(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint32_t j,
+	                   uint64_t row);
+	/* Key h of set j: its bits in [lo, hi). */
+	void (*key)(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint32_t j, bfi_keyhash h);
+	/* Each set's ones in [lo, hi), for the catalog, where this layout counts them; or NULL. */
+	void (*count)(const struct stripe_ctx *c, uint64_t lo, uint64_t hi);
+	/*
+	 * The section's bytes: from whole filters where they fit, the rest
+	 * handed to stripe_units. 0 or an error.
+	 */
+	int (*fill)(struct stripe_ctx *c);
+};
+/* Write layout l's section at sec_off of fd; each set's ones in the plan, for the catalog. */
+int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off,
+                 const struct stripe_layout *l);
+/*
+ * Stripe [lo, hi) of the section in units of unit bytes (rows), as the
+ * budget allows; a unit larger than the budget goes in several stripes.
+ * stripe_flush fills and writes what is gathered.
+ */
+int stripe_units(struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint64_t unit);
+int stripe_flush(struct stripe_ctx *c);
+/* Set bit `bit` of byte `byte` of the section, if it lies in the stripe [lo, hi) at buf. */
+static inline void stripe_bit(uint8_t *buf, uint64_t lo, uint64_t hi, uint64_t byte, unsigned bit)
+{
+	if (byte >= lo && byte < hi)
+		buf[byte - lo] |= (uint8_t)(1u << bit);
+}
+/*
+ * Add the ones of each column of the m rows of row_bytes at rows_off that
+ * lie in [lo, hi), whose bytes are at buf, to ones[column].
+ */
+void count_columns(const uint8_t *buf, uint64_t lo, uint64_t hi, uint64_t rows_off, uint64_t m,
+                   uint64_t row_bytes, uint64_t *ones);
+extern const struct stripe_layout flat_stripes, plain_stripes, rambo_stripes, tree_stripes;
 /* OR prebuilt filter ord (m bits, as the plan gives it) into filt, m bits as 64-bit words (fill.c). */
 int prebuilt_into(bfi_writer *w, uint32_t ord, uint64_t m, uint64_t *filt);
 /*
@@ -460,7 +512,8 @@ int fill_rambo_reps(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_of
 int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off);
 /*
  * The members of each cell of repetition r, by cell and in ordinal order:
- * cell c's at members[starts[c] .. starts[c + 1]) (cells + 1 starts, n members).
+ * cell c's at members[starts[c] .. starts[c + 1]) (cells + 1 starts, n
+ * members) (columns.c).
  */
 void cell_members(const struct plan *p, uint32_t r, uint32_t *starts, uint32_t *members);
 int write_groups(int fd, const struct plan *p, uint64_t sec_off);

@@ -59,18 +59,6 @@ static int cluster_order(bfi_writer *w, struct plan *p)
 	return 0;
 }
 
-/* The naive layout: every set's filter as wide as the largest set's needs. */
-static int plan_plain(bfi_writer *w, struct plan *p)
-{
-	uint64_t m = width_for(&w->opt, p->max_n, p->k);
-	struct bfi_plain_desc d = {p->n, m, p->k, BFI_HASH_XXH3_MIX, bfi_word_bytes(m),
-	                           BFI_PLAIN_DESC_SIZE};
-	p->plain = d;
-	if (__builtin_mul_overflow((uint64_t)p->n, d.filter_bytes, &p->plain_size) ||
-	    __builtin_add_overflow(p->plain_size, BFI_PLAIN_DESC_SIZE, &p->plain_size))
-		return BFI_E_LIMIT;
-	return 0;
-}
 
 int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 {

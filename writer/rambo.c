@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bfi_hash.h"
 #include "internal.h"
 
 /*
@@ -97,23 +98,8 @@ int plan_rambo(bfi_writer *w, struct plan *p)
 		p->k = p->rambo.k; /* the catalog's k: that of the first layout */
 	return p->rambo_size ? 0 : BFI_E_LIMIT;
 }
-/* The cell tables of each repetition: starts, members by cell, cell of each set. */
-void cell_members(const struct plan *p, uint32_t r, uint32_t *starts, uint32_t *members)
-{
-	uint64_t cells = p->rambo.cells;
-	const uint32_t *co = p->cell_of + (size_t)r * p->n;
-	memset(starts, 0, ((size_t)cells + 1) * sizeof *starts);
-	for (uint32_t j = 0; j < p->n; j++)
-		starts[co[j] + 1]++;
-	for (uint64_t c = 0; c < cells; c++)
-		starts[c + 1] += starts[c];
-	for (uint32_t j = 0; j < p->n; j++) /* ascending j: members sorted within a cell */
-		members[starts[co[j]]++] = j;
-	for (uint64_t c = cells; c > 0; c--) /* each cell's start again */
-		starts[c] = starts[c - 1];
-	starts[0] = 0;
-}
 
+/* The cell tables of each repetition: starts, members by cell, cell of each set. */
 int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off)
 {
 	uint64_t cells = p->rambo.cells;
@@ -144,3 +130,94 @@ int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off)
 	free(mem);
 	return rc;
 }
+
+/* ---- RAMBO's rows a stripe at a time (stripes.c) ---- */
+
+/* Each cell: the OR of its sets' filters, in every repetition. */
+static void rambo_filter_bit(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint32_t j,
+                             uint64_t row)
+{
+	const struct plan *p = c->p;
+	for (uint32_t rep = 0; rep < p->rambo.reps; rep++) {
+		const struct bfi_rep *rp = &p->reps[rep];
+		uint64_t cell = p->cell_of[(size_t)rep * p->n + j];
+		stripe_bit(c->buf, lo, hi, rp->rows_offset + row * rp->row_bytes + cell / 8, cell % 8);
+	}
+}
+
+static void rambo_key(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint32_t j,
+                      bfi_keyhash h)
+{
+	const struct plan *p = c->p;
+	for (uint32_t rep = 0; rep < p->rambo.reps; rep++) {
+		const struct bfi_rep *rp = &p->reps[rep];
+		uint64_t cell = p->cell_of[(size_t)rep * p->n + j];
+		/* repetition rep takes probes rep k .. rep k + k - 1: independent filters */
+		uint32_t kr = p->rambo.k;
+		for (uint32_t i = 0; i < kr; i++) {
+			uint64_t row = bfi_hash_pos(h, rep * kr + i, rp->m);
+			stripe_bit(c->buf, lo, hi, rp->rows_offset + row * rp->row_bytes + cell / 8, cell % 8);
+		}
+	}
+}
+
+/* The ones of repetition 0's cells: the catalog's, when RAMBO is the only layout. */
+static void rambo_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
+{
+	const struct bfi_rep *rp = &c->p->reps[0];
+	count_columns(c->buf, lo, hi, rp->rows_offset, rp->m, rp->row_bytes, c->p->cell_ones);
+}
+
+/*
+ * Repetition r of rows given whole (bfi_writer_rambo_rows: ceil(B / 64)
+ * words each) as the file's rows, narrower for small B (format 3.1);
+ * repetition 0's ones counted per cell.
+ */
+static int write_raw_rows(bfi_writer *w, const struct plan *p, uint32_t r, int fd, uint64_t sec_off)
+{
+	const struct bfi_rep *rp = &p->reps[r];
+	uint64_t given = bfi_rambo_row_bytes(p->rambo.cells), rb = rp->row_bytes;
+	const uint8_t *in = w->raw->rows[r];
+	uint8_t *out = rb == given ? NULL : malloc((size_t)(rp->m * rb));
+	if (rb != given && out == NULL)
+		return -ENOMEM;
+	for (uint64_t i = 0; out && i < rp->m; i++)
+		memcpy(out + i * rb, in + i * given, (size_t)rb);
+	int rc = pwrite_all(fd, out ? out : in, (size_t)(rp->m * rb), sec_off + rp->rows_offset);
+	for (uint64_t i = 0; r == 0 && i < rp->m * given / 8; i++)
+		for (uint64_t x = bfi_get64(in + i * 8); x; x &= x - 1)
+			p->cell_ones[(i % (given / 8)) * 64 + (uint64_t)__builtin_ctzll(x)]++;
+	free(out);
+	return rc;
+}
+
+/* From the cells' own filters where they fit; given rows copied; else in stripes. */
+static int rambo_fill(struct stripe_ctx *c)
+{
+	const struct plan *p = c->p;
+	int rc = fill_rambo_reps(c->w, p, c->fd, c->sec_off, c->budget);
+	if (rc != 1)
+		return rc;
+	rc = 0;
+	for (uint32_t r = 0; r < p->rambo.reps && rc == 0; r++) {
+		const struct bfi_rep *rp = &p->reps[r];
+		rc = c->w->raw ? write_raw_rows(c->w, p, r, c->fd, c->sec_off)
+		               : stripe_units(c, rp->rows_offset, rp->rows_offset + rp->m * rp->row_bytes,
+		                              rp->row_bytes);
+	}
+	return rc;
+}
+
+static uint64_t rambo_size(const struct plan *p)
+{
+	return p->rambo_size;
+}
+
+static uint64_t rambo_data(const struct plan *p)
+{
+	return p->reps[0].rows_offset;
+}
+
+const struct stripe_layout rambo_stripes = {"rambo rows", rambo_size,  rambo_data,
+                                            rambo_filter_bit, rambo_key, rambo_count,
+                                            rambo_fill};

@@ -176,7 +176,7 @@ int spool_init(struct spool *sp, size_t cap, unsigned threads)
 	/*
 	 * Mapped, and in 2 MiB pages where the kernel allows: every record is
 	 * written once into memory never touched before, and with 4 KiB pages
-	 * the faults took about 40% of a build of 10 M keys.
+	 * the page faults would be a large part of a build.
 	 */
 	sp->buf_bytes = sp->cap * sizeof *sp->buf;
 	void *m = mmap(NULL, sp->buf_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bfi_hash.h"
 #include "internal.h"
 
 /*
@@ -203,3 +204,78 @@ int write_groups(int fd, const struct plan *p, uint64_t sec_off)
 	}
 	return rc;
 }
+
+/* ---- The tree's levels a stripe at a time (stripes.c) ---- */
+
+/* Every level ORs its subtree: set j's node at level l is j's ancestor there. */
+static void tree_filter_bit(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint32_t j,
+                            uint64_t row)
+{
+	const struct plan *p = c->p;
+	uint64_t node = j;
+	for (uint32_t l = 0; l < p->tree.levels; l++) {
+		if (l > 0)
+			node = tree_up(p, l - 1, node);
+		const struct bfi_level *lv = &p->levels[l];
+		stripe_bit(c->buf, lo, hi, lv->rows_offset + row * lv->row_bytes + node / 8, node % 8);
+	}
+}
+
+static void tree_key(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint32_t j,
+                     bfi_keyhash h)
+{
+	const struct plan *p = c->p;
+	for (uint32_t i = 0; p->tree.pre_m && i < p->tree.k; i++) {
+		uint64_t pos = bfi_hash_pos(h, i, p->tree.pre_m);
+		stripe_bit(c->buf, lo, hi, p->tree.pre_offset + pos / 8, pos % 8);
+	}
+	/* level l's node of set j is j / d^l or the shape's; every level ORs its subtree */
+	uint64_t node = j;
+	for (uint32_t l = 0; l < p->tree.levels; l++) {
+		if (l > 0)
+			node = tree_up(p, l - 1, node);
+		const struct bfi_level *lv = &p->levels[l];
+		for (uint32_t i = 0; i < p->tree.k; i++) {
+			uint64_t row = bfi_hash_pos(h, i, lv->m);
+			stripe_bit(c->buf, lo, hi, lv->rows_offset + row * lv->row_bytes + node / 8, node % 8);
+		}
+	}
+}
+
+/* The leaves' ones (the sets' own filters): the catalog's, when the tree is first. */
+static void tree_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
+{
+	const struct bfi_level *lv = &c->p->levels[0];
+	count_columns(c->buf, lo, hi, lv->rows_offset, lv->m, lv->row_bytes, c->p->tree_ones);
+}
+
+/* From the nodes' own filters where they fit, else level by level in stripes. */
+static int tree_fill(struct stripe_ctx *c)
+{
+	const struct plan *p = c->p;
+	int rc = fill_tree_levels(c->w, p, c->fd, c->sec_off, c->budget);
+	if (rc != 1)
+		return rc;
+	rc = 0;
+	for (uint32_t l = 0; l < p->tree.levels && rc == 0; l++) {
+		const struct bfi_level *lv = &p->levels[l];
+		rc = stripe_units(c, lv->rows_offset, lv->rows_offset + lv->m * lv->row_bytes, lv->row_bytes);
+	}
+	if (rc == 0 && p->tree.pre_m) /* the pre-filter is one unit */
+		rc = stripe_units(c, p->tree.pre_offset, p->tree.pre_offset + bfi_bits_bytes(p->tree.pre_m),
+		                  bfi_bits_bytes(p->tree.pre_m));
+	return rc;
+}
+
+static uint64_t tree_size(const struct plan *p)
+{
+	return p->tree_size;
+}
+
+static uint64_t tree_data(const struct plan *p)
+{
+	return p->levels[0].rows_offset;
+}
+
+const struct stripe_layout tree_stripes = {"tree levels", tree_size, tree_data, tree_filter_bit,
+                                           tree_key,      tree_count, tree_fill};
