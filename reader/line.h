@@ -136,8 +136,8 @@ static inline void bfi__line_mask(uint32_t limit, uint64_t mask[BFI_LINE_WORDS])
  * testing between rows, since a batch asked for every line ahead and an
  * early exit would save no memory, then list the bits of the words left
  * non-zero, numbered from base (the set of the line's first bit). Same
- * sets as bfi__finish_line, in half its instructions on genome k-mers
- * (callgrind).
+ * sets as bfi__finish_line, in fewer instructions: nothing is decided
+ * between rows.
  */
 __attribute__((target("avx2,bmi"))) static inline size_t
 bfi__and_line_avx2(const uint8_t *const *rows, uint32_t k, size_t at, uint32_t base,
