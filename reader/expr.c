@@ -434,3 +434,17 @@ uint32_t bfi__expr_depth(const struct bfi_expr *e, uint32_t id)
 	}
 	return d + 1;
 }
+
+int bfi__grow(void *pp, size_t *cap, size_t want, size_t sz)
+{
+	if (want <= *cap)
+		return 0;
+	if (want > SIZE_MAX / sz) /* want * sz would wrap to a small block */
+		return -ENOMEM;
+	void *q = realloc(*(void **)pp, want * sz);
+	if (q == NULL)
+		return -ENOMEM;
+	*(void **)pp = q;
+	*cap = want;
+	return 0;
+}

@@ -90,20 +90,12 @@ void bfi__expr_one_key(struct bfi_expr *e, bfi_keyhash h);
 /* Depth of node id of e: 1 for a leaf. */
 uint32_t bfi__expr_depth(const struct bfi_expr *e, uint32_t id);
 
-/* Grow *pp (an array) to hold want elements of size sz; 0 or -ENOMEM. */
-static inline int bfi__grow(void *pp, size_t *cap, size_t want, size_t sz)
-{
-	if (want <= *cap)
-		return 0;
-	if (want > SIZE_MAX / sz) /* want * sz would wrap to a small block */
-		return -ENOMEM;
-	void *q = realloc(*(void **)pp, want * sz);
-	if (q == NULL)
-		return -ENOMEM;
-	*(void **)pp = q;
-	*cap = want;
-	return 0;
-}
+/*
+ * Grow *pp (an array) to hold want elements of size sz; 0 or -ENOMEM.
+ * Out of line (expr.c): queries call it on every answer, and it grows
+ * rarely, so the hot loops keep only the call.
+ */
+int bfi__grow(void *pp, size_t *cap, size_t want, size_t sz);
 
 /*
  * Row pointers of every key of conjunction n in a bit-sliced matrix of m

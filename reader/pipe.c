@@ -215,17 +215,19 @@ key_answered(bfi_result *res, size_t before, size_t t, size_t *ends, struct key_
 
 /* Stage ask: item i's line of block b's pre-filter. */
 static inline __attribute__((always_inline)) void
-stage_ask(const struct pipe *p, const struct bfi_rblock *b, uint32_t bi, size_t i, int job)
+stage_ask(const struct pipe *p, const struct bfi_rblock *b, uint32_t bi, size_t i, int job,
+          int table)
 {
 	uint32_t k = p->k;
+	const uint64_t *zt = table ? p->zt : NULL;
 	if (job == JOB_QUERIES) {
 		const struct bfi_expr *e = p->qs[i];
 		if (e != NULL && e->single) /* from block 1 on, its probes are in the table */
-			bfi__prefetch(pre_line_of(b, p->zt && bi ? p->zt[i * k]
+			bfi__prefetch(pre_line_of(b, zt && bi ? zt[i * k]
 			                                         : bfi_hash_probe(e->keys[0], 0)));
 		return;
 	}
-	bfi__prefetch(pre_line_of(b, p->zt ? p->zt[i * k] : bfi_hash_probe(p->keys[i], 0)));
+	bfi__prefetch(pre_line_of(b, zt ? zt[i * k] : bfi_hash_probe(p->keys[i], 0)));
 }
 
 /*
@@ -235,11 +237,11 @@ stage_ask(const struct pipe *p, const struct bfi_rblock *b, uint32_t bi, size_t 
  */
 static inline __attribute__((always_inline)) int
 stage_locate(const struct pipe *p, const struct bfi_rblock *b, uint32_t bi, size_t i,
-             struct slot *slot, int job, int line)
+             struct slot *slot, int job, int line, int table)
 {
 	uint32_t k = p->k;
 	const bfi_keyhash none = {0, 0}; /* locate hashes nothing when given probes */
-	uint64_t *zq = p->zt ? (uint64_t *)p->zt + i * k : NULL;
+	uint64_t *zq = table ? (uint64_t *)p->zt + i * k : NULL;
 	if (job != JOB_QUERIES) {
 		locate(b, zq ? none : p->keys[i], zq, k, p->out, slot, line);
 		return 0;
@@ -271,7 +273,7 @@ stage_locate(const struct pipe *p, const struct bfi_rblock *b, uint32_t bi, size
 /* Stage answer: AND item t's rows in block b and put its sets where they go. */
 static inline __attribute__((always_inline)) int
 stage_answer(const struct pipe *p, const struct bfi_rblock *b, size_t t, const struct slot *slot,
-             const uint64_t *mask, int job, int avx2, int line)
+             const uint64_t *mask, int job, int avx2, int line, int table)
 {
 	uint32_t k = p->k;
 	if (job == JOB_TERMS) {
@@ -296,7 +298,7 @@ stage_answer(const struct pipe *p, const struct bfi_rblock *b, size_t t, const s
 		r->n = and_slot(slot, k, b, b->first, mask, r->ords, r->n, touched, p->and_rows, avx2,
 		                line);
 	}
-	return job == JOB_KEYS ? key_answered(r, before, t, p->ends, p->tags) : 0;
+	return job == JOB_KEYS ? key_answered(r, before, t, p->ends, table ? p->tags : NULL) : 0;
 }
 
 /*
@@ -305,8 +307,10 @@ stage_answer(const struct pipe *p, const struct bfi_rblock *b, size_t t, const s
  * answers item i - a - STAGE_AHEAD.
  */
 static inline __attribute__((always_inline)) int
-pipeline(const struct pipe *p, int job, int avx2, int line)
+pipeline(const struct pipe *run, int job, int avx2, int line, int table)
 {
+	/* a copy the loop keeps in registers: its answers' stores cannot change it */
+	const struct pipe here = *run, *p = &here;
 	struct slot ring[RING];
 	const size_t n = p->n, d = STAGE_AHEAD;
 	int rc = 0;
@@ -317,12 +321,12 @@ pipeline(const struct pipe *p, int job, int avx2, int line)
 		last_line_mask(b, mask);
 		for (size_t i = 0; i < n + a + d && rc == 0; i++) {
 			if (a && i < n)
-				stage_ask(p, b, bi, i, job);
+				stage_ask(p, b, bi, i, job, table);
 			if (i >= a && i - a < n)
-				rc = stage_locate(p, b, bi, i - a, &ring[(i - a) % RING], job, line);
+				rc = stage_locate(p, b, bi, i - a, &ring[(i - a) % RING], job, line, table);
 			if (rc == 0 && i >= a + d && i - a - d < n)
 				rc = stage_answer(p, b, i - a - d, &ring[(i - a - d) % RING], mask, job, avx2,
-				                  line);
+				                  line, table);
 		}
 	}
 	return rc;
@@ -343,18 +347,25 @@ static int line_job(const struct pipe *p, int job)
 #if defined(__x86_64__) && BFI_HAVE_AVX2
 __attribute__((target("avx2,bmi"))) static int run_avx2(const struct pipe *p, int job)
 {
-	int line = line_job(p, job);
+	if (job != JOB_TERMS && line_job(p, job))
+		return job == JOB_QUERIES ? pipeline(p, JOB_QUERIES, 1, 1, 0)
+		                          : pipeline(p, JOB_KEYS, 1, 1, 0);
 	switch (job) {
 	case JOB_QUERIES:
-		return line ? pipeline(p, JOB_QUERIES, 1, 1) : pipeline(p, JOB_QUERIES, 1, 0);
+		return p->zt ? pipeline(p, JOB_QUERIES, 1, 0, 1) : pipeline(p, JOB_QUERIES, 1, 0, 0);
 	case JOB_KEYS:
-		return line ? pipeline(p, JOB_KEYS, 1, 1) : pipeline(p, JOB_KEYS, 1, 0);
+		return p->zt ? pipeline(p, JOB_KEYS, 1, 0, 1) : pipeline(p, JOB_KEYS, 1, 0, 0);
 	default:
-		return pipeline(p, JOB_TERMS, 1, 0);
+		return pipeline(p, JOB_TERMS, 1, 0, 1);
 	}
 }
 #endif
 
+/*
+ * Run job, built for the kernel chosen, and with the probe table (and for
+ * keys the tags) or without them, so that a single block's loop carries
+ * no checks for them.
+ */
 static int run(const struct pipe *p, int job)
 {
 #if defined(__x86_64__) && BFI_HAVE_AVX2
@@ -363,11 +374,11 @@ static int run(const struct pipe *p, int job)
 #endif
 	switch (job) {
 	case JOB_QUERIES:
-		return pipeline(p, JOB_QUERIES, 0, 0);
+		return p->zt ? pipeline(p, JOB_QUERIES, 0, 0, 1) : pipeline(p, JOB_QUERIES, 0, 0, 0);
 	case JOB_KEYS:
-		return pipeline(p, JOB_KEYS, 0, 0);
+		return p->zt ? pipeline(p, JOB_KEYS, 0, 0, 1) : pipeline(p, JOB_KEYS, 0, 0, 0);
 	default:
-		return pipeline(p, JOB_TERMS, 0, 0);
+		return pipeline(p, JOB_TERMS, 0, 0, 1);
 	}
 }
 
