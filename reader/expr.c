@@ -435,10 +435,8 @@ uint32_t bfi__expr_depth(const struct bfi_expr *e, uint32_t id)
 	return d + 1;
 }
 
-int bfi__grow(void *pp, size_t *cap, size_t want, size_t sz)
+int bfi__grow_to(void *pp, size_t *cap, size_t want, size_t sz)
 {
-	if (want <= *cap)
-		return 0;
 	if (want > SIZE_MAX / sz) /* want * sz would wrap to a small block */
 		return -ENOMEM;
 	void *q = realloc(*(void **)pp, want * sz);

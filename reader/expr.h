@@ -90,12 +90,13 @@ void bfi__expr_one_key(struct bfi_expr *e, bfi_keyhash h);
 /* Depth of node id of e: 1 for a leaf. */
 uint32_t bfi__expr_depth(const struct bfi_expr *e, uint32_t id);
 
-/*
- * Grow *pp (an array) to hold want elements of size sz; 0 or -ENOMEM.
- * Out of line (expr.c): queries call it on every answer, and it grows
- * rarely, so the hot loops keep only the call.
- */
-int bfi__grow(void *pp, size_t *cap, size_t want, size_t sz);
+/* The realloc behind bfi__grow (expr.c): queries meet it rarely, so it stays out of line. */
+int bfi__grow_to(void *pp, size_t *cap, size_t want, size_t sz);
+/* Grow *pp (an array) to hold want elements of size sz; 0 or -ENOMEM. */
+static inline int bfi__grow(void *pp, size_t *cap, size_t want, size_t sz)
+{
+	return want <= *cap ? 0 : bfi__grow_to(pp, cap, want, sz);
+}
 
 /*
  * Row pointers of every key of conjunction n in a bit-sliced matrix of m

@@ -78,8 +78,26 @@ int bfi__layout_row(unsigned flag);
  * Scratch every query needs (answers for every set; scores and their
  * ranking keys if scores), and res reset to no answer.
  */
-int bfi__prepare(const bfi_snapshot *s, bfi_result *res, int scores);
-void bfi__reset_result(bfi_result *res, int scores);
+static inline void bfi__reset_result(bfi_result *res, int scores)
+{
+	res->n = 0;
+	res->touched = 0;
+	res->tests = 0;
+	res->have_scores = scores;
+}
+
+static inline int bfi__prepare(const bfi_snapshot *s, bfi_result *res, int scores)
+{
+	size_t n = s->lay.n_sets;
+	int rc = bfi__grow(&res->ords, &res->cap, n, sizeof *res->ords);
+	if (rc == 0 && scores)
+		rc = bfi__grow(&res->scores, &res->scores_cap, n, sizeof *res->scores);
+	if (rc == 0 && scores)
+		rc = bfi__grow(&res->rank, &res->rank_cap, n, sizeof *res->rank);
+	if (rc == 0)
+		bfi__reset_result(res, scores);
+	return rc;
+}
 /* Room in res for more sets after its n. */
 static inline int bfi__room(bfi_result *res, size_t more)
 {

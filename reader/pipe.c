@@ -134,6 +134,35 @@ static void last_line_mask(const struct bfi_rblock *b, uint64_t mask[BFI_LINE_WO
 }
 
 /*
+ * Packed rows, where their lines have arrived: ANDed a 64-bit word at a
+ * time as each row's word is shifted out, in registers, not copied out to
+ * whole lines first. A call of its own: inlined into the pipeline, which
+ * holds many values live, its inner loop spilled registers to the stack.
+ */
+__attribute__((noinline)) static size_t and_packed(const struct slot *slot, uint32_t k,
+                                                   const struct bfi_rblock *b, uint32_t base,
+                                                   uint32_t *out, size_t n)
+{
+	const uint8_t *const *rows = slot->rows;
+	size_t words = (b->n + 63) / 64;
+	for (size_t w = 0; w < words; w++) {
+		uint64_t acc = ~UINT64_C(0);
+		for (uint32_t i = 0; i < k; i++) {
+			const uint8_t *p = rows[i] + 8 * w;
+			unsigned sh = slot->shift[i];
+			uint64_t lo;
+			memcpy(&lo, p, 8);
+			acc &= le64toh(lo) >> sh | (uint64_t)p[8] << 1 << (63 - sh);
+		}
+		if (w + 1 == words && b->n % 64)
+			acc &= (UINT64_C(1) << (b->n % 64)) - 1;
+		for (; acc; acc &= acc - 1)
+			out[n++] = base + (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(acc);
+	}
+	return n;
+}
+
+/*
  * AND a slot's k rows of block b and append the sets left to out from n,
  * numbered from base (b->first, or 0 for the block's own numbers). last:
  * last_line_mask(b).
@@ -148,29 +177,8 @@ and_slot(const struct slot *slot, uint32_t k, const struct bfi_rblock *b, uint32
 	if (line && touched == NULL) /* the line's AND itself, inlined here */
 		return bfi__and_line_avx2(rows, k, 0, base, last, out, n);
 #endif
-	if (b->packed && touched == NULL) {
-		/*
-		 * Packed rows, where their lines have arrived: ANDed a 64-bit word
-		 * at a time as each row's word is shifted out, in registers, not
-		 * copied out to whole lines first.
-		 */
-		size_t words = (b->n + 63) / 64;
-		for (size_t w = 0; w < words; w++) {
-			uint64_t acc = ~UINT64_C(0);
-			for (uint32_t i = 0; i < k; i++) {
-				const uint8_t *p = rows[i] + 8 * w;
-				unsigned sh = slot->shift[i];
-				uint64_t lo;
-				memcpy(&lo, p, 8);
-				acc &= le64toh(lo) >> sh | (uint64_t)p[8] << 1 << (63 - sh);
-			}
-			if (w + 1 == words && b->n % 64)
-				acc &= (UINT64_C(1) << (b->n % 64)) - 1;
-			for (; acc; acc &= acc - 1)
-				out[n++] = base + (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(acc);
-		}
-		return n;
-	}
+	if (b->packed && touched == NULL)
+		return and_packed(slot, k, b, base, out, n);
 	/* packed rows, counting bytes: copied out to whole lines */
 	_Alignas(64) uint8_t lines[BFI_MAX_K * BFI_SHORT_ROW];
 	const uint8_t *copied[BFI_MAX_K];

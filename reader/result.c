@@ -70,26 +70,6 @@ uint64_t bfi_result_filter_tests(const bfi_result *res)
 }
 
 
-void bfi__reset_result(bfi_result *res, int scores)
-{
-	res->n = 0;
-	res->touched = 0;
-	res->tests = 0;
-	res->have_scores = scores;
-}
-
-int bfi__prepare(const bfi_snapshot *s, bfi_result *res, int scores)
-{
-	size_t n = s->lay.n_sets;
-	int rc = bfi__grow(&res->ords, &res->cap, n, sizeof *res->ords);
-	if (rc == 0 && scores)
-		rc = bfi__grow(&res->scores, &res->scores_cap, n, sizeof *res->scores);
-	if (rc == 0 && scores)
-		rc = bfi__grow(&res->rank, &res->rank_cap, n, sizeof *res->rank);
-	if (rc == 0)
-		bfi__reset_result(res, scores);
-	return rc;
-}
 
 /* Answer e on ops's layout into res, prepared. */
 int bfi__answer(const bfi_snapshot *s, const struct bfi_layout_ops *ops,

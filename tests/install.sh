@@ -11,7 +11,7 @@ if ! sh tools/install.sh "$T/stage" /opt/bfi >"$T/log" 2>&1; then
 	exit 0
 fi
 missing=
-for f in bin/bfi lib/libbfi.a lib/libbfi.so lib/libbfi.so.1 lib/pkgconfig/bfi.pc \
+for f in bin/bfi lib/libbfi.a lib/libbfi.so lib/libbfi.so.2 lib/pkgconfig/bfi.pc \
 	include/bfi/bfi.h include/bfi/bfi_writer.h include/bfi/bfi_error.h include/bfi/bfi_hash.h; do
 	[ -e "$T/stage/opt/bfi/$f" ] || missing="$missing $f"
 done
