@@ -50,6 +50,7 @@ enum {
 	BFI_E_UNKNOWN_SECTION = -31885, /* a required section kind unknown here */
 	BFI_E_NOT_REGULAR = -31884,     /* a directory, FIFO, device or socket where a file belongs */
 	BFI_E_CHANGED = -31883,         /* a mapped file was changed in place since it was opened */
+	BFI_E_MANIFEST = -31882,        /* a collection's manifest is damaged: checksum, sizes or tables */
 
 	/* catalog (-31799..-31700) */
 	BFI_E_CATALOG_MISMATCH = -31799, /* catalog does not belong to this index */

@@ -30,6 +30,7 @@ static const struct {
 	{BFI_E_UNKNOWN_SECTION, "index has a required section kind this reader does not know"},
 	{BFI_E_NOT_REGULAR, "not a regular file (a directory, FIFO, device or socket)"},
 	{BFI_E_CHANGED, "a snapshot file was changed in place under this reader; reopen the snapshot"},
+	{BFI_E_MANIFEST, "collection manifest is damaged (checksum, sizes or tables)"},
 	{BFI_E_CATALOG_MISMATCH, "catalog does not belong to this index"},
 	{BFI_E_CATALOG, "catalog is malformed"},
 	{BFI_E_NO_CATALOG, "snapshot was opened without its catalog"},
