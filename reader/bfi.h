@@ -168,8 +168,18 @@ struct bfi_info {
 	uint64_t bits;             /* the widest filter of any layout, in bits */
 	uint32_t hashes;           /* k: bits set per key (RAMBO may keep its own: bfi_layout_info) */
 	uint32_t n_sections;
-	unsigned layouts;          /* BFI_LAYOUT_* present */
+	unsigned layouts;          /* BFI_LAYOUT_* present (a collection: in every segment) */
 	int has_catalog;           /* 0 if opened with BFI_OPEN_NO_CATALOG */
+	/*
+	 * A collection (spec/format.md, "Collections"): its segments and
+	 * manifest generation, and ordinals, which run 0 .. ordinals - 1 with
+	 * holes where sets were removed (n_sets counts the live ones). A
+	 * snapshot: 0, 0, and ordinals == n_sets. A collection's snapshot_id
+	 * is its collection id; file sizes are its segments' sums.
+	 */
+	uint32_t segments;
+	uint64_t generation;
+	uint64_t ordinals;
 };
 BFI_API void bfi_info(const bfi_snapshot *snap, struct bfi_info *info);
 

@@ -206,6 +206,8 @@ int bfi_set_name(const bfi_snapshot *s, uint32_t ord, const char **name, size_t 
 	MDB_val v;
 	if (name == NULL || len == NULL)
 		return BFI_E_INVALID;
+	if (s && s->cops)
+		return s->cops->set_name(s, ord, name, len);
 	int rc = get_set(s, ord, &v);
 	if (rc)
 		return rc;
@@ -219,6 +221,8 @@ int bfi_set_stats(const bfi_snapshot *s, uint32_t ord, struct bfi_set_stats *out
 	MDB_val v;
 	if (out == NULL)
 		return BFI_E_INVALID;
+	if (s && s->cops)
+		return s->cops->set_stats(s, ord, out);
 	int rc = get_set(s, ord, &v);
 	if (rc)
 		return rc;
@@ -233,6 +237,8 @@ int bfi_set_fpr(const bfi_snapshot *s, uint32_t ord, double *fpr)
 	struct bfi_set_stats st;
 	if (fpr == NULL)
 		return BFI_E_INVALID;
+	if (s && s->cops)
+		return s->cops->set_fpr(s, ord, fpr);
 	int rc = bfi_set_stats(s, ord, &st);
 	if (rc)
 		return rc;
@@ -261,6 +267,7 @@ unsigned bfi__meta_uint(const bfi_snapshot *s, const char *key, unsigned dflt)
 
 int bfi_catalog_meta(const bfi_snapshot *s, const char *key, const void **val, size_t *len)
 {
+	s = bfi__catalog_snap(s);
 	if (s == NULL || key == NULL || val == NULL || len == NULL)
 		return BFI_E_INVALID;
 	if (s->env == NULL)
@@ -283,6 +290,8 @@ int bfi_set_find(const bfi_snapshot *s, const char *name, size_t len, uint32_t *
 {
 	if (s == NULL || ord == NULL || (name == NULL && len))
 		return BFI_E_INVALID;
+	if (s->cops)
+		return s->cops->set_find(s, name, len, ord);
 	if (s->env == NULL)
 		return BFI_E_NO_CATALOG;
 	if (len == 0 || len > BFI_MAX_NAME)

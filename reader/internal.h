@@ -65,7 +65,29 @@ struct stat;
 void bfi__file_id(const struct stat *st, struct bfi_file_id *id);
 
 struct bfi_snapshot;
-/* bfi_open(), also telling where a check failed. */
+struct bfi_expr;
+/*
+ * What a collection (collection.c) answers in place of a snapshot: the
+ * query and catalog calls reach it through these, so that they never call
+ * collection.c by name, and it calls them on its segments.
+ */
+struct bfi_coll_ops {
+	int (*expr)(const bfi_snapshot *s, unsigned layout, const struct bfi_expr *e, bfi_result *res);
+	int (*threshold)(const bfi_snapshot *s, unsigned layout, const struct bfi_expr *e,
+	                 double theta, bfi_result *res);
+	int (*keys)(const bfi_snapshot *s, unsigned layout, const bfi_keyhash *keys, size_t n,
+	            bfi_result *res, size_t *ends);
+	int (*set_name)(const bfi_snapshot *s, uint32_t ord, const char **name, size_t *len);
+	int (*set_find)(const bfi_snapshot *s, const char *name, size_t len, uint32_t *ord);
+	int (*set_stats)(const bfi_snapshot *s, uint32_t ord, struct bfi_set_stats *out);
+	int (*set_fpr)(const bfi_snapshot *s, uint32_t ord, double *fpr);
+	int (*check_files)(const bfi_snapshot *s);
+	/* the segment whose catalog speaks for the collection, or NULL if it has none */
+	const bfi_snapshot *(*first)(const bfi_snapshot *s);
+	void (*info)(const bfi_snapshot *s, struct bfi_info *info);
+	void (*close)(bfi_snapshot *s);
+};
+/* bfi_open() of one snapshot (open.c), also telling where a check failed. */
 int bfi__open(const char *path, unsigned flags, struct bfi_snapshot **out, struct bfi_bad *bad);
 
 struct bfi_snapshot {
@@ -75,6 +97,9 @@ struct bfi_snapshot {
 	uint64_t size;
 	struct bfi_layout lay;
 	void *view[BFI_MAX_LAYOUTS]; /* each layout's own view of its section, or NULL (layout.h) */
+	/* a collection: its segments and manifest (collection.c), and its calls; else NULL */
+	struct bfi_coll *coll;
+	const struct bfi_coll_ops *cops;
 	/* catalog; env is NULL when opened with BFI_OPEN_NO_CATALOG */
 	MDB_env *env;
 	MDB_dbi dbi_sets, dbi_names, dbi_meta;
@@ -91,6 +116,11 @@ struct bfi_snapshot {
  */
 int bfi__catalog_open(bfi_snapshot *snap, int trusted, struct bfi_bad *bad);
 void bfi__catalog_close(bfi_snapshot *snap);
+/* The snapshot whose catalog answers for s: s, or a collection's first segment. */
+static inline const bfi_snapshot *bfi__catalog_snap(const bfi_snapshot *s)
+{
+	return s && s->cops ? s->cops->first(s) : s;
+}
 /* The catalog's meta field key as a decimal number, or dflt when absent or not one. */
 unsigned bfi__meta_uint(const bfi_snapshot *snap, const char *key, unsigned dflt);
 /*

@@ -110,6 +110,8 @@ static inline int bfi__room(bfi_result *res, size_t more)
 /* Answer e on ops's layout into res, which bfi__prepare reset (result.c). */
 int bfi__answer(const bfi_snapshot *s, const struct bfi_layout_ops *ops, const struct bfi_expr *e,
                 bfi_result *res);
+/* Rank res's answers: highest score first, then by ordinal (rank has room for them). */
+void bfi__rank(bfi_result *res);
 /* Can e be answered into res by bfi_query_expr (keys, not a term list)? 0 or BFI_E_INVALID. */
 int bfi__check_query(const struct bfi_expr *e, const bfi_result *res);
 /* bfi_query_keys one key at a time, each answered as bfi_query_expr answers it (result.c). */

@@ -160,11 +160,6 @@ static int open_layouts(bfi_snapshot *s, struct bfi_bad *bad)
 }
 
 
-int bfi_open(const char *path, unsigned flags, bfi_snapshot **out)
-{
-	struct bfi_bad bad;
-	return bfi__open(path, flags, out, &bad);
-}
 
 static int open_once(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_bad *bad,
                      int *held);
@@ -273,6 +268,8 @@ int bfi_check_files(const bfi_snapshot *s)
 {
 	if (s == NULL)
 		return BFI_E_INVALID;
+	if (s->cops)
+		return s->cops->check_files(s);
 	if (!same_file(s->index_fd, &s->index_id))
 		return BFI_E_CHANGED;
 	/*
@@ -311,6 +308,8 @@ void bfi_close(bfi_snapshot **snap)
 	if (snap == NULL || *snap == NULL)
 		return;
 	bfi_snapshot *s = *snap;
+	if (s->cops)
+		s->cops->close(s);
 	bfi__catalog_close(s);
 	for (int r = 0; r < BFI_ROWS; r++) {
 		if (s->view[r] && bfi__layouts[r]->close)
@@ -329,6 +328,10 @@ void bfi_close(bfi_snapshot **snap)
 
 void bfi_info(const bfi_snapshot *s, struct bfi_info *info)
 {
+	if (s->cops) {
+		s->cops->info(s, info);
+		return;
+	}
 	memset(info, 0, sizeof *info);
 	info->major = s->lay.hdr.major;
 	info->minor = s->lay.hdr.minor;
@@ -337,7 +340,7 @@ void bfi_info(const bfi_snapshot *s, struct bfi_info *info)
 	info->catalog_size = s->lay.hdr.catalog_size;
 	memcpy(info->snapshot_id, s->lay.hdr.snapshot_id, 16);
 	memcpy(info->catalog_digest, s->lay.hdr.catalog_digest, 16);
-	info->n_sets = s->lay.n_sets;
+	info->n_sets = info->ordinals = s->lay.n_sets;
 	info->hashes = s->lay.k;
 	info->n_sections = s->lay.n_sec;
 	info->has_catalog = s->env != NULL;

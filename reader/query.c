@@ -27,6 +27,8 @@ static int row_of(const bfi_snapshot *s, unsigned layout, const struct bfi_layou
 int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bfi_result *res)
 {
 	const struct bfi_layout_ops *ops = NULL;
+	if (s && s->cops && bfi__check_query(e, res) == 0)
+		return s->cops->expr(s, layout, e, res);
 	int rc = s ? bfi__check_query(e, res) : BFI_E_INVALID;
 	if (rc == 0)
 		rc = row_of(s, layout, &ops);
@@ -57,6 +59,12 @@ int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *cons
 	const struct bfi_layout_ops *ops = NULL;
 	if (s == NULL || (n && (qs == NULL || res == NULL)))
 		return BFI_E_INVALID;
+	if (s->cops) { /* a collection: query by query, each over its segments */
+		int rc = 0;
+		for (size_t q = 0; q < n && rc == 0; q++)
+			rc = bfi_query_expr(s, layout, qs[q], res[q]);
+		return rc;
+	}
 	int rc = row_of(s, layout, &ops);
 	if (rc == 0 && ops->batch) /* checks each query itself */
 		return ops->batch(s, qs, n, res);
@@ -76,6 +84,8 @@ int bfi_query_keys(const bfi_snapshot *s, unsigned layout, const bfi_keyhash *ke
 	const struct bfi_layout_ops *ops = NULL;
 	if (s == NULL || res == NULL || (n && (keys == NULL || ends == NULL)))
 		return BFI_E_INVALID;
+	if (s->cops)
+		return s->cops->keys(s, layout, keys, n, res, ends);
 	int rc = row_of(s, layout, &ops);
 	if (rc)
 		return rc;
@@ -84,24 +94,6 @@ int bfi_query_keys(const bfi_snapshot *s, unsigned layout, const bfi_keyhash *ke
 	                 : bfi__keys_each(s, ops, keys, n, res, ends);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* Highest score first, then by ordinal: sort (~score, ord) packed in 64 bits. */
-static void rank(bfi_result *res)
-{
-	for (size_t i = 0; i < res->n; i++)
-		res->rank[i] = (uint64_t)(UINT32_MAX - res->scores[i]) << 32 | res->ords[i];
-	if (res->n > 1) /* no array to sort, maybe, when there is nothing to rank */
-		qsort(res->rank, res->n, sizeof *res->rank, cmp_u64);
-	for (size_t i = 0; i < res->n; i++) {
-		res->ords[i] = (uint32_t)res->rank[i];
-		res->scores[i] = UINT32_MAX - (uint32_t)(res->rank[i] >> 32);
-	}
-}
 
 int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, double theta,
                         bfi_result *res)
@@ -110,6 +102,8 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
 	if (s == NULL || e == NULL || res == NULL || e->n_keys == 0 || !(theta > 0 && theta <= 1) ||
 	    e->nodes[e->root].type != BFI_EXPR_TERMS)
 		return BFI_E_INVALID;
+	if (s->cops)
+		return s->cops->threshold(s, layout, e, theta, res);
 	int rc = row_of(s, layout, &ops);
 	if (rc == 0)
 		rc = bfi__prepare(s, res, 1);
@@ -124,6 +118,6 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
 	rc = ops->threshold ? ops->threshold(s, e, need, res)
 	                    : bfi__list_threshold(s, ops, e, need, res);
 	if (rc == 0)
-		rank(res);
+		bfi__rank(res);
 	return rc;
 }

@@ -114,3 +114,22 @@ int bfi__keys_each(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
 	bfi_result_destroy(&one);
 	return rc;
 }
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Highest score first, then by ordinal: sort (~score, ord) packed in 64 bits. */
+void bfi__rank(bfi_result *res)
+{
+	for (size_t i = 0; i < res->n; i++)
+		res->rank[i] = (uint64_t)(UINT32_MAX - res->scores[i]) << 32 | res->ords[i];
+	if (res->n > 1) /* no array to sort, maybe, when there is nothing to rank */
+		qsort(res->rank, res->n, sizeof *res->rank, cmp_u64);
+	for (size_t i = 0; i < res->n; i++) {
+		res->ords[i] = (uint32_t)res->rank[i];
+		res->scores[i] = UINT32_MAX - (uint32_t)(res->rank[i] >> 32);
+	}
+}

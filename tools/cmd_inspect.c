@@ -44,9 +44,14 @@ static int fill_stats(const bfi_snapshot *s, const struct bfi_info *in, struct f
 	if (v == NULL)
 		return -12;
 	double sum = 0, fsum = 0;
-	for (uint64_t o = 0; o < in->n_sets; o++) {
+	/* every live ordinal: a collection's run on past removed sets, which are holes */
+	for (uint64_t g = 0, o = 0; g < in->ordinals && o < in->n_sets; g++, o++) {
 		struct bfi_set_stats st;
-		int rc = bfi_set_stats(s, (uint32_t)o, &st);
+		int rc = bfi_set_stats(s, (uint32_t)g, &st);
+		if (rc == BFI_E_NOT_FOUND && in->segments) {
+			o--;
+			continue;
+		}
 		if (rc) {
 			free(v);
 			return rc;
@@ -391,12 +396,16 @@ int cmd_inspect(int argc, char **argv)
 	struct bfi_info in;
 	bfi_info(s, &in);
 	if (sets) {
-		for (uint64_t o = 0; o < in.n_sets && rc == 0; o++) {
+		for (uint64_t o = 0; o < in.ordinals && rc == 0; o++) {
 			struct bfi_set_stats st;
 			const char *name;
 			size_t nl;
 			double fpr;
 			rc = bfi_set_stats(s, (uint32_t)o, &st);
+			if (rc == BFI_E_NOT_FOUND && in.segments) { /* a removed set's hole */
+				rc = 0;
+				continue;
+			}
 			if (rc == 0)
 				rc = bfi_set_name(s, (uint32_t)o, &name, &nl);
 			if (rc == 0)
