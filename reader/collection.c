@@ -159,14 +159,16 @@ int bfi_open(const char *path, unsigned flags, bfi_snapshot **out)
 	struct bfi_bad bad;
 	if (path == NULL || out == NULL)
 		return BFI_E_INVALID;
-	*out = NULL;
+	/* a snapshot first: a collection is a directory without an index */
+	int rc = bfi__open(path, flags, out, &bad);
+	if (rc != -ENOENT)
+		return rc;
 	int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0 || !is_collection(dirfd)) {
 		if (dirfd >= 0)
 			close(dirfd);
-		return bfi__open(path, flags, out, &bad);
+		return rc;
 	}
-	int rc = 0;
 	for (int tries = 0; tries < OPEN_TRIES; tries++) {
 		bfi_snapshot *s = calloc(1, sizeof *s);
 		if (s == NULL) {
