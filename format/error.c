@@ -40,6 +40,7 @@ static const struct {
 	{BFI_E_DUP_SET, "duplicate set name in input"},
 	{BFI_E_EXISTS, "output path exists and is not a bfi snapshot"},
 	{BFI_E_FILTER_MISMATCH, "the filters differ in width, hash count or hash function"},
+	{BFI_E_BUSY, "another writer holds the collection's lock"},
 };
 
 const char *bfi_strerror(int code)

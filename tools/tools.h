@@ -11,6 +11,8 @@
 enum { EXIT_OK = 0, EXIT_BAD = 1, EXIT_USAGE = 2 };
 
 int cmd_build(int argc, char **argv);
+int cmd_append(int argc, char **argv);
+int cmd_remove(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

@@ -330,6 +330,38 @@ BFI_API const char *bfi_writer_warnings(const bfi_writer *w);
  */
 BFI_API BFI_MUST_CHECK int bfi_output_check(const char *path, char *err, size_t errlen);
 
+/*
+ * Collections (spec/format.md, "Collections"): a writer's hold on one,
+ * for adding segments (snapshots built with bfi_writer_finish at the path
+ * bfi_collection_segment_path gives) and removing sets, committed whole.
+ * bfi_collection_begin takes the collection's lock (BFI_COLL_WAIT: waits
+ * for it; else another writer's hold is BFI_E_BUSY, err naming its pid),
+ * reads the manifest (BFI_COLL_CREATE: the directory is made, and one
+ * without a manifest starts empty), and removes what killed writers left.
+ * Changes stay in memory until bfi_collection_commit writes the next
+ * generation and renames it into place; bfi_collection_end releases the
+ * lock and removes segments built but not committed. err (errlen bytes)
+ * says what failed.
+ */
+typedef struct bfi_collection bfi_collection;
+#define BFI_COLL_CREATE 1u
+#define BFI_COLL_WAIT 2u
+BFI_API BFI_MUST_CHECK int bfi_collection_begin(const char *path, unsigned flags,
+                                                bfi_collection **out, char *err, size_t errlen);
+/* The generation committed last (0: none yet). */
+BFI_API uint64_t bfi_collection_generation(const bfi_collection *c);
+/* Where to build the next segment; valid until the next call on c. */
+BFI_API const char *bfi_collection_segment_path(bfi_collection *c);
+/* Add the snapshot built there, of n_sets sets and that snapshot id. 0, BFI_E_LIMIT or -ENOMEM. */
+BFI_API BFI_MUST_CHECK int bfi_collection_add(bfi_collection *c, uint64_t n_sets,
+                                              const uint8_t snapshot_id[16]);
+/* Remove the set at global ordinal g. 0, BFI_E_NOT_FOUND (none there, or removed) or -ENOMEM. */
+BFI_API BFI_MUST_CHECK int bfi_collection_remove(bfi_collection *c, uint64_t g);
+/* Commit: the next generation, whole. 0 or -errno, BFI_E_LIMIT; bfi_collection_errmsg says more. */
+BFI_API BFI_MUST_CHECK int bfi_collection_commit(bfi_collection *c);
+BFI_API const char *bfi_collection_errmsg(const bfi_collection *c);
+BFI_API void bfi_collection_end(bfi_collection **c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -563,5 +563,11 @@ int staging_publish(struct staging *st, const char *path, char *err, size_t errl
 void staging_end(struct staging *st);
 /* Remove the staging directories beside path that killed builds left. */
 void staging_sweep(const char *path);
+/*
+ * Remove the published snapshot name in directory pfd: bfi's own files in
+ * it (and a stray marker), then the directory, which fails if anything
+ * else is there. 0 or -errno, or BFI_E_EXISTS if it is not our directory.
+ */
+int snapshot_remove(int pfd, const char *name);
 
 #endif

@@ -538,3 +538,21 @@ void staging_sweep(const char *path)
 	closedir(d);
 	close(pfd);
 }
+
+int snapshot_remove(int pfd, const char *name)
+{
+	struct stat st;
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		return BFI_E_EXISTS;
+	int dfd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	remove_own_files(dfd);
+	/* a stray marker, as a crash may leave one in a published snapshot */
+	if (fstatat(dfd, MARK_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+		(void)unlinkat(dfd, MARK_NAME, 0);
+	close(dfd);
+	return unlinkat(pfd, name, AT_REMOVEDIR) == 0 ? 0 : -errno; /* only if now empty */
+}

@@ -1,0 +1,114 @@
+#!/bin/sh
+# collection.sh - bfi append and bfi remove against an exact oracle: after
+# every commit the collection answers every key with the same set names as
+# a fresh bfi build of the live sets (every filter --bits 512 --hashes 5,
+# so a set's bits are the same in either). Then: a name held is refused
+# without --replace, a second writer is refused with the holder's pid (and
+# waits with --wait), other key rules and unknown names are refused with
+# nothing committed, and what killed writers left is swept.
+# Usage: sh tests/collection.sh ./bfi   (from the source root; tests/run.sh does this)
+BFI=${1:-./bfi}
+case $BFI in /*) ;; *) BFI=$(pwd)/$BFI ;; esac
+T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-collection.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+SUITE=collection
+. "$(dirname "$0")/lib/check.sh"
+W="--bits 512 --hashes 5 -q"
+
+# sets a0..a29 and b0..b19 over keys k0..k120; r: a new a1 of other keys
+awk 'BEGIN { for (s = 0; s < 30; s++) for (i = 0; i < 20; i++) printf "a%d\tk%d\n", s, s * 3 + i }' >"$T/a.tsv"
+awk 'BEGIN { for (s = 0; s < 20; s++) for (i = 0; i < 20; i++) printf "b%d\tk%d\n", s, s * 5 + i }' >"$T/b.tsv"
+awk 'BEGIN { for (i = 0; i < 20; i++) printf "a1\tk%d\n", 1000 + i }' >"$T/r.tsv"
+awk 'BEGIN { for (i = 0; i < 140; i++) print "k" i; for (i = 1000; i < 1020; i++) print "k" i;
+	for (i = 0; i < 200; i++) print "absent" i }' >"$T/keys.txt"
+
+# answers QUERIED: each line's names sorted, so that ordinals do not matter
+answers() { "$BFI" query --keys "$1" <"$T/keys.txt" | awk -F'\t' '{ n = split($0, a, "\t"); m = 0; delete b
+	for (i = 2; i <= n; i++) b[++m] = a[i]; for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (b[j] < b[i]) { t = b[i]; b[i] = b[j]; b[j] = t }
+	s = a[1]; for (i = 1; i <= m; i++) s = s "\t" b[i]; print s }'; }
+
+# same LIVE.TSV: the collection answers as a fresh build of LIVE.TSV
+same() {
+	rm -rf "$T/fresh"
+	# shellcheck disable=SC2086
+	"$BFI" build $W -o "$T/fresh" --tsv "$1" || return 1
+	answers "$T/C" >"$T/got" && answers "$T/fresh" >"$T/want" && cmp -s "$T/got" "$T/want"
+}
+
+steps() {
+	# shellcheck disable=SC2086
+	"$BFI" append "$T/C" $W --tsv "$T/a.tsv" || return 1
+	same "$T/a.tsv" || return 1
+	# shellcheck disable=SC2086
+	"$BFI" append "$T/C" $W --tsv "$T/b.tsv" || return 1
+	cat "$T/a.tsv" "$T/b.tsv" >"$T/live.tsv"
+	same "$T/live.tsv" || return 1
+	"$BFI" remove -q "$T/C" a1 b2 || return 1
+	grep -v -e '^a1	' -e '^b2	' "$T/live.tsv" >"$T/live2.tsv"
+	same "$T/live2.tsv" || return 1
+	# a1, removed, may come again; then replaced by itself
+	# shellcheck disable=SC2086
+	"$BFI" append "$T/C" $W --tsv "$T/r.tsv" || return 1
+	cat "$T/live2.tsv" "$T/r.tsv" >"$T/live3.tsv"
+	same "$T/live3.tsv" || return 1
+	# shellcheck disable=SC2086
+	"$BFI" append "$T/C" --replace $W --tsv "$T/r.tsv" || return 1
+	same "$T/live3.tsv" || return 1
+	"$BFI" inspect --json "$T/C" >/dev/null
+}
+check "after every append, remove and replace the answers equal a fresh build of the live sets" steps
+
+held() {
+	g=$(od -An -t u8 -j 24 -N 8 "$T/C/MANIFEST" | tr -d ' ')
+	# shellcheck disable=SC2086
+	"$BFI" append "$T/C" $W --tsv "$T/r.tsv" 2>"$T/err"
+	[ $? -eq 2 ] && grep -q 'already holds a set named a1' "$T/err" &&
+		[ "$(od -An -t u8 -j 24 -N 8 "$T/C/MANIFEST" | tr -d ' ')" = "$g" ] &&
+		[ "$(ls -d "$T"/C/seg-* | wc -l)" -eq 4 ]
+}
+check "a name the collection holds is refused without --replace; nothing committed, nothing left" held
+
+busy() {
+	command -v flock >/dev/null || return 0
+	flock "$T/C/LOCK" sh -c "echo 4242 >'$T/C/LOCK'; sleep 2" &
+	sleep 0.5
+	"$BFI" remove "$T/C" a3 2>"$T/err"
+	rc=$?
+	wait
+	[ $rc -eq 2 ] && grep -q 'another writer holds the collection.s lock (pid 4242)' "$T/err" &&
+		echo k9 | "$BFI" query "$T/C" | grep -q a3 # and the refused writer touched nothing
+}
+check "a second writer is refused, naming the holder's pid, and touches nothing" busy
+
+waits() {
+	command -v flock >/dev/null || return 0
+	flock "$T/C/LOCK" sleep 1 &
+	sleep 0.3
+	"$BFI" remove -q --wait "$T/C" a3 && wait && ! "$BFI" query "$T/C" <<EOF | grep -q 'a3'
+k9
+EOF
+}
+check "--wait waits for the lock, then commits" waits
+
+refused() {
+	mkdir -p "$T/docs" && echo "some words here" >"$T/docs/d1.txt"
+	"$BFI" append "$T/C" -q --input text "$T/docs" 2>"$T/err1"
+	r1=$?
+	"$BFI" remove "$T/C" nosuchset 2>"$T/err2"
+	r2=$?
+	[ $r1 -eq 2 ] && grep -q "input differs" "$T/err1" && [ $r2 -eq 2 ] &&
+		grep -q 'holds no set named nosuchset' "$T/err2" && [ "$(ls -d "$T"/C/seg-* | wc -l)" -eq 4 ]
+}
+check "other key rules and unknown names are refused, nothing committed" refused
+
+swept() {
+	mkdir "$T/C/seg-00000000000000ff-0000" && : >"$T/C/seg-00000000000000ff-0000/index.bfi" &&
+		: >"$T/C/MANIFEST.tmp-99" && mkdir "$T/C/notours" || return 1
+	"$BFI" remove -q "$T/C" a4 || return 1
+	[ ! -e "$T/C/seg-00000000000000ff-0000" ] && [ ! -e "$T/C/MANIFEST.tmp-99" ] && [ -d "$T/C/notours" ]
+}
+check "the next writer sweeps unlisted segments and stray manifests, and nothing else" swept
+
+helps() { "$BFI" append --help | grep -q -- --replace && "$BFI" remove --help | grep -q -- --from; }
+check "append and remove have --help" helps
+exit $((fails > 0))

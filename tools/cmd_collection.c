@@ -1,0 +1,311 @@
+/*
+ * cmd_collection.c - bfi append and bfi remove: a collection grows by a
+ * segment, or loses sets, one committed generation at a time
+ * (spec/format.md, "Collections").
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfi.h"
+#include "bfi_catalog.h"
+#include "bfi_writer.h"
+#include "tools.h"
+
+static const char append_help[] =
+	"Usage: bfi append COLL [--replace] [--wait] [BUILD OPTIONS] INPUT...\n"
+	"\n"
+	"Add the sets of INPUT to the collection COLL as a new segment, in one\n"
+	"commit: readers see all of them or none. COLL is made if it does not\n"
+	"exist. INPUT and the options are those of bfi build (see bfi build --help),\n"
+	"with the collection's parameters: its k (--hashes) and the way its keys\n"
+	"were made (input kind, k-mer length, tokenizer, path encoding), which a\n"
+	"segment must share; each segment's widths are chosen for its own sets.\n"
+	"\n"
+	"Options of its own:\n"
+	"      --replace   a set whose name the collection holds replaces it\n"
+	"                  (without it, that is an error and nothing is committed)\n"
+	"      --wait      wait for another writer's lock rather than fail\n"
+	"  -h, --help      show this help\n"
+	"\n"
+	"Exit status: 0, or 2 for a usage error, a name already held, another\n"
+	"writer's lock, or a build that failed (nothing is committed then).\n";
+
+static const char remove_help[] =
+	"Usage: bfi remove [--wait] COLL NAME...\n"
+	"       bfi remove [--wait] COLL --from FILE\n"
+	"\n"
+	"Remove the named sets from the collection COLL in one commit. Their bits\n"
+	"stay in their segments until the collection is compacted; no query\n"
+	"answers them from this commit on. --from reads one name a line (\"-\":\n"
+	"standard input).\n"
+	"\n"
+	"Options:\n"
+	"      --from FILE  the names, one a line\n"
+	"      --wait       wait for another writer's lock rather than fail\n"
+	"  -h, --help       show this help\n"
+	"\n"
+	"Exit status: 0, or 2 for a usage error, a name the collection does not\n"
+	"hold, or another writer's lock (nothing is committed then).\n";
+
+/* The catalog fields that say how a snapshot's keys were made: a segment must match them. */
+static const char *const key_rules[] = {BFI_META_INPUT,          BFI_META_KMER,
+                                        BFI_META_TEXT_MAX_TERM,  BFI_META_TEXT_STOP_WORDS,
+                                        BFI_META_PATHS,          BFI_META_PATH_MAX};
+
+/* The key rule of a and b that differs, or NULL. */
+static const char *rule_differs(const bfi_snapshot *a, const bfi_snapshot *b)
+{
+	for (size_t i = 0; i < sizeof key_rules / sizeof *key_rules; i++) {
+		const void *va, *vb;
+		size_t la, lb;
+		int ra = bfi_catalog_meta(a, key_rules[i], &va, &la);
+		int rb = bfi_catalog_meta(b, key_rules[i], &vb, &lb);
+		if (ra != rb || (ra == 0 && (la != lb || memcmp(va, vb, la) != 0)))
+			return key_rules[i];
+	}
+	return NULL;
+}
+
+/* Is opt one of bfi build's options that set k? */
+static int sets_k(const char *opt)
+{
+	return !strcmp(opt, "--hashes") || !strncmp(opt, "--hashes=", 9);
+}
+
+/*
+ * The new segment's sets against the collection's: each name it holds is
+ * removed (--replace) or an error. 0, or EXIT_USAGE after saying why.
+ */
+static int names_held(const char *coll, const bfi_snapshot *old, const bfi_snapshot *seg,
+                      bfi_collection *c, int replace, uint64_t *replaced)
+{
+	struct bfi_info in;
+	bfi_info(seg, &in);
+	for (uint64_t j = 0; j < in.n_sets; j++) {
+		const char *name;
+		size_t len;
+		uint32_t g;
+		int rc = bfi_set_name(seg, (uint32_t)j, &name, &len);
+		if (rc == 0)
+			rc = bfi_set_find(old, name, len, &g);
+		if (rc == BFI_E_NOT_FOUND)
+			continue;
+		if (rc == 0 && !replace) {
+			fprintf(stderr, "bfi append: %s already holds a set named %.*s (give --replace to "
+			                "replace it); nothing committed\n",
+			        coll, (int)len, name);
+			return EXIT_USAGE;
+		}
+		if (rc == 0)
+			rc = bfi_collection_remove(c, g);
+		if (rc) {
+			fprintf(stderr, "bfi append: %s: %s\n", coll, bfi_strerror(rc));
+			return EXIT_USAGE;
+		}
+		++*replaced;
+	}
+	return 0;
+}
+
+int cmd_append(int argc, char **argv)
+{
+	int replace = 0, wait = 0, quiet = 0, given_k = 0;
+	char **b = calloc((size_t)argc + 8, sizeof *b);
+	if (b == NULL)
+		return EXIT_USAGE;
+	int nb = 1;
+	const char *coll = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(append_help, stdout);
+			free(b);
+			return EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--replace"))
+			replace = 1;
+		else if (!strcmp(argv[i], "--wait"))
+			wait = 1;
+		else if (coll == NULL && argv[i][0] != '-')
+			coll = argv[i];
+		else {
+			quiet |= !strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet");
+			given_k |= sets_k(argv[i]);
+			b[nb++] = argv[i];
+		}
+	}
+	if (coll == NULL || nb == 1) {
+		fprintf(stderr, "bfi append: need COLL and at least one INPUT\n\n%s", append_help);
+		free(b);
+		return EXIT_USAGE;
+	}
+	char err[4400], kbuf[16];
+	bfi_collection *c = NULL;
+	int rc = bfi_collection_begin(coll, BFI_COLL_CREATE | (wait ? BFI_COLL_WAIT : 0), &c, err,
+	                              sizeof err);
+	if (rc) {
+		fprintf(stderr, "bfi append: %s\n", err[0] ? err : bfi_strerror(rc));
+		free(b);
+		return EXIT_USAGE;
+	}
+	bfi_snapshot *old = NULL, *seg = NULL;
+	int exit = EXIT_USAGE;
+	if (bfi_collection_generation(c) && (rc = bfi_open(coll, 0, &old)) != 0) {
+		fprintf(stderr, "bfi append: %s: %s\n", coll, bfi_strerror(rc));
+		goto out;
+	}
+	struct bfi_info oi = {0};
+	if (old)
+		bfi_info(old, &oi);
+	if (old && oi.segments && !given_k) { /* the collection's k */
+		snprintf(kbuf, sizeof kbuf, "%u", oi.hashes);
+		b[nb++] = "--hashes";
+		b[nb++] = kbuf;
+	}
+	const char *path = bfi_collection_segment_path(c);
+	b[0] = "build";
+	b[nb++] = "-o";
+	b[nb++] = (char *)path;
+	b[nb] = NULL;
+	if (cmd_build(nb, b) != EXIT_OK)
+		goto out; /* bfi build said why; the segment, if any, is swept */
+	if ((rc = bfi_open(path, 0, &seg)) != 0) {
+		fprintf(stderr, "bfi append: %s: %s\n", path, bfi_strerror(rc));
+		goto out;
+	}
+	struct bfi_info si;
+	bfi_info(seg, &si);
+	const char *differs = old && oi.segments ? rule_differs(old, seg) : NULL;
+	if (differs || (old && oi.segments && si.hashes != oi.hashes)) {
+		fprintf(stderr, "bfi append: %s: the new sets' %s differs from the collection's; "
+		                "nothing committed\n",
+		        coll, differs ? differs : "k (--hashes)");
+		goto out;
+	}
+	uint64_t replaced = 0;
+	if (old && (exit = names_held(coll, old, seg, c, replace, &replaced)) != 0)
+		goto out;
+	exit = EXIT_USAGE;
+	rc = bfi_collection_add(c, si.n_sets, si.snapshot_id);
+	if (rc == 0)
+		rc = bfi_collection_commit(c);
+	if (rc) {
+		fprintf(stderr, "bfi append: %s\n",
+		        *bfi_collection_errmsg(c) ? bfi_collection_errmsg(c) : bfi_strerror(rc));
+		goto out;
+	}
+	if (!quiet)
+		fprintf(stderr, "bfi append: %s generation %llu: %llu sets added (%llu replaced)\n",
+		        coll, (unsigned long long)bfi_collection_generation(c),
+		        (unsigned long long)si.n_sets, (unsigned long long)replaced);
+	exit = EXIT_OK;
+out:
+	bfi_close(&seg);
+	bfi_close(&old);
+	bfi_collection_end(&c);
+	free(b);
+	return exit;
+}
+
+/* Remove the set called name (len bytes) held by the collection open as old. */
+static int remove_one(const char *coll, const bfi_snapshot *old, bfi_collection *c,
+                      const char *name, size_t len)
+{
+	uint32_t g;
+	int rc = bfi_set_find(old, name, len, &g);
+	if (rc == 0)
+		rc = bfi_collection_remove(c, g);
+	if (rc == BFI_E_NOT_FOUND)
+		fprintf(stderr, "bfi remove: %s holds no set named %.*s; nothing committed\n", coll,
+		        (int)len, name);
+	else if (rc)
+		fprintf(stderr, "bfi remove: %s: %s\n", coll, bfi_strerror(rc));
+	return rc;
+}
+
+/* Each line of file (a name) removed; 0 or the first error. */
+static int remove_listed(const char *coll, const bfi_snapshot *old, bfi_collection *c,
+                         const char *file, uint64_t *n)
+{
+	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+	if (f == NULL) {
+		fprintf(stderr, "bfi remove: %s: %s\n", file, strerror(errno));
+		return -errno;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t got;
+	int rc = 0;
+	while (rc == 0 && (got = getline(&line, &cap, f)) >= 0) {
+		while (got && (line[got - 1] == '\n' || line[got - 1] == '\r'))
+			got--;
+		if (got == 0)
+			continue;
+		rc = remove_one(coll, old, c, line, (size_t)got);
+		*n += rc == 0;
+	}
+	if (rc == 0 && ferror(f)) {
+		fprintf(stderr, "bfi remove: %s: read error\n", file);
+		rc = -EIO;
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	return rc;
+}
+
+int cmd_remove(int argc, char **argv)
+{
+	int wait = 0, quiet = 0, first = 0, nnames = 0;
+	const char *coll = NULL, *from = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(remove_help, stdout);
+			return EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--wait"))
+			wait = 1;
+		else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
+			quiet = 1;
+		else if (!strcmp(argv[i], "--from") && i + 1 < argc)
+			from = argv[++i];
+		else if (coll == NULL)
+			coll = argv[i];
+		else if (nnames++ == 0)
+			first = i;
+	}
+	if (coll == NULL || (from == NULL) == (nnames == 0)) {
+		fprintf(stderr, "bfi remove: need COLL and NAMEs, or --from FILE\n\n%s", remove_help);
+		return EXIT_USAGE;
+	}
+	char err[4400];
+	bfi_collection *c = NULL;
+	int rc = bfi_collection_begin(coll, wait ? BFI_COLL_WAIT : 0, &c, err, sizeof err);
+	if (rc) {
+		fprintf(stderr, "bfi remove: %s\n", err[0] ? err : bfi_strerror(rc));
+		return EXIT_USAGE;
+	}
+	bfi_snapshot *old = NULL;
+	uint64_t n = 0;
+	rc = bfi_open(coll, 0, &old);
+	if (rc)
+		fprintf(stderr, "bfi remove: %s: %s\n", coll, bfi_strerror(rc));
+	for (int i = first; rc == 0 && !from && i < argc; i++) {
+		if (!strcmp(argv[i], "--wait") || !strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
+			continue;
+		rc = remove_one(coll, old, c, argv[i], strlen(argv[i]));
+		n += rc == 0;
+	}
+	if (rc == 0 && from)
+		rc = remove_listed(coll, old, c, from, &n);
+	if (rc == 0 && (rc = bfi_collection_commit(c)) != 0)
+		fprintf(stderr, "bfi remove: %s\n",
+		        *bfi_collection_errmsg(c) ? bfi_collection_errmsg(c) : bfi_strerror(rc));
+	if (rc == 0 && !quiet)
+		fprintf(stderr, "bfi remove: %s generation %llu: %llu sets removed\n", coll,
+		        (unsigned long long)bfi_collection_generation(c), (unsigned long long)n);
+	bfi_close(&old);
+	bfi_collection_end(&c);
+	return rc ? EXIT_USAGE : EXIT_OK;
+}

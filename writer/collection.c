@@ -1,0 +1,309 @@
+/*
+ * collection.c - a writer's hold on a collection (spec/format.md,
+ * "Collections"): its lock, its manifest read and changed in memory, the
+ * commit (a new manifest file renamed over the old), and the sweep of what
+ * no manifest names and only a writer made.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bfi_manifest.h"
+#include "internal.h"
+
+struct bfi_collection {
+	char path[4096];
+	int dfd, lock;
+	int held;              /* the lock is ours and the manifest read: only then may we sweep */
+	struct bfi_manifest m; /* as it will be committed */
+	uint32_t committed;    /* segments the committed manifest lists */
+	uint32_t added;        /* segments added since: removed at the end unless committed */
+	uint64_t ordinals;
+	char seg[4200];        /* bfi_collection_segment_path's answer */
+	char err[4400];
+};
+
+static int fail(bfi_collection *c, char *err, size_t errlen, int rc, const char *fmt, const char *a)
+{
+	snprintf(err, errlen, fmt, a, rc < 0 && rc > -4096 ? strerror(-rc) : bfi_strerror(rc));
+	(void)c;
+	return rc;
+}
+
+/* Take the lock, or say who holds it: its pid, from the file. */
+static int take_lock(bfi_collection *c, unsigned flags, char *err, size_t errlen)
+{
+	c->lock = openat(c->dfd, BFI_COLLECTION_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (c->lock < 0)
+		return fail(c, err, errlen, -errno, "%s/" BFI_COLLECTION_LOCK ": %s", c->path);
+	int rc;
+	while ((rc = flock(c->lock, LOCK_EX | (flags & BFI_COLL_WAIT ? 0 : LOCK_NB))) != 0 &&
+	       errno == EINTR)
+		;
+	if (rc != 0 && errno == EWOULDBLOCK) {
+		char pid[24] = "";
+		ssize_t n = pread(c->lock, pid, sizeof pid - 1, 0);
+		pid[n > 0 ? n : 0] = 0;
+		pid[strcspn(pid, "\n")] = 0;
+		snprintf(err, errlen, "%s: another writer holds the collection's lock (pid %s)", c->path,
+		         pid[0] ? pid : "unknown");
+		return BFI_E_BUSY;
+	}
+	if (rc != 0)
+		return fail(c, err, errlen, -errno, "%s/" BFI_COLLECTION_LOCK ": %s", c->path);
+	char pid[24];
+	int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+	if (ftruncate(c->lock, 0) != 0 || pwrite(c->lock, pid, (size_t)len, 0) != len)
+		return fail(c, err, errlen, -errno, "%s/" BFI_COLLECTION_LOCK ": %s", c->path);
+	return 0;
+}
+
+/* The manifest, or an empty one (generation 0) if there is none and create allows it. */
+static int read_manifest(bfi_collection *c, unsigned flags, char *err, size_t errlen)
+{
+	int fd = openat(c->dfd, BFI_MANIFEST_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 && errno == ENOENT) {
+		if (fstatat(c->dfd, BFI_INDEX_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    !(flags & BFI_COLL_CREATE)) {
+			snprintf(err, errlen, "%s: not a collection (no %s)", c->path, BFI_MANIFEST_NAME);
+			return BFI_E_INVALID;
+		}
+		memset(&c->m, 0, sizeof c->m);
+		c->m.major = BFI_MANIFEST_MAJOR;
+		if (getrandom(c->m.collection_id, 16, 0) != 16)
+			return fail(c, err, errlen, -errno, "%s: collection id: %s", c->path);
+		return 0;
+	}
+	if (fd < 0)
+		return fail(c, err, errlen, -errno, "%s/" BFI_MANIFEST_NAME ": %s", c->path);
+	int rc = fstat(fd, &st) == 0 ? 0 : -errno;
+	uint64_t size = rc == 0 ? (uint64_t)st.st_size : 0;
+	uint8_t *b = rc == 0 && size <= (256u << 20) ? malloc(size ? (size_t)size : 1) : NULL;
+	if (rc == 0 && b == NULL)
+		rc = size > (256u << 20) ? BFI_E_LIMIT : -ENOMEM;
+	if (rc == 0 && pread_all(fd, b, (size_t)size, 0) != 0)
+		rc = -EIO;
+	const char *what = NULL;
+	if (rc == 0)
+		rc = bfi_manifest_decode(b, size, &c->m, &what);
+	free(b);
+	close(fd);
+	if (rc && what) {
+		snprintf(err, errlen, "%s/" BFI_MANIFEST_NAME ": %s (%s)", c->path, bfi_strerror(rc), what);
+		return rc;
+	}
+	if (rc)
+		return fail(c, err, errlen, rc, "%s/" BFI_MANIFEST_NAME ": %s", c->path);
+	c->committed = c->m.n_segments;
+	if (c->m.n_segments)
+		c->ordinals = c->m.segs[c->m.n_segments - 1].first + c->m.segs[c->m.n_segments - 1].n_sets;
+	return 0;
+}
+
+/* Is name a segment the manifest lists? */
+static int listed(const bfi_collection *c, const char *name)
+{
+	for (uint32_t i = 0; i < c->m.n_segments; i++)
+		if (strcmp(c->m.segs[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * What no manifest names and only a writer made: segments not listed,
+ * staging directories of segments, and manifests never committed.
+ */
+static void sweep(bfi_collection *c)
+{
+	int lfd = dup(c->dfd);
+	DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+	if (d == NULL) {
+		if (lfd >= 0)
+			close(lfd);
+		return;
+	}
+	rewinddir(d); /* the dup shares dfd's offset, which an earlier sweep left at the end */
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		char name[256];
+		snprintf(name, sizeof name, "%s", e->d_name);
+		const char *tmp = strstr(name, ".tmp-");
+		if (strncmp(name, "seg-", 4) == 0 && tmp) { /* a segment's staging: publish.c's rules */
+			char target[4400];
+			snprintf(target, sizeof target, "%s/%.*s", c->path, (int)(tmp - name), name);
+			staging_sweep(target);
+		} else if (bfi_segment_name_ok(name) && !listed(c, name)) {
+			(void)snapshot_remove(c->dfd, name);
+		} else if (strncmp(name, BFI_MANIFEST_NAME ".tmp-", sizeof BFI_MANIFEST_NAME + 4) == 0) {
+			struct stat st;
+			if (fstatat(c->dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+				(void)unlinkat(c->dfd, name, 0);
+		}
+	}
+	closedir(d);
+}
+
+int bfi_collection_begin(const char *path, unsigned flags, bfi_collection **out, char *err,
+                         size_t errlen)
+{
+	if (path == NULL || out == NULL || err == NULL || strlen(path) >= 4000 ||
+	    (flags & ~(BFI_COLL_CREATE | BFI_COLL_WAIT)))
+		return BFI_E_INVALID;
+	*out = NULL;
+	err[0] = 0;
+	bfi_collection *c = calloc(1, sizeof *c);
+	if (c == NULL)
+		return -ENOMEM;
+	snprintf(c->path, sizeof c->path, "%s", path);
+	c->lock = -1;
+	if ((flags & BFI_COLL_CREATE) && mkdir(path, 0755) != 0 && errno != EEXIST) {
+		int rc = fail(c, err, errlen, -errno, "%s: %s", path);
+		free(c);
+		return rc;
+	}
+	c->dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = c->dfd < 0 ? fail(c, err, errlen, -errno, "%s: %s", path) : 0;
+	if (rc == 0)
+		rc = take_lock(c, flags, err, errlen);
+	if (rc == 0)
+		rc = read_manifest(c, flags, err, errlen);
+	if (rc) {
+		bfi_collection_end(&c);
+		return rc;
+	}
+	c->held = 1;
+	sweep(c);
+	*out = c;
+	return 0;
+}
+
+uint64_t bfi_collection_generation(const bfi_collection *c)
+{
+	return c->m.generation;
+}
+
+const char *bfi_collection_segment_path(bfi_collection *c)
+{
+	snprintf(c->seg, sizeof c->seg, "%s/seg-%016llx-%04x", c->path,
+	         (unsigned long long)(c->m.generation + 1), c->added);
+	return c->seg;
+}
+
+int bfi_collection_add(bfi_collection *c, uint64_t n_sets, const uint8_t snapshot_id[16])
+{
+	if (c == NULL || n_sets == 0 || n_sets > UINT32_MAX ||
+	    c->ordinals + n_sets > (uint64_t)UINT32_MAX + 1 || c->m.n_segments >= BFI_MAX_SEGMENTS)
+		return BFI_E_LIMIT;
+	struct bfi_segment *g = realloc(c->m.segs, (c->m.n_segments + 1) * sizeof *g);
+	if (g == NULL)
+		return -ENOMEM;
+	c->m.segs = g;
+	g = &c->m.segs[c->m.n_segments++];
+	memset(g, 0, sizeof *g);
+	snprintf(g->name, sizeof g->name, "seg-%016llx-%04x",
+	         (unsigned long long)(c->m.generation + 1), c->added++);
+	g->n_sets = n_sets;
+	g->first = c->ordinals;
+	memcpy(g->snapshot_id, snapshot_id, 16);
+	c->ordinals += n_sets;
+	c->m.n_sets += n_sets;
+	return 0;
+}
+
+int bfi_collection_remove(bfi_collection *c, uint64_t g)
+{
+	uint32_t lo = 0, hi = c->m.n_segments;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (c->m.segs[mid].first <= g)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (c->m.n_segments == 0 || g >= c->ordinals)
+		return BFI_E_NOT_FOUND;
+	uint64_t key = (uint64_t)lo << 32 | (g - c->m.segs[lo].first);
+	uint32_t at = 0;
+	while (at < c->m.n_removed && c->m.removed[at] < key)
+		at++;
+	if (at < c->m.n_removed && c->m.removed[at] == key)
+		return BFI_E_NOT_FOUND; /* removed already */
+	uint64_t *r = realloc(c->m.removed, (c->m.n_removed + 1) * sizeof *r);
+	if (r == NULL)
+		return -ENOMEM;
+	c->m.removed = r;
+	memmove(r + at + 1, r + at, (c->m.n_removed - at) * sizeof *r);
+	r[at] = key;
+	c->m.n_removed++;
+	c->m.n_sets--;
+	return 0;
+}
+
+int bfi_collection_commit(bfi_collection *c)
+{
+	c->m.generation++;
+	uint64_t size = bfi_manifest_size(&c->m);
+	uint8_t *b = size ? malloc((size_t)size) : NULL;
+	if (b == NULL) {
+		c->m.generation--;
+		return size ? -ENOMEM : BFI_E_LIMIT;
+	}
+	bfi_manifest_encode(b, &c->m);
+	char tmp[64];
+	snprintf(tmp, sizeof tmp, BFI_MANIFEST_NAME ".tmp-%ld", (long)getpid());
+	(void)unlinkat(c->dfd, tmp, 0);
+	int fd = openat(c->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+	int rc = fd < 0 ? -errno : pwrite_all(fd, b, (size_t)size, 0);
+	if (rc == 0 && fsync(fd) != 0)
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	/* the commit: readers that open the manifest from now on see this generation */
+	if (rc == 0 && renameat(c->dfd, tmp, c->dfd, BFI_MANIFEST_NAME) != 0)
+		rc = -errno;
+	if (rc == 0 && fsync(c->dfd) != 0)
+		rc = -errno;
+	free(b);
+	if (rc) {
+		(void)unlinkat(c->dfd, tmp, 0);
+		c->m.generation--;
+		snprintf(c->err, sizeof c->err, "%s/%s: %s", c->path, BFI_MANIFEST_NAME,
+		         rc < 0 ? strerror(-rc) : bfi_strerror(rc));
+		return rc;
+	}
+	c->committed = c->m.n_segments;
+	c->added = 0;
+	sweep(c);
+	return 0;
+}
+
+const char *bfi_collection_errmsg(const bfi_collection *c)
+{
+	return c ? c->err : "";
+}
+
+void bfi_collection_end(bfi_collection **cp)
+{
+	if (cp == NULL || *cp == NULL)
+		return;
+	bfi_collection *c = *cp;
+	/* segments built or added but not committed: no manifest names them */
+	c->m.n_segments = c->committed;
+	if (c->held)
+		sweep(c);
+	bfi_manifest_free(&c->m);
+	if (c->lock >= 0)
+		close(c->lock); /* and with it the lock */
+	if (c->dfd >= 0)
+		close(c->dfd);
+	free(c);
+	*cp = NULL;
+}
