@@ -522,10 +522,12 @@ BFI_API BFI_MUST_CHECK int bfi_set_fpr(const bfi_snapshot *snap, uint32_t ord, d
 /*
  * Deep verification of the snapshot at path: everything bfi_open()
  * checks, then every checksum of the index, the zero padding of every
- * row, then the catalog's digest and contents.
+ * row, then the catalog's digest and contents. A collection: its
+ * manifest, then each segment so, and that each is the snapshot listed.
  */
 struct bfi_verify_report {
-	const char *file;  /* "index.bfi" or "catalog.mdb" */
+	const char *file;  /* "index.bfi", "catalog.mdb", or a collection's "MANIFEST" */
+	char segment[40];  /* in a collection: the segment at fault (its directory), or "" */
 	uint64_t offset;   /* first byte of the first bad region */
 	uint64_t length;   /* its length in bytes */
 	char what[160];    /* what was wrong there */

@@ -62,7 +62,7 @@ static int segment_of(const struct bfi_coll *c, uint64_t g, uint32_t *ord)
 }
 
 /* Read the whole manifest in dirfd: 0, -errno, or a manifest's BFI_E_* with *bad set. */
-static int read_manifest(int dirfd, struct bfi_manifest *m, struct bfi_bad *bad)
+int bfi__read_manifest(int dirfd, struct bfi_manifest *m, struct bfi_bad *bad)
 {
 	int fd = openat(dirfd, BFI_MANIFEST_NAME, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
@@ -135,7 +135,7 @@ static int open_once(const char *path, int dirfd, unsigned flags, bfi_snapshot *
 	if (c == NULL)
 		return -ENOMEM;
 	s->coll = c;
-	int rc = read_manifest(dirfd, &c->m, bad);
+	int rc = bfi__read_manifest(dirfd, &c->m, bad);
 	if (rc == 0 && (c->seg = calloc(c->m.n_segments ? c->m.n_segments : 1, sizeof *c->seg)) == NULL)
 		rc = -ENOMEM;
 	if (rc == 0)
@@ -147,8 +147,7 @@ static int open_once(const char *path, int dirfd, unsigned flags, bfi_snapshot *
 	return rc;
 }
 
-/* Does dirfd hold a manifest: is path a collection? */
-static int is_collection(int dirfd)
+int bfi__is_collection(int dirfd)
 {
 	struct stat st;
 	return fstatat(dirfd, BFI_MANIFEST_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0;
@@ -164,7 +163,7 @@ int bfi_open(const char *path, unsigned flags, bfi_snapshot **out)
 	if (rc != -ENOENT)
 		return rc;
 	int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0 || !is_collection(dirfd)) {
+	if (dirfd < 0 || !bfi__is_collection(dirfd)) {
 		if (dirfd >= 0)
 			close(dirfd);
 		return rc;

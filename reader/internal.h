@@ -116,6 +116,11 @@ struct bfi_snapshot {
  */
 int bfi__catalog_open(bfi_snapshot *snap, int trusted, struct bfi_bad *bad);
 void bfi__catalog_close(bfi_snapshot *snap);
+struct bfi_manifest;
+/* Read and check the manifest in collection directory dirfd (collection.c): 0, -errno or BFI_E_*. */
+int bfi__read_manifest(int dirfd, struct bfi_manifest *m, struct bfi_bad *bad);
+/* Does directory dirfd hold a manifest: is it a collection? */
+int bfi__is_collection(int dirfd);
 /* The snapshot whose catalog answers for s: s, or a collection's first segment. */
 static inline const bfi_snapshot *bfi__catalog_snap(const bfi_snapshot *s)
 {

@@ -2,7 +2,12 @@
  * verify.c - deep verification: every checksum, every padding bit, and
  * the catalog. Reports the first bad region rather than stopping at "bad".
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
+
+#include "bfi_manifest.h"
 
 #include "layout.h"
 
@@ -54,6 +59,42 @@ static int check_data(const bfi_snapshot *s, struct bfi_bad *bad,
 	return 0;
 }
 
+/*
+ * A collection at path (dirfd): its manifest, then each segment as a
+ * snapshot, and that each is the one the manifest lists.
+ */
+static int verify_collection(const char *path, int dirfd, struct bfi_verify_report *rep,
+                             void (*progress)(void *ctx, uint64_t done, uint64_t total),
+                             void *ctx)
+{
+	struct bfi_manifest m;
+	struct bfi_bad bad = {0, 0, NULL};
+	int rc = bfi__read_manifest(dirfd, &m, &bad);
+	if (rc) {
+		report(rep, BFI_MANIFEST_NAME, &bad);
+		return rc;
+	}
+	char p[4200];
+	for (uint32_t i = 0; i < m.n_segments && rc == 0; i++) {
+		snprintf(p, sizeof p, "%s/%s", path, m.segs[i].name);
+		rc = bfi_verify(p, rep, progress, ctx);
+		bfi_snapshot *s = NULL;
+		if (rc == 0 && (rc = bfi__open(p, BFI_OPEN_NO_CATALOG, &s, &bad)) != 0)
+			report(rep, BFI_INDEX_NAME, &bad);
+		if (rc == 0 && (s->lay.n_sets != m.segs[i].n_sets ||
+		                memcmp(s->lay.hdr.snapshot_id, m.segs[i].snapshot_id, 16) != 0)) {
+			rc = BFI_E_CATALOG_MISMATCH;
+			bad = (struct bfi_bad){0, BFI_HEADER_SIZE, "not the snapshot the manifest lists"};
+			report(rep, BFI_INDEX_NAME, &bad);
+		}
+		bfi_close(&s);
+		if (rc)
+			snprintf(rep->segment, sizeof rep->segment, "%s", m.segs[i].name);
+	}
+	bfi_manifest_free(&m);
+	return rc;
+}
+
 int bfi_verify(const char *path, struct bfi_verify_report *rep,
                void (*progress)(void *ctx, uint64_t done, uint64_t total), void *ctx)
 {
@@ -63,6 +104,14 @@ int bfi_verify(const char *path, struct bfi_verify_report *rep,
 		return BFI_E_INVALID;
 	memset(rep, 0, sizeof *rep);
 	int rc = bfi__open(path, BFI_OPEN_NO_CATALOG, &s, &bad);
+	int dirfd = rc == -ENOENT ? open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (dirfd >= 0 && bfi__is_collection(dirfd)) {
+		rc = verify_collection(path, dirfd, rep, progress, ctx);
+		close(dirfd);
+		return rc;
+	}
+	if (dirfd >= 0)
+		close(dirfd);
 	if (rc) {
 		report(rep, BFI_INDEX_NAME, &bad);
 		return rc;

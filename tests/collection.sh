@@ -109,6 +109,24 @@ swept() {
 }
 check "the next writer sweeps unlisted segments and stray manifests, and nothing else" swept
 
+verified() {
+	"$BFI" verify "$T/C" >"$T/out1" || return 1
+	grep -q ': ok' "$T/out1" || return 1
+	# four segments; a1, b2, the second a1, a3 and a4 removed
+	"$BFI" inspect --json "$T/C" | python3 -c 'import json, sys; d = json.load(sys.stdin); c = d["collection"]; sys.exit(not (c["segments"] == 4 and c["ordinals"] == d["sets"] + 5))' || return 1
+	cp -r "$T/C" "$T/D" && chmod -R u+w "$T/D" || return 1
+	seg=$(ls -d "$T"/D/seg-* | head -1)
+	printf '\001' | dd of="$seg/index.bfi" bs=1 seek=5000 conv=notrunc 2>/dev/null
+	"$BFI" verify "$T/D" >"$T/out2"
+	r1=$?
+	printf 'x' | dd of="$T/D/MANIFEST" bs=1 seek=70 conv=notrunc 2>/dev/null
+	"$BFI" verify "$T/D" >"$T/out3"
+	r2=$?
+	[ $r1 -eq 1 ] && grep -q "CORRUPT: $(basename "$seg")/index.bfi" "$T/out2" && [ $r2 -eq 1 ] &&
+		grep -q 'CORRUPT: MANIFEST' "$T/out3"
+}
+check "verify and inspect take a collection; a damaged segment or manifest is named" verified
+
 helps() { "$BFI" append --help | grep -q -- --replace && "$BFI" remove --help | grep -q -- --from; }
 check "append and remove have --help" helps
 exit $((fails > 0))

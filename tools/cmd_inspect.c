@@ -446,6 +446,11 @@ int cmd_inspect(int argc, char **argv)
 	if (json) {
 		fputs("{\"path\": ", stdout);
 		json_str(stdout, path, strlen(path));
+		if (in.segments)
+			printf(", \"collection\": {\"generation\": %llu, \"segments\": %u, "
+			       "\"ordinals\": %llu}",
+			       (unsigned long long)in.generation, in.segments,
+			       (unsigned long long)in.ordinals);
 		printf(", \"format\": {\"major\": %u, \"minor\": %u, \"compat_flags\": %llu}",
 		       in.major, in.minor, (unsigned long long)in.compat_flags);
 		printf(", \"snapshot_id\": \"%s\", \"catalog_digest\": \"%s\"", id, dg);
@@ -497,6 +502,12 @@ int cmd_inspect(int argc, char **argv)
 		       f.fpr_mean, f.fpr_max, f.fpr_theory);
 	} else {
 		printf("snapshot     %s\n", path);
+		if (in.segments) /* a collection: what follows is of its first segment, sizes summed */
+			printf("collection   generation %llu, %u segments, %llu live sets of %llu "
+			       "ordinals (%llu removed)\n",
+			       (unsigned long long)in.generation, in.segments,
+			       (unsigned long long)in.n_sets, (unsigned long long)in.ordinals,
+			       (unsigned long long)(in.ordinals - in.n_sets));
 		printf("files        index.bfi %llu bytes, catalog.mdb %llu bytes\n",
 		       (unsigned long long)in.file_size, (unsigned long long)in.catalog_size);
 		printf("format       %u.%u (compatible flags 0x%llx), written by ", in.major, in.minor,

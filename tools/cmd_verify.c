@@ -57,12 +57,14 @@ int cmd_verify(int argc, char **argv)
 	}
 	if (rc <= BFI_E_FIRST + 999 && rc >= BFI_E_FIRST && rc != BFI_E_INVALID) {
 		/* bfi's own code: the snapshot is damaged or not a snapshot. */
-		printf("%s: CORRUPT: %s at byte offset %llu (length %llu): %s (%s)\n", path,
-		       rep.file ? rep.file : "?", (unsigned long long)rep.offset,
+		printf("%s: CORRUPT: %s%s%s at byte offset %llu (length %llu): %s (%s)\n", path,
+		       rep.segment, rep.segment[0] ? "/" : "", rep.file ? rep.file : "?",
+		       (unsigned long long)rep.offset,
 		       (unsigned long long)rep.length, rep.what, bfi_strerror(rc));
 		return EXIT_BAD;
 	}
-	fprintf(stderr, "bfi verify: %s%s%s: %s%s%s\n", path, rep.file ? "/" : "",
-	        rep.file ? rep.file : "", bfi_strerror(rc), rep.what[0] ? ": " : "", rep.what);
+	fprintf(stderr, "bfi verify: %s%s%s%s%s: %s%s%s\n", path, rep.segment[0] ? "/" : "",
+	        rep.segment, rep.file ? "/" : "", rep.file ? rep.file : "", bfi_strerror(rc),
+	        rep.what[0] ? ": " : "", rep.what);
 	return EXIT_USAGE;
 }
