@@ -2,7 +2,7 @@
 # collection.sh - bfi append and bfi remove against an exact oracle: after
 # every commit the collection answers every key with the same set names as
 # a fresh bfi build of the live sets (every filter --bits 512 --hashes 5,
-# so a set's bits are the same in either). Then: a name held is refused
+# no pre-filters, so a set's bits are the same in either). Then: a name held is refused
 # without --replace, a second writer is refused with the holder's pid (and
 # waits with --wait), other key rules and unknown names are refused with
 # nothing committed, and what killed writers left is swept.
@@ -13,7 +13,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-collection.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 SUITE=collection
 . "$(dirname "$0")/lib/check.sh"
-W="--bits 512 --hashes 5 -q"
+W="--bits 512 --hashes 5 --prefilter never -q"
 
 # sets a0..a29 and b0..b19 over keys k0..k120; r: a new a1 of other keys
 awk 'BEGIN { for (s = 0; s < 30; s++) for (i = 0; i < 20; i++) printf "a%d\tk%d\n", s, s * 3 + i }' >"$T/a.tsv"
@@ -22,10 +22,10 @@ awk 'BEGIN { for (i = 0; i < 20; i++) printf "a1\tk%d\n", 1000 + i }' >"$T/r.tsv
 awk 'BEGIN { for (i = 0; i < 140; i++) print "k" i; for (i = 1000; i < 1020; i++) print "k" i;
 	for (i = 0; i < 200; i++) print "absent" i }' >"$T/keys.txt"
 
-# answers QUERIED: each line's names sorted, so that ordinals do not matter
-answers() { "$BFI" query --keys "$1" <"$T/keys.txt" | awk -F'\t' '{ n = split($0, a, "\t"); m = 0; delete b
-	for (i = 2; i <= n; i++) b[++m] = a[i]; for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (b[j] < b[i]) { t = b[i]; b[i] = b[j]; b[j] = t }
-	s = a[1]; for (i = 1; i <= m; i++) s = s "\t" b[i]; print s }'; }
+# answers QUERIED: a line "key<TAB>name" for each set answered (a key alone
+# when none), sorted, so that neither ordinals nor order matter
+answers() { "$BFI" query --keys "$1" <"$T/keys.txt" |
+	awk -F'\t' '{ if (NF == 1) print $1; for (i = 2; i <= NF; i++) print $1 "\t" $i }' | sort; }
 
 # same LIVE.TSV: the collection answers as a fresh build of LIVE.TSV
 same() {
@@ -126,6 +126,66 @@ verified() {
 		grep -q 'CORRUPT: MANIFEST' "$T/out3"
 }
 check "verify and inspect take a collection; a damaged segment or manifest is named" verified
+
+# kill -9 at random moments of append and remove, 100 times: each time the
+# collection is whole at the old generation or the new, never between;
+# then one writer sweeps every leftover, and the answers are a fresh
+# build's of the live sets
+killed() {
+	rm -rf "$T/K" && mkdir "$T/K.in" || return 1
+	# shellcheck disable=SC2086
+	"$BFI" append "$T/K" $W --tsv "$T/a.tsv" || return 1
+	cp "$T/a.tsv" "$T/K.live"
+	i=0 old=0 new=0
+	while [ $i -lt 100 ]; do
+		awk -v t=$i 'BEGIN { for (s = 0; s < 2000; s++) for (j = 0; j < 20; j++) printf "t%d_%d\tk%d\n", t, s, s * 7 + j }' >"$T/K.in/t.tsv"
+		g=$(od -An -t u8 -j 24 -N 8 "$T/K/MANIFEST" | tr -d ' ')
+		n=$(wc -l <"$T/K.live")
+		if [ $((i % 4)) -eq 3 ]; then
+			victim=$(awk -F'\t' 'NR % 97 == 1 { print $1 }' "$T/K.live" | tail -1)
+			"$BFI" remove -q "$T/K" "$victim" 2>/dev/null &
+		else
+			# shellcheck disable=SC2086
+			"$BFI" append "$T/K" $W --tsv "$T/K.in/t.tsv" 2>/dev/null &
+		fi
+		pid=$!
+		sleep "0.0$(awk -v s=$i 'BEGIN { srand(s); printf "%02d", int(rand() * 60) }')"
+		kill -9 $pid 2>/dev/null
+		wait $pid 2>/dev/null
+		h=$(od -An -t u8 -j 24 -N 8 "$T/K/MANIFEST" | tr -d ' ')
+		"$BFI" verify "$T/K" >/dev/null || { echo "trial $i: verify failed"; return 1; }
+		if [ "$h" = "$g" ]; then
+			old=$((old + 1))
+		elif [ "$h" = "$((g + 1))" ]; then # committed: the new generation, whole
+			new=$((new + 1))
+			if [ $((i % 4)) -eq 3 ]; then
+				grep -v "^$victim	" "$T/K.live" >"$T/K.tmp" && mv "$T/K.tmp" "$T/K.live"
+			else
+				cat "$T/K.in/t.tsv" >>"$T/K.live"
+			fi
+		else
+			echo "trial $i: generation $h after $g"
+			return 1
+		fi
+		sets=$("$BFI" inspect --json "$T/K" | python3 -c 'import json, sys; print(json.load(sys.stdin)["sets"])')
+		want=$(cut -f1 "$T/K.live" | sort -u | wc -l)
+		[ "$sets" -eq "$want" ] || { echo "trial $i: $sets live sets, want $want"; return 1; }
+		i=$((i + 1))
+	done
+	echo "killed writers: $old left the old generation, $new the new" >"$T/K.counts"
+	[ $old -gt 10 ] && [ $new -gt 10 ] || return 1 # the kills came before and after commits
+	"$BFI" remove -q "$T/K" a0 || return 1 # a writer that runs to the end sweeps
+	grep -v '^a0	' "$T/K.live" >"$T/K.tmp" && mv "$T/K.tmp" "$T/K.live"
+	segs=$("$BFI" inspect --json "$T/K" | python3 -c 'import json, sys; print(json.load(sys.stdin)["collection"]["segments"])')
+	[ "$(ls "$T/K" | grep -c -v -x -e LOCK -e MANIFEST)" -eq "$segs" ] ||
+		{ echo "leftovers: $(ls "$T/K")"; return 1; }
+	rm -rf "$T/fresh"
+	# shellcheck disable=SC2086
+	"$BFI" build $W -o "$T/fresh" --tsv "$T/K.live" || return 1
+	answers "$T/K" >"$T/got" && answers "$T/fresh" >"$T/want" && cmp -s "$T/got" "$T/want"
+}
+check "100 writers killed at random moments: old or new generation, whole; leftovers swept" killed
+cat "$T/K.counts" 2>/dev/null
 
 helps() { "$BFI" append --help | grep -q -- --replace && "$BFI" remove --help | grep -q -- --from; }
 check "append and remove have --help" helps
