@@ -9,6 +9,7 @@
  * and a segment that is not the one listed are refused.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -287,6 +288,108 @@ static void test_refused(void)
 	free(good);
 }
 
+
+/*
+ * Readers during commits: two threads open the collection and count the
+ * sets holding "all" (every set holds it) while this thread commits 24
+ * generations, appending segments and removing sets. Each reader must
+ * count exactly the live sets of the generation it opened: never a mix.
+ */
+#define COMMITS 24
+static char live_dir[512];
+static volatile int committing = 1;
+
+struct reader_stats {
+	int opens, wrong, failed;
+};
+
+static void *reader(void *arg)
+{
+	struct reader_stats *st = arg;
+	bfi_result *r = NULL;
+	if (bfi_result_create(&r) != 0)
+		return NULL;
+	while (committing) {
+		bfi_snapshot *s = NULL;
+		int rc = bfi_open(live_dir, 0, &s);
+		if (rc == BFI_E_NOT_FOUND || rc == -ENOENT) /* no manifest yet */
+			continue;
+		if (rc) {
+			st->failed++;
+			continue;
+		}
+		st->opens++;
+		struct bfi_info in;
+		bfi_info(s, &in);
+		for (int q = 0; q < 5; q++)
+			if (bfi_query_key(s, "all", 3, r) != 0 || bfi_result_count(r) != in.n_sets)
+				st->wrong++;
+		bfi_close(&s);
+	}
+	bfi_result_destroy(&r);
+	return NULL;
+}
+
+static void test_readers_during_commits(void)
+{
+	snprintf(live_dir, sizeof live_dir, "%s/live", test_tmpdir());
+	pthread_t rt[2];
+	struct reader_stats st[2] = {{0, 0, 0}, {0, 0, 0}};
+	committing = 1;
+	for (int t = 0; t < 2; t++)
+		EXPECT(pthread_create(&rt[t], NULL, reader, &st[t]) == 0);
+	uint64_t live = 0;
+	for (int g = 0; g < COMMITS; g++) {
+		char err[4400];
+		bfi_collection *c = NULL;
+		EXPECT_RC(bfi_collection_begin(live_dir, BFI_COLL_CREATE, &c, err, sizeof err), 0);
+		if (c == NULL)
+			break;
+		int rc = 0;
+		if (g % 4 == 3 && live) { /* remove the first live set */
+			for (uint64_t o = 0; rc == 0; o++)
+				if ((rc = bfi_collection_remove(c, o)) == 0)
+					break;
+				else if (rc == BFI_E_NOT_FOUND)
+					rc = 0;
+			live--;
+		} else {
+			const char *p = bfi_collection_segment_path(c);
+			uint32_t from = (uint32_t)g * 10;
+			rc = build(p, from, from + 10, 0);
+			bfi_snapshot *s = NULL;
+			if (rc == 0)
+				rc = bfi_open(p, BFI_OPEN_NO_CATALOG, &s);
+			struct bfi_info in;
+			if (rc == 0) {
+				bfi_info(s, &in);
+				rc = bfi_collection_add(c, in.n_sets, in.snapshot_id);
+			}
+			bfi_close(&s);
+			live += 10;
+		}
+		EXPECT_RC(rc, 0);
+		EXPECT_RC(bfi_collection_commit(c), 0);
+		bfi_collection_end(&c);
+	}
+	committing = 0;
+	for (int t = 0; t < 2; t++)
+		pthread_join(rt[t], NULL);
+	printf("readers during %d commits: %d and %d opens, %d wrong counts, %d failed opens\n",
+	       COMMITS, st[0].opens, st[1].opens, st[0].wrong + st[1].wrong,
+	       st[0].failed + st[1].failed);
+	EXPECT(st[0].wrong + st[1].wrong == 0 && st[0].failed + st[1].failed == 0);
+	EXPECT(st[0].opens + st[1].opens > 0);
+	bfi_snapshot *s = NULL;
+	EXPECT_RC(bfi_open(live_dir, 0, &s), 0);
+	if (s) {
+		struct bfi_info in;
+		bfi_info(s, &in);
+		EXPECT(in.n_sets == live && in.generation == COMMITS);
+	}
+	bfi_close(&s);
+}
+
 int main(void)
 {
 	setup();
@@ -296,6 +399,8 @@ int main(void)
 	test_run("collection: a reader keeps its generation while the next deletes a segment",
 	         test_reader_keeps_its_generation);
 	test_run("collection: damaged manifest, missing or foreign segment refused", test_refused);
+	test_run("collection: readers during commits each see one whole generation",
+	         test_readers_during_commits);
 	test_cleanup();
 	return test_exit();
 }
