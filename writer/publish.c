@@ -327,7 +327,7 @@ static int old_mark(const char *path)
 		size_t got;
 		fd = take_mark(dfd, O_RDWR, &ms, &got);
 		size_t want = strlen(MARK_TEXT);
-		if (ms == MARK_PART && pwrite(fd, MARK_TEXT + got, want - got, (off_t)got) != (ssize_t)(want - got)) {
+		if (ms == MARK_PART && pwrite(fd, &MARK_TEXT[got], want - got, (off_t)got) != (ssize_t)(want - got)) {
 			close(fd);
 			fd = -1;
 		}
