@@ -297,7 +297,7 @@ static void test_refused(void)
  */
 #define COMMITS 24
 static char live_dir[512];
-static volatile int committing = 1;
+static int committing = 1; /* read and written with __atomic builtins */
 
 struct reader_stats {
 	int opens, wrong, failed;
@@ -309,7 +309,7 @@ static void *reader(void *arg)
 	bfi_result *r = NULL;
 	if (bfi_result_create(&r) != 0)
 		return NULL;
-	while (committing) {
+	while (__atomic_load_n(&committing, __ATOMIC_ACQUIRE)) {
 		bfi_snapshot *s = NULL;
 		int rc = bfi_open(live_dir, 0, &s);
 		if (rc == BFI_E_NOT_FOUND || rc == -ENOENT) /* no manifest yet */
@@ -335,7 +335,7 @@ static void test_readers_during_commits(void)
 	snprintf(live_dir, sizeof live_dir, "%s/live", test_tmpdir());
 	pthread_t rt[2];
 	struct reader_stats st[2] = {{0, 0, 0}, {0, 0, 0}};
-	committing = 1;
+	__atomic_store_n(&committing, 1, __ATOMIC_RELEASE);
 	for (int t = 0; t < 2; t++)
 		EXPECT(pthread_create(&rt[t], NULL, reader, &st[t]) == 0);
 	uint64_t live = 0;
@@ -372,7 +372,7 @@ static void test_readers_during_commits(void)
 		EXPECT_RC(bfi_collection_commit(c), 0);
 		bfi_collection_end(&c);
 	}
-	committing = 0;
+	__atomic_store_n(&committing, 0, __ATOMIC_RELEASE);
 	for (int t = 0; t < 2; t++)
 		pthread_join(rt[t], NULL);
 	printf("readers during %d commits: %d and %d opens, %d wrong counts, %d failed opens\n",
