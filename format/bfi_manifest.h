@@ -49,6 +49,8 @@ void bfi_manifest_encode(uint8_t *out, const struct bfi_manifest *m);
 int bfi_manifest_decode(const uint8_t *in, uint64_t size, struct bfi_manifest *m,
                         const char **what);
 void bfi_manifest_free(struct bfi_manifest *m);
+/* The segment holding global ordinal g, and g's ordinal in it; -1 if none does. */
+int bfi_manifest_segment_of(const struct bfi_manifest *m, uint64_t g, uint32_t *ord);
 /* Is name a well-formed segment directory name (spec: "seg-" 16 hex "-" 4 hex)? */
 int bfi_segment_name_ok(const char *name);
 

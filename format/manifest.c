@@ -172,3 +172,21 @@ int bfi_manifest_decode(const uint8_t *in, uint64_t size, struct bfi_manifest *m
 		FAIL(BFI_E_MANIFEST, "the live set count does not add up");
 	return 0;
 }
+
+int bfi_manifest_segment_of(const struct bfi_manifest *m, uint64_t g, uint32_t *ord)
+{
+	uint32_t lo = 0, hi = m->n_segments;
+	if (m->n_segments == 0)
+		return -1;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (m->segs[mid].first <= g)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (g < m->segs[lo].first || g - m->segs[lo].first >= m->segs[lo].n_sets)
+		return -1;
+	*ord = (uint32_t)(g - m->segs[lo].first);
+	return (int)lo;
+}

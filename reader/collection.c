@@ -44,22 +44,6 @@ static int removed(const struct bfi_coll *c, uint32_t i, uint32_t ord)
 	return lo < c->m.n_removed && c->m.removed[lo] == want;
 }
 
-/* The segment holding global ordinal g, and g's ordinal in it; -1 if none. */
-static int segment_of(const struct bfi_coll *c, uint64_t g, uint32_t *ord)
-{
-	uint32_t lo = 0, hi = c->m.n_segments;
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (c->m.segs[mid].first <= g)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (c->m.n_segments == 0 || g >= c->ordinals)
-		return -1;
-	*ord = (uint32_t)(g - c->m.segs[lo].first);
-	return (int)lo;
-}
 
 /* Read the whole manifest in dirfd: 0, -errno, or a manifest's BFI_E_* with *bad set. */
 int bfi__read_manifest(int dirfd, struct bfi_manifest *m, struct bfi_bad *bad)
@@ -290,7 +274,7 @@ static int coll_keys(const bfi_snapshot *s, unsigned layout, const bfi_keyhash *
 static int live(const bfi_snapshot *s, uint32_t ord, const bfi_snapshot **seg, uint32_t *in)
 {
 	const struct bfi_coll *c = s->coll;
-	int i = segment_of(c, ord, in);
+	int i = bfi_manifest_segment_of(&c->m, ord, in);
 	if (i < 0 || removed(c, (uint32_t)i, *in))
 		return BFI_E_NOT_FOUND;
 	*seg = c->seg[i];

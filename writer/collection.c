@@ -220,17 +220,11 @@ int bfi_collection_add(bfi_collection *c, uint64_t n_sets, const uint8_t snapsho
 
 int bfi_collection_remove(bfi_collection *c, uint64_t g)
 {
-	uint32_t lo = 0, hi = c->m.n_segments;
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (c->m.segs[mid].first <= g)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (c->m.n_segments == 0 || g >= c->ordinals)
+	uint32_t ord;
+	int lo = bfi_manifest_segment_of(&c->m, g, &ord);
+	if (lo < 0)
 		return BFI_E_NOT_FOUND;
-	uint64_t key = (uint64_t)lo << 32 | (g - c->m.segs[lo].first);
+	uint64_t key = (uint64_t)lo << 32 | ord;
 	uint32_t at = 0;
 	while (at < c->m.n_removed && c->m.removed[at] < key)
 		at++;
