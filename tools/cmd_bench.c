@@ -16,6 +16,8 @@
 static const char help[] =
 	"Usage: bfi bench [OPTIONS] SNAP QUERIES\n"
 	"\n"
+	"SNAP is a snapshot or a collection of them (bfi append --help).\n"
+	"\n"
 	"Run each line of the file QUERIES as a single-key query against SNAP,\n"
 	"on every layout the snapshot holds, and report in one run:\n"
 	"  - throughput and latency percentiles of each layout (one thread);\n"

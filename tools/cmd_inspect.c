@@ -10,6 +10,8 @@
 static const char help[] =
 	"Usage: bfi inspect [--json | --sets] SNAP\n"
 	"\n"
+	"SNAP is a snapshot or a collection of them (bfi append --help).\n"
+	"\n"
 	"Show SNAP's files, format version, snapshot id, section table, filter\n"
 	"parameters, the fill ratio of the sets' filters (summary and\n"
 	"histogram) and the expected false-positive rate, (fill ratio)^k.\n"

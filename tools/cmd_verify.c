@@ -8,6 +8,8 @@
 static const char help[] =
 	"Usage: bfi verify [-q] SNAP\n"
 	"\n"
+	"SNAP is a snapshot or a collection of them (bfi append --help).\n"
+	"\n"
 	"Check everything in SNAP: header, section table, every 64 KiB chunk\n"
 	"checksum, every section checksum, the zero padding of every row, and\n"
 	"the catalog's digest and contents. On damage, print the file and byte\n"
