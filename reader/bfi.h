@@ -245,6 +245,27 @@ struct bfi_block_info {
 BFI_API BFI_MUST_CHECK int bfi_block(const bfi_snapshot *snap, uint32_t i,
                                      struct bfi_block_info *out);
 
+/*
+ * Zero-copy view of flat block i: *rows points at its rows (bit c of row r
+ * is bit r * row_bits + c), *bytes of them, and *pre at its pre-filter's
+ * ceil(prefilter_bits / 512) * 64 bytes, or NULL; inside the map, valid
+ * until bfi_close(), do not modify. For bfi compact and bfi merge.
+ * Returns 0 or BFI_E_INVALID.
+ */
+BFI_API BFI_MUST_CHECK int bfi_block_rows(const bfi_snapshot *snap, uint32_t i,
+                                          const uint8_t **rows, uint64_t *bytes,
+                                          const uint8_t **pre);
+
+/*
+ * Segment i of a collection (0 .. bfi_info's segments - 1): the snapshot
+ * it is, open until bfi_close() of snap, and the global ordinal of its set
+ * 0. Its set j is the collection's first + j, unless removed (then
+ * bfi_set_name of the collection answers BFI_E_NOT_FOUND). A snapshot is
+ * its own segment 0. Returns 0 or BFI_E_INVALID.
+ */
+BFI_API BFI_MUST_CHECK int bfi_segment(const bfi_snapshot *snap, uint32_t i,
+                                       const bfi_snapshot **seg, uint64_t *first);
+
 /* One cell of a RAMBO repetition: how many sets it merges, and its fill. */
 struct bfi_rambo_cell_info {
 	uint64_t sets;     /* members */

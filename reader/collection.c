@@ -360,6 +360,24 @@ static void coll_info(const bfi_snapshot *s, struct bfi_info *info)
 	memcpy(info->snapshot_id, c->m.collection_id, 16);
 }
 
+int bfi_segment(const bfi_snapshot *snap, uint32_t i, const bfi_snapshot **seg, uint64_t *first)
+{
+	if (snap == NULL || seg == NULL || first == NULL)
+		return BFI_E_INVALID;
+	if (snap->coll == NULL) { /* a snapshot is its own one segment */
+		if (i != 0)
+			return BFI_E_INVALID;
+		*seg = snap;
+		*first = 0;
+		return 0;
+	}
+	if (i >= snap->coll->m.n_segments)
+		return BFI_E_INVALID;
+	*seg = snap->coll->seg[i];
+	*first = snap->coll->m.segs[i].first;
+	return 0;
+}
+
 static const struct bfi_coll_ops coll_ops = {
 	.expr = coll_expr,
 	.threshold = coll_threshold,

@@ -99,6 +99,19 @@ int bfi_block(const bfi_snapshot *s, uint32_t i, struct bfi_block_info *out)
 	return 0;
 }
 
+int bfi_block_rows(const bfi_snapshot *s, uint32_t i, const uint8_t **rows, uint64_t *bytes,
+                   const uint8_t **pre)
+{
+	const struct bfi_flat *f = s ? bfi__flat(s) : NULL;
+	if (f == NULL || rows == NULL || bytes == NULL || pre == NULL || i >= f->n_blocks)
+		return BFI_E_INVALID;
+	const struct bfi_rblock *b = &f->blocks[i];
+	*rows = b->rows;
+	*bytes = bfi_block_rows_bytes(b->m, b->row_bits);
+	*pre = b->pre;
+	return 0;
+}
+
 /*
  * Packed rows: is a bit set between a row's last set and the next row, or
  * in the zeros after the last row? If so, *bad->offset is where.

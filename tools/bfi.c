@@ -16,6 +16,8 @@ static const char usage[] =
 	"  build    write a snapshot from a directory of sets or set<TAB>key lines\n"
 	"  append   add sets to a collection of snapshots as a new segment\n"
 	"  remove   remove sets from a collection by name\n"
+	"  compact  join a collection's segments, dropping removed sets\n"
+	"  merge    join snapshots and collections into one snapshot\n"
 	"  query    which sets may contain each key\n"
 	"  inspect  show a snapshot's header, sections, parameters and fill ratios\n"
 	"  verify   check every checksum of a snapshot\n"
@@ -33,6 +35,7 @@ static const struct {
 	int (*run)(int argc, char **argv);
 } commands[] = {
 	{"build", cmd_build}, {"append", cmd_append}, {"remove", cmd_remove},
+	{"compact", cmd_compact}, {"merge", cmd_merge},
 	{"query", cmd_query}, {"inspect", cmd_inspect},
 	{"verify", cmd_verify}, {"synth", cmd_synth}, {"bench", cmd_bench},
 	{"fold", cmd_fold},   {"stack", cmd_stack}, {"filter", cmd_filter},

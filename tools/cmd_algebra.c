@@ -71,27 +71,6 @@ static int add_sets(bfi_writer *w, const bfi_snapshot *s, uint64_t *distinct, ui
 	return 0;
 }
 
-/*
- * Can out be written from the inputs in[0..n)? Not if it names one of them
- * (it would replace what it is made from), or cannot be published there.
- */
-static int check_output(const char *cmd, const char *out, char **in, int n)
-{
-	struct stat so, si;
-	for (int i = 0; i < n && stat(out, &so) == 0; i++)
-		if (stat(in[i], &si) == 0 && so.st_dev == si.st_dev && so.st_ino == si.st_ino) {
-			fprintf(stderr, "bfi %s: -o %s names the input %s; write to a new path\n", cmd, out,
-			        in[i]);
-			return EXIT_USAGE;
-		}
-	char why[600];
-	if (bfi_output_check(out, why, sizeof why) != 0) {
-		fprintf(stderr, "bfi %s: %s\n", cmd, why);
-		return EXIT_USAGE;
-	}
-	return 0;
-}
-
 static int get_bit(const uint8_t *row, uint64_t c)
 {
 	return row[c / 8] >> (c % 8) & 1;
@@ -169,7 +148,7 @@ int cmd_fold(int argc, char **argv)
 		fprintf(stderr, "bfi fold: need -o OUT and one SNAP\n\n%s", fold_help);
 		return EXIT_USAGE;
 	}
-	if (check_output("fold", out, argv + optind, 1))
+	if (output_ok("fold", out, argv + optind, 1))
 		return EXIT_USAGE;
 	bfi_snapshot *s = NULL;
 	guard_during(argv[optind], EXIT_USAGE);
@@ -268,7 +247,7 @@ int cmd_stack(int argc, char **argv)
 		fprintf(stderr, "bfi stack: need -o OUT and at least one SHARD\n\n%s", stack_help);
 		return EXIT_USAGE;
 	}
-	if (check_output("stack", out, argv + optind, ns))
+	if (output_ok("stack", out, argv + optind, ns))
 		return EXIT_USAGE;
 	bfi_snapshot **sh = calloc((size_t)ns, sizeof *sh);
 	struct bfi_layout_info first = {0};

@@ -11,6 +11,7 @@
 #include "bfi.h"
 #include "bfi_catalog.h"
 #include "bfi_writer.h"
+#include "join.h"
 #include "tools.h"
 
 static const char append_help[] =
@@ -48,25 +49,6 @@ static const char remove_help[] =
 	"\n"
 	"Exit status: 0, or 2 for a usage error, a name the collection does not\n"
 	"hold, or another writer's lock (nothing is committed then).\n";
-
-/* The catalog fields that say how a snapshot's keys were made: a segment must match them. */
-static const char *const key_rules[] = {BFI_META_INPUT,          BFI_META_KMER,
-                                        BFI_META_TEXT_MAX_TERM,  BFI_META_TEXT_STOP_WORDS,
-                                        BFI_META_PATHS,          BFI_META_PATH_MAX};
-
-/* The key rule of a and b that differs, or NULL. */
-static const char *rule_differs(const bfi_snapshot *a, const bfi_snapshot *b)
-{
-	for (size_t i = 0; i < sizeof key_rules / sizeof *key_rules; i++) {
-		const void *va, *vb;
-		size_t la, lb;
-		int ra = bfi_catalog_meta(a, key_rules[i], &va, &la);
-		int rb = bfi_catalog_meta(b, key_rules[i], &vb, &lb);
-		if (ra != rb || (ra == 0 && (la != lb || memcmp(va, vb, la) != 0)))
-			return key_rules[i];
-	}
-	return NULL;
-}
 
 /* Is opt one of bfi build's options that set k? */
 static int sets_k(const char *opt)
@@ -176,7 +158,7 @@ int cmd_append(int argc, char **argv)
 	}
 	struct bfi_info si;
 	bfi_info(seg, &si);
-	const char *differs = old && oi.segments ? rule_differs(old, seg) : NULL;
+	const char *differs = old && oi.segments ? key_rule_differs(old, seg) : NULL;
 	if (differs || (old && oi.segments && si.hashes != oi.hashes)) {
 		fprintf(stderr, "bfi append: %s: the new sets' %s differs from the collection's; "
 		                "nothing committed\n",

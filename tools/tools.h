@@ -13,6 +13,8 @@ enum { EXIT_OK = 0, EXIT_BAD = 1, EXIT_USAGE = 2 };
 int cmd_build(int argc, char **argv);
 int cmd_append(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
+int cmd_compact(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
@@ -123,6 +125,13 @@ struct progress {
 void progress_init(struct progress *p, int quiet);
 void progress_show(struct progress *p, const char *phase, uint64_t done, uint64_t total);
 void progress_done(struct progress *p);
+
+/*
+ * Can out be written from the inputs in[0..n)? Not if it names one of them
+ * (it would replace what it is made from), or cannot be published there.
+ * 0, or EXIT_USAGE after saying why ("bfi CMD: ...").
+ */
+int output_ok(const char *cmd, const char *out, char **in, int n);
 
 /* Parse "123", "64M", "2G" (binary units). Returns 0 on success. */
 int parse_size(const char *s, uint64_t *out);

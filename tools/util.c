@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "bfi_writer.h"
 
 #include "tools.h"
 
@@ -227,3 +230,20 @@ int parse_size(const char *s, uint64_t *out)
 
 /* Set when bfi started with descriptor 0 closed (bfi.c). */
 int stdin_closed;
+
+int output_ok(const char *cmd, const char *out, char **in, int n)
+{
+	struct stat so, si;
+	for (int i = 0; i < n && stat(out, &so) == 0; i++)
+		if (stat(in[i], &si) == 0 && so.st_dev == si.st_dev && so.st_ino == si.st_ino) {
+			fprintf(stderr, "bfi %s: -o %s names the input %s; write to a new path\n", cmd, out,
+			        in[i]);
+			return EXIT_USAGE;
+		}
+	char why[600];
+	if (bfi_output_check(out, why, sizeof why) != 0) {
+		fprintf(stderr, "bfi %s: %s\n", cmd, why);
+		return EXIT_USAGE;
+	}
+	return 0;
+}

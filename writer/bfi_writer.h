@@ -259,6 +259,46 @@ struct bfi_rambo_rows {
 BFI_API BFI_MUST_CHECK int bfi_writer_rambo_rows(bfi_writer *w, const struct bfi_rambo_rows *rows);
 
 /*
+ * Compaction and merge (bfi compact, bfi merge; spec/format.md,
+ * "Compaction and merge"): a flat layout given as blocks joined from the
+ * columns of existing flat blocks of one width, row by row, without keys.
+ * Create the writer with layouts BFI_BUILD_FLAT and keep_order, declare
+ * the sets with bfi_writer_set() in the order of the blocks' kept columns,
+ * add no keys, pass the blocks here, then call bfi_writer_finish().
+ */
+struct bfi_flat_part {
+	const uint8_t *rows;  /* a source block's rows: bit c of row r is bit r * row_bits + c */
+	uint64_t bytes;       /* readable bytes at rows: at least the block's rows */
+	uint64_t row_bits;
+	uint64_t n_cols;      /* the source block's sets */
+	const uint64_t *keep; /* bit c set: column c is kept; NULL: every column */
+};
+struct bfi_flat_block_given {
+	uint64_t m;                   /* the width of every part */
+	uint64_t pre_m;               /* width of pre, or 0 for no pre-filter */
+	const uint8_t *pre;           /* ceil(pre_m / 512) * 64 bytes: a filter of every part's keys */
+	uint32_t first_part, n_parts; /* its parts: parts[first_part ..] */
+};
+struct bfi_flat_given {
+	uint32_t k;
+	int line_pre; /* the pre-filters are line pre-filters (spec: LINE_PRE) */
+	uint32_t n_blocks;
+	const struct bfi_flat_block_given *blocks;
+	const struct bfi_flat_part *parts;
+	const uint64_t *distinct, *ones; /* per declared set: its distinct keys and filter's ones */
+};
+/* Returns 0, BFI_E_INVALID or BFI_E_LIMIT. g and all it points to must stay valid until finish. */
+BFI_API BFI_MUST_CHECK int bfi_writer_flat_given(bfi_writer *w, const struct bfi_flat_given *g);
+/*
+ * Record a catalog field that says how the keys were made (BFI_META_INPUT,
+ * _KMER, _TEXT_*, _PATHS, _PATH_MAX, _PATH_LEVELS of bfi_catalog.h), as
+ * an input would: for compaction and merge, which carry their sources'.
+ * 0, BFI_E_INVALID (another key) or BFI_E_INPUT (a different value given).
+ */
+BFI_API BFI_MUST_CHECK int bfi_writer_meta(bfi_writer *w, const char *key, const void *val,
+                                           size_t len);
+
+/*
  * Single Bloom filters in their own file (spec/format.md, "Filter file"),
  * for the federated case: each site makes its filter, and bfi build
  * --from-filters indexes them. m bits, k hashes, the snapshot's own key
@@ -357,6 +397,16 @@ BFI_API BFI_MUST_CHECK int bfi_collection_add(bfi_collection *c, uint64_t n_sets
                                               const uint8_t snapshot_id[16]);
 /* Remove the set at global ordinal g. 0, BFI_E_NOT_FOUND (none there, or removed) or -ENOMEM. */
 BFI_API BFI_MUST_CHECK int bfi_collection_remove(bfi_collection *c, uint64_t g);
+/*
+ * Compaction: segments [first, first + count) of the committed manifest
+ * give way to the one built at bfi_collection_segment_path(), which holds
+ * exactly their live sets, n_sets of them, in their order (none: the run
+ * is dropped), and their removed sets are forgotten. Call it once before
+ * a commit, and before any add. 0 or BFI_E_INVALID.
+ */
+BFI_API BFI_MUST_CHECK int bfi_collection_replace(bfi_collection *c, uint32_t first,
+                                                  uint32_t count, uint64_t n_sets,
+                                                  const uint8_t snapshot_id[16]);
 /* Commit: the next generation, whole. 0 or -errno, BFI_E_LIMIT; bfi_collection_errmsg says more. */
 BFI_API BFI_MUST_CHECK int bfi_collection_commit(bfi_collection *c);
 BFI_API const char *bfi_collection_errmsg(const bfi_collection *c);

@@ -53,8 +53,10 @@ static int count_sets(struct finish *f)
 	progress(w, "sorting", 0, 0);
 	spool_seal(&w->spool);
 	int rc = 0;
-	if (w->raw) {
-		memcpy(distinct, w->raw->distinct, f->n * sizeof *distinct);
+	if (w->raw || w->given) {
+		memcpy(distinct, w->raw ? w->raw->distinct : w->given->distinct, f->n * sizeof *distinct);
+		for (uint64_t o = 0; o < f->n; o++)
+			f->pairs += distinct[o];
 	} else if (w->n_filt) {
 		/* prebuilt filters: their width, k and key counts; no keys to read */
 		struct bfi_filter_stats fs;

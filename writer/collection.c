@@ -23,7 +23,9 @@ struct bfi_collection {
 	int dfd, lock;
 	int held;              /* the lock is ours and the manifest read: only then may we sweep */
 	struct bfi_manifest m; /* as it will be committed */
-	uint32_t committed;    /* segments the committed manifest lists */
+	char (*done)[BFI_SEGMENT_NAME_MAX + 1]; /* the segments the committed manifest lists */
+	uint32_t n_done;
+	int changed;           /* segments replaced since the commit: no more may be added */
 	uint32_t added;        /* segments added since: removed at the end unless committed */
 	uint64_t ordinals;
 	char seg[4200];        /* bfi_collection_segment_path's answer */
@@ -65,6 +67,19 @@ static int take_lock(bfi_collection *c, unsigned flags, char *err, size_t errlen
 	return 0;
 }
 
+/* What the committed manifest lists: what the sweep keeps. */
+static int remember(bfi_collection *c)
+{
+	void *d = realloc(c->done, (c->m.n_segments ? c->m.n_segments : 1) * sizeof *c->done);
+	if (d == NULL)
+		return -ENOMEM;
+	c->done = d;
+	c->n_done = c->m.n_segments;
+	for (uint32_t i = 0; i < c->m.n_segments; i++)
+		memcpy(c->done[i], c->m.segs[i].name, sizeof c->done[i]);
+	return 0;
+}
+
 /* The manifest, or an empty one (generation 0) if there is none and create allows it. */
 static int read_manifest(bfi_collection *c, unsigned flags, char *err, size_t errlen)
 {
@@ -102,17 +117,18 @@ static int read_manifest(bfi_collection *c, unsigned flags, char *err, size_t er
 	}
 	if (rc)
 		return fail(c, err, errlen, rc, "%s/" BFI_MANIFEST_NAME ": %s", c->path);
-	c->committed = c->m.n_segments;
+	if (remember(c) != 0)
+		return fail(c, err, errlen, -ENOMEM, "%s: %s", c->path);
 	if (c->m.n_segments)
 		c->ordinals = c->m.segs[c->m.n_segments - 1].first + c->m.segs[c->m.n_segments - 1].n_sets;
 	return 0;
 }
 
-/* Is name a segment the manifest lists? */
+/* Is name a segment the committed manifest lists? */
 static int listed(const bfi_collection *c, const char *name)
 {
-	for (uint32_t i = 0; i < c->m.n_segments; i++)
-		if (strcmp(c->m.segs[i].name, name) == 0)
+	for (uint32_t i = 0; i < c->n_done; i++)
+		if (strcmp(c->done[i], name) == 0)
 			return 1;
 	return 0;
 }
@@ -241,6 +257,54 @@ int bfi_collection_remove(bfi_collection *c, uint64_t g)
 	return 0;
 }
 
+int bfi_collection_replace(bfi_collection *c, uint32_t first, uint32_t count, uint64_t n_sets,
+                           const uint8_t snapshot_id[16])
+{
+	if (c == NULL || count == 0 || c->added || c->changed || first > c->m.n_segments ||
+	    count > c->m.n_segments - first || n_sets > UINT32_MAX || (n_sets && snapshot_id == NULL))
+		return BFI_E_INVALID; /* segments of the committed manifest, one run a commit */
+	struct bfi_manifest *m = &c->m;
+	uint64_t live = 0;
+	for (uint32_t i = first; i < first + count; i++)
+		live += m->segs[i].n_sets;
+	for (uint32_t x = 0; x < m->n_removed; x++)
+		live -= (m->removed[x] >> 32) >= first && (m->removed[x] >> 32) < first + count;
+	if (live != n_sets)
+		return BFI_E_INVALID; /* the new segment holds exactly the run's live sets */
+	/* the removed sets of the run go with it; later segments move down */
+	uint32_t out = 0;
+	for (uint32_t x = 0; x < m->n_removed; x++) {
+		uint32_t seg = (uint32_t)(m->removed[x] >> 32);
+		if (seg >= first && seg < first + count)
+			continue;
+		if (seg >= first + count)
+			m->removed[x] -= (uint64_t)(count - (n_sets ? 1 : 0)) << 32;
+		m->removed[out++] = m->removed[x];
+	}
+	m->n_removed = out;
+	uint32_t keep = n_sets ? 1 : 0;
+	memmove(m->segs + first + keep, m->segs + first + count,
+	        (m->n_segments - first - count) * sizeof *m->segs);
+	m->n_segments -= count - keep;
+	if (keep) {
+		struct bfi_segment *g = &m->segs[first];
+		memset(g, 0, sizeof *g);
+		snprintf(g->name, sizeof g->name, "seg-%016llx-%04x",
+		         (unsigned long long)(m->generation + 1), c->added++);
+		g->n_sets = n_sets;
+		memcpy(g->snapshot_id, snapshot_id, 16);
+	}
+	c->changed = 1;
+	/* global ordinals run on from segment to segment */
+	uint64_t at = 0;
+	for (uint32_t i = 0; i < m->n_segments; i++) {
+		m->segs[i].first = at;
+		at += m->segs[i].n_sets;
+	}
+	c->ordinals = at;
+	return 0;
+}
+
 int bfi_collection_commit(bfi_collection *c)
 {
 	c->m.generation++;
@@ -273,8 +337,10 @@ int bfi_collection_commit(bfi_collection *c)
 		         rc < 0 ? strerror(-rc) : bfi_strerror(rc));
 		return rc;
 	}
-	c->committed = c->m.n_segments;
 	c->added = 0;
+	c->changed = 0;
+	if (remember(c) != 0)
+		c->held = 0; /* without the list, sweep nothing rather than something live */
 	sweep(c);
 	return 0;
 }
@@ -290,10 +356,10 @@ void bfi_collection_end(bfi_collection **cp)
 		return;
 	bfi_collection *c = *cp;
 	/* segments built or added but not committed: no manifest names them */
-	c->m.n_segments = c->committed;
 	if (c->held)
 		sweep(c);
 	bfi_manifest_free(&c->m);
+	free(c->done);
 	if (c->lock >= 0)
 		close(c->lock); /* and with it the lock */
 	if (c->dfd >= 0)

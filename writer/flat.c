@@ -57,7 +57,7 @@ static uint64_t *segment_widths(const struct bfi_build_options *o, const struct 
  * twentieth to the block; then packed, n bits a row, which a query copies
  * out (a one-set block is then a plain Bloom filter).
  */
-static uint64_t row_bits_for(uint64_t n_sets)
+uint64_t flat_row_bits(uint64_t n_sets)
 {
 	uint64_t lined = bfi_bits_bytes(n_sets) * 8;
 	return (lined - n_sets) * 20 <= n_sets ? lined : n_sets;
@@ -81,7 +81,7 @@ static void set_block(struct plan *p, uint32_t b, uint64_t first, uint64_t end, 
 	struct bfi_block *blk = &p->blocks[b];
 	blk->first_set = first;
 	blk->n_sets = end - first;
-	blk->row_bits = row_bits_for(blk->n_sets);
+	blk->row_bits = flat_row_bits(blk->n_sets);
 	blk->m = m;
 	for (uint64_t j = first; j < end; j++)
 		p->block_of[j] = b;
@@ -338,6 +338,8 @@ out:
  */
 int plan_flat(bfi_writer *w, struct plan *p)
 {
+	if (w->given) /* compaction and merge: the blocks are given */
+		return plan_given(w, p);
 	const struct bfi_build_options *o = &w->opt;
 	uint32_t step = segment_step(p->n), c = (p->n + step - 1) / step; /* candidate segments */
 	p->line_pre = !o->classic_prefilters;
@@ -429,6 +431,8 @@ static void flat_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 static int flat_fill(struct stripe_ctx *c)
 {
 	const struct plan *p = c->p;
+	if (c->w->given) /* compaction and merge: rows joined from other snapshots' */
+		return fill_given(c->w, p, c->fd, c->sec_off, c->budget);
 	int rc = 0;
 	for (uint32_t b = 0; b < p->n_blocks && rc == 0; b++) {
 		const struct bfi_block *blk = &p->blocks[b];

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -134,6 +135,31 @@ int writer_meta(bfi_writer *w, const char *key, const void *val, size_t len, con
 	snprintf(m->key, sizeof m->key, "%s", key);
 	w->n_meta++;
 	return 0;
+}
+
+int bfi_writer_meta(bfi_writer *w, const char *key, const void *val, size_t len)
+{
+	static const char *const rules[] = {BFI_META_INPUT,          BFI_META_KMER,
+	                                    BFI_META_TEXT_MAX_TERM,  BFI_META_TEXT_STOP_WORDS,
+	                                    BFI_META_PATHS,          BFI_META_PATH_MAX};
+	if (w == NULL || key == NULL || (val == NULL && len) || w->finished)
+		return BFI_E_INVALID;
+	if (!strcmp(key, BFI_META_PATH_LEVELS)) { /* the deepest of the sources': written at finish */
+		char lv[16];
+		unsigned v = 0;
+		if (len == 0 || len >= sizeof lv)
+			return BFI_E_INVALID;
+		memcpy(lv, val, len);
+		lv[len] = 0;
+		if (sscanf(lv, "%u", &v) != 1)
+			return BFI_E_INVALID;
+		w->path_levels = v > w->path_levels ? v : w->path_levels;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
+		if (!strcmp(key, rules[i]))
+			return writer_meta(w, key, val, len, key);
+	return BFI_E_INVALID;
 }
 
 const char *bfi_writer_errmsg(const bfi_writer *w)

@@ -178,6 +178,7 @@ struct bfi_writer {
 	struct stops *text_stop_list; /* the same, as text.c looks them up */
 	size_t text_stops_len;
 	const struct bfi_rambo_rows *raw; /* fold/stack: rows given, no keys */
+	const struct bfi_flat_given *given; /* compact/merge: flat blocks given, no keys */
 	struct names names;
 	struct spool spool;
 	struct set_sums sums;
@@ -438,6 +439,11 @@ int plan_plain(bfi_writer *w, struct plan *p);
 int plan_flat(bfi_writer *w, struct plan *p);
 int plan_rambo(bfi_writer *w, struct plan *p);
 int plan_tree(bfi_writer *w, struct plan *p);
+/* A flat block's row stride for n sets: lined, unless that pads more than a twentieth (flat.c). */
+uint64_t flat_row_bits(uint64_t n_sets);
+/* Compaction and merge (given.c): the flat plan from the given blocks, and their rows. */
+int plan_given(bfi_writer *w, struct plan *p);
+int fill_given(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget);
 /* The parent, at level l + 1, of node i of level l (tree.c). */
 uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i);
 

@@ -1,0 +1,205 @@
+/*
+ * given.c - a flat layout made from the rows of existing snapshots, not
+ * from keys (bfi compact, bfi merge; spec/format.md, "Compaction and
+ * merge"): each new block joins the kept columns of source blocks of one
+ * width, row by row, and keeps a pre-filter the caller made from theirs.
+ * A set's filter is its source column bit for bit, so every answer is the
+ * source's.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int bfi_writer_flat_given(bfi_writer *w, const struct bfi_flat_given *g)
+{
+	if (w == NULL || g == NULL || w->finished || w->opt.layouts != BFI_BUILD_FLAT ||
+	    !w->opt.keep_order || w->keys_in || w->n_filt || w->raw || g->k == 0 ||
+	    g->k > BFI_MAX_K || g->n_blocks == 0 || g->n_blocks > BFI_MAX_BLOCKS ||
+	    g->blocks == NULL || g->parts == NULL || g->distinct == NULL || g->ones == NULL)
+		return BFI_E_INVALID;
+	uint64_t sets = 0;
+	for (uint32_t b = 0; b < g->n_blocks; b++) {
+		const struct bfi_flat_block_given *blk = &g->blocks[b];
+		if (blk->m == 0 || blk->m > BFI_MAX_BITS || blk->n_parts == 0 ||
+		    blk->pre_m > BFI_MAX_BITS || (blk->pre_m != 0) != (blk->pre != NULL) ||
+		    (g->line_pre && blk->pre_m % 512))
+			return BFI_E_INVALID;
+		uint64_t n = 0;
+		for (uint32_t i = 0; i < blk->n_parts; i++) {
+			const struct bfi_flat_part *pt = &g->parts[(uint64_t)blk->first_part + i];
+			if (pt->rows == NULL || pt->n_cols == 0 || pt->row_bits < pt->n_cols ||
+			    pt->bytes < bfi_block_rows_bytes(blk->m, pt->row_bits))
+				return BFI_E_INVALID;
+			for (uint64_t c = 0; c < pt->n_cols; c++)
+				n += pt->keep == NULL || (pt->keep[c / 64] >> (c % 64) & 1);
+		}
+		if (n == 0)
+			return BFI_E_INVALID; /* a block holds at least one set */
+		sets += n;
+	}
+	if (sets > UINT32_MAX)
+		return BFI_E_LIMIT;
+	w->given = g;
+	return 0;
+}
+
+/* The flat plan: the given blocks, each sized by its kept columns. */
+int plan_given(bfi_writer *w, struct plan *p)
+{
+	const struct bfi_flat_given *g = w->given;
+	p->blocks = calloc(g->n_blocks, sizeof *p->blocks);
+	p->block_of = malloc((p->n ? p->n : 1) * sizeof *p->block_of);
+	if (p->blocks == NULL || p->block_of == NULL)
+		return -ENOMEM;
+	p->n_blocks = g->n_blocks;
+	p->line_pre = g->line_pre;
+	uint64_t first = 0;
+	for (uint32_t b = 0; b < g->n_blocks; b++) {
+		const struct bfi_flat_block_given *gb = &g->blocks[b];
+		uint64_t n = 0;
+		for (uint32_t i = 0; i < gb->n_parts; i++) {
+			const struct bfi_flat_part *pt = &g->parts[(uint64_t)gb->first_part + i];
+			for (uint64_t c = 0; c < pt->n_cols; c++)
+				n += pt->keep == NULL || (pt->keep[c / 64] >> (c % 64) & 1);
+		}
+		if (first + n > p->n)
+			return writer_fail(w, BFI_E_INVALID, "the given blocks hold more sets than declared");
+		struct bfi_block *blk = &p->blocks[b];
+		blk->first_set = first;
+		blk->n_sets = n;
+		blk->m = gb->m;
+		blk->row_bits = flat_row_bits(n);
+		blk->pre_m = gb->pre_m;
+		for (uint64_t j = first; j < first + n; j++)
+			p->block_of[j] = b;
+		first += n;
+	}
+	if (first != p->n)
+		return writer_fail(w, BFI_E_INVALID, "the given blocks hold %llu sets, not the %u declared",
+		                   (unsigned long long)first, p->n);
+	for (uint32_t j = 0; j < p->n; j++)
+		p->ones[j] = g->ones[j];
+	if ((p->flat_size = bfi_flat_layout(p->blocks, p->n_blocks)) == 0)
+		return BFI_E_LIMIT;
+	return 0;
+}
+
+/* n (at most 57) bits of src from bit at, of a region of size bytes: never read past it. */
+static inline uint64_t get_bits(const uint8_t *src, uint64_t size, uint64_t at, unsigned n)
+{
+	uint64_t x = 0, byte = at / 8;
+	size_t len = size - byte < 8 ? (size_t)(size - byte) : 8;
+	memcpy(&x, src + byte, len);
+	return (le64toh(x) >> (at % 8)) & ((UINT64_C(1) << n) - 1);
+}
+
+/* OR n (at most 57) bits v into dst (64-bit words) at bit at. */
+static inline void put_bits(uint64_t *dst, uint64_t at, uint64_t v, unsigned n)
+{
+	unsigned s = (unsigned)(at % 64);
+	dst[at / 64] |= v << s;
+	if (s + n > 64)
+		dst[at / 64 + 1] |= v >> (64 - s);
+}
+
+/* Copy n bits of src from bit from to dst at bit to. */
+static void copy_bits(uint64_t *dst, uint64_t to, const uint8_t *src, uint64_t size,
+                      uint64_t from, uint64_t n)
+{
+	while (n) {
+		unsigned take = n < 57 ? (unsigned)n : 57;
+		put_bits(dst, to, get_bits(src, size, from, take), take);
+		to += take;
+		from += take;
+		n -= take;
+	}
+}
+
+/* A part's kept columns as runs [start, start + len). */
+struct run {
+	uint64_t start, len;
+};
+
+static struct run *part_runs(const struct bfi_flat_part *pt, uint64_t *n_runs)
+{
+	struct run *r = malloc((pt->n_cols / 2 + 1) * sizeof *r);
+	uint64_t n = 0;
+	for (uint64_t c = 0; r && c < pt->n_cols;) {
+		while (c < pt->n_cols && pt->keep && !(pt->keep[c / 64] >> (c % 64) & 1))
+			c++;
+		uint64_t s = c;
+		while (c < pt->n_cols && (pt->keep == NULL || (pt->keep[c / 64] >> (c % 64) & 1)))
+			c++;
+		if (c > s)
+			r[n++] = (struct run){s, c - s};
+	}
+	*n_runs = n;
+	return r;
+}
+
+/*
+ * Block bi's rows, a batch of rows at a time (a multiple of 64, so that a
+ * packed batch starts on a word), then its pre-filter.
+ */
+static int write_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_t sec_off,
+                       uint64_t budget)
+{
+	const struct bfi_flat_given *g = w->given;
+	const struct bfi_flat_block_given *gb = &g->blocks[bi];
+	const struct bfi_block *blk = &p->blocks[bi];
+	const struct bfi_flat_part *parts = &g->parts[gb->first_part];
+	struct run **runs = calloc(gb->n_parts, sizeof *runs);
+	uint64_t *n_runs = calloc(gb->n_parts, sizeof *n_runs);
+	int rc = runs && n_runs ? 0 : -ENOMEM;
+	for (uint32_t i = 0; rc == 0 && i < gb->n_parts; i++)
+		if ((runs[i] = part_runs(&parts[i], &n_runs[i])) == NULL)
+			rc = -ENOMEM;
+	uint64_t total = bfi_block_rows_bytes(blk->m, blk->row_bits);
+	uint64_t batch = budget / 2 / (blk->row_bits / 8 + 1) / 64 * 64;
+	batch = batch < 64 ? 64 : batch > blk->m ? (blk->m + 63) / 64 * 64 : batch;
+	uint64_t words = (batch * blk->row_bits + 63) / 64 + 1;
+	uint64_t *buf = rc == 0 ? malloc((size_t)words * 8) : NULL;
+	if (rc == 0 && buf == NULL)
+		rc = -ENOMEM;
+	for (uint64_t r0 = 0; rc == 0 && r0 < blk->m; r0 += batch) {
+		uint64_t r1 = r0 + batch < blk->m ? r0 + batch : blk->m;
+		memset(buf, 0, (size_t)words * 8);
+		for (uint64_t r = r0; r < r1; r++) {
+			uint64_t to = (r - r0) * blk->row_bits;
+			for (uint32_t i = 0; i < gb->n_parts; i++) {
+				const struct bfi_flat_part *pt = &parts[i];
+				for (uint64_t x = 0; x < n_runs[i]; x++) {
+					copy_bits(buf, to, pt->rows, pt->bytes, r * pt->row_bits + runs[i][x].start,
+					          runs[i][x].len);
+					to += runs[i][x].len;
+				}
+			}
+		}
+		for (uint64_t x = 0; x < words; x++)
+			buf[x] = htole64(buf[x]);
+		uint64_t lo = r0 * blk->row_bits / 8;
+		uint64_t hi = r1 == blk->m ? total : r1 * blk->row_bits / 8;
+		/* the zero tail of packed rows past the last batch's words is the file's own zeros */
+		uint64_t len = hi - lo < words * 8 ? hi - lo : words * 8;
+		rc = pwrite_all(fd, buf, (size_t)len, sec_off + blk->rows_offset + lo);
+		progress(w, "rows", r1, blk->m);
+	}
+	if (rc == 0 && blk->pre_m)
+		rc = pwrite_all(fd, gb->pre, (size_t)bfi_bits_bytes(blk->pre_m), sec_off + blk->pre_offset);
+	free(buf);
+	for (uint32_t i = 0; runs && i < gb->n_parts; i++)
+		free(runs[i]);
+	free(runs);
+	free(n_runs);
+	return rc;
+}
+
+int fill_given(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget)
+{
+	int rc = 0;
+	for (uint32_t b = 0; rc == 0 && b < p->n_blocks; b++)
+		rc = write_block(w, p, b, fd, sec_off, budget);
+	return rc ? writer_fail(w, rc, "writing joined rows: %s", bfi_strerror(rc)) : 0;
+}
