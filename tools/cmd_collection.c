@@ -177,6 +177,8 @@ int cmd_append(int argc, char **argv)
 		        *bfi_collection_errmsg(c) ? bfi_collection_errmsg(c) : bfi_strerror(rc));
 		goto out;
 	}
+	if (*bfi_collection_errmsg(c))
+		fprintf(stderr, "bfi append: warning: %s\n", bfi_collection_errmsg(c));
 	if (!quiet)
 		fprintf(stderr, "bfi append: %s generation %llu: %llu sets added (%llu replaced)\n",
 		        coll, (unsigned long long)bfi_collection_generation(c),
@@ -284,6 +286,8 @@ int cmd_remove(int argc, char **argv)
 	if (rc == 0 && (rc = bfi_collection_commit(c)) != 0)
 		fprintf(stderr, "bfi remove: %s\n",
 		        *bfi_collection_errmsg(c) ? bfi_collection_errmsg(c) : bfi_strerror(rc));
+	if (rc == 0 && *bfi_collection_errmsg(c))
+		fprintf(stderr, "bfi remove: warning: %s\n", bfi_collection_errmsg(c));
 	if (rc == 0 && !quiet)
 		fprintf(stderr, "bfi remove: %s generation %llu: %llu sets removed\n", coll,
 		        (unsigned long long)bfi_collection_generation(c), (unsigned long long)n);

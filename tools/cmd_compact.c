@@ -162,6 +162,8 @@ static int compact_once(const char *coll, bfi_collection *c, int full, int quiet
 		        *bfi_collection_errmsg(c) ? bfi_collection_errmsg(c) : bfi_strerror(rc));
 		goto end;
 	}
+	if (*bfi_collection_errmsg(c))
+		fprintf(stderr, "bfi compact: warning: %s\n", bfi_collection_errmsg(c));
 	uint64_t was = 0;
 	for (uint32_t x = a; x < b; x++)
 		was += held[x];

@@ -407,7 +407,12 @@ BFI_API BFI_MUST_CHECK int bfi_collection_remove(bfi_collection *c, uint64_t g);
 BFI_API BFI_MUST_CHECK int bfi_collection_replace(bfi_collection *c, uint32_t first,
                                                   uint32_t count, uint64_t n_sets,
                                                   const uint8_t snapshot_id[16]);
-/* Commit: the next generation, whole. 0 or -errno, BFI_E_LIMIT; bfi_collection_errmsg says more. */
+/*
+ * Commit: the next generation, whole. 0 or -errno, BFI_E_LIMIT;
+ * bfi_collection_errmsg says more. Once the new manifest is renamed into
+ * place it is committed: if syncing the directory then fails, the commit
+ * returns 0 and bfi_collection_errmsg holds a warning.
+ */
 BFI_API BFI_MUST_CHECK int bfi_collection_commit(bfi_collection *c);
 BFI_API const char *bfi_collection_errmsg(const bfi_collection *c);
 BFI_API void bfi_collection_end(bfi_collection **c);

@@ -327,9 +327,12 @@ int bfi_collection_commit(bfi_collection *c)
 	/* the commit: readers that open the manifest from now on see this generation */
 	if (rc == 0 && renameat(c->dfd, tmp, c->dfd, BFI_MANIFEST_NAME) != 0)
 		rc = -errno;
-	if (rc == 0 && fsync(c->dfd) != 0)
-		rc = -errno;
 	free(b);
+	c->err[0] = 0;
+	if (rc == 0 && fsync(c->dfd) != 0) /* committed all the same: say so, but go on as committed */
+		snprintf(c->err, sizeof c->err, "%s: generation %llu is committed, but syncing the "
+		         "directory failed (%s): a power loss may undo it", c->path,
+		         (unsigned long long)c->m.generation, strerror(errno));
 	if (rc) {
 		(void)unlinkat(c->dfd, tmp, 0);
 		c->m.generation--;

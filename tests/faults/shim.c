@@ -5,7 +5,7 @@
  * itself for renames); BFI_FAULT_COUNT=FILE writes how many calls there
  * were to FILE at exit, so the script knows how many trials to run. Calls
  * are counted in the order the process makes them, LMDB's included.
- * BFI_RENAME_DELAY_MS=N sleeps N ms before each rename and renameat2,
+ * BFI_RENAME_DELAY_MS=N sleeps N ms before each rename, renameat and renameat2,
  * which opens the window in which another build publishes at the same
  * new path, or a file appears in the snapshot being replaced.
  */
@@ -109,4 +109,9 @@ int renameat2(int da, const char *a, int db, const char *b, unsigned flags)
 {
 	delay();
 	return hit(EIO) ? -1 : REAL(renameat2)(da, a, db, b, flags);
+}
+int renameat(int da, const char *a, int db, const char *b)
+{
+	delay();
+	return hit(EIO) ? -1 : REAL(renameat)(da, a, db, b);
 }
