@@ -52,4 +52,48 @@ same_answers() {
 			if (index(got[k] " ", " " w[j] " ") == 0) fn++ } exit fn > 0 }' "$T/all.tsv" "$T/a.flat"
 }
 check "the same answers on flat and tree, with no site missed" same_answers
+
+# The coordinator as a collection: 100 sites' filters arrive in four
+# batches and are appended; ten sites resend changed filters (--replace),
+# five leave (remove); then the collection is compacted. After every step
+# it answers as a fresh build from the filters live at that step.
+coll_answers() { "$BFI" query --keys "$1" <"$T/q" |
+	awk -F'\t' '{ if (NF == 1) print $1; for (i = 2; i <= NF; i++) print $1 "\t" $i }' | sort; }
+as_fresh() {
+	rm -rf "$T/fresh" && "$BFI" build -q -o "$T/fresh" --from-filters "$T/live" &&
+		coll_answers "$T/coord" >"$T/got" && coll_answers "$T/fresh" >"$T/want" &&
+		cmp -s "$T/got" "$T/want"
+}
+coordinator() {
+	mkdir -p "$T/live" "$T/changed" && rm -rf "$T/coord" || return 1
+	for b in 0 1 2 3; do
+		rm -rf "$T/batch" && mkdir "$T/batch" || return 1
+		i=$((b * 25))
+		while [ $i -lt $((b * 25 + 25)) ]; do
+			cp "$T/filters/site$(printf %04d $i).bff" "$T/batch/" || return 1
+			i=$((i + 1))
+		done
+		"$BFI" append "$T/coord" -q --from-filters "$T/batch" && cp "$T"/batch/*.bff "$T/live/" &&
+			as_fresh || { echo "batch $b"; return 1; }
+	done
+	# ten sites learn new keys and resend their filters
+	for s in 3 14 27 38 41 55 62 79 86 97; do
+		n=$(printf site%04d $s)
+		cp "$T/filters/$n.bff" "$T/changed/" &&
+			printf 'new-%d-a\nnew-%d-b\n' $s $s | "$BFI" filter add "$T/changed/$n.bff" || return 1
+		printf 'new-%d-a\nnew-%d-b\n' $s $s >>"$T/q"
+	done
+	"$BFI" append "$T/coord" -q --from-filters "$T/changed" 2>"$T/e1" && return 1 # refused
+	grep -q 'already holds a set named' "$T/e1" || return 1
+	"$BFI" append "$T/coord" -q --replace --from-filters "$T/changed" &&
+		cp "$T"/changed/*.bff "$T/live/" && as_fresh || { echo "replace"; return 1; }
+	printf 'new-3-a\n' | "$BFI" query "$T/coord" | grep -q 'site0003' || return 1
+	# five sites leave
+	"$BFI" remove -q "$T/coord" site0003 site0010 site0050 site0077 site0099 &&
+		rm "$T"/live/site0003.bff "$T"/live/site0010.bff "$T"/live/site0050.bff \
+			"$T"/live/site0077.bff "$T"/live/site0099.bff && as_fresh || { echo "remove"; return 1; }
+	"$BFI" compact -q --full "$T/coord" && "$BFI" verify "$T/coord" >/dev/null && as_fresh ||
+		{ echo "compact"; return 1; }
+}
+check "a coordinator appends 100 sites' filters, replaces ten, removes five, compacts: a fresh build at every step" coordinator
 [ "$fails" -eq 0 ]
