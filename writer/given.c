@@ -86,6 +86,8 @@ int plan_given(bfi_writer *w, struct plan *p)
 	return 0;
 }
 
+#define GIVEN_BATCH (4u << 20) /* bytes of rows joined before they are written */
+
 /* n (at most 57) bits of src from bit at, of a region of size bytes: never read past it. */
 static inline uint64_t get_bits(const uint8_t *src, uint64_t size, uint64_t at, unsigned n)
 {
@@ -157,7 +159,9 @@ static int write_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd,
 		if ((runs[i] = part_runs(&parts[i], &n_runs[i])) == NULL)
 			rc = -ENOMEM;
 	uint64_t total = bfi_block_rows_bytes(blk->m, blk->row_bits);
-	uint64_t batch = budget / 2 / (blk->row_bits / 8 + 1) / 64 * 64;
+	/* a batch that stays in cache, and within the budget: written rows are the page cache's */
+	uint64_t most = budget / 2 < GIVEN_BATCH ? budget / 2 : GIVEN_BATCH;
+	uint64_t batch = most / (blk->row_bits / 8 + 1) / 64 * 64;
 	batch = batch < 64 ? 64 : batch > blk->m ? (blk->m + 63) / 64 * 64 : batch;
 	uint64_t words = (batch * blk->row_bits + 63) / 64 + 1;
 	uint64_t *buf = rc == 0 ? malloc((size_t)words * 8) : NULL;
@@ -165,7 +169,12 @@ static int write_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd,
 		rc = -ENOMEM;
 	for (uint64_t r0 = 0; rc == 0 && r0 < blk->m; r0 += batch) {
 		uint64_t r1 = r0 + batch < blk->m ? r0 + batch : blk->m;
-		memset(buf, 0, (size_t)words * 8);
+		uint64_t lo = r0 * blk->row_bits / 8;
+		uint64_t hi = r1 == blk->m ? total : r1 * blk->row_bits / 8;
+		/* the zero tail of packed rows past the buffer is the file's own zeros */
+		uint64_t len = hi - lo < words * 8 ? hi - lo : words * 8;
+		uint64_t used = ((r1 - r0) * blk->row_bits + 63) / 64 + 1;
+		memset(buf, 0, (size_t)(used * 8 > len ? used * 8 : len)); /* what is filled or written */
 		for (uint64_t r = r0; r < r1; r++) {
 			uint64_t to = (r - r0) * blk->row_bits;
 			for (uint32_t i = 0; i < gb->n_parts; i++) {
@@ -179,10 +188,6 @@ static int write_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd,
 		}
 		for (uint64_t x = 0; x < words; x++)
 			buf[x] = htole64(buf[x]);
-		uint64_t lo = r0 * blk->row_bits / 8;
-		uint64_t hi = r1 == blk->m ? total : r1 * blk->row_bits / 8;
-		/* the zero tail of packed rows past the last batch's words is the file's own zeros */
-		uint64_t len = hi - lo < words * 8 ? hi - lo : words * 8;
 		rc = pwrite_all(fd, buf, (size_t)len, sec_off + blk->rows_offset + lo);
 		progress(w, "rows", r1, blk->m);
 	}
