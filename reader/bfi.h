@@ -257,14 +257,20 @@ BFI_API BFI_MUST_CHECK int bfi_block_rows(const bfi_snapshot *snap, uint32_t i,
                                           const uint8_t **pre);
 
 /*
- * Segment i of a collection (0 .. bfi_info's segments - 1): the snapshot
- * it is, open until bfi_close() of snap, and the global ordinal of its set
- * 0. Its set j is the collection's first + j, unless removed (then
- * bfi_set_name of the collection answers BFI_E_NOT_FOUND). A snapshot is
- * its own segment 0. Returns 0 or BFI_E_INVALID.
+ * Segment i of a collection (0 .. bfi_info's segments - 1). Its set j is
+ * the collection's global ordinal first + j, unless removed (bfi_set_name
+ * of the collection then answers BFI_E_NOT_FOUND). A snapshot is its own
+ * segment 0, named "". Returns 0 or BFI_E_INVALID.
  */
+struct bfi_segment_info {
+	const bfi_snapshot *snap; /* the segment, open until bfi_close() of the collection */
+	uint64_t first;           /* the global ordinal of its set 0 */
+	uint64_t n_sets;          /* sets it holds */
+	uint64_t live;            /* of them, those not removed */
+	char name[40];            /* its directory in the collection */
+};
 BFI_API BFI_MUST_CHECK int bfi_segment(const bfi_snapshot *snap, uint32_t i,
-                                       const bfi_snapshot **seg, uint64_t *first);
+                                       struct bfi_segment_info *out);
 
 /* One cell of a RAMBO repetition: how many sets it merges, and its fill. */
 struct bfi_rambo_cell_info {

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -360,21 +361,29 @@ static void coll_info(const bfi_snapshot *s, struct bfi_info *info)
 	memcpy(info->snapshot_id, c->m.collection_id, 16);
 }
 
-int bfi_segment(const bfi_snapshot *snap, uint32_t i, const bfi_snapshot **seg, uint64_t *first)
+int bfi_segment(const bfi_snapshot *snap, uint32_t i, struct bfi_segment_info *out)
 {
-	if (snap == NULL || seg == NULL || first == NULL)
+	if (snap == NULL || out == NULL)
 		return BFI_E_INVALID;
+	memset(out, 0, sizeof *out);
 	if (snap->coll == NULL) { /* a snapshot is its own one segment */
 		if (i != 0)
 			return BFI_E_INVALID;
-		*seg = snap;
-		*first = 0;
+		struct bfi_info in;
+		bfi_info(snap, &in);
+		out->snap = snap;
+		out->n_sets = out->live = in.n_sets;
 		return 0;
 	}
-	if (i >= snap->coll->m.n_segments)
+	const struct bfi_coll *c = snap->coll;
+	if (i >= c->m.n_segments)
 		return BFI_E_INVALID;
-	*seg = snap->coll->seg[i];
-	*first = snap->coll->m.segs[i].first;
+	out->snap = c->seg[i];
+	out->first = c->m.segs[i].first;
+	out->n_sets = out->live = c->m.segs[i].n_sets;
+	for (uint32_t x = 0; x < c->m.n_removed; x++)
+		out->live -= (c->m.removed[x] >> 32) == i;
+	snprintf(out->name, sizeof out->name, "%s", c->m.segs[i].name);
 	return 0;
 }
 

@@ -250,6 +250,24 @@ killed() {
 check "100 compactions and merges killed at random moments: old or new, whole; leftovers swept" killed
 cat "$T/kill.counts" 2>/dev/null
 
+# a segment whose sets are all removed is dropped; inspect lists each segment's live sets
+dropped() {
+	rm -rf "$T/Z" && cat "$T/p0.tsv" >"$T/live.tsv" || return 1
+	# shellcheck disable=SC2086
+	"$BFI" append "$T/Z" $W --tsv "$T/p0.tsv" && "$BFI" append "$T/Z" $W --tsv "$T/p2.tsv" || return 1
+	cut -f1 "$T/p2.tsv" | sort -u >"$T/gone2"
+	"$BFI" remove -q "$T/Z" --from "$T/gone2" && "$BFI" remove -q "$T/Z" p0_9 || return 1
+	drop p0_9
+	"$BFI" inspect --json "$T/Z" | python3 -c 'import json, sys
+l = json.load(sys.stdin)["collection"]["segment_list"]
+sys.exit(not ([(x["sets"], x["live"]) for x in l] == [(600, 599), (7, 0)] and l[1]["first"] == 600))' || return 1
+	"$BFI" compact -q "$T/Z" && [ "$(segments "$T/Z")" -eq 1 ] && same "$T/Z" &&
+		"$BFI" verify "$T/Z" >/dev/null || return 1
+	# p0's segment, which lost less than half, is kept as it was
+	"$BFI" inspect "$T/Z" | grep -q '^  seg-0000000000000001-0000  600 sets, 599 live'
+}
+check "a segment whose sets are all removed is dropped; inspect lists segments' live sets" dropped
+
 helps() { "$BFI" compact --help | grep -q -- --full && "$BFI" merge --help | grep -q -- --output; }
 check "compact and merge have --help" helps
 exit $((fails > 0))

@@ -62,27 +62,16 @@ static const char merge_help[] =
 	"Exit status: 0, or 2 for a usage error, inputs that cannot be joined, or\n"
 	"an I/O error (OUT is then as it was).\n";
 
-/* Live sets of each segment of coll: those bfi_set_name still answers. */
+/* Sets held and live in each segment of coll. */
 static int live_counts(const bfi_snapshot *coll, uint32_t g, uint64_t *live, uint64_t *held)
 {
 	for (uint32_t s = 0; s < g; s++) {
-		const bfi_snapshot *seg;
-		uint64_t first;
-		struct bfi_info si;
-		int rc = bfi_segment(coll, s, &seg, &first);
+		struct bfi_segment_info sg;
+		int rc = bfi_segment(coll, s, &sg);
 		if (rc)
 			return rc;
-		bfi_info(seg, &si);
-		held[s] = si.n_sets;
-		live[s] = 0;
-		for (uint64_t j = 0; j < si.n_sets; j++) {
-			const char *name;
-			size_t len;
-			rc = bfi_set_name(coll, (uint32_t)(first + j), &name, &len);
-			if (rc && rc != BFI_E_NOT_FOUND)
-				return rc;
-			live[s] += rc == 0;
-		}
+		held[s] = sg.n_sets;
+		live[s] = sg.live;
 	}
 	return 0;
 }

@@ -337,12 +337,50 @@ static const struct part {
 static void print_layouts(const bfi_snapshot *s, int json)
 {
 	int first = 1;
+	struct bfi_info in;
+	struct bfi_segment_info sg;
+	bfi_info(s, &in);
+	/* a collection: the layouts every segment holds, as its first segment names them */
+	if (in.segments && bfi_segment(s, 0, &sg) == 0)
+		s = sg.snap;
 	for (unsigned flag = 1; flag; flag <<= 1) {
 		struct bfi_layout_info li;
-		if (bfi_layout_info(s, flag, &li) != 0)
+		if ((in.segments && !(in.layouts & flag)) || bfi_layout_info(s, flag, &li) != 0)
 			continue;
 		printf(json ? "%s\"%s\"" : "%s%s", !json ? " " : first ? "" : ", ", li.name);
 		first = 0;
+	}
+}
+
+/* A collection's segments, one line (or JSON object) each. */
+static void print_segments(const bfi_snapshot *s, const struct bfi_info *in, int json)
+{
+	for (uint32_t i = 0; i < in->segments; i++) {
+		struct bfi_segment_info sg;
+		struct bfi_info si;
+		struct bfi_layout_info fl;
+		if (bfi_segment(s, i, &sg) != 0)
+			continue;
+		bfi_info(sg.snap, &si);
+		uint32_t blocks = bfi_layout_info(sg.snap, BFI_LAYOUT_FLAT, &fl) == 0 ? fl.u.flat.blocks : 0;
+		if (json) {
+			printf("%s{\"name\": \"%s\", \"first\": %llu, \"sets\": %llu, \"live\": %llu, "
+			       "\"index_bytes\": %llu, \"catalog_bytes\": %llu, \"widest_bits\": %llu, "
+			       "\"flat_blocks\": %u, \"layouts\": [",
+			       i ? ", " : "", sg.name, (unsigned long long)sg.first,
+			       (unsigned long long)sg.n_sets, (unsigned long long)sg.live,
+			       (unsigned long long)si.file_size, (unsigned long long)si.catalog_size,
+			       (unsigned long long)si.bits, blocks);
+			print_layouts(sg.snap, 1);
+			fputs("]}", stdout);
+		} else {
+			printf("  %s  %llu sets, %llu live, index %llu bytes, widest m %llu, %u flat "
+			       "blocks, layouts",
+			       sg.name, (unsigned long long)sg.n_sets, (unsigned long long)sg.live,
+			       (unsigned long long)si.file_size, (unsigned long long)si.bits, blocks);
+			print_layouts(sg.snap, 0);
+			putchar('\n');
+		}
 	}
 }
 
@@ -448,11 +486,14 @@ int cmd_inspect(int argc, char **argv)
 	if (json) {
 		fputs("{\"path\": ", stdout);
 		json_str(stdout, path, strlen(path));
-		if (in.segments)
+		if (in.segments) {
 			printf(", \"collection\": {\"generation\": %llu, \"segments\": %u, "
-			       "\"ordinals\": %llu}",
+			       "\"ordinals\": %llu, \"segment_list\": [",
 			       (unsigned long long)in.generation, in.segments,
 			       (unsigned long long)in.ordinals);
+			print_segments(s, &in, 1);
+			fputs("]}", stdout);
+		}
 		printf(", \"format\": {\"major\": %u, \"minor\": %u, \"compat_flags\": %llu}",
 		       in.major, in.minor, (unsigned long long)in.compat_flags);
 		printf(", \"snapshot_id\": \"%s\", \"catalog_digest\": \"%s\"", id, dg);
@@ -510,6 +551,7 @@ int cmd_inspect(int argc, char **argv)
 			       (unsigned long long)in.generation, in.segments,
 			       (unsigned long long)in.n_sets, (unsigned long long)in.ordinals,
 			       (unsigned long long)(in.ordinals - in.n_sets));
+		print_segments(s, &in, 0);
 		printf("files        index.bfi %llu bytes, catalog.mdb %llu bytes\n",
 		       (unsigned long long)in.file_size, (unsigned long long)in.catalog_size);
 		printf("format       %u.%u (compatible flags 0x%llx), written by ", in.major, in.minor,

@@ -250,12 +250,11 @@ static int carry_rules(struct joiner *j, const struct join_input *in, int n)
 	}
 	for (int x = 0; x < n; x++)
 		for (uint32_t s = in[x].seg_lo; s < in[x].seg_hi; s++) {
-			const bfi_snapshot *seg;
-			uint64_t first;
+			struct bfi_segment_info sg;
 			const void *v;
 			size_t len;
-			if (bfi_segment(in[x].snap, s, &seg, &first) == 0 &&
-			    bfi_catalog_meta(seg, BFI_META_PATH_LEVELS, &v, &len) == 0) {
+			if (bfi_segment(in[x].snap, s, &sg) == 0 &&
+			    bfi_catalog_meta(sg.snap, BFI_META_PATH_LEVELS, &v, &len) == 0) {
 				int rc = bfi_writer_meta(j->w, BFI_META_PATH_LEVELS, v, len);
 				if (rc)
 					return rc;
@@ -277,10 +276,9 @@ static int each_segment(struct joiner *j, const struct join_input *in, int n,
 	char label[4400];
 	for (int x = 0; x < n; x++)
 		for (uint32_t s = in[x].seg_lo; s < in[x].seg_hi; s++) {
-			const bfi_snapshot *seg;
-			uint64_t first;
+			struct bfi_segment_info sg;
 			struct bfi_info si;
-			int rc = bfi_segment(in[x].snap, s, &seg, &first);
+			int rc = bfi_segment(in[x].snap, s, &sg);
 			if (rc) {
 				fprintf(stderr, "bfi %s: %s: %s\n", j->cmd, in[x].label, bfi_strerror(rc));
 				return EXIT_USAGE;
@@ -290,7 +288,7 @@ static int each_segment(struct joiner *j, const struct join_input *in, int n,
 				snprintf(label, sizeof label, "%s (segment %u)", in[x].label, s);
 			else
 				snprintf(label, sizeof label, "%s", in[x].label);
-			if ((rc = fn(j, &in[x], seg, first, label)) != 0)
+			if ((rc = fn(j, &in[x], sg.snap, sg.first, label)) != 0)
 				return rc;
 		}
 	return 0;
