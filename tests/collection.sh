@@ -187,6 +187,14 @@ killed() {
 check "100 writers killed at random moments: old or new generation, whole; leftovers swept" killed
 cat "$T/K.counts" 2>/dev/null
 
+unmade() {
+	"$BFI" append "$T/new" -q --tsv "$T/no-such.tsv" 2>"$T/err3"
+	[ $? -eq 2 ] && grep -q '^bfi append: .*no-such.tsv: No such file' "$T/err3" && [ ! -e "$T/new" ] &&
+		mkdir "$T/mine" && "$BFI" append "$T/mine" -q --tsv "$T/no-such.tsv" 2>/dev/null
+	[ $? -eq 2 ] && [ -d "$T/mine" ] && [ -z "$(ls "$T/mine")" ]
+}
+check "a first append that fails says bfi append, and leaves no collection (nor removes a directory it did not make)" unmade
+
 helps() { "$BFI" append --help | grep -q -- --replace && "$BFI" remove --help | grep -q -- --from; }
 check "append and remove have --help" helps
 exit $((fails > 0))

@@ -1,4 +1,5 @@
 /* cmd_build.c - bfi build: write a snapshot. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,9 @@
 #include "bfi_paths.h"
 #include "bfi_writer.h"
 #include "tools.h"
+
+/* "bfi build", or "bfi append" when append builds a segment through here */
+static const char *me = "bfi build";
 
 static const char help[] =
 	"Usage: bfi build -o SNAP [OPTIONS] INPUT...\n"
@@ -129,7 +133,7 @@ static size_t print_warnings(const bfi_writer *w, size_t from)
 	for (const char *p = all + from; *p;) {
 		const char *nl = strchr(p, '\n');
 		size_t l = nl ? (size_t)(nl - p) : strlen(p);
-		fprintf(stderr, "bfi build: warning: %.*s\n", (int)l, p);
+		fprintf(stderr, "%s: warning: %.*s\n", me, (int)l, p);
 		p += l + (nl != NULL);
 	}
 	return len;
@@ -137,6 +141,7 @@ static size_t print_warnings(const bfi_writer *w, size_t from)
 
 int cmd_build(int argc, char **argv)
 {
+	me = argc > 0 && !strcmp(argv[0], "append") ? "bfi append" : "bfi build";
 	static const struct option opts[] = {
 		{"output", required_argument, 0, 'o'}, {"tsv", no_argument, 0, 't'},
 		{"fpr", required_argument, 0, 'f'},    {"bits", required_argument, 0, 'b'},
@@ -181,14 +186,14 @@ int cmd_build(int argc, char **argv)
 			else if (!strcmp(optarg, "xml"))
 				docs = 2;
 			else if (strcmp(optarg, "keys")) {
-				fprintf(stderr, "bfi build: --input takes keys, tsv, text, fasta, json or xml\n");
+				fprintf(stderr, "%s: --input takes keys, tsv, text, fasta, json or xml\n", me);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'T': {
 			uint64_t v;
 			if (parse_size(optarg, &v) || v < 1 || v > 255) {
-				fprintf(stderr, "bfi build: --max-term must be from 1 to 255\n");
+				fprintf(stderr, "%s: --max-term must be from 1 to 255\n", me);
 				return EXIT_USAGE;
 			}
 			max_term = (unsigned)v;
@@ -201,14 +206,14 @@ int cmd_build(int argc, char **argv)
 			        : !strcmp(optarg, "depth") ? BFI_PATHS_DEPTH
 			        : !strcmp(optarg, "both")  ? BFI_PATHS_BREADTH | BFI_PATHS_DEPTH : 0;
 			if (!paths) {
-				fprintf(stderr, "bfi build: --paths takes breadth, depth or both\n");
+				fprintf(stderr, "%s: --paths takes breadth, depth or both\n", me);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'J': {
 			uint64_t v;
 			if (parse_size(optarg, &v) || v < 1 || v > 64) {
-				fprintf(stderr, "bfi build: --path-max must be from 1 to 64\n");
+				fprintf(stderr, "%s: --path-max must be from 1 to 64\n", me);
 				return EXIT_USAGE;
 			}
 			path_max = (unsigned)v;
@@ -217,7 +222,7 @@ int cmd_build(int argc, char **argv)
 		case 'X': {
 			uint64_t v;
 			if (parse_size(optarg, &v) || v < 1 || v > 255) {
-				fprintf(stderr, "bfi build: --kmer must be from 1 to 255\n");
+				fprintf(stderr, "%s: --kmer must be from 1 to 255\n", me);
 				return EXIT_USAGE;
 			}
 			kmer = (unsigned)v;
@@ -234,20 +239,20 @@ int cmd_build(int argc, char **argv)
 		case 'f':
 			o.fpr = strtod(optarg, &end);
 			if (*end || !(o.fpr > 0 && o.fpr < 1)) {
-				fprintf(stderr, "bfi build: --fpr must be a number between 0 and 1\n");
+				fprintf(stderr, "%s: --fpr must be a number between 0 and 1\n", me);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'b':
 			if (parse_size(optarg, &o.bits) || o.bits == 0 || o.bits > (1ull << 40)) {
-				fprintf(stderr, "bfi build: --bits must be 1..2^40\n");
+				fprintf(stderr, "%s: --bits must be 1..2^40\n", me);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'k': {
 			uint64_t k;
 			if (parse_size(optarg, &k) || k < 1 || k > 32) {
-				fprintf(stderr, "bfi build: --hashes must be 1..32\n");
+				fprintf(stderr, "%s: --hashes must be 1..32\n", me);
 				return EXIT_USAGE;
 			}
 			o.hashes = (uint32_t)k;
@@ -256,7 +261,7 @@ int cmd_build(int argc, char **argv)
 		case 'e':
 			if (parse_size(optarg, &o.expected_keys) || o.expected_keys == 0 ||
 			    o.expected_keys > (1ull << 40)) {
-				fprintf(stderr, "bfi build: --expected-keys must be 1..2^40, got '%s'\n", optarg);
+				fprintf(stderr, "%s: --expected-keys must be 1..2^40, got '%s'\n", me, optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -277,8 +282,8 @@ int cmd_build(int argc, char **argv)
 			}
 			free(copy);
 			if (o.layouts == 0 || o.layouts == ~0u) {
-				fprintf(stderr, "bfi build: --layout takes flat, plain, rambo and tree, "
-				                "joined by commas\n");
+				fprintf(stderr, "%s: --layout takes flat, plain, rambo and tree, "
+				                "joined by commas\n", me);
 				return EXIT_USAGE;
 			}
 			break;
@@ -289,8 +294,8 @@ int cmd_build(int argc, char **argv)
 			uint64_t v;
 			if (parse_size(optarg, &v) || v == 0 || (c == 'R' && v > 64) ||
 			    (c == 'C' && v > (1u << 24)) || (c == 'H' && v > (1u << 24))) {
-				fprintf(stderr, "bfi build: --reps must be 1..64, --cells and --shards "
-				                "1..2^24\n");
+				fprintf(stderr, "%s: --reps must be 1..64, --cells and --shards "
+				                "1..2^24\n", me);
 				return EXIT_USAGE;
 			}
 			if (c == 'R')
@@ -307,7 +312,7 @@ int cmd_build(int argc, char **argv)
 		case 'D': {
 			uint64_t v;
 			if (parse_size(optarg, &v) || v < 2 || v > 64) {
-				fprintf(stderr, "bfi build: --fanout must be from 2 to 64\n");
+				fprintf(stderr, "%s: --fanout must be from 2 to 64\n", me);
 				return EXIT_USAGE;
 			}
 			o.fanout = (uint32_t)v;
@@ -317,7 +322,7 @@ int cmd_build(int argc, char **argv)
 			if (!strcmp(optarg, "incremental"))
 				o.bloofi_incremental = 1;
 			else if (strcmp(optarg, "offline")) {
-				fprintf(stderr, "bfi build: --bloofi-build takes offline or incremental\n");
+				fprintf(stderr, "%s: --bloofi-build takes offline or incremental\n", me);
 				return EXIT_USAGE;
 			}
 			break;
@@ -325,7 +330,7 @@ int cmd_build(int argc, char **argv)
 			unsigned a, b;
 			char extra;
 			if (sscanf(optarg, "%u/%u%c", &a, &b, &extra) != 2 || b == 0 || a >= b) {
-				fprintf(stderr, "bfi build: --route takes I/S with 0 <= I < S\n");
+				fprintf(stderr, "%s: --route takes I/S with 0 <= I < S\n", me);
 				return EXIT_USAGE;
 			}
 			o.route_shard = a;
@@ -343,20 +348,20 @@ int cmd_build(int argc, char **argv)
 			else if (!strcmp(optarg, "never"))
 				o.prefilter = BFI_PREFILTER_NEVER;
 			else {
-				fprintf(stderr, "bfi build: --prefilter must be auto, always or never\n");
+				fprintf(stderr, "%s: --prefilter must be auto, always or never\n", me);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'B':
 			if (parse_size(optarg, &o.block_cost) || o.block_cost == 0) {
-				fprintf(stderr, "bfi build: bad --block-cost '%s'\n", optarg);
+				fprintf(stderr, "%s: bad --block-cost '%s'\n", me, optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'N': {
 			uint64_t v;
 			if (parse_size(optarg, &v) || v < 512 || v % 512 || v > UINT32_MAX) {
-				fprintf(stderr, "bfi build: --block-sets must be a multiple of 512, got '%s'\n",
+				fprintf(stderr, "%s: --block-sets must be a multiple of 512, got '%s'\n", me,
 				        optarg);
 				return EXIT_USAGE;
 			}
@@ -368,7 +373,7 @@ int cmd_build(int argc, char **argv)
 			char *tail;
 			unsigned long v = strtoul(optarg, &tail, 10);
 			if (tail == optarg || *tail || v < 1 || v > 256) {
-				fprintf(stderr, "bfi build: --threads must be 1 to 256, got '%s'\n", optarg);
+				fprintf(stderr, "%s: --threads must be 1 to 256, got '%s'\n", me, optarg);
 				return EXIT_USAGE;
 			}
 			o.threads = (unsigned)v;
@@ -376,7 +381,7 @@ int cmd_build(int argc, char **argv)
 		}
 		case 'm':
 			if (parse_size(optarg, &o.memory)) {
-				fprintf(stderr, "bfi build: bad --memory '%s'\n", optarg);
+				fprintf(stderr, "%s: bad --memory '%s'\n", me, optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -384,54 +389,54 @@ int cmd_build(int argc, char **argv)
 		}
 	}
 	if (o.fanout && !o.bloofi_incremental && (o.fanout & (o.fanout - 1))) {
-		fprintf(stderr, "bfi build: --fanout must be a power of two (any order from 2 to 64 "
-		                "with --bloofi-build incremental)\n");
+		fprintf(stderr, "%s: --fanout must be a power of two (any order from 2 to 64 "
+		                "with --bloofi-build incremental)\n", me);
 		return EXIT_USAGE;
 	}
 	if (fasta + tsv + text + filters + (docs > 0) > 1) {
-		fprintf(stderr, "bfi build: give one input format\n");
+		fprintf(stderr, "%s: give one input format\n", me);
 		return EXIT_USAGE;
 	}
 	if (!docs && (paths || path_max)) {
-		fprintf(stderr, "bfi build: --paths and --path-max need --input json or xml\n");
+		fprintf(stderr, "%s: --paths and --path-max need --input json or xml\n", me);
 		return EXIT_USAGE;
 	}
 	if (!text && (max_term || stop_words)) {
-		fprintf(stderr, "bfi build: --max-term and --stop-words need --input text\n");
+		fprintf(stderr, "%s: --max-term and --stop-words need --input text\n", me);
 		return EXIT_USAGE;
 	}
 	if (fasta != (kmer > 0) || (per_record && !fasta)) {
-		fprintf(stderr, "bfi build: --input fasta needs --kmer K, and --kmer and --per-record "
-		                "need --input fasta\n");
+		fprintf(stderr, "%s: --input fasta needs --kmer K, and --kmer and --per-record "
+		                "need --input fasta\n", me);
 		return EXIT_USAGE;
 	}
 	if (out == NULL || optind >= argc || (!fasta && !text && !docs && optind != argc - 1)) {
-		fprintf(stderr, "bfi build: need -o SNAP and %s\n\n%s",
+		fprintf(stderr, "%s: need -o SNAP and %s\n\n%s", me,
 		        fasta || text || docs ? "at least one INPUT" : "exactly one INPUT", help);
 		return EXIT_USAGE;
 	}
 	if (o.keep_order && o.cluster) {
-		fprintf(stderr, "bfi build: --keep-order and --cluster ask for two orders; give one\n");
+		fprintf(stderr, "%s: --keep-order and --cluster ask for two orders; give one\n", me);
 		return EXIT_USAGE;
 	}
 	if ((o.route_shards || o.cells || o.reps || o.shards) && !(o.layouts & BFI_BUILD_RAMBO)) {
-		fprintf(stderr, "bfi build: --route, --cells, --reps and --shards are for the rambo "
-		                "layout; add --layout rambo\n");
+		fprintf(stderr, "%s: --route, --cells, --reps and --shards are for the rambo "
+		                "layout; add --layout rambo\n", me);
 		return EXIT_USAGE;
 	}
 	if (o.cells == 1) {
-		fprintf(stderr, "bfi build: --cells 1 puts every set in one cell, which tells none "
-		                "apart; give at least 2\n");
+		fprintf(stderr, "%s: --cells 1 puts every set in one cell, which tells none "
+		                "apart; give at least 2\n", me);
 		return EXIT_USAGE;
 	}
 	if (o.cells && o.shards && o.cells % o.shards) {
-		fprintf(stderr, "bfi build: --cells %llu is not a multiple of --shards %u\n",
+		fprintf(stderr, "%s: --cells %llu is not a multiple of --shards %u\n", me,
 		        (unsigned long long)o.cells, o.shards);
 		return EXIT_USAGE;
 	}
 	char why[600];
 	if (bfi_output_check(out, why, sizeof why) != 0) {
-		fprintf(stderr, "bfi build: %s\n", why);
+		fprintf(stderr, "%s: %s\n", me, why);
 		return EXIT_USAGE;
 	}
 	const char *input = argv[optind];
@@ -443,18 +448,18 @@ int cmd_build(int argc, char **argv)
 	bfi_writer *w = NULL;
 	int rc = bfi_writer_create(&o, &w);
 	if (rc == BFI_E_LIMIT) /* the only limit the options alone can pass */
-		fprintf(stderr, "bfi build: --expected-keys %llu: each filter would need more than "
-		                "2^40 bits\n",
+		fprintf(stderr, "%s: --expected-keys %llu: each filter would need more than "
+		                "2^40 bits\n", me,
 		        (unsigned long long)o.expected_keys);
 	else if (rc)
-		fprintf(stderr, "bfi build: %s\n", bfi_strerror(rc));
+		fprintf(stderr, "%s: %s\n", me, bfi_strerror(rc));
 	if (rc)
 		return EXIT_USAGE;
 	size_t warned = print_warnings(w, 0);
 	if (tsv) {
 		FILE *f = strcmp(input, "-") ? fopen(input, "r") : stdin;
 		if (f == NULL) {
-			perror(input);
+			fprintf(stderr, "%s: %s: %s\n", me, input, strerror(errno));
 			bfi_writer_destroy(&w);
 			return EXIT_USAGE;
 		}
@@ -483,16 +488,16 @@ int cmd_build(int argc, char **argv)
 	print_warnings(w, warned);
 	if (rc) {
 		const char *msg = bfi_writer_errmsg(w);
-		fprintf(stderr, "bfi build: %s\n", *msg ? msg : bfi_strerror(rc));
+		fprintf(stderr, "%s: %s\n", me, *msg ? msg : bfi_strerror(rc));
 		bfi_writer_destroy(&w);
 		return EXIT_USAGE;
 	}
 	bfi_writer_destroy(&w);
 	if (!quiet)
 		fprintf(stderr,
-		        "bfi build: wrote %s: %llu sets, %llu keys (%llu distinct set/key pairs), "
+		        "%s: wrote %s: %llu sets, %llu keys (%llu distinct set/key pairs), "
 		        "largest set %llu keys, k=%u, %u blocks, widest m=%llu bits; index %llu bytes, "
-		        "catalog %llu bytes\n",
+		        "catalog %llu bytes\n", me,
 		        out, (unsigned long long)sum.n_sets, (unsigned long long)sum.keys_in,
 		        (unsigned long long)sum.distinct_pairs, (unsigned long long)sum.max_set_keys,
 		        sum.hashes, sum.blocks, (unsigned long long)sum.bits,

@@ -26,6 +26,8 @@ struct bfi_collection {
 	char (*done)[BFI_SEGMENT_NAME_MAX + 1]; /* the segments the committed manifest lists */
 	uint32_t n_done;
 	int changed;           /* segments replaced since the commit: no more may be added */
+	int created;           /* this writer made the directory: removed at the end if never committed */
+	int lock_made;         /* and the lock file, likewise */
 	uint32_t added;        /* segments added since: removed at the end unless committed */
 	uint64_t ordinals;
 	char seg[4200];        /* bfi_collection_segment_path's answer */
@@ -42,7 +44,11 @@ static int fail(bfi_collection *c, char *err, size_t errlen, int rc, const char 
 /* Take the lock, or say who holds it: its pid, from the file. */
 static int take_lock(bfi_collection *c, unsigned flags, char *err, size_t errlen)
 {
-	c->lock = openat(c->dfd, BFI_COLLECTION_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	c->lock = openat(c->dfd, BFI_COLLECTION_LOCK,
+	                 O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	c->lock_made = c->lock >= 0;
+	if (c->lock < 0 && errno == EEXIST)
+		c->lock = openat(c->dfd, BFI_COLLECTION_LOCK, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (c->lock < 0)
 		return fail(c, err, errlen, -errno, "%s/" BFI_COLLECTION_LOCK ": %s", c->path);
 	int rc;
@@ -180,11 +186,13 @@ int bfi_collection_begin(const char *path, unsigned flags, bfi_collection **out,
 		return -ENOMEM;
 	snprintf(c->path, sizeof c->path, "%s", path);
 	c->lock = -1;
-	if ((flags & BFI_COLL_CREATE) && mkdir(path, 0755) != 0 && errno != EEXIST) {
+	int made = (flags & BFI_COLL_CREATE) ? mkdir(path, 0755) : -1;
+	if (made != 0 && (flags & BFI_COLL_CREATE) && errno != EEXIST) {
 		int rc = fail(c, err, errlen, -errno, "%s: %s", path);
 		free(c);
 		return rc;
 	}
+	c->created = made == 0;
 	c->dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int rc = c->dfd < 0 ? fail(c, err, errlen, -errno, "%s: %s", path) : 0;
 	if (rc == 0)
@@ -361,12 +369,18 @@ void bfi_collection_end(bfi_collection **cp)
 	/* segments built or added but not committed: no manifest names them */
 	if (c->held)
 		sweep(c);
+	/* a collection this writer made and never committed: what it made goes (rmdir fails on more) */
+	int never = c->held && c->m.generation == 0, unmake = never && c->created;
 	bfi_manifest_free(&c->m);
 	free(c->done);
+	if (never && c->lock_made)
+		(void)unlinkat(c->dfd, BFI_COLLECTION_LOCK, 0);
 	if (c->lock >= 0)
 		close(c->lock); /* and with it the lock */
 	if (c->dfd >= 0)
 		close(c->dfd);
+	if (unmake)
+		(void)rmdir(c->path);
 	free(c);
 	*cp = NULL;
 }
