@@ -52,18 +52,6 @@ static uint64_t *segment_widths(const struct bfi_build_options *o, const struct 
 }
 
 /*
- * A block's row stride (spec/format.md, "Flat section"): whole lines,
- * which queries read in place, unless that padding would add more than a
- * twentieth to the block; then packed, n bits a row, which a query copies
- * out (a one-set block is then a plain Bloom filter).
- */
-uint64_t flat_row_bits(uint64_t n_sets)
-{
-	uint64_t lined = bfi_bits_bytes(n_sets) * 8;
-	return (lined - n_sets) * 20 <= n_sets ? lined : n_sets;
-}
-
-/*
  * Bytes a row of a block of n sets costs, as the planner counts them: in
  * whole lines, as a query reads it, whatever the file stores. Counting
  * packed bytes instead made the planner cut a small packed block from a

@@ -439,8 +439,18 @@ int plan_plain(bfi_writer *w, struct plan *p);
 int plan_flat(bfi_writer *w, struct plan *p);
 int plan_rambo(bfi_writer *w, struct plan *p);
 int plan_tree(bfi_writer *w, struct plan *p);
-/* A flat block's row stride for n sets: lined, unless that pads more than a twentieth (flat.c). */
-uint64_t flat_row_bits(uint64_t n_sets);
+/*
+ * A flat block's row stride for n sets (spec/format.md, "Flat section"):
+ * whole lines, which queries read in place, unless that padding would add
+ * more than a twentieth to the block; then packed, n bits a row, which a
+ * query copies out (a one-set block is then a plain Bloom filter). Inline,
+ * since both the planner (flat.c) and compaction (given.c) lay out blocks.
+ */
+static inline uint64_t flat_row_bits(uint64_t n_sets)
+{
+	uint64_t lined = bfi_bits_bytes(n_sets) * 8;
+	return (lined - n_sets) * 20 <= n_sets ? lined : n_sets;
+}
 /* Compaction and merge (given.c): the flat plan from the given blocks, and their rows. */
 int plan_given(bfi_writer *w, struct plan *p);
 int fill_given(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget);
