@@ -208,9 +208,10 @@ rm -f "$T/fault.counts"
 check "a failure at every write, fsync and rename of append, remove, compact, merge: old or new, whole" faults
 cat "$T/fault.counts" 2>/dev/null
 
-# SIGKILL at random moments of compact (60 trials) and merge (40): a join
-# changes no answer, so the collection answers the same at either
-# generation, and the merge's output is the old one or the new, whole
+# SIGKILL at random moments of compact (60 trials) and merge (40). A
+# compaction changes no answer, so the collection answers the same at
+# either generation; a merge's output, which starts as another snapshot,
+# is that snapshot or the merge, whole
 killed() {
 	rm -rf "$T/B" && : >"$T/big.tsv" || return 1
 	for p in 0 1 2 3 4 5 6 7; do
@@ -220,31 +221,61 @@ killed() {
 	done
 	"$BFI" remove -q "$T/B" b0_1 b3_3 b7_7 || return 1
 	answers "$T/B" >"$T/B.ans" || return 1
+	rm -rf "$T/M0" && "$BFI" build -q -o "$T/M0" --tsv "$T/p0.tsv" && answers "$T/M0" >"$T/M0.ans" || return 1
+	# each command's whole run, timed uncut, so that the kills fall across
+	# it at any speed of machine or build (a sanitizer's is several times slower)
+	rm -rf "$T/K" "$T/M" && cp -r "$T/B" "$T/K" && cp -r "$T/M0" "$T/M" || return 1
+	a=$(date +%s%N) && "$BFI" compact -q --full "$T/K" && b=$(date +%s%N) || return 1
+	"$BFI" merge -q -o "$T/M" "$T/B" && c=$(date +%s%N) || return 1
+	answers "$T/M" | cmp -s - "$T/B.ans" || { echo "the merge answers otherwise"; return 1; }
+	ms_compact=$(((b - a) / 1000000)) ms_merge=$(((c - b) / 1000000))
 	t=0 old=0 new=0
 	while [ $t -lt 100 ]; do
-		rm -rf "$T/K" && cp -r "$T/B" "$T/K" || return 1
+		rm -rf "$T/K" "$T/M" && cp -r "$T/B" "$T/K" && cp -r "$T/M0" "$T/M" || return 1
 		if [ $t -lt 60 ]; then
-			"$BFI" compact -q --full "$T/K" 2>/dev/null &
+			"$BFI" compact -q --full "$T/K" 2>"$T/kerr" &
+			ms=$ms_compact
 		else
-			"$BFI" merge -q -o "$T/K" "$T/B" 2>/dev/null &
+			"$BFI" merge -q -o "$T/M" "$T/B" 2>"$T/kerr" &
+			ms=$ms_merge
 		fi
 		pid=$!
-		sleep "0.$(awk -v s=$t 'BEGIN { srand(s); printf "%03d", int(rand() * 150) }')"
+		# a moment in [0, 1.25 x the run), in seconds
+		sleep "$(awk -v s=$t -v ms="$ms" 'BEGIN { srand(s); printf "%.3f", rand() * ms * 1.25 / 1000 }')"
 		kill -9 $pid 2>/dev/null
-		wait $pid 2>/dev/null
-		"$BFI" verify "$T/K" >/dev/null || { echo "trial $t: does not verify"; return 1; }
-		answers "$T/K" | cmp -s - "$T/B.ans" || { echo "trial $t: other answers"; return 1; }
-		if [ -f "$T/K/MANIFEST" ] && [ "$(gen "$T/K")" = "$(gen "$T/B")" ]; then
-			old=$((old + 1))
-			"$BFI" remove -q "$T/K" b5_5 || return 1 # a writer that runs to the end sweeps
-			[ "$(ls "$T/K" | grep -c -v -x -e LOCK -e MANIFEST)" -eq "$(segments "$T/K")" ] ||
-				{ echo "trial $t: leftovers: $(ls "$T/K")"; return 1; }
+		wait $pid
+		rc=$?
+		# the run ended by itself (0) or by the kill (137); never an error of its own
+		[ $rc -eq 0 ] || [ $rc -eq 137 ] || { echo "trial $t: exit $rc: $(cat "$T/kerr")"; return 1; }
+		if [ $t -lt 60 ]; then
+			"$BFI" verify "$T/K" >/dev/null || { echo "trial $t: does not verify"; return 1; }
+			answers "$T/K" | cmp -s - "$T/B.ans" || { echo "trial $t: other answers"; return 1; }
+			if [ "$(gen "$T/K")" = "$(gen "$T/B")" ]; then
+				old=$((old + 1))
+				"$BFI" remove -q "$T/K" b5_5 || return 1 # a writer that runs to the end sweeps
+				[ "$(ls "$T/K" | grep -c -v -x -e LOCK -e MANIFEST)" -eq "$(segments "$T/K")" ] ||
+					{ echo "trial $t: leftovers: $(ls "$T/K")"; return 1; }
+			else
+				new=$((new + 1))
+			fi
 		else
-			new=$((new + 1))
+			"$BFI" verify "$T/M" >/dev/null || { echo "trial $t: the output does not verify"; return 1; }
+			answers "$T/M" >"$T/M.ans"
+			if cmp -s "$T/M.ans" "$T/M0.ans"; then
+				old=$((old + 1))
+			elif cmp -s "$T/M.ans" "$T/B.ans"; then
+				new=$((new + 1))
+			else
+				echo "trial $t: the output answers as neither"
+				return 1
+			fi
 		fi
 		t=$((t + 1))
 	done
-	echo "100 joins killed: $old left the old generation, $new the new" >"$T/kill.counts"
+	# what killed merges staged beside the output, the next merge clears
+	"$BFI" merge -q -o "$T/M" "$T/B" || return 1
+	[ -z "$(ls -d "$T"/M.tmp-* 2>/dev/null)" ] || { echo "staging left: $(ls -d "$T"/M.tmp-*)"; return 1; }
+	echo "100 joins killed (uncut: compact $ms_compact ms, merge $ms_merge ms): $old left the old generation, $new the new" >"$T/kill.counts"
 	[ $old -gt 10 ] && [ $new -gt 10 ]
 }
 check "100 compactions and merges killed at random moments: old or new, whole; leftovers swept" killed
