@@ -3,7 +3,9 @@
 # answers every key as its sources did, and, where every filter has one
 # width (--bits 512 --hashes 5, no pre-filters), as a fresh bfi build of
 # the live sets; in the same order its index is that build's, byte for
-# byte. Then: the size-tiered policy keeps segments at most log2(N) + 1;
+# byte; RAMBO of one set of parameters is kept, and a tree over sets of one
+# width rebuilt, as a fresh build's. Then: the size-tiered policy keeps
+# segments at most log2(N) + 1;
 # merge names what differs; a failure at any write, fsync or rename, and
 # SIGKILL at any moment, leave the old generation (or output) or the new,
 # whole; leftovers are swept.
@@ -28,8 +30,8 @@ done
 awk 'BEGIN { for (i = 0; i < 520; i++) print "k" i; for (i = 0; i < 100; i++) print "absent" i }' >"$T/keys.txt"
 
 # answers SNAP: "key<TAB>name" for each set answered (a key alone when none), sorted
-answers() { "$BFI" query --keys "$1" <"$T/keys.txt" |
-	awk -F'\t' '{ if (NF == 1) print $1; for (i = 2; i <= NF; i++) print $1 "\t" $i }' | sort; }
+pairs() { awk -F'\t' '{ if (NF == 1) print $1; for (i = 2; i <= NF; i++) print $1 "\t" $i }' | sort; }
+answers() { "$BFI" query --keys "$1" <"$T/keys.txt" | pairs; }
 gen() { od -An -t u8 -j 24 -N 8 "$1/MANIFEST" | tr -d ' '; }
 segments() { "$BFI" inspect --json "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["collection"]["segments"])'; }
 # live.tsv less the sets named
@@ -298,6 +300,76 @@ sys.exit(not ([(x["sets"], x["live"]) for x in l] == [(600, 599), (7, 0)] and l[
 	"$BFI" inspect "$T/Z" | grep -q '^  seg-0000000000000001-0000  600 sets, 599 live'
 }
 check "a segment whose sets are all removed is dropped; inspect lists segments' live sets" dropped
+
+# RAMBO: kept when every segment has the same parameters, its cells ORed
+# as bfi stack does, so that it answers as a fresh build of all the sets;
+# a segment of other parameters keeps it out, with a note that names why
+rambo() {
+	R="--layout flat,rambo --cells 8 --reps 2 --bits 4096 --hashes 5 --prefilter never -q"
+	rm -rf "$T/R" && : >"$T/live.tsv" || return 1
+	for p in 2 3 4 5; do
+		# shellcheck disable=SC2086
+		"$BFI" append "$T/R" $R --tsv "$T/p$p.tsv" && cat "$T/p$p.tsv" >>"$T/live.tsv" || return 1
+	done
+	"$BFI" compact --full "$T/R" 2>"$T/e1" && "$BFI" verify "$T/R" >/dev/null || return 1
+	! grep -q note "$T/e1" && "$BFI" inspect "$T/R" | grep -q '^layouts      flat rambo$' || return 1
+	rm -rf "$T/fresh"
+	# shellcheck disable=SC2086
+	"$BFI" build $R -o "$T/fresh" --tsv "$T/live.tsv" || return 1
+	for l in flat rambo; do
+		"$BFI" query --keys --layout $l "$T/R" <"$T/keys.txt" | pairs >"$T/got" &&
+			"$BFI" query --keys --layout $l "$T/fresh" <"$T/keys.txt" | pairs >"$T/want" &&
+			cmp -s "$T/got" "$T/want" || { echo "$l differs"; return 1; }
+	done
+	awk '{ print "q" $0 }' "$T/p2.tsv" >"$T/q.tsv"
+	# shellcheck disable=SC2086
+	"$BFI" append "$T/R" --layout flat,rambo --cells 16 --reps 2 --bits 4096 --hashes 5 -q \
+		--tsv "$T/q.tsv" && "$BFI" compact --full "$T/R" 2>"$T/e2" || return 1
+	grep -q "note: the rambo layout is not kept: .*segment 1) differs in the rambo layout's cells (B)" "$T/e2" &&
+		"$BFI" inspect "$T/R" | grep -q '^layouts      flat$' && "$BFI" verify "$T/R" >/dev/null
+}
+check "compaction keeps RAMBO of one set of parameters, as a fresh build; else says why not" rambo
+
+# the tree: rebuilt over the joined columns, level 0 the sets' filters and
+# each level above the OR of its children, when every segment has a tree
+# and every live set one width; else a note names the segment that keeps it out
+tree() {
+	w=$W
+	W="--bits 4096 --hashes 5 --prefilter never -q --layout flat,tree --fanout 4"
+	make_c "$T/TR"
+	rc=$?
+	Wt=$W
+	W=$w
+	[ $rc -eq 0 ] || return 1
+	"$BFI" compact --full "$T/TR" 2>"$T/e1" && "$BFI" verify "$T/TR" >/dev/null || return 1
+	! grep -q note "$T/e1" && "$BFI" inspect "$T/TR" | grep -q '^layouts      flat tree$' || return 1
+	"$BFI" inspect --sets "$T/TR" | cut -f2 >"$T/order" || return 1
+	awk -F'\t' 'NR == FNR { o[$1] = NR; next } { print o[$1] "\t" $0 }' "$T/order" "$T/live.tsv" |
+		sort -n -s -k1,1 | cut -f2- >"$T/ordered.tsv"
+	rm -rf "$T/fresh3"
+	# shellcheck disable=SC2086
+	"$BFI" build $Wt --keep-order -o "$T/fresh3" --tsv "$T/ordered.tsv" || return 1
+	for l in flat tree; do
+		"$BFI" query --keys --layout $l "$T/TR" <"$T/keys.txt" | pairs >"$T/got" &&
+			"$BFI" query --keys --layout $l "$T/fresh3" <"$T/keys.txt" | pairs >"$T/want" &&
+			cmp -s "$T/got" "$T/want" || { echo "$l differs"; return 1; }
+	done
+	# the index is the fresh build's, byte for byte: the tree's upper levels too
+	cmp -s "$T"/TR/seg-*/index.bfi "$T/fresh3/index.bfi" || { echo "not the fresh build's bytes"; return 1; }
+	"$BFI" inspect "$T"/TR/seg-* | grep -q '^tree         2 levels, fanout 4' || return 1
+	# a segment of other widths keeps the tree out, and the note says why
+	awk '{ print "w" $0 }' "$T/p2.tsv" >"$T/w.tsv"
+	"$BFI" append "$T/TR" --bits 8192 --hashes 5 --prefilter never -q --layout flat,tree \
+		--tsv "$T/w.tsv" && "$BFI" compact --full "$T/TR" 2>"$T/e2" || return 1
+	grep -q "note: the tree layout is not kept: .*segment 1) holds filters of 8192 bits, others of 4096" "$T/e2" &&
+		"$BFI" inspect "$T/TR" | grep -q '^layouts      flat$' && "$BFI" verify "$T/TR" >/dev/null || return 1
+	# so does an input without a tree
+	rm -rf "$T/TM" "$T/TW" && "$BFI" build -q --bits 4096 --hashes 5 -o "$T/TW" --tsv "$T/w.tsv" &&
+		"$BFI" merge -o "$T/TM" "$T/fresh3" "$T/TW" 2>"$T/e3" || return 1
+	grep -q "note: the tree layout is not kept: .*TW has no tree layout" "$T/e3" &&
+		"$BFI" inspect "$T/TM" | grep -q '^layouts      flat$'
+}
+check "compaction rebuilds the tree of sets of one width, as a fresh build, byte for byte; else says why not" tree
 
 helps() { "$BFI" compact --help | grep -q -- --full && "$BFI" merge --help | grep -q -- --output; }
 check "compact and merge have --help" helps

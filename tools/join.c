@@ -52,6 +52,17 @@ struct joiner {
 	const bfi_snapshot *first; /* the first segment: the others must match its rules */
 	char first_label[4400];
 	uint64_t widest;
+	uint32_t seen; /* segments checked */
+	/* RAMBO: kept while every segment has one of the first's parameters, its cells ORed */
+	int rambo;
+	char rambo_why[4600];
+	struct bfi_rambo_rows rr;
+	uint8_t *rrows[BFI_RAMBO_MAX_REPS];
+	/* the tree: kept while every segment has one and the live sets are of one width */
+	int tree;
+	char tree_why[4600];
+	uint32_t fanout;
+	uint64_t tree_m; /* the live sets' width, 0 until one is seen */
 };
 
 static int grow_sets(struct joiner *j)
@@ -294,16 +305,144 @@ static int each_segment(struct joiner *j, const struct join_input *in, int n,
 	return 0;
 }
 
+/*
+ * Can the join keep a RAMBO layout, as bfi stack does, by ORing each
+ * cell's rows? Only if every segment has one of the same parameters, so
+ * that a set's cells are the same in all (the partition hash of its name).
+ */
+static void rambo_check(struct joiner *j, const bfi_snapshot *seg, const char *label)
+{
+	struct bfi_layout_info ri;
+	int has = bfi_layout_info(seg, BFI_LAYOUT_RAMBO, &ri) == 0;
+	if (j->seen == 0) {
+		j->rambo = has && ri.u.rambo.reps <= BFI_RAMBO_MAX_REPS;
+		if (!j->rambo)
+			return;
+		j->rr = (struct bfi_rambo_rows){.cells = ri.u.rambo.cells,
+		                                .reps = ri.u.rambo.reps,
+		                                .shards = ri.u.rambo.shards,
+		                                .k = ri.hashes,
+		                                .shared_probes = ri.u.rambo.shared_probes};
+		for (uint32_t r = 0; r < ri.u.rambo.reps; r++) {
+			const uint8_t *rows;
+			uint64_t rb;
+			if (bfi_rambo_rows(seg, r, &rows, &j->rr.m[r], &rb) != 0)
+				j->rambo = 0;
+		}
+		return;
+	}
+	if (!j->rambo)
+		return;
+	const char *what = NULL;
+	if (!has)
+		what = "has no rambo layout";
+	else if (ri.u.rambo.cells != j->rr.cells)
+		what = "differs in the rambo layout's cells (B)";
+	else if (ri.u.rambo.reps != j->rr.reps)
+		what = "differs in the rambo layout's repetitions (R)";
+	else if (ri.u.rambo.shards != j->rr.shards)
+		what = "differs in the rambo layout's shards (S)";
+	else if (ri.hashes != j->rr.k || ri.u.rambo.shared_probes != j->rr.shared_probes)
+		what = "differs in the rambo layout's probes (k, or built from filters)";
+	for (uint32_t r = 0; what == NULL && r < j->rr.reps; r++) {
+		const uint8_t *rows;
+		uint64_t m, rb;
+		if (bfi_rambo_rows(seg, r, &rows, &m, &rb) != 0 || m != j->rr.m[r])
+			what = "differs in the rambo layout's filter widths";
+	}
+	if (what) {
+		j->rambo = 0;
+		snprintf(j->rambo_why, sizeof j->rambo_why, "%s %s", label, what);
+	}
+}
+
+/* Each segment's RAMBO rows ORed into the join's, row by row (a 3.1 row may be narrower). */
+static int rambo_or(struct joiner *j, const struct join_input *in, const bfi_snapshot *seg,
+                    uint64_t first, const char *label)
+{
+	(void)in;
+	(void)first;
+	(void)label;
+	uint64_t want = (j->rr.cells + 63) / 64 * 8;
+	for (uint32_t r = 0; r < j->rr.reps; r++) {
+		const uint8_t *rows;
+		uint64_t m, rb;
+		if (bfi_rambo_rows(seg, r, &rows, &m, &rb) != 0 || m != j->rr.m[r] || rb > want)
+			return BFI_E_INVALID;
+		if (j->rrows[r] == NULL && (j->rrows[r] = calloc((size_t)m, (size_t)want)) == NULL)
+			return -ENOMEM;
+		for (uint64_t i = 0; i < m; i++)
+			for (uint64_t b = 0; b < rb; b++)
+				j->rrows[r][i * want + b] |= rows[i * rb + b];
+		j->rr.rows[r] = j->rrows[r];
+	}
+	return 0;
+}
+
+/* Does block b of seg hold a set that in still names (one not removed)? */
+static int block_lives(const struct join_input *in, uint64_t first, const struct bfi_block_info *bi)
+{
+	for (uint64_t c = 0; c < bi->n_sets; c++) {
+		const char *name;
+		size_t len;
+		if (bfi_set_name(in->snap, (uint32_t)(first + bi->first_set + c), &name, &len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Can the join keep a tree? It rebuilds one over the live sets' filters,
+ * level 0 their columns and each level above the OR of its children, so
+ * every segment must have a tree and every live set one filter width.
+ */
+static void tree_check(struct joiner *j, const struct join_input *in, const bfi_snapshot *seg,
+                       uint64_t first, const char *label)
+{
+	struct bfi_layout_info ti, fi;
+	int has = bfi_layout_info(seg, BFI_LAYOUT_TREE, &ti) == 0;
+	if (j->seen == 0) {
+		j->tree = has;
+		j->fanout = has ? ti.u.tree.fanout : 0;
+	}
+	if (!j->tree)
+		return;
+	if (!has) {
+		j->tree = 0;
+		snprintf(j->tree_why, sizeof j->tree_why, "%s has no tree layout", label);
+		return;
+	}
+	if (bfi_layout_info(seg, BFI_LAYOUT_FLAT, &fi) != 0)
+		return;
+	for (uint32_t b = 0; b < fi.u.flat.blocks; b++) {
+		struct bfi_block_info bi;
+		if (bfi_block(seg, b, &bi) != 0 || bi.bits == j->tree_m || !block_lives(in, first, &bi))
+			continue;
+		if (j->tree_m == 0) {
+			j->tree_m = bi.bits;
+			continue;
+		}
+		j->tree = 0;
+		snprintf(j->tree_why, sizeof j->tree_why,
+		         "%s holds filters of %llu bits, others of %llu (a tree's filters are of one width)",
+		         label, (unsigned long long)bi.bits, (unsigned long long)j->tree_m);
+		return;
+	}
+}
+
 /* The first pass: can every segment join, and how wide is the widest block? */
 static int check_segment(struct joiner *j, const struct join_input *in, const bfi_snapshot *seg,
                          uint64_t first, const char *label)
 {
-	(void)in;
-	(void)first;
 	int rc = compatible(j, seg, label);
 	struct bfi_layout_info li;
 	if (rc == 0 && bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) == 0)
 		j->widest = li.bits > j->widest ? li.bits : j->widest;
+	if (rc == 0) {
+		rambo_check(j, seg, label);
+		tree_check(j, in, seg, first, label);
+	}
+	j->seen++;
 	return rc;
 }
 
@@ -317,7 +456,12 @@ int join_write(const char *cmd, const struct join_input *in, int n, const char *
 		return EXIT_USAGE;
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
-	o.layouts = BFI_BUILD_FLAT;
+	o.layouts = BFI_BUILD_FLAT | (j.rambo ? BFI_BUILD_RAMBO : 0) | (j.tree ? BFI_BUILD_TREE : 0);
+	o.fanout = j.fanout;
+	if (j.rambo_why[0] && !quiet)
+		fprintf(stderr, "bfi %s: note: the rambo layout is not kept: %s\n", cmd, j.rambo_why);
+	if (j.tree_why[0] && !quiet)
+		fprintf(stderr, "bfi %s: note: the tree layout is not kept: %s\n", cmd, j.tree_why);
 	o.keep_order = 1;
 	o.prefilter = BFI_PREFILTER_NEVER;
 	struct progress prog;
@@ -348,6 +492,11 @@ int join_write(const char *cmd, const struct join_input *in, int n, const char *
 	rc = make_blocks(&j, &g, &parts, &blocks, &pres);
 	if (rc == 0)
 		rc = bfi_writer_flat_given(j.w, &g);
+	if (rc == 0 && j.rambo) {
+		j.rr.distinct = j.distinct;
+		if ((rc = each_segment(&j, in, n, rambo_or)) == 0)
+			rc = bfi_writer_rambo_rows(j.w, &j.rr);
+	}
 	if (rc == 0)
 		rc = carry_rules(&j, in, n);
 	struct bfi_build_summary sum;
@@ -380,6 +529,8 @@ done:
 	free(j.pc);
 	free(j.distinct);
 	free(j.ones);
+	for (uint32_t r = 0; r < BFI_RAMBO_MAX_REPS; r++)
+		free(j.rrows[r]);
 	bfi_writer_destroy(&j.w);
 	return exit;
 }

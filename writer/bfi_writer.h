@@ -264,7 +264,11 @@ BFI_API BFI_MUST_CHECK int bfi_writer_rambo_rows(bfi_writer *w, const struct bfi
  * columns of existing flat blocks of one width, row by row, without keys.
  * Create the writer with layouts BFI_BUILD_FLAT and keep_order, declare
  * the sets with bfi_writer_set() in the order of the blocks' kept columns,
- * add no keys, pass the blocks here, then call bfi_writer_finish().
+ * add no keys, pass the blocks here, then call bfi_writer_finish(). The
+ * layouts may add BFI_BUILD_RAMBO, whose rows bfi_writer_rambo_rows()
+ * then gives, and BFI_BUILD_TREE when every block has one width: an
+ * implicit tree (no cluster, no bloofi_incremental) whose leaves are the
+ * columns and whose upper levels OR them, without a pre-filter.
  */
 struct bfi_flat_part {
 	const uint8_t *rows;  /* a source block's rows: bit c of row r is bit r * row_bits + c */

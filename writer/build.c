@@ -53,8 +53,12 @@ static int count_sets(struct finish *f)
 	progress(w, "sorting", 0, 0);
 	spool_seal(&w->spool);
 	int rc = 0;
+	int flat_missing = (w->opt.layouts & BFI_BUILD_FLAT) && !w->given;
+	int rambo_missing = (w->opt.layouts & BFI_BUILD_RAMBO) && !w->raw;
+	if ((w->raw || w->given) && (flat_missing || rambo_missing))
+		return writer_fail(w, BFI_E_INVALID, "every layout of a build from rows must be given");
 	if (w->raw || w->given) {
-		memcpy(distinct, w->raw ? w->raw->distinct : w->given->distinct, f->n * sizeof *distinct);
+		memcpy(distinct, w->given ? w->given->distinct : w->raw->distinct, f->n * sizeof *distinct);
 		for (uint64_t o = 0; o < f->n; o++)
 			f->pairs += distinct[o];
 	} else if (w->n_filt) {

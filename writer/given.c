@@ -14,8 +14,14 @@
 
 int bfi_writer_flat_given(bfi_writer *w, const struct bfi_flat_given *g)
 {
-	if (w == NULL || g == NULL || w->finished || w->opt.layouts != BFI_BUILD_FLAT ||
-	    !w->opt.keep_order || w->keys_in || w->n_filt || w->raw || g->k == 0 ||
+	/*
+	 * RAMBO beside it only as rows given too (bfi_writer_rambo_rows); an
+	 * implicit tree over the columns when they are all of one width
+	 */
+	if (w == NULL || g == NULL || w->finished || !(w->opt.layouts & BFI_BUILD_FLAT) ||
+	    (w->opt.layouts & ~(BFI_BUILD_FLAT | BFI_BUILD_RAMBO | BFI_BUILD_TREE)) ||
+	    ((w->opt.layouts & BFI_BUILD_TREE) && (w->opt.bloofi_incremental || w->opt.cluster)) ||
+	    !w->opt.keep_order || w->keys_in || w->n_filt || g->k == 0 ||
 	    g->k > BFI_MAX_K || g->n_blocks == 0 || g->n_blocks > BFI_MAX_BLOCKS ||
 	    g->blocks == NULL || g->parts == NULL || g->distinct == NULL || g->ones == NULL)
 		return BFI_E_INVALID;
@@ -35,8 +41,8 @@ int bfi_writer_flat_given(bfi_writer *w, const struct bfi_flat_given *g)
 			for (uint64_t c = 0; c < pt->n_cols; c++)
 				n += pt->keep == NULL || (pt->keep[c / 64] >> (c % 64) & 1);
 		}
-		if (n == 0)
-			return BFI_E_INVALID; /* a block holds at least one set */
+		if (n == 0 || ((w->opt.layouts & BFI_BUILD_TREE) && blk->m != g->blocks[0].m))
+			return BFI_E_INVALID; /* a block holds at least one set; a tree's leaves, one width */
 		sets += n;
 	}
 	if (sets > UINT32_MAX)
@@ -207,4 +213,52 @@ int fill_given(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, ui
 	for (uint32_t b = 0; rc == 0 && b < p->n_blocks; b++)
 		rc = write_block(w, p, b, fd, sec_off, budget);
 	return rc ? writer_fail(w, rc, "writing joined rows: %s", bfi_strerror(rc)) : 0;
+}
+
+/*
+ * Every kept column of every given block, in set order: row r of them all
+ * is row r of level 0 of a tree over the sets (given_tree.c). Only when
+ * every block has one width, so that row r means the same bit in all.
+ */
+int given_cols_open(const struct bfi_flat_given *g, struct given_cols *c)
+{
+	*c = (struct given_cols){g, 0, NULL, NULL, NULL};
+	for (uint32_t b = 0; b < g->n_blocks; b++)
+		c->n_parts += g->blocks[b].n_parts;
+	c->parts = calloc(c->n_parts, sizeof *c->parts);
+	c->runs = calloc(c->n_parts, sizeof *c->runs);
+	c->n_runs = calloc(c->n_parts, sizeof *c->n_runs);
+	if (c->parts == NULL || c->runs == NULL || c->n_runs == NULL)
+		return -ENOMEM;
+	uint32_t x = 0;
+	for (uint32_t b = 0; b < g->n_blocks; b++)
+		for (uint32_t i = 0; i < g->blocks[b].n_parts; i++, x++) {
+			c->parts[x] = &g->parts[(uint64_t)g->blocks[b].first_part + i];
+			if ((c->runs[x] = part_runs(c->parts[x], &c->n_runs[x])) == NULL)
+				return -ENOMEM;
+		}
+	return 0;
+}
+
+void given_cols_row(const struct given_cols *c, uint64_t r, uint64_t *dst)
+{
+	uint64_t to = 0;
+	for (uint32_t i = 0; i < c->n_parts; i++) {
+		const struct bfi_flat_part *pt = c->parts[i];
+		for (uint64_t x = 0; x < c->n_runs[i]; x++) {
+			copy_bits(dst, to, pt->rows, pt->bytes, r * pt->row_bits + c->runs[i][x].start,
+			          c->runs[i][x].len);
+			to += c->runs[i][x].len;
+		}
+	}
+}
+
+void given_cols_close(struct given_cols *c)
+{
+	for (uint32_t i = 0; c->runs && i < c->n_parts; i++)
+		free(c->runs[i]);
+	free(c->runs);
+	free(c->n_runs);
+	free(c->parts);
+	*c = (struct given_cols){0};
 }

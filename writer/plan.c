@@ -63,7 +63,7 @@ static int cluster_order(bfi_writer *w, struct plan *p)
 int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 {
 	const struct bfi_build_options *o = &w->opt;
-	p->k = w->raw ? w->raw->k : w->given ? w->given->k : choose_k(o, max_n);
+	p->k = w->given ? w->given->k : w->raw ? w->raw->k : choose_k(o, max_n);
 	if (!w->raw && !w->given && !w->n_filt && width_for(o, max_n, p->k) == 0)
 		return writer_fail(w, BFI_E_LIMIT,
 		                   "a filter for %llu keys at %u hashes needs more than 2^40 bits",

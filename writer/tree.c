@@ -26,24 +26,21 @@
 #define TREE_LINE_COST 640.0 /* bytes of streaming one random cache line costs */
 #define TREE_PADDING_FLOOR 1048576.0 /* row padding below this never drops a level */
 
-/*
- * Prebuilt filters have no keys to estimate unions from: OR the leaves'
- * bits under each node of level l and read the union's size off its fill,
- * n = -(m / k) ln(1 - fill), plus the same 15% the HyperLogLog path adds.
- */
 uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i);
 
-static int filter_union_widest(bfi_writer *w, const struct plan *p, uint32_t l, uint64_t nodes,
-                               double *widest)
+/* Every level's width when the leaves are filters already: --bits, or the given columns' one width. */
+static uint64_t leaf_width(const bfi_writer *w)
+{
+	return w->given ? w->given->blocks[0].m : w->opt.bits;
+}
+
+/* The ones of each node of level l: the OR of the prebuilt filters under it. */
+static int filter_union_ones(bfi_writer *w, const struct plan *p, uint32_t l, uint64_t nodes,
+                             uint64_t *ones)
 {
 	struct bfi_filter_stats fs;
 	bfi_filter_stats(w->filt[0], &fs);
 	uint64_t bytes = (fs.m + 7) / 8;
-	if (l == 0) {
-		for (uint32_t j = 0; j < p->n; j++)
-			*widest = (double)p->distinct[j] > *widest ? (double)p->distinct[j] : *widest;
-		return 0;
-	}
 	uint8_t *u = calloc((size_t)nodes, (size_t)bytes);
 	if (u == NULL)
 		return -ENOMEM;
@@ -55,16 +52,38 @@ static int filter_union_widest(bfi_writer *w, const struct plan *p, uint32_t l, 
 		for (uint64_t x = 0; x < bytes; x++)
 			u[node * bytes + x] |= b[x];
 	}
-	for (uint64_t i = 0; i < nodes; i++) {
-		uint64_t ones = 0;
+	for (uint64_t i = 0; i < nodes; i++)
 		for (uint64_t x = 0; x < bytes; x++)
-			ones += (uint64_t)__builtin_popcount(u[i * bytes + x]);
-		double fill = (double)ones / (double)fs.m;
-		double n = fill < 1 ? -(double)fs.m / fs.k * log1p(-fill) : 1e18;
-		*widest = 1.15 * n > *widest ? 1.15 * n : *widest;
-	}
+			ones[i] += (uint64_t)__builtin_popcount(u[i * bytes + x]);
 	free(u);
 	return 0;
+}
+
+/*
+ * Prebuilt filters (or given columns: bfi compact, bfi merge) have no keys
+ * to estimate unions from: OR the leaves' bits under each node of level l
+ * and read the union's size off its fill, n = -(m / k) ln(1 - fill), plus
+ * the same 15% the HyperLogLog path adds.
+ */
+static int filter_union_widest(bfi_writer *w, const struct plan *p, uint32_t l, uint64_t nodes,
+                               double *widest)
+{
+	if (l == 0) {
+		for (uint32_t j = 0; j < p->n; j++)
+			*widest = (double)p->distinct[j] > *widest ? (double)p->distinct[j] : *widest;
+		return 0;
+	}
+	uint64_t *ones = calloc((size_t)nodes, sizeof *ones), m = leaf_width(w);
+	if (ones == NULL)
+		return -ENOMEM;
+	int rc = w->given ? given_level_ones(w, p, l, nodes, ones) : filter_union_ones(w, p, l, nodes, ones);
+	for (uint64_t i = 0; rc == 0 && i < nodes; i++) {
+		double fill = (double)ones[i] / (double)m;
+		double n = fill < 1 ? -(double)m / p->k * log1p(-fill) : 1e18;
+		*widest = 1.15 * n > *widest ? 1.15 * n : *widest;
+	}
+	free(ones);
+	return rc;
 }
 
 /* The parent, at level l + 1, of node i of level l. */
@@ -117,14 +136,15 @@ int plan_tree(bfi_writer *w, struct plan *p)
 	uint32_t kept = 0;
 	for (uint32_t l = 0; l < levels && rc == 0; l++) {
 		double widest = 0;
-		for (uint64_t i = 0; !w->n_filt && i < nodes[l]; i++) {
+		int prebuilt = w->n_filt || w->given; /* no keys: unions from the filters' bits */
+		for (uint64_t i = 0; !prebuilt && i < nodes[l]; i++) {
 			double u = l == 0 ? (double)p->distinct[p->old_of_new[i]]
 			                  : 1.15 * hll_count_bits(reg + (first[l] + i) * regs, SET_HLL_BITS);
 			widest = u > widest ? u : widest;
 		}
-		if (w->n_filt && (rc = filter_union_widest(w, p, l, nodes[l], &widest)))
+		if (prebuilt && (rc = filter_union_widest(w, p, l, nodes[l], &widest)))
 			break;
-		uint64_t n = ceil_u64(widest), m = width_for(&w->opt, n, p->k);
+		uint64_t n = ceil_u64(widest), m = w->given ? leaf_width(w) : width_for(&w->opt, n, p->k);
 		if (l > 0 && !w->opt.bits && w->opt.expected_keys && n > w->opt.expected_keys) {
 			/*
 			 * --expected-keys sizes every set's filter for that many keys
@@ -175,8 +195,8 @@ int plan_tree(bfi_writer *w, struct plan *p)
 	 * when half a scan of the top level, k rows, outweighs k probe lines.
 	 */
 	uint64_t top_bytes = bfi_rambo_row_bytes(nodes[kept - 1]);
-	if (w->opt.prefilter == BFI_PREFILTER_ALWAYS ||
-	    (w->opt.prefilter == BFI_PREFILTER_AUTO && 0.5 * (double)top_bytes > 64)) {
+	if (!w->given && (w->opt.prefilter == BFI_PREFILTER_ALWAYS ||
+	                  (w->opt.prefilter == BFI_PREFILTER_AUTO && 0.5 * (double)top_bytes > 64))) {
 		t.pre_m = width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
 		                    ceil_u64(hll_count_bits(w->sums.all, HLL_BITS) * 1.05),
 		                    p->k); /* 0: none */
@@ -253,6 +273,8 @@ static void tree_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 static int tree_fill(struct stripe_ctx *c)
 {
 	const struct plan *p = c->p;
+	if (c->w->given) /* compaction and merge: the leaves are columns joined from other snapshots */
+		return fill_given_tree(c->w, p, c->fd, c->sec_off, c->budget);
 	int rc = fill_tree_levels(c->w, p, c->fd, c->sec_off, c->budget);
 	if (rc != 1)
 		return rc;
