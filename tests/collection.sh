@@ -2,7 +2,8 @@
 # collection.sh - bfi append and bfi remove against an exact oracle: after
 # every commit the collection answers every key with the same set names as
 # a fresh bfi build of the live sets (every filter --bits 512 --hashes 5,
-# no pre-filters, so a set's bits are the same in either). Then: a name held is refused
+# no pre-filters, so a set's bits are the same in either), at N = 50 and
+# N = 20,000. Then: a name held is refused
 # without --replace, a second writer is refused with the holder's pid (and
 # waits with --wait), other key rules and unknown names are refused with
 # nothing committed, and what killed writers left is swept.
@@ -57,6 +58,50 @@ steps() {
 	"$BFI" inspect --json "$T/C" >/dev/null
 }
 check "after every append, remove and replace the answers equal a fresh build of the live sets" steps
+
+# the same at N = 20,000: four appends of 5,000 sets, 700 removed, 100
+# replaced by sets of other keys, and every answer checked after each step
+large() {
+	for p in 0 1 2 3; do
+		awk -v p=$p 'BEGIN { for (s = 0; s < 5000; s++) for (i = 0; i < 3 + (s + p) % 6; i++)
+			printf "L%d_%d\tk%d\n", p, s, (s * 7919 + i * 104729 + p * 31) % 50000 }' >"$T/L$p.tsv"
+	done
+	awk 'BEGIN { for (s = 0; s < 5000; s += 50) printf "L1_%d\tk%d\n", s, 60000 + s }' >"$T/Lr.tsv"
+	awk 'BEGIN { for (i = 0; i < 2000; i++) print "k" (i * 25); for (s = 0; s < 5000; s += 50)
+		print "k" (60000 + s); for (i = 0; i < 300; i++) print "absent" i }' >"$T/Lkeys.txt"
+	lsame() {
+		rm -rf "$T/Lfresh"
+		# shellcheck disable=SC2086
+		"$BFI" build $W -o "$T/Lfresh" --tsv "$T/Llive.tsv" || return 1
+		"$BFI" query --keys "$T/L" <"$T/Lkeys.txt" | sort >"$T/got" &&
+			"$BFI" query --keys "$T/Lfresh" <"$T/Lkeys.txt" | sort >"$T/want" || return 1
+		# the same names for every key, whatever their order on the line
+		python3 -c 'import sys
+a, b = ([(l.split("\t")[0], sorted(l.rstrip("\n").split("\t")[1:])) for l in open(f)] for f in sys.argv[1:])
+sys.exit(a != b)' "$T/got" "$T/want" || { echo "$1: other answers"; return 1; }
+	}
+	rm -rf "$T/L" && : >"$T/Llive.tsv" || return 1
+	for p in 0 1; do
+		# shellcheck disable=SC2086
+		"$BFI" append "$T/L" $W --tsv "$T/L$p.tsv" && cat "$T/L$p.tsv" >>"$T/Llive.tsv" && lsame "append L$p" || return 1
+	done
+	awk 'BEGIN { for (s = 3; s < 5000; s += 10) print "L0_" s; for (s = 5; s < 5000; s += 25) print "L1_" s }' >"$T/Lgone"
+	"$BFI" remove -q "$T/L" --from "$T/Lgone" || return 1
+	awk -F'\t' 'NR == FNR { g[$1] = 1; next } !($1 in g)' "$T/Lgone" "$T/Llive.tsv" >"$T/Llive2.tsv" &&
+		mv "$T/Llive2.tsv" "$T/Llive.tsv" && lsame "remove 700" || return 1
+	# shellcheck disable=SC2086
+	"$BFI" append "$T/L" --replace $W --tsv "$T/Lr.tsv" || return 1
+	cut -f1 "$T/Lr.tsv" | sort -u >"$T/Lgone"
+	{ awk -F'\t' 'NR == FNR { g[$1] = 1; next } !($1 in g)' "$T/Lgone" "$T/Llive.tsv"; cat "$T/Lr.tsv"; } >"$T/Llive2.tsv" &&
+		mv "$T/Llive2.tsv" "$T/Llive.tsv" && lsame "replace 100" || return 1
+	for p in 2 3; do
+		# shellcheck disable=SC2086
+		"$BFI" append "$T/L" $W --tsv "$T/L$p.tsv" && cat "$T/L$p.tsv" >>"$T/Llive.tsv" && lsame "append L$p" || return 1
+	done
+	[ "$("$BFI" inspect --json "$T/L" | python3 -c 'import json, sys; print(json.load(sys.stdin)["sets"])')" -eq \
+		"$(cut -f1 "$T/Llive.tsv" | sort -u | wc -l)" ]
+}
+check "the same at N = 20,000: 4 appends, 700 removed, 100 replaced, each step a fresh build's answers" large
 
 held() {
 	g=$(od -An -t u8 -j 24 -N 8 "$T/C/MANIFEST" | tr -d ' ')
