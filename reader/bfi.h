@@ -296,6 +296,15 @@ BFI_API BFI_MUST_CHECK int bfi_rambo_rows(const bfi_snapshot *snap, uint32_t rep
                                           const uint8_t **rows, uint64_t *m, uint64_t *row_bytes);
 
 /*
+ * Zero-copy view of level l's rows of the tree layout: *rows points at m
+ * rows of *row_bytes bytes each (bit j of a row is node j; at level 0 the
+ * sets in ordinal order), inside the map; valid until bfi_close(), do not
+ * modify. For bfi compact and bfi merge. Returns 0 or BFI_E_INVALID.
+ */
+BFI_API BFI_MUST_CHECK int bfi_tree_rows(const bfi_snapshot *snap, uint32_t l,
+                                         const uint8_t **rows, uint64_t *m, uint64_t *row_bytes);
+
+/*
  * Width in bits and node count of level l of the tree layout (0: the sets).
  * If fill is not NULL, it receives the mean fill ratio of the level's nodes
  * and fpr the mean of (fill)^k, their expected false-positive rate; that

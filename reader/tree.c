@@ -176,6 +176,18 @@ static long tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const str
 	return (long)ncur;
 }
 
+int bfi_tree_rows(const bfi_snapshot *s, uint32_t l, const uint8_t **rows, uint64_t *m,
+                  uint64_t *row_bytes)
+{
+	const struct bfi_tree *t = s ? tree_of(s) : NULL;
+	if (t == NULL || rows == NULL || m == NULL || row_bytes == NULL || l >= t->d.levels)
+		return BFI_E_INVALID;
+	*rows = t->levels[l].rows;
+	*m = t->levels[l].m;
+	*row_bytes = t->levels[l].row_bytes;
+	return 0;
+}
+
 int bfi_tree_level(const bfi_snapshot *s, uint32_t l, uint64_t *nodes, uint64_t *m, double *fill,
                    double *fpr)
 {

@@ -133,7 +133,7 @@ refused() {
 	"$BFI" build -q --hashes 3 -o "$T/k3" --tsv "$T/m.tsv" &&
 		mkdir -p "$T/docs" && echo "some words" >"$T/docs/d.txt" &&
 		"$BFI" build -q --input text -o "$T/tx" "$T/docs" &&
-		"$BFI" build -q --layout tree -o "$T/tr" --tsv "$T/m.tsv" || return 1
+		"$BFI" build -q --layout plain -o "$T/tr" --tsv "$T/m.tsv" || return 1
 	"$BFI" merge -o "$T/x" "$T/S" "$T/k3" 2>"$T/e1"
 	r1=$?
 	"$BFI" merge -o "$T/x" "$T/S" "$T/tx" 2>"$T/e2"
@@ -148,7 +148,7 @@ refused() {
 	r6=$?
 	[ $r1 -eq 2 ] && grep -q 'differ in k (hashes)' "$T/e1" &&
 		[ $r2 -eq 2 ] && grep -q 'differ in input' "$T/e2" &&
-		[ $r3 -eq 2 ] && grep -q 'has no flat layout' "$T/e3" &&
+		[ $r3 -eq 2 ] && grep -q 'has neither a flat layout nor a tree' "$T/e3" &&
 		[ $r4 -eq 2 ] && grep -q 'more than one input holds a set named' "$T/e4" &&
 		[ $r5 -eq 2 ] && grep -q 'names the input' "$T/e5" &&
 		[ $r6 -eq 2 ] && grep -q 'not a collection' "$T/e6" && [ ! -e "$T/x" ] &&
@@ -367,9 +367,22 @@ tree() {
 	rm -rf "$T/TM" "$T/TW" && "$BFI" build -q --bits 4096 --hashes 5 -o "$T/TW" --tsv "$T/w.tsv" &&
 		"$BFI" merge -o "$T/TM" "$T/fresh3" "$T/TW" 2>"$T/e3" || return 1
 	grep -q "note: the tree layout is not kept: .*TW has no tree layout" "$T/e3" &&
-		"$BFI" inspect "$T/TM" | grep -q '^layouts      flat$'
+		"$BFI" inspect "$T/TM" | grep -q '^layouts      flat$' || return 1
+	# segments of a tree alone join from their leaves into a tree alone
+	rm -rf "$T/TO" || return 1
+	for p in 0 1 2; do
+		"$BFI" append "$T/TO" --layout tree --bits 4096 --hashes 5 --prefilter never -q \
+			--tsv "$T/p$p.tsv" || return 1
+	done
+	"$BFI" remove -q "$T/TO" p0_3 p1_9 && "$BFI" compact -q --full "$T/TO" &&
+		"$BFI" verify "$T/TO" >/dev/null && [ "$(segments "$T/TO")" -eq 1 ] || return 1
+	"$BFI" inspect "$T/TO" | grep -q '^layouts      tree$' || return 1
+	cat "$T/p0.tsv" "$T/p1.tsv" "$T/p2.tsv" >"$T/live.tsv" && drop p0_3 p1_9 && rm -rf "$T/TOF" &&
+		"$BFI" build -q --layout tree --bits 4096 --hashes 5 --prefilter never -o "$T/TOF" \
+			--tsv "$T/live.tsv" || return 1
+	answers "$T/TO" >"$T/got" && answers "$T/TOF" >"$T/want" && cmp -s "$T/got" "$T/want"
 }
-check "compaction rebuilds the tree of sets of one width, as a fresh build, byte for byte; else says why not" tree
+check "compaction rebuilds the tree of sets of one width, as a fresh build, byte for byte, with or without flat; else says why not" tree
 
 helps() { "$BFI" compact --help | grep -q -- --full && "$BFI" merge --help | grep -q -- --output; }
 check "compact and merge have --help" helps

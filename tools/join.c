@@ -63,6 +63,7 @@ struct joiner {
 	char tree_why[4600];
 	uint32_t fanout;
 	uint64_t tree_m; /* the live sets' width, 0 until one is seen */
+	int flat;        /* some segment has the flat layout */
 };
 
 static int grow_sets(struct joiner *j)
@@ -82,13 +83,54 @@ static int grow_sets(struct joiner *j)
 	return 0;
 }
 
-/* Can segment seg join the others? Its flat layout, k and key rules. */
+/*
+ * A segment's sets' filters as blocks of columns: its flat blocks, or, in
+ * a snapshot with a tree and no flat layout, the tree's leaves (level 0:
+ * the sets in ordinal order, one width) as one block.
+ */
+static uint32_t column_blocks(const bfi_snapshot *seg)
+{
+	struct bfi_layout_info li;
+	if (bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) == 0)
+		return li.u.flat.blocks;
+	return bfi_layout_info(seg, BFI_LAYOUT_TREE, &li) == 0 ? 1 : 0;
+}
+
+/* Block b of column_blocks(seg): its sets, width and rows. */
+static int column_block(const bfi_snapshot *seg, uint32_t b, struct bfi_block_info *bi,
+                        const uint8_t **rows, uint64_t *bytes, const uint8_t **pre)
+{
+	struct bfi_layout_info li;
+	if (bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) == 0) {
+		int rc = bfi_block(seg, b, bi);
+		return rc ? rc : rows ? bfi_block_rows(seg, b, rows, bytes, pre) : 0;
+	}
+	uint64_t m, row_bytes, nodes;
+	const uint8_t *r;
+	int rc = bfi_layout_info(seg, BFI_LAYOUT_TREE, &li);
+	if (rc == 0)
+		rc = bfi_tree_rows(seg, 0, &r, &m, &row_bytes);
+	if (rc == 0)
+		rc = bfi_tree_level(seg, 0, &nodes, &m, NULL, NULL);
+	if (rc)
+		return rc;
+	*bi = (struct bfi_block_info){0, nodes, m, row_bytes * 8, 0, 0};
+	if (rows) {
+		*rows = r;
+		*bytes = m * row_bytes;
+		*pre = NULL;
+	}
+	return 0;
+}
+
+/* Can segment seg join the others? Its columns, k and key rules. */
 static int compatible(struct joiner *j, const bfi_snapshot *seg, const char *label)
 {
 	struct bfi_layout_info li;
-	if (bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) != 0) {
-		fprintf(stderr, "bfi %s: %s has no flat layout, whose columns a join copies\n", j->cmd,
-		        label);
+	if (bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) != 0 &&
+	    bfi_layout_info(seg, BFI_LAYOUT_TREE, &li) != 0) {
+		fprintf(stderr, "bfi %s: %s has neither a flat layout nor a tree, whose columns a join "
+		        "copies\n", j->cmd, label);
 		return EXIT_USAGE;
 	}
 	if (j->first == NULL) {
@@ -114,14 +156,13 @@ static int add_segment(struct joiner *j, const struct join_input *in, const bfi_
 	if (rc)
 		return rc;
 	struct bfi_layout_info li;
-	if (bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) != 0)
-		return EXIT_USAGE;
-	for (uint32_t b = 0; b < li.u.flat.blocks; b++) {
+	int line_pre = bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) == 0 && li.u.flat.line_prefilters;
+	uint32_t n_blocks = column_blocks(seg);
+	for (uint32_t b = 0; b < n_blocks; b++) {
 		struct bfi_block_info bi;
 		const uint8_t *rows, *pre;
 		uint64_t bytes;
-		if ((rc = bfi_block(seg, b, &bi)) != 0 ||
-		    (rc = bfi_block_rows(seg, b, &rows, &bytes, &pre)) != 0)
+		if ((rc = column_block(seg, b, &bi, &rows, &bytes, &pre)) != 0)
 			break;
 		uint64_t *keep = calloc((bi.n_sets + 63) / 64, 8), live = 0;
 		if (keep == NULL)
@@ -167,7 +208,7 @@ static int add_segment(struct joiner *j, const struct join_input *in, const bfi_
 		}
 		j->pc[j->n_pc++] = (struct piece){
 		    {rows, bytes, bi.row_bits, bi.n_sets, live == bi.n_sets ? NULL : keep},
-		    bi.bits, bi.prefilter_bits, live, pre, li.u.flat.line_prefilters};
+		    bi.bits, bi.prefilter_bits, live, pre, line_pre};
 		if (live == bi.n_sets)
 			free(keep);
 	}
@@ -399,7 +440,7 @@ static int block_lives(const struct join_input *in, uint64_t first, const struct
 static void tree_check(struct joiner *j, const struct join_input *in, const bfi_snapshot *seg,
                        uint64_t first, const char *label)
 {
-	struct bfi_layout_info ti, fi;
+	struct bfi_layout_info ti;
 	int has = bfi_layout_info(seg, BFI_LAYOUT_TREE, &ti) == 0;
 	if (j->seen == 0) {
 		j->tree = has;
@@ -412,11 +453,10 @@ static void tree_check(struct joiner *j, const struct join_input *in, const bfi_
 		snprintf(j->tree_why, sizeof j->tree_why, "%s has no tree layout", label);
 		return;
 	}
-	if (bfi_layout_info(seg, BFI_LAYOUT_FLAT, &fi) != 0)
-		return;
-	for (uint32_t b = 0; b < fi.u.flat.blocks; b++) {
+	for (uint32_t b = 0; b < column_blocks(seg); b++) {
 		struct bfi_block_info bi;
-		if (bfi_block(seg, b, &bi) != 0 || bi.bits == j->tree_m || !block_lives(in, first, &bi))
+		if (column_block(seg, b, &bi, NULL, NULL, NULL) != 0 || bi.bits == j->tree_m ||
+		    !block_lives(in, first, &bi))
 			continue;
 		if (j->tree_m == 0) {
 			j->tree_m = bi.bits;
@@ -437,7 +477,12 @@ static int check_segment(struct joiner *j, const struct join_input *in, const bf
 	int rc = compatible(j, seg, label);
 	struct bfi_layout_info li;
 	if (rc == 0 && bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) == 0)
-		j->widest = li.bits > j->widest ? li.bits : j->widest;
+		j->flat = 1;
+	for (uint32_t b = 0; rc == 0 && b < column_blocks(seg); b++) {
+		struct bfi_block_info bi;
+		if (column_block(seg, b, &bi, NULL, NULL, NULL) == 0)
+			j->widest = bi.bits > j->widest ? bi.bits : j->widest;
+	}
 	if (rc == 0) {
 		rambo_check(j, seg, label);
 		tree_check(j, in, seg, first, label);
@@ -456,7 +501,9 @@ int join_write(const char *cmd, const struct join_input *in, int n, const char *
 		return EXIT_USAGE;
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
-	o.layouts = BFI_BUILD_FLAT | (j.rambo ? BFI_BUILD_RAMBO : 0) | (j.tree ? BFI_BUILD_TREE : 0);
+	/* flat if any input has it, or if the tree cannot be kept; the tree and RAMBO when they can */
+	o.layouts = (j.flat || !j.tree ? BFI_BUILD_FLAT : 0) | (j.rambo ? BFI_BUILD_RAMBO : 0) |
+	            (j.tree ? BFI_BUILD_TREE : 0);
 	o.fanout = j.fanout;
 	if (j.rambo_why[0] && !quiet)
 		fprintf(stderr, "bfi %s: note: the rambo layout is not kept: %s\n", cmd, j.rambo_why);

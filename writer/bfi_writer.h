@@ -268,7 +268,8 @@ BFI_API BFI_MUST_CHECK int bfi_writer_rambo_rows(bfi_writer *w, const struct bfi
  * layouts may add BFI_BUILD_RAMBO, whose rows bfi_writer_rambo_rows()
  * then gives, and BFI_BUILD_TREE when every block has one width: an
  * implicit tree (no cluster, no bloofi_incremental) whose leaves are the
- * columns and whose upper levels OR them, without a pre-filter.
+ * columns and whose upper levels OR them, without a pre-filter. With a
+ * tree, BFI_BUILD_FLAT may be left out: the blocks are then its leaves only.
  */
 struct bfi_flat_part {
 	const uint8_t *rows;  /* a source block's rows: bit c of row r is bit r * row_bits + c */

@@ -16,9 +16,11 @@ int bfi_writer_flat_given(bfi_writer *w, const struct bfi_flat_given *g)
 {
 	/*
 	 * RAMBO beside it only as rows given too (bfi_writer_rambo_rows); an
-	 * implicit tree over the columns when they are all of one width
+	 * implicit tree over the columns when they are all of one width, with
+	 * or without the flat layout
 	 */
-	if (w == NULL || g == NULL || w->finished || !(w->opt.layouts & BFI_BUILD_FLAT) ||
+	if (w == NULL || g == NULL || w->finished ||
+	    !(w->opt.layouts & (BFI_BUILD_FLAT | BFI_BUILD_TREE)) ||
 	    (w->opt.layouts & ~(BFI_BUILD_FLAT | BFI_BUILD_RAMBO | BFI_BUILD_TREE)) ||
 	    ((w->opt.layouts & BFI_BUILD_TREE) && (w->opt.bloofi_incremental || w->opt.cluster)) ||
 	    !w->opt.keep_order || w->keys_in || w->n_filt || g->k == 0 ||
@@ -35,8 +37,10 @@ int bfi_writer_flat_given(bfi_writer *w, const struct bfi_flat_given *g)
 		uint64_t n = 0;
 		for (uint32_t i = 0; i < blk->n_parts; i++) {
 			const struct bfi_flat_part *pt = &g->parts[(uint64_t)blk->first_part + i];
+			/* every bit read: row m - 1's last column at most (get_bits reads no further) */
 			if (pt->rows == NULL || pt->n_cols == 0 || pt->row_bits < pt->n_cols ||
-			    pt->bytes < bfi_block_rows_bytes(blk->m, pt->row_bits))
+			    pt->row_bits > UINT64_MAX / blk->m ||
+			    pt->bytes < ((blk->m - 1) * pt->row_bits + pt->n_cols + 7) / 8)
 				return BFI_E_INVALID;
 			for (uint64_t c = 0; c < pt->n_cols; c++)
 				n += pt->keep == NULL || (pt->keep[c / 64] >> (c % 64) & 1);
@@ -220,8 +224,9 @@ int fill_given(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, ui
  * is row r of level 0 of a tree over the sets (given_tree.c). Only when
  * every block has one width, so that row r means the same bit in all.
  */
-int given_cols_open(const struct bfi_flat_given *g, struct given_cols *c)
+int given_cols_open(const struct bfi_flat_given *g, uint64_t n, struct given_cols *c)
 {
+	uint64_t kept = 0;
 	*c = (struct given_cols){g, 0, NULL, NULL, NULL};
 	for (uint32_t b = 0; b < g->n_blocks; b++)
 		c->n_parts += g->blocks[b].n_parts;
@@ -236,8 +241,10 @@ int given_cols_open(const struct bfi_flat_given *g, struct given_cols *c)
 			c->parts[x] = &g->parts[(uint64_t)g->blocks[b].first_part + i];
 			if ((c->runs[x] = part_runs(c->parts[x], &c->n_runs[x])) == NULL)
 				return -ENOMEM;
+			for (uint64_t r = 0; r < c->n_runs[x]; r++)
+				kept += c->runs[x][r].len;
 		}
-	return 0;
+	return kept == n ? 0 : BFI_E_INVALID; /* row r fills exactly n bits */
 }
 
 void given_cols_row(const struct given_cols *c, uint64_t r, uint64_t *dst)

@@ -79,7 +79,7 @@ int given_level_ones(bfi_writer *w, const struct plan *p, uint32_t l, uint64_t n
 		return writer_fail(w, BFI_E_INVALID, "a tree over given columns is implicit");
 	struct given_cols c;
 	uint64_t *rows[BFI_MAX_LEVELS] = {0};
-	rc = given_cols_open(w->given, &c);
+	rc = given_cols_open(w->given, p->n, &c);
 	for (uint32_t a = 0; rc == 0 && a <= l; a++)
 		if ((rows[a] = malloc((size_t)(counts[a] + 63) / 64 * 8)) == NULL)
 			rc = -ENOMEM;
@@ -116,7 +116,7 @@ int fill_given_tree(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_of
 	batch = batch < 1 ? 1 : batch > m ? m : batch;
 	struct given_cols c;
 	uint64_t *buf[BFI_MAX_LEVELS] = {0}, *row[BFI_MAX_LEVELS];
-	rc = given_cols_open(w->given, &c);
+	rc = given_cols_open(w->given, p->n, &c);
 	for (uint32_t l = 0; rc == 0 && l < levels; l++)
 		if ((buf[l] = malloc((size_t)(batch * p->levels[l].row_bytes))) == NULL)
 			rc = -ENOMEM;

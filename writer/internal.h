@@ -454,7 +454,7 @@ static inline uint64_t flat_row_bits(uint64_t n_sets)
 /* Compaction and merge (given.c): the flat plan from the given blocks, and their rows. */
 int plan_given(bfi_writer *w, struct plan *p);
 int fill_given(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget);
-/* Row r of every kept given column, in set order, ORed into dst (given.c); one width only. */
+/* Row r of every kept given column (n of them), in set order, ORed into dst (given.c); one width only. */
 struct given_cols {
 	const struct bfi_flat_given *g;
 	uint32_t n_parts;
@@ -462,7 +462,7 @@ struct given_cols {
 	struct run **runs;
 	uint64_t *n_runs;
 };
-int given_cols_open(const struct bfi_flat_given *g, struct given_cols *c);
+int given_cols_open(const struct bfi_flat_given *g, uint64_t n, struct given_cols *c);
 void given_cols_row(const struct given_cols *c, uint64_t r, uint64_t *dst);
 void given_cols_close(struct given_cols *c);
 /* A tree over given columns (given_tree.c): level l's nodes' ones, and the levels' rows. */

@@ -131,6 +131,8 @@ int plan_tree(bfi_writer *w, struct plan *p)
 	}
 	int rc = 0;
 	p->tree.fanout = d; /* for tree_up */
+	for (uint32_t j = 0; w->given && j < p->n; j++)
+		p->tree_ones[j] = w->given->ones[j]; /* the leaves are the given columns */
 	if (reg)
 		tree_sketch(w, p, levels, first, reg);
 	uint32_t kept = 0;
