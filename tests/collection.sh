@@ -181,6 +181,15 @@ killed() {
 	# shellcheck disable=SC2086
 	"$BFI" append "$T/K" $W --tsv "$T/a.tsv" || return 1
 	cp "$T/a.tsv" "$T/K.live"
+	# an uncut append and remove, timed on a copy, so that the kills fall
+	# across them at any speed of machine or build (a sanitizer's is several times slower)
+	awk 'BEGIN { for (s = 0; s < 2000; s++) for (j = 0; j < 20; j++) printf "u_%d\tk%d\n", s, s * 7 + j }' >"$T/K.in/t.tsv"
+	rm -rf "$T/Kt" && cp -r "$T/K" "$T/Kt" || return 1
+	# shellcheck disable=SC2086
+	a=$(date +%s%N) && "$BFI" append "$T/Kt" $W --tsv "$T/K.in/t.tsv" && b=$(date +%s%N) &&
+		"$BFI" remove -q "$T/Kt" a3 && c=$(date +%s%N) || return 1
+	ms_append=$(((b - a) / 1000000)) ms_remove=$(((c - b) / 1000000))
+	rm -rf "$T/Kt"
 	i=0 old=0 new=0
 	while [ $i -lt 100 ]; do
 		awk -v t=$i 'BEGIN { for (s = 0; s < 2000; s++) for (j = 0; j < 20; j++) printf "t%d_%d\tk%d\n", t, s, s * 7 + j }' >"$T/K.in/t.tsv"
@@ -188,15 +197,21 @@ killed() {
 		n=$(wc -l <"$T/K.live")
 		if [ $((i % 4)) -eq 3 ]; then
 			victim=$(awk -F'\t' 'NR % 97 == 1 { print $1 }' "$T/K.live" | tail -1)
-			"$BFI" remove -q "$T/K" "$victim" 2>/dev/null &
+			"$BFI" remove -q "$T/K" "$victim" 2>"$T/K.err" &
+			ms=$ms_remove
 		else
 			# shellcheck disable=SC2086
-			"$BFI" append "$T/K" $W --tsv "$T/K.in/t.tsv" 2>/dev/null &
+			"$BFI" append "$T/K" $W --tsv "$T/K.in/t.tsv" 2>"$T/K.err" &
+			ms=$ms_append
 		fi
 		pid=$!
-		sleep "0.0$(awk -v s=$i 'BEGIN { srand(s); printf "%02d", int(rand() * 60) }')"
+		# a moment in [0, 1.25 x the uncut run), in seconds
+		sleep "$(awk -v s=$i -v ms="$ms" 'BEGIN { srand(s); printf "%.3f", rand() * ms * 1.25 / 1000 }')"
 		kill -9 $pid 2>/dev/null
-		wait $pid 2>/dev/null
+		wait $pid
+		rc=$?
+		# the run ended by itself (0) or by the kill (137); never an error of its own
+		[ $rc -eq 0 ] || [ $rc -eq 137 ] || { echo "trial $i: exit $rc: $(cat "$T/K.err")"; return 1; }
 		h=$(od -An -t u8 -j 24 -N 8 "$T/K/MANIFEST" | tr -d ' ')
 		"$BFI" verify "$T/K" >/dev/null || { echo "trial $i: verify failed"; return 1; }
 		if [ "$h" = "$g" ]; then
@@ -217,7 +232,7 @@ killed() {
 		[ "$sets" -eq "$want" ] || { echo "trial $i: $sets live sets, want $want"; return 1; }
 		i=$((i + 1))
 	done
-	echo "killed writers: $old left the old generation, $new the new" >"$T/K.counts"
+	echo "killed writers (uncut: append $ms_append ms, remove $ms_remove ms): $old left the old generation, $new the new" >"$T/K.counts"
 	[ $old -gt 10 ] && [ $new -gt 10 ] || return 1 # the kills came before and after commits
 	"$BFI" remove -q "$T/K" a0 || return 1 # a writer that runs to the end sweeps
 	grep -v '^a0	' "$T/K.live" >"$T/K.tmp" && mv "$T/K.tmp" "$T/K.live"
