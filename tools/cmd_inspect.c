@@ -91,6 +91,8 @@ int cmd_inspect(int argc, char **argv)
 	}
 	rc = inspect_write(stdout, s, path, json);
 	bfi_close(&s);
+	if (rc > 0)
+		return EXIT_OK; /* standard output failed: stdout_close says how */
 	if (rc) {
 		fprintf(stderr, "bfi inspect: %s: %s\n", path, bfi_strerror(rc));
 		return EXIT_USAGE;

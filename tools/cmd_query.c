@@ -74,6 +74,8 @@ static const char help[] =
 	"      --layout L     flat, plain, rambo or tree: answer from this layout\n"
 	"                     (default: flat, else tree, else rambo, else plain)\n"
 	"      --json         one JSON object per query\n"
+	"      --limit N      at most N sets an answer (a threshold's N best); with\n"
+	"                     --json, \"more\": M says how many more there were\n"
 	"  -c, --count        counts instead of names (with --json: \"count\": N)\n"
 	"      --ordinals     set ordinals instead of names (no catalog needed;\n"
 	"                     with --keys or --expr it is not read at all)\n"
@@ -91,89 +93,6 @@ static const char help[] =
 	"changed under this reader (its answers so far are written whole).\n";
 
 
-
-/*
- * The query form once the snapshot's key rules are applied: fix o->mode
- * from --text, --kmer and --threshold. 0, or EXIT_USAGE after saying why.
- */
-static int decide_mode(struct opts *o, const char *fasta)
-{
-	if (fasta && (!o->kmer || o->batch)) {
-		fprintf(stderr, "bfi query: --fasta needs --kmer K (this snapshot records no k-mer "
-		                "length), and does not combine with --batch\n");
-		return EXIT_USAGE;
-	}
-	if (o->text && o->theta == 0) { /* all terms must match: one conjunction */
-		if (o->mode == M_EXPR) {
-			fprintf(stderr, "bfi query: --expr does not combine with --text\n");
-			return EXIT_USAGE;
-		}
-		o->mode = M_TEXT;
-		if (o->batch) {
-			fprintf(stderr, "bfi query: --batch answers keys and expressions, not --text\n");
-			return EXIT_USAGE;
-		}
-	} else if (o->theta > 0 || o->kmer || o->text) {
-		if (o->mode == M_EXPR) {
-			fprintf(stderr, "bfi query: --expr does not combine with --threshold, --kmer or "
-			                "--text\n");
-			return EXIT_USAGE;
-		}
-		o->mode = M_TERMS;
-		if (o->theta == 0)
-			o->theta = 1.0;
-		if (o->batch) {
-			fprintf(stderr, "bfi query: --batch answers keys and expressions, not "
-			                "threshold queries\n");
-			return EXIT_USAGE;
-		}
-	}
-	return 0;
-}
-
-/*
- * The snapshot's key rules (catalog "input" and "kmer": how its keys were
- * made): with no query form given, they choose it, so that a query is
- * split as the sets were; a form that contradicts them, and would match
- * nothing, is refused. Without a catalog there is nothing to check.
- */
-static int key_rules(const bfi_snapshot *s, struct opts *o, int keys, const char *path)
-{
-	char input[16] = "keys"; /* absent: keys as given */
-	meta_str(s, BFI_META_INPUT, input, sizeof input);
-	unsigned k = meta_uint(s, BFI_META_KMER, 0);
-	int given = keys || o->mode == M_EXPR || o->mode == M_PATH || o->text || o->kmer;
-	const char *why = NULL;
-	if (!strcmp(input, "fasta")) {
-		if (o->text || o->mode == M_PATH)
-			why = o->text ? "--text" : "--path";
-		else if (o->kmer && k && o->kmer != k) {
-			fprintf(stderr, "bfi query: %s holds %u-mers; --kmer %u would match nothing\n", path,
-			        k, o->kmer);
-			return EXIT_USAGE;
-		} else if (!given && k)
-			o->kmer = k;
-	} else if (!strcmp(input, "text")) {
-		if (o->kmer || o->mode == M_PATH)
-			why = o->kmer ? "--kmer" : "--path";
-		else if (!given)
-			o->text = 1;
-	} else if (!strcmp(input, "paths")) {
-		if (o->kmer || o->text)
-			why = o->kmer ? "--kmer" : "--text";
-		else if (!given && o->theta == 0)
-			o->mode = M_PATH;
-	} else if (o->mode == M_PATH) {
-		why = "--path";
-	}
-	if (why) {
-		fprintf(stderr, "bfi query: %s was built from %s input; %s queries would match nothing "
-		                "(--keys takes each query as one key, byte for byte)\n",
-		        path, input, why);
-		return EXIT_USAGE;
-	}
-	return 0;
-}
 
 int cmd_query(int argc, char **argv)
 {
@@ -193,9 +112,10 @@ int cmd_query(int argc, char **argv)
 	                                     {"batch-size", required_argument, 0, 'S'},
 	                                     {"layout", required_argument, 0, 'L'},
 	                                     {"keys", no_argument, 0, 'K'},
+	                                     {"limit", required_argument, 0, 'N'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
-	struct opts o = {0, 0, 0, NULL, NULL, M_KEY, 0, 0, 0, 0, 0, 1000, NULL};
+	struct opts o = {.mode = M_KEY, .batch_size = 1000};
 	unsigned flags = 0;
 	const char *fasta = NULL;
 	int c, status = EXIT_OK, keys = 0;
@@ -244,6 +164,13 @@ int cmd_query(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			o.batch_size = (size_t)v;
+			break;
+		case 'N':
+			if (parse_size(optarg, &v) || v < 1) {
+				fprintf(stderr, "bfi query: --limit must be a positive count\n");
+				return EXIT_USAGE;
+			}
+			o.limit = v;
 			break;
 		case 'L':
 			o.layout = !strcmp(optarg, "flat") ? BFI_LAYOUT_FLAT
@@ -301,10 +228,12 @@ int cmd_query(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	guard_watch(s, path);
-	if (!(flags & BFI_OPEN_NO_CATALOG))
-		rc = key_rules(s, &o, keys, path);
-	if (rc == 0)
-		rc = decide_mode(&o, fasta);
+	char why[600];
+	if (query_form(s, &o, keys, !(flags & BFI_OPEN_NO_CATALOG), fasta != NULL, path, why,
+	               sizeof why) != 0) {
+		fprintf(stderr, "bfi query: %s\n", why);
+		rc = EXIT_USAGE;
+	}
 	if (rc) {
 		guard_unwatch(s);
 		bfi_close(&s);

@@ -1,6 +1,6 @@
 /*
- * answers.c - the answers of bfi query, written to standard output through a
- * buffer of whole lines.
+ * out.c - the answers of bfi query, written to standard output through a
+ * buffer of whole lines (or, for bfi serve, kept in it).
  *
  * A line is committed when it ends; only committed lines are ever written.
  * So if the snapshot changes under a query and the process must stop
@@ -16,7 +16,7 @@
 
 #define OUT_FLUSH (1u << 16) /* write once this much is committed: 64 KiB writes */
 
-struct out answers;
+_Thread_local struct out answers;
 
 void out_init(int line_flush)
 {
@@ -24,6 +24,15 @@ void out_init(int line_flush)
 	answers.len = answers.cap = answers.committed = 0;
 	answers.line_flush = line_flush;
 	answers.err = 0;
+	answers.hold = 0;
+}
+
+void out_hold(void)
+{
+	answers.len = answers.committed = 0;
+	answers.line_flush = answers.tty = 0;
+	answers.err = 0;
+	answers.hold = 1;
 }
 
 static int write_all(const char *p, size_t n)
@@ -42,6 +51,8 @@ static int write_all(const char *p, size_t n)
 
 int out_flush(void)
 {
+	if (answers.hold)
+		return answers.err;
 	if (answers.err == 0 && answers.committed)
 		answers.err = write_all(answers.buf, answers.committed);
 	/* the uncommitted part line moves to the front */
@@ -54,7 +65,7 @@ int out_flush(void)
 
 void out_emergency(void)
 {
-	if (answers.err == 0 && answers.committed)
+	if (answers.err == 0 && answers.committed && !answers.hold)
 		(void)write_all(answers.buf, answers.committed);
 	answers.committed = 0;
 }
@@ -124,7 +135,7 @@ void out_json(const char *s, size_t len)
 void out_end_line(void)
 {
 	answers.committed = answers.len;
-	if (answers.line_flush || answers.committed >= OUT_FLUSH)
+	if (!answers.hold && (answers.line_flush || answers.committed >= OUT_FLUSH))
 		(void)out_flush();
 }
 

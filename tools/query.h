@@ -22,6 +22,9 @@ struct opts {
 	int batch;
 	size_t batch_size;
 	struct names *names; /* set names looked up so far, or NULL */
+	uint64_t limit;      /* at most this many sets an answer (0: all); JSON adds "more" */
+	char *why;           /* what is wrong with a query goes here, not to stderr, if set */
+	size_t why_cap;
 };
 
 
@@ -48,6 +51,16 @@ struct query {
 	const char *label; /* what the output calls it (a FASTA record's id), or NULL: text */
 	size_t label_len;
 };
+
+/*
+ * The query form once the snapshot's key rules (if catalog) are applied:
+ * a form that contradicts how its keys were made is refused, and with none
+ * given they choose it; then o->mode from --text, --kmer and --threshold
+ * (query_run.c). keys: --keys was given; fasta: --fasta. 0, or -1 with
+ * what is wrong in why.
+ */
+int query_form(const bfi_snapshot *s, struct opts *o, int keys, int catalog, int fasta,
+               const char *path, char *why, size_t cap);
 
 /* compile()'s return after it has told what is wrong with the query itself */
 #define SAID 1

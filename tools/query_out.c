@@ -99,6 +99,12 @@ static int print_format(const bfi_snapshot *s, const struct opts *o, const struc
 int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores,
                       size_t n, const struct opts *o, const struct query *q)
 {
+	/* --limit: the first sets (a threshold's best), and in JSON how many more there were */
+	size_t more = 0;
+	if (o->limit && n > o->limit && !o->count) {
+		more = n - (size_t)o->limit;
+		n = (size_t)o->limit;
+	}
 	if (o->format) {
 		for (size_t i = 0; i < n; i++) {
 			int rc = print_format(s, o, q, ords[i], scores ? scores[i] : 0);
@@ -165,7 +171,13 @@ int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scor
 			out_uint(scores[i]);
 		}
 	}
-	out_str(o->json ? "]}\n" : "\n");
+	if (o->json && more) {
+		out_str("], \"more\": ");
+		out_uint(more);
+		out_str("}\n");
+	} else {
+		out_str(o->json ? "]}\n" : "\n");
+	}
 	out_end_line();
 	return 0;
 }

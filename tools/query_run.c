@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "query.h"
 #include "tools.h"
@@ -61,7 +62,11 @@ int query_compile(const struct opts *o, struct query *q)
 		                                             : "more than 65,536 terms";
 	if (what == NULL)
 		return rc;
-	if (o->mode == M_EXPR)
+	if (o->why && o->mode == M_EXPR)
+		snprintf(o->why, o->why_cap, "%s at byte %zu", what, at);
+	else if (o->why)
+		snprintf(o->why, o->why_cap, "%s", what);
+	else if (o->mode == M_EXPR)
 		fprintf(stderr, "bfi query: %s at byte %zu of: %.*s\n", what, at, (int)q->len, q->text);
 	else
 		fprintf(stderr, "bfi query: %s: %.*s\n", what, (int)q->len, q->text);
@@ -101,4 +106,96 @@ int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, 
 		rc = print_answer(s, res, o, q);
 	bfi_expr_free(&q->e);
 	return rc;
+}
+
+/*
+ * The query form once the snapshot's key rules are applied: fix o->mode
+ * from --text, --kmer and --threshold. 0, or -1 with why.
+ */
+static int decide_mode(struct opts *o, int fasta, char *why, size_t cap)
+{
+	if (fasta && (!o->kmer || o->batch)) {
+		snprintf(why, cap, "--fasta needs --kmer K (this snapshot records no k-mer "
+		                   "length), and does not combine with --batch");
+		return -1;
+	}
+	if (o->text && o->theta == 0) { /* all terms must match: one conjunction */
+		if (o->mode == M_EXPR) {
+			snprintf(why, cap, "--expr does not combine with --text");
+			return -1;
+		}
+		o->mode = M_TEXT;
+		if (o->batch) {
+			snprintf(why, cap, "--batch answers keys and expressions, not --text");
+			return -1;
+		}
+	} else if (o->theta > 0 || o->kmer || o->text) {
+		if (o->mode == M_EXPR) {
+			snprintf(why, cap, "--expr does not combine with --threshold, --kmer or "
+			                "--text");
+			return -1;
+		}
+		o->mode = M_TERMS;
+		if (o->theta == 0)
+			o->theta = 1.0;
+		if (o->batch) {
+			snprintf(why, cap, "--batch answers keys and expressions, not "
+			                "threshold queries");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The snapshot's key rules (catalog "input" and "kmer": how its keys were
+ * made): with no query form given, they choose it, so that a query is
+ * split as the sets were; a form that contradicts them, and would match
+ * nothing, is refused. Without a catalog there is nothing to check.
+ */
+static int key_rules(const bfi_snapshot *s, struct opts *o, int keys, const char *path, char *why,
+                     size_t cap)
+{
+	char input[16] = "keys"; /* absent: keys as given */
+	meta_str(s, BFI_META_INPUT, input, sizeof input);
+	unsigned k = meta_uint(s, BFI_META_KMER, 0);
+	int given = keys || o->mode == M_EXPR || o->mode == M_PATH || o->text || o->kmer;
+	const char *bad = NULL;
+	if (!strcmp(input, "fasta")) {
+		if (o->text || o->mode == M_PATH)
+			bad = o->text ? "--text" : "--path";
+		else if (o->kmer && k && o->kmer != k) {
+			snprintf(why, cap, "%s holds %u-mers; --kmer %u would match nothing", path, k,
+			         o->kmer);
+			return -1;
+		} else if (!given && k)
+			o->kmer = k;
+	} else if (!strcmp(input, "text")) {
+		if (o->kmer || o->mode == M_PATH)
+			bad = o->kmer ? "--kmer" : "--path";
+		else if (!given)
+			o->text = 1;
+	} else if (!strcmp(input, "paths")) {
+		if (o->kmer || o->text)
+			bad = o->kmer ? "--kmer" : "--text";
+		else if (!given && o->theta == 0)
+			o->mode = M_PATH;
+	} else if (o->mode == M_PATH) {
+		bad = "--path";
+	}
+	if (bad) {
+		snprintf(why, cap, "%s was built from %s input; %s queries would match nothing "
+		                   "(--keys takes each query as one key, byte for byte)",
+		         path, input, bad);
+		return -1;
+	}
+	return 0;
+}
+
+int query_form(const bfi_snapshot *s, struct opts *o, int keys, int catalog, int fasta,
+               const char *path, char *why, size_t cap)
+{
+	if (catalog && key_rules(s, o, keys, path, why, cap) != 0)
+		return -1;
+	return decide_mode(o, fasta, why, cap);
 }

@@ -49,6 +49,7 @@ void json_str(FILE *f, const char *s, size_t len);
  * bfi query's answers (out.c): built a line at a time in one buffer and
  * written with write(2) a committed line at a time, so that an emergency
  * stop (guard.c) can write every finished line and no part of another.
+ * Each thread has its own; bfi serve's keep theirs in memory (out_hold).
  */
 struct out {
 	char *buf;
@@ -56,9 +57,12 @@ struct out {
 	int line_flush; /* write each line as it ends */
 	int tty;        /* standard output is a terminal: control bytes of text shown escaped */
 	int err;        /* errno of the first failed write, or 0 */
+	int hold;       /* never written: the caller takes buf[0 .. len) */
 };
-extern struct out answers;
+extern _Thread_local struct out answers;
 void out_init(int line_flush);
+/* Answers kept in memory, for the caller to take from answers.buf (emptied, buffer kept). */
+void out_hold(void);
 void out_put(const void *p, size_t n);
 void out_str(const char *s);
 void out_char(char c);
