@@ -417,4 +417,16 @@ progress_ok() {
 }
 check "build: progress on a terminal shows a rate, and nothing in a pipe" progress_ok
 
+# --limit N: the first N sets of the full answer, and in JSON how many more
+limit_ok() {
+	w=$(cat "$DATA"/* | sort | uniq -c | sort -rn | awk '$1 >= 3 { print $2; exit }')
+	"$BFI" query --json "$T/snap" "$w" >"$T/full" && "$BFI" query --json --limit 2 "$T/snap" "$w" >"$T/lim" || return 1
+	python3 -c 'import json, sys
+f = json.load(open(sys.argv[1])); l = json.load(open(sys.argv[2]))
+sys.exit(not (len(f["matches"]) >= 3 and l["matches"] == f["matches"][:2] and l["more"] == len(f["matches"]) - 2))' "$T/full" "$T/lim" || return 1
+	[ "$("$BFI" query --limit 2 "$T/snap" "$w" | awk -F'\t' '{ print NF }')" -eq 3 ] &&
+		! "$BFI" query --json --limit 100 "$T/snap" "$w" | grep -q more
+}
+check "query --limit N: the first N sets, and \"more\" in JSON" limit_ok
+
 exit 0
