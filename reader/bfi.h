@@ -82,6 +82,12 @@ enum {
 	 * fault would read more from disk than the kernel's usual readahead.
 	 */
 	BFI_OPEN_SMALL_PAGES = 1u << 2,
+	/*
+	 * Ask the kernel to read the whole index into the page cache now
+	 * (MADV_WILLNEED), in the background, so that the first queries do
+	 * not wait on the disk: for a server about to swap a new snapshot in.
+	 */
+	BFI_OPEN_WARM = 1u << 3,
 };
 
 /*

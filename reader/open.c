@@ -182,7 +182,8 @@ static int replaced(const char *path, int dirfd)
 int bfi__open(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_bad *bad)
 {
 	if (path == NULL || out == NULL ||
-	    (flags & ~(unsigned)(BFI_OPEN_TRUSTED | BFI_OPEN_NO_CATALOG | BFI_OPEN_SMALL_PAGES)))
+	    (flags & ~(unsigned)(BFI_OPEN_TRUSTED | BFI_OPEN_NO_CATALOG | BFI_OPEN_SMALL_PAGES |
+	                         BFI_OPEN_WARM)))
 		return BFI_E_INVALID;
 	int rc;
 	for (int tries = 0;; tries++) {
@@ -234,6 +235,8 @@ static int open_once(const char *path, unsigned flags, bfi_snapshot **out, struc
 	rc = bfi__check_index(s->map, s->size, &s->lay, bad);
 	if (rc)
 		goto fail;
+	if ((flags & BFI_OPEN_WARM) && s->size) /* only a hint: the reads run in the background */
+		(void)madvise((void *)s->map, (size_t)s->size, MADV_WILLNEED);
 	memcpy(s->head, s->map, BFI_HEADER_SIZE); /* for bfi_check_files, which must not touch the map */
 	rc = open_layouts(s, bad);
 	if (rc)

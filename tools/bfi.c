@@ -21,6 +21,7 @@ static const char usage[] =
 	"  query    which sets may contain each key\n"
 	"  inspect  show a snapshot's header, sections, parameters and fill ratios\n"
 	"  verify   check every checksum of a snapshot\n"
+	"  serve    answer queries over HTTP, swapping in republished snapshots\n"
 	"  bench    measure queries against the memory-bandwidth bound and plain\n"
 	"  synth    write the Bloofi paper's synthetic workload\n"
 	"  fold     halve a rambo layout's cells (OR the two halves)\n"
@@ -37,7 +38,7 @@ static const struct {
 	{"build", cmd_build}, {"append", cmd_append}, {"remove", cmd_remove},
 	{"compact", cmd_compact}, {"merge", cmd_merge},
 	{"query", cmd_query}, {"inspect", cmd_inspect},
-	{"verify", cmd_verify}, {"synth", cmd_synth}, {"bench", cmd_bench},
+	{"verify", cmd_verify}, {"serve", cmd_serve}, {"synth", cmd_synth}, {"bench", cmd_bench},
 	{"fold", cmd_fold},   {"stack", cmd_stack}, {"filter", cmd_filter},
 };
 

@@ -25,6 +25,7 @@ struct opts {
 	uint64_t limit;      /* at most this many sets an answer (0: all); JSON adds "more" */
 	char *why;           /* what is wrong with a query goes here, not to stderr, if set */
 	size_t why_cap;
+	uint64_t *keys_seen; /* if set, counts the keys (terms) of each query answered */
 };
 
 

@@ -77,9 +77,13 @@ int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, 
 {
 	if (o->mode == M_KEY) { /* one key: no expression to allocate */
 		int rc = bfi_query_key_layout(s, o->layout, q->text, q->len, res);
+		if (o->keys_seen)
+			*o->keys_seen += 1;
 		return rc ? rc : print_answer(s, res, o, q);
 	}
 	int rc = query_compile(o, q);
+	if (rc == 0 && o->keys_seen && q->e)
+		*o->keys_seen += bfi_expr_keys(q->e);
 	if (rc == 0 && ((o->mode == M_TERMS && bfi_expr_keys(q->e) == 0) ||
 	                (o->mode == M_TEXT && q->e == NULL))) {
 		/* No terms (say, a sequence shorter than k): no set can score. */

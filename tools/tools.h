@@ -18,6 +18,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_fold(int argc, char **argv);

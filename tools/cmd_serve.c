@@ -1,0 +1,624 @@
+/*
+ * cmd_serve.c - bfi serve: a read-only HTTP query server over snapshots
+ * and collections, on libmicrohttpd's thread pool (epoll). Requests are
+ * answered by serve_answer(); this file is the HTTP around it, the
+ * options, the log, and the main thread's loop: it opens every path, then
+ * waits on inotify and signals (signalfd) to reopen a path that changed
+ * (or all of them on SIGHUP) and to stop gracefully on SIGTERM or SIGINT.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serve.h"
+#include "tools.h"
+
+static const char help[] =
+	"Usage: bfi serve [OPTIONS] NAME=PATH...\n"
+	"\n"
+	"Serve the snapshots or collections at each PATH, read-only, over HTTP\n"
+	"under NAME (letters, digits, '.', '_' and '-'). Endpoints, JSON in and out:\n"
+	"  GET  /v1/NAME/query?key=K[&key=K...]   answer keys (also format=,\n"
+	"                                         limit=, layout=)\n"
+	"  POST /v1/NAME/query   a JSON object with one of\n"
+	"         {\"keys\": [\"k\", ...]}  {\"text\": \"...\"}  {\"expr\": \"a AND (b OR c)\"}\n"
+	"         {\"path\": \"/a/b\"}  {\"sequences\": [{\"id\": \"r1\", \"seq\": \"ACGT...\"}]}\n"
+	"         (text, expr and path also take an array), and optionally\n"
+	"         \"threshold\": T (text and sequences), \"format\": \"names\",\n"
+	"         \"ordinals\" or \"count\", \"limit\": N, \"layout\": \"flat\"...\n"
+	"       answers {\"snapshot\": NAME, \"generation\": G, \"results\": [...]},\n"
+	"       each result the object bfi query --json prints for that query\n"
+	"  GET  /v1/NAME   what bfi inspect --json says of it\n"
+	"  GET  /v1        the names served\n"
+	"  GET  /healthz   200 once every PATH is open, else 503\n"
+	"  GET  /metrics   Prometheus text: requests, errors and latency by\n"
+	"                  endpoint, queries and keys, generations, bytes mapped\n"
+	"A bad request gets a 4xx (or 503, 504) with {\"error\": ..., \"code\": ...}.\n"
+	"\n"
+	"A PATH republished (bfi build, append, compact... publish by rename) is\n"
+	"noticed through inotify, or on SIGHUP, opened in the background and\n"
+	"swapped in; requests in flight finish on the old one, which is unmapped\n"
+	"when the last of them ends. One that fails to open is logged, and the\n"
+	"old one goes on serving. SIGTERM or SIGINT: stop accepting, finish the\n"
+	"requests in flight, exit 0.\n"
+	"\n"
+	"Options:\n"
+	"      --listen ADDR:PORT  address to listen on (default 127.0.0.1:8080;\n"
+	"                          port 0 picks a free one; [::1]:PORT for IPv6)\n"
+	"      --threads N         worker threads (default: the cores)\n"
+	"      --warm              read each new generation into memory before it\n"
+	"                          is swapped in (MADV_WILLNEED)\n"
+	"      --max-body SIZE     largest request body (default 8M)\n"
+	"      --max-keys N        most queries in one request (default 100000)\n"
+	"      --timeout SECONDS   longest a request may take, and a connection may\n"
+	"                          stay idle (default 30)\n"
+	"      --max-connections N open connections at most (default 1000)\n"
+	"  -q, --quiet             no line per request on standard error\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"The first line on standard error says where it listens. Exit status: 0\n"
+	"after SIGTERM or SIGINT, or 2 for a usage error or a PATH that cannot\n"
+	"be opened at start.\n";
+
+static struct server sv;
+static int quiet;
+static atomic_int inflight;
+static pthread_key_t thread_key; /* its destructor frees a worker thread's scratch */
+
+/* One request's state across the handler's calls. */
+struct conn_req {
+	double t0;
+	char method[8];
+	char *url;
+	char *body;
+	size_t len, cap;
+	int too_large, answered, status;
+	enum endpoint endpoint;
+	size_t sent;
+};
+
+static double mono(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+struct args {
+	const char **names, **values;
+	size_t *lens;
+	size_t n, cap;
+	int err;
+};
+
+static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                              const char *value, size_t value_size)
+{
+	(void)kind;
+	(void)key_size;
+	struct args *a = cls;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 16;
+		const char **n = realloc(a->names, cap * sizeof *n);
+		if (n)
+			a->names = n;
+		const char **v = n ? realloc(a->values, cap * sizeof *v) : NULL;
+		if (v)
+			a->values = v;
+		size_t *l = v ? realloc(a->lens, cap * sizeof *l) : NULL;
+		if (l)
+			a->lens = l;
+		if (l == NULL) {
+			a->err = 1;
+			return MHD_NO;
+		}
+		a->cap = cap;
+	}
+	a->names[a->n] = key;
+	a->values[a->n] = value ? value : "";
+	a->lens[a->n++] = value ? value_size : 0;
+	return MHD_YES;
+}
+
+static enum MHD_Result respond(struct MHD_Connection *c, struct conn_req *r, struct reply *rp)
+{
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer(rp->len, rp->body, MHD_RESPMEM_MUST_FREE);
+	if (resp == NULL) {
+		free(rp->body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rp->type);
+	r->answered = 1;
+	r->status = rp->status;
+	r->endpoint = rp->endpoint;
+	r->sent = rp->len;
+	atomic_fetch_add_explicit(&sv.m.queries, rp->queries, memory_order_relaxed);
+	atomic_fetch_add_explicit(&sv.m.keys, rp->keys, memory_order_relaxed);
+	enum MHD_Result ok = MHD_queue_response(c, (unsigned)rp->status, resp);
+	MHD_destroy_response(resp);
+	return ok;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+                               const char *method, const char *version, const char *upload,
+                               size_t *upload_size, void **con_cls)
+{
+	(void)cls;
+	(void)version;
+	struct conn_req *r = *con_cls;
+	if (r == NULL) { /* the headers are in: the request begins */
+		if (pthread_getspecific(thread_key) == NULL)
+			pthread_setspecific(thread_key, &sv);
+		if ((r = calloc(1, sizeof *r)) == NULL || (r->url = strdup(url)) == NULL) {
+			free(r);
+			return MHD_NO;
+		}
+		r->t0 = mono();
+		snprintf(r->method, sizeof r->method, "%s", method);
+		atomic_fetch_add(&inflight, 1);
+		*con_cls = r;
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+		                                             MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl && strtoull(cl, NULL, 10) > sv.max_body) { /* refused before it is read */
+			struct request rq = {.method = method, .url = url, .body_too_large = 1};
+			struct reply rp;
+			serve_answer(&sv, &rq, &rp);
+			return respond(c, r, &rp);
+		}
+		return MHD_YES;
+	}
+	if (*upload_size) { /* a part of the body */
+		size_t n = *upload_size;
+		*upload_size = 0;
+		if (r->too_large)
+			return MHD_YES;
+		if (n > sv.max_body - r->len) {
+			r->too_large = 1; /* the rest is read and dropped; the answer says why */
+			free(r->body);
+			r->body = NULL;
+			r->len = r->cap = 0;
+			return MHD_YES;
+		}
+		if (r->cap - r->len < n) {
+			size_t cap = r->cap ? r->cap : 4096;
+			while (cap - r->len < n)
+				cap *= 2;
+			char *b = realloc(r->body, cap);
+			if (b == NULL)
+				return MHD_NO;
+			r->body = b;
+			r->cap = cap;
+		}
+		memcpy(r->body + r->len, upload, n);
+		r->len += n;
+		return MHD_YES;
+	}
+	if (r->answered)
+		return MHD_YES;
+	struct args a = {0};
+	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, on_arg, &a);
+	struct request rq = {method, url, a.names, a.values, a.lens, a.n, r->body, r->len,
+	                     r->too_large};
+	struct reply rp;
+	if (a.err)
+		rp = (struct reply){500, strdup("{\"error\": \"out of memory\", \"code\": \"internal\"}\n"),
+		                    0, "application/json", EP_OTHER, 0, 0};
+	else
+		serve_answer(&sv, &rq, &rp);
+	if (rp.body && rp.len == 0)
+		rp.len = strlen(rp.body);
+	free(a.names);
+	free(a.values);
+	free(a.lens);
+	return rp.body ? respond(c, r, &rp) : MHD_NO;
+}
+
+/* The request is over (answered, or the client went): count it, log it, free it. */
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	struct conn_req *r = *con_cls;
+	if (r == NULL)
+		return;
+	double t = mono() - r->t0;
+	if (r->answered)
+		metrics_count(&sv.m, r->endpoint, r->status, t);
+	if (!quiet) {
+		char ip[INET6_ADDRSTRLEN] = "-";
+		const union MHD_ConnectionInfo *ci =
+		    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (ci && ci->client_addr) {
+			const struct sockaddr *sa = ci->client_addr;
+			if (sa->sa_family == AF_INET)
+				inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, ip,
+				          sizeof ip);
+			else if (sa->sa_family == AF_INET6)
+				inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+				          ip, sizeof ip);
+		}
+		struct timespec now;
+		struct tm tm;
+		char when[32];
+		clock_gettime(CLOCK_REALTIME, &now);
+		gmtime_r(&now.tv_sec, &tm);
+		strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+		/* the URL's bytes as text: no control byte reaches the log */
+		fprintf(stderr, "%s %s %s ", when, ip, r->method);
+		text_str(stderr, r->url, strlen(r->url));
+		fprintf(stderr, " %d %zu %.6f%s\n", r->answered ? r->status : 0, r->sent, t,
+		        toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (not completed)");
+	}
+	free(r->url);
+	free(r->body);
+	free(r);
+	*con_cls = NULL;
+	atomic_fetch_sub(&inflight, 1);
+}
+
+static void thread_done(void *p)
+{
+	(void)p;
+	serve_thread_done();
+}
+
+/* --listen ADDR:PORT, [V6]:PORT */
+static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	if (colon == NULL || (size_t)(colon - s) >= sizeof host)
+		return -1;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = 0;
+	char *end;
+	unsigned long port = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || port > 65535)
+		return -1;
+	memset(ss, 0, sizeof *ss);
+	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+	size_t hl = strlen(host);
+	if (hl > 2 && host[0] == '[' && host[hl - 1] == ']') {
+		host[hl - 1] = 0;
+		if (inet_pton(AF_INET6, host + 1, &v6->sin6_addr) != 1)
+			return -1;
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)port);
+		*len = sizeof *v6;
+		return 0;
+	}
+	if (inet_pton(AF_INET, host, &v4->sin_addr) != 1)
+		return -1;
+	v4->sin_family = AF_INET;
+	v4->sin_port = htons((uint16_t)port);
+	*len = sizeof *v4;
+	return 0;
+}
+
+static int name_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > 100)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == '_' || s[i] == '-'))
+			return 0;
+	return strcmp(s, ".") && strcmp(s, "..");
+}
+
+/* ---- The main thread: opens, inotify, signals ---- */
+
+struct watch {
+	int wd;
+	size_t slot;
+	int dir_of; /* 1: the path's parent (events name the path); 0: the path itself */
+};
+
+struct watches {
+	int fd;
+	struct watch *w;
+	size_t n, cap;
+};
+
+static void watch_add(struct watches *ws, const char *p, size_t slot, int dir_of)
+{
+	int wd = inotify_add_watch(ws->fd, p,
+	                           dir_of ? IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE |
+	                                        IN_CLOSE_WRITE
+	                                  : IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE | IN_DELETE_SELF |
+	                                        IN_MOVE_SELF);
+	if (wd < 0)
+		return; /* not there (yet): a parent event or SIGHUP finds it */
+	for (size_t i = 0; i < ws->n; i++)
+		if (ws->w[i].wd == wd && ws->w[i].slot == slot && ws->w[i].dir_of == dir_of)
+			return;
+	if (ws->n == ws->cap) {
+		size_t cap = ws->cap ? ws->cap * 2 : 16;
+		struct watch *w = realloc(ws->w, cap * sizeof *w);
+		if (w == NULL)
+			return;
+		ws->w = w;
+		ws->cap = cap;
+	}
+	ws->w[ws->n++] = (struct watch){wd, slot, dir_of};
+}
+
+/* Watch the slot's path (a collection's MANIFEST is renamed inside it) and its parent. */
+static void watch_slot(struct watches *ws, size_t i)
+{
+	char *copy = strdup(sv.slots[i].path);
+	if (copy == NULL)
+		return;
+	watch_add(ws, dirname(copy), i, 1);
+	free(copy);
+	watch_add(ws, sv.slots[i].path, i, 0);
+}
+
+static int reload(size_t i, int first)
+{
+	struct slot *sl = &sv.slots[i];
+	char why[300];
+	double t = mono();
+	int rc = slot_reload(&sv, sl, why, sizeof why);
+	if (rc < 0) {
+		fprintf(stderr, "bfi serve: %s: %s: %s%s\n", sl->name, sl->path, why,
+		        first ? "" : "; the generation before goes on serving");
+		return rc;
+	}
+	if (rc > 0) {
+		struct gen *g = gen_acquire(sl);
+		fprintf(stderr, "bfi serve: %s: %s: generation %llu open in %.3f s\n", sl->name,
+		        sl->path, (unsigned long long)(g ? g->generation : 0), mono() - t);
+		gen_release(&sv, g);
+	}
+	return 0;
+}
+
+/* Does event ev (on watch w) concern its slot's path? */
+static int concerns(const struct watch *w, const struct inotify_event *ev)
+{
+	if (!w->dir_of)
+		return 1;
+	if (ev->len == 0)
+		return 0;
+	char *copy = strdup(sv.slots[w->slot].path);
+	if (copy == NULL)
+		return 1;
+	int yes = !strcmp(ev->name, basename(copy));
+	free(copy);
+	return yes;
+}
+
+/* Until SIGTERM or SIGINT: reopen changed paths (a moment after their last event), all on SIGHUP. */
+static void main_loop(int sfd, struct watches *ws)
+{
+	double due = 0; /* when the dirty slots are reopened, or 0 */
+	for (;;) {
+		struct pollfd p[2] = {{sfd, POLLIN, 0}, {ws->fd, POLLIN, 0}};
+		int wait_ms = due ? (int)((due - mono()) * 1000) + 1 : -1;
+		if (due && wait_ms < 0)
+			wait_ms = 0;
+		int n = poll(p, ws->fd >= 0 ? 2 : 1, wait_ms);
+		if (n < 0 && errno != EINTR)
+			return;
+		if (n > 0 && (p[0].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+			if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+				if (si.ssi_signo == SIGHUP) {
+					for (size_t i = 0; i < sv.n_slots; i++)
+						atomic_store(&sv.slots[i].dirty, 1);
+					due = mono();
+				} else {
+					return;
+				}
+			}
+		}
+		if (n > 0 && ws->fd >= 0 && (p[1].revents & POLLIN)) {
+			char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+			ssize_t got = read(ws->fd, buf, sizeof buf);
+			for (ssize_t off = 0; got > 0 && off < got;) {
+				const struct inotify_event *ev = (const void *)(buf + off);
+				for (size_t i = 0; i < ws->n; i++)
+					if (ws->w[i].wd == ev->wd && concerns(&ws->w[i], ev)) {
+						atomic_store(&sv.slots[ws->w[i].slot].dirty, 1);
+						due = mono() + 0.1; /* a publish is several events: wait for the last */
+					}
+				off += (ssize_t)(sizeof *ev + ev->len);
+			}
+		}
+		if (due && mono() >= due) {
+			due = 0;
+			for (size_t i = 0; i < sv.n_slots; i++)
+				if (atomic_exchange(&sv.slots[i].dirty, 0)) {
+					reload(i, 0);
+					watch_slot(ws, i); /* the path may be a new directory now */
+				}
+		}
+	}
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	static const struct option opts[] = {{"listen", required_argument, 0, 'l'},
+	                                     {"threads", required_argument, 0, 't'},
+	                                     {"warm", no_argument, 0, 'w'},
+	                                     {"max-body", required_argument, 0, 'b'},
+	                                     {"max-keys", required_argument, 0, 'k'},
+	                                     {"timeout", required_argument, 0, 'T'},
+	                                     {"max-connections", required_argument, 0, 'c'},
+	                                     {"quiet", no_argument, 0, 'q'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {0, 0, 0, 0}};
+	const char *listen = "127.0.0.1:8080";
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t threads = cores > 0 ? (uint64_t)cores : 1, v, max_conn = 1000;
+	sv.max_body = 8u << 20;
+	sv.max_keys = 100000;
+	sv.timeout = 30;
+	int c;
+	char *end;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': listen = optarg; break;
+		case 'w': sv.warm = 1; break;
+		case 'q': quiet = 1; break;
+		case 't':
+			if (parse_size(optarg, &threads) || threads < 1 || threads > 256) {
+				fprintf(stderr, "bfi serve: --threads must be 1..256\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'b':
+			if (parse_size(optarg, &v) || v < 1 || v > (1u << 30)) {
+				fprintf(stderr, "bfi serve: --max-body must be 1 byte .. 1G\n");
+				return EXIT_USAGE;
+			}
+			sv.max_body = (size_t)v;
+			break;
+		case 'k':
+			if (parse_size(optarg, &v) || v < 1 || v > 100000000) {
+				fprintf(stderr, "bfi serve: --max-keys must be 1..100000000\n");
+				return EXIT_USAGE;
+			}
+			sv.max_keys = (size_t)v;
+			break;
+		case 'T':
+			sv.timeout = strtod(optarg, &end);
+			if (*end || !(sv.timeout >= 0.001 && sv.timeout <= 86400)) {
+				fprintf(stderr, "bfi serve: --timeout must be 0.001..86400 seconds\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'c':
+			if (parse_size(optarg, &max_conn) || max_conn < 1 || max_conn > 100000) {
+				fprintf(stderr, "bfi serve: --max-connections must be 1..100000\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	if (parse_listen(listen, &addr, &addr_len) != 0) {
+		fprintf(stderr, "bfi serve: --listen %s: give ADDR:PORT, e.g. 127.0.0.1:8080 or "
+		                "[::1]:8080\n", listen);
+		return EXIT_USAGE;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "bfi serve: need NAME=PATH\n\n%s", help);
+		return EXIT_USAGE;
+	}
+	sv.n_slots = (size_t)(argc - optind);
+	sv.slots = calloc(sv.n_slots, sizeof *sv.slots);
+	if (sv.slots == NULL) {
+		fprintf(stderr, "bfi serve: out of memory\n");
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < sv.n_slots; i++) {
+		char *a = argv[optind + (int)i], *eq = strchr(a, '=');
+		if (eq == NULL || !eq[1]) {
+			fprintf(stderr, "bfi serve: %s: give NAME=PATH\n", a);
+			return EXIT_USAGE;
+		}
+		*eq = 0;
+		if (!name_ok(a, strlen(a))) {
+			fprintf(stderr, "bfi serve: %s: a NAME is 1..100 letters, digits, '.', '_' or '-'\n",
+			        a);
+			return EXIT_USAGE;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(sv.slots[j].name, a)) {
+				fprintf(stderr, "bfi serve: %s is given twice\n", a);
+				return EXIT_USAGE;
+			}
+		sv.slots[i].name = a;
+		sv.slots[i].path = eq + 1;
+		pthread_mutex_init(&sv.slots[i].mu, NULL);
+	}
+	/* every thread started from here blocks these: the main thread reads them from sfd */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	int sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sfd < 0 || pthread_key_create(&thread_key, thread_done) != 0) {
+		fprintf(stderr, "bfi serve: %s\n", strerror(errno));
+		return EXIT_USAGE;
+	}
+	struct MHD_Daemon *d = MHD_start_daemon(
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+	        (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+	    0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned)max_conn, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)(sv.timeout < 1 ? 1 : sv.timeout), MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+	    MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
+	if (d == NULL) {
+		fprintf(stderr, "bfi serve: cannot listen on %s (in use, or not this host's?)\n", listen);
+		return EXIT_USAGE;
+	}
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	char host[INET6_ADDRSTRLEN];
+	if (addr.ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&addr)->sin6_addr, host, sizeof host);
+	else
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&addr)->sin_addr, host, sizeof host);
+	fprintf(stderr, addr.ss_family == AF_INET6 ? "bfi serve: listening on http://[%s]:%u/\n"
+	                                           : "bfi serve: listening on http://%s:%u/\n",
+	        host, di ? (unsigned)di->port : 0u);
+	struct watches ws = {inotify_init1(IN_NONBLOCK | IN_CLOEXEC), NULL, 0, 0};
+	int status = EXIT_OK;
+	for (size_t i = 0; i < sv.n_slots && status == EXIT_OK; i++) {
+		if (ws.fd >= 0)
+			watch_slot(&ws, i);
+		if (reload(i, 1) != 0)
+			status = EXIT_USAGE;
+	}
+	if (status == EXIT_OK) {
+		atomic_store(&sv.ready, 1);
+		main_loop(sfd, &ws);
+		if (!quiet)
+			fprintf(stderr, "bfi serve: stopping: no new connections; finishing the requests "
+			                "in flight\n");
+	}
+	/* stop accepting, let the requests in flight end (for --timeout at most), then stop */
+	MHD_socket ls = MHD_quiesce_daemon(d);
+	double until = mono() + sv.timeout + 1;
+	while (atomic_load(&inflight) > 0 && mono() < until)
+		usleep(10000);
+	MHD_stop_daemon(d);
+	if (ls != MHD_INVALID_SOCKET)
+		close(ls);
+	slots_close(&sv);
+	for (size_t i = 0; i < sv.n_slots; i++)
+		pthread_mutex_destroy(&sv.slots[i].mu);
+	free(sv.slots);
+	free(ws.w);
+	if (ws.fd >= 0)
+		close(ws.fd);
+	close(sfd);
+	serve_thread_done();
+	pthread_key_delete(thread_key);
+	return status;
+}

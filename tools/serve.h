@@ -1,0 +1,113 @@
+/*
+ * serve.h - bfi serve's pieces: the snapshots served and their generations
+ * (serve_gen.c), requests answered (serve_api.c), and the metrics
+ * (serve_metrics.c). cmd_serve.c puts them behind libmicrohttpd; the fuzz
+ * target calls serve_answer() directly.
+ */
+#ifndef BFI_TOOLS_SERVE_H
+#define BFI_TOOLS_SERVE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bfi.h"
+#include "query.h"
+
+/*
+ * One opened generation of a served path: the snapshot, every set's name
+ * (looked up once, then only read), and its bfi inspect --json. Counted:
+ * the slot holds one reference while it is current, and each request in
+ * flight one more; the last release closes it, so a request that began on
+ * it ends on it, whatever was swapped in meanwhile.
+ */
+struct gen {
+	bfi_snapshot *snap;
+	struct names names;
+	char *inspect; /* bfi inspect --json, less its newline */
+	size_t inspect_len;
+	uint64_t generation; /* a collection's manifest generation; a snapshot: its opens, from 1 */
+	double opened;       /* Unix time */
+	uint64_t mapped;     /* bytes of its files */
+	uint8_t id[16];      /* snapshot (or collection) id */
+	unsigned kmer;       /* the k-mer length its keys were made with, or 0 */
+	atomic_uint refs;
+};
+
+/* A name served and the path it maps. */
+struct slot {
+	char *name, *path;
+	pthread_mutex_t mu;
+	struct gen *cur; /* NULL until opened */
+	uint64_t opens;
+	atomic_ullong reload_failures;
+	atomic_int dirty; /* an event says the path changed: reopen it */
+};
+
+/* The endpoints, as the metrics name them. */
+enum endpoint { EP_QUERY, EP_INFO, EP_LIST, EP_HEALTH, EP_METRICS, EP_OTHER, N_ENDPOINTS };
+#define N_BUCKETS 16 /* latency histogram bounds, in seconds: serve_metrics.c */
+#define N_CODES 12   /* the status codes counted: serve_metrics.c */
+
+struct metrics {
+	atomic_ullong requests[N_ENDPOINTS][N_CODES];
+	atomic_ullong buckets[N_ENDPOINTS][N_BUCKETS + 1]; /* the last: above every bound */
+	atomic_ullong micros[N_ENDPOINTS];                  /* latency sum */
+	atomic_ullong queries, keys;
+	atomic_llong mapped; /* bytes of every generation open, the old ones still in use too */
+};
+
+struct server {
+	struct slot *slots;
+	size_t n_slots;
+	size_t max_body, max_keys;
+	double timeout; /* seconds a request may take */
+	int warm;       /* open new generations with BFI_OPEN_WARM */
+	atomic_int ready; /* every slot opened once */
+	struct metrics m;
+};
+
+/* serve_gen.c */
+/* The slot's current generation, counted for the caller (NULL: not open yet). */
+struct gen *gen_acquire(struct slot *sl);
+void gen_release(struct server *sv, struct gen *g);
+/*
+ * Open the slot's path and swap it in if it differs from the current one
+ * (id or generation): 1 swapped, 0 the same, or an error with why (the
+ * current one is kept).
+ */
+int slot_reload(struct server *sv, struct slot *sl, char *why, size_t cap);
+/* Close every slot's generation (at exit, once no request is in flight). */
+void slots_close(struct server *sv);
+
+/* serve_api.c */
+struct request {
+	const char *method, *url;
+	/* GET: the query string's arguments, in order; binary-safe */
+	const char **arg_names, **arg_values;
+	size_t *arg_lens;
+	size_t n_args;
+	const char *body; /* POST */
+	size_t body_len;
+	int body_too_large; /* more than max_body arrived: the rest was dropped */
+};
+struct reply {
+	int status;
+	char *body; /* malloc'd JSON or text, the caller frees */
+	size_t len;
+	const char *type;
+	enum endpoint endpoint;
+	uint64_t queries, keys;
+};
+/* Answer one request; never fails (a reply of 500 at worst). */
+void serve_answer(struct server *sv, const struct request *rq, struct reply *rp);
+/* Free what serve_answer keeps per thread (at a thread's exit). */
+void serve_thread_done(void);
+
+/* serve_metrics.c */
+void metrics_count(struct metrics *m, enum endpoint e, int status, double seconds);
+/* The Prometheus text page (a malloc'd string) of m and sv's slots. */
+char *metrics_page(struct server *sv, size_t *len);
+
+#endif

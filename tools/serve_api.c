@@ -1,0 +1,641 @@
+/*
+ * serve_api.c - bfi serve's requests answered, whatever carried them:
+ * the routes, the JSON bodies (json-c, strict, UTF-8 checked), and the
+ * queries, run by bfi query's own code (query_form, query_run_one) into a
+ * per-thread buffer, so that each result is, field for field, the object
+ * bfi query --json prints for the same query on the same snapshot.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve.h"
+#include "tools.h"
+
+/* A reply being built: on a failed allocation it is dropped for a 500. */
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	int err;
+};
+
+static void sb_put(struct sbuf *b, const void *s, size_t n)
+{
+	if (b->err)
+		return;
+	if (b->cap - b->len < n) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap - b->len < n)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (p == NULL) {
+			b->err = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static void sb_str(struct sbuf *b, const char *s)
+{
+	sb_put(b, s, strlen(s));
+}
+
+static void sb_json(struct sbuf *b, const char *s, size_t len)
+{
+	char piece[8];
+	sb_put(b, "\"", 1);
+	for (size_t i = 0; i < len;) {
+		size_t n = json_piece(s, len, &i, piece);
+		sb_put(b, piece, n);
+	}
+	sb_put(b, "\"", 1);
+}
+
+static void sb_uint(struct sbuf *b, uint64_t v)
+{
+	char num[24];
+	sb_put(b, num, (size_t)snprintf(num, sizeof num, "%llu", (unsigned long long)v));
+}
+
+static void reply_take(struct reply *rp, int status, struct sbuf *b, const char *type)
+{
+	if (b->err) {
+		free(b->p);
+		b->p = strdup("{\"error\": \"out of memory\", \"code\": \"internal\"}");
+		b->len = b->p ? strlen(b->p) : 0;
+		status = 500;
+		type = "application/json";
+	}
+	rp->status = status;
+	rp->body = b->p;
+	rp->len = b->len;
+	rp->type = type;
+}
+
+/* {"error": WHY, "code": CODE} */
+__attribute__((format(printf, 4, 5))) static void reply_error(struct reply *rp, int status,
+                                                              const char *code, const char *fmt,
+                                                              ...)
+{
+	char why[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	struct sbuf b = {0};
+	sb_str(&b, "{\"error\": ");
+	sb_json(&b, why, strlen(why));
+	sb_str(&b, ", \"code\": ");
+	sb_json(&b, code, strlen(code));
+	sb_str(&b, "}\n");
+	reply_take(rp, status, &b, "application/json");
+}
+
+/* ---- Queries ---- */
+
+enum kind { K_KEYS, K_TEXT, K_SEQUENCES, K_EXPR, K_PATH, N_KINDS };
+static const char *const kind_names[N_KINDS] = {"keys", "text", "sequences", "expr", "path"};
+
+/* One query of a request: its text and, for a sequence, its id. */
+struct item {
+	const char *text, *label;
+	size_t len, label_len;
+};
+
+struct params {
+	enum kind kind;
+	struct item *items;
+	size_t n;
+	double theta;  /* 0: none */
+	int format;    /* 0 names, 1 ordinals, 2 count */
+	uint64_t limit;
+	unsigned layout;
+};
+
+static _Thread_local bfi_result *res; /* each thread's scratch */
+
+void serve_thread_done(void)
+{
+	bfi_result_destroy(&res);
+	out_free();
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Answer p's queries on slot sl: {"snapshot", "generation", "results": [...]}. */
+static void run_queries(struct server *sv, struct slot *sl, const struct params *p,
+                        struct reply *rp)
+{
+	double t0 = now();
+	struct gen *g = gen_acquire(sl);
+	if (g == NULL) {
+		reply_error(rp, 503, "not_ready", "%s is not open yet", sl->name);
+		return;
+	}
+	char why[600] = "";
+	uint64_t keys = 0;
+	struct opts o = {.json = 1,
+	                 .mode = M_KEY,
+	                 .batch_size = 1000,
+	                 .snap = g->snap,
+	                 .names = g->names.at ? &g->names : NULL,
+	                 .layout = p->layout,
+	                 .limit = p->limit,
+	                 .ordinals = p->format == 1,
+	                 .count = p->format == 2,
+	                 .theta = p->theta,
+	                 .why = why,
+	                 .why_cap = sizeof why,
+	                 .keys_seen = &keys};
+	struct bfi_info in;
+	bfi_info(g->snap, &in);
+	if (p->layout && !(in.layouts & p->layout)) {
+		reply_error(rp, 400, "bad_layout", "%s has no such layout", sl->name);
+		goto done;
+	}
+	switch (p->kind) {
+	case K_TEXT: o.text = 1; break;
+	case K_SEQUENCES:
+		o.kmer = g->kmer;
+		if (o.kmer == 0) {
+			reply_error(rp, 400, "no_kmers", "%s records no k-mer length: it was not built "
+			            "from sequences", sl->name);
+			goto done;
+		}
+		break;
+	case K_EXPR: o.mode = M_EXPR; break;
+	case K_PATH: o.mode = M_PATH; break;
+	default: break;
+	}
+	if (query_form(g->snap, &o, p->kind == K_KEYS, 1, 0, sl->name, why, sizeof why) != 0) {
+		reply_error(rp, 400, "bad_form", "%s", why);
+		goto done;
+	}
+	if (res == NULL && bfi_result_create(&res) != 0) {
+		reply_error(rp, 500, "internal", "out of memory");
+		goto done;
+	}
+	out_hold();
+	for (size_t i = 0; i < p->n; i++) {
+		struct query q = {(char *)p->items[i].text, p->items[i].len, NULL,
+		                  p->items[i].label, p->items[i].label_len};
+		int rc = query_run_one(g->snap, res, &o, &q);
+		if (rc == SAID) {
+			reply_error(rp, 400, "bad_query", "query %zu: %s", i, why);
+			goto done;
+		}
+		if (rc == 0 && answers.err)
+			rc = -answers.err;
+		if (rc) {
+			reply_error(rp, rc == BFI_E_CHANGED ? 503 : 500,
+			            rc == BFI_E_CHANGED ? "changed" : "internal", "%s: %s", sl->name,
+			            bfi_strerror(rc));
+			goto done;
+		}
+		if (now() - t0 > sv->timeout) {
+			reply_error(rp, 504, "timeout", "the request took more than %g s (--timeout); "
+			            "%zu of %zu queries answered", sv->timeout, i + 1, p->n);
+			goto done;
+		}
+	}
+	struct sbuf b = {0};
+	sb_str(&b, "{\"snapshot\": ");
+	sb_json(&b, sl->name, strlen(sl->name));
+	sb_str(&b, ", \"generation\": ");
+	sb_uint(&b, g->generation);
+	sb_str(&b, ", \"results\": [");
+	/* the answers are lines of JSON objects: joined into one array */
+	for (size_t a = 0, e; a < answers.len; a = e + 1) {
+		const char *nl = memchr(answers.buf + a, '\n', answers.len - a);
+		e = nl ? (size_t)(nl - answers.buf) : answers.len;
+		if (a)
+			sb_str(&b, ", ");
+		sb_put(&b, answers.buf + a, e - a);
+	}
+	sb_str(&b, "]}\n");
+	reply_take(rp, 200, &b, "application/json");
+	rp->queries = p->n;
+	rp->keys = keys;
+done:
+	gen_release(sv, g);
+}
+
+/* ---- Requests ---- */
+
+static struct slot *find_slot(struct server *sv, const char *name, size_t len)
+{
+	for (size_t i = 0; i < sv->n_slots; i++)
+		if (strlen(sv->slots[i].name) == len && !memcmp(sv->slots[i].name, name, len))
+			return &sv->slots[i];
+	return NULL;
+}
+
+static int parse_format(const char *v, size_t len, int *format)
+{
+	if (len == 5 && !memcmp(v, "names", 5))
+		*format = 0;
+	else if (len == 8 && !memcmp(v, "ordinals", 8))
+		*format = 1;
+	else if (len == 5 && !memcmp(v, "count", 5))
+		*format = 2;
+	else
+		return -1;
+	return 0;
+}
+
+static int parse_layout(const char *v, size_t len, unsigned *layout)
+{
+	static const struct {
+		const char *name;
+		unsigned layout;
+	} l[] = {{"flat", BFI_LAYOUT_FLAT}, {"plain", BFI_LAYOUT_PLAIN},
+	         {"rambo", BFI_LAYOUT_RAMBO}, {"tree", BFI_LAYOUT_TREE}};
+	for (size_t i = 0; i < sizeof l / sizeof *l; i++)
+		if (strlen(l[i].name) == len && !memcmp(v, l[i].name, len)) {
+			*layout = l[i].layout;
+			return 0;
+		}
+	return -1;
+}
+
+/* A decimal count 1 .. 2^32 of len bytes, or -1. */
+static int parse_limit(const char *v, size_t len, uint64_t *limit)
+{
+	uint64_t x = 0;
+	if (len == 0 || len > 10)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return -1;
+		x = x * 10 + (uint64_t)(v[i] - '0');
+	}
+	if (x < 1 || x > UINT32_MAX)
+		return -1;
+	*limit = x;
+	return 0;
+}
+
+/* GET /v1/NAME/query?key=K[&key=K...][&format=F][&limit=N][&layout=L] */
+static void get_query(struct server *sv, struct slot *sl, const struct request *rq,
+                      struct reply *rp)
+{
+	struct params p = {.kind = K_KEYS};
+	size_t n = 0;
+	for (size_t i = 0; i < rq->n_args; i++)
+		n += !strcmp(rq->arg_names[i], "key");
+	if (n == 0) {
+		reply_error(rp, 400, "no_query", "give at least one key=K");
+		return;
+	}
+	if (n > sv->max_keys) {
+		reply_error(rp, 413, "too_many_keys", "%zu keys, more than --max-keys %zu", n,
+		            sv->max_keys);
+		return;
+	}
+	p.items = calloc(n, sizeof *p.items);
+	if (p.items == NULL) {
+		reply_error(rp, 500, "internal", "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < rq->n_args; i++) {
+		const char *k = rq->arg_names[i], *v = rq->arg_values[i];
+		size_t vl = rq->arg_lens[i];
+		if (!strcmp(k, "key")) {
+			p.items[p.n++] = (struct item){v, NULL, vl, 0};
+		} else if (!strcmp(k, "format")) {
+			if (parse_format(v, vl, &p.format)) {
+				reply_error(rp, 400, "bad_field", "format must be names, ordinals or count");
+				goto out;
+			}
+		} else if (!strcmp(k, "limit")) {
+			if (parse_limit(v, vl, &p.limit)) {
+				reply_error(rp, 400, "bad_field", "limit must be a count, 1 or more");
+				goto out;
+			}
+		} else if (!strcmp(k, "layout")) {
+			if (parse_layout(v, vl, &p.layout)) {
+				reply_error(rp, 400, "bad_field", "layout must be flat, plain, rambo or tree");
+				goto out;
+			}
+		} else {
+			reply_error(rp, 400, "unknown_field", "unknown argument %.100s: key, format, "
+			            "limit and layout are known", k);
+			goto out;
+		}
+	}
+	run_queries(sv, sl, &p, rp);
+out:
+	free(p.items);
+}
+
+/* A string, or (many) an array of strings, into items; else -1 with why. */
+static int take_strings(json_object *v, int many, struct item **items, size_t *n, size_t max,
+                        char *why, size_t cap)
+{
+	if (json_object_is_type(v, json_type_string)) {
+		if (many != 2) {
+			*items = calloc(1, sizeof **items);
+			if (*items == NULL)
+				return snprintf(why, cap, "out of memory"), -2;
+			(*items)[0] = (struct item){json_object_get_string(v), NULL,
+			                            (size_t)json_object_get_string_len(v), 0};
+			*n = 1;
+			return 0;
+		}
+	}
+	if (!json_object_is_type(v, json_type_array))
+		return snprintf(why, cap, many == 2 ? "must be an array of strings"
+		                                    : "must be a string or an array of strings"), -1;
+	size_t len = json_object_array_length(v);
+	if (len > max)
+		return snprintf(why, cap, "%zu queries, more than --max-keys %zu", len, max), -3;
+	*items = calloc(len ? len : 1, sizeof **items);
+	if (*items == NULL)
+		return snprintf(why, cap, "out of memory"), -2;
+	for (size_t i = 0; i < len; i++) {
+		json_object *e = json_object_array_get_idx(v, i);
+		if (!json_object_is_type(e, json_type_string))
+			return snprintf(why, cap, "item %zu is not a string", i), -1;
+		(*items)[i] = (struct item){json_object_get_string(e), NULL,
+		                            (size_t)json_object_get_string_len(e), 0};
+	}
+	*n = len;
+	return 0;
+}
+
+/* "sequences": [{"id": "r1", "seq": "ACGT..."}, ...]; id optional */
+static int take_sequences(json_object *v, struct item **items, size_t *n, size_t max, char *why,
+                          size_t cap)
+{
+	if (!json_object_is_type(v, json_type_array))
+		return snprintf(why, cap, "must be an array of {\"id\", \"seq\"} objects"), -1;
+	size_t len = json_object_array_length(v);
+	if (len > max)
+		return snprintf(why, cap, "%zu queries, more than --max-keys %zu", len, max), -3;
+	*items = calloc(len ? len : 1, sizeof **items);
+	if (*items == NULL)
+		return snprintf(why, cap, "out of memory"), -2;
+	for (size_t i = 0; i < len; i++) {
+		json_object *e = json_object_array_get_idx(v, i), *id = NULL, *seq = NULL;
+		if (!json_object_is_type(e, json_type_object))
+			return snprintf(why, cap, "item %zu is not an object", i), -1;
+		json_object_object_foreach(e, key, val)
+		{
+			if (!strcmp(key, "id") && json_object_is_type(val, json_type_string))
+				id = val;
+			else if (!strcmp(key, "seq") && json_object_is_type(val, json_type_string))
+				seq = val;
+			else
+				return snprintf(why, cap, "item %zu: \"%.60s\" is not a string \"id\" or \"seq\"",
+				                i, key), -1;
+		}
+		if (seq == NULL)
+			return snprintf(why, cap, "item %zu has no \"seq\"", i), -1;
+		(*items)[i] = (struct item){json_object_get_string(seq),
+		                            id ? json_object_get_string(id) : NULL,
+		                            (size_t)json_object_get_string_len(seq),
+		                            id ? (size_t)json_object_get_string_len(id) : 0};
+	}
+	*n = len;
+	return 0;
+}
+
+/* The body's fields into p: 0, or a reply made. */
+static int post_params(struct server *sv, json_object *root, struct params *p, struct reply *rp)
+{
+	char why[300];
+	int kinds = 0;
+	if (!json_object_is_type(root, json_type_object)) {
+		reply_error(rp, 400, "bad_body", "the body must be a JSON object");
+		return -1;
+	}
+	json_object_object_foreach(root, key, v)
+	{
+		int k = -1, rc = 0;
+		for (int i = 0; i < N_KINDS; i++)
+			if (!strcmp(key, kind_names[i]))
+				k = i;
+		if (k >= 0) {
+			if (kinds++) {
+				reply_error(rp, 400, "bad_body", "give one of keys, text, sequences, expr or "
+				            "path");
+				return -1;
+			}
+			p->kind = (enum kind)k;
+			rc = k == K_SEQUENCES ? take_sequences(v, &p->items, &p->n, sv->max_keys, why,
+			                                       sizeof why)
+			                      : take_strings(v, k == K_KEYS ? 2 : 1, &p->items, &p->n,
+			                                     sv->max_keys, why, sizeof why);
+			if (rc) {
+				reply_error(rp, rc == -3 ? 413 : rc == -2 ? 500 : 400,
+				            rc == -3 ? "too_many_keys" : rc == -2 ? "internal" : "bad_field",
+				            "\"%s\": %s", key, why);
+				return -1;
+			}
+		} else if (!strcmp(key, "threshold")) {
+			double t = json_object_get_double(v);
+			if (!(json_object_is_type(v, json_type_double) ||
+			      json_object_is_type(v, json_type_int)) ||
+			    !(t > 0 && t <= 1)) {
+				reply_error(rp, 400, "bad_field", "\"threshold\" must be a number in (0, 1]");
+				return -1;
+			}
+			p->theta = t;
+		} else if (!strcmp(key, "format")) {
+			if (!json_object_is_type(v, json_type_string) ||
+			    parse_format(json_object_get_string(v), (size_t)json_object_get_string_len(v),
+			                 &p->format)) {
+				reply_error(rp, 400, "bad_field", "\"format\" must be names, ordinals or count");
+				return -1;
+			}
+		} else if (!strcmp(key, "limit")) {
+			int64_t l = json_object_get_int64(v);
+			if (!json_object_is_type(v, json_type_int) || l < 1 || l > UINT32_MAX) {
+				reply_error(rp, 400, "bad_field", "\"limit\" must be a count, 1 or more");
+				return -1;
+			}
+			p->limit = (uint64_t)l;
+		} else if (!strcmp(key, "layout")) {
+			if (!json_object_is_type(v, json_type_string) ||
+			    parse_layout(json_object_get_string(v), (size_t)json_object_get_string_len(v),
+			                 &p->layout)) {
+				reply_error(rp, 400, "bad_field", "\"layout\" must be flat, plain, rambo or tree");
+				return -1;
+			}
+		} else {
+			reply_error(rp, 400, "unknown_field", "unknown field \"%.100s\": keys, text, "
+			            "sequences, expr, path, threshold, format, limit and layout are known",
+			            key);
+			return -1;
+		}
+	}
+	if (!kinds) {
+		reply_error(rp, 400, "no_query", "give one of keys, text, sequences, expr or path");
+		return -1;
+	}
+	if (p->theta > 0 && p->kind != K_TEXT && p->kind != K_SEQUENCES) {
+		reply_error(rp, 400, "bad_field", "\"threshold\" goes with text or sequences");
+		return -1;
+	}
+	return 0;
+}
+
+/* POST /v1/NAME/query with a JSON body */
+static void post_query(struct server *sv, struct slot *sl, const struct request *rq,
+                       struct reply *rp)
+{
+	if (rq->body_too_large) {
+		reply_error(rp, 413, "body_too_large", "the body is larger than --max-body %zu bytes",
+		            sv->max_body);
+		return;
+	}
+	struct json_tokener *tok = json_tokener_new_ex(16);
+	if (tok == NULL) {
+		reply_error(rp, 500, "internal", "out of memory");
+		return;
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS |
+	                                JSON_TOKENER_VALIDATE_UTF8);
+	json_object *root = rq->body_len ? json_tokener_parse_ex(tok, rq->body, (int)rq->body_len)
+	                                 : NULL;
+	enum json_tokener_error err = json_tokener_get_error(tok);
+	size_t end = json_tokener_get_parse_end(tok);
+	int trailing = 0;
+	for (size_t i = end; root && i < rq->body_len; i++)
+		trailing |= !strchr(" \t\r\n", rq->body[i]) || rq->body[i] == 0;
+	if (rq->body_len == 0) {
+		reply_error(rp, 400, "bad_json", "the body is empty: send a JSON object");
+	} else if (root == NULL || err != json_tokener_success) {
+		const char *what = err == json_tokener_continue ? "the JSON ends early"
+		                                                : json_tokener_error_desc(err);
+		reply_error(rp, 400, err == json_tokener_error_parse_utf8_string ? "bad_utf8" : "bad_json",
+		            "%s at byte %zu", what, end);
+	} else if (trailing) {
+		reply_error(rp, 400, "bad_json", "bytes after the JSON object, at byte %zu", end);
+	} else {
+		struct params p = {0};
+		if (post_params(sv, root, &p, rp) == 0)
+			run_queries(sv, sl, &p, rp);
+		free(p.items);
+	}
+	json_object_put(root);
+	json_tokener_free(tok);
+}
+
+static void list_slots(struct server *sv, struct reply *rp)
+{
+	struct sbuf b = {0};
+	sb_str(&b, "{\"snapshots\": [");
+	for (size_t i = 0; i < sv->n_slots; i++) {
+		if (i)
+			sb_str(&b, ", ");
+		sb_json(&b, sv->slots[i].name, strlen(sv->slots[i].name));
+	}
+	sb_str(&b, "]}\n");
+	reply_take(rp, 200, &b, "application/json");
+}
+
+static void info(struct server *sv, struct slot *sl, struct reply *rp)
+{
+	struct gen *g = gen_acquire(sl);
+	if (g == NULL) {
+		reply_error(rp, 503, "not_ready", "%s is not open yet", sl->name);
+		return;
+	}
+	struct sbuf b = {0};
+	sb_put(&b, g->inspect, g->inspect_len);
+	sb_str(&b, "\n");
+	gen_release(sv, g);
+	reply_take(rp, 200, &b, "application/json");
+}
+
+/* Which endpoint u names, and the slot of /v1/NAME[/query]: 0, or a 404 made. */
+static int route(struct server *sv, const char *u, struct slot **sl, struct reply *rp)
+{
+	*sl = NULL;
+	if (!strcmp(u, "/healthz")) {
+		rp->endpoint = EP_HEALTH;
+	} else if (!strcmp(u, "/metrics")) {
+		rp->endpoint = EP_METRICS;
+	} else if (!strcmp(u, "/v1") || !strcmp(u, "/v1/")) {
+		rp->endpoint = EP_LIST;
+	} else if (strncmp(u, "/v1/", 4) == 0) {
+		const char *name = u + 4, *slash = strchr(name, '/');
+		size_t nl = slash ? (size_t)(slash - name) : strlen(name);
+		if ((*sl = find_slot(sv, name, nl)) == NULL) {
+			reply_error(rp, 404, "not_found", "no snapshot is served as %.*s",
+			            nl > 200 ? 12 : (int)nl, nl > 200 ? "(a long name)" : name);
+			return -1;
+		}
+		if (slash == NULL || !strcmp(slash, "/")) {
+			rp->endpoint = EP_INFO;
+		} else if (!strcmp(slash, "/query")) {
+			rp->endpoint = EP_QUERY;
+		} else {
+			reply_error(rp, 404, "not_found", "no such endpoint under /v1/%s: /query",
+			            (*sl)->name);
+			return -1;
+		}
+	} else {
+		reply_error(rp, 404, "not_found", "no such endpoint: /v1, /v1/NAME, /v1/NAME/query, "
+		            "/healthz and /metrics are served");
+		return -1;
+	}
+	return 0;
+}
+
+static void health(struct server *sv, struct reply *rp)
+{
+	struct sbuf b = {0};
+	int ready = atomic_load(&sv->ready);
+	sb_str(&b, ready ? "{\"status\": \"ok\"}\n" : "{\"status\": \"opening\"}\n");
+	reply_take(rp, ready ? 200 : 503, &b, "application/json");
+}
+
+static void metrics(struct server *sv, struct reply *rp)
+{
+	struct sbuf b = {0};
+	size_t len = 0;
+	b.p = metrics_page(sv, &len);
+	b.len = b.cap = len;
+	b.err = b.p == NULL;
+	reply_take(rp, 200, &b, "text/plain; version=0.0.4");
+}
+
+void serve_answer(struct server *sv, const struct request *rq, struct reply *rp)
+{
+	*rp = (struct reply){.endpoint = EP_OTHER};
+	struct slot *sl;
+	if (route(sv, rq->url, &sl, rp) != 0)
+		return;
+	int get = !strcmp(rq->method, "GET") || !strcmp(rq->method, "HEAD");
+	if (rp->endpoint == EP_QUERY && !get && !strcmp(rq->method, "POST")) {
+		post_query(sv, sl, rq, rp);
+		return;
+	}
+	if (!get) {
+		reply_error(rp, 405, "method_not_allowed", "%s takes GET%s", rq->url,
+		            rp->endpoint == EP_QUERY ? " and POST" : "");
+		return;
+	}
+	switch (rp->endpoint) {
+	case EP_HEALTH: health(sv, rp); break;
+	case EP_METRICS: metrics(sv, rp); break;
+	case EP_LIST: list_slots(sv, rp); break;
+	case EP_INFO: info(sv, sl, rp); break;
+	default: get_query(sv, sl, rq, rp); break;
+	}
+}

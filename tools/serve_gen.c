@@ -1,0 +1,158 @@
+/*
+ * serve_gen.c - the generations bfi serve answers from. A slot (a name and
+ * its path) holds its current generation; a request takes a reference
+ * under the slot's lock and drops it when it ends, and a swap replaces the
+ * current one under the same lock and drops the slot's own reference. So
+ * a request in flight ends on the generation it began on, and the last
+ * reference closes it (its files are unmapped then, not before).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bfi_catalog.h"
+#include "inspect.h"
+#include "serve.h"
+#include "tools.h"
+
+struct gen *gen_acquire(struct slot *sl)
+{
+	pthread_mutex_lock(&sl->mu);
+	struct gen *g = sl->cur;
+	if (g)
+		atomic_fetch_add_explicit(&g->refs, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&sl->mu);
+	return g;
+}
+
+static void gen_free(struct server *sv, struct gen *g)
+{
+	atomic_fetch_sub(&sv->m.mapped, (long long)g->mapped);
+	bfi_close(&g->snap);
+	free(g->names.at);
+	free(g->inspect);
+	free(g);
+}
+
+void gen_release(struct server *sv, struct gen *g)
+{
+	/* acq_rel: the closing thread sees every other holder's reads done */
+	if (g && atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) == 1)
+		gen_free(sv, g);
+}
+
+/* Every set's name, looked up now: requests only read them. */
+static int load_names(struct gen *g, const struct bfi_info *in)
+{
+	g->names.n = in->ordinals;
+	if (in->ordinals > NAMES_CACHED)
+		return 0; /* too many to keep: each request looks its names up */
+	g->names.at = calloc(in->ordinals ? in->ordinals : 1, sizeof *g->names.at);
+	if (g->names.at == NULL)
+		return -ENOMEM;
+	for (uint64_t o = 0; o < in->ordinals; o++) {
+		const char *name;
+		size_t len;
+		int rc = bfi_set_name(g->snap, (uint32_t)o, &name, &len);
+		if (rc == BFI_E_NOT_FOUND && in->segments)
+			continue; /* a removed set's hole */
+		if (rc)
+			return rc;
+		g->names.at[o] = (struct name_ref){name, len};
+	}
+	return 0;
+}
+
+/* bfi inspect --json of the new generation, kept for GET /v1/NAME. */
+static int load_inspect(struct gen *g, const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (f == NULL)
+		return -errno;
+	int rc = inspect_write(f, g->snap, path, 1);
+	if (fclose(f) != 0 && rc == 0)
+		rc = -ENOMEM;
+	if (rc) {
+		free(buf);
+		return rc > 0 ? -ENOMEM : rc;
+	}
+	while (len && buf[len - 1] == '\n')
+		len--;
+	g->inspect = buf;
+	g->inspect_len = len;
+	return 0;
+}
+
+static struct gen *gen_open(struct server *sv, struct slot *sl, int *rc)
+{
+	struct gen *g = calloc(1, sizeof *g);
+	if (g == NULL) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	*rc = bfi_open(sl->path, sv->warm ? BFI_OPEN_WARM : 0, &g->snap);
+	struct bfi_info in;
+	if (*rc == 0) {
+		bfi_info(g->snap, &in);
+		*rc = load_names(g, &in);
+	}
+	if (*rc == 0)
+		*rc = load_inspect(g, sl->path);
+	if (*rc) {
+		bfi_close(&g->snap);
+		free(g->names.at);
+		free(g->inspect);
+		free(g);
+		return NULL;
+	}
+	memcpy(g->id, in.snapshot_id, sizeof g->id);
+	g->generation = in.segments ? in.generation : 0; /* a snapshot's: set when swapped in */
+	g->mapped = in.file_size + in.catalog_size;
+	g->kmer = meta_uint(g->snap, BFI_META_KMER, 0);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	g->opened = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+	atomic_init(&g->refs, 1); /* the slot's */
+	atomic_fetch_add(&sv->m.mapped, (long long)g->mapped);
+	return g;
+}
+
+int slot_reload(struct server *sv, struct slot *sl, char *why, size_t cap)
+{
+	int rc;
+	struct gen *g = gen_open(sv, sl, &rc);
+	if (g == NULL) {
+		atomic_fetch_add(&sl->reload_failures, 1);
+		snprintf(why, cap, "%s", bfi_strerror(rc));
+		return rc;
+	}
+	pthread_mutex_lock(&sl->mu);
+	struct gen *old = sl->cur;
+	int same = old && !memcmp(old->id, g->id, sizeof g->id) &&
+	           (g->generation == 0 || g->generation == old->generation);
+	if (!same) {
+		sl->opens++;
+		if (g->generation == 0)
+			g->generation = sl->opens;
+		sl->cur = g;
+	}
+	pthread_mutex_unlock(&sl->mu);
+	gen_release(sv, same ? g : old); /* the new one unused, or the old one's slot reference */
+	return !same;
+}
+
+void slots_close(struct server *sv)
+{
+	for (size_t i = 0; i < sv->n_slots; i++) {
+		struct slot *sl = &sv->slots[i];
+		pthread_mutex_lock(&sl->mu);
+		struct gen *g = sl->cur;
+		sl->cur = NULL;
+		pthread_mutex_unlock(&sl->mu);
+		gen_release(sv, g);
+	}
+}
