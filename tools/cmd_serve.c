@@ -573,7 +573,13 @@ int cmd_serve(int argc, char **argv)
 	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned)max_conn, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned)(sv.timeout < 1 ? 1 : sv.timeout), MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-	    MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
+	    MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
+	    /*
+	     * Each GET argument takes about 56 bytes of the connection's pool,
+	     * and libmicrohttpd that runs out of it cannot even answer 431:
+	     * 1 MiB (mapped, touched as used) holds a URL of 15,000 keys.
+	     */
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(1u << 20), MHD_OPTION_END);
 	if (d == NULL) {
 		fprintf(stderr, "bfi serve: cannot listen on %s (in use, or not this host's?)\n", listen);
 		return EXIT_USAGE;
@@ -602,10 +608,14 @@ int cmd_serve(int argc, char **argv)
 			fprintf(stderr, "bfi serve: stopping: no new connections; finishing the requests "
 			                "in flight\n");
 	}
-	/* stop accepting, let the requests in flight end (for --timeout at most), then stop */
+	/*
+	 * Stop accepting; let the requests in flight end (for --timeout at
+	 * most), and those whose bytes were on their way when the signal came
+	 * (a fifth of a second), then stop.
+	 */
 	MHD_socket ls = MHD_quiesce_daemon(d);
-	double until = mono() + sv.timeout + 1;
-	while (atomic_load(&inflight) > 0 && mono() < until)
+	double now = mono(), until = now + sv.timeout + 1;
+	while ((atomic_load(&inflight) > 0 || mono() < now + 0.2) && mono() < until)
 		usleep(10000);
 	MHD_stop_daemon(d);
 	if (ls != MHD_INVALID_SOCKET)

@@ -1,0 +1,444 @@
+#!/bin/sh
+# serve.sh - bfi serve on an ephemeral loopback port, against bfi query
+# --json and bfi inspect --json on the same snapshots (the oracle: every
+# result equal, field for field), for keys, text, sequences, expressions
+# and paths; a hot swap during a stream of requests (every answer whole,
+# from the old snapshot or the new); each class of bad request and its
+# code; limits; and a graceful shutdown that finishes the request in
+# flight. Every client is Python's http.client on 127.0.0.1, bounded in time.
+# Usage: sh tests/serve.sh ./bfi   (from the source root; tests/run.sh does this)
+BFI=${1:-./bfi}
+case $BFI in /*) ;; *) BFI=$(pwd)/$BFI ;; esac
+T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-serve.XXXXXX")
+PIDS=
+trap 'for p in $PIDS; do kill -9 $p 2>/dev/null; done; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+SUITE=serve
+. "$(dirname "$0")/lib/check.sh"
+KEEP=${KEEP:-}
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}verify_asan_link_order=0"
+
+# the workloads: keys (two versions, for the swap), text, genomes, JSON documents
+python3 - "$T" <<'EOF'
+import json, os, random, sys
+t = sys.argv[1]
+r = random.Random(7)
+for v in "AB":
+    with open(f"{t}/keys{v}.tsv", "w") as f:
+        for s in range(300):
+            for i in range(r.randrange(5, 40)):
+                f.write(f"{v.lower()}set{s}\tk{r.randrange(2000)}\n")
+with open(f"{t}/keys.txt", "w") as f:
+    for i in range(300):
+        f.write(f"k{r.randrange(2300)}\n")
+with open(f"{t}/exprs.txt", "w") as f:
+    for i in range(200):
+        a, b, c = (r.randrange(2000) for _ in range(3))
+        f.write(r.choice([f"k{a} AND k{b}", f"k{a} OR (k{b} AND k{c})", f"k{a} k{b}", f"(k{a} OR k{b}) AND k{c}"]) + "\n")
+words = [f"w{i}" for i in range(400)]
+os.makedirs(f"{t}/docs")
+for d in range(120):
+    with open(f"{t}/docs/doc{d}.txt", "w") as f:
+        f.write(" ".join(r.choice(words[:40 + d * 3]) for _ in range(60)) + "\n")
+with open(f"{t}/texts.txt", "w") as f:
+    for i in range(200):
+        f.write(" ".join(r.choice(words) for _ in range(r.randrange(1, 4))) + "\n")
+os.makedirs(f"{t}/genomes")
+genomes = []
+for g in range(20):
+    s = "".join(r.choice("ACGT") for _ in range(3000))
+    genomes.append(s)
+    with open(f"{t}/genomes/g{g}.fa", "w") as f:
+        f.write(f">g{g}\n{s}\n")
+with open(f"{t}/reads.fa", "w") as f:
+    for i in range(100):
+        g = r.choice(genomes)
+        p = r.randrange(len(g) - 150)
+        read = list(g[p:p + 150])
+        for m in range(r.randrange(0, 4)):
+            read[r.randrange(150)] = r.choice("ACGT")
+        f.write(f">r{i}\n{''.join(read)}\n")
+os.makedirs(f"{t}/json")
+names = ["a", "b", "c", "d", "e"]
+def doc(depth):
+    if depth == 0:
+        return r.randrange(10)
+    return {r.choice(names): doc(depth - 1) for _ in range(r.randrange(1, 3))}
+for d in range(80):
+    with open(f"{t}/json/d{d}.json", "w") as f:
+        json.dump(doc(r.randrange(1, 5)), f)
+with open(f"{t}/paths.txt", "w") as f:
+    for i in range(100):
+        n = r.randrange(1, 4)
+        p = [r.choice(names) for _ in range(n)]
+        if n == 3 and r.random() < 0.5:
+            p[1] = "*"  # one or more elements between
+        f.write(r.choice(["/", ""]) + "/".join(p) + "\n")
+EOF
+
+"$BFI" build -q -o "$T/K" --tsv "$T/keysA.tsv" &&
+	"$BFI" build -q -o "$T/X" --input text "$T/docs" &&
+	"$BFI" build -q -o "$T/F" --input fasta --kmer 21 "$T/genomes" &&
+	"$BFI" build -q -o "$T/P" --input json "$T/json" &&
+	"$BFI" append "$T/C" -q --tsv "$T/keysB.tsv" || { echo "FAIL $SUITE: the workloads do not build"; exit 1; }
+
+# start NAME ARGS...: a server in the background; its port in $T/NAME.port, its pid in $T/NAME.pid
+start() {
+	n=$1
+	shift
+	"$BFI" serve --listen 127.0.0.1:0 "$@" 2>"$T/$n.log" &
+	echo $! >"$T/$n.pid"
+	PIDS="$PIDS $!"
+	i=0
+	while [ $i -lt 200 ]; do
+		port=$(sed -n 's|^bfi serve: listening on http://127.0.0.1:\([0-9]*\)/$|\1|p' "$T/$n.log")
+		if [ -n "$port" ] && python3 "$T/h.py" "$port" health 2>/dev/null; then
+			echo "$port" >"$T/$n.port"
+			return 0
+		fi
+		sleep 0.05
+		i=$((i + 1))
+	done
+	echo "the server did not start: $(cat "$T/$n.log")"
+	return 1
+}
+
+# the client: h.py PORT COMMAND ARGS...
+cat >"$T/h.py" <<'EOF'
+import http.client, json, sys, threading, time
+port = int(sys.argv[1])
+cmd = sys.argv[2]
+args = sys.argv[3:]
+
+def conn():
+    return http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+def call(method, path, body=None, c=None, headers=None):
+    c = c or conn()
+    h = {"Content-Type": "application/json"} if body is not None else {}
+    h.update(headers or {})
+    c.request(method, path, body=body, headers=h)
+    r = c.getresponse()
+    return r.status, r.read(), r.getheader("Content-Type")
+
+def cli(path):  # bfi query --json lines, parsed
+    return [json.loads(l) for l in open(path, encoding="utf-8", errors="surrogateescape")]
+
+def lines(path):
+    return [l.rstrip("\n") for l in open(path, encoding="utf-8", errors="surrogateescape")]
+
+def fail(msg):
+    print(msg)
+    sys.exit(1)
+
+if cmd == "health":
+    s, b, _ = call("GET", "/healthz")
+    sys.exit(s != 200)
+
+if cmd == "post":  # post NAME KIND QUERIES CLI_JSON [EXTRA_JSON]: results equal the CLI's
+    name, kind, queries, want = args[:4]
+    extra = json.loads(args[4]) if len(args) > 4 else {}
+    if kind == "sequences":
+        qs, rec = [], None
+        for l in lines(queries):
+            if l.startswith(">"):
+                rec = l[1:]
+            else:
+                qs.append({"id": rec, "seq": l})
+    else:
+        qs = lines(queries)
+    body = dict(extra)
+    body[kind] = qs
+    s, b, ty = call("POST", f"/v1/{name}/query", json.dumps(body))
+    if s != 200 or ty != "application/json":
+        fail(f"{name} {kind}: {s} {ty} {b[:300]}")
+    got = json.loads(b)
+    w = cli(want)
+    if got["snapshot"] != name or got["results"] != w:
+        for i, (x, y) in enumerate(zip(got["results"], w)):
+            if x != y:
+                fail(f"{name} {kind}: result {i}: {x} against the CLI's {y}")
+        fail(f"{name} {kind}: {len(got['results'])} results against the CLI's {len(w)}")
+    print(f"{name} {kind}: {len(w)} results equal")
+
+if cmd == "get":  # get NAME KEYS CLI_JSON: GET key=K in requests of 25 keys
+    from urllib.parse import quote
+    name, keys, want = args
+    ks, w, got = lines(keys), cli(want), []
+    c = conn()
+    for i in range(0, len(ks), 25):
+        q = "&".join("key=" + quote(k, safe="") for k in ks[i:i + 25])
+        s, b, _ = call("GET", f"/v1/{name}/query?{q}", c=c)
+        if s != 200:
+            fail(f"GET {name}: {s} {b[:300]}")
+        got += json.loads(b)["results"]
+    if got != w:
+        fail(f"GET {name}: the results differ from the CLI's")
+
+if cmd == "info":  # info NAME CLI_JSON: GET /v1/NAME is bfi inspect --json
+    name, want = args
+    s, b, _ = call("GET", f"/v1/{name}")
+    if s != 200 or json.loads(b) != json.load(open(want)):
+        fail(f"GET /v1/{name}: {s}, not bfi inspect --json's object")
+    s, b, _ = call("GET", "/v1")
+    if s != 200 or json.loads(b) != {"snapshots": ["k", "x", "f", "p", "c"]}:
+        fail(f"GET /v1: {s} {b}")
+
+if cmd == "metrics":  # metrics: the page names what was asked, in the text format
+    s, b, ty = call("GET", "/metrics")
+    page = b.decode()
+    need = ['bfi_requests_total{endpoint="query",code="200"}', 'bfi_request_errors_total{endpoint="query"}',
+            'bfi_request_duration_seconds_bucket{endpoint="query",le="+Inf"}',
+            'bfi_queries_total', 'bfi_keys_total', 'bfi_mapped_bytes',
+            'bfi_snapshot_generation{snapshot="c"} 1', 'bfi_snapshot_open_time_seconds{snapshot="k"}',
+            'bfi_snapshot_mapped_bytes{snapshot="f"}']
+    missing = [n for n in need if n not in page]
+    if s != 200 or not ty.startswith("text/plain") or missing:
+        fail(f"/metrics: {s} {ty}, missing {missing}")
+    q = [l for l in page.splitlines() if l.startswith("bfi_queries_total ")]
+    if not q or int(q[0].split()[1]) < 900:
+        fail(f"/metrics: {q}: fewer queries than were answered")
+
+if cmd == "stream":  # stream NAME KEYS SECONDS WANT_A WANT_B: every answer whole, A's or B's
+    name, keys, secs, wa, wb = args
+    ks = lines(keys)[:40]
+    from urllib.parse import quote
+    q = "&".join("key=" + quote(k, safe="") for k in ks)
+    a, bb = cli(wa)[:40], cli(wb)[:40]
+    seen, gens, errors, n = set(), [], [], [0]
+    def run():
+        c = conn()
+        end = time.time() + float(secs)
+        while time.time() < end:
+            try:
+                s, b, _ = call("GET", f"/v1/{name}/query?{q}", c=c)
+            except Exception as e:
+                errors.append(repr(e))
+                c = conn()
+                continue
+            n[0] += 1
+            if s != 200:
+                errors.append(f"{s} {b[:200]}")
+                continue
+            d = json.loads(b)
+            r = d["results"]
+            gens.append(d["generation"])
+            seen.add("A" if r == a else "B" if r == bb else "?")
+    th = [threading.Thread(target=run) for _ in range(4)]
+    [x.start() for x in th]
+    [x.join() for x in th]
+    if errors or "?" in seen or seen != {"A", "B"}:
+        fail(f"stream: {n[0]} requests, errors {errors[:3]}, answers seen {seen}")
+    print(f"stream: {n[0]} requests, 0 errors, generations {min(gens)}..{max(gens)}, every answer one snapshot's")
+
+if cmd == "bad":  # bad: each class of bad request gets its code
+    big = b'{"keys": ["' + b"x" * (int(args[0]) + 10) + b'"]}'
+    cases = [
+        ("POST", "/v1/k/query", b'{"keys": ["a"', 400, "bad_json"),
+        ("POST", "/v1/k/query", b'{"keys": ["a"]} x', 400, "bad_json"),
+        ("POST", "/v1/k/query", b'', 400, "bad_json"),
+        ("POST", "/v1/k/query", b'{"keys": ["\xff\xfe"]}', 400, "bad_utf8"),
+        ("POST", "/v1/k/query", b'[1, 2]', 400, "bad_body"),
+        ("POST", "/v1/k/query", b'{"keys": ["a"], "colour": 1}', 400, "unknown_field"),
+        ("POST", "/v1/k/query", b'{"keys": ["a"], "text": "b"}', 400, "bad_body"),
+        ("POST", "/v1/k/query", b'{"format": "count"}', 400, "no_query"),
+        ("POST", "/v1/k/query", b'{"keys": "a"}', 400, "bad_field"),
+        ("POST", "/v1/k/query", b'{"keys": ["a"], "limit": 0}', 400, "bad_field"),
+        ("POST", "/v1/k/query", b'{"keys": ["a"], "limit": 1.5}', 400, "bad_field"),
+        ("POST", "/v1/k/query", b'{"keys": ["a"], "format": "xml"}', 400, "bad_field"),
+        ("POST", "/v1/k/query", b'{"keys": ["a"], "layout": "tree"}', 400, "bad_layout"),
+        ("POST", "/v1/x/query", b'{"text": "a", "threshold": 1.5}', 400, "bad_field"),
+        ("POST", "/v1/k/query", b'{"keys": ["a"], "threshold": 0.5}', 400, "bad_field"),
+        ("POST", "/v1/k/query", b'{"expr": "a AND ("}', 400, "bad_query"),
+        ("POST", "/v1/k/query", b'{"sequences": [{"id": "r", "seq": "ACGT"}]}', 400, "no_kmers"),
+        ("POST", "/v1/f/query", b'{"sequences": [{"id": "r", "sequence": "ACGT"}]}', 400, "bad_field"),
+        ("POST", "/v1/f/query", b'{"path": "/a/b"}', 400, "bad_form"),
+        ("POST", "/v1/k/query", b'{"keys": [' + b",".join(b'"k"' for _ in range(1001)) + b']}', 413, "too_many_keys"),
+        ("GET", "/v1/k/query?" + "&".join("key=k" for _ in range(1001)), None, 413, "too_many_keys"),
+        ("POST", "/v1/k/query", big, 413, "body_too_large"),
+        ("GET", "/v1/k/query", None, 400, "no_query"),
+        ("GET", "/v1/k/query?key=a&colour=red", None, 400, "unknown_field"),
+        ("GET", "/v1/k/query?key=a&limit=x", None, 400, "bad_field"),
+        ("GET", "/v1/nosuch/query?key=a", None, 404, "not_found"),
+        ("GET", "/v1/k/nosuch", None, 404, "not_found"),
+        ("GET", "/elsewhere", None, 404, "not_found"),
+        ("DELETE", "/v1/k/query", None, 405, "method_not_allowed"),
+        ("POST", "/v1/k", b'{}', 405, "method_not_allowed"),
+        ("PUT", "/healthz", b'{}', 405, "method_not_allowed"),
+    ]
+    for m, p, body, code, what in cases:
+        s, b, ty = call(m, p, body)
+        try:
+            d = json.loads(b)
+        except ValueError:
+            fail(f"{m} {p[:60]} {body[:40]}: {s}, not JSON: {b[:200]}")
+        if s != code or d.get("code") != what or not d.get("error") or ty != "application/json":
+            fail(f"{m} {p[:60]} {body[:40]}: {s} {b[:200]}, want {code} {what}")
+    # a chunked body over the limit (no Content-Length): read, dropped, refused
+    c = conn()
+    c.putrequest("POST", "/v1/k/query")
+    c.putheader("Transfer-Encoding", "chunked")
+    c.endheaders()
+    for i in range(4):
+        part = b"x" * (int(args[0]) // 2)
+        c.send(b"%x\r\n%s\r\n" % (len(part), part))
+    c.send(b"0\r\n\r\n")
+    r = c.getresponse()
+    if r.status != 413 or json.loads(r.read())["code"] != "body_too_large":
+        fail(f"chunked body over --max-body: {r.status}")
+    # a client that sends half its headers and waits holds no thread: others are answered
+    import socket
+    slow = [socket.create_connection(("127.0.0.1", port)) for _ in range(8)]
+    for x in slow:
+        x.sendall(b"POST /v1/k/query HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"ke")
+    t0 = time.time()
+    for i in range(20):
+        s, b, _ = call("GET", "/v1/k/query?key=k1")
+        if s != 200:
+            fail(f"with slow clients waiting: {s}")
+    if time.time() - t0 > 5:
+        fail("with slow clients waiting, 20 requests took more than 5 s")
+    [x.close() for x in slow]
+    print(f"{len(cases) + 2} bad requests, each its code; slow clients block no one")
+
+if cmd == "timeout":  # a request longer than --timeout: 504
+    body = json.dumps({"expr": [" OR ".join(f"k{(i * 7 + j) % 2000}" for j in range(60)) for i in range(1000)]})
+    s, b, _ = call("POST", "/v1/k/query", body)
+    if s != 504 or json.loads(b)["code"] != "timeout":
+        fail(f"a long request: {s} {b[:200]}, want 504 timeout")
+
+if cmd == "inflight":  # inflight KEYS MARK: a long request; MARK made once it is sent
+    ks = lines(args[0])
+    body = json.dumps({"keys": (ks * 400)[:100000], "format": "count"}).encode()
+    c = conn()
+    t0 = time.time()
+    c.request("POST", "/v1/k/query", body=body, headers={"Content-Type": "application/json"})
+    time.sleep(0.02)
+    open(args[1], "w").close()
+    r = c.getresponse()
+    s, b = r.status, r.read()
+    if s != 200 or len(json.loads(b)["results"]) != min(100000, len(ks) * 400):
+        fail(f"the request in flight at SIGTERM: {s} {b[:100]}")
+    print(f"the request in flight at SIGTERM: 200, whole, in {time.time() - t0:.2f} s")
+EOF
+
+start main k="$T/K" x="$T/X" f="$T/F" p="$T/P" c="$T/C" || { echo "FAIL $SUITE: no server"; exit 1; }
+PORT=$(cat "$T/main.port")
+H() { python3 "$T/h.py" "$PORT" "$@"; }
+
+answers() {
+	"$BFI" query --json --keys "$T/K" <"$T/keys.txt" >"$T/k.want" &&
+		H post k keys "$T/keys.txt" "$T/k.want" || return 1
+	"$BFI" query --json --keys --count "$T/K" <"$T/keys.txt" >"$T/kc.want" &&
+		H post k keys "$T/keys.txt" "$T/kc.want" '{"format": "count"}' || return 1
+	"$BFI" query --json --keys --ordinals --limit 3 "$T/K" <"$T/keys.txt" >"$T/ko.want" &&
+		H post k keys "$T/keys.txt" "$T/ko.want" '{"format": "ordinals", "limit": 3}' || return 1
+	H get k "$T/keys.txt" "$T/k.want" || return 1
+	"$BFI" query --json -e "$T/K" <"$T/exprs.txt" >"$T/e.want" &&
+		H post k expr "$T/exprs.txt" "$T/e.want" || return 1
+	"$BFI" query --json "$T/X" <"$T/texts.txt" >"$T/x.want" &&
+		H post x text "$T/texts.txt" "$T/x.want" || return 1
+	"$BFI" query --json -t 0.5 "$T/X" <"$T/texts.txt" >"$T/xt.want" &&
+		H post x text "$T/texts.txt" "$T/xt.want" '{"threshold": 0.5}' || return 1
+	"$BFI" query --json --fasta "$T/reads.fa" -t 0.8 "$T/F" >"$T/f.want" &&
+		H post f sequences "$T/reads.fa" "$T/f.want" '{"threshold": 0.8}' || return 1
+	"$BFI" query --json "$T/P" <"$T/paths.txt" >"$T/p.want" &&
+		H post p path "$T/paths.txt" "$T/p.want" || return 1
+	"$BFI" query --json --keys "$T/C" <"$T/keys.txt" >"$T/c.want" &&
+		H post c keys "$T/keys.txt" "$T/c.want" || return 1
+	# the answers are not empty: the comparison means something
+	[ "$(grep -c '"matches": \["' "$T/k.want")" -gt 100 ] && [ "$(grep -c '"matches": \["' "$T/f.want")" -gt 50 ]
+}
+check "keys, expressions, text, sequences and paths answer as bfi query --json, field for field" answers
+
+infos() {
+	"$BFI" inspect --json "$T/K" >"$T/ki.want" && H info k "$T/ki.want" && H health && H metrics
+}
+check "GET /v1/NAME is bfi inspect --json; /v1, /healthz and /metrics answer" infos
+
+# the swap: A and B published in turn under K while 4 clients stream requests
+swap() {
+	"$BFI" query --json --keys "$T/K" <"$T/keys.txt" >"$T/a.want" || return 1
+	"$BFI" build -q -o "$T/KB" --tsv "$T/keysB.tsv" && "$BFI" query --json --keys "$T/KB" <"$T/keys.txt" >"$T/b.want" || return 1
+	H stream k "$T/keys.txt" 4 "$T/a.want" "$T/b.want" >"$T/stream.out" &
+	client=$!
+	i=0
+	while [ $i -lt 6 ]; do
+		sleep 0.4
+		if [ $((i % 2)) -eq 0 ]; then
+			"$BFI" build -q -o "$T/K" --tsv "$T/keysB.tsv" || return 1
+		else
+			"$BFI" build -q -o "$T/K" --tsv "$T/keysA.tsv" || return 1
+		fi
+		i=$((i + 1))
+	done
+	wait $client || { cat "$T/stream.out"; return 1; }
+	cat "$T/stream.out"
+	# the last published is served, and the log says each swap
+	sleep 0.5
+	H post k keys "$T/keys.txt" "$T/a.want" >/dev/null &&
+		[ "$(grep -c '^bfi serve: k: .*generation' "$T/main.log")" -ge 5 ]
+}
+check "snapshots republished under a stream of requests: every answer 200 and one snapshot's" swap
+
+# a collection's commit is swapped in; a path that fails to open keeps the old one serving
+collection() {
+	"$BFI" append "$T/C" -q --tsv "$T/keysA.tsv" && sleep 0.5 &&
+		cat "$T/keysB.tsv" "$T/keysA.tsv" >"$T/ab.tsv" &&
+		"$BFI" build -q -o "$T/CA" --tsv "$T/ab.tsv" &&
+		"$BFI" query --json --keys "$T/CA" <"$T/keys.txt" | sed 's/"matches": \[\(.*\)\]}/\1/' | tr -d ' ' |
+		tr ',' '\n' | sort >"$T/ca.sets" || return 1
+	python3 -c 'import json, sys, http.client
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]))
+c.request("POST", "/v1/c/query", json.dumps({"keys": [l.strip() for l in open(sys.argv[2])]}))
+d = json.loads(c.getresponse().read())
+sys.exit(d["generation"] != 2)' "$PORT" "$T/keys.txt" || { echo "the collection's generation 2 is not served"; return 1; }
+	# a broken snapshot published: logged, and the old one answers on
+	mv "$T/X" "$T/X.good" && mkdir "$T/X" && echo junk >"$T/X/index.bfi" && kill -HUP "$(cat "$T/main.pid")" && sleep 0.5
+	grep -q '^bfi serve: x: .*the generation before goes on serving' "$T/main.log" || { echo "no log of the failed reopen"; return 1; }
+	H post x text "$T/texts.txt" "$T/x.want" >/dev/null || return 1
+	rm -rf "$T/X" && mv "$T/X.good" "$T/X"
+}
+check "a collection's commit is served; a republished path that fails to open leaves the old one serving" collection
+
+bad() {
+	start lim --max-body 65536 --max-keys 1000 -q k="$T/K" x="$T/X" f="$T/F" p="$T/P" c="$T/C" &&
+		python3 "$T/h.py" "$(cat "$T/lim.port")" bad 65536
+}
+check "every class of bad request gets its 4xx and code; slow clients hold up no one" bad
+
+timeouts() {
+	start slow --timeout 0.002 -q k="$T/K" && python3 "$T/h.py" "$(cat "$T/slow.port")" timeout
+}
+check "a request longer than --timeout gets 504" timeouts
+
+# SIGTERM with a request in flight: it is answered whole, then the server exits 0
+shutdown() {
+	pid=$(cat "$T/main.pid")
+	H inflight "$T/keys.txt" "$T/sent" >"$T/inflight.out" &
+	client=$!
+	i=0
+	while [ ! -e "$T/sent" ] && [ $i -lt 300 ]; do
+		sleep 0.02
+		i=$((i + 1))
+	done
+	kill -TERM "$pid"
+	wait $client || { cat "$T/inflight.out"; return 1; }
+	i=0
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	wait "$pid"
+	rc=$?
+	cat "$T/inflight.out"
+	# the signal came while the request ran: the log says stopping before the request's line
+	stop=$(grep -n "stopping" "$T/main.log" | cut -d: -f1)
+	done_at=$(grep -n "POST /v1/k/query 200" "$T/main.log" | tail -1 | cut -d: -f1)
+	[ $rc -eq 0 ] && [ -n "$stop" ] && [ -n "$done_at" ] && [ "$stop" -lt "$done_at" ] &&
+		! H health 2>/dev/null
+}
+check "SIGTERM: the request in flight is answered whole, then exit 0" shutdown
+
+helps() { "$BFI" serve --help | grep -q -- --max-body && ! "$BFI" serve 2>/dev/null && ! "$BFI" serve k=/nonexistent 2>/dev/null; }
+check "serve has --help, and refuses no NAME=PATH or a path it cannot open" helps
+exit $((fails > 0))
