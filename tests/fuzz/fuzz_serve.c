@@ -110,9 +110,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t ul = nl ? (size_t)(nl - data - 1) : size - 1;
 	char *url = malloc(ul + 1), *body = NULL;
 	size_t bl = nl ? size - ul - 2 : 0;
-	const char **names = calloc(ul / 2 + 2, sizeof *names), **values = calloc(ul / 2 + 2,
-	                                                                           sizeof *values);
-	size_t *lens = calloc(ul / 2 + 2, sizeof *lens), n = 0;
+	/* at most one argument a byte of the URL, and one more */
+	const char **names = calloc(ul + 2, sizeof *names), **values = calloc(ul + 2, sizeof *values);
+	size_t *lens = calloc(ul + 2, sizeof *lens), n = 0;
 	if (bl && (body = malloc(bl)) != NULL)
 		memcpy(body, nl + 1, bl);
 	if (url && names && values && lens && (bl == 0 || body)) {
