@@ -273,6 +273,11 @@ if cmd == "bad":  # bad: each class of bad request gets its code
             fail(f"{m} {p[:60]} {body[:40]}: {s}, not JSON: {b[:200]}")
         if s != code or d.get("code") != what or not d.get("error") or ty != "application/json":
             fail(f"{m} {p[:60]} {body[:40]}: {s} {b[:200]}, want {code} {what}")
+    # in a batch, the query that does not parse is named
+    s, b, _ = call("POST", "/v1/k/query", json.dumps({"expr": ["k1"] * 9 + ["k1 AND ("] + ["k2"] * 5}))
+    d = json.loads(b)
+    if s != 400 or d["code"] != "bad_query" or not d["error"].startswith("query 9:"):
+        fail(f"a bad expression 10th of 15: {s} {b[:200]}")
     # a chunked body over the limit (no Content-Length): read, dropped, refused
     c = conn()
     c.putrequest("POST", "/v1/k/query")
@@ -301,7 +306,7 @@ if cmd == "bad":  # bad: each class of bad request gets its code
     print(f"{len(cases) + 2} bad requests, each its code; slow clients block no one")
 
 if cmd == "timeout":  # a request longer than --timeout: 504
-    body = json.dumps({"expr": [" OR ".join(f"k{(i * 7 + j) % 2000}" for j in range(60)) for i in range(1000)]})
+    body = json.dumps({"expr": [" OR ".join(f"k{(i * 7 + j) % 2000}" for j in range(60)) for i in range(4000)]})
     s, b, _ = call("POST", "/v1/k/query", body)
     if s != 504 or json.loads(b)["code"] != "timeout":
         fail(f"a long request: {s} {b[:200]}, want 504 timeout")

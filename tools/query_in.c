@@ -164,6 +164,8 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 		for (size_t i = 0; i < m; i++)
 			b->hs[i] = bfi_hash_key(qs[i].text, qs[i].len);
 		rc = bfi_query_keys(s, o->layout, b->hs, m, b->all, b->ends);
+		if (o->keys_seen)
+			*o->keys_seen += m;
 		const uint32_t *ords = bfi_result_ordinals(b->all);
 		for (size_t i = 0, from = 0; i < m && rc == 0; from = b->ends[i++])
 			rc = print_sets(s, ords + from, NULL, b->ends[i] - from, o, &qs[i]);
@@ -172,6 +174,8 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 	for (; ok < m && bad == 0; ok++) {
 		bad = query_compile(o, &qs[ok]);
 		b->es[ok] = qs[ok].e;
+		if (bad == 0 && o->keys_seen)
+			*o->keys_seen += bfi_expr_keys(qs[ok].e);
 	}
 	if (bad)
 		ok--;

@@ -135,6 +135,67 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* The answers made, lines of JSON objects, as {"snapshot", "generation", "results": [...]}. */
+static void reply_results(const struct slot *sl, const struct gen *g, const struct params *p,
+                          struct reply *rp)
+{
+	struct sbuf b = {0};
+	sb_str(&b, "{\"snapshot\": ");
+	sb_json(&b, sl->name, strlen(sl->name));
+	sb_str(&b, ", \"generation\": ");
+	sb_uint(&b, g->generation);
+	sb_str(&b, ", \"results\": [");
+	for (size_t a = 0, e; a < answers.len; a = e + 1) {
+		const char *nl = memchr(answers.buf + a, '\n', answers.len - a);
+		e = nl ? (size_t)(nl - answers.buf) : answers.len;
+		if (a)
+			sb_str(&b, ", ");
+		sb_put(&b, answers.buf + a, e - a);
+	}
+	sb_str(&b, "]}\n");
+	reply_take(rp, 200, &b, "application/json");
+	rp->queries = p->n;
+}
+
+#define SERVE_BATCH_MIN 8     /* fewer queries are answered one by one */
+#define SERVE_BATCH_SIZE 256 /* queries a batch; --timeout is checked between batches */
+
+/* Keys or expressions in batches: the same answers as one by one, in order. */
+static void batch_queries(struct server *sv, const struct slot *sl, const struct gen *g,
+                          const struct params *p, struct opts *o, double t0, struct reply *rp)
+{
+	struct batcher bt;
+	o->batch_size = p->n < SERVE_BATCH_SIZE ? p->n : SERVE_BATCH_SIZE;
+	int rc = batcher_init(&bt, o);
+	for (size_t i = 0; i < p->n && rc == 0;) {
+		size_t end = i + o->batch_size < p->n ? i + o->batch_size : p->n;
+		for (; i < end && rc == 0; i++)
+			rc = batcher_add(&bt, p->items[i].text, p->items[i].len);
+		if (rc == 0)
+			rc = run_batch(o->snap, o, &bt);
+		if (rc == 0 && answers.err)
+			rc = -answers.err;
+		if (rc == 0 && i < p->n && now() - t0 > sv->timeout) {
+			reply_error(rp, 504, "timeout", "the request took more than %g s (--timeout); "
+			            "%zu of %zu queries answered", sv->timeout, i, p->n);
+			batcher_free(&bt, o);
+			return;
+		}
+	}
+	batcher_free(&bt, o);
+	if (rc == SAID) {
+		size_t answered = 0; /* the bad query is the first unanswered */
+		for (size_t a = 0; a < answers.len; a++)
+			answered += answers.buf[a] == '\n';
+		reply_error(rp, 400, "bad_query", "query %zu: %s", answered, o->why);
+	} else if (rc) {
+		reply_error(rp, rc == BFI_E_CHANGED ? 503 : 500, rc == BFI_E_CHANGED ? "changed" : "internal",
+		            "%s: %s", sl->name, bfi_strerror(rc));
+	} else {
+		reply_results(sl, g, p, rp);
+	}
+}
+
 /* Answer p's queries on slot sl: {"snapshot", "generation", "results": [...]}. */
 static void run_queries(struct server *sv, struct slot *sl, const struct params *p,
                         struct reply *rp)
@@ -189,6 +250,11 @@ static void run_queries(struct server *sv, struct slot *sl, const struct params 
 		goto done;
 	}
 	out_hold();
+	/* many keys or expressions: in batches, as bfi query --batch (bfi_query_keys, _batch) */
+	if ((p->kind == K_KEYS || p->kind == K_EXPR) && p->n >= SERVE_BATCH_MIN) {
+		batch_queries(sv, sl, g, p, &o, t0, rp);
+		goto done;
+	}
 	for (size_t i = 0; i < p->n; i++) {
 		struct query q = {(char *)p->items[i].text, p->items[i].len, NULL,
 		                  p->items[i].label, p->items[i].label_len};
@@ -211,25 +277,9 @@ static void run_queries(struct server *sv, struct slot *sl, const struct params 
 			goto done;
 		}
 	}
-	struct sbuf b = {0};
-	sb_str(&b, "{\"snapshot\": ");
-	sb_json(&b, sl->name, strlen(sl->name));
-	sb_str(&b, ", \"generation\": ");
-	sb_uint(&b, g->generation);
-	sb_str(&b, ", \"results\": [");
-	/* the answers are lines of JSON objects: joined into one array */
-	for (size_t a = 0, e; a < answers.len; a = e + 1) {
-		const char *nl = memchr(answers.buf + a, '\n', answers.len - a);
-		e = nl ? (size_t)(nl - answers.buf) : answers.len;
-		if (a)
-			sb_str(&b, ", ");
-		sb_put(&b, answers.buf + a, e - a);
-	}
-	sb_str(&b, "]}\n");
-	reply_take(rp, 200, &b, "application/json");
-	rp->queries = p->n;
-	rp->keys = keys;
+	reply_results(sl, g, p, rp);
 done:
+	rp->keys = keys;
 	gen_release(sv, g);
 }
 
