@@ -126,6 +126,16 @@ void out_json(const char *s, size_t len)
 	char piece[8];
 	out_char('"');
 	for (size_t i = 0; i < len;) {
+		/* a run of printable ASCII other than " and \ goes out as it is */
+		size_t j = i;
+		while (j < len && (unsigned char)s[j] >= 0x20 && (unsigned char)s[j] < 0x7f && s[j] != '"' &&
+		       s[j] != '\\')
+			j++;
+		if (j > i) {
+			out_put(s + i, j - i);
+			i = j;
+			continue;
+		}
 		size_t n = json_piece(s, len, &i, piece);
 		out_put(piece, n);
 	}

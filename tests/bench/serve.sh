@@ -115,7 +115,7 @@ print("wrk.body = " + json.dumps(body))
 EOF
 r=0
 while [ "$r" -lt "$ROUNDS" ]; do
-	b=$("$BFI" bench --layout flat --batch 1000 "$W/snap" "$W/k1000" | awk '/^keys / { print $(NF-4) }')
+	b=$("$BFI" bench --layout flat --batch 1000 "$W/snap" "$W/k1000" | awk '/^keys / { print $(NF-5) }')
 	p=$(wrk -t1 -c4 -d"${DUR}s" -s "$W/post.lua" "http://127.0.0.1:18182/v1/s/query" | rate)
 	pc=$(wrk -t1 -c4 -d"${DUR}s" -s "$W/post_count.lua" "http://127.0.0.1:18182/v1/s/query" | rate)
 	echo "round $r: in-process bfi_query_keys $b keys/s; POST names $(echo "$p" | awk '{ printf "%.0f", $1 * 1000 }') keys/s ($(echo "$p $b" | awk '{ printf "%.0f%%", 100 * $1 * 1000 / $2 }')); POST format=count $(echo "$pc" | awk '{ printf "%.0f", $1 * 1000 }') keys/s ($(echo "$pc $b" | awk '{ printf "%.0f%%", 100 * $1 * 1000 / $2 }'))"
