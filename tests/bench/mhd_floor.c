@@ -3,8 +3,9 @@
  * alone, configured as bfi serve configures it (epoll, a thread pool of
  * the same size, the same connection limits), answering every request
  * with one fixed 40-byte JSON body. tests/bench/serve.sh measures both
- * with wrk, alternating, and compares their rates.
- * Usage: build/tests/bench/mhd_floor PORT THREADS   (runs until SIGTERM or SIGINT)
+ * with wrk, alternating, and compares their rates. Given BYTES, the body
+ * is that long instead: the floor for answers of that size.
+ * Usage: build/tests/bench/mhd_floor PORT THREADS [BYTES]   (until SIGTERM or SIGINT)
  */
 #include <microhttpd.h>
 #include <signal.h>
@@ -13,7 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char body[] = "{\"snapshot\": \"s\", \"results\": [0, 1, 2]}"; /* 40 bytes */
+static const char fixed[] = "{\"snapshot\": \"s\", \"results\": [0, 1, 2]}"; /* 40 bytes */
+static char *body = (char *)fixed;
+static size_t body_len = sizeof fixed - 1;
 
 static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload,
@@ -29,7 +32,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_YES;
 	}
 	struct MHD_Response *r =
-	    MHD_create_response_from_buffer(sizeof body - 1, (void *)body, MHD_RESPMEM_PERSISTENT);
+	    MHD_create_response_from_buffer(body_len, body, MHD_RESPMEM_PERSISTENT);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
 	enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
@@ -38,9 +41,16 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: mhd_floor PORT THREADS\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: mhd_floor PORT THREADS [BYTES]\n");
 		return 2;
+	}
+	if (argc == 4) { /* a JSON string of that many bytes in all */
+		body_len = (size_t)strtoull(argv[3], NULL, 10);
+		if (body_len < 2 || (body = malloc(body_len)) == NULL)
+			return 2;
+		memset(body, 'x', body_len);
+		body[0] = body[body_len - 1] = '"';
 	}
 	sigset_t set;
 	sigemptyset(&set);

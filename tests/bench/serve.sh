@@ -4,7 +4,8 @@
 #   1. single-key GETs (keep-alive): requests/s and p99 latency, rounds
 #      alternating with tests/bench/mhd_floor, libmicrohttpd alone
 #      answering a fixed 40-byte body (the HTTP layer's own rate);
-#   2. POSTs of 1,000 keys: keys/s against bfi bench --batch 1000 in-process;
+#   2. POSTs of 1,000 keys: keys/s against bfi bench --batch 1000 in-process,
+#      and against libmicrohttpd alone answering as many bytes as the names;
 #   3. 150-bp reads at threshold 0.8: reads/s against bfi query --fasta;
 #   4. 60 s of GETs while the snapshot is republished every second: non-2xx
 #      responses, socket errors, and the server's RSS and mappings of
@@ -113,9 +114,23 @@ print('wrk.method = "POST"')
 print('wrk.headers["Content-Type"] = "application/json"')
 print("wrk.body = " + json.dumps(body))
 EOF
+# the floor for answers as long as the names' (about 940 KB a request here)
+blen=$(python3 - "$W/k1000" <<'EOF'
+import http.client, json, sys
+c = http.client.HTTPConnection("127.0.0.1", 18182)
+c.request("POST", "/v1/s/query", json.dumps({"keys": open(sys.argv[1]).read().split()}))
+print(len(c.getresponse().read()))
+EOF
+)
+"$FLOOR" 18183 "$THREADS" "$blen" &
+PIDS="$PIDS $!"
+up 18183
+echo "(an answer of 1,000 keys' names is $blen bytes)"
 r=0
 while [ "$r" -lt "$ROUNDS" ]; do
-	b=$("$BFI" bench --layout flat --batch 1000 "$W/snap" "$W/k1000" | awk '/^keys / { print $(NF-5) }')
+	fb=$(wrk -t1 -c4 -d"${DUR}s" -s "$W/post.lua" "http://127.0.0.1:18183/v1/s/query" | rate)
+	echo "round $r: libmicrohttpd alone, answering $blen bytes: $(echo "$fb" | awk '{ printf "%.0f", $1 * 1000 }') keys/s"
+	b=$("$BFI" bench --layout flat --batch 1000 "$W/snap" "$W/k1000" | awk '/^keys / { for (i = 2; i <= NF; i++) if ($i == "q/s,") print $(i - 1) }')
 	p=$(wrk -t1 -c4 -d"${DUR}s" -s "$W/post.lua" "http://127.0.0.1:18182/v1/s/query" | rate)
 	pc=$(wrk -t1 -c4 -d"${DUR}s" -s "$W/post_count.lua" "http://127.0.0.1:18182/v1/s/query" | rate)
 	echo "round $r: in-process bfi_query_keys $b keys/s; POST names $(echo "$p" | awk '{ printf "%.0f", $1 * 1000 }') keys/s ($(echo "$p $b" | awk '{ printf "%.0f%%", 100 * $1 * 1000 / $2 }')); POST format=count $(echo "$pc" | awk '{ printf "%.0f", $1 * 1000 }') keys/s ($(echo "$pc $b" | awk '{ printf "%.0f%%", 100 * $1 * 1000 / $2 }'))"
