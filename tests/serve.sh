@@ -22,11 +22,13 @@ python3 - "$T" <<'EOF'
 import json, os, random, sys
 t = sys.argv[1]
 r = random.Random(7)
+# a few names that JSON escapes: a quote, a backslash, a control byte, UTF-8
+odd = {0: 'se"t', 1: "se\\t", 2: "se\x01t", 3: "s\u00e9t", 4: "s\u2603t"}
 for v in "AB":
     with open(f"{t}/keys{v}.tsv", "w") as f:
         for s in range(300):
             for i in range(r.randrange(5, 40)):
-                f.write(f"{v.lower()}set{s}\tk{r.randrange(2000)}\n")
+                f.write(f"{v.lower()}{odd.get(s, 'set')}{s}\tk{r.randrange(2000)}\n")
 with open(f"{t}/keys.txt", "w") as f:
     for i in range(300):
         f.write(f"k{r.randrange(2300)}\n")
@@ -397,6 +399,10 @@ c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]))
 c.request("POST", "/v1/c/query", json.dumps({"keys": [l.strip() for l in open(sys.argv[2])]}))
 d = json.loads(c.getresponse().read())
 sys.exit(d["generation"] != 2)' "$PORT" "$T/keys.txt" || { echo "the collection's generation 2 is not served"; return 1; }
+	# sets removed, in both segments: the names of those left are served as the CLI prints them
+	"$BFI" remove "$T/C" bset7 bset8 'bse"t0' aset9 aset20 "$(printf 'ase\001t2')" && sleep 0.5 &&
+		"$BFI" query --json --keys "$T/C" <"$T/keys.txt" >"$T/cr.want" &&
+		H post c keys "$T/keys.txt" "$T/cr.want" || return 1
 	# a broken snapshot published: logged, and the old one answers on
 	mv "$T/X" "$T/X.good" && mkdir "$T/X" && echo junk >"$T/X/index.bfi" && kill -HUP "$(cat "$T/main.pid")" && sleep 0.5
 	grep -q '^bfi serve: x: .*the generation before goes on serving' "$T/main.log" || { echo "no log of the failed reopen"; return 1; }

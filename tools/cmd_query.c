@@ -254,7 +254,7 @@ int cmd_query(int argc, char **argv)
 	struct bfi_info info;
 	bfi_info(s, &info);
 	/* calloc'd pages are not touched until a name is kept: no cost unless names are printed */
-	struct names names = {NULL, info.n_sets};
+	struct names names = {.n = info.n_sets};
 	if (info.n_sets <= NAMES_CACHED)
 		names.at = calloc(info.n_sets ? info.n_sets : 1, sizeof *names.at);
 	o.names = &names;

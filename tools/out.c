@@ -100,6 +100,16 @@ void out_put(const void *p, size_t n)
 	}
 }
 
+char *out_room(size_t n)
+{
+	return reserve(n) ? answers.buf + answers.len : NULL;
+}
+
+void out_wrote(size_t k)
+{
+	answers.len += k;
+}
+
 void out_str(const char *s)
 {
 	out_put(s, strlen(s));

@@ -40,7 +40,16 @@ struct names {
 		size_t len;
 	} *at; /* NULL: no cache (too many sets, or no memory) */
 	uint64_t n;
+	/*
+	 * Optional (bfi serve fills it once per snapshot): every name as JSON
+	 * prints it after the first, `, "name"`, set ord's from json_at[ord] to
+	 * json_at[ord + 1]; an empty one (a removed set) is looked up instead.
+	 */
+	char *json;          /* with JSON_SLACK bytes after the last */
+	uint32_t *json_at;
+	uint32_t json_max;   /* the longest */
 };
+#define JSON_SLACK 32 /* names this long or shorter are copied as 32 bytes */
 
 #define NAMES_CACHED (1u << 22) /* above this many sets, 64 MB or more: no cache */
 

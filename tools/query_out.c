@@ -95,6 +95,35 @@ static int print_format(const bfi_snapshot *s, const struct opts *o, const struc
 	return 0;
 }
 
+/*
+ * The names of sets ords, separated as JSON, copied from c's JSON forms
+ * into room made once. Returns how many were copied: all n, or those
+ * before the first set that has no JSON form, which the caller looks up.
+ */
+static size_t copy_json_names(const struct names *c, const uint32_t *ords, size_t n)
+{
+	char *w0 = out_room(n * (size_t)c->json_max + JSON_SLACK);
+	if (w0 == NULL)
+		return n; /* err is set: the answer will not be sent */
+	char *w = w0;
+	size_t i = 0;
+	for (; i < n; i++) {
+		uint32_t ord = ords[i];
+		if (ord >= c->n || c->json_at[ord] == c->json_at[ord + 1])
+			break;
+		size_t skip = i ? 0 : 2; /* the first has no ", " before it */
+		size_t len = c->json_at[ord + 1] - c->json_at[ord] - skip;
+		const char *src = c->json + c->json_at[ord] + skip;
+		if (len <= JSON_SLACK)
+			memcpy(w, src, JSON_SLACK); /* a fixed size: one load and store, no call */
+		else
+			memcpy(w, src, len);
+		w += len;
+	}
+	out_wrote((size_t)(w - w0));
+	return i;
+}
+
 /* Print query q's answer: the n sets ords (with scores, for thresholds). */
 int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores,
                       size_t n, const struct opts *o, const struct query *q)
@@ -140,7 +169,10 @@ int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scor
 	}
 	if (o->json)
 		out_str(", \"matches\": [");
-	for (size_t i = 0; i < n; i++) {
+	size_t i = 0;
+	if (o->json && !o->ordinals && o->names && o->names->json_at && n)
+		i = copy_json_names(o->names, ords, n);
+	for (; i < n; i++) {
 		if (o->json && i)
 			out_str(", ");
 		else if (!o->json)
@@ -165,10 +197,10 @@ int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scor
 	}
 	if (o->json && scores) {
 		out_str("], \"scores\": [");
-		for (size_t i = 0; i < n; i++) {
-			if (i)
+		for (size_t j = 0; j < n; j++) {
+			if (j)
 				out_str(", ");
-			out_uint(scores[i]);
+			out_uint(scores[j]);
 		}
 	}
 	if (o->json && more) {

@@ -23,24 +23,37 @@ struct sbuf {
 	int err;
 };
 
-static void sb_put(struct sbuf *b, const void *s, size_t n)
+/* Room for n more bytes; 0 if there is none (and the reply is dropped). */
+static int sb_room(struct sbuf *b, size_t n)
 {
 	if (b->err)
-		return;
+		return 0;
 	if (b->cap - b->len < n) {
 		size_t cap = b->cap ? b->cap : 256;
-		while (cap - b->len < n)
+		while (cap - b->len < n) {
+			if (cap > SIZE_MAX / 2) {
+				b->err = 1;
+				return 0;
+			}
 			cap *= 2;
+		}
 		char *p = realloc(b->p, cap);
 		if (p == NULL) {
 			b->err = 1;
-			return;
+			return 0;
 		}
 		b->p = p;
 		b->cap = cap;
 	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
+	return 1;
+}
+
+static void sb_put(struct sbuf *b, const void *s, size_t n)
+{
+	if (sb_room(b, n)) {
+		memcpy(b->p + b->len, s, n);
+		b->len += n;
+	}
 }
 
 static void sb_str(struct sbuf *b, const char *s)
@@ -140,6 +153,8 @@ static void reply_results(const struct slot *sl, const struct gen *g, const stru
                           struct reply *rp)
 {
 	struct sbuf b = {0};
+	/* one allocation: every line is longer than 16 bytes, so its ", " fits in an eighth */
+	sb_room(&b, answers.len + answers.len / 8 + strlen(sl->name) * 6 + 96);
 	sb_str(&b, "{\"snapshot\": ");
 	sb_json(&b, sl->name, strlen(sl->name));
 	sb_str(&b, ", \"generation\": ");

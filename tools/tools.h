@@ -65,6 +65,10 @@ void out_init(int line_flush);
 /* Answers kept in memory, for the caller to take from answers.buf (emptied, buffer kept). */
 void out_hold(void);
 void out_put(const void *p, size_t n);
+/* Room to write n bytes at the end, or NULL (out of memory: err says so);
+ * out_wrote(k) then keeps the first k of them. */
+char *out_room(size_t n);
+void out_wrote(size_t k);
 void out_str(const char *s);
 void out_char(char c);
 void out_uint(uint64_t v);
