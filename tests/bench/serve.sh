@@ -10,8 +10,11 @@
 #   4. 60 s of GETs while the snapshot is republished every second: non-2xx
 #      responses, socket errors, and the server's RSS and mappings of
 #      index.bfi before and after.
-# wrk runs on the same cores as the server. Bounded: each wrk run is
-# DURATION seconds (default 5) on CONNS connections (default 16).
+# On two cores or more, the servers and the in-process runs they are
+# compared with are pinned to core 0 and wrk to core 1: each side has one
+# core, and the rounds agree far better than when the scheduler mixes
+# them. Bounded: each wrk run is DURATION seconds (default 5) on CONNS
+# connections (default 16).
 # Usage: sh tests/bench/serve.sh [WORKDIR]     (after ./configure && ninja)
 #        ROUNDS=3 DURATION=5 SWAP_SECONDS=60 sh tests/bench/serve.sh
 set -eu
@@ -23,6 +26,10 @@ ROUNDS=${ROUNDS:-3}
 DUR=${DURATION:-5}
 CONNS=${CONNS:-16}
 THREADS=$(nproc)
+SRV= LOAD=
+if [ "$THREADS" -ge 2 ] && command -v taskset >/dev/null; then
+	SRV="taskset -c 0" LOAD="taskset -c 1"
+fi
 if ! command -v wrk >/dev/null; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		apt-get install -y -qq --no-install-recommends wrk </dev/null >/dev/null
@@ -74,11 +81,16 @@ up() { # up PORT: wait until it answers
 	done
 }
 rate() { awk '/^Requests\/sec/ { print $2 }'; }
+# pct A B: A as a percentage of B; also kept in $W/pct.LABEL for med LABEL
+pct() { echo "$1 $2" | awk '{ printf "%.0f\n", 100 * $1 / $2 }' | tee -a "$W/pct.$3"; }
+# med LABEL: the median of the percentages kept under LABEL, and their range
+med() { sort -n "$W/pct.$1" | awk -v l="$1" '{ v[NR] = $1 } END { printf "median %s: %s%% (rounds %s%%..%s%%)\n", l, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'; }
+rm -f "$W"/pct.*
 p99() { awk '$1 == "99%" { print $2 }'; }
 
-"$FLOOR" 18181 "$THREADS" &
+$SRV "$FLOOR" 18181 "$THREADS" &
 PIDS="$PIDS $!"
-"$BFI" serve -q --listen 127.0.0.1:18182 --threads "$THREADS" s="$W/snap" g="$W/genomes.snap" 2>"$W/serve.log" &
+$SRV "$BFI" serve -q --listen 127.0.0.1:18182 --threads "$THREADS" s="$W/snap" g="$W/genomes.snap" 2>"$W/serve.log" &
 SERVER=$!
 PIDS="$PIDS $SERVER"
 up 18181
@@ -87,13 +99,15 @@ up 18182
 echo "== 1. single-key GET, $CONNS connections, ${DUR} s a run, alternating"
 r=0
 while [ "$r" -lt "$ROUNDS" ]; do
-	f=$(wrk -t1 -c"$CONNS" -d"${DUR}s" --latency "http://127.0.0.1:18181/v1/s/query?key=$KEY")
-	s=$(wrk -t1 -c"$CONNS" -d"${DUR}s" --latency "http://127.0.0.1:18182/v1/s/query?key=$KEY")
-	c=$(wrk -t1 -c"$CONNS" -d"${DUR}s" --latency "http://127.0.0.1:18182/v1/s/query?key=$KEY&format=count")
+	f=$($LOAD wrk -t1 -c"$CONNS" -d"${DUR}s" --latency "http://127.0.0.1:18181/v1/s/query?key=$KEY")
+	s=$($LOAD wrk -t1 -c"$CONNS" -d"${DUR}s" --latency "http://127.0.0.1:18182/v1/s/query?key=$KEY")
+	c=$($LOAD wrk -t1 -c"$CONNS" -d"${DUR}s" --latency "http://127.0.0.1:18182/v1/s/query?key=$KEY&format=count")
 	fr=$(echo "$f" | rate)
-	echo "round $r: floor $fr req/s (p99 $(echo "$f" | p99)); bfi serve $(echo "$s" | rate) req/s (p99 $(echo "$s" | p99)), $(echo "$s" | rate | awk -v f="$fr" '{ printf "%.0f%%", 100 * $1 / f }') of the floor; format=count $(echo "$c" | rate) req/s (p99 $(echo "$c" | p99)), $(echo "$c" | rate | awk -v f="$fr" '{ printf "%.0f%%", 100 * $1 / f }')"
+	echo "round $r: floor $fr req/s (p99 $(echo "$f" | p99)); bfi serve $(echo "$s" | rate) req/s (p99 $(echo "$s" | p99)), $(pct "$(echo "$s" | rate)" "$fr" get)% of the floor; format=count $(echo "$c" | rate) req/s (p99 $(echo "$c" | p99)), $(pct "$(echo "$c" | rate)" "$fr" get_count)%"
 	r=$((r + 1))
 done
+med get
+med get_count
 curl_len=$(python3 -c "import http.client; c = http.client.HTTPConnection('127.0.0.1', 18182); c.request('GET', '/v1/s/query?key=$KEY'); print(len(c.getresponse().read()))")
 echo "(a bfi serve answer here is $curl_len bytes: the key is in $(echo "$KEY" | "$BFI" query --count "$W/snap" | cut -f2) sets)"
 
@@ -122,20 +136,22 @@ c.request("POST", "/v1/s/query", json.dumps({"keys": open(sys.argv[1]).read().sp
 print(len(c.getresponse().read()))
 EOF
 )
-"$FLOOR" 18183 "$THREADS" "$blen" &
+$SRV "$FLOOR" 18183 "$THREADS" "$blen" &
 PIDS="$PIDS $!"
 up 18183
 echo "(an answer of 1,000 keys' names is $blen bytes)"
 r=0
 while [ "$r" -lt "$ROUNDS" ]; do
-	fb=$(wrk -t1 -c4 -d"${DUR}s" -s "$W/post.lua" "http://127.0.0.1:18183/v1/s/query" | rate)
+	fb=$($LOAD wrk -t1 -c4 -d"${DUR}s" -s "$W/post.lua" "http://127.0.0.1:18183/v1/s/query" | rate)
 	echo "round $r: libmicrohttpd alone, answering $blen bytes: $(echo "$fb" | awk '{ printf "%.0f", $1 * 1000 }') keys/s"
-	b=$("$BFI" bench --layout flat --batch 1000 "$W/snap" "$W/k1000" | awk '/^keys / { for (i = 2; i <= NF; i++) if ($i == "q/s,") print $(i - 1) }')
-	p=$(wrk -t1 -c4 -d"${DUR}s" -s "$W/post.lua" "http://127.0.0.1:18182/v1/s/query" | rate)
-	pc=$(wrk -t1 -c4 -d"${DUR}s" -s "$W/post_count.lua" "http://127.0.0.1:18182/v1/s/query" | rate)
-	echo "round $r: in-process bfi_query_keys $b keys/s; POST names $(echo "$p" | awk '{ printf "%.0f", $1 * 1000 }') keys/s ($(echo "$p $b" | awk '{ printf "%.0f%%", 100 * $1 * 1000 / $2 }')); POST format=count $(echo "$pc" | awk '{ printf "%.0f", $1 * 1000 }') keys/s ($(echo "$pc $b" | awk '{ printf "%.0f%%", 100 * $1 * 1000 / $2 }'))"
+	b=$($SRV "$BFI" bench --layout flat --batch 1000 "$W/snap" "$W/k1000" | awk '/^keys / { for (i = 2; i <= NF; i++) if ($i == "q/s,") print $(i - 1) }')
+	p=$($LOAD wrk -t1 -c4 -d"${DUR}s" -s "$W/post.lua" "http://127.0.0.1:18182/v1/s/query" | rate)
+	pc=$($LOAD wrk -t1 -c4 -d"${DUR}s" -s "$W/post_count.lua" "http://127.0.0.1:18182/v1/s/query" | rate)
+	echo "round $r: in-process bfi_query_keys $b keys/s; POST names $(echo "$p" | awk '{ printf "%.0f", $1 * 1000 }') keys/s ($(pct "$(echo "$p" | awk '{ print $1 * 1000 }')" "$b" post)%); POST format=count $(echo "$pc" | awk '{ printf "%.0f", $1 * 1000 }') keys/s ($(pct "$(echo "$pc" | awk '{ print $1 * 1000 }')" "$b" post_count)%)"
 	r=$((r + 1))
 done
+med post
+med post_count
 
 echo "== 3. 150-bp reads at threshold 0.8, 100 a request, against bfi query --fasta"
 python3 - "$W/reads.fa" >"$W/reads.lua" <<'EOF'
@@ -156,13 +172,14 @@ EOF
 r=0
 while [ "$r" -lt "$ROUNDS" ]; do
 	t0=$(date +%s%N)
-	"$BFI" query --fasta "$W/reads.fa" -t 0.8 "$W/genomes.snap" >/dev/null
+	$SRV "$BFI" query --fasta "$W/reads.fa" -t 0.8 "$W/genomes.snap" >/dev/null
 	t1=$(date +%s%N)
 	cli=$(echo "$t0 $t1" | awk '{ printf "%.0f", 20000 / (($2 - $1) / 1e9) }')
-	p=$(wrk -t1 -c4 -d"${DUR}s" -s "$W/reads.lua" "http://127.0.0.1:18182/v1/g/query" | rate)
-	echo "round $r: bfi query --fasta $cli reads/s; POST $(echo "$p" | awk '{ printf "%.0f", $1 * 100 }') reads/s ($(echo "$p $cli" | awk '{ printf "%.0f%%", 100 * $1 * 100 / $2 }'))"
+	p=$($LOAD wrk -t1 -c4 -d"${DUR}s" -s "$W/reads.lua" "http://127.0.0.1:18182/v1/g/query" | rate)
+	echo "round $r: bfi query --fasta $cli reads/s; POST $(echo "$p" | awk '{ printf "%.0f", $1 * 100 }') reads/s ($(pct "$(echo "$p" | awk '{ print $1 * 100 }')" "$cli" reads)%)"
 	r=$((r + 1))
 done
+med reads
 
 echo "== 4. ${SWAP_SECONDS:-60} s of GETs while the snapshot is republished every second"
 maps() { grep -c 'index.bfi' "/proc/$SERVER/maps" || true; }
@@ -180,7 +197,7 @@ SWAP_S=${SWAP_SECONDS:-60}
 	done
 ) &
 PUB=$!
-out=$(wrk -t1 -c"$CONNS" -d"${SWAP_S}s" --latency "http://127.0.0.1:18182/v1/s/query?key=$KEY")
+out=$($LOAD wrk -t1 -c"$CONNS" -d"${SWAP_S}s" --latency "http://127.0.0.1:18182/v1/s/query?key=$KEY")
 wait $PUB || true
 echo "$out" | grep -E "requests in|Requests/sec|Non-2xx|Socket errors|99%" | sed 's/^/  /'
 non2xx=$(echo "$out" | awk '/Non-2xx/ { print $NF }')
