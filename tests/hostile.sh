@@ -288,6 +288,28 @@ race_window_ok() {
 }
 check "a build that finds its new path taken at rename goes the exchange way" race_window_ok
 
+# A build that has made its marker but not yet locked it (the shim's
+# delayed flock) looks, to another build's sweep, like one killed as it
+# began: its empty marker and 0700 directory are removed. It must see that
+# once it holds the lock, and stage in a new directory.
+unlocked_mark_ok() {
+	shim=$(pwd)/build/tests/faults/shim.so
+	ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}verify_asan_link_order=0" \
+		BFI_FLOCK_DELAY_MS=1500 LD_PRELOAD="$shim" "$BFI" build -q -o "$T/mark" "$DATA" 2>"$T/m1" &
+	a=$!
+	n=0
+	until ls "$T"/mark.tmp-*/.bfi-staging >/dev/null 2>&1; do
+		n=$((n + 1))
+		kill -0 "$a" 2>/dev/null && [ "$n" -lt 100000 ] || { echo "  the first build never marked:"; cat "$T/m1"; return 1; }
+	done
+	first=$(ls -d "$T"/mark.tmp-*)
+	"$BFI" build -q -o "$T/mark" "$DATA" 2>"$T/m2" || { cat "$T/m2"; return 1; }
+	[ ! -e "$first" ] || { echo "  the unlocked marker's directory was not swept: the window was not hit"; return 1; }
+	wait "$a" || { echo "  the build whose directory was swept failed:"; cat "$T/m1"; return 1; }
+	"$BFI" verify "$T/mark" >/dev/null && [ -z "$(ls -d "$T"/mark.tmp-* 2>/dev/null)" ]
+}
+check "a build whose unlocked marker is swept stages again, and publishes" unlocked_mark_ok
+
 # --- 12. a snapshot holding the user's files ---
 # A file that appears in the snapshot while a build replaces it: after the
 # check, before the exchange (the shim's delayed rename). It is kept, with

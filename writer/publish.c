@@ -237,6 +237,17 @@ static int make_mark(int dfd)
 			rc = -errno;
 			break;
 		}
+	/*
+	 * Until the lock was ours, the marker was an empty file in a 0700
+	 * directory, which another build's sweep takes for what a build killed
+	 * as it began left, and removes with the directory. If it did, the
+	 * file is no longer linked: -ENOENT, and staging_begin makes another.
+	 */
+	struct stat fs;
+	if (rc == 0 && fstat(fd, &fs) != 0)
+		rc = -errno;
+	else if (rc == 0 && fs.st_nlink == 0)
+		rc = -ENOENT;
 	size_t len = strlen(MARK_TEXT);
 	if (rc == 0 && write(fd, MARK_TEXT, len) != (ssize_t)len)
 		rc = errno ? -errno : -EIO;

@@ -8,6 +8,8 @@
  * BFI_RENAME_DELAY_MS=N sleeps N ms before each rename, renameat and renameat2,
  * which opens the window in which another build publishes at the same
  * new path, or a file appears in the snapshot being replaced.
+ * BFI_FLOCK_DELAY_MS=N sleeps N ms before each blocking flock, which opens
+ * the window between a build creating its staging marker and locking it.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -15,6 +17,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -98,6 +101,23 @@ static void delay(void)
 		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
 		nanosleep(&ts, NULL);
 	}
+}
+
+static void flock_delay(void)
+{
+	const char *d = getenv("BFI_FLOCK_DELAY_MS");
+	if (d) {
+		long ms = atol(d);
+		struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+		nanosleep(&t, NULL);
+	}
+}
+
+int flock(int fd, int op)
+{
+	if (!(op & LOCK_NB) && (op & LOCK_EX))
+		flock_delay();
+	return REAL(flock)(fd, op);
 }
 
 int rename(const char *a, const char *b)
