@@ -23,6 +23,14 @@ typedef struct bfi_keyhash {
 
 /* Hash one key. Keys are byte strings; an empty key is allowed. */
 BFI_API bfi_keyhash bfi_hash_key(const void *key, size_t len);
+/*
+ * Hash n keys laid end to end in buf: key i is bytes ends[i - 1] ..
+ * ends[i] of it (from 0 for key 0), its hash out[i]. For callers that
+ * cross into the library once for many keys (the Python module). Returns
+ * 0, or BFI_E_INVALID if ends descend or an argument is NULL.
+ */
+BFI_API BFI_MUST_CHECK int bfi_hash_keys(const void *buf, const size_t *ends, size_t n,
+                                         bfi_keyhash *out);
 
 /*
  * Bit position i (0 <= i < k) of a filter m bits wide:

@@ -13,6 +13,21 @@ bfi_keyhash bfi_hash_key(const void *key, size_t len)
 	return out;
 }
 
+int bfi_hash_keys(const void *buf, const size_t *ends, size_t n, bfi_keyhash *out)
+{
+	if (n && (ends == NULL || out == NULL || (buf == NULL && ends[n - 1] != 0)))
+		return BFI_E_INVALID;
+	const char *p = buf ? buf : "";
+	size_t from = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ends[i] < from)
+			return BFI_E_INVALID;
+		out[i] = bfi_hash_key(p + from, ends[i] - from);
+		from = ends[i];
+	}
+	return 0;
+}
+
 int bfi_key_positions(const void *key, size_t len, uint64_t m, uint32_t k, uint64_t *pos)
 {
 	if (m == 0 || k == 0 || pos == NULL || (key == NULL && len != 0))

@@ -193,6 +193,27 @@ static void test_version(void)
 	EXPECT(strstr(spec, want) != NULL);
 }
 
+/* Many keys hashed in one call: each as bfi_hash_key hashes it alone, empty ones too. */
+static void test_hash_keys(void)
+{
+	const char buf[] = "applebananaxcherry";
+	const size_t ends[] = {5, 11, 11, 12, 18}; /* apple, banana, "", x, cherry */
+	bfi_keyhash out[5];
+	EXPECT_RC(bfi_hash_keys(buf, ends, 5, out), 0);
+	for (size_t i = 0, from = 0; i < 5; from = ends[i++]) {
+		bfi_keyhash h = bfi_hash_key(buf + from, ends[i] - from);
+		EXPECT(out[i].h1 == h.h1 && out[i].h2 == h.h2);
+	}
+	const size_t empty[] = {0, 0};
+	EXPECT_RC(bfi_hash_keys(NULL, empty, 2, out), 0);
+	EXPECT(out[1].h1 == bfi_hash_key("", 0).h1);
+	const size_t down[] = {5, 3};
+	EXPECT_RC(bfi_hash_keys(buf, down, 2, out), BFI_E_INVALID);
+	EXPECT_RC(bfi_hash_keys(NULL, ends, 2, out), BFI_E_INVALID);
+	EXPECT_RC(bfi_hash_keys(buf, NULL, 2, out), BFI_E_INVALID);
+	EXPECT_RC(bfi_hash_keys(NULL, NULL, 0, NULL), 0);
+}
+
 int main(void)
 {
 	size_t len;
@@ -208,6 +229,7 @@ int main(void)
 	test_run("hash: positions uniform (chi-square)", test_positions_uniform);
 	test_run("hash: k positions never collapse", test_positions_spread);
 	test_run("hash: bfi_version names the format the spec describes", test_version);
+	test_run("hash: bfi_hash_keys hashes each key as bfi_hash_key does", test_hash_keys);
 	free(spec);
 	return test_exit();
 }
