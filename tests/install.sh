@@ -36,3 +36,19 @@ else
 	echo "FAIL install: cannot build against the installed files"
 	cat "$T/err"
 fi
+# the Python module is staged with the library's installed path recorded, and answers
+# (a sanitized library loads into python3 only after the ASan runtime)
+asan=
+[ "$mode" = sanitize ] && asan=$($cc -print-file-name=libasan.so)
+py=$(find "$T/stage/opt/bfi/lib" -path '*-packages/bfi/__init__.py' | head -1)
+if [ -n "$py" ] && grep -qx 'LIBRARY = "/opt/bfi/lib/libbfi.so.2"' "${py%__init__.py}_libpath.py" &&
+	printf 'fruit\tapple\nveg\tkale\n' >"$T/s.tsv" && ./bfi build -q -o "$T/snap" --tsv "$T/s.tsv" &&
+	env ${asan:+LD_PRELOAD="$asan" ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0} \
+		PYTHONPATH="${py%/bfi/__init__.py}" BFI_LIBRARY="$T/stage/opt/bfi/lib/libbfi.so.2" \
+		python3 -c 'import bfi, sys; print(bfi.open(sys.argv[1]).query(["apple", "kale"]))' "$T/snap" \
+		2>"$T/err" | grep -qx "\[\['fruit'\], \['veg'\]\]"; then
+	echo "PASS install: the Python module is staged, knows where the library goes, and answers"
+else
+	echo "FAIL install: the staged Python module (${py:-not staged})"
+	cat "$T/err" 2>/dev/null
+fi

@@ -1,0 +1,241 @@
+"""python_check.py - the Python module against bfi query and bfi inspect.
+
+Run by tests/python.sh with the snapshots it builds: every call of the
+module is compared with the CLI's answer to the same queries on the same
+snapshot (bfi query --json, bfi inspect --sets / --json), and must equal
+it exactly. Prints one PASS or FAIL line per check.
+Usage: python3 tests/python_check.py BFI DIR
+"""
+import json
+import os
+import subprocess
+import sys
+
+import bfi
+
+BFI, T = sys.argv[1], sys.argv[2]
+failed = 0
+
+
+def check(name, fn):
+    global failed
+    try:
+        fn()
+        print(f"PASS python: {name}")
+    except Exception as e:  # a failed check, or the module raising where it should not
+        failed += 1
+        print(f"FAIL python: {name}")
+        print(f"  | {type(e).__name__}: {str(e)[:600]}")
+
+
+def cli(*args, stdin=None):
+    """bfi query --json ARGS, parsed: one object a query."""
+    out = subprocess.run([BFI, "query", "--json", *args], input=stdin, capture_output=True,
+                         check=True).stdout
+    return [json.loads(l) for l in out.decode("utf-8", "surrogateescape").splitlines()]
+
+
+def lines(path):
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        return [l.rstrip("\n") for l in f]
+
+
+def expect(got, want, what):
+    if got != want:
+        for i, (g, w) in enumerate(zip(got, want)):
+            if g != w:
+                raise AssertionError(f"{what}: answer {i}: {g!r} against the CLI's {w!r}")
+        raise AssertionError(f"{what}: {len(got)} answers against the CLI's {len(want)}")
+
+
+def ranked(o):
+    return list(zip(o["matches"], o["scores"]))
+
+
+keys = lines(f"{T}/keys.txt")
+exprs = lines(f"{T}/exprs.txt")
+texts = lines(f"{T}/texts.txt")
+paths = lines(f"{T}/paths.txt")
+KEYS_IN = "\n".join(keys).encode() + b"\n"
+
+
+def keys_one():
+    want = [o["matches"] for o in cli("--keys", f"{T}/K", stdin=KEYS_IN)]
+    with bfi.open(f"{T}/K") as s:
+        expect([s.query(k) for k in keys], want, "query(key)")
+        assert sum(map(len, want)) > 300, "the answers are nearly empty: the check means little"
+
+
+def keys_batch():
+    want = [o["matches"] for o in cli("--keys", f"{T}/K", stdin=KEYS_IN)]
+    wo = [o["matches"] for o in cli("--keys", "--ordinals", f"{T}/K", stdin=KEYS_IN)]
+    with bfi.open(f"{T}/K") as s:
+        expect(s.query(keys), want, "query(keys)")
+        expect(s.query([k.encode() for k in keys]), want, "query(bytes keys)")
+        expect(s.query(keys, ordinals=True), wo, "query(keys, ordinals=True)")
+        expect([a for _, a in s.iter_query(iter(keys), batch_size=7)], want,
+               "iter_query(batch_size=7)")
+        for lay in ("flat", "tree", "rambo", "plain"):
+            wl = [o["matches"] for o in cli("--keys", "--layout", lay, f"{T}/K", stdin=KEYS_IN)]
+            expect(s.query(keys, layout=lay), wl, f"query(keys, layout={lay!r})")
+
+
+def exprs_all():
+    stdin = "\n".join(exprs).encode() + b"\n"
+    want = [o["matches"] for o in cli("-e", f"{T}/K", stdin=stdin)]
+    want_tree = [o["matches"] for o in cli("-e", "--layout", "tree", f"{T}/K", stdin=stdin)]
+    with bfi.open(f"{T}/K") as s:
+        expect(s.query_expr(exprs), want, "query_expr")
+        expect([s.query_expr(e, layout="tree") for e in exprs], want_tree,
+               "query_expr(layout=tree)")
+
+
+def text_all():
+    stdin = "\n".join(texts).encode() + b"\n"
+    want = [o["matches"] for o in cli(f"{T}/X", stdin=stdin)]
+    want_t = [ranked(o) for o in cli("-t", "0.5", f"{T}/X", stdin=stdin)]
+    terms = [o["terms"] for o in cli("-t", "0.5", f"{T}/X", stdin=stdin)]
+    with bfi.open(f"{T}/X") as s:
+        expect(s.query_text(texts), want, "query_text")
+        expect(s.query_text(texts, threshold=0.5), want_t, "query_text(threshold=0.5)")
+        expect([s.terms(t) for t in texts], terms, "terms(text)")
+
+
+def sequences():
+    recs, rid = [], None
+    for l in lines(f"{T}/reads.fa"):
+        if l.startswith(">"):
+            rid = l[1:]
+        else:
+            recs.append((rid, l))
+    got_cli = cli("--fasta", f"{T}/reads.fa", "-t", "0.8", f"{T}/F")
+    want = [ranked(o) for o in got_cli]
+    with bfi.open(f"{T}/F") as s:
+        expect(s.query_sequences(recs, threshold=0.8), want, "query_sequences")
+        expect([s.query_sequences(q, threshold=0.8) for _, q in recs], want,
+               "query_sequences(one)")
+        expect([s.terms(sequence=q) for _, q in recs], [o["terms"] for o in got_cli],
+               "terms(sequence=)")
+        assert sum(1 for w in want if w) > 50, "too few reads found: the check means little"
+
+
+def paths_all():
+    want = [o["matches"] for o in cli(f"{T}/P", stdin="\n".join(paths).encode() + b"\n")]
+    with bfi.open(f"{T}/P") as s:
+        expect(s.query_path(paths), want, "query_path")
+
+
+def collection():
+    want = [o["matches"] for o in cli("--keys", f"{T}/C", stdin=KEYS_IN)]
+    with bfi.open(f"{T}/C") as s:
+        expect(s.query(keys), want, "query(keys) on a collection")
+        info = s.info()
+        assert len(info["segments"]) == 2 and info["generation"] >= 3, info
+        assert [len(x["segments"]) for x in info["layouts"].values()] == [2], info["layouts"]
+
+
+def info_sets():
+    for name in ("K", "X", "F", "P", "C"):
+        out = subprocess.run([BFI, "inspect", "--sets", f"{T}/{name}"], capture_output=True,
+                             check=True).stdout.decode("utf-8", "surrogateescape")
+        want = []
+        for l in out.splitlines():
+            o, n, k, m, ones, fpr = l.split("\t")
+            want.append((int(o), n, int(k), int(m), int(ones)))
+        with bfi.open(f"{T}/{name}") as s:
+            got = [(x["ordinal"], x["name"], x["keys"], x["bits"], x["bits_set"])
+                   for x in s.sets()]
+            expect(got, want, f"sets() of {name}")
+            for x in s.sets():
+                assert abs(x["fill"] - x["bits_set"] / x["bits"]) < 1e-12
+            j = json.loads(subprocess.run([BFI, "inspect", "--json", f"{T}/{name}"],
+                                          capture_output=True, check=True).stdout)
+            i = s.info()
+            assert i["sets"] == j["sets"] and i["snapshot_id"] == j["snapshot_id"], (i, j)
+            assert sorted(i["layouts"]) == sorted(j["layouts"]), (i["layouts"], j["layouts"])
+            assert len(s) == j["sets"]
+            if "blocks" in j and "segments" not in i:
+                assert i["layouts"]["flat"]["blocks"] == len(j["blocks"])
+            for n in (want[0][1], want[-1][1]):
+                assert s.name(s.ordinal(n)) == n
+
+
+def errors():
+    for path, code in ((f"{T}/nosuch", "ENOENT"), (f"{T}/junk", "BFI_E_BAD_MAGIC")):
+        try:
+            bfi.open(path)
+        except bfi.Error as e:
+            assert e.name == code and e.code < 0 and e.message, (e.name, e.code, e)
+        else:
+            raise AssertionError(f"{path} opened")
+    with bfi.open(f"{T}/K") as s:
+        for call, code in ((lambda: s.query_expr("k1 AND ("), "BFI_E_SYNTAX"),
+                           (lambda: s.name(10 ** 6), "BFI_E_NOT_FOUND"),
+                           (lambda: s.ordinal("no such set"), "BFI_E_NOT_FOUND"),
+                           (lambda: s.query_path("/a"), "BFI_E_INVALID"),
+                           (lambda: s.query_sequences("ACGT", threshold=0.8), "BFI_E_INVALID")):
+            try:
+                call()
+            except bfi.Error as e:
+                assert e.name == code, (e.name, code, e)
+            else:
+                raise AssertionError(f"no error, {code} expected")
+        try:
+            s.query(3)
+        except TypeError:
+            pass
+        else:
+            raise AssertionError("query(3) did not raise TypeError")
+        try:
+            s.query("k1", layout="bogus")
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("layout='bogus' did not raise ValueError")
+    s.close()
+    try:
+        s.query("k1")
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a closed snapshot answered")
+    # the module's table of codes is bfi_error.h's
+    import re
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    hdr = open(os.path.join(root, "format", "bfi_error.h")).read()
+    codes = {m.group(1): int(m.group(2))
+             for m in re.finditer(r"\b(BFI_E_[A-Z_]+) = (-\d+),", hdr)}
+    codes.pop("BFI_E_FIRST", None)
+    codes.pop("BFI_E_LAST", None)
+    assert codes == bfi._CODES, set(codes.items()) ^ set(bfi._CODES.items())
+    v, (major, minor) = bfi.version()
+    assert v and major >= 3
+
+
+def numpy_arrays():
+    import numpy
+
+    wo = [o["matches"] for o in cli("--keys", "--ordinals", f"{T}/K", stdin=KEYS_IN)]
+    with bfi.open(f"{T}/K") as s:
+        got = s.query(numpy.array(keys), as_array=True)
+        assert all(isinstance(a, numpy.ndarray) and a.dtype == numpy.uint32 for a in got)
+        expect([a.tolist() for a in got], wo, "query(numpy array, as_array=True)")
+
+
+check("query(key) answers as bfi query --json --keys, one by one", keys_one)
+check("query(keys) in batches, bytes, ordinals, iter_query and every layout", keys_batch)
+check("query_expr answers as bfi query -e", exprs_all)
+check("query_text, and with a threshold its ranked scores and terms, as bfi query", text_all)
+check("query_sequences at threshold 0.8 answers as bfi query --fasta", sequences)
+check("query_path answers as bfi query on JSON documents", paths_all)
+check("a collection with removed sets answers as bfi query", collection)
+check("sets() is bfi inspect --sets; info() agrees with inspect --json", info_sets)
+check("errors carry the library's code and name; the code table is bfi_error.h's", errors)
+try:
+    import numpy  # noqa: F401 (optional: configure installs python3-numpy for the tests)
+
+    check("NumPy arrays in and out", numpy_arrays)
+except ImportError:
+    print(f"(NumPy is absent from {sys.executable}: arrays not checked)")
+sys.exit(1 if failed else 0)

@@ -1,0 +1,678 @@
+"""bfi: which sets may contain a key? Python access to bfi snapshots.
+
+A thin layer over libbfi.so through ctypes: no compiler at install time
+and nothing beyond the standard library. Every query goes through the
+library's own query compiler, so an answer here is the answer `bfi query`
+gives on the same snapshot.
+
+    import bfi
+    with bfi.open("fruit.snap") as snap:
+        snap.query("apple")                # ['fruit'], the sets' names
+        snap.query(["apple", "kale"])      # [['fruit'], ['veg']], one batch
+        snap.query_expr("apple OR kale")   # ['fruit', 'veg']
+
+Answers are lists of set names, or of ordinals with ordinals=True.
+Threshold queries (query_text with threshold=, query_sequences) answer
+(name, score) pairs, best first. With NumPy installed, key arrays are
+accepted and as_array=True returns ordinals as numpy.uint32 arrays.
+
+Errors raise bfi.Error, whose code is the library's BFI_E_* value (or a
+negated errno) and name its symbol.
+
+The library is found through, in order: the BFI_LIBRARY environment
+variable, the path `ninja install` recorded beside this module, the
+system's linker path (libbfi.so.2).
+"""
+
+import array
+import ctypes
+import ctypes.util
+import errno as _errno
+import os
+import threading
+
+__all__ = ["open", "Snapshot", "Error", "version", "LAYOUTS"]
+
+# ---- the library ----
+
+
+def _load():
+    tried = []
+    env = os.environ.get("BFI_LIBRARY")
+    cands = [env] if env else []
+    try:
+        from . import _libpath  # written by `ninja install`
+
+        cands.append(_libpath.LIBRARY)
+    except ImportError:
+        pass
+    cands += ["libbfi.so.2", ctypes.util.find_library("bfi")]
+    for c in cands:
+        if not c:
+            continue
+        try:
+            return ctypes.CDLL(c)
+        except OSError as e:
+            tried.append(f"{c}: {e}")
+    raise ImportError(
+        "bfi: libbfi.so not found; install bfi (ninja install) or set BFI_LIBRARY "
+        "to the library's path. Tried: " + "; ".join(tried)
+    )
+
+
+_lib = _load()
+
+
+class _KeyHash(ctypes.Structure):
+    _fields_ = [("h1", ctypes.c_uint64), ("h2", ctypes.c_uint64)]
+
+
+class _Info(ctypes.Structure):
+    _fields_ = [
+        ("major", ctypes.c_uint16),
+        ("minor", ctypes.c_uint16),
+        ("compat_flags", ctypes.c_uint64),
+        ("file_size", ctypes.c_uint64),
+        ("catalog_size", ctypes.c_uint64),
+        ("snapshot_id", ctypes.c_uint8 * 16),
+        ("catalog_digest", ctypes.c_uint8 * 16),
+        ("n_sets", ctypes.c_uint64),
+        ("bits", ctypes.c_uint64),
+        ("hashes", ctypes.c_uint32),
+        ("n_sections", ctypes.c_uint32),
+        ("layouts", ctypes.c_uint),
+        ("has_catalog", ctypes.c_int),
+        ("segments", ctypes.c_uint32),
+        ("generation", ctypes.c_uint64),
+        ("ordinals", ctypes.c_uint64),
+    ]
+
+
+class _FlatInfo(ctypes.Structure):
+    _fields_ = [("blocks", ctypes.c_uint32), ("size_ordered", ctypes.c_int),
+                ("line_prefilters", ctypes.c_int)]
+
+
+class _RamboInfo(ctypes.Structure):
+    _fields_ = [("reps", ctypes.c_uint32), ("cells", ctypes.c_uint64),
+                ("shards", ctypes.c_uint32), ("shared_probes", ctypes.c_int)]
+
+
+class _TreeInfo(ctypes.Structure):
+    _fields_ = [("levels", ctypes.c_uint32), ("fanout", ctypes.c_uint32),
+                ("prefilter_bits", ctypes.c_uint64), ("explicit_groups", ctypes.c_int),
+                ("dropped_levels", ctypes.c_uint32), ("dropped_nodes", ctypes.c_uint64)]
+
+
+class _LayoutUnion(ctypes.Union):
+    _fields_ = [("flat", _FlatInfo), ("rambo", _RamboInfo), ("tree", _TreeInfo),
+                ("reserved", ctypes.c_uint64 * 16)]
+
+
+class _LayoutInfo(ctypes.Structure):
+    _fields_ = [
+        ("layout", ctypes.c_uint),
+        ("name", ctypes.c_char_p),
+        ("n_sets", ctypes.c_uint64),
+        ("hashes", ctypes.c_uint32),
+        ("bits", ctypes.c_uint64),
+        ("offset", ctypes.c_uint64),
+        ("size", ctypes.c_uint64),
+        ("u", _LayoutUnion),
+    ]
+
+
+class _SetStats(ctypes.Structure):
+    _fields_ = [("distinct_keys", ctypes.c_uint64), ("bits_set", ctypes.c_uint64),
+                ("bits", ctypes.c_uint64)]
+
+
+class _Segment(ctypes.Structure):
+    _fields_ = [("snap", ctypes.c_void_p), ("first", ctypes.c_uint64),
+                ("n_sets", ctypes.c_uint64), ("live", ctypes.c_uint64),
+                ("name", ctypes.c_char * 40)]
+
+
+_P = ctypes.c_void_p
+_PP = ctypes.POINTER(ctypes.c_void_p)
+_SZ = ctypes.c_size_t
+
+
+def _fn(name, res, *args):
+    f = getattr(_lib, name)
+    f.restype = res
+    f.argtypes = list(args)
+    return f
+
+
+_open = _fn("bfi_open", ctypes.c_int, ctypes.c_char_p, ctypes.c_uint, _PP)
+_close = _fn("bfi_close", None, _PP)
+_strerror = _fn("bfi_strerror", ctypes.c_char_p, ctypes.c_int)
+_version = _fn("bfi_version", ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint),
+               ctypes.POINTER(ctypes.c_uint))
+_info = _fn("bfi_info", None, _P, ctypes.POINTER(_Info))
+_layout_info = _fn("bfi_layout_info", ctypes.c_int, _P, ctypes.c_uint,
+                   ctypes.POINTER(_LayoutInfo))
+_segment = _fn("bfi_segment", ctypes.c_int, _P, ctypes.c_uint32, ctypes.POINTER(_Segment))
+_result_create = _fn("bfi_result_create", ctypes.c_int, _PP)
+_result_destroy = _fn("bfi_result_destroy", None, _PP)
+_result_count = _fn("bfi_result_count", _SZ, _P)
+_result_ordinals = _fn("bfi_result_ordinals", ctypes.c_void_p, _P)
+_result_scores = _fn("bfi_result_scores", ctypes.c_void_p, _P)
+_query_key_layout = _fn("bfi_query_key_layout", ctypes.c_int, _P, ctypes.c_uint,
+                        ctypes.c_char_p, _SZ, _P)
+_hash_keys = _fn("bfi_hash_keys", ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(_SZ), _SZ,
+                 ctypes.POINTER(_KeyHash))
+_query_keys = _fn("bfi_query_keys", ctypes.c_int, _P, ctypes.c_uint,
+                  ctypes.POINTER(_KeyHash), _SZ, _P, ctypes.POINTER(_SZ))
+_query_expr = _fn("bfi_query_expr", ctypes.c_int, _P, ctypes.c_uint, _P, _P)
+_query_threshold = _fn("bfi_query_threshold", ctypes.c_int, _P, ctypes.c_uint, _P,
+                       ctypes.c_double, _P)
+_expr_parse = _fn("bfi_expr_parse", ctypes.c_int, ctypes.c_char_p, _SZ, _PP,
+                  ctypes.POINTER(_SZ))
+_expr_path = _fn("bfi_expr_path", ctypes.c_int, _P, ctypes.c_char_p, _SZ, _PP)
+_expr_text = _fn("bfi_expr_text", ctypes.c_int, _P, ctypes.c_char_p, _SZ, ctypes.c_int, _PP)
+_expr_kmers = _fn("bfi_expr_kmers", ctypes.c_int, _P, ctypes.c_char_p, _SZ, ctypes.c_uint,
+                  _PP)
+_expr_keys = _fn("bfi_expr_keys", _SZ, _P)
+_expr_free = _fn("bfi_expr_free", None, _PP)
+_set_name = _fn("bfi_set_name", ctypes.c_int, _P, ctypes.c_uint32, _PP, ctypes.POINTER(_SZ))
+_set_find = _fn("bfi_set_find", ctypes.c_int, _P, ctypes.c_char_p, _SZ,
+                ctypes.POINTER(ctypes.c_uint32))
+_set_stats = _fn("bfi_set_stats", ctypes.c_int, _P, ctypes.c_uint32,
+                 ctypes.POINTER(_SetStats))
+_catalog_meta = _fn("bfi_catalog_meta", ctypes.c_int, _P, ctypes.c_char_p, _PP,
+                    ctypes.POINTER(_SZ))
+
+# ---- errors ----
+
+# bfi_error.h's codes by name; tests/python.sh checks this table against the header.
+_CODES = {
+    "BFI_E_INVALID": -31999, "BFI_E_LIMIT": -31998, "BFI_E_NOT_FOUND": -31997,
+    "BFI_E_SYNTAX": -31996, "BFI_E_TRUNCATED": -31899, "BFI_E_BAD_MAGIC": -31898,
+    "BFI_E_BAD_TRAILER": -31897, "BFI_E_VERSION": -31896, "BFI_E_INCOMPAT": -31895,
+    "BFI_E_RESERVED": -31894, "BFI_E_HEADER_CHECKSUM": -31893,
+    "BFI_E_TABLE_CHECKSUM": -31892, "BFI_E_BAD_SECTION": -31891, "BFI_E_ENCODING": -31890,
+    "BFI_E_BAD_LAYOUT": -31889, "BFI_E_NO_LAYOUT": -31888, "BFI_E_DATA_CHECKSUM": -31887,
+    "BFI_E_SIZE": -31886, "BFI_E_UNKNOWN_SECTION": -31885, "BFI_E_NOT_REGULAR": -31884,
+    "BFI_E_CHANGED": -31883, "BFI_E_MANIFEST": -31882, "BFI_E_CATALOG_MISMATCH": -31799,
+    "BFI_E_CATALOG": -31798, "BFI_E_NO_CATALOG": -31797, "BFI_E_LMDB": -31796,
+    "BFI_E_INPUT": -31699, "BFI_E_NO_SETS": -31698, "BFI_E_DUP_SET": -31697,
+    "BFI_E_EXISTS": -31696, "BFI_E_FILTER_MISMATCH": -31695, "BFI_E_BUSY": -31694,
+}
+_NAMES = {v: k for k, v in _CODES.items()}
+globals().update({k[4:]: v for k, v in _CODES.items()})  # bfi.E_NOT_FOUND, ...
+_NOT_FOUND, _NO_CATALOG, _SYNTAX = (_CODES["BFI_E_NOT_FOUND"], _CODES["BFI_E_NO_CATALOG"],
+                                    _CODES["BFI_E_SYNTAX"])
+
+
+class Error(Exception):
+    """A failed bfi call.
+
+    code: the library's return value, a BFI_E_* code or a negated errno.
+    name: "BFI_E_NOT_FOUND" and so on, or the errno's symbol ("ENOENT").
+    message: the library's description of the code (bfi_strerror).
+    """
+
+    def __init__(self, code, what=""):
+        self.code = code
+        self.name = _NAMES.get(code) or _errno.errorcode.get(-code, str(code))
+        self.message = _strerror(code).decode("utf-8", "replace")
+        super().__init__(f"{what}: {self.message}" if what else self.message)
+
+
+def _check(rc, what=""):
+    if rc != 0:
+        raise Error(rc, what)
+
+
+def version():
+    """The library's version and the index format it reads: ("0.1.0", (major, minor))."""
+    a, b = ctypes.c_uint(), ctypes.c_uint()
+    v = _version(ctypes.byref(a), ctypes.byref(b))
+    return v.decode(), (a.value, b.value)
+
+
+# ---- snapshots ----
+
+LAYOUTS = {"flat": 1, "plain": 2, "rambo": 4, "tree": 8}  # BFI_LAYOUT_* (bfi_layout.h)
+_OPEN_FLAGS = {"trusted": 1, "no_catalog": 2, "small_pages": 4, "warm": 8}
+_BATCH = 4096  # keys a call into the library
+_NAMES_LISTED = 1 << 22  # up to this many ordinals, names are kept in a list, else a dict
+if array.array("I").itemsize != 4:
+    raise ImportError("bfi: this platform's array('I') is not 32 bits")
+
+
+def _u32(addr, n):
+    """n uint32 values at addr as a list of ints, copied in C."""
+    if not n:
+        return []
+    return array.array("I", ctypes.string_at(addr, 4 * n)).tolist()
+
+
+def _bytes(k):
+    if isinstance(k, bytes):
+        return k
+    if isinstance(k, str):
+        return k.encode("utf-8", "surrogateescape")
+    if isinstance(k, (bytearray, memoryview)):
+        return bytes(k)
+    try:  # numpy scalars
+        import numpy
+
+        if isinstance(k, numpy.bytes_):
+            return bytes(k)
+        if isinstance(k, numpy.str_):
+            return str(k).encode("utf-8", "surrogateescape")
+    except ImportError:
+        pass
+    raise TypeError(f"a key is str or bytes, not {type(k).__name__}")
+
+
+def _layout(layout):
+    if layout is None:
+        return 0
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {sorted(LAYOUTS)}, not {layout!r}")
+    return LAYOUTS[layout]
+
+
+def open(path, *, trusted=False, no_catalog=False, small_pages=False, warm=False):
+    """Open the snapshot or collection at path (a directory). Use as a
+    context manager, or call close(). Raises Error."""
+    return Snapshot(path, trusted=trusted, no_catalog=no_catalog, small_pages=small_pages,
+                    warm=warm)
+
+
+def _layouts(snap, flags):
+    """Each layout's facts (bfi_layout_info) of one snapshot, by name."""
+    out = {}
+    for name, flag in LAYOUTS.items():
+        if not flags & flag:
+            continue
+        li = _LayoutInfo()
+        _check(_layout_info(snap, flag, ctypes.byref(li)), name)
+        ld = {"sets": li.n_sets, "hashes": li.hashes, "bits": li.bits, "offset": li.offset,
+              "size": li.size}
+        if flag == LAYOUTS["flat"]:
+            f = li.u.flat
+            ld.update(blocks=f.blocks, size_ordered=bool(f.size_ordered),
+                      line_prefilters=bool(f.line_prefilters))
+        elif flag == LAYOUTS["rambo"]:
+            r = li.u.rambo
+            ld.update(reps=r.reps, cells=r.cells, shards=r.shards,
+                      shared_probes=bool(r.shared_probes))
+        elif flag == LAYOUTS["tree"]:
+            t = li.u.tree
+            ld.update(levels=t.levels, fanout=t.fanout, prefilter_bits=t.prefilter_bits,
+                      explicit_groups=bool(t.explicit_groups), dropped_levels=t.dropped_levels,
+                      dropped_nodes=t.dropped_nodes)
+        out[name] = ld
+    return out
+
+
+class _Expr:
+    """A compiled query (bfi_expr), freed with the object."""
+
+    __slots__ = ("p",)
+
+    def __init__(self):
+        self.p = ctypes.c_void_p()
+
+    def __del__(self):
+        if self.p:
+            _expr_free(ctypes.byref(self.p))
+
+
+class Snapshot:
+    """An open snapshot or collection: read-only, queried in place.
+
+    A Snapshot may be shared by threads for reading; each call uses its
+    own scratch result. Close it (or leave the with block) to unmap it;
+    answers already returned stay valid, being Python objects.
+    """
+
+    def __init__(self, path, *, trusted=False, no_catalog=False, small_pages=False,
+                 warm=False):
+        self.path = os.fspath(path)
+        flags = 0
+        for k, v in (("trusted", trusted), ("no_catalog", no_catalog),
+                     ("small_pages", small_pages), ("warm", warm)):
+            if v:
+                flags |= _OPEN_FLAGS[k]
+        self._p = ctypes.c_void_p()
+        self._results = []  # each thread's scratch result, freed at close
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        _check(_open(os.fsencode(self.path), flags, ctypes.byref(self._p)), self.path)
+        i = _Info()
+        _info(self._p, ctypes.byref(i))
+        self._ordinals = i.ordinals
+        self._names = [None] * i.ordinals if i.ordinals <= _NAMES_LISTED else {}
+
+    # -- life --
+
+    def close(self):
+        """Unmap the snapshot and free its scratch results. No query may be
+        running on it in another thread. Further calls raise ValueError."""
+        if self._p:
+            _close(ctypes.byref(self._p))
+        with self._lock:
+            for r in self._results:
+                _result_destroy(ctypes.byref(r))
+            self._results = []
+        self._local = threading.local()
+        self._names = []
+
+    def _res(self):
+        """This thread's scratch result (bfi_result), made on first use."""
+        r = getattr(self._local, "r", None)
+        if r is None:
+            r = ctypes.c_void_p()
+            _check(_result_create(ctypes.byref(r)))
+            with self._lock:
+                self._results.append(r)
+            self._local.r = r
+        return r
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        if getattr(self, "_p", None) is not None:
+            self.close()
+
+    def __repr__(self):
+        state = "open" if self._p else "closed"
+        return f"<bfi.Snapshot {self.path!r} {state}>"
+
+    def _snap(self):
+        if not self._p:
+            raise ValueError("bfi: the snapshot is closed")
+        return self._p
+
+    # -- what it holds --
+
+    def info(self):
+        """What the snapshot holds, as a dict: format, sizes, sets, layouts
+        (each with its own facts), and for a collection its segments."""
+        s = self._snap()
+        i = _Info()
+        _info(s, ctypes.byref(i))
+        d = {
+            "format": f"{i.major}.{i.minor}",
+            "file_size": i.file_size,
+            "catalog_size": i.catalog_size,
+            "snapshot_id": bytes(i.snapshot_id).hex(),
+            "sets": i.n_sets,
+            "bits": i.bits,
+            "hashes": i.hashes,
+            "sections": i.n_sections,
+            "has_catalog": bool(i.has_catalog),
+        }
+        segs = []
+        for n in range(i.segments):
+            sg = _Segment()
+            _check(_segment(s, n, ctypes.byref(sg)), "segment")
+            segs.append((sg, _layouts(sg.snap, i.layouts)))
+        if i.segments:  # a collection: each layout's facts are its segments'
+            d["layouts"] = {name: {"segments": [ls[name] for _, ls in segs]}
+                            for name in segs[0][1]}
+        else:
+            d["layouts"] = _layouts(s, i.layouts)
+        if i.segments:
+            d["generation"] = i.generation
+            d["ordinals"] = i.ordinals
+            d["segments"] = [{"name": sg.name.decode(), "first": sg.first, "sets": sg.n_sets,
+                              "live": sg.live} for sg, _ in segs]
+        for key in ("writer", "fpr", "kmer", "input"):
+            v = self.meta(key)
+            if v is not None:
+                d.setdefault("meta", {})[key] = v
+        return d
+
+    def meta(self, key):
+        """A catalog metadata value (such as "fpr" or "kmer") as str, or None."""
+        v, n = ctypes.c_void_p(), _SZ()
+        rc = _catalog_meta(self._snap(), key.encode(), ctypes.byref(v), ctypes.byref(n))
+        if rc in (_NOT_FOUND, _NO_CATALOG):
+            return None
+        _check(rc, key)
+        return ctypes.string_at(v, n.value).decode("utf-8", "surrogateescape")
+
+    def __len__(self):
+        i = _Info()
+        _info(self._snap(), ctypes.byref(i))
+        return i.n_sets
+
+    def name(self, ordinal):
+        """The name of set ordinal. Raises Error (BFI_E_NOT_FOUND) for none."""
+        names = self._names
+        listed = isinstance(names, list)
+        n = (names[ordinal] if 0 <= ordinal < len(names) else None) if listed \
+            else names.get(ordinal)
+        if n is None:
+            p, ln = ctypes.c_void_p(), _SZ()
+            _check(_set_name(self._snap(), ordinal, ctypes.byref(p), ctypes.byref(ln)),
+                   f"set {ordinal}")
+            n = ctypes.string_at(p, ln.value).decode("utf-8", "surrogateescape")
+            names[ordinal] = n
+        return n
+
+    def _named(self, ords):
+        """The names of ordinals ords (looked up once each, then kept)."""
+        names, name = self._names, self.name
+        if isinstance(names, list):
+            return [names[o] or name(o) for o in ords]
+        return [names.get(o) or name(o) for o in ords]
+
+    def ordinal(self, name):
+        """The ordinal of the set called name. Raises Error (BFI_E_NOT_FOUND)."""
+        b = _bytes(name)
+        o = ctypes.c_uint32()
+        _check(_set_find(self._snap(), b, len(b), ctypes.byref(o)), repr(name))
+        return o.value
+
+    def sets(self):
+        """Every live set: a list of dicts with its ordinal, name, distinct
+        keys, filter bits, bits set and fill ratio (bits set / bits)."""
+        s = self._snap()
+        out = []
+        st = _SetStats()
+        for o in range(self._ordinals):
+            rc = _set_stats(s, o, ctypes.byref(st))
+            if rc == _NOT_FOUND:  # a removed set's hole in a collection
+                continue
+            _check(rc, f"set {o}")
+            out.append({"ordinal": o, "name": self.name(o), "keys": st.distinct_keys,
+                        "bits": st.bits, "bits_set": st.bits_set,
+                        "fill": st.bits_set / st.bits if st.bits else 0.0})
+        return out
+
+    # -- answers --
+
+    def _answer(self, r, ordinals, as_array, scored=False):
+        """What result r holds: names, ordinals or an array; with scored,
+        (set, score) pairs (or a pair of arrays)."""
+        n = _result_count(r)
+        if as_array:
+            import numpy
+
+            def arr(addr):
+                if not n:
+                    return numpy.zeros(0, dtype=numpy.uint32)
+                return numpy.frombuffer(ctypes.string_at(addr, 4 * n), dtype=numpy.uint32)
+
+            if scored:
+                return arr(_result_ordinals(r)), arr(_result_scores(r))
+            return arr(_result_ordinals(r))
+        ords = _u32(_result_ordinals(r), n)
+        sets = ords if ordinals else self._named(ords)
+        if scored:
+            return list(zip(sets, _u32(_result_scores(r), n)))
+        return sets
+
+    def _run(self, e, layout, theta, ordinals, as_array):
+        """Answer one compiled expression (None: matches nothing)."""
+        s, r = self._snap(), self._res()
+        if e is None:
+            return self._empty(theta is not None, ordinals, as_array)
+        if theta is None:
+            _check(_query_expr(s, layout, e.p, r))
+        else:
+            _check(_query_threshold(s, layout, e.p, theta, r))
+        return self._answer(r, ordinals, as_array, scored=theta is not None)
+
+    def _empty(self, scored, ordinals, as_array):
+        if as_array:
+            import numpy
+
+            z = numpy.zeros(0, dtype=numpy.uint32)
+            return (z, z.copy()) if scored else z
+        return []
+
+    def query(self, keys, *, layout=None, ordinals=False, as_array=False):
+        """Which sets may contain each key?
+
+        keys: one key (str or bytes), answered with a list of set names; or
+        an iterable of keys (a list, a NumPy array of str or bytes), answered
+        with a list of such lists, in batches through bfi_query_keys. No set
+        holding a key is ever missing; a few may be false positives.
+        ordinals=True gives ordinals instead of names; as_array=True (NumPy)
+        numpy.uint32 arrays of ordinals. layout: "flat", "tree", "rambo",
+        "plain", or None for the best the snapshot holds.
+        """
+        if isinstance(keys, (str, bytes)):
+            b, r = _bytes(keys), self._res()
+            _check(_query_key_layout(self._snap(), _layout(layout), b, len(b), r))
+            return self._answer(r, ordinals, as_array)
+        return [a for _, a in self.iter_query(keys, layout=layout, ordinals=ordinals,
+                                              as_array=as_array)]
+
+    def iter_query(self, keys, *, layout=None, ordinals=False, as_array=False,
+                   batch_size=_BATCH):
+        """query() over any iterable of keys, lazily: yields (key, answer)
+        pairs, answering batch_size keys a call into the library."""
+        if isinstance(keys, (str, bytes)):
+            raise TypeError("iter_query takes an iterable of keys; query() takes one")
+        chunk = []
+        for k in keys:
+            chunk.append(k)
+            if len(chunk) == batch_size:
+                yield from zip(chunk, self._keys([_bytes(x) for x in chunk], layout, ordinals,
+                                                 as_array))
+                chunk = []
+        if chunk:
+            yield from zip(chunk, self._keys([_bytes(x) for x in chunk], layout, ordinals,
+                                             as_array))
+
+    def _keys(self, bkeys, layout, ordinals, as_array):
+        s, r = self._snap(), self._res()
+        n = len(bkeys)
+        ends = (_SZ * n)()
+        at = 0
+        for i, k in enumerate(bkeys):
+            at += len(k)
+            ends[i] = at
+        hashes = (_KeyHash * n)()
+        _check(_hash_keys(b"".join(bkeys), ends, n, hashes))
+        _check(_query_keys(s, _layout(layout), hashes, n, r, ends))
+        total = _result_count(r)
+        if as_array:
+            import numpy
+
+            flat = numpy.frombuffer(ctypes.string_at(_result_ordinals(r), 4 * total),
+                                    dtype=numpy.uint32) if total else \
+                numpy.zeros(0, dtype=numpy.uint32)
+            cut = numpy.frombuffer(ends, dtype=numpy.uintp)
+            return numpy.split(flat, cut[:-1].astype(numpy.intp))
+        # one copy out of the result, then each key's ints made from a view of it
+        mv = memoryview(ctypes.string_at(_result_ordinals(r), 4 * total)).cast("I") \
+            if total else memoryview(b"").cast("I")
+        out, a = [], 0
+        named = None if ordinals else self._named
+        for e in ends:
+            o = mv[a:e].tolist()
+            out.append(named(o) if named and o else o)
+            a = e
+        return out
+
+    def query_expr(self, expr, *, layout=None, ordinals=False, as_array=False):
+        """Which sets may satisfy an expression of keys combined with AND,
+        OR and parentheses ("a AND (b OR c)"; keys side by side are ANDed)?
+        A list of expressions gives a list of answers. Raises Error
+        (BFI_E_SYNTAX, with the byte offset in the message) if one does not
+        parse."""
+        if not isinstance(expr, (str, bytes)):
+            return [self.query_expr(x, layout=layout, ordinals=ordinals, as_array=as_array)
+                    for x in expr]
+        b = _bytes(expr)
+        e, at = _Expr(), _SZ()
+        rc = _expr_parse(b, len(b), ctypes.byref(e.p), ctypes.byref(at))
+        _check(rc, f"{expr!r} at byte {at.value}" if rc == _SYNTAX else repr(expr))
+        return self._run(e, _layout(layout), None, ordinals, as_array)
+
+    def query_path(self, path, *, layout=None, ordinals=False, as_array=False):
+        """Which documents may hold a path ("/a/b" from the root, "a/b"
+        anywhere, "*" for one or more elements)? For snapshots of JSON or
+        XML documents. A list of paths gives a list of answers."""
+        if not isinstance(path, (str, bytes)):
+            return [self.query_path(x, layout=layout, ordinals=ordinals, as_array=as_array)
+                    for x in path]
+        b = _bytes(path)
+        e = _Expr()
+        _check(_expr_path(self._snap(), b, len(b), ctypes.byref(e.p)), repr(path))
+        return self._run(e, _layout(layout), None, ordinals, as_array)
+
+    def query_text(self, text, *, threshold=None, layout=None, ordinals=False,
+                   as_array=False):
+        """Which documents may hold every term of text (split as the
+        snapshot's catalog says: term limit, stop words)? With threshold
+        in (0, 1], those holding at least that share of its terms instead,
+        as (name, score) pairs, best first. A list of texts gives a list of
+        answers."""
+        if not isinstance(text, (str, bytes)):
+            return [self.query_text(x, threshold=threshold, layout=layout, ordinals=ordinals,
+                                    as_array=as_array) for x in text]
+        b = _bytes(text)
+        e = _Expr()
+        how = 0 if threshold is None else 1  # BFI_TEXT_ALL, BFI_TEXT_TERMS
+        _check(_expr_text(self._snap(), b, len(b), how, ctypes.byref(e.p)), "text")
+        return self._run(e if e.p else None, _layout(layout), threshold, ordinals, as_array)
+
+    def query_sequences(self, seqs, *, threshold, k=0, layout=None, ordinals=False,
+                        as_array=False):
+        """Which genomes may hold at least threshold (0, 1] of a DNA
+        sequence's k-mers (k: the snapshot's own, unless given)? seqs is
+        one sequence (str or bytes), answered with a list of (name, score)
+        pairs, best first, the score being the k-mers found; or an iterable
+        of sequences or (id, sequence) pairs, answered with a list of such
+        lists."""
+        if isinstance(seqs, (str, bytes)):
+            b = _bytes(seqs)
+            e = _Expr()
+            _check(_expr_kmers(self._snap(), b, len(b), k, ctypes.byref(e.p)), "sequence")
+            return self._run(e, _layout(layout), threshold, ordinals, as_array)
+        out = []
+        for s in seqs:
+            if isinstance(s, tuple):
+                s = s[1]
+            out.append(self.query_sequences(s, threshold=threshold, k=k, layout=layout,
+                                            ordinals=ordinals, as_array=as_array))
+        return out
+
+    def terms(self, text=None, *, sequence=None, k=0):
+        """How many distinct terms a text (or k-mers a sequence) compiles
+        to: the denominator of a threshold query's scores."""
+        e = _Expr()
+        if sequence is not None:
+            b = _bytes(sequence)
+            _check(_expr_kmers(self._snap(), b, len(b), k, ctypes.byref(e.p)), "sequence")
+        else:
+            b = _bytes(text)
+            _check(_expr_text(self._snap(), b, len(b), 1, ctypes.byref(e.p)), "text")
+        return _expr_keys(e.p) if e.p else 0
