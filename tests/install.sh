@@ -36,6 +36,24 @@ else
 	echo "FAIL install: cannot build against the installed files"
 	cat "$T/err"
 fi
+# linked statically through pkg-config --static: no libbfi.so, nor its dependencies', at run time
+# (a sanitizer's runtime cannot be linked into a -static program: there the
+# libraries pkg-config names are taken static, the C library and ASan's dynamic)
+sflags=$(PKG_CONFIG_PATH="$T/stage/opt/bfi/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$T/stage" \
+	pkg-config --libs --static bfi)
+case $mode in
+sanitize | tsan) link="-Wl,-Bstatic $(echo "$sflags" | sed 's/ -lpthread\| -lm//g') -Wl,-Bdynamic -lpthread -lm" ;;
+*) link="-static $sflags" ;;
+esac
+# shellcheck disable=SC2086
+if $cc -std=c11 $san -I"$T/stage/opt/bfi/include/bfi" -o "$T/api_static" "$T/api.c" $link 2>"$T/err" &&
+	! ldd "$T/api_static" 2>/dev/null | grep -q 'libbfi\|liblmdb\|libxxhash\|libjson-c\|libexpat' &&
+	(cd "$T" && ./api_static) | tr '\n' ' ' | grep -qx 'fruit veg '; then
+	echo "PASS install: a program links libbfi statically through pkg-config --static, and runs"
+else
+	echo "FAIL install: pkg-config --static does not link: $link"
+	cat "$T/err"
+fi
 # the Python module is staged with the library's installed path recorded, and answers
 # (a sanitized library loads into python3 only after the ASan runtime)
 asan=
@@ -51,4 +69,48 @@ if [ -n "$py" ] && grep -qx 'LIBRARY = "/opt/bfi/lib/libbfi.so.2"' "${py%__init_
 else
 	echo "FAIL install: the staged Python module (${py:-not staged})"
 	cat "$T/err" 2>/dev/null
+fi
+# ninja uninstall's script removes every file install put, and nothing of the user's
+uninstall_ok() {
+	echo mine >"$T/stage/opt/bfi/include/bfi/notes.txt" &&
+		sh tools/uninstall.sh "$T/stage" /opt/bfi >"$T/log" 2>&1 || { cat "$T/log"; return 1; }
+	left=$(find "$T/stage" -type f -o -type l)
+	[ "$left" = "$T/stage/opt/bfi/include/bfi/notes.txt" ] || { echo "left: $left"; return 1; }
+	! sh tools/uninstall.sh "$T/stage" /opt/bfi >/dev/null 2>&1 # a second time: nothing listed, an error
+}
+if uninstall_ok >"$T/out" 2>&1; then
+	echo "PASS install: uninstall removes every file install put, and leaves the user's"
+else
+	echo "FAIL install: uninstall"
+	cat "$T/out"
+fi
+
+# On a CI machine, as root: the real thing at the default prefix. The README's
+# C example builds with plain pkg-config and runs with no LD_LIBRARY_PATH
+# (install ran ldconfig), python3 imports the module, and uninstall takes it
+# all away again.
+if [ "${CI:-}" = true ] && [ "$(id -u)" = 0 ]; then
+	if [ -e /usr/local/share/bfi/installed ]; then
+		echo "(a bfi is installed in /usr/local already: the default-prefix install is not tried over it)"
+	else
+		real_ok() {
+			DESTDIR= sh tools/install.sh "" /usr/local >"$T/log" 2>&1 || { cat "$T/log"; return 1; }
+			# shellcheck disable=SC2046
+			$cc -std=c11 $san -o "$T/api_real" "$T/api.c" $(pkg-config --cflags --libs bfi) &&
+				(cd "$T" && ./api_real) | tr '\n' ' ' | grep -qx 'fruit veg ' || return 1
+			env ${asan:+LD_PRELOAD="$asan" ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0} \
+				python3 -c 'import bfi, sys; print(bfi.open(sys.argv[1]).query("kale"))' "$T/snap" |
+				grep -qx "\['veg'\]" || { echo "python3 cannot import bfi from the default prefix"; return 1; }
+			sh tools/uninstall.sh "" /usr/local >"$T/log" 2>&1 || { cat "$T/log"; return 1; }
+			[ ! -e /usr/local/lib/libbfi.so.2 ] && [ ! -e /usr/local/include/bfi ] &&
+				[ ! -e /usr/local/bin/bfi ] && ! pkg-config --exists bfi
+		}
+		if real_ok >"$T/out" 2>&1; then
+			echo "PASS install: at /usr/local the README's example builds with pkg-config and runs, python3 imports bfi, uninstall removes it"
+		else
+			echo "FAIL install: the install at /usr/local"
+			cat "$T/out"
+			sh tools/uninstall.sh "" /usr/local >/dev/null 2>&1
+		fi
+	fi
 fi

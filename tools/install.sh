@@ -1,23 +1,40 @@
 #!/bin/sh
 # install.sh DESTDIR PREFIX - run by `ninja install`: headers, libraries,
 # the bfi command, bfi.pc and the Python module, staged under DESTDIR when
-# it is set.
+# it is set. Every file it puts is listed in PREFIX/share/bfi/installed,
+# which tools/uninstall.sh (`ninja uninstall`) reads to remove them, and
+# only them.
 set -eu
 dest=${1:-}
 prefix=${2:-/usr/local}
 root=$dest$prefix
 cd "$(dirname "$0")/.."
-install -d "$root/bin" "$root/lib" "$root/lib/pkgconfig" "$root/include/bfi"
-install -m 755 bfi "$root/bin/bfi"
-install -m 644 libbfi.a "$root/lib/libbfi.a"
-install -m 755 libbfi.so "$root/lib/libbfi.so.2"
+list=$root/share/bfi/installed
+install -d "$root/share/bfi"
+: >"$list.new"
+
+# put MODE SOURCE PATH: install SOURCE as PREFIX-relative PATH, and list it
+put() {
+	install -d "$root/$(dirname "$3")"
+	install -m "$1" "$2" "$root/$3"
+	echo "$prefix/$3" >>"$list.new"
+}
+
+put 755 bfi bin/bfi
+put 644 libbfi.a lib/libbfi.a
+put 755 libbfi.so lib/libbfi.so.2
 ln -sf libbfi.so.2 "$root/lib/libbfi.so"
+echo "$prefix/lib/libbfi.so" >>"$list.new"
 # every public header: those with BFI_API calls or types, bfi_manifest.h's internals aside
-install -m 644 reader/bfi.h writer/bfi_writer.h format/bfi_error.h format/bfi_hash.h \
+for h in reader/bfi.h writer/bfi_writer.h format/bfi_error.h format/bfi_hash.h \
 	format/bfi_text.h format/bfi_catalog.h format/bfi_layout.h format/bfi_seq.h \
-	format/bfi_paths.h "$root/include/bfi/"
-sed "s|^prefix=.*|prefix=$prefix|" bfi.pc >"$root/lib/pkgconfig/bfi.pc"
-chmod 644 "$root/lib/pkgconfig/bfi.pc"
+	format/bfi_paths.h; do
+	put 644 "$h" "include/bfi/$(basename "$h")"
+done
+tmp=$(mktemp "${TMPDIR:-/tmp}/bfi-install.XXXXXX")
+trap 'rm -f "$tmp"' EXIT
+sed "s|^prefix=.*|prefix=$prefix|" bfi.pc >"$tmp"
+put 644 "$tmp" lib/pkgconfig/bfi.pc
 
 # The Python module, where python3 looks under PREFIX (dist-packages on
 # Debian), else PREFIX's own site-packages; it records where the library is.
@@ -30,16 +47,17 @@ print(on_path[0] if on_path else sysconfig.get_path(
     "purelib", "posix_prefix", vars={"base": prefix, "platbase": prefix}))
 EOF
 	)
-	install -d "$dest$pydir/bfi"
-	install -m 644 tools/python/bfi/__init__.py "$dest$pydir/bfi/"
+	rel=${pydir#"$prefix"/}
+	put 644 tools/python/bfi/__init__.py "$rel/bfi/__init__.py"
 	printf '# written by ninja install: where this module finds libbfi\nLIBRARY = "%s"\n' \
-		"$prefix/lib/libbfi.so.2" >"$dest$pydir/bfi/_libpath.py"
-	chmod 644 "$dest$pydir/bfi/_libpath.py"
+		"$prefix/lib/libbfi.so.2" >"$tmp"
+	put 644 "$tmp" "$rel/bfi/_libpath.py"
 	echo "installed the Python module into $dest$pydir/bfi"
 fi
 
+mv "$list.new" "$list"
 # a real install (no DESTDIR) by root: the linker's cache learns the new library
 if [ -z "$dest" ] && [ "$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then
 	ldconfig
 fi
-echo "installed bfi into $root"
+echo "installed bfi into $root ($(wc -l <"$list") files, listed in $list)"

@@ -1,0 +1,45 @@
+#!/bin/sh
+# uninstall.sh DESTDIR PREFIX - run by `ninja uninstall`: removes what
+# `ninja install` put under DESTDIR+PREFIX, as listed in
+# PREFIX/share/bfi/installed, and nothing else: each listed path only if it
+# is a regular file or a symbolic link, then the folders bfi made, only if
+# they are then empty (and the Python module's bytecode cache of its own
+# two files).
+set -eu
+dest=${1:-}
+prefix=${2:-/usr/local}
+root=$dest$prefix
+list=$root/share/bfi/installed
+if [ ! -f "$list" ]; then
+	echo "bfi uninstall: $list not found: nothing installed under $root by ninja install" >&2
+	exit 1
+fi
+n=0
+while IFS= read -r p; do
+	case $p in
+	"$prefix"/*) ;;
+	*)
+		echo "bfi uninstall: $list names $p, outside $prefix: left alone" >&2
+		continue
+		;;
+	esac
+	f=$dest$p
+	if [ -L "$f" ] || [ -f "$f" ]; then
+		rm -f "$f"
+		n=$((n + 1))
+	fi
+	case $p in
+	*/bfi/__init__.py | */bfi/_libpath.py)
+		d=$(dirname "$f")
+		rm -f "$d"/__pycache__/__init__.*.pyc "$d"/__pycache__/_libpath.*.pyc
+		rmdir "$d/__pycache__" 2>/dev/null || true
+		rmdir "$d" 2>/dev/null || true
+		;;
+	esac
+done <"$list"
+rm -f "$list"
+rmdir "$root/share/bfi" "$root/include/bfi" 2>/dev/null || true
+if [ -z "$dest" ] && [ "$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then
+	ldconfig
+fi
+echo "removed $n files of bfi from $root"
