@@ -65,13 +65,15 @@ static const char help[] =
 	"      --max-keys N        most queries in one request (default 100000)\n"
 	"      --timeout SECONDS   longest a request may take, and a connection may\n"
 	"                          stay idle (default 30)\n"
-	"      --max-connections N open connections at most (default 1000)\n"
+	"      --max-connections N\n"
+	"                          open connections at most (default 1000)\n"
 	"  -q, --quiet             no line per request on standard error\n"
 	"  -h, --help              show this help\n"
 	"\n"
-	"The first line on standard error says where it listens. Exit status: 0\n"
-	"after SIGTERM or SIGINT, or 2 for a usage error or a PATH that cannot\n"
-	"be opened at start.\n";
+	"The first line on standard error says where it listens.\n"
+	"\n"
+	"Exit status: 0 after SIGTERM or SIGINT, or 2 for a usage error or a\n"
+	"PATH that cannot be opened at start.\n";
 
 static struct server sv;
 static int quiet;
