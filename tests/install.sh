@@ -12,7 +12,10 @@ if ! sh tools/install.sh "$T/stage" /opt/bfi >"$T/log" 2>&1; then
 fi
 missing=
 for f in bin/bfi lib/libbfi.a lib/libbfi.so lib/libbfi.so.2 lib/pkgconfig/bfi.pc \
-	include/bfi/bfi.h include/bfi/bfi_writer.h include/bfi/bfi_error.h include/bfi/bfi_hash.h; do
+	include/bfi/bfi.h include/bfi/bfi_writer.h include/bfi/bfi_error.h include/bfi/bfi_hash.h \
+	include/bfi/bfi_paths.h include/bfi/bfi_seq.h share/man/man1/bfi.1 share/man/man1/bfi-build.1 \
+	share/man/man1/bfi-serve.1 share/man/man3/bfi.3 share/man/man5/bfi.5 \
+	share/bash-completion/completions/bfi; do
 	[ -e "$T/stage/opt/bfi/$f" ] || missing="$missing $f"
 done
 if [ -z "$missing" ] && grep -qx 'prefix=/opt/bfi' "$T/stage/opt/bfi/lib/pkgconfig/bfi.pc"; then
@@ -101,12 +104,15 @@ if [ "${CI:-}" = true ] && [ "$(id -u)" = 0 ]; then
 			env ${asan:+LD_PRELOAD="$asan" ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0} \
 				python3 -c 'import bfi, sys; print(bfi.open(sys.argv[1]).query("kale"))' "$T/snap" |
 				grep -qx "\['veg'\]" || { echo "python3 cannot import bfi from the default prefix"; return 1; }
+			[ "$(man -w bfi-build)" = /usr/local/share/man/man1/bfi-build.1 ] &&
+				[ "$(man -w 5 bfi)" = /usr/local/share/man/man5/bfi.5 ] ||
+				{ echo "man does not find the installed pages: $(man -w bfi-build 2>&1)"; return 1; }
 			sh tools/uninstall.sh "" /usr/local >"$T/log" 2>&1 || { cat "$T/log"; return 1; }
 			[ ! -e /usr/local/lib/libbfi.so.2 ] && [ ! -e /usr/local/include/bfi ] &&
 				[ ! -e /usr/local/bin/bfi ] && ! pkg-config --exists bfi
 		}
 		if real_ok >"$T/out" 2>&1; then
-			echo "PASS install: at /usr/local the README's example builds with pkg-config and runs, python3 imports bfi, uninstall removes it"
+			echo "PASS install: at /usr/local the README's example builds with pkg-config and runs, python3 imports bfi, man finds the pages, uninstall removes it"
 		else
 			echo "FAIL install: the install at /usr/local"
 			cat "$T/out"

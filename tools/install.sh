@@ -1,7 +1,7 @@
 #!/bin/sh
 # install.sh DESTDIR PREFIX - run by `ninja install`: headers, libraries,
-# the bfi command, bfi.pc and the Python module, staged under DESTDIR when
-# it is set. Every file it puts is listed in PREFIX/share/bfi/installed,
+# the bfi command, bfi.pc, the manual pages, bash completion and the Python
+# module, staged under DESTDIR when it is set. Every file it puts is listed in PREFIX/share/bfi/installed,
 # which tools/uninstall.sh (`ninja uninstall`) reads to remove them, and
 # only them.
 set -eu
@@ -35,6 +35,11 @@ tmp=$(mktemp "${TMPDIR:-/tmp}/bfi-install.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
 sed "s|^prefix=.*|prefix=$prefix|" bfi.pc >"$tmp"
 put 644 "$tmp" lib/pkgconfig/bfi.pc
+# the manual pages (built by ninja into build/man) and bash completion
+for m in build/man/*.[135]; do
+	put 644 "$m" "share/man/man${m##*.}/$(basename "$m")"
+done
+put 644 tools/bfi.bash-completion share/bash-completion/completions/bfi
 
 # The Python module, where python3 looks under PREFIX (dist-packages on
 # Debian), else PREFIX's own site-packages; it records where the library is.

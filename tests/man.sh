@@ -1,0 +1,80 @@
+#!/bin/sh
+# man.sh - the manual pages and the bash completion: every command of
+# `bfi --help` has a page, each page renders with man -l without a
+# warning, every option a command's --help lists is in its page, bfi(3)
+# names every call of the public headers, and the completion offers the
+# commands, their options and the values of --layout.
+# Usage: sh tests/man.sh ./bfi   (from the source root, after ninja)
+BFI=${1:-./bfi}
+T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-man.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+SUITE=man
+. "$(dirname "$0")/lib/check.sh"
+
+commands=$("$BFI" --help | awk '/^Commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } /^$/ { on = 0 }')
+
+# render PAGE: the page as text, in $T/page; its warnings in $T/warn
+render() {
+	MANWIDTH=200 LC_ALL=C.UTF-8 man --warnings -l "$1" >"$T/page" 2>"$T/warn" && [ ! -s "$T/warn" ] ||
+		{ echo "$1 renders with warnings:"; cat "$T/warn"; return 1; }
+}
+
+# the options of command $1, as its --help lists them (the completion's rule)
+options() {
+	"$BFI" "$1" --help | awk '/^  -[A-Za-z0-9], --[A-Za-z]/ { sub(/,$/, "", $1); print $1; print $2; next }
+		/^  -[A-Za-z0-9] / { print $1; next } /^      --[A-Za-z]/ { print $1 }'
+}
+
+pages() {
+	[ -n "$commands" ] || { echo "bfi --help lists no commands"; return 1; }
+	for c in $commands; do
+		p=build/man/bfi-$c.1
+		[ -f "$p" ] || { echo "no page $p for bfi $c"; return 1; }
+		render "$p" || return 1
+		n=0
+		for o in $(options "$c"); do
+			grep -q -- "$o\b" "$T/page" || { echo "bfi-$c(1) lacks $o, which bfi $c --help lists"; return 1; }
+			n=$((n + 1))
+		done
+		[ "$n" -gt 0 ] || { echo "bfi $c --help lists no options"; return 1; }
+		grep -q '^EXAMPLES' "$T/page" && grep -q '^SEE ALSO' "$T/page" ||
+			{ echo "bfi-$c(1) lacks EXAMPLES or SEE ALSO"; return 1; }
+	done
+}
+check "every command has a page, rendered without warnings, with every option its --help lists" pages
+
+sections() {
+	for s in 1 3 5; do
+		render "build/man/bfi.$s" || return 1
+	done
+	render build/man/bfi.1
+	for c in $commands; do
+		grep -q "bfi-$c(1)" "$T/page" || { echo "bfi(1) does not point to bfi-$c(1)"; return 1; }
+	done
+	render build/man/bfi.3
+	for f in $(grep -ho 'BFI_API[^(]*(' reader/bfi.h format/bfi_error.h format/bfi_hash.h |
+		grep -o 'bfi_[a-z_0-9]*($' | tr -d '('); do
+		grep -q "$f" "$T/page" || { echo "bfi(3) does not name $f"; return 1; }
+	done
+	render build/man/bfi.5
+	grep -q 'index.bfi' "$T/page" && grep -q 'catalog.mdb' "$T/page"
+}
+check "bfi(1) points to every command's page, bfi(3) names every public call, bfi(5) renders" sections
+
+completion() {
+	command -v bash >/dev/null || { echo "no bash"; return 1; }
+	bash -c '
+	. tools/bfi.bash-completion
+	t() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _bfi; echo "${COMPREPLY[*]}"; }
+	[ "$(t "$1" bu)" = build ] || { echo "bfi bu: $(t "$1" bu)"; exit 1; }
+	[ "$(t "$1" query --js)" = --json ] || { echo "bfi query --js: $(t "$1" query --js)"; exit 1; }
+	[ "$(t "$1" build --layout r)" = rambo ] || { echo "--layout r: $(t "$1" build --layout r)"; exit 1; }
+	[ "$(t "$1" append --thr)" = --threads ] || { echo "append --thr: $(t "$1" append --thr)"; exit 1; }
+	[ "$(t "$1" filter in)" = info ] || { echo "filter in: $(t "$1" filter in)"; exit 1; }
+	for c in $(t "$1" ""); do
+		case $c in --*) continue ;; esac
+		[ -n "$(t "$1" "$c" --)" ] || { echo "no options completed for bfi $c"; exit 1; }
+	done' sh "$BFI"
+}
+check "bash completion: commands, each one's options, and --layout's values" completion
+[ "$fails" -eq 0 ]

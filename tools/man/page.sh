@@ -1,0 +1,15 @@
+#!/bin/sh
+# page.sh CMD OUT - the manual page bfi-CMD(1), made from what `bfi CMD
+# --help` says (help2scd.awk) and the page's own examples (bfi-CMD.scd),
+# rendered by scdoc into OUT. Run by ninja from the source root.
+set -eu
+cmd=$1
+out=$2
+summary=$(./bfi --help | awk -v c="$cmd" '$1 == c { $1 = ""; sub(/^ +/, ""); print }')
+[ -n "$summary" ] || { echo "page.sh: bfi --help lists no command $cmd" >&2; exit 1; }
+{
+	./bfi "$cmd" --help | awk -v page="bfi-$cmd" -v section=1 -v summary="$summary" \
+		-f tools/man/help2scd.awk
+	cat "tools/man/bfi-$cmd.scd"
+} | scdoc >"$out.tmp"
+mv "$out.tmp" "$out"
