@@ -24,6 +24,31 @@ check "no command is a usage error (2)" status_is 2 "$BFI"
 check "unknown command is a usage error (2)" status_is 2 "$BFI" frobnicate
 check "unknown option is a usage error (2)" status_is 2 "$BFI" query --bogus x
 check "build needs -o" status_is 2 "$BFI" build "$DATA"
+# One voice: what a command says on standard error starts "bfi COMMAND:",
+# getopt's complaints too; only its usage text follows, and every --help
+# ends with the command's exit status.
+voice() {
+	for c in $("$BFI" --help | awk '/^Commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } /^$/ { on = 0 }'); do
+		sub=
+		[ "$c" = filter ] && sub=query
+		for args in "--bogus" "$T/no/such/snap $T/no/such/input" "-Z"; do
+			# shellcheck disable=SC2086
+			"$BFI" $c $sub $args </dev/null >/dev/null 2>"$T/err"
+			first=$(grep -v '^$' "$T/err" | head -1)
+			case $first in
+			"bfi $c: "* | "bfi $c $sub: "*) ;;
+			*) echo "bfi $c $sub $args: '$first' does not start 'bfi $c:'"; return 1 ;;
+			esac
+			if grep -v '^$' "$T/err" | sed 1d | grep -v "^Usage: \|^       bfi\|^  \|^Try 'bfi" |
+				grep -vq "^bfi $c"; then
+				# more lines: the help, or more of bfi's own sentences
+				grep -q '^Usage: bfi' "$T/err" || { echo "bfi $c $args:"; cat "$T/err"; return 1; }
+			fi
+		done
+		"$BFI" $c --help | grep -q '^Exit status: ' || { echo "bfi $c --help lists no exit status"; return 1; }
+	done
+}
+check "every command's messages start 'bfi COMMAND:', and its --help gives its exit status" voice
 check "bad --fpr refused" status_is 2 "$BFI" build -o "$T/x" --fpr 2 "$DATA"
 check "--block-sets not a multiple of 512 refused" status_is 2 "$BFI" build -o "$T/x" --block-sets 1000 "$DATA"
 

@@ -37,8 +37,8 @@ pages() {
 			n=$((n + 1))
 		done
 		[ "$n" -gt 0 ] || { echo "bfi $c --help lists no options"; return 1; }
-		grep -q '^EXAMPLES' "$T/page" && grep -q '^SEE ALSO' "$T/page" ||
-			{ echo "bfi-$c(1) lacks EXAMPLES or SEE ALSO"; return 1; }
+		grep -q '^EXIT STATUS' "$T/page" && grep -q '^EXAMPLES' "$T/page" && grep -q '^SEE ALSO' "$T/page" ||
+			{ echo "bfi-$c(1) lacks EXIT STATUS, EXAMPLES or SEE ALSO"; return 1; }
 	done
 }
 check "every command has a page, rendered without warnings, with every option its --help lists" pages

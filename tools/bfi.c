@@ -97,6 +97,8 @@ int main(int argc, char **argv)
 		static char obuf[1 << 18];
 		if (!isatty(STDOUT_FILENO))
 			setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+		/* getopt names the program by argv[0] in its messages: "bfi build: ..." */
+		argv[1] = name;
 		int rc = commands[i].run(argc - 1, argv + 1);
 		int oc = stdout_close(name);
 		return rc ? rc : oc;

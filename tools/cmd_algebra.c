@@ -28,7 +28,10 @@ static const char fold_help[] =
 	"  -o, --output OUT   the snapshot to write\n"
 	"      --times N      fold N times (B / 2^N), default 1\n"
 	"  -q, --quiet        no summary\n"
-	"  -h, --help         show this help\n";
+	"  -h, --help         show this help\n"
+	"\n"
+	"Exit status: 0, or 2 for a usage error, an input that cannot be read or\n"
+	"does not hold what this needs, or an OUT that cannot be written.\n";
 
 static const char stack_help[] =
 	"Usage: bfi stack [-q] -o OUT SHARD...\n"
@@ -45,7 +48,10 @@ static const char stack_help[] =
 	"Options:\n"
 	"  -o, --output OUT   the snapshot to write\n"
 	"  -q, --quiet        no summary\n"
-	"  -h, --help         show this help\n";
+	"  -h, --help         show this help\n"
+	"\n"
+	"Exit status: 0, or 2 for a usage error, an input that cannot be read or\n"
+	"does not hold what this needs, or an OUT that cannot be written.\n";
 
 /* Declare every set of s, in ordinal order, and collect its distinct keys. */
 static int add_sets(bfi_writer *w, const bfi_snapshot *s, uint64_t *distinct, uint64_t *at)

@@ -45,7 +45,10 @@ static const char help[] =
 	"      --plain-limit N  queries timed on plain, which is slow (default 2000)\n"
 	"      --results FILE   append the figures as Markdown table rows to FILE\n"
 	"      --label TEXT     what to call this run in those rows\n"
-	"  -h, --help           show this help\n";
+	"  -h, --help           show this help\n"
+	"\n"
+	"Exit status: 0, or 2 for a usage error, a QUERIES file that cannot be\n"
+	"read, a layout the snapshot lacks, or a snapshot that cannot be opened.\n";
 
 static double now_ns(void)
 {

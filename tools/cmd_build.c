@@ -114,7 +114,11 @@ static const char help[] =
 	"                      files, sorting keys and filling rows (default: one per\n"
 	"                      online core); the output is the same for any N\n"
 	"  -q, --quiet         no progress and no summary\n"
-	"  -h, --help          show this help\n";
+	"  -h, --help          show this help\n"
+	"\n"
+	"Exit status: 0, or 2 for a usage error, an input that cannot be read or\n"
+	"is malformed, or an output that cannot be written (nothing is published\n"
+	"then: a snapshot at SNAP stays as it was).\n";
 
 struct ctx {
 	struct progress p;
@@ -141,7 +145,7 @@ static size_t print_warnings(const bfi_writer *w, size_t from)
 
 int cmd_build(int argc, char **argv)
 {
-	me = argc > 0 && !strcmp(argv[0], "append") ? "bfi append" : "bfi build";
+	me = argc > 0 && !strcmp(argv[0], "bfi append") ? "bfi append" : "bfi build";
 	static const struct option opts[] = {
 		{"output", required_argument, 0, 'o'}, {"tsv", no_argument, 0, 't'},
 		{"fpr", required_argument, 0, 'f'},    {"bits", required_argument, 0, 'b'},
@@ -385,7 +389,13 @@ int cmd_build(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		default:
+			/* bfi append's own help tells its options and points here for the rest */
+			if (strcmp(me, "bfi build"))
+				fprintf(stderr, "Try 'bfi append --help' and 'bfi build --help'.\n");
+			else
+				fputs(help, stderr);
+			return EXIT_USAGE;
 		}
 	}
 	if (o.fanout && !o.bloofi_incremental && (o.fanout & (o.fanout - 1))) {

@@ -146,7 +146,7 @@ int cmd_append(int argc, char **argv)
 		b[nb++] = kbuf;
 	}
 	const char *path = bfi_collection_segment_path(c);
-	b[0] = "append"; /* so that its messages say bfi append */
+	b[0] = "bfi append"; /* so that its messages (getopt's too) say bfi append */
 	b[nb++] = "-o";
 	b[nb++] = (char *)path;
 	b[nb] = NULL;

@@ -328,14 +328,20 @@ int cmd_filter(int argc, char **argv)
 		fputs(help, argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
-	if (!strcmp(argv[1], "create"))
-		return filter_create(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "add"))
-		return filter_add(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "query"))
-		return filter_query(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "info"))
-		return filter_info(argc - 1, argv + 1);
+	static const struct {
+		const char *name;
+		int (*run)(int, char **);
+	} subs[] = {{"create", filter_create}, {"add", filter_add}, {"query", filter_query},
+	            {"info", filter_info}};
+	for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
+		if (strcmp(argv[1], subs[i].name))
+			continue;
+		/* getopt names the program by argv[0]: "bfi filter create: ..." */
+		static char name[32];
+		snprintf(name, sizeof name, "bfi filter %s", subs[i].name);
+		argv[1] = name;
+		return subs[i].run(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "bfi filter: unknown subcommand '%s'\n\n%s", argv[1], help);
 	return EXIT_USAGE;
 }

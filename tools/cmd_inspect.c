@@ -23,7 +23,10 @@ static const char help[] =
 	"                  distinct keys, filter width m, ones in the filter, and\n"
 	"                  expected false-positive rate (ones / m)^k\n"
 	"      --trusted   skip the catalog digest check (trusted files only)\n"
-	"  -h, --help      show this help\n";
+	"  -h, --help      show this help\n"
+	"\n"
+	"Exit status: 0, or 2 for a usage error or a snapshot that cannot be\n"
+	"opened or read.\n";
 
 int cmd_inspect(int argc, char **argv)
 {

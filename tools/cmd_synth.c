@@ -28,7 +28,9 @@ static const char help[] =
 	"  -n, --sets N       number of sets (default 1000)\n"
 	"      --queries Q    present and absent keys to write, each (default 10000)\n"
 	"      --seed S       random seed (default 1)\n"
-	"  -h, --help         show this help\n";
+	"  -h, --help         show this help\n"
+	"\n"
+	"Exit status: 0, or 2 for a usage error or a DIR that cannot be written.\n";
 
 static uint64_t next(uint64_t *s)
 {
