@@ -166,9 +166,10 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 		rc = bfi_query_keys(s, o->layout, b->hs, m, b->all, b->ends);
 		if (o->keys_seen)
 			*o->keys_seen += m;
+		/* NULL when no key matched anything: no offset may be added to it then */
 		const uint32_t *ords = bfi_result_ordinals(b->all);
 		for (size_t i = 0, from = 0; i < m && rc == 0; from = b->ends[i++])
-			rc = print_sets(s, ords + from, NULL, b->ends[i] - from, o, &qs[i]);
+			rc = print_sets(s, ords ? ords + from : NULL, NULL, b->ends[i] - from, o, &qs[i]);
 		return rc;
 	}
 	for (; ok < m && bad == 0; ok++) {
