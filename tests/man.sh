@@ -61,6 +61,32 @@ sections() {
 }
 check "bfi(1) points to every command's page, bfi(3) names every public call, bfi(5) renders" sections
 
+# the JSON documented: every field bfi inspect --json and bfi filter info --json print is in the page
+json_fields() {
+	"$BFI" build -q -o "$T/snap" --layout flat,tree,rambo,plain tests/data/demo &&
+		printf 'a\tx\nb\ty\n' | "$BFI" append "$T/coll" -q --tsv - &&
+		printf 'x\ny\n' | "$BFI" filter create -o "$T/f.bff" --expected-keys 10 || return 1
+	render build/man/bfi-inspect.1 || return 1
+	for f in $({ "$BFI" inspect --json "$T/snap"; "$BFI" inspect --json "$T/coll"; } |
+		python3 -c 'import json, sys
+def keys(o):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            yield k
+            yield from keys(v)
+    elif isinstance(o, list):
+        for v in o:
+            yield from keys(v)
+print("\n".join(sorted({k for l in sys.stdin for k in keys(json.loads(l))})))'); do
+		grep -q -- "$f" "$T/page" || { echo "bfi-inspect(1) does not name the field $f"; return 1; }
+	done
+	render build/man/bfi-filter.1 || return 1
+	for f in $("$BFI" filter info --json "$T/f.bff" | python3 -c 'import json, sys; print("\n".join(json.load(sys.stdin)))'); do
+		grep -q -- "$f" "$T/page" || { echo "bfi-filter(1) does not name the field $f"; return 1; }
+	done
+}
+check "bfi-inspect(1) and bfi-filter(1) name every field of their JSON" json_fields
+
 completion() {
 	command -v bash >/dev/null || { echo "no bash"; return 1; }
 	bash -c '

@@ -1,15 +1,17 @@
-/* cmd_inspect.c - bfi inspect: what a snapshot holds, as text or JSON. */
+/* cmd_inspect.c - bfi inspect: what a snapshot holds, as text, JSON or a page of pictures. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bfi.h"
 #include "inspect.h"
 #include "tools.h"
 
 static const char help[] =
-	"Usage: bfi inspect [--json | --sets] SNAP\n"
+	"Usage: bfi inspect [--json | --sets | --html FILE [--probe N]] SNAP\n"
 	"\n"
 	"SNAP is a snapshot or a collection of them (bfi append --help).\n"
 	"\n"
@@ -18,7 +20,15 @@ static const char help[] =
 	"histogram) and the expected false-positive rate, (fill ratio)^k.\n"
 	"\n"
 	"Options:\n"
-	"      --json      the same as one JSON object\n"
+	"      --json      the same as one JSON object (its \"schema\" names its\n"
+	"                  shape: bfi-inspect-1)\n"
+	"      --html FILE write a self-contained page of pictures instead: bytes\n"
+	"                  by section, every set's fill as a heat map, the blocks,\n"
+	"                  the tree's levels, RAMBO's cell loads (inline SVG, no\n"
+	"                  network); FILE is replaced whole\n"
+	"      --probe N   with --html, also ask each layout N random absent keys\n"
+	"                  and set the false-positive rate measured beside the\n"
+	"                  expected one (default 0: none)\n"
 	"      --sets      one line per set instead, TAB-separated: ordinal, name,\n"
 	"                  distinct keys, filter width m, ones in the filter, and\n"
 	"                  expected false-positive rate (ones / m)^k\n"
@@ -28,20 +38,62 @@ static const char help[] =
 	"Exit status: 0, or 2 for a usage error or a snapshot that cannot be\n"
 	"opened or read.\n";
 
+/* The page into FILE.tmp-PID, then renamed over FILE: a reader sees the old page or the new. */
+static int write_html(const char *file, const bfi_snapshot *s, const char *path, uint64_t probes)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", file, (long)getpid()) >= (int)sizeof tmp) {
+		fprintf(stderr, "bfi inspect: %s: name too long\n", file);
+		return EXIT_USAGE;
+	}
+	FILE *f = fopen(tmp, "w");
+	if (f == NULL) {
+		fprintf(stderr, "bfi inspect: %s: %s\n", tmp, strerror(errno));
+		return EXIT_USAGE;
+	}
+	int rc = inspect_html(f, s, path, probes);
+	int e = rc == 1 || ferror(f) ? errno : 0;
+	if (fclose(f) != 0 && e == 0)
+		e = errno ? errno : EIO;
+	if (rc == 0 && e == 0 && rename(tmp, file) != 0)
+		e = errno;
+	if (rc < 0 || e) {
+		(void)unlink(tmp);
+		fprintf(stderr, "bfi inspect: %s: %s\n", rc < 0 ? path : file,
+		        rc < 0 ? bfi_strerror(rc) : strerror(e));
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
 int cmd_inspect(int argc, char **argv)
 {
 	static const struct option opts[] = {{"json", no_argument, 0, 'j'},
 	                                     {"sets", no_argument, 0, 'S'},
+	                                     {"html", required_argument, 0, 'H'},
+	                                     {"probe", required_argument, 0, 'P'},
 	                                     {"trusted", no_argument, 0, 'T'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
 	int json = 0, sets = 0, c;
 	unsigned flags = 0;
+	const char *html = NULL;
+	uint64_t probes = 0;
+	int probe_given = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
 		case 'S': sets = 1; break;
+		case 'H': html = optarg; break;
+		case 'P':
+			if (parse_size(optarg, &probes) != 0 || probes > 100000000) {
+				fprintf(stderr, "bfi inspect: --probe wants a count up to 100,000,000, not '%s'\n",
+				        optarg);
+				return EXIT_USAGE;
+			}
+			probe_given = 1;
+			break;
 		case 'T': flags |= BFI_OPEN_TRUSTED; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: fputs(help, stderr); return EXIT_USAGE;
@@ -49,6 +101,11 @@ int cmd_inspect(int argc, char **argv)
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "bfi inspect: need exactly one SNAP\n\n%s", help);
+		return EXIT_USAGE;
+	}
+	if (json + sets + (html != NULL) > 1 || (probe_given && html == NULL)) {
+		fprintf(stderr, "bfi inspect: --json, --sets and --html are each a whole answer: give one "
+		                "(and --probe only with --html)\n");
 		return EXIT_USAGE;
 	}
 	const char *path = argv[optind];
@@ -91,6 +148,11 @@ int cmd_inspect(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		return EXIT_OK;
+	}
+	if (html) {
+		rc = write_html(html, s, path, probes);
+		bfi_close(&s);
+		return rc;
 	}
 	rc = inspect_write(stdout, s, path, json);
 	bfi_close(&s);

@@ -413,7 +413,8 @@ int inspect_write(FILE *o, const bfi_snapshot *s, const char *path, int json)
 	hex(dg, in.catalog_digest, 16);
 
 	if (json) {
-		fputs("{\"path\": ", os);
+		/* the object's shape, named: a change that would break a reader of it bumps the number */
+		fputs("{\"schema\": \"bfi-inspect-1\", \"path\": ", os);
 		json_str(os, path, strlen(path));
 		if (in.segments) {
 			fprintf(os, ", \"collection\": {\"generation\": %llu, \"segments\": %u, "

@@ -2,6 +2,7 @@
 #ifndef BFI_TOOLS_INSPECT_H
 #define BFI_TOOLS_INSPECT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "bfi.h"
@@ -11,5 +12,11 @@
  * path to o: 0, 1 if o failed (its error flag says so), or an error code.
  */
 int inspect_write(FILE *o, const bfi_snapshot *s, const char *path, int json);
+/*
+ * Write bfi inspect --html's page for s at path to o, measuring false
+ * positives on probes random absent keys (0: none): 0, 1 if o failed, or
+ * an error code (inspect_html.c).
+ */
+int inspect_html(FILE *o, const bfi_snapshot *s, const char *path, uint64_t probes);
 
 #endif
