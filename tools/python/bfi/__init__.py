@@ -28,6 +28,7 @@ import array
 import ctypes
 import ctypes.util
 import errno as _errno
+import gc
 import os
 import threading
 
@@ -590,15 +591,22 @@ class Snapshot:
                 numpy.zeros(0, dtype=numpy.uint32)
             cut = numpy.frombuffer(ends, dtype=numpy.uintp)
             return numpy.split(flat, cut[:-1].astype(numpy.intp))
-        # one copy out of the result, then each key's ints made from a view of it
-        mv = memoryview(ctypes.string_at(_result_ordinals(r), 4 * total)).cast("I") \
-            if total else memoryview(b"").cast("I")
-        out, a = [], 0
-        named = None if ordinals else self._named
-        for e in ends:
-            o = mv[a:e].tolist()
-            out.append(named(o) if named and o else o)
-            a = e
+        # every answer's ints (or names) made at once in C, then cut by reference;
+        # lists of ints and str hold no cycles, so the cycle collector, which would
+        # walk every one of them again and again as they are made, waits till the end
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            allo = _u32(_result_ordinals(r), total)
+            if not ordinals:
+                allo = self._named(allo)
+            out, a = [], 0
+            for e in ends:
+                out.append(allo[a:e])
+                a = e
+        finally:
+            if paused:
+                gc.enable()
         return out
 
     def query_expr(self, expr, *, layout=None, ordinals=False, as_array=False):
