@@ -79,10 +79,13 @@ uninstall_ok() {
 		sh tools/uninstall.sh "$T/stage" /opt/bfi >"$T/log" 2>&1 || { cat "$T/log"; return 1; }
 	left=$(find "$T/stage" -type f -o -type l)
 	[ "$left" = "$T/stage/opt/bfi/include/bfi/notes.txt" ] || { echo "left: $left"; return 1; }
+	# and the folders it made, but the one holding the user's file
+	empty=$(find "$T/stage" -type d -empty)
+	[ -z "$empty" ] || { echo "empty folders left: $empty"; return 1; }
 	! sh tools/uninstall.sh "$T/stage" /opt/bfi >/dev/null 2>&1 # a second time: nothing listed, an error
 }
 if uninstall_ok >"$T/out" 2>&1; then
-	echo "PASS install: uninstall removes every file install put, and leaves the user's"
+	echo "PASS install: uninstall removes every file and folder install put, and leaves the user's"
 else
 	echo "FAIL install: uninstall"
 	cat "$T/out"
@@ -96,16 +99,20 @@ if [ "${CI:-}" = true ] && [ "$(id -u)" = 0 ]; then
 	if [ -e /usr/local/share/bfi/installed ]; then
 		echo "(a bfi is installed in /usr/local already: the default-prefix install is not tried over it)"
 	else
+		# the interpreter install.sh installs for (its rule): the system's python3
+		py=${PYTHON:-}
+		[ -n "$py" ] || { [ -x /usr/bin/python3 ] && py=/usr/bin/python3; } || py=python3
 		real_ok() {
 			DESTDIR= sh tools/install.sh "" /usr/local >"$T/log" 2>&1 || { cat "$T/log"; return 1; }
 			# shellcheck disable=SC2046
 			$cc -std=c11 $san -o "$T/api_real" "$T/api.c" $(pkg-config --cflags --libs bfi) &&
 				(cd "$T" && ./api_real) | tr '\n' ' ' | grep -qx 'fruit veg ' || return 1
 			env ${asan:+LD_PRELOAD="$asan" ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0} \
-				python3 -c 'import bfi, sys; print(bfi.open(sys.argv[1]).query("kale"))' "$T/snap" |
-				grep -qx "\['veg'\]" || { echo "python3 cannot import bfi from the default prefix"; return 1; }
-			[ "$(man -w bfi-build)" = /usr/local/share/man/man1/bfi-build.1 ] &&
-				[ "$(man -w 5 bfi)" = /usr/local/share/man/man5/bfi.5 ] ||
+				"$py" -c 'import bfi, sys; print(bfi.open(sys.argv[1]).query("kale"))' "$T/snap" |
+				grep -qx "\['veg'\]" || { echo "$py cannot import bfi from the default prefix"; return 1; }
+			# (Debian's /usr/local/man is a link to share/man: compare where they lead)
+			[ "$(readlink -f "$(man -w bfi-build)")" = /usr/local/share/man/man1/bfi-build.1 ] &&
+				[ "$(readlink -f "$(man -w 5 bfi)")" = /usr/local/share/man/man5/bfi.5 ] ||
 				{ echo "man does not find the installed pages: $(man -w bfi-build 2>&1)"; return 1; }
 			sh tools/uninstall.sh "" /usr/local >"$T/log" 2>&1 || { cat "$T/log"; return 1; }
 			[ ! -e /usr/local/lib/libbfi.so.2 ] && [ ! -e /usr/local/include/bfi ] &&

@@ -10,13 +10,25 @@ prefix=${2:-/usr/local}
 root=$dest$prefix
 cd "$(dirname "$0")/.."
 list=$root/share/bfi/installed
+fresh=
+[ -d "$root/share" ] || fresh="dir $prefix/share
+"
 install -d "$root/share/bfi"
-: >"$list.new"
+printf '%sdir %s\n' "$fresh" "$prefix/share/bfi" >"$list.new"
 
-# put MODE SOURCE PATH: install SOURCE as PREFIX-relative PATH, and list it
+# put MODE SOURCE PATH: install SOURCE as PREFIX-relative PATH, and list it,
+# with each folder it had to make first ("dir PATH"), for uninstall to remove
 put() {
+	d=$(dirname "$3")
+	made=
+	while [ "$d" != . ] && [ ! -d "$root/$d" ]; do
+		made="dir $prefix/$d
+$made"
+		d=$(dirname "$d")
+	done
 	install -d "$root/$(dirname "$3")"
 	install -m "$1" "$2" "$root/$3"
+	printf '%s' "$made" >>"$list.new"
 	echo "$prefix/$3" >>"$list.new"
 }
 
@@ -41,10 +53,13 @@ for m in build/man/*.[135]; do
 done
 put 644 tools/bfi.bash-completion share/bash-completion/completions/bfi
 
-# The Python module, where python3 looks under PREFIX (dist-packages on
+# The Python module, for the system's python3 (PYTHON, else /usr/bin/python3,
+# else python3 on PATH): where it looks under PREFIX (dist-packages on
 # Debian), else PREFIX's own site-packages; it records where the library is.
-if command -v python3 >/dev/null; then
-	pydir=$(python3 - "$prefix" <<'EOF'
+py=${PYTHON:-}
+[ -n "$py" ] || { [ -x /usr/bin/python3 ] && py=/usr/bin/python3; } || py=$(command -v python3 || true)
+if [ -n "$py" ]; then
+	pydir=$("$py" - "$prefix" <<'EOF'
 import sys, sysconfig
 prefix = sys.argv[1].rstrip("/")
 on_path = [p for p in sys.path if p.startswith(prefix + "/lib/") and p.endswith("-packages")]
@@ -57,7 +72,7 @@ EOF
 	printf '# written by ninja install: where this module finds libbfi\nLIBRARY = "%s"\n' \
 		"$prefix/lib/libbfi.so.2" >"$tmp"
 	put 644 "$tmp" "$rel/bfi/_libpath.py"
-	echo "installed the Python module into $dest$pydir/bfi"
+	echo "installed the Python module into $dest$pydir/bfi (for $py)"
 fi
 
 mv "$list.new" "$list"

@@ -2,9 +2,9 @@
 # uninstall.sh DESTDIR PREFIX - run by `ninja uninstall`: removes what
 # `ninja install` put under DESTDIR+PREFIX, as listed in
 # PREFIX/share/bfi/installed, and nothing else: each listed path only if it
-# is a regular file or a symbolic link, then the folders bfi made, only if
-# they are then empty (and the Python module's bytecode cache of its own
-# two files).
+# is a regular file or a symbolic link, then the folders install made (also
+# listed), only if they are then empty, and the Python module's bytecode
+# cache of its own two files.
 set -eu
 dest=${1:-}
 prefix=${2:-/usr/local}
@@ -16,6 +16,9 @@ if [ ! -f "$list" ]; then
 fi
 n=0
 while IFS= read -r p; do
+	case $p in
+	"dir $prefix"/*) continue ;; # made by install: removed below, once emptied
+	esac
 	case $p in
 	"$prefix"/*) ;;
 	*)
@@ -37,7 +40,13 @@ while IFS= read -r p; do
 		;;
 	esac
 done <"$list"
+# the folders install made, the last made first (so children before parents), if empty
+sed -n "s|^dir |$dest|p" "$list" | awk '{ a[NR] = $0 } END { for (i = NR; i; i--) print a[i] }' >"$list.dirs"
 rm -f "$list"
+while IFS= read -r d; do
+	rmdir "$d" 2>/dev/null || true
+done <"$list.dirs"
+rm -f "$list.dirs"
 rmdir "$root/share/bfi" "$root/include/bfi" 2>/dev/null || true
 if [ -z "$dest" ] && [ "$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then
 	ldconfig
