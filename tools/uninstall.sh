@@ -41,13 +41,14 @@ while IFS= read -r p; do
 	esac
 done <"$list"
 # the folders install made, the last made first (so children before parents), if empty
-sed -n "s|^dir |$dest|p" "$list" | awk '{ a[NR] = $0 } END { for (i = NR; i; i--) print a[i] }' >"$list.dirs"
+dirs=$(mktemp "${TMPDIR:-/tmp}/bfi-uninstall.XXXXXX")
+trap 'rm -f "$dirs"' EXIT
+sed -n "s|^dir |$dest|p" "$list" | awk '{ a[NR] = $0 } END { for (i = NR; i; i--) print a[i] }' >"$dirs"
 rm -f "$list"
+rmdir "$root/share/bfi" "$root/include/bfi" 2>/dev/null || true
 while IFS= read -r d; do
 	rmdir "$d" 2>/dev/null || true
-done <"$list.dirs"
-rm -f "$list.dirs"
-rmdir "$root/share/bfi" "$root/include/bfi" 2>/dev/null || true
+done <"$dirs"
 if [ -z "$dest" ] && [ "$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then
 	ldconfig
 fi
