@@ -11,7 +11,10 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 SUITE=python
 . "$(dirname "$0")/lib/check.sh"
 ROOT=$(pwd)
-PY=${PYTHON:-python3} # the interpreter the module is checked on
+# the interpreter the module is checked on: PYTHON, else the system's python3
+# (where configure installed python3-numpy and python3-pip), else python3 on PATH
+PY=${PYTHON:-}
+[ -n "$PY" ] || { [ -x /usr/bin/python3 ] && PY=/usr/bin/python3; } || PY=python3
 
 if ! command -v python3 >/dev/null; then
 	echo "FAIL $SUITE: python3 is missing (configure installs it)"
