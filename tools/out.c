@@ -75,7 +75,7 @@ static int reserve(size_t n)
 {
 	if (answers.cap - answers.len >= n)
 		return 1;
-	size_t want = answers.cap ? answers.cap : OUT_FLUSH * 2;
+	size_t want = answers.cap ? answers.cap : answers.next_cap ? answers.next_cap : OUT_FLUSH * 2;
 	while (want - answers.len < n) {
 		if (want > ((size_t)-1) / 2)
 			return 0;
@@ -108,6 +108,16 @@ char *out_room(size_t n)
 void out_wrote(size_t k)
 {
 	answers.len += k;
+}
+
+char *out_take(size_t *len)
+{
+	char *b = answers.buf;
+	*len = answers.len;
+	answers.next_cap = answers.cap;
+	answers.buf = NULL;
+	answers.len = answers.cap = answers.committed = 0;
+	return b;
 }
 
 void out_str(const char *s)

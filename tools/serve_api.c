@@ -148,26 +148,47 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* The answers made, lines of JSON objects, as {"snapshot", "generation", "results": [...]}. */
-static void reply_results(const struct slot *sl, const struct gen *g, const struct params *p,
-                          struct reply *rp)
+/*
+ * The head of a reply, {"snapshot": NAME, "generation": G, "results": [, put
+ * into the answers before them: the reply is then made where they are.
+ */
+static _Thread_local size_t head_len; /* of the reply's head, in the answers */
+
+static void reply_head(const struct slot *sl, const struct gen *g)
 {
 	struct sbuf b = {0};
-	/* one allocation: every line is longer than 16 bytes, so its ", " fits in an eighth */
-	sb_room(&b, answers.len + answers.len / 8 + strlen(sl->name) * 6 + 96);
 	sb_str(&b, "{\"snapshot\": ");
 	sb_json(&b, sl->name, strlen(sl->name));
 	sb_str(&b, ", \"generation\": ");
 	sb_uint(&b, g->generation);
 	sb_str(&b, ", \"results\": [");
-	for (size_t a = 0, e; a < answers.len; a = e + 1) {
-		const char *nl = memchr(answers.buf + a, '\n', answers.len - a);
-		e = nl ? (size_t)(nl - answers.buf) : answers.len;
-		if (a)
-			sb_str(&b, ", ");
-		sb_put(&b, answers.buf + a, e - a);
+	out_put(b.p, b.err ? 0 : b.len);
+	head_len = b.err ? 0 : b.len;
+	free(b.p);
+}
+
+/*
+ * The answers made after reply_head, lines of JSON objects, as the results
+ * array, in place: each line's newline becomes a comma, the last the array's
+ * end; the buffer goes to the reply whole, with no copy.
+ */
+static void reply_results(const struct params *p, struct reply *rp)
+{
+	if (answers.err == 0) {
+		char *nl = NULL, *at = answers.buf + head_len, *end = answers.buf + answers.len;
+		while (at < end && (nl = memchr(at, '\n', (size_t)(end - at))) != NULL) {
+			*nl = ',';
+			at = nl + 1;
+		}
+		if (nl != NULL && nl == end - 1)
+			answers.len--; /* the last line's comma */
+		out_put("]}\n", 3);
 	}
-	sb_str(&b, "]}\n");
+	struct sbuf b = {0};
+	if (answers.err == 0)
+		b.p = out_take(&b.len);
+	else
+		b.err = 1;
 	reply_take(rp, 200, &b, "application/json");
 	rp->queries = p->n;
 }
@@ -176,8 +197,8 @@ static void reply_results(const struct slot *sl, const struct gen *g, const stru
 #define SERVE_BATCH_SIZE 256 /* queries a batch; --timeout is checked between batches */
 
 /* Keys or expressions in batches: the same answers as one by one, in order. */
-static void batch_queries(struct server *sv, const struct slot *sl, const struct gen *g,
-                          const struct params *p, struct opts *o, double t0, struct reply *rp)
+static void batch_queries(struct server *sv, const struct slot *sl, const struct params *p,
+                          struct opts *o, double t0, struct reply *rp)
 {
 	struct batcher bt;
 	o->batch_size = p->n < SERVE_BATCH_SIZE ? p->n : SERVE_BATCH_SIZE;
@@ -207,7 +228,7 @@ static void batch_queries(struct server *sv, const struct slot *sl, const struct
 		reply_error(rp, rc == BFI_E_CHANGED ? 503 : 500, rc == BFI_E_CHANGED ? "changed" : "internal",
 		            "%s: %s", sl->name, bfi_strerror(rc));
 	} else {
-		reply_results(sl, g, p, rp);
+		reply_results(p, rp);
 	}
 }
 
@@ -265,9 +286,10 @@ static void run_queries(struct server *sv, struct slot *sl, const struct params 
 		goto done;
 	}
 	out_hold();
+	reply_head(sl, g);
 	/* many keys or expressions: in batches, as bfi query --batch (bfi_query_keys, _batch) */
 	if ((p->kind == K_KEYS || p->kind == K_EXPR) && p->n >= SERVE_BATCH_MIN) {
-		batch_queries(sv, sl, g, p, &o, t0, rp);
+		batch_queries(sv, sl, p, &o, t0, rp);
 		goto done;
 	}
 	for (size_t i = 0; i < p->n; i++) {
@@ -292,7 +314,7 @@ static void run_queries(struct server *sv, struct slot *sl, const struct params 
 			goto done;
 		}
 	}
-	reply_results(sl, g, p, rp);
+	reply_results(p, rp);
 done:
 	rp->keys = keys;
 	gen_release(sv, g);

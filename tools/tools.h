@@ -59,12 +59,16 @@ struct out {
 	int tty;        /* standard output is a terminal: control bytes of text shown escaped */
 	int err;        /* errno of the first failed write, or 0 */
 	int hold;       /* never written: the caller takes buf[0 .. len) */
+	size_t next_cap; /* after out_take: the size to start the next buffer at */
 };
 extern _Thread_local struct out answers;
 void out_init(int line_flush);
 /* Answers kept in memory, for the caller to take from answers.buf (emptied, buffer kept). */
 void out_hold(void);
 void out_put(const void *p, size_t n);
+/* Hand answers.buf (len bytes) to the caller, who frees it; the next answers
+ * start in a fresh buffer of the size this one had. NULL if there is none. */
+char *out_take(size_t *len);
 /* Room to write n bytes at the end, or NULL (out of memory: err says so);
  * out_wrote(k) then keeps the first k of them. */
 char *out_room(size_t n);
