@@ -23,37 +23,29 @@ struct sbuf {
 	int err;
 };
 
-/* Room for n more bytes; 0 if there is none (and the reply is dropped). */
-static int sb_room(struct sbuf *b, size_t n)
+static void sb_put(struct sbuf *b, const void *s, size_t n)
 {
 	if (b->err)
-		return 0;
+		return;
 	if (b->cap - b->len < n) {
 		size_t cap = b->cap ? b->cap : 256;
 		while (cap - b->len < n) {
 			if (cap > SIZE_MAX / 2) {
 				b->err = 1;
-				return 0;
+				return;
 			}
 			cap *= 2;
 		}
 		char *p = realloc(b->p, cap);
 		if (p == NULL) {
 			b->err = 1;
-			return 0;
+			return;
 		}
 		b->p = p;
 		b->cap = cap;
 	}
-	return 1;
-}
-
-static void sb_put(struct sbuf *b, const void *s, size_t n)
-{
-	if (sb_room(b, n)) {
-		memcpy(b->p + b->len, s, n);
-		b->len += n;
-	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
 }
 
 static void sb_str(struct sbuf *b, const char *s)
@@ -70,12 +62,6 @@ static void sb_json(struct sbuf *b, const char *s, size_t len)
 		sb_put(b, piece, n);
 	}
 	sb_put(b, "\"", 1);
-}
-
-static void sb_uint(struct sbuf *b, uint64_t v)
-{
-	char num[24];
-	sb_put(b, num, (size_t)snprintf(num, sizeof num, "%llu", (unsigned long long)v));
 }
 
 static void reply_take(struct reply *rp, int status, struct sbuf *b, const char *type)
@@ -156,15 +142,12 @@ static _Thread_local size_t head_len; /* of the reply's head, in the answers */
 
 static void reply_head(const struct slot *sl, const struct gen *g)
 {
-	struct sbuf b = {0};
-	sb_str(&b, "{\"snapshot\": ");
-	sb_json(&b, sl->name, strlen(sl->name));
-	sb_str(&b, ", \"generation\": ");
-	sb_uint(&b, g->generation);
-	sb_str(&b, ", \"results\": [");
-	out_put(b.p, b.err ? 0 : b.len);
-	head_len = b.err ? 0 : b.len;
-	free(b.p);
+	out_str("{\"snapshot\": ");
+	out_json(sl->name, strlen(sl->name));
+	out_str(", \"generation\": ");
+	out_uint(g->generation);
+	out_str(", \"results\": [");
+	head_len = answers.len;
 }
 
 /*

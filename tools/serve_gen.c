@@ -155,12 +155,7 @@ static struct gen *gen_open(struct server *sv, struct slot *sl, int *rc)
 	if (*rc == 0)
 		*rc = load_inspect(g, sl->path);
 	if (*rc) {
-		bfi_close(&g->snap);
-		free(g->names.at);
-		free(g->names.json);
-		free(g->names.json_at);
-		free(g->inspect);
-		free(g);
+		gen_free(sv, g); /* nothing counted as mapped yet */
 		return NULL;
 	}
 	memcpy(g->id, in.snapshot_id, sizeof g->id);
