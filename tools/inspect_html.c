@@ -109,8 +109,28 @@ static void section_bytes(json_object *js, uint64_t file_size)
 	fputs("</table>\n", o);
 }
 
+/*
+ * Every ordinal's fill ratio (bits set / bits) in fill[], NaN for a removed
+ * set's hole: what the heat map and the blocks draw, read once.
+ */
+static int set_fills(const bfi_snapshot *s, const struct bfi_info *in, double *fill)
+{
+	for (uint64_t ord = 0; ord < in->ordinals; ord++) {
+		struct bfi_set_stats st;
+		int e = bfi_set_stats(s, (uint32_t)ord, &st);
+		if (e == BFI_E_NOT_FOUND && in->segments) {
+			fill[ord] = NAN;
+			continue;
+		}
+		if (e)
+			return e;
+		fill[ord] = st.bits ? (double)st.bits_set / (double)st.bits : 0;
+	}
+	return 0;
+}
+
 /* Every set's fill ratio, in ordinal order, 64 a row; bins of sets past MAX_CELLS. */
-static int heat_map(const bfi_snapshot *s, const struct bfi_info *in)
+static void heat_map(const bfi_snapshot *s, const struct bfi_info *in, const double *fill)
 {
 	uint64_t n = in->ordinals, per = (n + MAX_CELLS - 1) / MAX_CELLS;
 	if (per == 0)
@@ -126,27 +146,20 @@ static int heat_map(const bfi_snapshot *s, const struct bfi_info *in)
 	fputs(".</p>\n", o);
 	fprintf(o, "<svg class=\"heat\" width=\"%d\" height=\"%llu\" role=\"img\">\n",
 	        COLS * CELL + 20, (unsigned long long)(rows * CELL + 10));
-	int rc = 0;
-	for (uint64_t c = 0; c < cells && rc == 0; c++) {
+	for (uint64_t c = 0; c < cells; c++) {
 		uint64_t first = c * per, last = first + per > n ? n : first + per;
 		double sum = 0;
 		uint64_t live = 0;
+		for (uint64_t ord = first; ord < last; ord++) {
+			if (isnan(fill[ord]))
+				continue; /* a removed set's hole */
+			sum += fill[ord];
+			live++;
+		}
 		const char *name = NULL;
 		size_t nl = 0;
-		for (uint64_t ord = first; ord < last; ord++) {
-			struct bfi_set_stats st;
-			int e = bfi_set_stats(s, (uint32_t)ord, &st);
-			if (e == BFI_E_NOT_FOUND && in->segments)
-				continue; /* a removed set's hole */
-			if (e) {
-				rc = e;
-				break;
-			}
-			sum += st.bits ? (double)st.bits_set / (double)st.bits : 0;
-			live++;
-			if (per == 1 && bfi_set_name(s, (uint32_t)ord, &name, &nl) != 0)
-				name = NULL;
-		}
+		if (per == 1 && live && bfi_set_name(s, (uint32_t)first, &name, &nl) != 0)
+			name = NULL;
 		uint64_t x = 10 + (c % COLS) * CELL, y = 5 + (c / COLS) * CELL;
 		if (live == 0) {
 			fprintf(o, "<rect class=\"hole\" x=\"%llu\" y=\"%llu\" width=\"%d\" height=\"%d\" "
@@ -179,16 +192,15 @@ static int heat_map(const bfi_snapshot *s, const struct bfi_info *in)
 		fputs("\">&nbsp;&nbsp;&nbsp;</span>", o);
 	}
 	fputs(" 1</p>\n", o);
-	return rc;
 }
 
 /* The flat layout's blocks: sets, width and mean fill of each. */
-static int blocks(const bfi_snapshot *s, const struct bfi_info *in, json_object *js)
+static void blocks(const struct bfi_info *in, json_object *js, const double *fill)
 {
 	json_object *bl = get(js, "blocks");
 	size_t n = bl ? json_object_array_length(bl) : 0;
 	if (n == 0 || in->segments)
-		return 0;
+		return;
 	fputs("<h2>Flat blocks</h2>\n<p>The flat layout (Flat-Bloofi) stores the filters bit-sliced: "
 	      "row r of a block holds bit r of every set's filter, so a key's k probes read k rows and "
 	      "AND them, whatever the number of sets. Sets are cut into blocks of one width each, "
@@ -201,13 +213,8 @@ static int blocks(const bfi_snapshot *s, const struct bfi_info *in, json_object 
 		uint64_t first = (uint64_t)json_object_get_int64(get(e, "first_set"));
 		uint64_t sets = (uint64_t)json_object_get_int64(get(e, "sets"));
 		double sum = 0;
-		for (uint64_t ord = first; ord < first + sets; ord++) {
-			struct bfi_set_stats st;
-			int rc = bfi_set_stats(s, (uint32_t)ord, &st);
-			if (rc)
-				return rc;
-			sum += st.bits ? (double)st.bits_set / (double)st.bits : 0;
-		}
+		for (uint64_t ord = first; ord < first + sets && ord < in->ordinals; ord++)
+			sum += fill[ord];
 		double f = sets ? sum / (double)sets : 0;
 		fprintf(o, "<rect class=\"block\" data-block=\"%zu\" data-first=\"%llu\" data-sets=\"%llu\" "
 		        "data-bits=\"%llu\" data-mean-fill=\"%.6f\" x=\"%.1f\" y=\"5\" width=\"%.1f\" "
@@ -233,7 +240,6 @@ static int blocks(const bfi_snapshot *s, const struct bfi_info *in, json_object 
 		        (long long)json_object_get_int64(get(e, "prefilter_bits")));
 	}
 	fputs("</table>\n", o);
-	return 0;
 }
 
 static void histogram(json_object *js)
@@ -549,10 +555,11 @@ int inspect_html(FILE *out, const bfi_snapshot *s, const char *path, uint64_t pr
 		        (unsigned long long)in.generation);
 	fputs("</p>\n", o);
 	section_bytes(js, in.file_size);
-	rc = heat_map(s, &in);
-	if (rc == 0)
-		rc = blocks(s, &in, js);
+	double *fill = malloc((in.ordinals ? in.ordinals : 1) * sizeof *fill);
+	rc = fill ? set_fills(s, &in, fill) : -ENOMEM;
 	if (rc == 0) {
+		heat_map(s, &in, fill);
+		blocks(&in, js, fill);
 		histogram(js);
 		tree(js);
 		rc = rambo(s, &in, js);
@@ -569,6 +576,7 @@ int inspect_html(FILE *out, const bfi_snapshot *s, const char *path, uint64_t pr
 		fputs("</pre>\n</body>\n</html>\n", o);
 	}
 	json_object_put(js);
+	free(fill);
 	free(buf);
 	if (rc)
 		return rc;
