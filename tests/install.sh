@@ -99,11 +99,11 @@ if [ "${CI:-}" = true ] && [ "$(id -u)" = 0 ]; then
 	if [ -e /usr/local/share/bfi/installed ]; then
 		echo "(a bfi is installed in /usr/local already: the default-prefix install is not tried over it)"
 	else
-		# the interpreter install.sh installs for (its rule): the system's python3
-		py=${PYTHON:-}
-		[ -n "$py" ] || { [ -x /usr/bin/python3 ] && py=/usr/bin/python3; } || py=python3
 		real_ok() {
 			DESTDIR= sh tools/install.sh "" /usr/local >"$T/log" 2>&1 || { cat "$T/log"; return 1; }
+			# the interpreter install.sh installed the module for, as it says
+			py=$(sed -n 's/^installed the Python module into .* (for \(.*\))$/\1/p' "$T/log")
+			[ -n "$py" ] || { echo "install.sh names no python3:"; cat "$T/log"; return 1; }
 			# shellcheck disable=SC2046
 			$cc -std=c11 $san -o "$T/api_real" "$T/api.c" $(pkg-config --cflags --libs bfi) &&
 				(cd "$T" && ./api_real) | tr '\n' ' ' | grep -qx 'fruit veg ' || return 1
