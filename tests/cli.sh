@@ -28,7 +28,7 @@ check "build needs -o" status_is 2 "$BFI" build "$DATA"
 # getopt's complaints too; only its usage text follows, and every --help
 # ends with the command's exit status.
 voice() {
-	for c in $("$BFI" --help | awk '/^Commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } /^$/ { on = 0 }'); do
+	for c in $(bash -c '. tools/bfi.bash-completion && _bfi_commands "$1"' sh "$BFI"); do
 		sub=
 		[ "$c" = filter ] && sub=query
 		for args in "--bogus" "$T/no/such/snap $T/no/such/input" "-Z"; do

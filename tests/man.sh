@@ -11,7 +11,8 @@ trap 'rm -rf "$T"' EXIT
 SUITE=man
 . "$(dirname "$0")/lib/check.sh"
 
-commands=$("$BFI" --help | awk '/^Commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } /^$/ { on = 0 }')
+# the commands, and a command's options, as the bash completion reads them from --help
+commands=$(bash -c '. tools/bfi.bash-completion && _bfi_commands "$1"' sh "$BFI")
 
 # render PAGE: the page as text, in $T/page; its warnings in $T/warn
 render() {
@@ -19,10 +20,8 @@ render() {
 		{ echo "$1 renders with warnings:"; cat "$T/warn"; return 1; }
 }
 
-# the options of command $1, as its --help lists them (the completion's rule)
 options() {
-	"$BFI" "$1" --help | awk '/^  -[A-Za-z0-9], --[A-Za-z]/ { sub(/,$/, "", $1); print $1; print $2; next }
-		/^  -[A-Za-z0-9] / { print $1; next } /^      --[A-Za-z]/ { print $1 }'
+	bash -c '. tools/bfi.bash-completion && _bfi_options "$1" "$2"' sh "$BFI" "$1"
 }
 
 pages() {
