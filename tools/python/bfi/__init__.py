@@ -497,44 +497,49 @@ class Snapshot:
     # -- answers --
 
     def _answer(self, r, ordinals, as_array, scored=False):
-        """What result r holds: names, ordinals or an array; with scored,
-        (set, score) pairs (or a pair of arrays)."""
-        n = _result_count(r)
+        """What result r holds (None: nothing): names, ordinals or an array;
+        with scored, (set, score) pairs (or a pair of arrays)."""
+        n = _result_count(r) if r else 0
+        addrs = [_result_ordinals(r) if n else None]
+        if scored:
+            addrs.append(_result_scores(r) if n else None)
         if as_array:
             import numpy
 
-            def arr(addr):
-                if not n:
-                    return numpy.zeros(0, dtype=numpy.uint32)
-                return numpy.frombuffer(ctypes.string_at(addr, 4 * n), dtype=numpy.uint32)
-
-            if scored:
-                return arr(_result_ordinals(r)), arr(_result_scores(r))
-            return arr(_result_ordinals(r))
-        ords = _u32(_result_ordinals(r), n)
+            arrs = [numpy.frombuffer(ctypes.string_at(a, 4 * n), dtype=numpy.uint32) if n
+                    else numpy.zeros(0, dtype=numpy.uint32) for a in addrs]
+            return tuple(arrs) if scored else arrs[0]
+        ords = _u32(addrs[0], n)
         sets = ords if ordinals else self._named(ords)
         if scored:
-            return list(zip(sets, _u32(_result_scores(r), n)))
+            return list(zip(sets, _u32(addrs[1], n)))
         return sets
 
     def _run(self, e, layout, theta, ordinals, as_array):
         """Answer one compiled expression (None: matches nothing)."""
         s, r = self._snap(), self._res()
         if e is None:
-            return self._empty(theta is not None, ordinals, as_array)
+            return self._answer(None, ordinals, as_array, scored=theta is not None)
         if theta is None:
             _check(_query_expr(s, layout, e.p, r))
         else:
             _check(_query_threshold(s, layout, e.p, theta, r))
         return self._answer(r, ordinals, as_array, scored=theta is not None)
 
-    def _empty(self, scored, ordinals, as_array):
-        if as_array:
-            import numpy
+    def _text(self, text, how):
+        """text compiled as the snapshot's documents were split (how:
+        0 all terms, 1 a term list); None when no term is left."""
+        b = _bytes(text)
+        e = _Expr()
+        _check(_expr_text(self._snap(), b, len(b), how, ctypes.byref(e.p)), "text")
+        return e if e.p else None
 
-            z = numpy.zeros(0, dtype=numpy.uint32)
-            return (z, z.copy()) if scored else z
-        return []
+    def _kmers(self, seq, k):
+        """A DNA sequence compiled to the term list of its k-mers."""
+        b = _bytes(seq)
+        e = _Expr()
+        _check(_expr_kmers(self._snap(), b, len(b), k, ctypes.byref(e.p)), "sequence")
+        return e
 
     def query(self, keys, *, layout=None, ordinals=False, as_array=False):
         """Which sets may contain each key?
@@ -646,11 +651,8 @@ class Snapshot:
         if not isinstance(text, (str, bytes)):
             return [self.query_text(x, threshold=threshold, layout=layout, ordinals=ordinals,
                                     as_array=as_array) for x in text]
-        b = _bytes(text)
-        e = _Expr()
         how = 0 if threshold is None else 1  # BFI_TEXT_ALL, BFI_TEXT_TERMS
-        _check(_expr_text(self._snap(), b, len(b), how, ctypes.byref(e.p)), "text")
-        return self._run(e if e.p else None, _layout(layout), threshold, ordinals, as_array)
+        return self._run(self._text(text, how), _layout(layout), threshold, ordinals, as_array)
 
     def query_sequences(self, seqs, *, threshold, k=0, layout=None, ordinals=False,
                         as_array=False):
@@ -661,10 +663,8 @@ class Snapshot:
         of sequences or (id, sequence) pairs, answered with a list of such
         lists."""
         if isinstance(seqs, (str, bytes)):
-            b = _bytes(seqs)
-            e = _Expr()
-            _check(_expr_kmers(self._snap(), b, len(b), k, ctypes.byref(e.p)), "sequence")
-            return self._run(e, _layout(layout), threshold, ordinals, as_array)
+            return self._run(self._kmers(seqs, k), _layout(layout), threshold, ordinals,
+                             as_array)
         out = []
         for s in seqs:
             if isinstance(s, tuple):
@@ -676,11 +676,5 @@ class Snapshot:
     def terms(self, text=None, *, sequence=None, k=0):
         """How many distinct terms a text (or k-mers a sequence) compiles
         to: the denominator of a threshold query's scores."""
-        e = _Expr()
-        if sequence is not None:
-            b = _bytes(sequence)
-            _check(_expr_kmers(self._snap(), b, len(b), k, ctypes.byref(e.p)), "sequence")
-        else:
-            b = _bytes(text)
-            _check(_expr_text(self._snap(), b, len(b), 1, ctypes.byref(e.p)), "text")
-        return _expr_keys(e.p) if e.p else 0
+        e = self._kmers(sequence, k) if sequence is not None else self._text(text, 1)
+        return _expr_keys(e.p) if e else 0
