@@ -99,6 +99,11 @@ def text_all():
         expect(s.query_text(texts), want, "query_text")
         expect(s.query_text(texts, threshold=0.5), want_t, "query_text(threshold=0.5)")
         expect([s.terms(t) for t in texts], terms, "terms(text)")
+        # text with no terms left: nothing matches, with or without a threshold
+        none = [ranked(o) for o in cli("-t", "0.5", f"{T}/X", stdin=b"!!! ?\n")]
+        expect([s.query_text("!!! ?", threshold=0.5)], none, "query_text(no terms, threshold)")
+        expect([s.query_text("!!! ?")], [o["matches"] for o in cli(f"{T}/X", stdin=b"!!! ?\n")],
+               "query_text(no terms)")
 
 
 def sequences():
@@ -117,6 +122,9 @@ def sequences():
         expect([s.terms(sequence=q) for _, q in recs], [o["terms"] for o in got_cli],
                "terms(sequence=)")
         assert sum(1 for w in want if w) > 50, "too few reads found: the check means little"
+        # a read shorter than k has no k-mers: nothing matches, as the CLI says
+        short = [ranked(o) for o in cli("-t", "0.8", f"{T}/F", stdin=b"ACGTACG\n")]
+        expect([s.query_sequences("ACGTACG", threshold=0.8)], short, "query_sequences(shorter than k)")
 
 
 def paths_all():

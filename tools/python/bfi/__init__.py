@@ -518,7 +518,8 @@ class Snapshot:
     def _run(self, e, layout, theta, ordinals, as_array):
         """Answer one compiled expression (None: matches nothing)."""
         s, r = self._snap(), self._res()
-        if e is None:
+        # no terms (a sequence shorter than k, text of stop words): no set can score
+        if e is None or (theta is not None and _expr_keys(e.p) == 0):
             return self._answer(None, ordinals, as_array, scored=theta is not None)
         if theta is None:
             _check(_query_expr(s, layout, e.p, r))
