@@ -86,12 +86,13 @@ static void test_sweep_lock(void)
 	snprintf(snap, sizeof snap, "%s/lk", t);
 	build(snap, 2);
 	/* a staging directory as bfi makes it (spec/format.md, "Publishing"): its marker,
-	 * locked as a live build holds it */
+	 * naming the directory, locked as a live build holds it */
 	char dir[4400], mark[4500];
 	snprintf(dir, sizeof dir, "%s/lk.tmp-Live01", t);
 	EXPECT(mkdir(dir, 0755) == 0);
 	snprintf(mark, sizeof mark, "%s/.bfi-staging", dir);
-	static const char text[] = "bfi staging directory: a build in progress, or what a killed one left\n";
+	static const char text[] = "bfi staging directory: a build in progress, or what a killed one left\n"
+	                           "lk.tmp-Live01\n";
 	EXPECT(test_write_file(mark, text, sizeof text - 1) == 0);
 	char idx[4500];
 	snprintf(idx, sizeof idx, "%s/index.bfi", dir);

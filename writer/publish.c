@@ -3,12 +3,16 @@
  * atomically; and remove only what bfi itself staged.
  *
  * A build stages its files in PATH.tmp-XXXXXX, a directory made by
- * mkdtemp that holds a marker file (MARK_NAME, MARK_TEXT) which the build
- * keeps locked with flock() for as long as it runs. A staging directory
- * is bfi's, and abandoned, only when all of this holds: it is a real
- * directory (not a symlink) owned by this user, it holds the marker as a
- * regular file with exactly MARK_TEXT in it, and the marker's lock can be
- * taken. A lock dies with the process that held it, in any pid namespace
+ * mkdtemp that holds a marker file (MARK_NAME: MARK_TEXT, then the
+ * directory's own name and a newline) which the build keeps locked with
+ * flock() for as long as it runs. A staging directory is bfi's, and
+ * abandoned, only when all of this holds: it is a real directory (not a
+ * symlink) owned by this user, it holds the marker as a regular file
+ * whose text names the very directory it is found in, and the marker's
+ * lock can be taken. The name is what keeps a copy safe: a published
+ * snapshot may carry a marker a killed build left, and a copy of it made
+ * under a staging-like name (a backup, PATH.tmp-old) is not the directory
+ * its marker names. A lock dies with the process that held it, in any pid namespace
  * and, through NFS's lock manager, on any host; a pid proves nothing
  * across either. Every step works relative to directory descriptors with
  * O_NOFOLLOW, so a symlink planted under a staging name leads nowhere.
@@ -186,37 +190,47 @@ int bfi_output_check(const char *path, char *err, size_t errlen)
 	return rc;
 }
 
-/*
- * The marker in dfd: absent, held by a live build, not a marker, a proper
- * prefix of MARK_TEXT (the empty file included: a build killed as it wrote
- * it), or whole. For the last two, no live build holding it, its fd
- * (opened with flags, O_RDONLY or O_RDWR), locked, and in *len its bytes;
- * else -1.
- */
-enum mark_state { MARK_ABSENT, MARK_HELD, MARK_OTHER, MARK_PART, MARK_WHOLE };
+/* The whole text of the marker of the staging directory called name, into buf: its length. */
+static size_t mark_text(const char *name, char *buf, size_t cap)
+{
+	int n = snprintf(buf, cap, "%s%s\n", MARK_TEXT, name);
+	return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
+}
 
-static int take_mark(int dfd, int flags, enum mark_state *state, size_t *len)
+/*
+ * The marker in dfd, for a directory called name: absent, held by a live
+ * build, not a marker, another directory's marker (its first line whole,
+ * naming another), a proper prefix of name's text (the empty file
+ * included: a build killed as it wrote it), or whole. For the last three,
+ * no live build holding it, its fd (opened with flags, O_RDONLY or
+ * O_RDWR), locked, and in *len its bytes; else -1.
+ */
+enum mark_state { MARK_ABSENT, MARK_HELD, MARK_OTHER, MARK_STRAY, MARK_PART, MARK_WHOLE };
+
+static int take_mark(int dfd, int flags, const char *name, enum mark_state *state, size_t *len)
 {
 	int fd = openat(dfd, MARK_NAME, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		*state = errno == ENOENT ? MARK_ABSENT : MARK_OTHER;
 		return -1;
 	}
-	char text[sizeof MARK_TEXT + 1];
-	size_t want = strlen(MARK_TEXT);
+	char want[sizeof MARK_TEXT + 300], text[sizeof want + 1];
+	size_t wl = mark_text(name, want, sizeof want), tl = strlen(MARK_TEXT);
 	struct stat st;
 	ssize_t got = -1;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+	if (wl == 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		*state = MARK_OTHER;
 	else if (flock(fd, LOCK_EX | LOCK_NB) != 0)
 		*state = MARK_HELD;
-	else if ((got = pread(fd, text, sizeof text, 0)) == (ssize_t)want && !memcmp(text, MARK_TEXT, want))
+	else if ((got = pread(fd, text, sizeof text, 0)) == (ssize_t)wl && !memcmp(text, want, wl))
 		*state = MARK_WHOLE;
-	else if (got >= 0 && (size_t)got < want && !memcmp(text, MARK_TEXT, (size_t)got))
+	else if (got >= 0 && (size_t)got < wl && !memcmp(text, want, (size_t)got))
 		*state = MARK_PART;
+	else if (got > (ssize_t)tl && !memcmp(text, MARK_TEXT, tl) && text[got - 1] == '\n')
+		*state = MARK_STRAY;
 	else
 		*state = MARK_OTHER;
-	if (*state < MARK_PART) {
+	if (*state < MARK_STRAY) {
 		close(fd);
 		return -1;
 	}
@@ -224,9 +238,13 @@ static int take_mark(int dfd, int flags, enum mark_state *state, size_t *len)
 	return fd;
 }
 
-/* Write MARK_TEXT to a fresh marker in dfd and lock it: the lock's fd, or -errno. */
-static int make_mark(int dfd)
+/* Write name's marker text to a fresh marker in dfd and lock it: the lock's fd, or -errno. */
+static int make_mark(int dfd, const char *name)
 {
+	char text[sizeof MARK_TEXT + 300];
+	size_t len = mark_text(name, text, sizeof text);
+	if (len == 0)
+		return -ENAMETOOLONG;
 	int fd = openat(dfd, MARK_NAME, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
@@ -248,8 +266,7 @@ static int make_mark(int dfd)
 		rc = -errno;
 	else if (rc == 0 && fs.st_nlink == 0)
 		rc = -ENOENT;
-	size_t len = strlen(MARK_TEXT);
-	if (rc == 0 && write(fd, MARK_TEXT, len) != (ssize_t)len)
+	if (rc == 0 && write(fd, text, len) != (ssize_t)len)
 		rc = errno ? -errno : -EIO;
 	if (rc) {
 		close(fd);
@@ -257,6 +274,13 @@ static int make_mark(int dfd)
 		return rc;
 	}
 	return fd;
+}
+
+/* The last component of a path bfi made (no trailing slash). */
+static const char *last_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
 }
 
 /* Remove bfi's own files from dfd: regular files of the known names only. */
@@ -294,7 +318,7 @@ int staging_begin(struct staging *st, const char *path, char *err, size_t errlen
 		st->dfd = open(st->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		rc = st->dfd < 0 ? -errno : 0;
 		if (rc == 0) {
-			st->mark = make_mark(st->dfd);
+			st->mark = make_mark(st->dfd, last_name(st->dir));
 			rc = st->mark < 0 ? st->mark : 0;
 		}
 	}
@@ -314,31 +338,36 @@ int staging_begin(struct staging *st, const char *path, char *err, size_t errlen
  *
  * No moment may leave the staging name unmarked while it holds a
  * snapshot. Before an exchange the snapshot to be replaced gets a marker
- * of its own, locked by this build (old_mark), so that the exchange brings
- * it to the staging name already marked; the marker that went with the
- * staged directory into place is then removed. After a plain rename the
- * marker is removed once the rename is durable. A build killed in between
- * leaves a stray marker in the published snapshot, which is harmless and
- * which the next replacement carries away.
+ * of its own, naming the staging directory and locked by this build
+ * (old_mark), so that the exchange brings it to the staging name already
+ * marked; the marker that went with the staged directory into place is
+ * then removed. After a plain rename the marker is removed once the
+ * rename is durable. A build killed in between leaves a stray marker in
+ * the published snapshot; it names the staging directory, not the
+ * snapshot, so no sweep honours it there or in a copy, and the next
+ * replacement carries it away.
  */
 #define PUBLISH_TRIES 8
 
 /*
- * A marker for the snapshot at path, locked: a new one, or a stray one a
- * killed build left there, if no live build holds it. Its fd, or -1.
+ * A marker for the snapshot at path, naming the staging directory name it
+ * is to be exchanged to, locked: a new one, or a stray one a killed build
+ * left there, rewritten, if no live build holds it. Its fd, or -1.
  */
-static int old_mark(const char *path)
+static int old_mark(const char *path, const char *name)
 {
 	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return -1;
-	int fd = make_mark(dfd);
-	if (fd == -EEXIST) { /* a killed build's: whole, or cut short as it was written, made whole */
+	int fd = make_mark(dfd, name);
+	if (fd == -EEXIST) { /* a killed build's: made to name this exchange's directory */
 		enum mark_state ms;
 		size_t got;
-		fd = take_mark(dfd, O_RDWR, &ms, &got);
-		size_t want = strlen(MARK_TEXT);
-		if (ms == MARK_PART && pwrite(fd, &MARK_TEXT[got], want - got, (off_t)got) != (ssize_t)(want - got)) {
+		char text[sizeof MARK_TEXT + 300];
+		size_t want = mark_text(name, text, sizeof text);
+		fd = take_mark(dfd, O_RDWR, name, &ms, &got);
+		if (fd >= 0 && ms != MARK_WHOLE &&
+		    (ftruncate(fd, 0) != 0 || pwrite(fd, text, want, 0) != (ssize_t)want)) {
 			close(fd);
 			fd = -1;
 		}
@@ -372,7 +401,7 @@ int staging_publish(struct staging *st, const char *path, char *err, size_t errl
 		rc = bfi_output_check(path, err, errlen);
 		if (rc)
 			break;
-		int omark = old_mark(path);
+		int omark = old_mark(path, last_name(st->dir));
 		if (renameat2(AT_FDCWD, st->dir, AT_FDCWD, path, RENAME_EXCHANGE) == 0) {
 			swapped = 1; /* st->dir now holds the old snapshot, still whole, and marked */
 			if (omark >= 0) {
@@ -487,7 +516,7 @@ static int abandoned(int pfd, const char *name, size_t mkdtemp_len, int *dirfd)
 	}
 	enum mark_state ms;
 	size_t len;
-	int mfd = take_mark(dfd, O_RDONLY, &ms, &len);
+	int mfd = take_mark(dfd, O_RDONLY, name, &ms, &len);
 	if (ms == MARK_WHOLE) {
 		*dirfd = dfd;
 		return mfd;

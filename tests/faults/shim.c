@@ -10,10 +10,15 @@
  * new path, or a file appears in the snapshot being replaced.
  * BFI_FLOCK_DELAY_MS=N sleeps N ms before each blocking flock, which opens
  * the window between a build creating its staging marker and locking it.
+ * BFI_KILL_AFTER_PUBLISH=1 sends the process SIGKILL as soon as a rename
+ * or exchange of a staging directory (a name holding ".tmp-") into place
+ * succeeds: a build killed the moment it has published, before it tidies.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
+#include <string.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,15 +125,22 @@ int flock(int fd, int op)
 	return REAL(flock)(fd, op);
 }
 
+static int published(int rc, const char *from)
+{
+	if (rc == 0 && getenv("BFI_KILL_AFTER_PUBLISH") && strstr(from, ".tmp-"))
+		kill(getpid(), SIGKILL);
+	return rc;
+}
+
 int rename(const char *a, const char *b)
 {
 	delay();
-	return hit(EIO) ? -1 : REAL(rename)(a, b);
+	return hit(EIO) ? -1 : published(REAL(rename)(a, b), a);
 }
 int renameat2(int da, const char *a, int db, const char *b, unsigned flags)
 {
 	delay();
-	return hit(EIO) ? -1 : REAL(renameat2)(da, a, db, b, flags);
+	return hit(EIO) ? -1 : published(REAL(renameat2)(da, a, db, b, flags), a);
 }
 int renameat(int da, const char *a, int db, const char *b)
 {
