@@ -555,11 +555,11 @@ int cmd_bench(int argc, char **argv)
 				       touched, bw / touched, 1e9 / (touched / 64 * line_ns), touched / 64);
 		}
 	}
+	int said = 0; /* a failure already explained */
 	if (rc == 0 && results) {
-		FILE *f = fopen(results, "a+");
+		FILE *f = outfile_append("bench", results);
 		if (f == NULL) {
-			fprintf(stderr, "bfi bench: %s: %s\n", results, strerror(errno));
-			rc = -errno;
+			said = 1;
 		} else {
 			time_t t = time(NULL);
 			char day[16];
@@ -576,11 +576,19 @@ int cmd_bench(int argc, char **argv)
 				        (unsigned long long)in.n_sets, fig[i].queries, fig[i].p50, fig[i].p99,
 				        fig[i].qps, fig[i].touched, bw / 1e9,
 				        fig[i].p50 / (fig[i].touched / bw * 1e6));
-			fclose(f);
+			int e = ferror(f) ? (errno ? errno : EIO) : 0;
+			if (fclose(f) != 0 && e == 0)
+				e = errno;
+			if (e) {
+				fprintf(stderr, "bfi bench: %s: %s\n", results, strerror(e));
+				said = 1;
+			}
 		}
 	}
 	if (rc)
 		fprintf(stderr, "bfi bench: %s\n", bfi_strerror(rc));
+	if (said && rc == 0)
+		rc = -EIO;
 out:
 	for (size_t i = 0; i < ks.n; i++) {
 		free(ks.k[i]);

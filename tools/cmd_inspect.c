@@ -25,7 +25,9 @@ static const char help[] =
 	"      --html FILE write a self-contained page of pictures instead: bytes\n"
 	"                  by section, every set's fill as a heat map, the blocks,\n"
 	"                  the tree's levels, RAMBO's cell loads (inline SVG, no\n"
-	"                  network); FILE is replaced whole\n"
+	"                  network); FILE is replaced whole, and may not be a\n"
+	"                  symbolic link, a device or a file of bfi's ('-':\n"
+	"                  standard output)\n"
 	"      --probe N   with --html, also ask each layout N random absent keys\n"
 	"                  and set the false-positive rate measured beside the\n"
 	"                  expected one (default 0: none)\n"
@@ -38,31 +40,17 @@ static const char help[] =
 	"Exit status: 0, or 2 for a usage error or a snapshot that cannot be\n"
 	"opened or read.\n";
 
-/* The page into FILE.tmp-PID, then renamed over FILE: a reader sees the old page or the new. */
+/* The page made new beside FILE and renamed over it (outfile.c): a reader sees the old page or the new. */
 static int write_html(const char *file, const bfi_snapshot *s, const char *path, uint64_t probes)
 {
-	char tmp[4096];
-	if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", file, (long)getpid()) >= (int)sizeof tmp) {
-		fprintf(stderr, "bfi inspect: %s: name too long\n", file);
+	struct outfile o;
+	if (outfile_open(&o, "inspect", file) != 0)
 		return EXIT_USAGE;
-	}
-	FILE *f = fopen(tmp, "w");
-	if (f == NULL) {
-		fprintf(stderr, "bfi inspect: %s: %s\n", tmp, strerror(errno));
+	int rc = inspect_html(o.f, s, path, probes);
+	if (rc < 0)
+		fprintf(stderr, "bfi inspect: %s: %s\n", path, bfi_strerror(rc));
+	if (outfile_close(&o, rc == 0) != 0 || rc != 0)
 		return EXIT_USAGE;
-	}
-	int rc = inspect_html(f, s, path, probes);
-	int e = rc == 1 || ferror(f) ? errno : 0;
-	if (fclose(f) != 0 && e == 0)
-		e = errno ? errno : EIO;
-	if (rc == 0 && e == 0 && rename(tmp, file) != 0)
-		e = errno;
-	if (rc < 0 || e) {
-		(void)unlink(tmp);
-		fprintf(stderr, "bfi inspect: %s: %s\n", rc < 0 ? path : file,
-		        rc < 0 ? bfi_strerror(rc) : strerror(e));
-		return EXIT_USAGE;
-	}
 	return EXIT_OK;
 }
 

@@ -80,27 +80,6 @@ static int check_dir(const char *dir, int *made)
 	return rc;
 }
 
-/* A new file beside dir/name, to be renamed over it once whole. */
-static FILE *create(const char *dir, const char *name, char *tmp, size_t len)
-{
-	snprintf(tmp, len, "%s/.%s.tmp-XXXXXX", dir, name);
-	int fd = mkstemp(tmp);
-	mode_t mask = umask(0); /* mkstemp makes 0600: the files are as any the user writes */
-	umask(mask);
-	if (fd >= 0)
-		(void)fchmod(fd, 0666 & ~mask);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (f == NULL) {
-		fprintf(stderr, "bfi synth: %s/%s: %s\n", dir, name, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		tmp[0] = 0;
-	}
-	return f;
-}
-
 int cmd_synth(int argc, char **argv)
 {
 	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
@@ -145,13 +124,17 @@ int cmd_synth(int argc, char **argv)
 	int made;
 	if (check_dir(dir, &made))
 		return EXIT_USAGE;
-	FILE *f[3];
-	char tmp[3][4300];
+	struct outfile of[3];
+	char final[3][4300];
 	int rc = EXIT_OK;
-	for (int i = 0; i < 3; i++)
-		if ((f[i] = create(dir, files[i], tmp[i], sizeof tmp[i])) == NULL)
+	for (int i = 0; i < 3; i++) {
+		snprintf(final[i], sizeof final[i], "%s/%s", dir, files[i]);
+		if (rc == 0 && outfile_open(&of[i], "synth", final[i]) != 0)
 			rc = EXIT_USAGE;
-	FILE *sets = f[0], *pres = f[1], *abs = f[2];
+		else if (rc)
+			of[i].f = NULL;
+	}
+	FILE *sets = of[0].f, *pres = of[1].f, *abs = of[2].f;
 	for (uint64_t i = 0; rc == 0 && i < n; i++)
 		for (uint64_t v = 100 * i; v < 100 * i + 100; v++)
 			fprintf(sets, "s%llu\t%llu\n", (unsigned long long)i, (unsigned long long)v);
@@ -160,31 +143,10 @@ int cmd_synth(int argc, char **argv)
 		fprintf(pres, "%llu\n", (unsigned long long)(next(&s) % (100 * n)));
 		fprintf(abs, "%llu\n", (unsigned long long)(lo + next(&s) % span));
 	}
-	for (int i = 0; i < 3; i++) {
-		if (f[i] == NULL)
-			continue;
-		int e = ferror(f[i]) ? (errno ? errno : EIO) : 0;
-		if (fflush(f[i]) != 0 || fsync(fileno(f[i])) != 0)
-			e = errno;
-		if (fclose(f[i]) != 0 && e == 0)
-			e = errno;
-		if (e && rc == 0) {
-			fprintf(stderr, "bfi synth: %s/%s: %s\n", dir, files[i], strerror(e));
+	/* each written whole, or not at all: no partial files */
+	for (int i = 0; i < 3; i++)
+		if (of[i].f && outfile_close(&of[i], rc == 0) != 0)
 			rc = EXIT_USAGE;
-		}
-	}
-	/* all three whole, or none written: no partial files */
-	for (int i = 0; i < 3; i++) {
-		char final[4300];
-		snprintf(final, sizeof final, "%s/%s", dir, files[i]);
-		if (tmp[i][0] && (rc || rename(tmp[i], final) != 0)) {
-			if (rc == 0) {
-				fprintf(stderr, "bfi synth: %s: %s\n", final, strerror(errno));
-				rc = EXIT_USAGE;
-			}
-			unlink(tmp[i]);
-		}
-	}
 	if (rc && made)
 		(void)rmdir(dir);
 	return rc;

@@ -41,6 +41,13 @@ size_t json_piece(const char *s, size_t len, size_t *i, char out[8]);
  * tty_piece works as json_piece does.
  */
 size_t tty_piece(const char *s, size_t len, size_t *i, char out[8]);
+/*
+ * Bytes from the data (a name, a query) in a message on standard error,
+ * into buf (cap bytes, cap >= 40): control bytes as \xHH, whether or not
+ * stderr is a terminal (logs are read on one), and past what fits, cut
+ * short with "... (N bytes)". Returns buf.
+ */
+const char *shown(const char *s, size_t len, char *buf, size_t cap);
 /* Print s as text: as it is, but through tty_piece on a terminal. */
 void text_str(FILE *f, const char *s, size_t len);
 /* Print s (len bytes) as a JSON string literal, quotes included. */
@@ -145,6 +152,31 @@ void progress_done(struct progress *p);
  * 0, or EXIT_USAGE after saying why ("bfi CMD: ...").
  */
 int output_ok(const char *cmd, const char *out, char **in, int n);
+
+/*
+ * Files written by name (outfile.c). outfile_check: may path be replaced?
+ * Absent, or a regular file that is not bfi's own (no symbolic link,
+ * device, FIFO, socket or directory, no file of a snapshot or collection,
+ * nothing that starts with one of bfi's magic numbers). 0, or EXIT_USAGE
+ * after saying why ("bfi CMD: ...").
+ */
+int outfile_check(const char *cmd, const char *path);
+/*
+ * A file replaced whole: outfile_open makes it new beside path (mkstemp),
+ * f is written, and outfile_close(o, 1) fsyncs it and renames it over
+ * path (checked again first), or with ok 0 removes it. path "-" is
+ * standard output. Both: 0, or EXIT_USAGE after saying why.
+ */
+struct outfile {
+	FILE *f;
+	int fd;
+	const char *cmd, *path;
+	char tmp[4300];
+};
+int outfile_open(struct outfile *o, const char *cmd, const char *path);
+int outfile_close(struct outfile *o, int ok);
+/* A file appended to (bench --results), as outfile_check allows; NULL after saying why. */
+FILE *outfile_append(const char *cmd, const char *path);
 
 /* Parse "123", "64M", "2G" (binary units). Returns 0 on success. */
 int parse_size(const char *s, uint64_t *out);

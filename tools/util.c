@@ -95,6 +95,29 @@ size_t tty_piece(const char *s, size_t len, size_t *i, char out[8])
 	return 4 * n;
 }
 
+const char *shown(const char *s, size_t len, char *buf, size_t cap)
+{
+	char piece[8], tail[40];
+	size_t o = 0, i = 0;
+	int tl = snprintf(tail, sizeof tail, "... (%zu bytes)", len);
+	while (i < len) {
+		size_t at = i, n = tty_piece(s, len, &i, piece);
+		/* room for this piece, and, if more follows, for the tail */
+		if (o + n + 1 > cap || (i < len && o + n + (size_t)tl + 1 > cap)) {
+			i = at;
+			break;
+		}
+		memcpy(buf + o, piece, n);
+		o += n;
+	}
+	if (i < len && o + (size_t)tl + 1 <= cap) {
+		memcpy(buf + o, tail, (size_t)tl);
+		o += (size_t)tl;
+	}
+	buf[cap ? o : 0] = 0;
+	return buf;
+}
+
 int meta_str(const bfi_snapshot *s, const char *key, char *buf, size_t len)
 {
 	const void *v;
