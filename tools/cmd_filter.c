@@ -12,7 +12,7 @@
 static const char help[] =
 	"Usage: bfi filter create -o FILE (--bits M --hashes K | --expected-keys N\n"
 	"                         [--fpr P]) [KEYS]\n"
-	"       bfi filter add FILE [KEYS]\n"
+	"       bfi filter add [--wait] FILE [KEYS]\n"
 	"       bfi filter query [--words] [--unknown] FILE [KEY...]\n"
 	"       bfi filter info [--json] FILE\n"
 	"\n"
@@ -20,12 +20,14 @@ static const char help[] =
 	"the snapshot's own hash: a site makes its filter and ships it, and\n"
 	"'bfi build --from-filters DIR' indexes many of them. KEYS is a file of\n"
 	"keys, one per line ('-' or none: standard input; a trailing CR is\n"
-	"dropped, empty lines skipped). The file is replaced atomically.\n"
+	"dropped, empty lines skipped). The file is replaced atomically; a FILE\n"
+	"that is a symbolic link is updated where it points.\n"
 	"\n"
 	"  create   a new filter of M bits and K hashes, or sized for N keys at\n"
 	"           rate P (default 0.01: k = ceil(log2(1/P)), and m the width at\n"
 	"           which N keys give rate P exactly, ceil(-N k / ln(1 - P^(1/k))))\n"
-	"  add      add keys to an existing filter\n"
+	"  add      add keys to an existing filter; one add at a time holds it\n"
+	"      --wait     wait for another add to end rather than fail\n"
 	"  query    each KEY (or line of stdin), a TAB, then 'maybe' or 'no'\n"
 	"      --words    read text and check each word (the text tokenizer of\n"
 	"                 bfi build --input text): a spellchecker over a filter\n"
@@ -81,6 +83,11 @@ static int check_out(const char *out, const char *keys)
 	struct stat so, sk;
 	if (lstat(out, &so) != 0)
 		return 0;
+	if (S_ISLNK(so.st_mode)) {
+		fprintf(stderr, "bfi filter create: -o %s is a symbolic link; give the path it points "
+		                "to\n", out);
+		return EXIT_USAGE;
+	}
 	if (keys && strcmp(keys, "-") && stat(keys, &sk) == 0 && sk.st_dev == so.st_dev &&
 	    sk.st_ino == so.st_ino) {
 		fprintf(stderr, "bfi filter create: -o %s is the keys file it reads\n", out);
@@ -183,21 +190,37 @@ static int filter_create(int argc, char **argv)
 
 static int filter_add(int argc, char **argv)
 {
+	int wait = argc > 1 && !strcmp(argv[1], "--wait");
+	argc -= wait;
+	argv += wait;
 	if (argc < 2 || argc > 3 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fputs(help, argc >= 2 ? stdout : stderr);
 		return argc >= 2 ? EXIT_OK : EXIT_USAGE;
 	}
-	bfi_filter *f;
-	int rc = bfi_filter_load(argv[1], &f);
-	if (rc)
+	/* load, add and save under the file's lock: two adds never lose each other's keys */
+	int lock;
+	int rc = bfi_filter_lock(argv[1], wait, &lock);
+	if (rc == BFI_E_BUSY) {
+		fprintf(stderr, "bfi filter add: %s: another bfi filter add holds it; give --wait to "
+		                "wait for it\n", argv[1]);
+		return EXIT_USAGE;
+	}
+	bfi_filter *f = NULL;
+	if (rc == 0)
+		rc = bfi_filter_load(argv[1], &f);
+	if (rc) {
+		bfi_filter_unlock(&lock);
 		return fail("add", argv[1], rc);
+	}
 	if (add_keys(f, argc == 3 ? argv[2] : NULL) != 0) {
 		bfi_filter_destroy(&f);
+		bfi_filter_unlock(&lock);
 		fprintf(stderr, "bfi filter add: reading keys failed\n");
 		return EXIT_USAGE;
 	}
 	rc = bfi_filter_save(f, argv[1]);
 	bfi_filter_destroy(&f);
+	bfi_filter_unlock(&lock);
 	return rc ? fail("add", argv[1], rc) : EXIT_OK;
 }
 

@@ -333,8 +333,26 @@ BFI_API int bfi_filter_contains(const bfi_filter *f, const void *key, size_t len
 BFI_API void bfi_filter_stats(const bfi_filter *f, struct bfi_filter_stats *st);
 /* The m bits, bit i at byte i / 8, bit i % 8. */
 BFI_API const uint8_t *bfi_filter_bits(const bfi_filter *f);
-/* Write atomically (a temporary file renamed over path). */
+/*
+ * Write atomically: a new file beside path (path.tmpXXXXXX, locked while
+ * it is written), fsynced, renamed over path, and the rename made durable.
+ * A path that is a symbolic link is followed: the file it names is
+ * replaced. Temporary files that killed saves left beside it are removed
+ * first (only those: unlocked, this user's, holding the start of a filter).
+ * Returns 0, BFI_E_NOT_REGULAR (path is a directory, FIFO, device or
+ * socket), BFI_E_INVALID or -errno.
+ */
 BFI_API BFI_MUST_CHECK int bfi_filter_save(const bfi_filter *f, const char *path);
+/*
+ * Hold path's filter file for a change (load, add, save) against every
+ * other holder: an exclusive flock(2) on the file, which a save replaces,
+ * so the lock follows the file a save leaves at path. wait: block until
+ * the holder is done, rather than fail with BFI_E_BUSY. *lock is released
+ * by bfi_filter_unlock. Returns 0, BFI_E_BUSY, BFI_E_NOT_REGULAR,
+ * BFI_E_INVALID or -errno (-ENOENT: no file there).
+ */
+BFI_API BFI_MUST_CHECK int bfi_filter_lock(const char *path, int wait, int *lock);
+BFI_API void bfi_filter_unlock(int *lock);
 /*
  * Read and check a filter file: BFI_E_BAD_MAGIC, BFI_E_VERSION,
  * BFI_E_INCOMPAT (another hash), BFI_E_RESERVED, BFI_E_HEADER_CHECKSUM,

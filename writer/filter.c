@@ -5,11 +5,14 @@
  * indexes many such files. Positions are the snapshot's own (pos_i(m)), so
  * a filter's bit r is row r of a flat or tree layout of the same width.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -143,6 +146,96 @@ const uint8_t *bfi_filter_bits(const bfi_filter *f)
 	return f ? f->bits : NULL;
 }
 
+/*
+ * Where a save of path writes: path itself, or, if it is a symbolic link,
+ * the file it names (a filter reached through a link is updated there, not
+ * replaced by a file in the link's place). A malloc'd path, or NULL with
+ * *rc set.
+ */
+static char *save_target(const char *path, int *rc)
+{
+	struct stat st;
+	char *t = NULL;
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		t = realpath(path, NULL); /* a dangling link: the file it names does not exist */
+		if (t == NULL)
+			*rc = -errno;
+	} else {
+		t = strdup(path);
+		if (t == NULL)
+			*rc = -ENOMEM;
+	}
+	return t;
+}
+
+/* A temporary file's name beside target: "TARGET.tmp" and mkstemp's six letters. */
+#define TMP_SUFFIX ".tmp"
+
+/*
+ * The temporary files that killed saves of target left beside it: named
+ * as bfi_filter_save names them, regular, this user's, holding the start
+ * of a filter file (or nothing yet), and with no live save holding their
+ * lock. Only those are removed.
+ */
+static void sweep_temps(const char *target)
+{
+	const char *slash = strrchr(target, '/');
+	char dir[4200];
+	const char *base = slash ? slash + 1 : target;
+	if (slash == NULL)
+		snprintf(dir, sizeof dir, ".");
+	else if (slash == target)
+		snprintf(dir, sizeof dir, "/");
+	else if ((size_t)(slash - target) < sizeof dir)
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - target), target);
+	else
+		return;
+	size_t bl = strlen(base), sl = strlen(TMP_SUFFIX);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (d == NULL) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (strlen(e->d_name) != bl + sl + 6 || strncmp(e->d_name, base, bl) ||
+		    strncmp(e->d_name + bl, TMP_SUFFIX, sl))
+			continue;
+		int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		struct stat st;
+		char head[8];
+		if (fd < 0)
+			continue;
+		ssize_t got = -1;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		    st.st_nlink == 1 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+			got = pread(fd, head, sizeof head, 0);
+		if (got >= 0 && memcmp(head, BFI_FILTER_MAGIC, (size_t)got) == 0)
+			(void)unlinkat(dfd, e->d_name, 0);
+		close(fd); /* and its lock */
+	}
+	closedir(d);
+}
+
+/* A new temporary file beside target, locked for as long as it is open: its fd, or -errno. */
+static int make_temp(const char *target, char *tmp, size_t len)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		snprintf(tmp, len, "%s" TMP_SUFFIX "XXXXXX", target);
+		int fd = mkstemp(tmp);
+		if (fd < 0)
+			return -errno;
+		/* a sweep may take it in the moment before it is locked: then make another */
+		struct stat st;
+		if (flock(fd, LOCK_EX) == 0 && fstat(fd, &st) == 0 && st.st_nlink == 1)
+			return fd;
+		close(fd);
+	}
+	return -EAGAIN;
+}
+
 int bfi_filter_save(const bfi_filter *f, const char *path)
 {
 	if (f == NULL || path == NULL)
@@ -152,19 +245,29 @@ int bfi_filter_save(const bfi_filter *f, const char *path)
 	                              ones(f), bfi_checksum64(f->bits, (size_t)bytes)};
 	uint8_t head[BFI_FILTER_HEADER_SIZE];
 	bfi_filter_header_encode(head, &h);
-	/* write beside the target, then rename over it: never a half-written filter */
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + 16);
-	if (tmp == NULL)
-		return -ENOMEM;
-	snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		int e = errno;
-		free(tmp);
-		return -e;
-	}
 	int rc = 0;
+	char *target = save_target(path, &rc);
+	if (target == NULL)
+		return rc;
+	struct stat st;
+	if (lstat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
+		free(target);
+		return BFI_E_NOT_REGULAR;
+	}
+	sweep_temps(target);
+	/* write beside the target, then rename over it: never a half-written filter */
+	size_t plen = strlen(target);
+	char *tmp = malloc(plen + sizeof TMP_SUFFIX + 8);
+	if (tmp == NULL) {
+		free(target);
+		return -ENOMEM;
+	}
+	int fd = make_temp(target, tmp, plen + sizeof TMP_SUFFIX + 8);
+	if (fd < 0) {
+		free(tmp);
+		free(target);
+		return fd;
+	}
 	const uint8_t *parts[2] = {head, f->bits};
 	uint64_t lens[2] = {sizeof head, bytes};
 	for (int i = 0; i < 2 && rc == 0; i++)
@@ -172,6 +275,8 @@ int bfi_filter_save(const bfi_filter *f, const char *path)
 			ssize_t w = write(fd, parts[i] + done, (size_t)(lens[i] - done));
 			if (w < 0 && errno != EINTR)
 				rc = -errno;
+			else if (w == 0)
+				rc = -EIO;
 			else if (w > 0)
 				done += (uint64_t)w;
 		}
@@ -179,14 +284,77 @@ int bfi_filter_save(const bfi_filter *f, const char *path)
 		rc = -errno;
 	if (rc == 0 && fsync(fd) != 0)
 		rc = -errno;
-	if (close(fd) != 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, path) != 0)
+	if (rc == 0 && rename(tmp, target) != 0)
 		rc = -errno;
 	if (rc)
 		unlink(tmp);
+	close(fd); /* the temporary file's lock goes with it, once it is renamed or removed */
+	if (rc == 0) { /* the rename made durable */
+		char *slash = strrchr(target, '/');
+		if (slash == target)
+			slash[1] = 0;
+		else if (slash)
+			*slash = 0;
+		int dfd = open(slash ? target : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0 && fsync(dfd) != 0)
+			rc = -errno;
+		if (dfd >= 0)
+			close(dfd);
+	}
 	free(tmp);
+	free(target);
 	return rc;
+}
+
+int bfi_filter_lock(const char *path, int wait, int *lock)
+{
+	if (path == NULL || lock == NULL)
+		return BFI_E_INVALID;
+	*lock = -1;
+	int rc = 0;
+	char *target = save_target(path, &rc);
+	if (target == NULL)
+		return rc;
+	/*
+	 * The lock is on the file itself. A save replaces it with a new file,
+	 * so a lock taken on the one a save has just replaced holds nothing:
+	 * then the new one is locked instead.
+	 */
+	for (;;) {
+		int fd = open(target, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0) {
+			rc = -errno;
+			break;
+		}
+		struct stat held, now;
+		if (fstat(fd, &held) != 0 || !S_ISREG(held.st_mode)) {
+			rc = fstat(fd, &held) != 0 ? -errno : BFI_E_NOT_REGULAR;
+			close(fd);
+			break;
+		}
+		while ((rc = flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB))) != 0 && errno == EINTR)
+			;
+		if (rc != 0) {
+			rc = errno == EWOULDBLOCK ? BFI_E_BUSY : -errno;
+			close(fd);
+			break;
+		}
+		if (stat(target, &now) == 0 && now.st_dev == held.st_dev && now.st_ino == held.st_ino) {
+			*lock = fd;
+			break;
+		}
+		close(fd);
+	}
+	free(target);
+	return rc;
+}
+
+void bfi_filter_unlock(int *lock)
+{
+	if (lock && *lock >= 0) {
+		close(*lock);
+		*lock = -1;
+	}
 }
 
 int bfi_filter_load(const char *path, bfi_filter **out)
