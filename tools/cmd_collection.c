@@ -75,9 +75,10 @@ static int names_held(const char *coll, const bfi_snapshot *old, const bfi_snaps
 		if (rc == BFI_E_NOT_FOUND)
 			continue;
 		if (rc == 0 && !replace) {
-			fprintf(stderr, "bfi append: %s already holds a set named %.*s (give --replace to "
+			char nb[600];
+			fprintf(stderr, "bfi append: %s already holds a set named %s (give --replace to "
 			                "replace it); nothing committed\n",
-			        coll, (int)len, name);
+			        coll, shown(name, len, nb, sizeof nb));
 			return EXIT_USAGE;
 		}
 		if (rc == 0)
@@ -89,6 +90,20 @@ static int names_held(const char *coll, const bfi_snapshot *old, const bfi_snaps
 		++*replaced;
 	}
 	return 0;
+}
+
+/*
+ * Is path the collection coll, or inside it? Then its files (the lock,
+ * the manifest, the segments) would be read as sets.
+ */
+static int within(const char *coll, const char *path)
+{
+	char *c = realpath(coll, NULL), *p = c ? realpath(path, NULL) : NULL;
+	size_t n = c ? strlen(c) : 0;
+	int in = p && !strncmp(p, c, n) && (p[n] == 0 || p[n] == '/' || (n == 1 && c[0] == '/'));
+	free(c);
+	free(p);
+	return in;
 }
 
 int cmd_append(int argc, char **argv)
@@ -122,6 +137,13 @@ int cmd_append(int argc, char **argv)
 		free(b);
 		return EXIT_USAGE;
 	}
+	for (int i = 1; i < nb; i++)
+		if (b[i][0] != '-' && within(coll, b[i])) {
+			fprintf(stderr, "bfi append: the input %s %s the collection %s; its files are not "
+			                "sets\n", b[i], within(b[i], coll) ? "is" : "is inside", coll);
+			free(b);
+			return EXIT_USAGE;
+		}
 	char err[4400], kbuf[16];
 	bfi_collection *c = NULL;
 	int rc = bfi_collection_begin(coll, BFI_COLL_CREATE | (wait ? BFI_COLL_WAIT : 0), &c, err,
@@ -197,12 +219,17 @@ static int remove_one(const char *coll, const bfi_snapshot *old, bfi_collection 
                       const char *name, size_t len)
 {
 	uint32_t g;
+	char nb[600];
 	int rc = bfi_set_find(old, name, len, &g);
-	if (rc == 0)
-		rc = bfi_collection_remove(c, g);
+	if (rc == 0 && (rc = bfi_collection_remove(c, g)) == BFI_E_NOT_FOUND) {
+		/* held, and removed already by this command */
+		fprintf(stderr, "bfi remove: %s is named twice; nothing committed\n",
+		        shown(name, len, nb, sizeof nb));
+		return rc;
+	}
 	if (rc == BFI_E_NOT_FOUND)
-		fprintf(stderr, "bfi remove: %s holds no set named %.*s; nothing committed\n", coll,
-		        (int)len, name);
+		fprintf(stderr, "bfi remove: %s holds no set named %s; nothing committed\n", coll,
+		        shown(name, len, nb, sizeof nb));
 	else if (rc)
 		fprintf(stderr, "bfi remove: %s: %s\n", coll, bfi_strerror(rc));
 	return rc;

@@ -51,6 +51,16 @@ static int take_lock(bfi_collection *c, unsigned flags, char *err, size_t errlen
 		c->lock = openat(c->dfd, BFI_COLLECTION_LOCK, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (c->lock < 0)
 		return fail(c, err, errlen, -errno, "%s/" BFI_COLLECTION_LOCK ": %s", c->path);
+	/* the pid is written into it: never through a hard link to someone's file */
+	struct stat ls;
+	if (fstat(c->lock, &ls) != 0)
+		return fail(c, err, errlen, -errno, "%s/" BFI_COLLECTION_LOCK ": %s", c->path);
+	if (!S_ISREG(ls.st_mode) || ls.st_nlink != 1) {
+		snprintf(err, errlen, "%s/" BFI_COLLECTION_LOCK " is not bfi's lock file (%s); not "
+		         "writing to it", c->path, S_ISREG(ls.st_mode) ? "it has other hard links"
+		                                                     : "not a regular file");
+		return BFI_E_EXISTS;
+	}
 	int rc;
 	while ((rc = flock(c->lock, LOCK_EX | (flags & BFI_COLL_WAIT ? 0 : LOCK_NB))) != 0 &&
 	       errno == EINTR)
@@ -86,17 +96,67 @@ static int remember(bfi_collection *c)
 	return 0;
 }
 
+/*
+ * Is name one that a collection's writer makes in its directory: the
+ * lock, a segment or a segment's staging directory, a manifest or a
+ * manifest not yet committed?
+ */
+static int own_name(const char *name)
+{
+	return !strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, BFI_COLLECTION_LOCK) ||
+	       !strcmp(name, BFI_MANIFEST_NAME) || !strncmp(name, "seg-", 4) ||
+	       !strncmp(name, BFI_MANIFEST_NAME ".tmp-", sizeof BFI_MANIFEST_NAME + 4);
+}
+
+/*
+ * May a collection be started in dfd, which has no manifest? Only if it
+ * holds nothing but what a collection's writer makes (an empty directory,
+ * or what a first append killed before its commit left): a directory of
+ * the user's is not adopted, written into, or swept. 0, or BFI_E_EXISTS
+ * with why.
+ */
+static int may_start(bfi_collection *c, char *err, size_t errlen)
+{
+	struct stat st;
+	if (fstatat(c->dfd, BFI_INDEX_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		snprintf(err, errlen, "%s is a snapshot, not a collection (no %s)", c->path,
+		         BFI_MANIFEST_NAME);
+		return BFI_E_EXISTS;
+	}
+	int fd = dup(c->dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (d == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return fail(c, err, errlen, -errno, "%s: %s", c->path);
+	}
+	rewinddir(d);
+	struct dirent *e;
+	int rc = 0;
+	while (rc == 0 && (e = readdir(d)) != NULL)
+		if (!own_name(e->d_name)) {
+			snprintf(err, errlen, "%s exists and is not a collection (no %s, and it holds "
+			         "'%.200s'); give a new or empty directory", c->path, BFI_MANIFEST_NAME,
+			         e->d_name);
+			rc = BFI_E_EXISTS;
+		}
+	closedir(d);
+	return rc;
+}
+
 /* The manifest, or an empty one (generation 0) if there is none and create allows it. */
 static int read_manifest(bfi_collection *c, unsigned flags, char *err, size_t errlen)
 {
 	int fd = openat(c->dfd, BFI_MANIFEST_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 && errno == ENOENT) {
-		if (fstatat(c->dfd, BFI_INDEX_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-		    !(flags & BFI_COLL_CREATE)) {
+		if (!(flags & BFI_COLL_CREATE)) {
 			snprintf(err, errlen, "%s: not a collection (no %s)", c->path, BFI_MANIFEST_NAME);
 			return BFI_E_INVALID;
 		}
+		int rc = may_start(c, err, errlen);
+		if (rc)
+			return rc;
 		memset(&c->m, 0, sizeof c->m);
 		c->m.major = BFI_MANIFEST_MAJOR;
 		if (getrandom(c->m.collection_id, 16, 0) != 16)
@@ -195,6 +255,11 @@ int bfi_collection_begin(const char *path, unsigned flags, bfi_collection **out,
 	c->created = made == 0;
 	c->dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int rc = c->dfd < 0 ? fail(c, err, errlen, -errno, "%s: %s", path) : 0;
+	struct stat ms;
+	/* a directory that is not a collection gets no lock file either (checked again once locked) */
+	if (rc == 0 && !c->created && (flags & BFI_COLL_CREATE) &&
+	    fstatat(c->dfd, BFI_MANIFEST_NAME, &ms, AT_SYMLINK_NOFOLLOW) != 0)
+		rc = may_start(c, err, errlen);
 	if (rc == 0)
 		rc = take_lock(c, flags, err, errlen);
 	if (rc == 0)
