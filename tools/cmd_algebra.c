@@ -307,9 +307,10 @@ int cmd_stack(int argc, char **argv)
 			size_t len;
 			rc = bfi_set_name(sh[i], (uint32_t)o, &name, &len);
 			if (rc == 0 && bfi_rambo_cell(name, len, 0, (uint64_t)ns, (uint32_t)ns) != (uint32_t)i) {
-				fprintf(stderr, "bfi stack: %s: set '%.*s' belongs in shard %u of %d, not %d "
+				char nb[600];
+				fprintf(stderr, "bfi stack: %s: set '%s' belongs in shard %u of %d, not %d "
 				                "(build shards with --route I/%d)\n",
-				        argv[optind + i], (int)len, name,
+				        argv[optind + i], shown(name, len, nb, sizeof nb),
 				        bfi_rambo_cell(name, len, 0, (uint64_t)ns, (uint32_t)ns), ns, i, ns);
 				rc = BFI_E_INVALID;
 			}

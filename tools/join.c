@@ -179,9 +179,9 @@ static int add_segment(struct joiner *j, const struct join_input *in, const bfi_
 				break;
 			rc = bfi_writer_set(j->w, name, len, &ord);
 			if (rc == BFI_E_DUP_SET || (rc == 0 && ord != j->n_sets)) {
-				fprintf(stderr, "bfi %s: more than one input holds a set named ", j->cmd);
-				text_str(stderr, name, len);
-				fputc('\n', stderr);
+				char nb[600];
+				fprintf(stderr, "bfi %s: more than one input holds a set named %s\n", j->cmd,
+				        shown(name, len, nb, sizeof nb));
 				free(keep);
 				return EXIT_USAGE;
 			}

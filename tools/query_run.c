@@ -66,10 +66,15 @@ int query_compile(const struct opts *o, struct query *q)
 		snprintf(o->why, o->why_cap, "%s at byte %zu", what, at);
 	else if (o->why)
 		snprintf(o->why, o->why_cap, "%s", what);
-	else if (o->mode == M_EXPR)
-		fprintf(stderr, "bfi query: %s at byte %zu of: %.*s\n", what, at, (int)q->len, q->text);
-	else
-		fprintf(stderr, "bfi query: %s: %.*s\n", what, (int)q->len, q->text);
+	else {
+		/* the query shown, but never more than a line of it: it may be megabytes */
+		char qb[200];
+		if (o->mode == M_EXPR)
+			fprintf(stderr, "bfi query: %s at byte %zu of: %s\n", what, at,
+			        shown(q->text, q->len, qb, sizeof qb));
+		else
+			fprintf(stderr, "bfi query: %s: %s\n", what, shown(q->text, q->len, qb, sizeof qb));
+	}
 	return SAID;
 }
 

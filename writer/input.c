@@ -31,12 +31,45 @@ void bfi_build_options_init(struct bfi_build_options *o)
 	o->layouts = BFI_BUILD_FLAT;
 }
 
+/*
+ * Control bytes in a message (from a set name, a file name, an input
+ * line) written as \xHH from byte at on, in place, as far as cap allows:
+ * a message shown on a terminal cannot drive it, nor hide its own text.
+ */
+static void escape_controls(char *msg, size_t at, size_t cap)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = strlen(msg), ctl = 0;
+	for (size_t i = at; i < n; i++)
+		ctl += (unsigned char)msg[i] < 0x20 || msg[i] == 0x7f;
+	if (ctl == 0)
+		return;
+	char *copy = strdup(msg + at);
+	if (copy == NULL)
+		return;
+	size_t o = at;
+	for (size_t i = 0; copy[i] && o + 5 < cap; i++) {
+		unsigned char c = (unsigned char)copy[i];
+		if (c < 0x20 || c == 0x7f) {
+			msg[o++] = '\\';
+			msg[o++] = 'x';
+			msg[o++] = hex[c >> 4];
+			msg[o++] = hex[c & 15];
+		} else {
+			msg[o++] = (char)c;
+		}
+	}
+	msg[o] = 0;
+	free(copy);
+}
+
 int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(w->errmsg, sizeof w->errmsg, fmt, ap);
 	va_end(ap);
+	escape_controls(w->errmsg, 0, sizeof w->errmsg);
 	return rc;
 }
 
@@ -71,6 +104,7 @@ int writer_fail_shared(bfi_writer *w, int rc, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(w->errmsg, sizeof w->errmsg, fmt, ap);
 		va_end(ap);
+		escape_controls(w->errmsg, 0, sizeof w->errmsg);
 	}
 	pthread_mutex_unlock(&w->err_lock);
 	return rc;
@@ -85,6 +119,7 @@ void writer_warn(bfi_writer *w, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(w->warnings + at, sizeof w->warnings - at - 1, fmt, ap);
 	va_end(ap);
+	escape_controls(w->warnings, at, sizeof w->warnings - 1);
 	at = strlen(w->warnings);
 	w->warnings[at] = '\n';
 	w->warnings[at + 1] = 0;
