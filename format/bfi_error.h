@@ -31,6 +31,8 @@ enum {
 	BFI_E_LIMIT = -31998,     /* a documented limit (spec/format.md, Limits) */
 	BFI_E_NOT_FOUND = -31997, /* no such set name or ordinal */
 	BFI_E_SYNTAX = -31996,    /* a query expression does not parse */
+	BFI_E_KEY_FORM = -31995,  /* a query made otherwise than the snapshot's keys were */
+	BFI_E_TIMEOUT = -31994,   /* a query ran past the deadline set on its result */
 
 	/* format: the index file (-31899..-31800) */
 	BFI_E_TRUNCATED = -31899,       /* shorter than its header says */

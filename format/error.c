@@ -11,6 +11,9 @@ static const struct {
 	{BFI_E_LIMIT, "a format limit was exceeded"},
 	{BFI_E_NOT_FOUND, "no such set"},
 	{BFI_E_SYNTAX, "query expression syntax error"},
+	{BFI_E_KEY_FORM, "the query is made otherwise than the snapshot's keys were (its catalog "
+	                 "records their input kind and k-mer length), so it would match nothing"},
+	{BFI_E_TIMEOUT, "the query ran past its deadline"},
 	{BFI_E_TRUNCATED, "file is truncated (shorter than its header says)"},
 	{BFI_E_BAD_MAGIC, "not a bfi file of the kind expected (bad magic)"},
 	{BFI_E_BAD_TRAILER, "index file trailer is damaged (bad end magic)"},

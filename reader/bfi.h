@@ -416,7 +416,11 @@ enum {
  * (term length limit, stop words; the defaults where it records none), as
  * how says. With BFI_TEXT_ALL and no terms left, *out is NULL and 0 is
  * returned: such a query matches no set. Returns 0, BFI_E_LIMIT (more than
- * 65,536 terms), BFI_E_INVALID or -ENOMEM.
+ * 65,536 terms: it stops reading there), BFI_E_KEY_FORM (the catalog
+ * records that the keys were made from input other than text, such as
+ * k-mers, so text queries would match nothing), BFI_E_INVALID or -ENOMEM.
+ * The time it takes grows with the text's length, not with its terms
+ * squared.
  */
 BFI_API BFI_MUST_CHECK int bfi_expr_text(const bfi_snapshot *snap, const char *text, size_t len,
                                          int how, bfi_expr **out);
@@ -424,6 +428,8 @@ BFI_API BFI_MUST_CHECK int bfi_expr_text(const bfi_snapshot *snap, const char *t
  * A DNA sequence over a snapshot of genomes (spec/format.md, "k-mer
  * keys"): the term list of its k-mers, for bfi_query_threshold(); k is the
  * k-mer length, or 0 for the one the catalog records. Returns 0,
+ * BFI_E_KEY_FORM (the catalog records another k-mer length, or keys made
+ * from input other than sequences: such k-mers would match nothing),
  * BFI_E_LIMIT (more than 65,536 distinct k-mers), BFI_E_INVALID (no k, or k
  * out of 1..BFI_KMER_MAX) or -ENOMEM.
  */
@@ -515,6 +521,14 @@ BFI_API BFI_MUST_CHECK int bfi_kmers(const char *seq, size_t len, unsigned k, ch
  * cache line they touch, since memory moves whole lines.
  */
 BFI_API void bfi_result_count_bytes(bfi_result *res, int on);
+/*
+ * A deadline for the queries into res: once the CLOCK_MONOTONIC clock
+ * (clock_gettime) passes monotonic_ns, a threshold or expression query
+ * stops and returns BFI_E_TIMEOUT, its answer incomplete. It is checked
+ * between blocks of sets, between segments, and every few dozen terms, so
+ * a query overruns it by at most that much work. 0 (the default): none.
+ */
+BFI_API void bfi_result_deadline(bfi_result *res, uint64_t monotonic_ns);
 BFI_API uint64_t bfi_result_touched(const bfi_result *res);
 /*
  * Node filters the last query into res tested on the tree layout: the

@@ -201,6 +201,7 @@ static bfi_result *scratch(bfi_result *res)
 	if (res->scratch == NULL && bfi_result_create(&res->scratch) != 0)
 		return NULL;
 	res->scratch->count_bytes = res->count_bytes;
+	res->scratch->deadline = res->deadline;
 	return res->scratch;
 }
 
@@ -214,7 +215,7 @@ static int coll_expr(const bfi_snapshot *s, unsigned layout, const struct bfi_ex
 	bfi__reset_result(res, 0);
 	int rc = 0;
 	for (uint32_t i = 0; i < c->m.n_segments && rc == 0; i++) {
-		rc = bfi_query_expr(c->seg[i], layout, e, w);
+		rc = i && bfi__late(res) ? BFI_E_TIMEOUT : bfi_query_expr(c->seg[i], layout, e, w);
 		if (rc == 0)
 			rc = take(c, i, w, res);
 	}
@@ -231,7 +232,7 @@ static int coll_threshold(const bfi_snapshot *s, unsigned layout, const struct b
 	bfi__reset_result(res, 1);
 	int rc = 0;
 	for (uint32_t i = 0; i < c->m.n_segments && rc == 0; i++) {
-		rc = bfi_query_threshold(c->seg[i], layout, e, theta, w);
+		rc = i && bfi__late(res) ? BFI_E_TIMEOUT : bfi_query_threshold(c->seg[i], layout, e, theta, w);
 		if (rc == 0)
 			rc = take(c, i, w, res);
 	}

@@ -14,49 +14,125 @@
 /* A query may hold 65,536 keys (bfi_expr_parse); a sequence shorter than this has fewer k-mers. */
 #define QUERY_KEYS 65536u
 
-/* A text's distinct terms, less the stop words (sorted, each followed by LF). */
+/*
+ * A text's distinct terms, less the stop words (the catalog's list:
+ * sorted, each followed by LF). Both are looked up, not scanned, so a text
+ * of many terms costs time in proportion to its length.
+ */
 struct terms {
 	const char *stops;
 	size_t stops_len;
 	char *buf; /* terms, each BFI_TERM_MAX bytes apart */
 	size_t *lens, n, cap;
+	uint32_t *slots; /* open addressing: a term's index + 1, or 0 */
+	size_t n_slots;  /* a power of two, at least twice n */
 };
 
+/* a vs b as the catalog sorts its stop words (strcmp: bytes, then the shorter first) */
+static int term_cmp(const char *a, size_t al, const char *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+	return c ? c : al < bl ? -1 : al > bl;
+}
+
+/* A binary search of the sorted stop list, line by line. */
 static int is_stop(const struct terms *ts, const char *t, size_t len)
 {
-	for (size_t i = 0; i < ts->stops_len;) { /* short lists: a scan will do */
-		const char *nl = memchr(ts->stops + i, '\n', ts->stops_len - i);
-		size_t l = nl ? (size_t)(nl - (ts->stops + i)) : ts->stops_len - i;
-		if (l == len && memcmp(ts->stops + i, t, len) == 0)
+	const char *w = ts->stops;
+	size_t lo = 0, hi = ts->stops_len; /* whole lines in [lo, hi) */
+	while (lo < hi) {
+		size_t s = lo + (hi - lo) / 2;
+		while (s > lo && w[s - 1] != '\n')
+			s--;
+		const char *nl = memchr(w + s, '\n', hi - s);
+		size_t e = nl ? (size_t)(nl - w) : hi;
+		int c = term_cmp(w + s, e - s, t, len);
+		if (c == 0)
 			return 1;
-		i += l + 1;
+		if (c < 0)
+			lo = e + 1;
+		else
+			hi = s;
 	}
+	return 0;
+}
+
+static uint64_t term_hash(const char *t, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)t[i]) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+/* The slot of t: where it is, or the empty one where it would go. */
+static uint32_t *slot_of(const struct terms *ts, const char *t, size_t len)
+{
+	size_t mask = ts->n_slots - 1;
+	for (size_t i = (size_t)term_hash(t, len) & mask;; i = (i + 1) & mask) {
+		uint32_t *sl = &ts->slots[i];
+		if (*sl == 0 || (ts->lens[*sl - 1] == len &&
+		                 memcmp(ts->buf + (size_t)(*sl - 1) * BFI_TERM_MAX, t, len) == 0))
+			return sl;
+	}
+}
+
+static int grow_terms(struct terms *ts)
+{
+	size_t cap = ts->cap ? ts->cap * 2 : 16, n_slots = cap * 2;
+	char *nb = realloc(ts->buf, cap * BFI_TERM_MAX);
+	if (nb == NULL)
+		return -ENOMEM;
+	ts->buf = nb;
+	size_t *nl = realloc(ts->lens, cap * sizeof *nl);
+	if (nl == NULL)
+		return -ENOMEM;
+	ts->lens = nl;
+	uint32_t *slots = calloc(n_slots, sizeof *slots);
+	if (slots == NULL)
+		return -ENOMEM;
+	free(ts->slots);
+	ts->slots = slots;
+	ts->n_slots = n_slots;
+	ts->cap = cap;
+	for (size_t i = 0; i < ts->n; i++) /* rehashed */
+		*slot_of(ts, ts->buf + i * BFI_TERM_MAX, ts->lens[i]) = (uint32_t)(i + 1);
 	return 0;
 }
 
 static int add_term(void *ctx, const char *t, size_t len)
 {
 	struct terms *ts = ctx;
-	if (is_stop(ts, t, len))
+	if (ts->stops_len && is_stop(ts, t, len))
 		return 0;
-	for (size_t i = 0; i < ts->n; i++)
-		if (ts->lens[i] == len && memcmp(ts->buf + i * BFI_TERM_MAX, t, len) == 0)
-			return 0;
+	if (ts->n && *slot_of(ts, t, len))
+		return 0; /* seen */
+	if (ts->n == QUERY_KEYS)
+		return BFI_E_LIMIT; /* one term too many: stop reading */
 	if (ts->n == ts->cap) {
-		size_t cap = ts->cap ? ts->cap * 2 : 16;
-		char *nb = realloc(ts->buf, cap * BFI_TERM_MAX);
-		if (nb == NULL)
-			return -ENOMEM;
-		ts->buf = nb;
-		size_t *nl = realloc(ts->lens, cap * sizeof *nl);
-		if (nl == NULL)
-			return -ENOMEM;
-		ts->lens = nl;
-		ts->cap = cap;
+		int rc = grow_terms(ts);
+		if (rc)
+			return rc;
 	}
 	memcpy(ts->buf + ts->n * BFI_TERM_MAX, t, len);
 	ts->lens[ts->n++] = len;
+	*slot_of(ts, t, len) = (uint32_t)ts->n;
 	return 0;
+}
+
+/*
+ * Were snap's keys made from input of another kind than want (the
+ * catalog's "input": text, fasta, paths)? Keys made from key files
+ * ("keys", or none recorded) take any form: a term or a k-mer is the same
+ * key either way.
+ */
+static int other_input(const bfi_snapshot *snap, const char *want)
+{
+	const void *v;
+	size_t len;
+	if (bfi_catalog_meta(snap, BFI_META_INPUT, &v, &len) != 0)
+		return 0;
+	return !(len == strlen(want) && !memcmp(v, want, len)) && !(len == 4 && !memcmp(v, "keys", 4));
 }
 
 int bfi_expr_text(const bfi_snapshot *snap, const char *text, size_t len, int how, bfi_expr **out)
@@ -65,7 +141,9 @@ int bfi_expr_text(const bfi_snapshot *snap, const char *text, size_t len, int ho
 	    (how != BFI_TEXT_ALL && how != BFI_TEXT_TERMS))
 		return BFI_E_INVALID;
 	*out = NULL;
-	struct terms ts = {NULL, 0, NULL, NULL, 0, 0};
+	if (other_input(snap, "text"))
+		return BFI_E_KEY_FORM;
+	struct terms ts = {NULL, 0, NULL, NULL, 0, 0, NULL, 0};
 	unsigned max_term = bfi__meta_uint(snap, BFI_META_TEXT_MAX_TERM, BFI_TERM_DEFAULT);
 	if (max_term < 1 || max_term > BFI_TERM_MAX)
 		max_term = BFI_TERM_DEFAULT;
@@ -107,6 +185,7 @@ int bfi_expr_text(const bfi_snapshot *snap, const char *text, size_t len, int ho
 	}
 	free(ts.buf);
 	free(ts.lens);
+	free(ts.slots);
 	return rc;
 }
 
@@ -129,10 +208,15 @@ int bfi_expr_kmers(const bfi_snapshot *snap, const char *seq, size_t len, unsign
 	if (out == NULL || (seq == NULL && len))
 		return BFI_E_INVALID;
 	*out = NULL;
-	if (k == 0 && snap)
-		k = bfi__meta_uint(snap, BFI_META_KMER, 0);
+	unsigned made = snap ? bfi__meta_uint(snap, BFI_META_KMER, 0) : 0;
+	if (snap && other_input(snap, "fasta"))
+		return BFI_E_KEY_FORM;
+	if (k == 0)
+		k = made;
 	if (k < 1 || k > BFI_KMER_MAX)
 		return BFI_E_INVALID;
+	if (made && k != made)
+		return BFI_E_KEY_FORM; /* the snapshot holds made-mers: k-mers of another k match nothing */
 	size_t klen = bfi_kmer_key_len(k), n = 0;
 	char *kmers = NULL;
 	int rc;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -79,7 +80,21 @@ struct bfi_result {
 	 * is answered in before its answer is copied out; kept by the batch's
 	 * first result for the next batch */
 	struct bfi_result *scratch;
+	uint64_t deadline; /* CLOCK_MONOTONIC ns after which long queries stop, or 0 */
 };
+
+/*
+ * Has res's deadline passed? A clock read, so asked a block or some terms
+ * at a time, never a key at a time.
+ */
+static inline int bfi__late(const struct bfi_result *res)
+{
+	if (res->deadline == 0)
+		return 0;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec > res->deadline;
+}
 
 /*
  * Make e the query of key hash h alone, in e's own storage (key1, node1,

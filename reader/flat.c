@@ -225,30 +225,36 @@ static int key_mask_path(const struct bfi_flat *f, const struct bfi_expr *e)
 	return f->n_blocks > BFI_MANY_BLOCKS && (f->d.flags & BFI_FLATF_LINE_PRE) && e->single;
 }
 
-/* Answer a prepared query e, every block. */
-static void answer(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res,
-                   bfi_and_fn and_rows)
+/* Blocks of a query of many keys answered between checks of the deadline. */
+#define BLOCKS_CHECKED 16
+
+/* Answer a prepared query e, every block: 0, or BFI_E_TIMEOUT past res's deadline. */
+static int answer(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res,
+                  bfi_and_fn and_rows)
 {
 	const struct bfi_flat *f = bfi__flat(s);
-	if (key_mask_path(f, e)) {
+	if (key_mask_path(f, e)) { /* one key: a line or a row a block, never long */
 		if (and_rows == bfi__and_rows_avx2)
 			key_blocks_avx2(f, e, res, and_rows);
 		else
 			key_blocks_loop(f, e, res, and_rows, 0);
-		return;
+		return 0;
 	}
 	if (f->n_blocks > BFI_MANY_BLOCKS)
 		bfi__flat_prefetch_pre(f, e, res);
-	for (uint32_t b = 0; b < f->n_blocks; b++)
+	int check = res->deadline && e->n_keys > 1;
+	for (uint32_t b = 0; b < f->n_blocks; b++) {
+		if (check && b % BLOCKS_CHECKED == 0 && bfi__late(res))
+			return BFI_E_TIMEOUT;
 		bfi__flat_block(s, e, &f->blocks[b], res, and_rows);
+	}
+	return 0;
 }
 
 static int flat_expr(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *res)
 {
 	int rc = bfi__flat_prepare(s, e, res, 0);
-	if (rc == 0)
-		answer(s, e, res, bfi__and_rows());
-	return rc;
+	return rc ? rc : answer(s, e, res, bfi__and_rows());
 }
 
 /* Copy the answer of the query just answered in scratch w into res. */
@@ -308,7 +314,9 @@ static int flat_batch(const bfi_snapshot *s, const struct bfi_expr *const *qs, s
 		w->count_bytes = res[q]->count_bytes;
 		rc = bfi__flat_prepare(s, qs[q], w, 0);
 		if (rc == 0) {
-			answer(s, qs[q], w, and_rows);
+			rc = answer(s, qs[q], w, and_rows);
+			if (rc)
+				break;
 			rc = hand_over(w, res[q]);
 		}
 	}
@@ -323,12 +331,17 @@ static int flat_keys(const bfi_snapshot *s, const bfi_keyhash *keys, size_t n, b
 	return bfi__keys_each(s, &bfi__flat_ops, keys, n, res, ends);
 }
 
+/* Terms between checks of the deadline (bfi_result_deadline). */
+#define TERMS_CHECKED 64
+
 /* A threshold query's terms in a block of long rows: term by term, each row streamed whole. */
-static void terms_long(const struct bfi_rblock *b, const uint64_t *z, uint32_t terms, uint32_t k,
-                       bfi_result *res, uint32_t *hits, bfi_and_fn and_rows)
+static int terms_long(const struct bfi_rblock *b, const uint64_t *z, uint32_t terms, uint32_t k,
+                      bfi_result *res, uint32_t *hits, bfi_and_fn and_rows)
 {
 	uint64_t *touched = res->count_bytes ? &res->touched : NULL;
 	for (uint32_t t = 0; t < terms; t++) {
+		if (t % TERMS_CHECKED == TERMS_CHECKED - 1 && bfi__late(res))
+			return BFI_E_TIMEOUT;
 		const uint64_t *zt = z + (size_t)t * k;
 		if (!bfi__pre_pass(b, zt, k, res))
 			continue;
@@ -338,6 +351,7 @@ static void terms_long(const struct bfi_rblock *b, const uint64_t *z, uint32_t t
 		for (size_t i = 0; i < h; i++)
 			res->counts[hits[i]]++;
 	}
+	return 0;
 }
 
 static int flat_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t need,
@@ -350,13 +364,15 @@ static int flat_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 	bfi_and_fn and_rows = bfi__and_rows();
 	for (uint32_t bi = 0; bi < f->n_blocks; bi++) {
 		const struct bfi_rblock *b = &f->blocks[bi];
+		if (bfi__late(res))
+			return BFI_E_TIMEOUT;
 		memset(res->counts, 0, b->n * sizeof *res->counts);
 		/* ords past res->n are free: use them for each term's hits */
 		uint32_t *hits = res->ords + res->n;
 		if (b->row_bytes <= BFI_SHORT_ROW)
 			bfi__pipe_terms(b, res->z, e->n_keys, f->k, res, hits);
-		else
-			terms_long(b, res->z, e->n_keys, f->k, res, hits, and_rows);
+		else if ((rc = terms_long(b, res->z, e->n_keys, f->k, res, hits, and_rows)) != 0)
+			return rc;
 		for (uint32_t j = 0; j < b->n; j++)
 			if (res->counts[j] >= need) {
 				res->ords[res->n] = b->first + j;

@@ -99,6 +99,8 @@ int bfi__list_threshold(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
 	memset(res->counts, 0, (size_t)s->lay.n_sets * sizeof *res->counts);
 	uint32_t *hits = res->ords;
 	for (uint32_t t = 0; t < e->n_keys; t++) {
+		if (t % 64 == 63 && bfi__late(res))
+			return BFI_E_TIMEOUT;
 		struct bfi_enode leaf = {BFI_EXPR_KEYS, t, 1, 0, 0};
 		long h = ops->conj(s, e, &leaf, res, hits);
 		if (h < 0)

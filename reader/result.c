@@ -59,6 +59,13 @@ void bfi_result_count_bytes(bfi_result *res, int on)
 	res->count_bytes = on;
 }
 
+void bfi_result_deadline(bfi_result *res, uint64_t monotonic_ns)
+{
+	if (res)
+		res->deadline = monotonic_ns;
+}
+
+
 uint64_t bfi_result_touched(const bfi_result *res)
 {
 	return res->touched;

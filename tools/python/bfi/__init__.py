@@ -190,7 +190,8 @@ _catalog_meta = _fn("bfi_catalog_meta", ctypes.c_int, _P, ctypes.c_char_p, _PP,
 # bfi_error.h's codes by name; tests/python.sh checks this table against the header.
 _CODES = {
     "BFI_E_INVALID": -31999, "BFI_E_LIMIT": -31998, "BFI_E_NOT_FOUND": -31997,
-    "BFI_E_SYNTAX": -31996, "BFI_E_TRUNCATED": -31899, "BFI_E_BAD_MAGIC": -31898,
+    "BFI_E_SYNTAX": -31996, "BFI_E_KEY_FORM": -31995, "BFI_E_TIMEOUT": -31994,
+    "BFI_E_TRUNCATED": -31899, "BFI_E_BAD_MAGIC": -31898,
     "BFI_E_BAD_TRAILER": -31897, "BFI_E_VERSION": -31896, "BFI_E_INCOMPAT": -31895,
     "BFI_E_RESERVED": -31894, "BFI_E_HEADER_CHECKSUM": -31893,
     "BFI_E_TABLE_CHECKSUM": -31892, "BFI_E_BAD_SECTION": -31891, "BFI_E_ENCODING": -31890,
