@@ -145,8 +145,9 @@ BFI_API BFI_MUST_CHECK int bfi_check_files(const bfi_snapshot *snap);
 
 /*
  * Which file of snap the address addr lies in the map of: "index.bfi" or
- * "catalog.mdb" (static strings), or NULL if neither. It only compares
- * addresses, so a SIGBUS handler may call it.
+ * "catalog.mdb" (static strings; of any segment, for a collection), or
+ * NULL if neither. It only compares addresses, so a SIGBUS handler may
+ * call it.
  */
 BFI_API const char *bfi_mapped_file(const bfi_snapshot *snap, const void *addr);
 

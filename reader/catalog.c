@@ -39,6 +39,36 @@ static int lmdb_rc(int rc)
 	return BFI_E_LMDB;
 }
 
+/* At most this many meta entries are kept (bfi writes about a dozen). */
+#define META_KEPT 256
+
+/* Every meta entry, as pointers into the map (struct bfi_snapshot, meta). */
+static int load_meta(bfi_snapshot *s, MDB_txn *txn)
+{
+	MDB_cursor *cur;
+	int rc = lmdb_rc(mdb_cursor_open(txn, s->dbi_meta, &cur));
+	if (rc)
+		return rc;
+	s->meta = calloc(META_KEPT, sizeof *s->meta);
+	if (s->meta == NULL) {
+		mdb_cursor_close(cur);
+		return -ENOMEM;
+	}
+	MDB_val k, v;
+	int op = MDB_FIRST;
+	s->meta_all = 1;
+	while ((rc = mdb_cursor_get(cur, &k, &v, (MDB_cursor_op)op)) == 0) {
+		op = MDB_NEXT;
+		if (s->n_meta == META_KEPT) {
+			s->meta_all = 0;
+			break;
+		}
+		s->meta[s->n_meta++] = (struct bfi_meta_kv){k.mv_data, v.mv_data, k.mv_size, v.mv_size};
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND || rc == 0 ? 0 : lmdb_rc(rc);
+}
+
 static int get_meta(MDB_txn *txn, MDB_dbi dbi, const char *key, MDB_val *val)
 {
 	MDB_val k = {strlen(key), (void *)key};
@@ -137,6 +167,9 @@ int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
 	rc = get_meta(txn, s->dbi_meta, "n_sets", &v);
 	if (rc || v.mv_size != 8 || bfi_get64(v.mv_data) != s->lay.n_sets)
 		BAD_OUT(BFI_E_CATALOG, 0, size, "catalog set count differs from the index's");
+	rc = load_meta(s, txn);
+	if (rc)
+		BAD_OUT(rc, 0, size, "catalog meta unreadable");
 	/* Committing a read-only txn keeps the DBI handles for later txns. */
 	rc = lmdb_rc(mdb_txn_commit(txn));
 	txn = NULL;
@@ -152,6 +185,9 @@ out:
 		mdb_env_close(s->env);
 		s->env = NULL;
 		s->catalog_map = NULL;
+		free(s->meta);
+		s->meta = NULL;
+		s->n_meta = 0;
 	}
 	return rc;
 }
@@ -161,6 +197,9 @@ void bfi__catalog_close(bfi_snapshot *s)
 	if (s->env)
 		mdb_env_close(s->env);
 	s->env = NULL;
+	free(s->meta);
+	s->meta = NULL;
+	s->n_meta = 0;
 }
 
 /* Width of the filter that set ord's recorded fill ratio is of (layout.h, fill_rank). */
@@ -272,8 +311,17 @@ int bfi_catalog_meta(const bfi_snapshot *s, const char *key, const void **val, s
 		return BFI_E_INVALID;
 	if (s->env == NULL)
 		return BFI_E_NO_CATALOG;
+	size_t kl = strlen(key);
+	for (size_t i = 0; i < s->n_meta; i++)
+		if (s->meta[i].kl == kl && memcmp(s->meta[i].k, key, kl) == 0) {
+			*val = s->meta[i].v;
+			*len = s->meta[i].vl;
+			return 0;
+		}
+	if (s->meta_all || kl == 0)
+		return BFI_E_NOT_FOUND;
 	MDB_txn *txn;
-	MDB_val k = {strlen(key), (void *)key}, v;
+	MDB_val k = {kl, (void *)key}, v;
 	int rc = lmdb_rc(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
 	if (rc)
 		return rc;

@@ -332,6 +332,15 @@ static int coll_check_files(const bfi_snapshot *s)
 	return rc;
 }
 
+static const char *coll_mapped_file(const bfi_snapshot *s, const void *addr)
+{
+	const struct bfi_coll *c = s->coll;
+	const char *f = NULL;
+	for (uint32_t i = 0; i < c->m.n_segments && f == NULL; i++)
+		f = bfi_mapped_file(c->seg[i], addr);
+	return f;
+}
+
 /* The segment whose catalog speaks for the collection: key rules and meta are every segment's. */
 static const bfi_snapshot *coll_first(const bfi_snapshot *s)
 {
@@ -397,6 +406,7 @@ static const struct bfi_coll_ops coll_ops = {
 	.set_stats = coll_set_stats,
 	.set_fpr = coll_set_fpr,
 	.check_files = coll_check_files,
+	.mapped_file = coll_mapped_file,
 	.first = coll_first,
 	.info = coll_info,
 	.close = coll_close,

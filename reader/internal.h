@@ -82,6 +82,8 @@ struct bfi_coll_ops {
 	int (*set_stats)(const bfi_snapshot *s, uint32_t ord, struct bfi_set_stats *out);
 	int (*set_fpr)(const bfi_snapshot *s, uint32_t ord, double *fpr);
 	int (*check_files)(const bfi_snapshot *s);
+	/* bfi_mapped_file: only compares addresses (a signal handler calls it) */
+	const char *(*mapped_file)(const bfi_snapshot *s, const void *addr);
 	/* the segment whose catalog speaks for the collection, or NULL if it has none */
 	const bfi_snapshot *(*first)(const bfi_snapshot *s);
 	void (*info)(const bfi_snapshot *s, struct bfi_info *info);
@@ -107,6 +109,19 @@ struct bfi_snapshot {
 	uint8_t head[BFI_HEADER_SIZE];           /* the index's header, as opened */
 	const uint8_t *catalog_map;              /* LMDB's map of the catalog, or NULL */
 	uint64_t catalog_map_size;
+	/*
+	 * The catalog's meta entries, read once at open: pointers into its
+	 * map, which never changes while open. Queries read their key rules
+	 * here, with no LMDB transaction, so that a fault in a file that shrank
+	 * under them leaves nothing of LMDB's half done. meta_all: every entry
+	 * is here (else a miss asks LMDB).
+	 */
+	struct bfi_meta_kv {
+		const void *k, *v;
+		size_t kl, vl;
+	} *meta;
+	size_t n_meta;
+	int meta_all;
 };
 
 /*

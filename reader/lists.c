@@ -50,6 +50,10 @@ static long eval(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t id, b
 		for (uint32_t i = 1; i < n->n_kids && count >= 0; i++) {
 			if (n->type == BFI_EXPR_AND && count == 0)
 				break;
+			if (i % 64 == 0 && bfi__late(res)) {
+				count = BFI_E_TIMEOUT;
+				break;
+			}
 			long m = eval(s, e, e->kids[n->first_kid + i], res, kid, ops);
 			if (m < 0) {
 				count = m;

@@ -298,6 +298,8 @@ const char *bfi_mapped_file(const bfi_snapshot *s, const void *addr)
 	const uint8_t *a = addr;
 	if (s == NULL)
 		return NULL;
+	if (s->cops)
+		return s->cops->mapped_file(s, addr);
 	if (s->map && a >= s->map && (uint64_t)(a - s->map) < s->size)
 		return BFI_INDEX_NAME;
 	if (s->catalog_map && a >= s->catalog_map &&

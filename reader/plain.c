@@ -77,9 +77,12 @@ static int plain_expr(const bfi_snapshot *s, const struct bfi_expr *e, bfi_resul
 		return rc;
 	uint64_t lines = 0;
 	const uint8_t *f = p->filters;
-	for (uint64_t j = 0; j < p->d.n_sets; j++, f += p->d.filter_bytes)
+	for (uint64_t j = 0; j < p->d.n_sets; j++, f += p->d.filter_bytes) {
+		if ((j & 63) == 63 && e->n_keys > 1 && bfi__late(res))
+			return BFI_E_TIMEOUT;
 		if (eval(p, e, e->root, f, res->z, &lines))
 			res->ords[res->n++] = (uint32_t)j;
+	}
 	if (res->count_bytes)
 		res->touched += lines * 64;
 	return 0;
@@ -96,6 +99,8 @@ static int plain_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint
 	uint64_t lines = 0;
 	const uint8_t *f = p->filters;
 	for (uint64_t j = 0; j < p->d.n_sets; j++, f += p->d.filter_bytes) {
+		if ((j & 63) == 63 && bfi__late(res))
+			return BFI_E_TIMEOUT;
 		uint32_t score = 0;
 		for (uint32_t t = 0; t < e->n_keys; t++)
 			score += (uint32_t)holds(f, res->z + (size_t)t * k, k, &lines);
