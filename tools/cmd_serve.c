@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -17,8 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,9 +44,10 @@ static const char help[] =
 	"         \"ordinals\" or \"count\", \"limit\": N, \"layout\": \"flat\"...\n"
 	"       answers {\"snapshot\": NAME, \"generation\": G, \"results\": [...]},\n"
 	"       each result the object bfi query --json prints for that query\n"
-	"  GET  /v1/NAME   what bfi inspect --json says of it\n"
+	"  GET  /v1/NAME   what bfi inspect --json says of it (its \"path\" null)\n"
 	"  GET  /v1        the names served\n"
-	"  GET  /healthz   200 once every PATH is open, else 503\n"
+	"  GET  /healthz   200 once every PATH is open and sound, else 503 and\n"
+	"                  which are not: opening, changed (in place), or gone\n"
 	"  GET  /metrics   Prometheus text: requests, errors and latency by\n"
 	"                  endpoint, queries and keys, generations, bytes mapped\n"
 	"A bad request gets a 4xx (or 503, 504) with {\"error\": ..., \"code\": ...}.\n"
@@ -52,8 +56,12 @@ static const char help[] =
 	"noticed through inotify, or on SIGHUP, opened in the background and\n"
 	"swapped in; requests in flight finish on the old one, which is unmapped\n"
 	"when the last of them ends. One that fails to open is logged, and the\n"
-	"old one goes on serving. SIGTERM or SIGINT: stop accepting, finish the\n"
-	"requests in flight, exit 0.\n"
+	"old one goes on serving. A file changed in place (overwritten, truncated)\n"
+	"is found by a check after each request's queries and on each event: no\n"
+	"answer from it is sent, and that NAME answers 503 until a whole snapshot\n"
+	"is published there, while the others go on. SIGTERM or SIGINT: stop\n"
+	"accepting, finish the requests in flight (for --timeout and a second at\n"
+	"most; past that they are abandoned), exit 0.\n"
 	"\n"
 	"Options:\n"
 	"      --listen ADDR:PORT  address to listen on (default 127.0.0.1:8080;\n"
@@ -63,14 +71,23 @@ static const char help[] =
 	"                          is swapped in (MADV_WILLNEED)\n"
 	"      --max-body SIZE     largest request body (default 8M)\n"
 	"      --max-keys N        most queries in one request (default 100000)\n"
-	"      --timeout SECONDS   longest a request may take, and a connection may\n"
-	"                          stay idle (default 30)\n"
+	"      --max-reply SIZE    largest reply (default 64M): a request whose\n"
+	"                          answers pass it gets 413\n"
+	"      --reply-memory SIZE replies made and waiting for their clients hold\n"
+	"                          this much at most (default 1G): past it, new\n"
+	"                          queries get 503\n"
+	"      --timeout SECONDS   longest a request may take: to arrive whole from\n"
+	"                          its first byte, to be answered (checked inside\n"
+	"                          long queries too), and for its reply to be taken;\n"
+	"                          also how long a connection may stay idle\n"
+	"                          (default 30)\n"
 	"      --max-connections N\n"
 	"                          open connections at most (default 1000)\n"
 	"  -q, --quiet             no line per request on standard error\n"
 	"  -h, --help              show this help\n"
 	"\n"
-	"The first line on standard error says where it listens.\n"
+	"Every PATH is opened before it listens; the first line on standard error\n"
+	"then says where it listens.\n"
 	"\n"
 	"Exit status: 0 after SIGTERM or SIGINT, or 2 for a usage error or a\n"
 	"PATH that cannot be opened at start.\n";
@@ -80,6 +97,9 @@ static int quiet;
 static atomic_int inflight;
 static pthread_key_t thread_key; /* its destructor frees a worker thread's scratch */
 
+/* At most this many GET arguments: each takes about 64 bytes of libmicrohttpd's pool. */
+#define POOL_SIZE ((size_t)2 << 20)
+
 /* One request's state across the handler's calls. */
 struct conn_req {
 	double t0;
@@ -87,7 +107,8 @@ struct conn_req {
 	char *url;
 	char *body;
 	size_t len, cap;
-	int too_large, answered, status;
+	int begun, too_large, answered, status;
+	int url_nul, too_many_args, length_twice;
 	enum endpoint endpoint;
 	size_t sent;
 };
@@ -97,6 +118,123 @@ static double mono(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * ---- Connections and their deadlines ----
+ *
+ * libmicrohttpd's timeout is an idle time: a client that sends a byte
+ * now and then holds its connection for ever. So each connection is
+ * tracked from its first byte: while a request arrives, and while its
+ * reply is taken, it may last --timeout, after which the main thread
+ * shuts its socket down (libmicrohttpd then closes it as a client that
+ * went away). The time the request is answered is bounded by the query
+ * deadline instead. An entry is removed, under the lock, before
+ * libmicrohttpd closes the socket (MHD_CONNECTION_NOTIFY_CLOSED), so a
+ * socket shut down is always the tracked connection's own.
+ */
+enum phase { ARRIVING, ANSWERING, SENDING };
+struct track {
+	MHD_socket fd;
+	atomic_int phase;
+	_Atomic double since; /* when the phase began (mono) */
+	int cut;
+	struct track *prev, *next;
+};
+static pthread_mutex_t track_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct track *tracked;
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+	(void)cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+		    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		struct track *t = ci ? calloc(1, sizeof *t) : NULL;
+		if (t == NULL)
+			return; /* untracked: only the idle timeout applies */
+		t->fd = ci->connect_fd;
+		atomic_init(&t->phase, ARRIVING);
+		atomic_init(&t->since, mono());
+		pthread_mutex_lock(&track_mu);
+		t->next = tracked;
+		if (tracked)
+			tracked->prev = t;
+		tracked = t;
+		pthread_mutex_unlock(&track_mu);
+		*socket_context = t;
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+		struct track *t = *socket_context;
+		pthread_mutex_lock(&track_mu);
+		if (t->prev)
+			t->prev->next = t->next;
+		else
+			tracked = t->next;
+		if (t->next)
+			t->next->prev = t->prev;
+		pthread_mutex_unlock(&track_mu);
+		free(t);
+		*socket_context = NULL;
+	}
+}
+
+static void set_phase(struct MHD_Connection *c, enum phase ph)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct track *t = ci ? ci->socket_context : NULL;
+	if (t) {
+		atomic_store(&t->since, mono());
+		atomic_store(&t->phase, ph);
+	}
+}
+
+/* The main thread, now and then: cut the connections past their deadline. */
+static void cut_late(void)
+{
+	double now = mono();
+	pthread_mutex_lock(&track_mu);
+	for (struct track *t = tracked; t; t = t->next)
+		if (!t->cut && atomic_load(&t->phase) != ANSWERING &&
+		    now - atomic_load(&t->since) > sv.timeout) {
+			(void)shutdown(t->fd, SHUT_RDWR);
+			t->cut = 1;
+			atomic_fetch_add(&sv.m.cut, 1);
+		}
+	pthread_mutex_unlock(&track_mu);
+}
+
+/*
+ * The request line is in, before libmicrohttpd splits its arguments: the
+ * request's state begins here (it is the handler's con_cls). A NUL byte in
+ * the line, which would cut the URL short unseen, is noted; so are more
+ * arguments than the connection's pool can hold, for which libmicrohttpd
+ * could not even answer: their separators are made plain bytes, so that it
+ * keeps one argument, and the handler answers 414.
+ */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	(void)cls;
+	(void)c;
+	struct conn_req *r = calloc(1, sizeof *r);
+	if (r == NULL || uri == NULL)
+		return r;
+	r->t0 = mono();
+	size_t len = strlen(uri);
+	/* the URI ends at a NUL that libmicrohttpd put before " HTTP/x.y" */
+	r->url_nul = strncmp(uri + len + 1, "HTTP/", 5) != 0;
+	const char *q = memchr(uri, '?', len);
+	size_t args = 0;
+	for (const char *a = q; a; a = memchr(a + 1, '&', len - (size_t)(a + 1 - uri)))
+		args++;
+	/* each argument's record, the URL itself, and room for the headers and the reply */
+	if (q && (args > (POOL_SIZE / 2 - len) / 64 || len > POOL_SIZE / 2)) {
+		r->too_many_args = 1;
+		for (char *a = (char *)q; (a = memchr(a, '&', len - (size_t)(a - uri))) != NULL;)
+			*a = '_';
+	}
+	return r;
 }
 
 struct args {
@@ -135,7 +273,28 @@ static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *ke
 	return MHD_YES;
 }
 
-static enum MHD_Result respond(struct MHD_Connection *c, struct conn_req *r, struct reply *rp)
+/* Content-Length headers: their count, and whether two differ. */
+struct lengths {
+	const char *first;
+	int n, differ;
+};
+
+static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+	(void)kind;
+	struct lengths *l = cls;
+	if (key && value && !strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+		if (l->n++ && strcmp(l->first, value))
+			l->differ = 1;
+		else
+			l->first = value;
+	}
+	return MHD_YES;
+}
+
+static enum MHD_Result respond(struct MHD_Connection *c, struct conn_req *r, struct reply *rp,
+                               int close)
 {
 	struct MHD_Response *resp =
 	    MHD_create_response_from_buffer(rp->len, rp->body, MHD_RESPMEM_MUST_FREE);
@@ -144,12 +303,17 @@ static enum MHD_Result respond(struct MHD_Connection *c, struct conn_req *r, str
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rp->type);
+	if (close) /* the request's framing is in doubt: nothing more is read from it */
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	r->answered = 1;
 	r->status = rp->status;
 	r->endpoint = rp->endpoint;
 	r->sent = rp->len;
 	atomic_fetch_add_explicit(&sv.m.queries, rp->queries, memory_order_relaxed);
 	atomic_fetch_add_explicit(&sv.m.keys, rp->keys, memory_order_relaxed);
+	/* held until the request ends, taken or not (completed) */
+	atomic_fetch_add(&sv.m.held, (long long)rp->len);
+	set_phase(c, SENDING);
 	enum MHD_Result ok = MHD_queue_response(c, (unsigned)rp->status, resp);
 	MHD_destroy_response(resp);
 	return ok;
@@ -162,24 +326,31 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	(void)cls;
 	(void)version;
 	struct conn_req *r = *con_cls;
-	if (r == NULL) { /* the headers are in: the request begins */
+	if (r == NULL)
+		return MHD_NO; /* on_uri could not allocate */
+	if (!r->begun) { /* the headers are in: the request begins */
 		if (pthread_getspecific(thread_key) == NULL)
 			pthread_setspecific(thread_key, &sv);
-		if ((r = calloc(1, sizeof *r)) == NULL || (r->url = strdup(url)) == NULL) {
-			free(r);
+		if ((r->url = strdup(url)) == NULL)
 			return MHD_NO;
-		}
-		r->t0 = mono();
+		r->begun = 1;
 		snprintf(r->method, sizeof r->method, "%s", method);
 		atomic_fetch_add(&inflight, 1);
-		*con_cls = r;
-		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-		                                             MHD_HTTP_HEADER_CONTENT_LENGTH);
-		if (cl && strtoull(cl, NULL, 10) > sv.max_body) { /* refused before it is read */
+		struct lengths l = {NULL, 0, 0};
+		MHD_get_connection_values(c, MHD_HEADER_KIND, on_header, &l);
+		r->length_twice = l.differ;
+		if (l.differ || r->url_nul) { /* answered before any body is read */
+			struct request rq = {.method = method, .url = url, .url_nul = r->url_nul,
+			                     .length_twice = l.differ};
+			struct reply rp;
+			serve_answer(&sv, &rq, &rp);
+			return respond(c, r, &rp, 1);
+		}
+		if (l.first && strtoull(l.first, NULL, 10) > sv.max_body) { /* refused before it is read */
 			struct request rq = {.method = method, .url = url, .body_too_large = 1};
 			struct reply rp;
 			serve_answer(&sv, &rq, &rp);
-			return respond(c, r, &rp);
+			return respond(c, r, &rp, 0);
 		}
 		return MHD_YES;
 	}
@@ -211,10 +382,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	}
 	if (r->answered)
 		return MHD_YES;
+	set_phase(c, ANSWERING);
 	struct args a = {0};
 	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, on_arg, &a);
 	struct request rq = {method, url, a.names, a.values, a.lens, a.n, r->body, r->len,
-	                     r->too_large};
+	                     r->too_large, r->url_nul, r->too_many_args, r->length_twice};
 	struct reply rp;
 	if (a.err)
 		rp = (struct reply){500, strdup("{\"error\": \"out of memory\", \"code\": \"internal\"}\n"),
@@ -226,7 +398,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	free(a.names);
 	free(a.values);
 	free(a.lens);
-	return rp.body ? respond(c, r, &rp) : MHD_NO;
+	return rp.body ? respond(c, r, &rp, 0) : MHD_NO;
 }
 
 /* The request is over (answered, or the client went): count it, log it, free it. */
@@ -237,10 +409,13 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct conn_req *r = *con_cls;
 	if (r == NULL)
 		return;
+	set_phase(c, ARRIVING); /* the next request on the connection: its deadline from now */
 	double t = mono() - r->t0;
-	if (r->answered)
+	if (r->answered) {
 		metrics_count(&sv.m, r->endpoint, r->status, t);
-	if (!quiet) {
+		atomic_fetch_sub(&sv.m.held, (long long)r->sent);
+	}
+	if (!quiet && r->begun) {
 		char ip[INET6_ADDRSTRLEN] = "-";
 		const union MHD_ConnectionInfo *ci =
 		    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -260,16 +435,21 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		gmtime_r(&now.tv_sec, &tm);
 		strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
 		/* the URL's bytes as text: no control byte reaches the log */
-		fprintf(stderr, "%s %s %s ", when, ip, r->method);
-		text_str(stderr, r->url, strlen(r->url));
-		fprintf(stderr, " %d %zu %.6f%s\n", r->answered ? r->status : 0, r->sent, t,
-		        toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (not completed)");
+		char ub[600];
+		fprintf(stderr, "%s %s %s %s %d %zu %.6f%s\n", when, ip, r->method,
+		        shown(r->url, strlen(r->url), ub, sizeof ub), r->answered ? r->status : 0,
+		        r->sent, t, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (not completed)");
 	}
+	size_t body_cap = r->cap;
 	free(r->url);
 	free(r->body);
+	if (r->begun)
+		atomic_fetch_sub(&inflight, 1);
 	free(r);
 	*con_cls = NULL;
-	atomic_fetch_sub(&inflight, 1);
+	/* a large body's memory (and json-c's for it) goes back to the system */
+	if (body_cap > (1u << 20))
+		malloc_trim(0);
 }
 
 static void thread_done(void *p)
@@ -288,8 +468,11 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *l
 	memcpy(host, s, (size_t)(colon - s));
 	host[colon - s] = 0;
 	char *end;
+	/* digits only: strtoul would also take "+80" and " 80" */
+	if (!colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1) || strlen(colon + 1) > 5)
+		return -1;
 	unsigned long port = strtoul(colon + 1, &end, 10);
-	if (!colon[1] || *end || port > 65535)
+	if (*end || port > 65535)
 		return -1;
 	memset(ss, 0, sizeof *ss);
 	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
@@ -342,8 +525,8 @@ static void watch_add(struct watches *ws, const char *p, size_t slot, int dir_of
 	int wd = inotify_add_watch(ws->fd, p,
 	                           dir_of ? IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE |
 	                                        IN_CLOSE_WRITE
-	                                  : IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE | IN_DELETE_SELF |
-	                                        IN_MOVE_SELF);
+	                                  : IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE | IN_MODIFY |
+	                                        IN_DELETE_SELF | IN_MOVE_SELF);
 	if (wd < 0)
 		return; /* not there (yet): a parent event or SIGHUP finds it */
 	for (size_t i = 0; i < ws->n; i++)
@@ -378,8 +561,7 @@ static int reload(size_t i, int first)
 	double t = mono();
 	int rc = slot_reload(&sv, sl, why, sizeof why);
 	if (rc < 0) {
-		fprintf(stderr, "bfi serve: %s: %s: %s%s\n", sl->name, sl->path, why,
-		        first ? "" : "; the generation before goes on serving");
+		fprintf(stderr, "bfi serve: %s: %s: %s\n", sl->name, sl->path, first ? bfi_strerror(rc) : why);
 		return rc;
 	}
 	if (rc > 0) {
@@ -406,14 +588,22 @@ static int concerns(const struct watch *w, const struct inotify_event *ev)
 	return yes;
 }
 
-/* Until SIGTERM or SIGINT: reopen changed paths (a moment after their last event), all on SIGHUP. */
+#define TICK 0.25 /* seconds between the main thread's rounds: deadlines, file checks */
+
+/*
+ * Until SIGTERM or SIGINT: reopen changed paths (a moment after their last
+ * event), all on SIGHUP; and every TICK cut the connections past their
+ * deadline and check the files of what is served (a change in place that
+ * no event told of, as on NFS).
+ */
 static void main_loop(int sfd, struct watches *ws)
 {
-	double due = 0; /* when the dirty slots are reopened, or 0 */
+	double due = 0, tick = mono() + TICK; /* due: when the dirty slots are reopened, or 0 */
 	for (;;) {
 		struct pollfd p[2] = {{sfd, POLLIN, 0}, {ws->fd, POLLIN, 0}};
-		int wait_ms = due ? (int)((due - mono()) * 1000) + 1 : -1;
-		if (due && wait_ms < 0)
+		double next = due && due < tick ? due : tick;
+		int wait_ms = (int)((next - mono()) * 1000) + 1;
+		if (wait_ms < 0)
 			wait_ms = 0;
 		int n = poll(p, ws->fd >= 0 ? 2 : 1, wait_ms);
 		if (n < 0 && errno != EINTR)
@@ -443,6 +633,18 @@ static void main_loop(int sfd, struct watches *ws)
 				off += (ssize_t)(sizeof *ev + ev->len);
 			}
 		}
+		if (mono() >= tick) {
+			tick = mono() + TICK;
+			cut_late();
+			for (size_t i = 0; i < sv.n_slots; i++) {
+				struct gen *g = gen_acquire(&sv.slots[i]);
+				if (g && gen_changed(&sv.slots[i], g) && !due)
+					due = mono();
+				gen_release(&sv, g);
+				if (atomic_load(&sv.slots[i].dirty) && !due)
+					due = mono() + 0.1; /* a request found it changed */
+			}
+		}
 		if (due && mono() >= due) {
 			due = 0;
 			for (size_t i = 0; i < sv.n_slots; i++)
@@ -463,6 +665,8 @@ int cmd_serve(int argc, char **argv)
 	                                     {"max-keys", required_argument, 0, 'k'},
 	                                     {"timeout", required_argument, 0, 'T'},
 	                                     {"max-connections", required_argument, 0, 'c'},
+	                                     {"max-reply", required_argument, 0, 'R'},
+	                                     {"reply-memory", required_argument, 0, 'M'},
 	                                     {"quiet", no_argument, 0, 'q'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
@@ -471,6 +675,8 @@ int cmd_serve(int argc, char **argv)
 	uint64_t threads = cores > 0 ? (uint64_t)cores : 1, v, max_conn = 1000;
 	sv.max_body = 8u << 20;
 	sv.max_keys = 100000;
+	sv.max_reply = 64u << 20;
+	sv.max_held = 1ll << 30;
 	sv.timeout = 30;
 	int c;
 	char *end;
@@ -512,6 +718,20 @@ int cmd_serve(int argc, char **argv)
 				fprintf(stderr, "bfi serve: --max-connections must be 1..100000\n");
 				return EXIT_USAGE;
 			}
+			break;
+		case 'R':
+			if (parse_size(optarg, &v) || v < 4096 || v > (4ull << 30)) {
+				fprintf(stderr, "bfi serve: --max-reply must be 4K .. 4G\n");
+				return EXIT_USAGE;
+			}
+			sv.max_reply = (size_t)v;
+			break;
+		case 'M':
+			if (parse_size(optarg, &v) || v < 4096 || v > (1ull << 50)) {
+				fprintf(stderr, "bfi serve: --reply-memory must be 4K or more\n");
+				return EXIT_USAGE;
+			}
+			sv.max_held = (long long)v;
 			break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: fputs(help, stderr); return EXIT_USAGE;
@@ -568,33 +788,8 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "bfi serve: %s\n", strerror(errno));
 		return EXIT_USAGE;
 	}
-	struct MHD_Daemon *d = MHD_start_daemon(
-	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
-	        (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-	    0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned)max_conn, MHD_OPTION_CONNECTION_TIMEOUT,
-	    (unsigned)(sv.timeout < 1 ? 1 : sv.timeout), MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-	    MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
-	    /*
-	     * Each GET argument takes about 56 bytes of the connection's pool,
-	     * and libmicrohttpd that runs out of it cannot even answer 431:
-	     * 1 MiB (mapped, touched as used) holds a URL of 15,000 keys.
-	     */
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(1u << 20), MHD_OPTION_END);
-	if (d == NULL) {
-		fprintf(stderr, "bfi serve: cannot listen on %s (in use, or not this host's?)\n", listen);
-		return EXIT_USAGE;
-	}
-	const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	char host[INET6_ADDRSTRLEN];
-	if (addr.ss_family == AF_INET6)
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&addr)->sin6_addr, host, sizeof host);
-	else
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&addr)->sin_addr, host, sizeof host);
-	fprintf(stderr, addr.ss_family == AF_INET6 ? "bfi serve: listening on http://[%s]:%u/\n"
-	                                           : "bfi serve: listening on http://%s:%u/\n",
-	        host, di ? (unsigned)di->port : 0u);
+	serve_guard_install();
+	/* every PATH opened first: a server that cannot serve one never listens */
 	struct watches ws = {inotify_init1(IN_NONBLOCK | IN_CLOEXEC), NULL, 0, 0};
 	int status = EXIT_OK;
 	for (size_t i = 0; i < sv.n_slots && status == EXIT_OK; i++) {
@@ -603,25 +798,65 @@ int cmd_serve(int argc, char **argv)
 		if (reload(i, 1) != 0)
 			status = EXIT_USAGE;
 	}
+	struct MHD_Daemon *d = NULL;
+	if (status == EXIT_OK)
+		d = MHD_start_daemon(
+		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+		        (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+		    0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+		    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_CONNECTION_LIMIT,
+		    (unsigned)max_conn, MHD_OPTION_CONNECTION_TIMEOUT,
+		    (unsigned)(sv.timeout < 1 ? 1 : sv.timeout), MHD_OPTION_NOTIFY_COMPLETED, completed,
+		    NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_URI_LOG_CALLBACK,
+		    on_uri, NULL, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
+		    /*
+		     * A GET argument takes about 56 bytes of the connection's pool,
+		     * and libmicrohttpd that runs out of it cannot even answer 431,
+		     * so on_uri keeps the arguments to what half the pool holds
+		     * (mapped, and touched only as used): a URL of 14,000 keys.
+		     */
+		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, POOL_SIZE, MHD_OPTION_END);
+	if (status == EXIT_OK && d == NULL) {
+		fprintf(stderr, "bfi serve: cannot listen on %s (in use, or not this host's?)\n", listen);
+		status = EXIT_USAGE;
+	}
 	if (status == EXIT_OK) {
+		const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+		char host[INET6_ADDRSTRLEN];
+		if (addr.ss_family == AF_INET6)
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&addr)->sin6_addr, host, sizeof host);
+		else
+			inet_ntop(AF_INET, &((struct sockaddr_in *)&addr)->sin_addr, host, sizeof host);
+		fprintf(stderr, addr.ss_family == AF_INET6 ? "bfi serve: listening on http://[%s]:%u/\n"
+		                                           : "bfi serve: listening on http://%s:%u/\n",
+		        host, di ? (unsigned)di->port : 0u);
 		atomic_store(&sv.ready, 1);
 		main_loop(sfd, &ws);
 		if (!quiet)
 			fprintf(stderr, "bfi serve: stopping: no new connections; finishing the requests "
 			                "in flight\n");
+		/*
+		 * Stop accepting; let the requests in flight end (for --timeout
+		 * and a second at most), and those whose bytes were on their way
+		 * when the signal came (a fifth of a second), then stop. A request
+		 * still running then is abandoned: the process ends without
+		 * waiting for its thread.
+		 */
+		MHD_socket ls = MHD_quiesce_daemon(d);
+		double now = mono(), until = now + sv.timeout + 1;
+		while ((atomic_load(&inflight) > 0 || mono() < now + 0.2) && mono() < until)
+			usleep(10000);
+		int stuck = atomic_load(&inflight);
+		if (stuck > 0) {
+			fprintf(stderr, "bfi serve: %d request%s still running past --timeout: abandoned\n",
+			        stuck, stuck == 1 ? "" : "s");
+			fflush(stderr);
+			_exit(status);
+		}
+		MHD_stop_daemon(d);
+		if (ls != MHD_INVALID_SOCKET)
+			close(ls);
 	}
-	/*
-	 * Stop accepting; let the requests in flight end (for --timeout at
-	 * most), and those whose bytes were on their way when the signal came
-	 * (a fifth of a second), then stop.
-	 */
-	MHD_socket ls = MHD_quiesce_daemon(d);
-	double now = mono(), until = now + sv.timeout + 1;
-	while ((atomic_load(&inflight) > 0 || mono() < now + 0.2) && mono() < until)
-		usleep(10000);
-	MHD_stop_daemon(d);
-	if (ls != MHD_INVALID_SOCKET)
-		close(ls);
 	slots_close(&sv);
 	for (size_t i = 0; i < sv.n_slots; i++)
 		pthread_mutex_destroy(&sv.slots[i].mu);

@@ -415,7 +415,10 @@ int inspect_write(FILE *o, const bfi_snapshot *s, const char *path, int json)
 	if (json) {
 		/* the object's shape, named: a change that would break a reader of it bumps the number */
 		fputs("{\"schema\": \"bfi-inspect-1\", \"path\": ", os);
-		json_str(os, path, strlen(path));
+		if (path) /* NULL: not said (bfi serve keeps its file system to itself) */
+			json_str(os, path, strlen(path));
+		else
+			fputs("null", os);
 		if (in.segments) {
 			fprintf(os, ", \"collection\": {\"generation\": %llu, \"segments\": %u, "
 			       "\"ordinals\": %llu, \"segment_list\": [",

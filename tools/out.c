@@ -15,6 +15,8 @@
 #include "tools.h"
 
 #define OUT_FLUSH (1u << 16) /* write once this much is committed: 64 KiB writes */
+/* A thread's buffer kept between held answers: larger ones are freed, not kept for the next. */
+#define OUT_KEEP (1u << 20)
 
 _Thread_local struct out answers;
 
@@ -73,6 +75,11 @@ void out_emergency(void)
 /* Room for n more bytes; on failure the line is cut short, and err says so. */
 static int reserve(size_t n)
 {
+	if (answers.limit && (n > answers.limit || answers.len > answers.limit - n)) {
+		if (answers.err == 0)
+			answers.err = EFBIG; /* held answers past their limit: the reply is refused */
+		return 0;
+	}
 	if (answers.cap - answers.len >= n)
 		return 1;
 	size_t want = answers.cap ? answers.cap : answers.next_cap ? answers.next_cap : OUT_FLUSH * 2;
@@ -81,6 +88,8 @@ static int reserve(size_t n)
 			return 0;
 		want *= 2;
 	}
+	if (answers.limit && want > answers.limit)
+		want = answers.limit; /* len + n fits, as checked */
 	char *p = realloc(answers.buf, want);
 	if (p == NULL) {
 		if (answers.err == 0)
@@ -114,7 +123,7 @@ char *out_take(size_t *len)
 {
 	char *b = answers.buf;
 	*len = answers.len;
-	answers.next_cap = answers.cap;
+	answers.next_cap = answers.cap < OUT_KEEP ? answers.cap : OUT_KEEP;
 	answers.buf = NULL;
 	answers.len = answers.cap = answers.committed = 0;
 	return b;
@@ -127,7 +136,8 @@ void out_str(const char *s)
 
 void out_char(char c)
 {
-	if (answers.len < answers.cap || reserve(1))
+	if ((answers.len < answers.cap && (answers.limit == 0 || answers.len < answers.limit)) ||
+	    reserve(1))
 		answers.buf[answers.len++] = c;
 }
 
@@ -167,6 +177,13 @@ void out_end_line(void)
 	answers.committed = answers.len;
 	if (!answers.hold && (answers.line_flush || answers.committed >= OUT_FLUSH))
 		(void)out_flush();
+}
+
+void out_drop(void)
+{
+	if (answers.cap > OUT_KEEP)
+		out_free();
+	answers.len = answers.committed = 0;
 }
 
 void out_free(void)

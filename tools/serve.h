@@ -8,6 +8,7 @@
 #define BFI_TOOLS_SERVE_H
 
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,6 +34,7 @@ struct gen {
 	uint8_t id[16];      /* snapshot (or collection) id */
 	unsigned kmer;       /* the k-mer length its keys were made with, or 0 */
 	atomic_uint refs;
+	atomic_int dead; /* its files were found changed in place: every request gets 503 */
 };
 
 /* A name served and the path it maps. */
@@ -42,13 +44,14 @@ struct slot {
 	struct gen *cur; /* NULL until opened */
 	uint64_t opens;
 	atomic_ullong reload_failures;
+	atomic_ullong changed; /* generations found changed in place */
 	atomic_int dirty; /* an event says the path changed: reopen it */
 };
 
 /* The endpoints, as the metrics name them. */
 enum endpoint { EP_QUERY, EP_INFO, EP_LIST, EP_HEALTH, EP_METRICS, EP_OTHER, N_ENDPOINTS };
 #define N_BUCKETS 16 /* latency histogram bounds, in seconds: serve_metrics.c */
-#define N_CODES 12   /* the status codes counted: serve_metrics.c */
+#define N_CODES 13   /* the status codes counted: serve_metrics.c */
 
 struct metrics {
 	atomic_ullong requests[N_ENDPOINTS][N_CODES];
@@ -56,12 +59,17 @@ struct metrics {
 	atomic_ullong micros[N_ENDPOINTS];                  /* latency sum */
 	atomic_ullong queries, keys;
 	atomic_llong mapped; /* bytes of every generation open, the old ones still in use too */
+	atomic_llong held;   /* bytes of replies made and not yet taken by their clients */
+	atomic_ullong cut;   /* connections cut for taking longer than --timeout */
+	atomic_ullong faults; /* SIGBUS in a snapshot's map, caught: the request got 503 */
 };
 
 struct server {
 	struct slot *slots;
 	size_t n_slots;
 	size_t max_body, max_keys;
+	size_t max_reply;     /* the largest reply: past it, 413 */
+	long long max_held;   /* replies waiting for their clients, in bytes at most: past it, 503 */
 	double timeout; /* seconds a request may take */
 	int warm;       /* open new generations with BFI_OPEN_WARM */
 	atomic_int ready; /* every slot opened once */
@@ -80,6 +88,23 @@ void gen_release(struct server *sv, struct gen *g);
 int slot_reload(struct server *sv, struct slot *sl, char *why, size_t cap);
 /* Close every slot's generation (at exit, once no request is in flight). */
 void slots_close(struct server *sv);
+/*
+ * Has g's snapshot been changed in place (bfi_check_files)? Then it is
+ * marked dead, so that every request on it gets 503, and its slot dirty,
+ * so that the path is opened again: 1; else 0.
+ */
+int gen_changed(struct slot *sl, struct gen *g);
+/* Mark g dead (its files changed), and its slot dirty the first time. */
+void gen_kill(struct slot *sl, struct gen *g);
+
+/* serve_guard.c: a SIGBUS in a snapshot's map jumps back to its request */
+void serve_guard_install(void);
+/*
+ * Until serve_guard_leave, a SIGBUS in snap's maps (on this thread; any
+ * SIGBUS, for snap NULL: a snapshot being opened) longjmps to env.
+ */
+void serve_guard_enter(sigjmp_buf *env, const bfi_snapshot *snap);
+void serve_guard_leave(void);
 
 /* serve_api.c */
 struct request {
@@ -88,9 +113,12 @@ struct request {
 	const char **arg_names, **arg_values;
 	size_t *arg_lens;
 	size_t n_args;
-	const char *body; /* POST */
+	char *body; /* POST: the caller's, which serve_answer may rewrite in place */
 	size_t body_len;
 	int body_too_large; /* more than max_body arrived: the rest was dropped */
+	int url_nul;        /* the request line held a NUL byte */
+	int too_many_args;  /* the URL held more arguments than the server keeps */
+	int length_twice;   /* two Content-Length headers that differ */
 };
 struct reply {
 	int status;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "serve.h"
@@ -89,6 +90,7 @@ __attribute__((format(printf, 4, 5))) static void reply_error(struct reply *rp, 
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof why, fmt, ap);
 	va_end(ap);
+	out_drop(); /* answers begun are not sent: their buffer, if large, is freed */
 	struct sbuf b = {0};
 	sb_str(&b, "{\"error\": ");
 	sb_json(&b, why, strlen(why));
@@ -179,40 +181,161 @@ static void reply_results(const struct params *p, struct reply *rp)
 #define SERVE_BATCH_MIN 8     /* fewer queries are answered one by one */
 #define SERVE_BATCH_SIZE 256 /* queries a batch; --timeout is checked between batches */
 
-/* Keys or expressions in batches: the same answers as one by one, in order. */
-static void batch_queries(struct server *sv, const struct slot *sl, const struct params *p,
-                          struct opts *o, double t0, struct reply *rp)
-{
+/*
+ * A request's queries being answered. It lives outside the stack frames a
+ * SIGBUS unwinds (serve_guard.c), so that what it holds can be freed when
+ * one does: the batcher, the query being compiled, the answers.
+ */
+struct job {
+	struct server *sv;
+	struct slot *sl;
+	struct gen *g;
+	const struct params *p;
+	struct opts o;
+	double t0;
 	struct batcher bt;
-	o->batch_size = p->n < SERVE_BATCH_SIZE ? p->n : SERVE_BATCH_SIZE;
-	int rc = batcher_init(&bt, o);
+	int bt_live;     /* bt holds allocations */
+	struct query q;  /* the query answered one by one: its expression, while it has one */
+	size_t answered; /* queries answered */
+	int rc;          /* 0, SAID (a bad query), or an error code */
+	uint64_t keys;   /* keys (terms) looked up */
+	char why[600];   /* what is wrong with a bad query */
+};
+static _Thread_local struct job job;
+
+/* Keys or expressions in batches: the same answers as one by one, in order. */
+static void batch_queries(struct job *j)
+{
+	const struct params *p = j->p;
+	j->o.batch_size = p->n < SERVE_BATCH_SIZE ? p->n : SERVE_BATCH_SIZE;
+	j->bt_live = 1;
+	int rc = batcher_init(&j->bt, &j->o);
 	for (size_t i = 0; i < p->n && rc == 0;) {
-		size_t end = i + o->batch_size < p->n ? i + o->batch_size : p->n;
+		size_t end = i + j->o.batch_size < p->n ? i + j->o.batch_size : p->n;
 		for (; i < end && rc == 0; i++)
-			rc = batcher_add(&bt, p->items[i].text, p->items[i].len);
+			rc = batcher_add(&j->bt, p->items[i].text, p->items[i].len);
 		if (rc == 0)
-			rc = run_batch(o->snap, o, &bt);
+			rc = run_batch(j->o.snap, &j->o, &j->bt);
 		if (rc == 0 && answers.err)
 			rc = -answers.err;
-		if (rc == 0 && i < p->n && now() - t0 > sv->timeout) {
-			reply_error(rp, 504, "timeout", "the request took more than %g s (--timeout); "
-			            "%zu of %zu queries answered", sv->timeout, i, p->n);
-			batcher_free(&bt, o);
-			return;
+		if (rc == 0)
+			j->answered = i;
+		if (rc == 0 && i < p->n && now() - j->t0 > j->sv->timeout)
+			rc = BFI_E_TIMEOUT;
+	}
+	if (rc == SAID) { /* the bad query is the first unanswered */
+		j->answered = 0;
+		for (size_t a = head_len; a < answers.len; a++)
+			j->answered += answers.buf[a] == '\n';
+	}
+	batcher_free(&j->bt, &j->o);
+	j->bt_live = 0;
+	j->rc = rc;
+}
+
+/* One query after another; --timeout checked between them, and inside long ones. */
+static void each_query(struct job *j)
+{
+	const struct params *p = j->p;
+	int rc = 0;
+	for (size_t i = 0; i < p->n && rc == 0; i++) {
+		j->q = (struct query){(char *)p->items[i].text, p->items[i].len, NULL, p->items[i].label,
+		                      p->items[i].label_len};
+		rc = query_run_one(j->g->snap, res, &j->o, &j->q);
+		if (rc == 0 && answers.err)
+			rc = -answers.err;
+		if (rc == 0)
+			j->answered = i + 1;
+		if (rc == 0 && i + 1 < p->n && now() - j->t0 > j->sv->timeout)
+			rc = BFI_E_TIMEOUT;
+	}
+	j->rc = rc;
+}
+
+/* What a SIGBUS cut short held: freed, so that the thread goes on as new. */
+static void job_abandon(struct job *j)
+{
+	if (j->bt_live) {
+		for (size_t i = 0; j->bt.qs && i < j->o.batch_size; i++)
+			bfi_expr_free(&j->bt.qs[i].e);
+		batcher_free(&j->bt, &j->o);
+		j->bt_live = 0;
+	}
+	bfi_expr_free(&j->q.e);
+	bfi_result_destroy(&res); /* its scratch may be half made: a new one next time */
+	out_drop();
+}
+
+/* The reply for a job that ended with rc (not 0). */
+static void job_error(struct job *j, struct reply *rp)
+{
+	const char *name = j->sl->name;
+	size_t n = j->p->n;
+	out_drop(); /* the answers so far are not sent: a large buffer is freed, not kept */
+	if (j->rc == SAID)
+		reply_error(rp, 400, "bad_query", "query %zu: %s", j->answered, j->o.why);
+	else if (j->rc == -EFBIG)
+		reply_error(rp, 413, "reply_too_large", "the answers of %zu queries pass --max-reply "
+		            "(%zu bytes) after %zu of them; ask for fewer at a time, or for "
+		            "\"format\": \"count\" or a \"limit\"", n, j->sv->max_reply, j->answered);
+	else if (j->rc == BFI_E_TIMEOUT)
+		reply_error(rp, 504, "timeout", "the request took more than %g s (--timeout); "
+		            "%zu of %zu queries answered", j->sv->timeout, j->answered, n);
+	else if (j->rc == BFI_E_CHANGED)
+		reply_error(rp, 503, "changed", "%s: its files were changed in place under the server; "
+		            "it answers again once a whole snapshot is published there", name);
+	else
+		reply_error(rp, 500, "internal", "%s: %s", name, bfi_strerror(j->rc));
+}
+
+/*
+ * All of a request's work that reads the snapshot's maps, the catalog's
+ * (key rules, names) included: run under the guard. 0 once the queries
+ * ran (j->rc says how); -1 if it made a reply of its own (a bad form).
+ */
+static int job_run(struct job *j, struct reply *rp)
+{
+	const struct params *p = j->p;
+	struct gen *g = j->g;
+	const char *name = j->sl->name;
+	struct bfi_info in;
+	bfi_info(g->snap, &in);
+	if (p->layout && !(in.layouts & p->layout)) {
+		reply_error(rp, 400, "bad_layout", "%s has no such layout", name);
+		return -1;
+	}
+	switch (p->kind) {
+	case K_TEXT: j->o.text = 1; break;
+	case K_SEQUENCES:
+		j->o.kmer = g->kmer;
+		if (j->o.kmer == 0) {
+			reply_error(rp, 400, "no_kmers", "%s records no k-mer length: it was not built "
+			            "from sequences", name);
+			return -1;
 		}
+		break;
+	case K_EXPR: j->o.mode = M_EXPR; break;
+	case K_PATH: j->o.mode = M_PATH; break;
+	default: break;
 	}
-	batcher_free(&bt, o);
-	if (rc == SAID) {
-		size_t answered = 0; /* the bad query is the first unanswered */
-		for (size_t a = 0; a < answers.len; a++)
-			answered += answers.buf[a] == '\n';
-		reply_error(rp, 400, "bad_query", "query %zu: %s", answered, o->why);
-	} else if (rc) {
-		reply_error(rp, rc == BFI_E_CHANGED ? 503 : 500, rc == BFI_E_CHANGED ? "changed" : "internal",
-		            "%s: %s", sl->name, bfi_strerror(rc));
-	} else {
-		reply_results(p, rp);
+	if (query_form(g->snap, &j->o, p->kind == K_KEYS, 1, 0, name, j->why, sizeof j->why) != 0) {
+		reply_error(rp, 400, "bad_form", "%s", j->why);
+		return -1;
 	}
+	if (res == NULL && bfi_result_create(&res) != 0) {
+		reply_error(rp, 500, "internal", "out of memory");
+		return -1;
+	}
+	bfi_result_deadline(res, (uint64_t)((j->t0 + j->sv->timeout) * 1e9));
+	out_hold();
+	answers.limit = j->sv->max_reply;
+	reply_head(j->sl, g);
+	/* many keys or expressions: in batches, as bfi query --batch (bfi_query_keys, _batch) */
+	if ((p->kind == K_KEYS || p->kind == K_EXPR) && p->n >= SERVE_BATCH_MIN)
+		batch_queries(j);
+	else
+		each_query(j);
+	return 0;
 }
 
 /* Answer p's queries on slot sl: {"snapshot", "generation", "results": [...]}. */
@@ -220,86 +343,67 @@ static void run_queries(struct server *sv, struct slot *sl, const struct params 
                         struct reply *rp)
 {
 	double t0 = now();
+	if (sv->max_held && atomic_load(&sv->m.held) > sv->max_held) {
+		reply_error(rp, 503, "busy", "replies waiting for their clients hold more than "
+		            "--reply-memory (%lld bytes); try again shortly", sv->max_held);
+		return;
+	}
 	struct gen *g = gen_acquire(sl);
 	if (g == NULL) {
 		reply_error(rp, 503, "not_ready", "%s is not open yet", sl->name);
 		return;
 	}
-	char why[600] = "";
-	uint64_t keys = 0;
-	struct opts o = {.json = 1,
-	                 .mode = M_KEY,
-	                 .batch_size = 1000,
-	                 .snap = g->snap,
-	                 .names = g->names.at ? &g->names : NULL,
-	                 .layout = p->layout,
-	                 .limit = p->limit,
-	                 .ordinals = p->format == 1,
-	                 .count = p->format == 2,
-	                 .theta = p->theta,
-	                 .why = why,
-	                 .why_cap = sizeof why,
-	                 .keys_seen = &keys};
-	struct bfi_info in;
-	bfi_info(g->snap, &in);
-	if (p->layout && !(in.layouts & p->layout)) {
-		reply_error(rp, 400, "bad_layout", "%s has no such layout", sl->name);
-		goto done;
-	}
-	switch (p->kind) {
-	case K_TEXT: o.text = 1; break;
-	case K_SEQUENCES:
-		o.kmer = g->kmer;
-		if (o.kmer == 0) {
-			reply_error(rp, 400, "no_kmers", "%s records no k-mer length: it was not built "
-			            "from sequences", sl->name);
-			goto done;
-		}
-		break;
-	case K_EXPR: o.mode = M_EXPR; break;
-	case K_PATH: o.mode = M_PATH; break;
-	default: break;
-	}
-	if (query_form(g->snap, &o, p->kind == K_KEYS, 1, 0, sl->name, why, sizeof why) != 0) {
-		reply_error(rp, 400, "bad_form", "%s", why);
-		goto done;
-	}
-	if (res == NULL && bfi_result_create(&res) != 0) {
-		reply_error(rp, 500, "internal", "out of memory");
-		goto done;
-	}
-	out_hold();
-	reply_head(sl, g);
-	/* many keys or expressions: in batches, as bfi query --batch (bfi_query_keys, _batch) */
-	if ((p->kind == K_KEYS || p->kind == K_EXPR) && p->n >= SERVE_BATCH_MIN) {
-		batch_queries(sv, sl, p, &o, t0, rp);
-		goto done;
-	}
-	for (size_t i = 0; i < p->n; i++) {
-		struct query q = {(char *)p->items[i].text, p->items[i].len, NULL,
-		                  p->items[i].label, p->items[i].label_len};
-		int rc = query_run_one(g->snap, res, &o, &q);
-		if (rc == SAID) {
-			reply_error(rp, 400, "bad_query", "query %zu: %s", i, why);
-			goto done;
-		}
-		if (rc == 0 && answers.err)
-			rc = -answers.err;
-		if (rc) {
-			reply_error(rp, rc == BFI_E_CHANGED ? 503 : 500,
-			            rc == BFI_E_CHANGED ? "changed" : "internal", "%s: %s", sl->name,
-			            bfi_strerror(rc));
-			goto done;
-		}
-		if (now() - t0 > sv->timeout) {
-			reply_error(rp, 504, "timeout", "the request took more than %g s (--timeout); "
-			            "%zu of %zu queries answered", sv->timeout, i + 1, p->n);
-			goto done;
+	struct job *j = &job;
+	*j = (struct job){.sv = sv, .sl = sl, .g = g, .p = p, .t0 = t0};
+	j->o = (struct opts){.json = 1,
+	                     .mode = M_KEY,
+	                     .batch_size = 1000,
+	                     .snap = g->snap,
+	                     .names = g->names.at ? &g->names : NULL,
+	                     .layout = p->layout,
+	                     .limit = p->limit,
+	                     .ordinals = p->format == 1,
+	                     .count = p->format == 2,
+	                     .theta = p->theta,
+	                     .why = j->why,
+	                     .why_cap = sizeof j->why,
+	                     .keys_seen = &j->keys};
+	int ran = 0;
+	if (atomic_load(&g->dead)) {
+		j->rc = BFI_E_CHANGED;
+		ran = 1;
+	} else {
+		/*
+		 * Under the guard: a SIGBUS in the snapshot's maps (a file shrank
+		 * under them) jumps back here, and the request gets 503.
+		 */
+		sigjmp_buf env;
+		if (sigsetjmp(env, 1) == 0) {
+			serve_guard_enter(&env, g->snap);
+			ran = job_run(j, rp) == 0;
+			serve_guard_leave();
+		} else {
+			serve_guard_leave();
+			job_abandon(j);
+			j->rc = BFI_E_CHANGED;
+			ran = 1;
+			atomic_fetch_add(&sv->m.faults, 1);
+			gen_kill(sl, g);
 		}
 	}
-	reply_results(p, rp);
-done:
-	rp->keys = keys;
+	if (ran) {
+		/* answers made from files changed in place may be wrong: never sent */
+		if (j->rc == 0 && gen_changed(sl, g))
+			j->rc = BFI_E_CHANGED;
+		if (j->rc)
+			job_error(j, rp);
+		else
+			reply_results(p, rp);
+	}
+	answers.limit = 0;
+	rp->queries = ran && j->rc == 0 ? p->n : 0;
+	rp->keys = j->keys;
+	j->g = NULL;
 	gen_release(sv, g);
 }
 
@@ -563,6 +667,72 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 	return 0;
 }
 
+static int hex4(const char *s, unsigned *u)
+{
+	*u = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = s[i];
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		        : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		if (d < 0)
+			return 0;
+		*u = *u << 4 | (unsigned)d;
+	}
+	return 1;
+}
+
+/*
+ * The body read as bfi writes JSON (tools.h, json_piece): a byte that is
+ * not UTF-8 is written \udcXX, so a lone \udc80..\udcff in a string is
+ * that byte again, put back in place (json-c would make it U+FFFD, and
+ * the query another key). Any other lone surrogate, and bytes that are not
+ * strict UTF-8 (overlong forms and encoded surrogates included, which
+ * json-c lets through), are refused: 0, or -1 with *at their offset. The
+ * body shrinks in place (*len).
+ */
+static int body_bytes(char *b, size_t *len, size_t *at)
+{
+	size_t n = *len, i = 0, o = 0;
+	int in_str = 0;
+	while (i < n) {
+		unsigned char c = (unsigned char)b[i];
+		size_t k = 1;
+		if (c >= 0x80 && (k = utf8_len((const unsigned char *)b, n, i)) == 0) {
+			*at = i;
+			return -1;
+		}
+		if (c == '"') {
+			in_str = !in_str;
+		} else if (in_str && c == '\\' && i + 1 < n) {
+			unsigned u, lo;
+			k = 2;
+			if (b[i + 1] == 'u' && n - i >= 6 && hex4(b + i + 2, &u)) {
+				k = 6;
+				if (u >= 0xd800 && u <= 0xdbff) { /* a pair, or alone */
+					if (!(n - i >= 12 && b[i + 6] == '\\' && b[i + 7] == 'u' &&
+					      hex4(b + i + 8, &lo) && lo >= 0xdc00 && lo <= 0xdfff)) {
+						*at = i;
+						return -1;
+					}
+					k = 12;
+				} else if (u >= 0xdc80 && u <= 0xdcff) {
+					b[o++] = (char)(u & 0xff); /* the byte bfi wrote as \udcXX */
+					i += 6;
+					continue;
+				} else if (u >= 0xdc00 && u <= 0xdfff) {
+					*at = i;
+					return -1;
+				}
+			}
+		}
+		memmove(b + o, b + i, k);
+		o += k;
+		i += k;
+	}
+	*len = o;
+	return 0;
+}
+
 /* POST /v1/NAME/query with a JSON body */
 static void post_query(struct server *sv, struct slot *sl, const struct request *rq,
                        struct reply *rp)
@@ -577,16 +747,28 @@ static void post_query(struct server *sv, struct slot *sl, const struct request 
 		reply_error(rp, 500, "internal", "out of memory");
 		return;
 	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS |
-	                                JSON_TOKENER_VALIDATE_UTF8);
-	json_object *root = rq->body_len ? json_tokener_parse_ex(tok, rq->body, (int)rq->body_len)
-	                                 : NULL;
+	/* UTF-8 is checked here, strictly, and the bytes bfi writes as \udcXX read back */
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
+	size_t bad_at, body_len = rq->body_len;
+	if (body_len && body_bytes(rq->body, &body_len, &bad_at) != 0) {
+		reply_error(rp, 400, "bad_utf8", "bytes that are not UTF-8, or a lone UTF-16 surrogate "
+		            "escape other than \\udc80..\\udcff (a byte that is not UTF-8), at byte %zu",
+		            bad_at);
+		json_tokener_free(tok);
+		return;
+	}
+	if (body_len > INT32_MAX) {
+		reply_error(rp, 413, "body_too_large", "the body is larger than 2 GiB");
+		json_tokener_free(tok);
+		return;
+	}
+	json_object *root = body_len ? json_tokener_parse_ex(tok, rq->body, (int)body_len) : NULL;
 	enum json_tokener_error err = json_tokener_get_error(tok);
 	size_t end = json_tokener_get_parse_end(tok);
 	int trailing = 0;
-	for (size_t i = end; root && i < rq->body_len; i++)
+	for (size_t i = end; root && i < body_len; i++)
 		trailing |= !strchr(" \t\r\n", rq->body[i]) || rq->body[i] == 0;
-	if (rq->body_len == 0) {
+	if (body_len == 0) {
 		reply_error(rp, 400, "bad_json", "the body is empty: send a JSON object");
 	} else if (root == NULL || err != json_tokener_success) {
 		const char *what = err == json_tokener_continue ? "the JSON ends early"
@@ -623,6 +805,12 @@ static void info(struct server *sv, struct slot *sl, struct reply *rp)
 	struct gen *g = gen_acquire(sl);
 	if (g == NULL) {
 		reply_error(rp, 503, "not_ready", "%s is not open yet", sl->name);
+		return;
+	}
+	if (gen_changed(sl, g)) {
+		gen_release(sv, g);
+		reply_error(rp, 503, "changed", "%s: its files were changed in place under the server; "
+		            "it answers again once a whole snapshot is published there", sl->name);
 		return;
 	}
 	struct sbuf b = {0};
@@ -667,12 +855,50 @@ static int route(struct server *sv, const char *u, struct slot **sl, struct repl
 	return 0;
 }
 
+/*
+ * GET /healthz: 200 when every name serves a whole generation from a path
+ * that is still there; else 503, naming each that does not (the first 64):
+ * "opening", "changed" (its files were changed in place: its requests get
+ * 503), or "gone" (its path was removed: it answers from what it opened,
+ * which nothing will update).
+ */
+/* What is wrong with what sl serves, or NULL: see health(). */
+static const char *slot_state(struct server *sv, struct slot *sl)
+{
+	struct gen *g = gen_acquire(sl);
+	struct stat st;
+	const char *state = g == NULL                   ? "opening"
+	                    : gen_changed(sl, g)        ? "changed"
+	                    : stat(sl->path, &st) != 0 ? "gone"
+	                                                : NULL;
+	gen_release(sv, g);
+	return state;
+}
+
 static void health(struct server *sv, struct reply *rp)
 {
+	const char *state[64];
+	size_t bad = 0, n = sv->n_slots < 64 ? sv->n_slots : 64;
+	for (size_t i = 0; i < n; i++)
+		bad += (state[i] = slot_state(sv, &sv->slots[i])) != NULL;
+	for (size_t i = n; i < sv->n_slots && !bad; i++)
+		bad += slot_state(sv, &sv->slots[i]) != NULL;
 	struct sbuf b = {0};
-	int ready = atomic_load(&sv->ready);
-	sb_str(&b, ready ? "{\"status\": \"ok\"}\n" : "{\"status\": \"opening\"}\n");
-	reply_take(rp, ready ? 200 : 503, &b, "application/json");
+	sb_str(&b, !atomic_load(&sv->ready) ? "{\"status\": \"opening\""
+	           : bad                   ? "{\"status\": \"degraded\""
+	                                   : "{\"status\": \"ok\"");
+	size_t listed = 0;
+	for (size_t i = 0; bad && i < n; i++) {
+		if (state[i] == NULL)
+			continue;
+		sb_str(&b, listed++ ? ", " : ", \"snapshots\": {");
+		sb_json(&b, sv->slots[i].name, strlen(sv->slots[i].name));
+		sb_str(&b, ": \"");
+		sb_str(&b, state[i]);
+		sb_str(&b, "\"");
+	}
+	sb_str(&b, listed ? "}}\n" : "}\n");
+	reply_take(rp, bad || !atomic_load(&sv->ready) ? 503 : 200, &b, "application/json");
 }
 
 static void metrics(struct server *sv, struct reply *rp)
@@ -688,9 +914,23 @@ static void metrics(struct server *sv, struct reply *rp)
 void serve_answer(struct server *sv, const struct request *rq, struct reply *rp)
 {
 	*rp = (struct reply){.endpoint = EP_OTHER};
+	/* what the HTTP layer found wrong with the request itself */
+	if (rq->url_nul) {
+		reply_error(rp, 400, "bad_request", "the request line holds a NUL byte");
+		return;
+	}
+	if (rq->length_twice) {
+		reply_error(rp, 400, "bad_request", "two Content-Length headers that differ");
+		return;
+	}
 	struct slot *sl;
 	if (route(sv, rq->url, &sl, rp) != 0)
 		return;
+	if (rq->too_many_args) {
+		reply_error(rp, 414, "uri_too_long", "more arguments in the URL than the server keeps; "
+		            "POST many keys as {\"keys\": [...]}");
+		return;
+	}
 	int get = !strcmp(rq->method, "GET") || !strcmp(rq->method, "HEAD");
 	if (rp->endpoint == EP_QUERY && !get && !strcmp(rq->method, "POST")) {
 		post_query(sv, sl, rq, rp);

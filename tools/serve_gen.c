@@ -117,15 +117,15 @@ static int load_names(struct gen *g, const struct bfi_info *in)
 	return load_json_names(&g->names);
 }
 
-/* bfi inspect --json of the new generation, kept for GET /v1/NAME. */
-static int load_inspect(struct gen *g, const char *path)
+/* bfi inspect --json of the new generation, less the path (the server's business), for GET /v1/NAME. */
+static int load_inspect(struct gen *g)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	if (f == NULL)
 		return -errno;
-	int rc = inspect_write(f, g->snap, path, 1);
+	int rc = inspect_write(f, g->snap, NULL, 1);
 	if (fclose(f) != 0 && rc == 0)
 		rc = -ENOMEM;
 	if (rc) {
@@ -153,7 +153,7 @@ static struct gen *gen_open(struct server *sv, struct slot *sl, int *rc)
 		*rc = load_names(g, &in);
 	}
 	if (*rc == 0)
-		*rc = load_inspect(g, sl->path);
+		*rc = load_inspect(g);
 	if (*rc) {
 		gen_free(sv, g); /* nothing counted as mapped yet */
 		return NULL;
@@ -170,18 +170,56 @@ static struct gen *gen_open(struct server *sv, struct slot *sl, int *rc)
 	return g;
 }
 
+int gen_changed(struct slot *sl, struct gen *g)
+{
+	if (atomic_load(&g->dead))
+		return 1;
+	if (bfi_check_files(g->snap) == 0)
+		return 0;
+	gen_kill(sl, g);
+	return 1;
+}
+
+void gen_kill(struct slot *sl, struct gen *g)
+{
+	if (atomic_exchange(&g->dead, 1) == 0) {
+		atomic_fetch_add(&sl->changed, 1);
+		atomic_store(&sl->dirty, 1); /* once: a new generation is looked for at the path */
+	}
+}
+
 int slot_reload(struct server *sv, struct slot *sl, char *why, size_t cap)
 {
 	int rc;
-	struct gen *g = gen_open(sv, sl, &rc);
+	struct gen *g;
+	/* a file cut short while it is opened faults: the open fails, and what it made is lost */
+	sigjmp_buf env;
+	if (sigsetjmp(env, 1) == 0) {
+		serve_guard_enter(&env, NULL);
+		g = gen_open(sv, sl, &rc);
+		serve_guard_leave();
+	} else {
+		serve_guard_leave();
+		g = NULL;
+		rc = BFI_E_CHANGED;
+	}
 	if (g == NULL) {
 		atomic_fetch_add(&sl->reload_failures, 1);
-		snprintf(why, cap, "%s", bfi_strerror(rc));
+		/* what goes on serving: the generation before, unless its own files changed too */
+		struct gen *old = gen_acquire(sl);
+		int dead = old && gen_changed(sl, old);
+		gen_release(sv, old);
+		snprintf(why, cap, "%s; %s", bfi_strerror(rc),
+		         old == NULL ? "nothing is served under this name yet"
+		         : dead ? "the generation before was changed in place too: its requests get 503 "
+		                  "until a whole snapshot is published there"
+		                : "the generation before goes on serving");
 		return rc;
 	}
 	pthread_mutex_lock(&sl->mu);
 	struct gen *old = sl->cur;
-	int same = old && !memcmp(old->id, g->id, sizeof g->id) &&
+	/* the same snapshot again (a dead one is replaced by its own republished twin) */
+	int same = old && !atomic_load(&old->dead) && !memcmp(old->id, g->id, sizeof g->id) &&
 	           (g->generation == 0 || g->generation == old->generation);
 	if (!same) {
 		sl->opens++;

@@ -13,7 +13,7 @@
 static const char *const endpoint_names[N_ENDPOINTS] = {"query",   "info",    "list",
                                                         "healthz", "metrics", "other"};
 /* the codes bfi serve answers with; the last counts any other */
-static const int codes[N_CODES] = {200, 400, 404, 405, 413, 500, 503, 504, 408, 429, 431, 0};
+static const int codes[N_CODES] = {200, 400, 404, 405, 413, 414, 500, 503, 504, 408, 429, 431, 0};
 static const double bounds[N_BUCKETS] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
                                          0.01,   0.025,   0.05,   0.1,   0.25,   0.5,
                                          1,      2.5,     5,      10};
@@ -98,6 +98,18 @@ char *metrics_page(struct server *sv, size_t *len)
 	fprintf(f, "# HELP bfi_keys_total Keys (a query's terms) looked up.\n"
 	           "# TYPE bfi_keys_total counter\nbfi_keys_total %llu\n",
 	        (unsigned long long)atomic_load(&m->keys));
+	fprintf(f, "# HELP bfi_reply_bytes_held Bytes of replies made and not yet taken by their "
+	           "clients (--reply-memory bounds it).\n# TYPE bfi_reply_bytes_held gauge\n"
+	           "bfi_reply_bytes_held %lld\n",
+	        (long long)atomic_load(&m->held));
+	fprintf(f, "# HELP bfi_connections_cut_total Connections cut for sending a request, or "
+	           "taking its reply, for longer than --timeout.\n"
+	           "# TYPE bfi_connections_cut_total counter\nbfi_connections_cut_total %llu\n",
+	        (unsigned long long)atomic_load(&m->cut));
+	fprintf(f, "# HELP bfi_snapshot_faults_total Reads of a mapped file that had shrunk (SIGBUS), "
+	           "caught: the request got 503.\n# TYPE bfi_snapshot_faults_total counter\n"
+	           "bfi_snapshot_faults_total %llu\n",
+	        (unsigned long long)atomic_load(&m->faults));
 	fprintf(f, "# HELP bfi_mapped_bytes Bytes of snapshot files mapped, old generations still "
 	           "in use included.\n# TYPE bfi_mapped_bytes gauge\nbfi_mapped_bytes %lld\n",
 	        (long long)atomic_load(&m->mapped));
@@ -108,7 +120,9 @@ char *metrics_page(struct server *sv, size_t *len)
 	                                                "in Unix time."},
 	    {"bfi_snapshot_mapped_bytes", "gauge", "Bytes of the generation served."},
 	    {"bfi_snapshot_reload_failures_total", "counter", "New generations that failed to "
-	                                                      "open; the old one went on serving."}};
+	                                                      "open; the old one went on serving."},
+	    {"bfi_snapshot_changed_total", "counter", "Generations found changed in place: their "
+	                                              "requests got 503."}};
 	for (size_t k = 0; k < sizeof gauges / sizeof *gauges; k++) {
 		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", gauges[k][0], gauges[k][2], gauges[k][0],
 		        gauges[k][1]);
@@ -117,6 +131,13 @@ char *metrics_page(struct server *sv, size_t *len)
 			struct gen *g = gen_acquire(sl);
 			if (g == NULL && k < 3)
 				continue;
+			if (k == 4) {
+				fprintf(f, "%s{snapshot=\"", gauges[k][0]);
+				label(f, sl->name);
+				fprintf(f, "\"} %llu\n", (unsigned long long)atomic_load(&sl->changed));
+				gen_release(sv, g);
+				continue;
+			}
 			fprintf(f, "%s{snapshot=\"", gauges[k][0]);
 			label(f, sl->name);
 			fputs("\"} ", f);

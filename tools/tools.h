@@ -34,6 +34,9 @@ int cmd_filter(int argc, char **argv);
  * most 6 bytes), advances *i past it, and returns the output's length.
  */
 size_t json_piece(const char *s, size_t len, size_t *i, char out[8]);
+/* Length of the well-formed UTF-8 character at s[i] (RFC 3629: no overlong
+ * form, no surrogate, nothing past U+10FFFF), or 0. */
+size_t utf8_len(const unsigned char *s, size_t len, size_t i);
 /*
  * Bytes from the data (a name, a path) shown on a terminal: a control
  * byte (C0, DEL, and the two bytes of a C1 control) as \xHH, so that a
@@ -67,6 +70,7 @@ struct out {
 	int err;        /* errno of the first failed write, or 0 */
 	int hold;       /* never written: the caller takes buf[0 .. len) */
 	size_t next_cap; /* after out_take: the size to start the next buffer at */
+	size_t limit;    /* held answers: the most len may reach (0: none); past it err is EFBIG */
 };
 extern _Thread_local struct out answers;
 void out_init(int line_flush);
@@ -74,8 +78,11 @@ void out_init(int line_flush);
 void out_hold(void);
 void out_put(const void *p, size_t n);
 /* Hand answers.buf (len bytes) to the caller, who frees it; the next answers
- * start in a fresh buffer of the size this one had. NULL if there is none. */
+ * start in a fresh buffer of the size this one had, up to OUT_KEEP. NULL if
+ * there is none. */
 char *out_take(size_t *len);
+/* Drop the answers held, and the buffer too if it grew past OUT_KEEP. */
+void out_drop(void);
 /* Room to write n bytes at the end, or NULL (out of memory: err says so);
  * out_wrote(k) then keeps the first k of them. */
 char *out_room(size_t n);

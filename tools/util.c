@@ -11,8 +11,7 @@
 
 #include "tools.h"
 
-/* Length of the well-formed UTF-8 character at s[i] (RFC 3629), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t len, size_t i)
+size_t utf8_len(const unsigned char *s, size_t len, size_t i)
 {
 	unsigned c = s[i];
 	size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;

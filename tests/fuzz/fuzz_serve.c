@@ -70,6 +70,7 @@ static int setup(void)
 	sv.n_slots = 1;
 	sv.max_body = 1 << 16;
 	sv.max_keys = 256;
+	sv.max_reply = 1 << 16;
 	sv.timeout = 5;
 	char why[300];
 	if (slot_reload(&sv, &slot, why, sizeof why) != 1)
@@ -118,6 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (url && names && values && lens && (bl == 0 || body)) {
 		memcpy(url, data + 1, ul);
 		url[ul] = 0;
+		int url_nul = strnlen(url, ul) < ul; /* what the HTTP layer notes, and answers 400 */
 		url[strnlen(url, ul)] = 0; /* the path ends at a NUL, as a C string does */
 		char *q = strchr(url, '?');
 		if (q) { /* key=value&... : each name a C string, each value binary-safe */
@@ -137,7 +139,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 		}
 		url[unescape(url, strlen(url))] = 0;
-		struct request rq = {method, url, names, values, lens, n, body, bl, bl > sv.max_body};
+		/* the method byte's high bits: what the HTTP layer found (cmd_serve.c) */
+		struct request rq = {.method = method, .url = url, .arg_names = names,
+		                     .arg_values = values, .arg_lens = lens, .n_args = n, .body = body,
+		                     .body_len = bl, .body_too_large = bl > sv.max_body,
+		                     .url_nul = url_nul && (data[0] & 0x40),
+		                     .too_many_args = (data[0] & 0x80) != 0,
+		                     .length_twice = (data[0] & 0x20) != 0 && (data[0] & 0x10) != 0};
 		struct reply rp;
 		serve_answer(&sv, &rq, &rp);
 		int ok = (rp.status == 200 || (rp.status >= 400 && rp.status < 500) || rp.status == 503 ||
