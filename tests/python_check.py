@@ -221,6 +221,92 @@ def errors():
     assert v and major >= 3
 
 
+def close_under_queries():
+    """close() while 4 threads query: no crash, no wrong answer; each
+    thread's calls after the close raise ValueError."""
+    import threading
+    import time
+
+    want_one = [o["matches"] for o in cli("--keys", f"{T}/K", stdin=KEYS_IN)]
+    batch = keys[:200]
+    for run in range(5):
+        s = bfi.open(f"{T}/K")
+        bad, ended = [], []
+
+        def worker(w):
+            try:
+                i = 0
+                while True:
+                    i += 1
+                    if w % 2:
+                        if s.query(batch) != want_one[:200]:
+                            bad.append("a batch")
+                    elif s.query(keys[i % len(keys)]) != want_one[i % len(keys)]:
+                        bad.append(keys[i % len(keys)])
+            except ValueError:
+                ended.append(w)
+        ts = [threading.Thread(target=worker, args=(w,)) for w in range(4)]
+        for t in ts:
+            t.start()
+        time.sleep(0.3)
+        s.close()
+        for t in ts:
+            t.join(30)
+        assert not bad, f"run {run}: wrong answers under close: {bad[:5]}"
+        assert sorted(ended) == [0, 1, 2, 3], f"run {run}: threads that did not end: {ended}"
+        try:
+            s.query("k1")
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("a closed snapshot answered")
+
+
+def key_rules():
+    """The library refuses what the CLI refuses: another k, text on k-mers;
+    and arguments Python cannot pass whole are refused, not cut."""
+    seq = next(l for l in lines(f"{T}/reads.fa") if not l.startswith(">"))
+    with bfi.open(f"{T}/F") as s:
+        assert s.query_sequences(seq, threshold=0.8, k=21) == s.query_sequences(seq, threshold=0.8)
+        for call in (lambda: s.query_sequences(seq, threshold=0.8, k=31),
+                     lambda: s.query_text("hello world"),
+                     lambda: s.query_text("hello world", threshold=0.5)):
+            try:
+                call()
+            except bfi.Error as e:
+                assert e.name == "BFI_E_KEY_FORM", e.name
+            else:
+                raise AssertionError("a query of another form answered")
+        for k in (2 ** 32 + 21, -1, 256, "21"):
+            try:
+                s.query_sequences(seq, threshold=0.8, k=k)
+            except ValueError:
+                pass
+            else:
+                raise AssertionError(f"k={k!r} was taken")
+        for key in ("kmer\0junk", b"kmer"):
+            try:
+                s.meta(key)
+            except ValueError:
+                pass
+            else:
+                raise AssertionError(f"meta({key!r}) was taken")
+        assert s.meta("kmer") == "21"
+        for o in (2 ** 32, 2 ** 32 + 1, -1):
+            try:
+                s.name(o)
+            except bfi.Error as e:
+                assert e.name == "BFI_E_NOT_FOUND", e.name
+            else:
+                raise AssertionError(f"name({o}) answered")
+    try:
+        bfi.open(f"{T}/F\0/etc")
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a path with a NUL was opened")
+
+
 def numpy_arrays():
     import numpy
 
@@ -240,6 +326,8 @@ check("query_path answers as bfi query on JSON documents", paths_all)
 check("a collection with removed sets answers as bfi query", collection)
 check("sets() is bfi inspect --sets; info() agrees with inspect --json", info_sets)
 check("errors carry the library's code and name; the code table is bfi_error.h's", errors)
+check("close() while four threads query: no crash, no wrong answer, then ValueError", close_under_queries)
+check("another k, text on k-mers, and arguments cut short by C are refused", key_rules)
 try:
     import numpy  # noqa: F401 (optional: configure installs python3-numpy for the tests)
 

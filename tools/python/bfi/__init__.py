@@ -279,6 +279,21 @@ def _layout(layout):
     return LAYOUTS[layout]
 
 
+def _held(method):
+    """Run method with a hold on the snapshot: close() in another thread
+    waits for no one, but the snapshot is unmapped only once the last
+    method holding it has returned (Snapshot._enter, _leave)."""
+    def run(self, *args, **kwargs):
+        self._enter()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._leave()
+    run.__name__, run.__doc__, run.__qualname__ = (method.__name__, method.__doc__,
+                                                   method.__qualname__)
+    return run
+
+
 def open(path, *, trusted=False, no_catalog=False, small_pages=False, warm=False):
     """Open the snapshot or collection at path (a directory). Use as a
     context manager, or call close(). Raises Error."""
@@ -331,12 +346,18 @@ class Snapshot:
 
     A Snapshot may be shared by threads for reading; each call uses its
     own scratch result. Close it (or leave the with block) to unmap it;
-    answers already returned stay valid, being Python objects.
+    answers already returned stay valid, being Python objects. close()
+    may be called while other threads query: their calls in progress end
+    normally, the snapshot is unmapped when the last of them returns, and
+    every call after close() raises ValueError.
     """
 
     def __init__(self, path, *, trusted=False, no_catalog=False, small_pages=False,
                  warm=False):
         self.path = os.fspath(path)
+        bpath = os.fsencode(self.path)
+        if b"\0" in bpath:
+            raise ValueError("bfi: embedded null byte in the path")
         flags = 0
         for k, v in (("trusted", trusted), ("no_catalog", no_catalog),
                      ("small_pages", small_pages), ("warm", warm)):
@@ -346,7 +367,9 @@ class Snapshot:
         self._results = []  # each thread's scratch result, freed at close
         self._lock = threading.Lock()
         self._local = threading.local()
-        _check(_open(os.fsencode(self.path), flags, ctypes.byref(self._p)), self.path)
+        self._users = 0  # calls running on the snapshot (_enter, _leave)
+        self._closing = False
+        _check(_open(bpath, flags, ctypes.byref(self._p)), self.path)
         i = _Info()
         _info(self._p, ctypes.byref(i))
         self._ordinals = i.ordinals
@@ -355,8 +378,18 @@ class Snapshot:
     # -- life --
 
     def close(self):
-        """Unmap the snapshot and free its scratch results. No query may be
-        running on it in another thread. Further calls raise ValueError."""
+        """Unmap the snapshot and free its scratch results: at once, or, if
+        other threads are in calls on it, when the last of those returns.
+        Further calls raise ValueError."""
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+            now = self._users == 0
+        if now:
+            self._release()
+
+    def _release(self):
         if self._p:
             _close(ctypes.byref(self._p))
         with self._lock:
@@ -365,6 +398,19 @@ class Snapshot:
             self._results = []
         self._local = threading.local()
         self._names = []
+
+    def _enter(self):
+        with self._lock:
+            if self._closing or not self._p:
+                raise ValueError("bfi: the snapshot is closed")
+            self._users += 1
+
+    def _leave(self):
+        with self._lock:
+            self._users -= 1
+            last = self._closing and self._users == 0
+        if last:  # close() came while this call ran: it was the last
+            self._release()
 
     def _res(self):
         """This thread's scratch result (bfi_result), made on first use."""
@@ -385,7 +431,7 @@ class Snapshot:
         return False
 
     def __del__(self):
-        if getattr(self, "_p", None) is not None:
+        if getattr(self, "_p", None) is not None and hasattr(self, "_closing"):
             self.close()
 
     def __repr__(self):
@@ -393,12 +439,13 @@ class Snapshot:
         return f"<bfi.Snapshot {self.path!r} {state}>"
 
     def _snap(self):
-        if not self._p:
+        if not self._p or (self._closing and not self._users):
             raise ValueError("bfi: the snapshot is closed")
         return self._p
 
     # -- what it holds --
 
+    @_held
     def info(self):
         """What the snapshot holds, as a dict: format, sizes, sets, layouts
         (each with its own facts), and for a collection its segments."""
@@ -437,8 +484,11 @@ class Snapshot:
                 d.setdefault("meta", {})[key] = v
         return d
 
+    @_held
     def meta(self, key):
         """A catalog metadata value (such as "fpr" or "kmer") as str, or None."""
+        if not isinstance(key, str) or "\0" in key:
+            raise ValueError("bfi: a meta key is a str without NUL")
         v, n = ctypes.c_void_p(), _SZ()
         rc = _catalog_meta(self._snap(), key.encode(), ctypes.byref(v), ctypes.byref(n))
         if rc in (_NOT_FOUND, _NO_CATALOG):
@@ -446,13 +496,19 @@ class Snapshot:
         _check(rc, key)
         return ctypes.string_at(v, n.value).decode("utf-8", "surrogateescape")
 
+    @_held
     def __len__(self):
         i = _Info()
         _info(self._snap(), ctypes.byref(i))
         return i.n_sets
 
+    @_held
     def name(self, ordinal):
         """The name of set ordinal. Raises Error (BFI_E_NOT_FOUND) for none."""
+        if not isinstance(ordinal, int) or isinstance(ordinal, bool):
+            raise TypeError(f"an ordinal is an int, not {type(ordinal).__name__}")
+        if not 0 <= ordinal < self._ordinals:  # past what C's uint32_t holds, too
+            raise Error(_NOT_FOUND, f"set {ordinal}")
         names = self._names
         listed = isinstance(names, list)
         n = (names[ordinal] if 0 <= ordinal < len(names) else None) if listed \
@@ -472,6 +528,7 @@ class Snapshot:
             return [names[o] or name(o) for o in ords]
         return [names.get(o) or name(o) for o in ords]
 
+    @_held
     def ordinal(self, name):
         """The ordinal of the set called name. Raises Error (BFI_E_NOT_FOUND)."""
         b = _bytes(name)
@@ -479,6 +536,7 @@ class Snapshot:
         _check(_set_find(self._snap(), b, len(b), ctypes.byref(o)), repr(name))
         return o.value
 
+    @_held
     def sets(self):
         """Every live set: a list of dicts with its ordinal, name, distinct
         keys, filter bits, bits set and fill ratio (bits set / bits)."""
@@ -538,11 +596,14 @@ class Snapshot:
 
     def _kmers(self, seq, k):
         """A DNA sequence compiled to the term list of its k-mers."""
+        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 255:
+            raise ValueError(f"bfi: k is 1..255, or 0 for the snapshot's own, not {k!r}")
         b = _bytes(seq)
         e = _Expr()
         _check(_expr_kmers(self._snap(), b, len(b), k, ctypes.byref(e.p)), "sequence")
         return e
 
+    @_held
     def query(self, keys, *, layout=None, ordinals=False, as_array=False):
         """Which sets may contain each key?
 
@@ -578,6 +639,7 @@ class Snapshot:
             yield from zip(chunk, self._keys([_bytes(x) for x in chunk], layout, ordinals,
                                              as_array))
 
+    @_held
     def _keys(self, bkeys, layout, ordinals, as_array):
         s, r = self._snap(), self._res()
         n = len(bkeys)
@@ -616,6 +678,7 @@ class Snapshot:
                 gc.enable()
         return out
 
+    @_held
     def query_expr(self, expr, *, layout=None, ordinals=False, as_array=False):
         """Which sets may satisfy an expression of keys combined with AND,
         OR and parentheses ("a AND (b OR c)"; keys side by side are ANDed)?
@@ -631,6 +694,7 @@ class Snapshot:
         _check(rc, f"{expr!r} at byte {at.value}" if rc == _SYNTAX else repr(expr))
         return self._run(e, _layout(layout), None, ordinals, as_array)
 
+    @_held
     def query_path(self, path, *, layout=None, ordinals=False, as_array=False):
         """Which documents may hold a path ("/a/b" from the root, "a/b"
         anywhere, "*" for one or more elements)? For snapshots of JSON or
@@ -643,6 +707,7 @@ class Snapshot:
         _check(_expr_path(self._snap(), b, len(b), ctypes.byref(e.p)), repr(path))
         return self._run(e, _layout(layout), None, ordinals, as_array)
 
+    @_held
     def query_text(self, text, *, threshold=None, layout=None, ordinals=False,
                    as_array=False):
         """Which documents may hold every term of text (split as the
@@ -656,6 +721,7 @@ class Snapshot:
         how = 0 if threshold is None else 1  # BFI_TEXT_ALL, BFI_TEXT_TERMS
         return self._run(self._text(text, how), _layout(layout), threshold, ordinals, as_array)
 
+    @_held
     def query_sequences(self, seqs, *, threshold, k=0, layout=None, ordinals=False,
                         as_array=False):
         """Which genomes may hold at least threshold (0, 1] of a DNA
@@ -675,6 +741,7 @@ class Snapshot:
                                             ordinals=ordinals, as_array=as_array))
         return out
 
+    @_held
     def terms(self, text=None, *, sequence=None, k=0):
         """How many distinct terms a text (or k-mers a sequence) compiles
         to: the denominator of a threshold query's scores."""
