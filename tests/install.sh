@@ -90,6 +90,24 @@ else
 	echo "FAIL install: uninstall"
 	cat "$T/out"
 fi
+# installed twice, then uninstalled, into a DESTDIR holding '|', '&' and a space:
+# nothing is left, and bfi.pc names the prefix as given
+twice_ok() {
+	d="$T/a|b&c d"
+	for i in 1 2; do
+		sh tools/install.sh "$d" '/opt/x&y' >"$T/log" 2>&1 || { cat "$T/log"; return 1; }
+	done
+	grep -qx 'prefix=/opt/x&y' "$d/opt/x&y/lib/pkgconfig/bfi.pc" || { echo "bfi.pc:"; grep prefix= "$d/opt/x&y/lib/pkgconfig/bfi.pc"; return 1; }
+	sh tools/uninstall.sh "$d" '/opt/x&y' >"$T/log" 2>&1 || { cat "$T/log"; return 1; }
+	left=$(find "$d" -mindepth 1)
+	[ -z "$left" ] || { echo "left after two installs and an uninstall: $left"; return 1; }
+}
+if twice_ok >"$T/out" 2>&1; then
+	echo "PASS install: installed twice into a DESTDIR with '|', '&' and a space, uninstall leaves nothing"
+else
+	echo "FAIL install: two installs, or an odd DESTDIR"
+	cat "$T/out"
+fi
 
 # On a CI machine, as root: the real thing at the default prefix. The README's
 # C example builds with plain pkg-config and runs with no LD_LIBRARY_PATH

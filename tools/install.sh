@@ -10,14 +10,25 @@ prefix=${2:-/usr/local}
 root=$dest$prefix
 cd "$(dirname "$0")/.."
 list=$root/share/bfi/installed
+# the folders down to share/bfi that are made now (PREFIX itself, under a
+# DESTDIR those above it too), the outermost first
 fresh=
-[ -d "$root/share" ] || fresh="dir $prefix/share
-"
+d=$root/share/bfi
+while [ ! -d "$d" ]; do
+	fresh="dir ${d#"$dest"}
+$fresh"
+	d=$(dirname "$d")
+done
 install -d "$root/share/bfi"
-printf '%sdir %s\n' "$fresh" "$prefix/share/bfi" >"$list.new"
+printf '%s' "$fresh" >"$list.new"
+# an install over an earlier one: the folders that one made are still bfi's to remove
+if [ -f "$list" ]; then
+	grep '^dir ' "$list" >>"$list.new" || true
+fi
 
 # put MODE SOURCE PATH: install SOURCE as PREFIX-relative PATH, and list it,
-# with each folder it had to make first ("dir PATH"), for uninstall to remove
+# with each folder it had to make first ("dir PATH"), for uninstall to remove.
+# Paths are never put through sed: a DESTDIR or PREFIX may hold any byte.
 put() {
 	d=$(dirname "$3")
 	made=
@@ -45,7 +56,12 @@ for h in reader/bfi.h writer/bfi_writer.h format/bfi_error.h format/bfi_hash.h \
 done
 tmp=$(mktemp "${TMPDIR:-/tmp}/bfi-install.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
-sed "s|^prefix=.*|prefix=$prefix|" bfi.pc >"$tmp"
+while IFS= read -r l; do
+	case $l in
+	prefix=*) printf 'prefix=%s\n' "$prefix" ;;
+	*) printf '%s\n' "$l" ;;
+	esac
+done <bfi.pc >"$tmp"
 put 644 "$tmp" lib/pkgconfig/bfi.pc
 # the manual pages (built by ninja into build/man) and bash completion
 for m in build/man/*.[135]; do

@@ -17,7 +17,7 @@ fi
 n=0
 while IFS= read -r p; do
 	case $p in
-	"dir $prefix"/*) continue ;; # made by install: removed below, once emptied
+	"dir "*) continue ;; # made by install: removed below, once emptied
 	esac
 	case $p in
 	"$prefix"/*) ;;
@@ -43,7 +43,12 @@ done <"$list"
 # the folders install made, the last made first (so children before parents), if empty
 dirs=$(mktemp "${TMPDIR:-/tmp}/bfi-uninstall.XXXXXX")
 trap 'rm -f "$dirs"' EXIT
-sed -n "s|^dir |$dest|p" "$list" | awk '{ a[NR] = $0 } END { for (i = NR; i; i--) print a[i] }' >"$dirs"
+# (a shell loop, not sed: DESTDIR may hold '|' or '&')
+while IFS= read -r p; do
+	case $p in
+	"dir "*) printf '%s%s\n' "$dest" "${p#dir }" ;;
+	esac
+done <"$list" | awk '{ a[NR] = $0 } END { for (i = NR; i; i--) print a[i] }' >"$dirs"
 rm -f "$list"
 rmdir "$root/share/bfi" "$root/include/bfi" 2>/dev/null || true
 while IFS= read -r d; do
