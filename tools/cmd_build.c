@@ -1,4 +1,5 @@
 /* cmd_build.c - bfi build: write a snapshot. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -332,14 +333,24 @@ int cmd_build(int argc, char **argv)
 			}
 			break;
 		case 'U': {
-			unsigned a, b;
-			char extra;
-			if (sscanf(optarg, "%u/%u%c", &a, &b, &extra) != 2 || b == 0 || a >= b) {
-				fprintf(stderr, "%s: --route takes I/S with 0 <= I < S\n", me);
+			/* digits, a slash, digits; S no more than --shards allows */
+			char *slash = strchr(optarg, '/'), *e1, *e2;
+			unsigned long long a = 0, b = 0;
+			int ok = slash && slash > optarg && isdigit((unsigned char)optarg[0]) &&
+			         isdigit((unsigned char)slash[1]);
+			if (ok) {
+				errno = 0;
+				a = strtoull(optarg, &e1, 10);
+				b = strtoull(slash + 1, &e2, 10);
+				ok = errno == 0 && e1 == slash && !*e2 && b >= 1 && b <= (1u << 24) && a < b;
+			}
+			if (!ok) {
+				fprintf(stderr, "%s: --route takes I/S with 0 <= I < S <= 2^24, not '%s'\n", me,
+				        optarg);
 				return EXIT_USAGE;
 			}
-			o.route_shard = a;
-			o.route_shards = b;
+			o.route_shard = (unsigned)a;
+			o.route_shards = (unsigned)b;
 			break;
 		}
 		case 'O':

@@ -50,7 +50,10 @@ static const char help[] =
 	"                     ceil(T x terms) of them are returned, T in (0, 1]\n"
 	"  -k, --kmer K       a query is a DNA sequence; its terms are its distinct\n"
 	"                     canonical K-mers (K 1..255; letters other than ACGT\n"
-	"                     break k-mers). Without --threshold, all must match.\n"
+	"                     break k-mers). Without --threshold, all must match\n"
+	"                     (T = 1), and the answer is still a threshold query's,\n"
+	"                     each set with its score (the k-mers it holds), as\n"
+	"                     k-mer tools print it\n"
 	"      --path         a query is a path over JSON/XML documents (bfi build\n"
 	"                     --input json|xml): /a/b from the root, a/b anywhere,\n"
 	"                     * for one or more elements (a/*/b)\n"
@@ -254,6 +257,19 @@ int cmd_query(int argc, char **argv)
 	answers.tty = isatty(STDOUT_FILENO);
 	struct bfi_info info;
 	bfi_info(s, &info);
+	if (o.layout && !(info.layouts & o.layout)) {
+		static const char *const names[] = {"flat", "plain", "rambo", "tree"};
+		char held[64] = "";
+		for (unsigned b = 0; b < 4; b++)
+			if (info.layouts & (1u << b))
+				snprintf(held + strlen(held), sizeof held - strlen(held), "%s%s",
+				         held[0] ? ", " : "", names[b]);
+		fprintf(stderr, "bfi query: %s has no %s layout (it holds %s)\n", path,
+		        names[__builtin_ctz(o.layout)], held);
+		guard_unwatch(s);
+		bfi_close(&s);
+		return EXIT_USAGE;
+	}
 	/* calloc'd pages are not touched until a name is kept: no cost unless names are printed */
 	struct names names = {.n = info.n_sets};
 	if (info.n_sets <= NAMES_CACHED)
