@@ -184,5 +184,16 @@ messages_ok() {
 }
 check "remove a a: 'named twice'; control bytes escaped in messages; a long query not echoed" messages_ok
 
+# --- L11: old residuals ---
+residuals_ok() {
+	! "$BFI" query --layout rambo "$T/snap" lmdb 2>"$T/err" && said "has no rambo layout (it holds flat)" || return 1
+	for r in 0/99999999999 1/1 a/2 0/ /2 0/2x -1/2; do
+		! "$BFI" build -q -o "$T/r.snap" --layout rambo --route "$r" "$DATA" 2>"$T/err" &&
+			said "route takes I/S" || { echo "  --route $r"; return 1; }
+	done
+	"$BFI" build -q -o "$T/r.snap" --layout rambo --shards 2 --cells 4 --route 1/2 "$DATA"
+}
+check "query --layout names what the snapshot lacks; --route is range-checked" residuals_ok
+
 echo "owned: $fails failed"
 [ "$fails" -eq 0 ]
