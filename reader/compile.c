@@ -22,8 +22,9 @@
 struct terms {
 	const char *stops;
 	size_t stops_len;
-	char *buf; /* terms, each BFI_TERM_MAX bytes apart */
-	size_t *lens, n, cap;
+	char *buf;     /* the terms, one after another */
+	size_t used, room; /* bytes of buf used, and allocated */
+	size_t *offs, *lens, n, cap; /* each term's place in buf and length */
 	uint32_t *slots; /* open addressing: a term's index + 1, or 0 */
 	size_t n_slots;  /* a power of two, at least twice n */
 };
@@ -72,7 +73,7 @@ static uint32_t *slot_of(const struct terms *ts, const char *t, size_t len)
 	for (size_t i = (size_t)term_hash(t, len) & mask;; i = (i + 1) & mask) {
 		uint32_t *sl = &ts->slots[i];
 		if (*sl == 0 || (ts->lens[*sl - 1] == len &&
-		                 memcmp(ts->buf + (size_t)(*sl - 1) * BFI_TERM_MAX, t, len) == 0))
+		                 memcmp(ts->buf + ts->offs[*sl - 1], t, len) == 0))
 			return sl;
 	}
 }
@@ -80,10 +81,10 @@ static uint32_t *slot_of(const struct terms *ts, const char *t, size_t len)
 static int grow_terms(struct terms *ts)
 {
 	size_t cap = ts->cap ? ts->cap * 2 : 16, n_slots = cap * 2;
-	char *nb = realloc(ts->buf, cap * BFI_TERM_MAX);
-	if (nb == NULL)
+	size_t *no = realloc(ts->offs, cap * sizeof *no);
+	if (no == NULL)
 		return -ENOMEM;
-	ts->buf = nb;
+	ts->offs = no;
 	size_t *nl = realloc(ts->lens, cap * sizeof *nl);
 	if (nl == NULL)
 		return -ENOMEM;
@@ -96,7 +97,7 @@ static int grow_terms(struct terms *ts)
 	ts->n_slots = n_slots;
 	ts->cap = cap;
 	for (size_t i = 0; i < ts->n; i++) /* rehashed */
-		*slot_of(ts, ts->buf + i * BFI_TERM_MAX, ts->lens[i]) = (uint32_t)(i + 1);
+		*slot_of(ts, ts->buf + ts->offs[i], ts->lens[i]) = (uint32_t)(i + 1);
 	return 0;
 }
 
@@ -114,7 +115,19 @@ static int add_term(void *ctx, const char *t, size_t len)
 		if (rc)
 			return rc;
 	}
-	memcpy(ts->buf + ts->n * BFI_TERM_MAX, t, len);
+	if (ts->room - ts->used < len) {
+		size_t room = ts->room ? ts->room * 2 : 1024;
+		while (room - ts->used < len)
+			room *= 2;
+		char *nb = realloc(ts->buf, room);
+		if (nb == NULL)
+			return -ENOMEM;
+		ts->buf = nb;
+		ts->room = room;
+	}
+	memcpy(ts->buf + ts->used, t, len);
+	ts->offs[ts->n] = ts->used;
+	ts->used += len;
 	ts->lens[ts->n++] = len;
 	*slot_of(ts, t, len) = (uint32_t)ts->n;
 	return 0;
@@ -143,7 +156,8 @@ int bfi_expr_text(const bfi_snapshot *snap, const char *text, size_t len, int ho
 	*out = NULL;
 	if (other_input(snap, "text"))
 		return BFI_E_KEY_FORM;
-	struct terms ts = {NULL, 0, NULL, NULL, 0, 0, NULL, 0};
+	struct terms ts;
+	memset(&ts, 0, sizeof ts);
 	unsigned max_term = bfi__meta_uint(snap, BFI_META_TEXT_MAX_TERM, BFI_TERM_DEFAULT);
 	if (max_term < 1 || max_term > BFI_TERM_MAX)
 		max_term = BFI_TERM_DEFAULT;
@@ -161,7 +175,7 @@ int bfi_expr_text(const bfi_snapshot *snap, const char *text, size_t len, int ho
 		const void **keys = malloc((ts.n ? ts.n : 1) * sizeof *keys);
 		rc = keys ? 0 : -ENOMEM;
 		for (size_t i = 0; rc == 0 && i < ts.n; i++)
-			keys[i] = ts.buf + i * BFI_TERM_MAX;
+			keys[i] = ts.buf + ts.offs[i];
 		if (rc == 0)
 			rc = bfi_expr_terms(keys, ts.lens, ts.n, out);
 		free(keys);
@@ -171,11 +185,11 @@ int bfi_expr_text(const bfi_snapshot *snap, const char *text, size_t len, int ho
 		 * conjunction path; the tokenizer's terms hold no blank, quote or
 		 * parenthesis and are lower case, so never AND or OR.
 		 */
-		char *joined = malloc(ts.n * (BFI_TERM_MAX + 1) + 1);
+		char *joined = malloc(ts.used + ts.n + 1);
 		size_t at = 0;
 		rc = joined ? 0 : -ENOMEM;
 		for (size_t i = 0; rc == 0 && i < ts.n; i++) {
-			memcpy(joined + at, ts.buf + i * BFI_TERM_MAX, ts.lens[i]);
+			memcpy(joined + at, ts.buf + ts.offs[i], ts.lens[i]);
 			at += ts.lens[i];
 			joined[at++] = ' ';
 		}
@@ -184,6 +198,7 @@ int bfi_expr_text(const bfi_snapshot *snap, const char *text, size_t len, int ho
 		free(joined);
 	}
 	free(ts.buf);
+	free(ts.offs);
 	free(ts.lens);
 	free(ts.slots);
 	return rc;

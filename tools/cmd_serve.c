@@ -789,6 +789,13 @@ int cmd_serve(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	serve_guard_install();
+	/*
+	 * Allocations of 256 KiB or more (a large reply, a body, a long text's
+	 * terms) are mapped, and unmapped when freed, so that memory goes back
+	 * to the system after such a request: glibc's default would raise that
+	 * bound as large blocks are freed, and keep them in its heaps.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	/* every PATH opened first: a server that cannot serve one never listens */
 	struct watches ws = {inotify_init1(IN_NONBLOCK | IN_CLOEXEC), NULL, 0, 0};
 	int status = EXIT_OK;

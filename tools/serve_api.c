@@ -179,6 +179,7 @@ static void reply_results(const struct params *p, struct reply *rp)
 }
 
 #define SERVE_BATCH_MIN 8     /* fewer queries are answered one by one */
+#define SCRATCH_KEPT 4096     /* keys of a request past which its scratch is not kept */
 #define SERVE_BATCH_SIZE 256 /* queries a batch; --timeout is checked between batches */
 
 /*
@@ -401,6 +402,9 @@ static void run_queries(struct server *sv, struct slot *sl, const struct params 
 			reply_results(p, rp);
 	}
 	answers.limit = 0;
+	/* a query of many terms grew the thread's scratch: let it go rather than keep it */
+	if (j->keys > SCRATCH_KEPT)
+		bfi_result_destroy(&res);
 	rp->queries = ran && j->rc == 0 ? p->n : 0;
 	rp->keys = j->keys;
 	j->g = NULL;

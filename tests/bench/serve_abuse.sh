@@ -52,7 +52,12 @@ echo "== 1, 2: replies capped, and memory after an abuse run"
 start mem --max-reply 64M --reply-memory 16M c="$W/common.snap" t="$W/tx.snap" d="$W/demo.snap"
 P=$(cat "$W/mem.port")
 PID=$(cat "$W/mem.pid")
-python3 -c 'import sys, urllib.request; urllib.request.urlopen("http://127.0.0.1:%s/v1/d/query?key=lmdb" % sys.argv[1]).read()' "$P"
+# the baseline: after ordinary requests on every worker thread (their first allocations made)
+python3 -c 'import json, sys, urllib.request
+for i in range(40):
+    urllib.request.urlopen("http://127.0.0.1:%s/v1/d/query?key=lmdb&key=zstd" % sys.argv[1]).read()
+    urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:%s/v1/c/query" % sys.argv[1],
+        data=json.dumps({"keys": ["c", "k1_1"] * 20}).encode())).read()' "$P"
 base=$(rss_kb "$PID")
 $A "$P" cap c "$PID"
 $A "$P" held c 6 400

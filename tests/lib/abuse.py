@@ -168,20 +168,22 @@ def cap():
     name, pid = ARGS[0], int(ARGS[1])
     base = rss(pid)
     body = json.dumps({"keys": ["c"] * 10000}).encode()
-    peak = 0
+    peak, took = 0, 0
     for i in range(3):
         t0 = time.time()
-        s, b = post(name, body, timeout=60)
-        if s != 413 or code(b) != "reply_too_large":
-            fail(f"a reply past --max-reply: {s} {len(b)} bytes {b[:200]}")
+        s, err = post(name, body, timeout=60)
+        took = max(took, time.time() - t0)
+        if s != 413 or code(err) != "reply_too_large":
+            fail(f"a reply past --max-reply: {s} {len(err)} bytes {err[:200]}")
         peak = max(peak, rss(pid))
     s, b = post(name, {"keys": ["c"]})
     if s != 200:
         fail(f"a small request after: {s}")
     time.sleep(0.3)
     after = rss(pid)
-    print(f"413 reply_too_large for a {len(body)}-byte body, {len(b)}-byte error; RSS {base >> 20} MiB "
-          f"before, {peak >> 20} MiB at most during, {after >> 20} MiB after")
+    print(f"413 reply_too_large for a {len(body)}-byte body, a {len(err)}-byte error in at most "
+          f"{took:.2f} s; RSS {base >> 10} kB before, {peak >> 10} kB at most during, "
+          f"{after >> 10} kB after")
     if len(ARGS) > 2 and after > base + int(ARGS[2]) * (1 << 20):
         fail(f"RSS stayed {(after - base) >> 20} MiB above its baseline")
 
