@@ -97,8 +97,15 @@ static int quiet;
 static atomic_int inflight;
 static pthread_key_t thread_key; /* its destructor frees a worker thread's scratch */
 
-/* At most this many GET arguments: each takes about 64 bytes of libmicrohttpd's pool. */
-#define POOL_SIZE ((size_t)2 << 20)
+/*
+ * Each connection's memory pool in libmicrohttpd, which holds a request's
+ * headers and URL and a GET argument's record (about 56 bytes) each.
+ * libmicrohttpd clears the whole pool between the requests of a
+ * connection, so its size is paid on every request: 128 KiB answers
+ * single-key GETs more than twice as fast as 1 MiB (tests/bench/RESULTS.md,
+ * "Server"), and holds a GET of some 900 keys; more go in a POST.
+ */
+#define POOL_SIZE ((size_t)128 << 10)
 
 /* One request's state across the handler's calls. */
 struct conn_req {
@@ -817,10 +824,8 @@ int cmd_serve(int argc, char **argv)
 		    NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_URI_LOG_CALLBACK,
 		    on_uri, NULL, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
 		    /*
-		     * A GET argument takes about 56 bytes of the connection's pool,
-		     * and libmicrohttpd that runs out of it cannot even answer 431,
-		     * so on_uri keeps the arguments to what half the pool holds
-		     * (mapped, and touched only as used): a URL of 14,000 keys.
+		     * libmicrohttpd that runs out of the pool cannot even answer
+		     * 431, so on_uri keeps the arguments to what half of it holds.
 		     */
 		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, POOL_SIZE, MHD_OPTION_END);
 	if (status == EXIT_OK && d == NULL) {

@@ -1,7 +1,7 @@
 /*
  * mhd_floor.c - the floor under bfi serve's request rate: libmicrohttpd
  * alone, configured as bfi serve configures it (epoll, a thread pool of
- * the same size, the same connection limits), answering every request
+ * the same size, the same connection limits and memory pool), answering every request
  * with one fixed 40-byte JSON body. tests/bench/serve.sh measures both
  * with wrk, alternating, and compares their rates. Given BYTES, the body
  * is that long instead: the floor for answers of that size.
@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 	    NULL, NULL, answer, NULL, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)atoi(argv[2]),
 	    MHD_OPTION_CONNECTION_LIMIT, 1000u, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
 	    MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-	    (size_t)(1u << 20), MHD_OPTION_END);
+	    (size_t)(128u << 10), MHD_OPTION_END);
 	if (d == NULL) {
 		fprintf(stderr, "mhd_floor: cannot listen on port %s\n", argv[1]);
 		return 2;
