@@ -634,7 +634,13 @@ static void main_loop(int sfd, struct watches *ws)
 				const struct inotify_event *ev = (const void *)(buf + off);
 				for (size_t i = 0; i < ws->n; i++)
 					if (ws->w[i].wd == ev->wd && concerns(&ws->w[i], ev)) {
-						atomic_store(&sv.slots[ws->w[i].slot].dirty, 1);
+						struct slot *sl = &sv.slots[ws->w[i].slot];
+						/* a file written in place: its generation stops answering now */
+						struct gen *g = gen_acquire(sl);
+						if (g)
+							(void)gen_changed(sl, g);
+						gen_release(&sv, g);
+						atomic_store(&sl->dirty, 1);
 						due = mono() + 0.1; /* a publish is several events: wait for the last */
 					}
 				off += (ssize_t)(sizeof *ev + ev->len);

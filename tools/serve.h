@@ -35,6 +35,7 @@ struct gen {
 	unsigned kmer;       /* the k-mer length its keys were made with, or 0 */
 	atomic_uint refs;
 	atomic_int dead; /* its files were found changed in place: every request gets 503 */
+	atomic_llong checked; /* when its files were last found unchanged (CLOCK_MONOTONIC ns) */
 };
 
 /* A name served and the path it maps. */
@@ -94,6 +95,15 @@ void slots_close(struct server *sv);
  * so that the path is opened again: 1; else 0.
  */
 int gen_changed(struct slot *sl, struct gen *g);
+/*
+ * gen_changed after a request's queries: the check (three system calls)
+ * is skipped if another found the files unchanged less than CHECK_EVERY
+ * ns ago, so that a busy generation is checked some 20,000 times a second
+ * rather than at every request. Any change is also checked at once when
+ * inotify tells of it (cmd_serve.c).
+ */
+#define CHECK_EVERY 50000
+int gen_changed_since(struct slot *sl, struct gen *g, long long now_ns);
 /* Mark g dead (its files changed), and its slot dirty the first time. */
 void gen_kill(struct slot *sl, struct gen *g);
 

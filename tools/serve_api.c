@@ -379,7 +379,7 @@ static void run_queries(struct server *sv, struct slot *sl, const struct params 
 		 * under them) jumps back here, and the request gets 503.
 		 */
 		sigjmp_buf env;
-		if (sigsetjmp(env, 1) == 0) {
+		if (sigsetjmp(env, 0) == 0) { /* the mask need not be saved: serve_guard.c */
 			serve_guard_enter(&env, g->snap);
 			ran = job_run(j, rp) == 0;
 			serve_guard_leave();
@@ -394,7 +394,7 @@ static void run_queries(struct server *sv, struct slot *sl, const struct params 
 	}
 	if (ran) {
 		/* answers made from files changed in place may be wrong: never sent */
-		if (j->rc == 0 && gen_changed(sl, g))
+		if (j->rc == 0 && gen_changed_since(sl, g, (long long)(now() * 1e9)))
 			j->rc = BFI_E_CHANGED;
 		if (j->rc)
 			job_error(j, rp);

@@ -180,6 +180,18 @@ int gen_changed(struct slot *sl, struct gen *g)
 	return 1;
 }
 
+int gen_changed_since(struct slot *sl, struct gen *g, long long now_ns)
+{
+	if (atomic_load(&g->dead))
+		return 1;
+	if (now_ns - atomic_load_explicit(&g->checked, memory_order_relaxed) < CHECK_EVERY)
+		return 0;
+	if (gen_changed(sl, g))
+		return 1;
+	atomic_store_explicit(&g->checked, now_ns, memory_order_relaxed);
+	return 0;
+}
+
 void gen_kill(struct slot *sl, struct gen *g)
 {
 	if (atomic_exchange(&g->dead, 1) == 0) {
@@ -194,7 +206,7 @@ int slot_reload(struct server *sv, struct slot *sl, char *why, size_t cap)
 	struct gen *g;
 	/* a file cut short while it is opened faults: the open fails, and what it made is lost */
 	sigjmp_buf env;
-	if (sigsetjmp(env, 1) == 0) {
+	if (sigsetjmp(env, 0) == 0) { /* the mask need not be saved: serve_guard.c */
 		serve_guard_enter(&env, NULL);
 		g = gen_open(sv, sl, &rc);
 		serve_guard_leave();

@@ -41,7 +41,10 @@ void serve_guard_install(void)
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_sigbus;
-	sa.sa_flags = SA_SIGINFO;
+	/* SA_NODEFER: SIGBUS stays unblocked in the handler, so that a jump out
+	 * of it need not restore the signal mask: sigsetjmp(env, 0), no system
+	 * call a request */
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
 	(void)sigaction(SIGBUS, &sa, NULL);
 }
