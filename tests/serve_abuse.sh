@@ -70,7 +70,10 @@ truncated_ok() {
 		rm -rf "$T/live.snap" "$T/other.snap"
 		cp -r "$T/demo.snap" "$T/live.snap" && cp -r "$T/demo.snap" "$T/other.snap" &&
 			start m1t d="$T/live.snap" o="$T/other.snap" || return 1
-		$A "$(port m1t)" truncated d "$T/live.snap" $f o || return 1
+		# index.bfi: the first request reads past its end, and its SIGBUS is caught
+		faults=0
+		[ $f = index.bfi ] && faults=1
+		$A "$(port m1t)" truncated d "$T/live.snap" $f o $faults || return 1
 		"$BFI" build -q -o "$T/live.snap" "$DATA" && $A "$(port m1t)" serves d lmdb liblmdb0 lmdb-utils || return 1
 		kill -0 "$(cat "$T/m1t.pid")" || { echo "  the server died"; return 1; }
 		stop m1t

@@ -122,14 +122,23 @@ def changed():
 
 
 def truncated():
-    """NAME SNAP_DIR FILE OTHER_NAME: FILE (index.bfi or catalog.mdb) of
-    SNAP_DIR cut to 4 KiB under the server: its requests get 503, the
-    server lives, the other name serves."""
-    name, snap, fname, other = ARGS
+    """NAME SNAP_DIR FILE OTHER_NAME [FAULTS]: FILE (index.bfi or
+    catalog.mdb) of SNAP_DIR cut to 4 KiB under the server, through a hard
+    link elsewhere (so that no inotify event on SNAP_DIR comes before the
+    next request, and its read of the map faults): its requests get 503,
+    the server lives, the other name serves; with FAULTS, at least that
+    many SIGBUS were caught."""
+    name, snap, fname, other = ARGS[:4]
+    want_faults = int(ARGS[4]) if len(ARGS) > 4 else 0
     path = os.path.join(snap, fname)
     faults0 = metric("bfi_snapshot_faults_total")
     os.chmod(path, 0o644)
-    os.truncate(path, 4096)
+    link = os.path.join(os.path.dirname(os.path.abspath(snap)), ".abuse-link-" + fname)
+    if os.path.exists(link):
+        os.unlink(link)
+    os.link(path, link)
+    os.truncate(link, 4096)
+    os.unlink(link)
     statuses = []
     for i in range(5):
         s, b = post(name, {"keys": ["lmdb", "zstd", "gzip", "tmux", "xz", "bash", "curl", "vim"]})
@@ -140,6 +149,8 @@ def truncated():
     if s != 200:
         fail(f"the other name after {fname} was truncated: {s} {b[:200]}")
     faults = metric("bfi_snapshot_faults_total") - faults0
+    if faults < want_faults:
+        fail(f"{fname} truncated: {faults:.0f} SIGBUS caught, {want_faults} wanted")
     print(f"{fname} truncated: 5 of 5 requests 503 'changed', {other} 200; faults caught: {faults:.0f}")
 
 
