@@ -447,16 +447,15 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		        shown(r->url, strlen(r->url), ub, sizeof ub), r->answered ? r->status : 0,
 		        r->sent, t, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (not completed)");
 	}
-	size_t body_cap = r->cap;
+	/* a large body (and json-c's objects for it) or reply: its memory goes back (main_loop) */
+	if (r->cap > (1u << 20) || r->sent > (4u << 20))
+		atomic_store(&sv.trim, 1);
 	free(r->url);
 	free(r->body);
 	if (r->begun)
 		atomic_fetch_sub(&inflight, 1);
 	free(r);
 	*con_cls = NULL;
-	/* a large body's memory (and json-c's for it) goes back to the system */
-	if (body_cap > (1u << 20))
-		malloc_trim(0);
 }
 
 static void thread_done(void *p)
@@ -649,6 +648,13 @@ static void main_loop(int sfd, struct watches *ws)
 		if (mono() >= tick) {
 			tick = mono() + TICK;
 			cut_late();
+			/*
+			 * After a request that needed much memory, what is free in
+			 * glibc's heaps goes back to the system: here, once its reply
+			 * is gone, and a few times a second at most.
+			 */
+			if (atomic_exchange(&sv.trim, 0))
+				malloc_trim(0);
 			for (size_t i = 0; i < sv.n_slots; i++) {
 				struct gen *g = gen_acquire(&sv.slots[i]);
 				if (g && gen_changed(&sv.slots[i], g) && !due)
@@ -803,12 +809,16 @@ int cmd_serve(int argc, char **argv)
 	}
 	serve_guard_install();
 	/*
-	 * Allocations of 256 KiB or more (a large reply, a body, a long text's
-	 * terms) are mapped, and unmapped when freed, so that memory goes back
-	 * to the system after such a request: glibc's default would raise that
-	 * bound as large blocks are freed, and keep them in its heaps.
+	 * What a large request leaves goes back to the system: blocks of 4 MiB
+	 * or more are mapped and unmapped, and a heap keeps at most 4 MiB free
+	 * at its top. glibc's default raises both bounds (to 32 and 64 MiB) as
+	 * large blocks are freed, and a worker thread's heap then holds what
+	 * its largest request took; below 4 MiB, where a large reply of every
+	 * day lies, they stay fast heap blocks. What is freed inside the heaps
+	 * goes back too (malloc_trim, main_loop).
 	 */
-	mallopt(M_MMAP_THRESHOLD, 256 << 10);
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 4 << 20);
 	/* every PATH opened first: a server that cannot serve one never listens */
 	struct watches ws = {inotify_init1(IN_NONBLOCK | IN_CLOEXEC), NULL, 0, 0};
 	int status = EXIT_OK;

@@ -73,6 +73,7 @@ struct server {
 	long long max_held;   /* replies waiting for their clients, in bytes at most: past it, 503 */
 	double timeout; /* seconds a request may take */
 	int warm;       /* open new generations with BFI_OPEN_WARM */
+	atomic_int trim; /* a request needed much memory: give back what is free (malloc_trim) */
 	atomic_int ready; /* every slot opened once */
 	struct metrics m;
 };

@@ -403,8 +403,10 @@ static void run_queries(struct server *sv, struct slot *sl, const struct params 
 	}
 	answers.limit = 0;
 	/* a query of many terms grew the thread's scratch: let it go rather than keep it */
-	if (j->keys > SCRATCH_KEPT)
+	if (j->keys > SCRATCH_KEPT || j->rc == -EFBIG) {
 		bfi_result_destroy(&res);
+		atomic_store(&sv->trim, 1);
+	}
 	rp->queries = ran && j->rc == 0 ? p->n : 0;
 	rp->keys = j->keys;
 	j->g = NULL;
