@@ -48,6 +48,21 @@ def expect(got, want, what):
         raise AssertionError(f"{what}: {len(got)} answers against the CLI's {len(want)}")
 
 
+def raises(exc, call, what):
+    """call() must raise exc (an exception class, or a bfi error name)."""
+    try:
+        call()
+    except bfi.Error as e:
+        if isinstance(exc, str) and e.name == exc:
+            return
+        raise AssertionError(f"{what}: {e.name}, not {exc}")
+    except Exception as e:  # noqa: BLE001 (the class is checked here)
+        if not isinstance(exc, str) and isinstance(e, exc):
+            return
+        raise AssertionError(f"{what}: {type(e).__name__}, not {exc}")
+    raise AssertionError(f"{what}: no error, {exc} expected")
+
+
 def ranked(o):
     return list(zip(o["matches"], o["scores"]))
 
@@ -254,12 +269,7 @@ def close_under_queries():
             t.join(30)
         assert not bad, f"run {run}: wrong answers under close: {bad[:5]}"
         assert sorted(ended) == [0, 1, 2, 3], f"run {run}: threads that did not end: {ended}"
-        try:
-            s.query("k1")
-        except ValueError:
-            pass
-        else:
-            raise AssertionError("a closed snapshot answered")
+        raises(ValueError, lambda: s.query("k1"), "a closed snapshot")
 
 
 def key_rules():
@@ -268,43 +278,18 @@ def key_rules():
     seq = next(l for l in lines(f"{T}/reads.fa") if not l.startswith(">"))
     with bfi.open(f"{T}/F") as s:
         assert s.query_sequences(seq, threshold=0.8, k=21) == s.query_sequences(seq, threshold=0.8)
-        for call in (lambda: s.query_sequences(seq, threshold=0.8, k=31),
-                     lambda: s.query_text("hello world"),
-                     lambda: s.query_text("hello world", threshold=0.5)):
-            try:
-                call()
-            except bfi.Error as e:
-                assert e.name == "BFI_E_KEY_FORM", e.name
-            else:
-                raise AssertionError("a query of another form answered")
+        raises("BFI_E_KEY_FORM", lambda: s.query_sequences(seq, threshold=0.8, k=31), "k=31")
+        raises("BFI_E_KEY_FORM", lambda: s.query_text("hello world"), "text on k-mers")
+        raises("BFI_E_KEY_FORM", lambda: s.query_text("hello world", threshold=0.5),
+               "text on k-mers, with a threshold")
         for k in (2 ** 32 + 21, -1, 256, "21"):
-            try:
-                s.query_sequences(seq, threshold=0.8, k=k)
-            except ValueError:
-                pass
-            else:
-                raise AssertionError(f"k={k!r} was taken")
+            raises(ValueError, lambda: s.query_sequences(seq, threshold=0.8, k=k), f"k={k!r}")
         for key in ("kmer\0junk", b"kmer"):
-            try:
-                s.meta(key)
-            except ValueError:
-                pass
-            else:
-                raise AssertionError(f"meta({key!r}) was taken")
+            raises(ValueError, lambda: s.meta(key), f"meta({key!r})")
         assert s.meta("kmer") == "21"
         for o in (2 ** 32, 2 ** 32 + 1, -1):
-            try:
-                s.name(o)
-            except bfi.Error as e:
-                assert e.name == "BFI_E_NOT_FOUND", e.name
-            else:
-                raise AssertionError(f"name({o}) answered")
-    try:
-        bfi.open(f"{T}/F\0/etc")
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("a path with a NUL was opened")
+            raises("BFI_E_NOT_FOUND", lambda: s.name(o), f"name({o})")
+    raises(ValueError, lambda: bfi.open(f"{T}/F\0/etc"), "a path with a NUL")
 
 
 def numpy_arrays():

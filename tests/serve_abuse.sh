@@ -156,13 +156,7 @@ sigterm_ok() {
 	# slow senders hold connections, and a long query runs, when the signal comes
 	$A "$(port term)" slowloris 5 3 2 >/dev/null 2>&1 &
 	sl=$!
-	python3 -c 'import json, sys, urllib.request
-try:
-    urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:%s/v1/s/query" % sys.argv[1],
-        data=json.dumps({"text": " ".join(str(i) for i in range(65000)), "threshold": 0.5,
-                         "layout": "plain"}).encode()), timeout=30)
-except Exception:
-    pass' "$(port term)" &
+	$A "$(port term)" longquery s >/dev/null 2>&1 &
 	q=$!
 	sleep 0.5
 	t0=$(date +%s.%N)

@@ -92,13 +92,7 @@ start term --timeout 2 --threads 2 d="$W/demo.snap" s="$W/syn.snap"
 P=$(cat "$W/term.port")
 $A "$P" slowloris 5 3 2 >/dev/null 2>&1 &
 sl=$!
-python3 -c 'import json, sys, urllib.request
-try:
-    urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:%s/v1/s/query" % sys.argv[1],
-        data=json.dumps({"text": " ".join(str(i) for i in range(65000)), "threshold": 0.5,
-                         "layout": "plain"}).encode()), timeout=60)
-except Exception as e:
-    print("the query in flight:", e)' "$P" &
+$A "$P" longquery s &
 q=$!
 sleep 0.5
 t0=$(date +%s.%N)

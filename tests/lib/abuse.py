@@ -281,6 +281,19 @@ def deadline():
     print(f"one query past --timeout {timeout}: 504 after {took:.2f} s")
 
 
+def longquery():
+    """NAME: one threshold query of 65,000 terms on the plain layout (most
+    of a minute unless cut), for whatever comes while it runs; prints its
+    end."""
+    name = ARGS[0]
+    body = {"text": " ".join(str(i) for i in range(65000)), "threshold": 0.5, "layout": "plain"}
+    try:
+        s, b = post(name, body, timeout=60)
+        print(f"the query in flight: {s} {code(b) or ''}")
+    except (OSError, http.client.HTTPException) as e:
+        print(f"the query in flight: {e}")
+
+
 # ---- M4: slow clients ----
 
 def slowloris():
@@ -401,6 +414,6 @@ def http_raw():
 
 
 SCENARIOS = {"changed": changed, "truncated": truncated, "serves": serves, "cap": cap,
-             "held": held, "text": text, "deadline": deadline, "slowloris": slowloris,
-             "utf8": utf8, "args": args, "raw": http_raw}
+             "held": held, "text": text, "deadline": deadline, "longquery": longquery,
+             "slowloris": slowloris, "utf8": utf8, "args": args, "raw": http_raw}
 SCENARIOS[SCENARIO]()
