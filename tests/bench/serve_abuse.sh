@@ -101,4 +101,4 @@ rc=0
 wait "$(cat "$W/term.pid")" || rc=$?
 t1=$(date +%s.%N)
 wait $sl $q 2>/dev/null || true
-echo "SIGTERM: exit $rc after $(echo "$t1 - $t0" | bc) s (--timeout 2)"
+echo "SIGTERM: exit $rc after $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s (--timeout 2)"
