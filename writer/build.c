@@ -293,6 +293,9 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 {
 	if (w == NULL || path == NULL || w->finished)
 		return BFI_E_INVALID;
+	int frc = sources_flush(w); /* the files still queued: read now */
+	if (frc)
+		return frc;
 	w->finished = 1;
 	static int (*const phases[])(struct finish *) = {
 	    check_output, count_sets, lay_out, write_index, seal_index, write_catalog, write_header,

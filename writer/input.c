@@ -207,6 +207,10 @@ int bfi_writer_set(bfi_writer *w, const char *name, size_t len, uint32_t *ord)
 {
 	if (w == NULL || ord == NULL || (name == NULL && len) || w->finished)
 		return BFI_E_INVALID;
+	/* files queued before this set get their ordinals first, as read one by one */
+	int frc = sources_flush(w);
+	if (frc)
+		return frc;
 	if (len == 0 || len > BFI_MAX_NAME)
 		return writer_fail(w, BFI_E_INPUT, "set name must be 1 to %u bytes", BFI_MAX_NAME);
 	for (size_t i = 0; i < len; i++)

@@ -164,6 +164,19 @@ struct meta_kv {
 
 struct bfi_writer {
 	struct bfi_build_options opt;
+	/*
+	 * Files of one kind given one call at a time (a shell glob's), read
+	 * together, on the threads, when a set is next declared another way or
+	 * the build finishes (sources_flush): the same ordinals as one call a
+	 * file, the speed of one call for them all.
+	 */
+	struct pending {
+		char **files;
+		size_t n, cap;
+		const struct source_kind *how;
+		unsigned k;
+		int flushing;
+	} pend;
 	struct meta_kv meta[WRITER_MAX_META];
 	int n_meta;
 	/* prebuilt filters (bfi_writer_add_filters), by input ordinal; then no keys */
@@ -310,6 +323,9 @@ size_t writer_doc_name(const char *file, const char **name);
  * read as how says (k: the k-mer length), on threads.
  */
 int sources_add(bfi_writer *w, const char *path, const struct source_kind *how, unsigned k);
+/* Read the files sources_add has queued: 0, or the first error (writer_fail'd). */
+int sources_flush(bfi_writer *w);
+void sources_free(bfi_writer *w);
 /*
  * Each key of input set ord, hashed, to fn, n at a time: from the spool, de-duplicated,
  * or from its file again, repeats and all. Safe on several threads for

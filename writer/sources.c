@@ -427,21 +427,68 @@ static int add_files(bfi_writer *w, char **files, size_t n, const struct source_
 	return rc;
 }
 
+void sources_free(bfi_writer *w)
+{
+	for (size_t i = 0; i < w->pend.n; i++)
+		free(w->pend.files[i]);
+	free(w->pend.files);
+	w->pend.files = NULL;
+	w->pend.n = w->pend.cap = 0;
+}
+
+int sources_flush(bfi_writer *w)
+{
+	struct pending *p = &w->pend;
+	if (p->n == 0 || p->flushing)
+		return 0;
+	p->flushing = 1; /* add_files declares sets, which would flush again */
+	int rc = add_files(w, p->files, p->n, p->how, p->k);
+	p->flushing = 0;
+	sources_free(w);
+	return rc;
+}
+
+/* path (malloc'd: the queue owns it) at the end of the queue. */
+static int pend_one(bfi_writer *w, char *path)
+{
+	struct pending *p = &w->pend;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 64;
+		char **f = realloc(p->files, cap * sizeof *f);
+		if (f == NULL) {
+			free(path);
+			return writer_fail(w, -ENOMEM, "%s", strerror(ENOMEM));
+		}
+		p->files = f;
+		p->cap = cap;
+	}
+	p->files[p->n++] = path;
+	return 0;
+}
+
 int sources_add(bfi_writer *w, const char *path, const struct source_kind *how, unsigned k)
 {
 	struct stat st;
 	if (stat(path, &st) != 0)
 		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
-	char **files = NULL, *one[1] = {(char *)path};
-	size_t n = 1;
-	int rc = 0;
-	if (S_ISDIR(st.st_mode))
+	/* files of another kind, or k-mers of another k, are read apart */
+	int rc = w->pend.n && (w->pend.how != how || w->pend.k != k) ? sources_flush(w) : 0;
+	w->pend.how = how;
+	w->pend.k = k;
+	if (rc == 0 && !S_ISDIR(st.st_mode)) {
+		char *copy = strdup(path);
+		rc = copy ? pend_one(w, copy) : writer_fail(w, -ENOMEM, "%s", strerror(ENOMEM));
+	} else if (rc == 0) { /* a directory's files, in name order, after those queued */
+		char **files = NULL;
+		size_t n = 0;
 		rc = writer_list_files(w, path, &files, &n);
-	if (rc == 0)
-		rc = add_files(w, files ? files : one, n, how, k);
-	for (size_t i = 0; files && i < n; i++)
-		free(files[i]);
-	free(files);
+		for (size_t i = 0; i < n; i++)
+			if (rc == 0)
+				rc = pend_one(w, files[i]);
+			else
+				free(files[i]);
+		free(files);
+	}
 	return rc;
 }
 

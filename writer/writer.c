@@ -77,6 +77,7 @@ void bfi_writer_destroy(bfi_writer **w)
 	spool_free(&(*w)->spool);
 	sums_free(&(*w)->sums);
 	text_free(*w);
+	sources_free(*w);
 	for (size_t i = 0; i < (*w)->cap_src; i++)
 		free((*w)->src[i].path);
 	free((*w)->src);
