@@ -115,6 +115,10 @@ static const char help[] =
 	"      --threads N     threads for reading key, FASTA, text, JSON and XML\n"
 	"                      files, sorting keys and filling rows (default: one per\n"
 	"                      online core); the output is the same for any N\n"
+	"      --stats         after the build, each phase's wall time, the CPU\n"
+	"                      time of all its threads, and that of its busiest\n"
+	"                      thread; CPU over busiest is the speed-up the phase\n"
+	"                      allows on --threads cores, whatever cores ran it\n"
 	"  -q, --quiet         no progress and no summary\n"
 	"  -h, --help          show this help\n"
 	"\n"
@@ -132,6 +136,24 @@ static void on_progress(void *c, const char *phase, uint64_t done, uint64_t tota
 }
 
 /* The writer's warnings from byte from on; returns where they end. */
+/* --stats: each phase, and the whole build, as wall, CPU, busiest thread and their ratio. */
+static void print_stats(const bfi_writer *w, const char *cmd)
+{
+	struct bfi_phase_stats ph;
+	double wall = 0, cpu = 0, busiest = 0;
+	fprintf(stderr, "%s: %-11s %8s %8s %9s %13s\n", cmd, "phase", "wall s", "cpu s", "busiest s",
+	        "cpu/busiest");
+	for (unsigned i = 0; bfi_writer_phase(w, i, &ph) == 0; i++) {
+		fprintf(stderr, "%s: %-11s %8.3f %8.3f %9.3f %12.2fx\n", cmd, ph.name, ph.wall, ph.cpu,
+		        ph.busiest, ph.busiest > 0 ? ph.cpu / ph.busiest : 1.0);
+		wall += ph.wall;
+		cpu += ph.cpu;
+		busiest += ph.busiest;
+	}
+	fprintf(stderr, "%s: %-11s %8.3f %8.3f %9.3f %12.2fx\n", cmd, "all", wall, cpu, busiest,
+	        busiest > 0 ? cpu / busiest : 1.0);
+}
+
 static size_t print_warnings(const bfi_writer *w, size_t from)
 {
 	const char *all = bfi_writer_warnings(w);
@@ -153,6 +175,7 @@ int cmd_build(int argc, char **argv)
 		{"fpr", required_argument, 0, 'f'},    {"bits", required_argument, 0, 'b'},
 		{"hashes", required_argument, 0, 'k'}, {"memory", required_argument, 0, 'm'},
 		{"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
+		{"stats", no_argument, 0, 's'},
 		{"expected-keys", required_argument, 0, 'e'}, {"layout", required_argument, 0, 'L'},
 		{"keep-order", no_argument, 0, 'K'},   {"fixed-width", no_argument, 0, 'F'},
 		{"block-cost", required_argument, 0, 'B'}, {"prefilter", required_argument, 0, 'P'},
@@ -170,7 +193,8 @@ int cmd_build(int argc, char **argv)
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	const char *out = NULL;
-	int tsv = 0, quiet = 0, c, fasta = 0, per_record = 0, text = 0, filters = 0, docs = 0;
+	int tsv = 0, quiet = 0, stats = 0, c, fasta = 0, per_record = 0, text = 0, filters = 0,
+	    docs = 0;
 	unsigned paths = 0, path_max = 0;
 	unsigned kmer = 0, max_term = 0;
 	const char *stop_words = NULL;
@@ -236,6 +260,7 @@ int cmd_build(int argc, char **argv)
 		}
 		case 'W': per_record = 1; break;
 		case 'q': quiet = 1; break;
+		case 's': stats = 1; break;
 		case 'h': {
 			char mem[32];
 			snprintf(mem, sizeof mem, "%.1f GiB", (double)bfi_default_memory() / (1u << 30));
@@ -514,6 +539,8 @@ int cmd_build(int argc, char **argv)
 		bfi_writer_destroy(&w);
 		return EXIT_USAGE;
 	}
+	if (stats)
+		print_stats(w, me);
 	bfi_writer_destroy(&w);
 	if (!quiet)
 		fprintf(stderr,

@@ -139,6 +139,29 @@ struct bfi_build_summary {
 	uint64_t index_bytes, catalog_bytes;
 };
 
+/*
+ * What one phase of a build took (bfi_writer_phase): its wall time, the
+ * CPU time of all its threads, and the CPU time of its busiest thread, in
+ * seconds. cpu / busiest is the speed-up the phase allows on as many
+ * cores as it had threads (memory bandwidth aside), measurable on a
+ * machine with fewer cores. name is a static string: "reading" (the
+ * inputs' first reading: keys hashed, counted and summarised), "checking"
+ * (the output path), "sorting"
+ * (keys spilled to the spool, sorted), "planning", "filling" (the rows,
+ * from each set's keys again), "checksums", "catalog", "publishing".
+ */
+struct bfi_phase_stats {
+	const char *name;
+	double wall, cpu, busiest;
+};
+/*
+ * Phase i (from 0, in the order they ran) of the build so far, into *out;
+ * valid after bfi_writer_finish too, until bfi_writer_destroy. Returns 0,
+ * BFI_E_NOT_FOUND past the last phase, or BFI_E_INVALID.
+ */
+BFI_API BFI_MUST_CHECK int bfi_writer_phase(const bfi_writer *w, unsigned i,
+                                            struct bfi_phase_stats *out);
+
 /* A quarter of physical memory, between 256 MiB and 64 GiB (1 GiB where unknown). */
 BFI_API uint64_t bfi_default_memory(void);
 

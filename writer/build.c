@@ -301,13 +301,20 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	    check_output, count_sets, lay_out, write_index, seal_index, write_catalog, write_header,
 	    publish,
 	};
+	/* what bfi_writer_phase calls each */
+	static const char *const phase_names[] = {"checking",  "sorting", "planning",
+	                                          "filling",   "checksums", "catalog",
+	                                          "publishing", "publishing"};
 	struct finish *f = calloc(1, sizeof *f);
 	if (f == NULL)
 		return writer_fail(w, -ENOMEM, "%s", strerror(ENOMEM));
 	*f = (struct finish){.w = w, .path = path, .n = w->names.n, .stage = {"", -1, -1}, .fd = -1};
 	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < sizeof phases / sizeof *phases; i++)
+	for (size_t i = 0; rc == 0 && i < sizeof phases / sizeof *phases; i++) {
+		stats_begin(w, phase_names[i]);
 		rc = phases[i](f);
+	}
+	stats_end(w);
 	if (rc == 0 && sum) {
 		const struct plan *p = &f->p;
 		uint64_t widest = f->of[1] ? p->plain.m : 0; /* wlayouts' rows: plain, RAMBO, tree */

@@ -176,18 +176,26 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	 * thread has 64 filters and, past the first, its own pre-filter */
 	if (shared > budget || shared > SIZE_MAX || filt_bytes > budget - shared)
 		return 1;
-	unsigned threads = pool_threads(w->opt.threads);
-	threads = groups < threads ? (unsigned)groups : threads;
+	unsigned avail = pool_threads(w->opt.threads);
+	unsigned threads = groups < avail ? (unsigned)groups : avail;
 	while (threads > 1 && (filt_bytes + j.pre_bytes) * (threads - 1) > budget - shared - filt_bytes)
 		threads--;
 	/*
 	 * Fewer groups than four a thread share out unevenly (200 sets: groups
-	 * of 64, 64, 64 and 8): then, room allowing, every set's filter is
-	 * filled at once, a set an item, and transposed after.
+	 * of 64, 64, 64 and 8), and fewer groups than threads leave threads
+	 * idle: then, room allowing, every set's filter is filled at once, a
+	 * set an item on as many threads as there are sets, and transposed
+	 * after. The threads are counted for this way apart: capped at the
+	 * groups, 160 sets would get 3.
 	 */
 	uint64_t every_bytes = (uint64_t)b->n_sets * j.words * 8;
-	int every = threads > 1 && groups < 4 * (uint64_t)threads &&
-	            every_bytes + j.pre_bytes * (threads - 1) <= budget - shared;
+	unsigned every_threads = b->n_sets < avail ? (unsigned)b->n_sets : avail;
+	while (every_threads > 1 && (every_bytes > budget - shared ||
+	                             j.pre_bytes * (every_threads - 1) > budget - shared - every_bytes))
+		every_threads--;
+	int every = every_threads > 1 && groups < 4 * (uint64_t)avail && every_threads > threads / 2;
+	if (every)
+		threads = every_threads;
 	j.out = calloc((size_t)shared, 1);
 	j.filt = calloc(threads, sizeof *j.filt);
 	j.pre = calloc(threads, sizeof *j.pre);

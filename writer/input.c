@@ -322,10 +322,23 @@ size_t writer_key_file_name(const char *file, int gzip, const char **name)
 
 
 
+static int add_tsv(bfi_writer *w, FILE *f, const char *label);
+
 int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
 {
 	if (w == NULL || f == NULL)
 		return BFI_E_INVALID;
+	int rc = sources_flush(w); /* queued files first: their sets come before these */
+	if (rc)
+		return rc;
+	stats_begin(w, "reading");
+	rc = add_tsv(w, f, label);
+	stats_end(w);
+	return rc;
+}
+
+static int add_tsv(bfi_writer *w, FILE *f, const char *label)
+{
 	if (label == NULL)
 		label = "(tsv)";
 	struct stat st;

@@ -162,8 +162,31 @@ struct meta_kv {
 	size_t len;
 };
 
+#define POOL_MAX_THREADS 256u /* pool_run's threads at most */
+
+/*
+ * stats.c: each phase's wall, CPU and busiest thread (bfi_writer_phase).
+ * stats_begin ends the running phase and starts name (a static string);
+ * stats_end ends it. While a phase runs, pool_run adds each of its
+ * threads' CPU time to stats_slots[thread] (the calling thread's own is
+ * taken at the phase's end).
+ */
+#define STATS_PHASES 12
+struct stats {
+	struct bfi_phase_stats phase[STATS_PHASES];
+	unsigned n;
+	int running;
+	double wall0, cpu0, main0;
+	double slot[POOL_MAX_THREADS];
+};
+extern _Thread_local double *stats_slots;
+void stats_begin(bfi_writer *w, const char *name);
+void stats_end(bfi_writer *w);
+double stats_thread_cpu(void);
+
 struct bfi_writer {
 	struct bfi_build_options opt;
+	struct stats stats;
 	/*
 	 * Files of one kind given one call at a time (a shell glob's), read
 	 * together, on the threads, when a set is next declared another way or
@@ -396,10 +419,11 @@ void slice_into_rows(const uint64_t *slice, uint64_t count, uint8_t *rows, uint6
  * nonzero return, after which no new item starts. pool_threads: the count
  * to use when asked for `asked` (0: the online cores).
  */
-#define POOL_MAX_THREADS 256u
 int pool_run(unsigned threads, uint64_t n, int (*fn)(void *ctx, uint64_t item, unsigned thread),
              void *ctx);
 unsigned pool_threads(unsigned asked);
+
+
 
 /*
  * pwrite or pread all len bytes at off, through short transfers and EINTR:

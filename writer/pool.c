@@ -17,6 +17,7 @@ struct pool_job {
 	uint64_t n;
 	uint64_t next; /* atomic: the next item to take */
 	int rc;        /* atomic: the first error, which stops the others taking items */
+	double *slots; /* the running phase's CPU time by thread (stats.c), or NULL */
 };
 
 struct pool_arg {
@@ -28,6 +29,8 @@ static void *worker(void *p)
 {
 	struct pool_arg *a = p;
 	struct pool_job *j = a->job;
+	/* the calling thread (0) is timed by the phase itself */
+	double cpu0 = j->slots && a->thread ? stats_thread_cpu() : 0;
 	for (;;) {
 		if (__atomic_load_n(&j->rc, __ATOMIC_RELAXED))
 			break;
@@ -41,6 +44,8 @@ static void *worker(void *p)
 			                            __ATOMIC_RELAXED);
 		}
 	}
+	if (j->slots && a->thread) /* its own slot: joined before the caller reads it */
+		j->slots[a->thread] += stats_thread_cpu() - cpu0;
 	return NULL;
 }
 
@@ -55,7 +60,7 @@ unsigned pool_threads(unsigned asked)
 int pool_run(unsigned threads, uint64_t n, int (*fn)(void *ctx, uint64_t item, unsigned thread),
              void *ctx)
 {
-	struct pool_job job = {fn, ctx, n, 0, 0};
+	struct pool_job job = {fn, ctx, n, 0, 0, stats_slots};
 	pthread_t tid[POOL_MAX_THREADS];
 	struct pool_arg arg[POOL_MAX_THREADS];
 	if (threads > n)

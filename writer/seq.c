@@ -118,5 +118,11 @@ int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_re
 		w->kmer = k;
 		return sources_add(w, path, &fasta_source, k);
 	}
-	return writer_each_file(w, path, "files", add_records, &k);
+	rc = sources_flush(w); /* queued files first: their sets come before these */
+	if (rc)
+		return rc;
+	stats_begin(w, "reading");
+	rc = writer_each_file(w, path, "files", add_records, &k);
+	stats_end(w);
+	return rc;
 }

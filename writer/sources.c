@@ -442,7 +442,9 @@ int sources_flush(bfi_writer *w)
 	if (p->n == 0 || p->flushing)
 		return 0;
 	p->flushing = 1; /* add_files declares sets, which would flush again */
+	stats_begin(w, "reading");
 	int rc = add_files(w, p->files, p->n, p->how, p->k);
+	stats_end(w);
 	p->flushing = 0;
 	sources_free(w);
 	return rc;
