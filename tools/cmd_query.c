@@ -78,6 +78,10 @@ static const char help[] =
 	"      --layout L     flat, plain, rambo or tree: answer from this layout\n"
 	"                     (default: flat, else tree, else rambo, else plain)\n"
 	"      --json         one JSON object per query\n"
+	"      --threads N    answer on N threads (default: one per online core),\n"
+	"                     the answers in input order, byte for byte those of\n"
+	"                     one thread; one thread answers queries given as\n"
+	"                     arguments, and answers going to a terminal\n"
 	"      --limit N      at most N sets an answer (a threshold's N best); with\n"
 	"                     --json, \"more\": M says how many more there were\n"
 	"  -c, --count        counts instead of names (with --json: \"count\": N)\n"
@@ -117,12 +121,15 @@ int cmd_query(int argc, char **argv)
 	                                     {"layout", required_argument, 0, 'L'},
 	                                     {"keys", no_argument, 0, 'K'},
 	                                     {"limit", required_argument, 0, 'N'},
+	                                     {"threads", required_argument, 0, 'J'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
 	struct opts o = {.mode = M_KEY, .batch_size = 1000};
 	unsigned flags = 0;
 	const char *fasta = NULL;
 	int c, status = EXIT_OK, keys = 0;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t threads = cores > 0 ? (uint64_t)cores : 1;
 	char *end;
 	uint64_t v;
 	optind = 1;
@@ -168,6 +175,12 @@ int cmd_query(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			o.batch_size = (size_t)v;
+			break;
+		case 'J':
+			if (parse_size(optarg, &threads) || threads < 1 || threads > 256) {
+				fprintf(stderr, "bfi query: --threads must be 1..256\n");
+				return EXIT_USAGE;
+			}
 			break;
 		case 'N':
 			if (parse_size(optarg, &v) || v < 1) {
@@ -276,8 +289,16 @@ int cmd_query(int argc, char **argv)
 		names.at = calloc(info.n_sets ? info.n_sets : 1, sizeof *names.at);
 	o.names = &names;
 	rc = bfi_result_create(&res);
+	/*
+	 * On threads, but for answers that must go out one by one (to a
+	 * terminal, or for records read from a pipe inside zlib), and for the
+	 * few queries given as arguments.
+	 */
+	struct qpool *qp = NULL;
+	if (rc == 0 && threads > 1 && !waited && (fasta || optind >= argc))
+		rc = qpool_start(&qp, (unsigned)threads, s, &o);
 	if (rc == 0 && fasta) { /* each record of the file is one query, named by its id */
-		struct fasta_ctx fc = {s, res, &o, {0, 0}};
+		struct fasta_ctx fc = {s, res, &o, {0, 0}, qp};
 		clock_gettime(CLOCK_MONOTONIC, &fc.checked);
 		char err[512];
 		rc = bfi_seq_read(fasta, on_fasta_query, &fc, err, sizeof err);
@@ -292,7 +313,12 @@ int cmd_query(int argc, char **argv)
 	memset(&bt, 0, sizeof bt);
 	if (rc == 0 && o.batch)
 		rc = batcher_init(&bt, &o);
-	struct lines in = {NULL, 0, 0, 0, 0, s};
+	struct lines in = {NULL, 0, 0, 0, 0, s, NULL};
+	/* before a read of a pipe or terminal, which may wait for the next
+	 * query, every answer so far is made and written */
+	struct stat stdin_st;
+	if (qp && (fstat(STDIN_FILENO, &stdin_st) != 0 || !S_ISREG(stdin_st.st_mode)))
+		in.drain = qp;
 	for (int i = optind; !fasta; i++) {
 		struct query q = {NULL, 0, NULL, NULL, 0};
 		if (rc || answers.err) /* an answer could not be written: stop */
@@ -315,6 +341,10 @@ int cmd_query(int argc, char **argv)
 			if (got <= 0)
 				break;
 		}
+		if (qp) {
+			rc = qpool_add(qp, q.text, q.len, NULL, 0);
+			continue;
+		}
 		if (!o.batch) {
 			rc = query_run_one(s, res, &o, &q);
 			continue;
@@ -324,6 +354,11 @@ int cmd_query(int argc, char **argv)
 			rc = run_batch(s, &o, &bt);
 	}
 	free(in.buf);
+	if (qp) { /* the pool's first failure, if any, came first in the input */
+		int prc = qpool_end(&qp);
+		if (prc)
+			rc = prc;
+	}
 	if (rc == 0 && o.batch && bt.n)
 		rc = run_batch(s, &o, &bt);
 	if (o.batch)

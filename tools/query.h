@@ -89,12 +89,27 @@ int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scor
 int print_answer(const bfi_snapshot *s, const bfi_result *res, const struct opts *o,
                  const struct query *q);
 
+/*
+ * --threads (query_pool.c): queries answered on threads, in input order.
+ * qpool_add copies a query (and its label, or NULL) into the chunk being
+ * made, and writes what the workers have finished; qpool_drain gives them
+ * the last chunk and writes everything (before a read that may wait);
+ * qpool_end drains, stops the workers and frees the pool. Each returns 0
+ * or the first failure: SAID for a bad query, whose error it has said.
+ */
+struct qpool;
+int qpool_start(struct qpool **qp, unsigned threads, const bfi_snapshot *s, const struct opts *o);
+int qpool_add(struct qpool *qp, const char *text, size_t len, const char *label, size_t label_len);
+int qpool_drain(struct qpool *qp);
+int qpool_end(struct qpool **qp);
+
 /* Lines of a file descriptor (query_in.c); see there. */
 struct lines {
 	char *buf;
 	size_t cap, start, end;
 	int eof;
 	const bfi_snapshot *watch; /* checked after each read: unchanged since opened */
+	struct qpool *drain; /* answered and written before a read that may wait, or NULL */
 };
 int next_line(struct lines *r, int fd, char **line, size_t *len);
 
@@ -121,6 +136,7 @@ struct fasta_ctx {
 	bfi_result *res;
 	const struct opts *o;
 	struct timespec checked; /* when the files were last found unchanged */
+	struct qpool *qp;        /* records go to the pool, or NULL: answered here */
 };
 int on_fasta_query(void *ctx, const char *id, size_t id_len, const char *seq, size_t len);
 

@@ -22,6 +22,8 @@ int on_fasta_query(void *ctx, const char *id, size_t id_len, const char *seq, si
 			return rc;
 		fc->checked = now;
 	}
+	if (fc->qp)
+		return qpool_add(fc->qp, seq, len, id, id_len);
 	struct query q = {(char *)seq, len, NULL, id, id_len};
 	return query_run_one(fc->s, fc->res, fc->o, &q);
 }
@@ -70,7 +72,13 @@ int next_line(struct lines *r, int fd, char **line, size_t *len)
 		/* every answer made so far goes out before the read, which may wait for
 		 * the next query: one write per block of input, not per answer, yet a
 		 * program that writes a query and waits for its answer gets it */
-		(void)out_flush();
+		if (r->drain) {
+			/* a failure stops the input here: the pool keeps it for qpool_end */
+			if (qpool_drain(r->drain) != 0)
+				return 0;
+		} else {
+			(void)out_flush();
+		}
 		ssize_t got = read(fd, r->buf + r->end, r->cap - r->end);
 		if (got < 0 && errno == EINTR)
 			continue;
