@@ -1,0 +1,109 @@
+#!/bin/sh
+# threads.sh - the same bytes at every thread count: builds from genomes,
+# documents and key files, from directories and from their files named one
+# by one, at any --memory; queries of every form at 1 to 8 threads, a bad
+# query in the middle stopping them all where one thread stops; a program
+# that waits for each answer through a pipe; and --stats.
+# Usage: sh tests/threads.sh ./bfi    (from the source root; tests/run.sh does this)
+BFI=${1:-./bfi}
+case $BFI in /*) ;; *) BFI=$(pwd)/$BFI ;; esac
+T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-threads.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+SUITE=threads
+. tests/lib/check.sh
+
+python3 tests/lib/workloads.py "$T" || exit 1
+# more reads than a chunk (1,024), and text queries and keys as many
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do cat "$T/reads.fa"; done >"$T/reads12.fa"
+for i in 1 2 3 4 5 6 7 8 9 10; do cat "$T/texts.txt"; done >"$T/texts10.txt"
+cut -f2 "$T/keysA.tsv" | head -5000 >"$T/keys5k.txt"
+
+same() { # same FILE...: every file the first one's bytes
+	a=$1
+	shift
+	for b in "$@"; do cmp -s "$a" "$b" || { echo "  $b differs from $a"; return 1; }; done
+}
+
+builds_ok() {
+	for t in 1 2 3 8 16; do
+		"$BFI" build -q --threads $t -o "$T/g$t" --input fasta --kmer 21 "$T/genomes" &&
+			"$BFI" build -q --threads $t -o "$T/gg$t" --input fasta --kmer 21 "$T"/genomes/* &&
+			"$BFI" build -q --threads $t -o "$T/x$t" --input text "$T"/docs/* &&
+			"$BFI" build -q --threads $t -o "$T/k$t" --layout flat,tree,rambo --tsv "$T/keysA.tsv" ||
+			return 1
+	done
+	for m in 4M 16M; do
+		"$BFI" build -q --threads 8 --memory $m -o "$T/gm$m" --input fasta --kmer 21 "$T"/genomes/* \
+			2>/dev/null || return 1
+	done
+	same "$T/g1/index.bfi" "$T"/g[0-9]*/index.bfi "$T"/gg*/index.bfi "$T"/gm*/index.bfi &&
+		same "$T/g1/catalog.mdb" "$T"/g[0-9]*/catalog.mdb "$T"/gg*/catalog.mdb &&
+		same "$T/x1/index.bfi" "$T"/x*/index.bfi && same "$T/k1/index.bfi" "$T"/k*/index.bfi
+}
+check "builds at 1 to 16 threads, from a directory or its files one by one, at 4M and 16M: the same bytes" builds_ok
+
+queries_ok() {
+	i=0
+	for q in "--fasta $T/reads12.fa -t 0.8 $T/g1" "--json --fasta $T/reads12.fa -t 0.5 $T/g1" \
+		"-t 0.5 $T/x1 <$T/texts10.txt" "--json $T/x1 <$T/texts10.txt" \
+		"--keys $T/k1 <$T/keys5k.txt" "--batch --keys --count $T/k1 <$T/keys5k.txt" \
+		"-e --layout tree $T/k1 <$T/exprs.txt" "--batch -e --ordinals $T/k1 <$T/exprs.txt"; do
+		i=$((i + 1))
+		for t in 1 2 3 8; do
+			eval "\"$BFI\" query --threads $t $q" >"$T/q$i.$t" || { echo "  --threads $t $q"; return 1; }
+		done
+		[ -s "$T/q$i.1" ] && same "$T/q$i.1" "$T/q$i.2" "$T/q$i.3" "$T/q$i.8" ||
+			{ echo "  $q"; return 1; }
+	done
+}
+check "queries of every form at 1, 2, 3 and 8 threads: the same bytes, in input order" queries_ok
+
+# A query that does not parse, past several chunks: the same answers before
+# it, the same message, exit 2, nothing after it.
+bad_ok() {
+	awk '{ print; print $0 " OR x" }' "$T/keys5k.txt" >"$T/ex.txt" && echo 'a AND (' >>"$T/ex.txt" &&
+		cat "$T/ex.txt" >>"$T/ex.txt.2" && cat "$T/ex.txt" "$T/ex.txt.2" >"$T/ex2.txt" || return 1
+	for t in 1 4; do
+		"$BFI" query --threads $t -e "$T/k1" <"$T/ex2.txt" >"$T/b$t.out" 2>"$T/b$t.err"
+		[ $? -eq 2 ] || { echo "  --threads $t: not exit 2"; return 1; }
+	done
+	[ "$(wc -l <"$T/b1.out")" -eq 10000 ] && same "$T/b1.out" "$T/b4.out" && same "$T/b1.err" "$T/b4.err" &&
+		grep -q 'syntax error at byte 7 of: a AND (' "$T/b4.err"
+}
+check "a bad query after 10,000 good ones stops 4 threads where one stops: same answers, same message" bad_ok
+
+# A program that writes a query and waits for its answer gets it at once.
+pipe_ok() {
+	python3 - "$BFI" "$T/k1" "$T/keys5k.txt" <<'EOF'
+import subprocess, sys
+bfi, snap, keys = sys.argv[1:4]
+ks = [l.strip() for l in open(keys)][:20]
+one = subprocess.run([bfi, "query", "--threads", "1", snap], input="\n".join(ks) + "\n",
+                     capture_output=True, text=True, check=True).stdout.splitlines()
+p = subprocess.Popen([bfi, "query", "--threads", "4", snap], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, text=True)
+for k, want in zip(ks, one):
+    p.stdin.write(k + "\n")
+    p.stdin.flush()
+    got = p.stdout.readline().rstrip("\n")  # blocks if the answer were held back
+    if got != want:
+        sys.exit(f"  {k}: {got!r}, one thread {want!r}")
+p.stdin.close()
+p.wait(timeout=30)
+EOF
+}
+check "through a pipe, each query's answer comes before the next query is sent" pipe_ok
+
+stats_ok() {
+	"$BFI" build -q --stats --threads 8 -o "$T/st" --input fasta --kmer 21 "$T/genomes" 2>"$T/err" &&
+		grep -q '^bfi build: phase ' "$T/err" && grep -q '^bfi build: reading ' "$T/err" &&
+		grep -q '^bfi build: filling ' "$T/err" && grep -q '^bfi build: all ' "$T/err" &&
+		same "$T/g1/index.bfi" "$T/st/index.bfi" || { cat "$T/err"; return 1; }
+	# the work of 20 genomes shared by 8 threads: reading and filling allow more than 2x
+	awk '$2 == "reading" || $2 == "filling" { sub(/x$/, "", $6); if ($6 + 0 < 2) bad = 1 }
+		END { exit bad }' "$T/err" || { cat "$T/err"; return 1; }
+}
+check "build --stats: each phase's wall, CPU and busiest thread; 8 threads share the reading and filling" stats_ok
+
+echo "threads: $fails failed"
+[ "$fails" -eq 0 ]
