@@ -344,11 +344,55 @@ static int sources_grow(bfi_writer *w)
  * The sets of the files: declared first, in name order, so that their
  * ordinals are what one thread would give; then read on the threads.
  */
+/*
+ * The most keys one of the files may hold: its size in bytes, an upper
+ * bound for a FASTA file's k-mers, a text's terms or a key file's keys,
+ * four times that for a gzip file.
+ */
+static uint64_t largest_file(char **files, size_t n)
+{
+	uint64_t most = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (stat(files[i], &st) != 0)
+			continue;
+		uint64_t keys = (uint64_t)st.st_size;
+		size_t l = strlen(files[i]);
+		if (l > 3 && !strcmp(files[i] + l - 3, ".gz"))
+			keys *= 4;
+		most = keys > most ? keys : most;
+	}
+	return most;
+}
+
+/*
+ * Threads for the first reading: as many as asked, or as files, but no
+ * more than the budget's quarter for keys being read holds the largest
+ * file on each: a file that does not fit its thread's share goes to the
+ * spool, sorted and read back later, which costs more than the thread it
+ * would have kept busy. Fewer than asked are said (a warning).
+ */
+static unsigned reading_threads(bfi_writer *w, char **files, size_t n)
+{
+	unsigned asked = pool_threads(w->opt.threads);
+	unsigned threads = n < asked ? (unsigned)(n ? n : 1) : asked;
+	uint64_t each = largest_file(files, n) * sizeof(struct rec), room = writer_budget(w) / 4;
+	if (threads > 1 && each && room / threads < each) {
+		unsigned fit = room / each > 1 ? (unsigned)(room / each) : 1;
+		if (fit < threads) {
+			writer_warn(w, "--memory holds the keys of %u of these files at once: reading "
+			            "them on %u thread%s, not %u (a larger --memory gives more)", fit, fit,
+			            fit == 1 ? "" : "s", threads);
+			threads = fit;
+		}
+	}
+	return threads;
+}
+
 static int add_files(bfi_writer *w, char **files, size_t n, const struct source_kind *how,
                      unsigned k)
 {
-	unsigned threads = pool_threads(w->opt.threads);
-	threads = n < threads ? (unsigned)(n ? n : 1) : threads;
+	unsigned threads = reading_threads(w, files, n);
 	struct source_job j = {w,    files, n,    how, k,    calloc(n, sizeof *j.ord),
 	                       calloc(n, sizeof *j.err), calloc(n, sizeof *j.rc), 0,
 	                       calloc(threads, sizeof *j.sink), NULL, 0,    0};

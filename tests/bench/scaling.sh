@@ -53,7 +53,7 @@ build() { # build NAME INPUT THREADS: a line of figures, the --stats table kept
 		--input fasta --kmer 31 "$2" 2>"$W/$1.stats"
 	read -r wall user sys <"$W/$1.time"
 	read -r r_pred f_pred a_pred <<EOF2
-$(awk '$2 == "reading" { r = $6 } $2 == "filling" { f = $6 } $2 == "all" { a = $6 } END { print r, f, a }' "$W/$1.stats")
+$(awk '$3 == "reading" { r = $7 } $3 == "filling" { f = $7 } $3 == "all" { a = $7 } END { print r, f, a }' "$W/$1.stats")
 EOF2
 	printf '%-12s %3s threads: wall %7.2f s, cpu %7.2f s; allows reading %s, filling %s, all %s\n' \
 		"$1" "$3" "$wall" "$(echo "$user $sys" | awk '{ print $1 + $2 }')" "$r_pred" "$f_pred" "$a_pred"
