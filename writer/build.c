@@ -47,6 +47,10 @@ static int check_output(struct finish *f)
 static int count_sets(struct finish *f)
 {
 	bfi_writer *w = f->w;
+	/* the sketches of sets known only now (--tsv): room made by spilling the keys, if need be */
+	int room = writer_room_for_sets(w, f->n, 1);
+	if (room)
+		return room;
 	if (sums_grow(&w->sums, f->n) != 0)
 		return writer_fail(w, -ENOMEM, "out of memory for per-set counts");
 	uint64_t *distinct = w->sums.distinct;
@@ -137,6 +141,11 @@ static int lay_out(struct finish *f)
 	f->p.n = (uint32_t)f->n;
 	f->p.distinct = w->sums.distinct;
 	int rc = make_plan(w, &f->p, f->max_n);
+	/* what the plan holds by set: orders, blocks, ones, RAMBO's cells, the tree's leaves' ones */
+	const struct plan *p = &f->p;
+	w->plan_bytes = f->n * (3 * sizeof(uint32_t) + sizeof(uint64_t) * (1 + (p->tree_ones != NULL))) +
+	                (p->cell_of ? (uint64_t)p->rambo.reps * f->n * sizeof(uint32_t) : 0) +
+	                p->n_blocks * sizeof *p->blocks;
 	if (rc)
 		return w->errmsg[0] ? rc
 		                    : writer_fail(w, rc, "laying out %llu sets: %s",
@@ -171,9 +180,35 @@ static int lay_out(struct finish *f)
 }
 
 /* A staging directory beside the path, and the index's layouts written into it. */
+/*
+ * Memory for the rows: the sketches only planning reads are freed, and if
+ * the largest flat block still would not fit, a spool that has spilled
+ * spills its buffer too and gives back its half of the budget. Without
+ * this a small budget left the rows 2 MiB, and a block was filled in
+ * stripes, each a pass over every key.
+ */
+static int room_for_rows(bfi_writer *w, const struct plan *p)
+{
+	sums_drop_sketches(&w->sums);
+	uint64_t need = 0;
+	for (uint32_t b = 0; b < p->n_blocks; b++) {
+		const struct bfi_block *blk = &p->blocks[b];
+		uint64_t bytes = bfi_block_rows_bytes(blk->m, blk->row_bits) +
+		                 (blk->pre_m ? bfi_bits_bytes(blk->pre_m) : 0) + 64 * ((blk->m + 63) / 64) * 8;
+		need = bytes > need ? bytes : need;
+	}
+	if (need <= writer_budget(w))
+		return 0;
+	int rc = spool_release(&w->spool);
+	return rc ? writer_fail(w, rc, "spilling keys to %s: %s", w->spool.dir, bfi_strerror(rc)) : 0;
+}
+
 static int write_index(struct finish *f)
 {
 	bfi_writer *w = f->w;
+	int rc0 = room_for_rows(w, &f->p);
+	if (rc0)
+		return rc0;
 	staging_sweep(f->path); /* what killed builds left beside path */
 	int rc = staging_begin(&f->stage, f->path, w->errmsg, sizeof w->errmsg);
 	if (rc)

@@ -19,10 +19,8 @@
 #include "bfi_hash.h"
 #include "internal.h"
 
-/* the program and its libraries, resident: inside the budget */
-#define WRITER_PROGRAM (3ull << 20)
 /* buffers outside the budget's accounts: file readers, thread stacks, the catalog's pages */
-#define WRITER_SLACK (1ull << 20)
+#define WRITER_SLACK (2ull << 20)
 
 void bfi_build_options_init(struct bfi_build_options *o)
 {
@@ -81,11 +79,38 @@ uint64_t bfi_default_memory(void)
 	return m < (256ull << 20) ? 256ull << 20 : m > (64ull << 30) ? 64ull << 30 : m;
 }
 
+int writer_room_for_sets(bfi_writer *w, size_t n, int finishing)
+{
+	const struct set_sums *s = &w->sums;
+	if (n <= s->cap)
+		return 0;
+	size_t cap = s->cap ? s->cap : 64;
+	while (cap < n)
+		cap *= 2;
+	uint64_t per = sizeof *s->distinct + (s->want_hll ? SET_HLL_REGS : 0) +
+	               (s->want_minhash ? MINHASHES * sizeof *s->minhash : 0);
+	uint64_t grow = (cap - s->cap) * per;
+	if (grow <= writer_budget(w))
+		return 0;
+	if (finishing) { /* no key comes any more: the spool's buffer can go to disk */
+		int rc = spool_release(&w->spool);
+		if (rc)
+			return writer_fail(w, rc, "spilling keys to %s: %s", w->spool.dir, bfi_strerror(rc));
+		if (grow <= writer_budget(w))
+			return 0;
+	}
+	uint64_t want = w->opt.memory - writer_budget(w) + grow + (4ull << 20);
+	return writer_fail(w, BFI_E_LIMIT, "--memory %llu MiB cannot hold the counts and sketches of "
+	                   "%zu sets (%llu bytes each) beside what the build holds: give at least %llu "
+	                   "MiB", (unsigned long long)(w->opt.memory >> 20), n,
+	                   (unsigned long long)per, (unsigned long long)((want >> 20) + 1));
+}
+
 uint64_t writer_budget(const bfi_writer *w)
 {
 	const struct spool *sp = &w->spool;
 	const struct set_sums *su = &w->sums;
-	uint64_t held = WRITER_PROGRAM + WRITER_SLACK +
+	uint64_t held = w->program + WRITER_SLACK + w->plan_bytes +
 	                (sp->added < sp->cap ? sp->added : sp->cap) * sizeof(struct rec) +
 	                su->cap * (sizeof *su->distinct + (su->hll ? SET_HLL_REGS : 0) +
 	                           (su->minhash ? MINHASHES * sizeof *su->minhash : 0)) +

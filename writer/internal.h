@@ -65,6 +65,13 @@ int spool_add(struct spool *sp, const struct rec *r);
 int spool_add_many(struct spool *sp, const struct rec *r, size_t n);
 /* Sort what is buffered; after this only iteration is allowed. */
 int spool_seal(struct spool *sp);
+/*
+ * The spool's buffered records spilled, sorted as spool_seal sorts them,
+ * and the buffer unmapped, so that its half of the budget goes to the
+ * sketches or the rows; reading back then reads them all from the spill
+ * file, and nothing more may be added.
+ */
+int spool_release(struct spool *sp);
 void spool_free(struct spool *sp);
 
 /* Sort n records of one set by (h1, h2), as the spool sorts them. */
@@ -117,6 +124,14 @@ struct set_sums {
 	int want_hll, want_minhash;
 };
 int sums_init(struct set_sums *s, const struct bfi_build_options *o);
+/*
+ * Is there room in the budget for the counts and sketches of n sets?
+ * finishing: no key comes any more, so the spool's buffer may be spilled
+ * to make it. 0, or BFI_E_LIMIT saying what --memory would do.
+ */
+int writer_room_for_sets(bfi_writer *w, size_t n, int finishing);
+/* The per-set sketches, which only planning reads, freed: the rows get their memory. */
+void sums_drop_sketches(struct set_sums *s);
 /* Room for sets 0 .. n - 1, the new ones empty. */
 int sums_grow(struct set_sums *s, size_t n);
 /*
@@ -186,6 +201,8 @@ double stats_thread_cpu(void);
 
 struct bfi_writer {
 	struct bfi_build_options opt;
+	uint64_t program; /* the process's own memory, counted in the budget (bfi_writer_create) */
+	uint64_t plan_bytes; /* the plan's arrays, once laid out (lay_out), counted in it too */
 	struct stats stats;
 	/*
 	 * Files of one kind given one call at a time (a shell glob's), read
@@ -314,6 +331,8 @@ int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* The least budget a build is given, whatever it asks (writer.c, input.c). */
 #define WRITER_MIN_MEMORY (4ull << 20)
+/* the program and its libraries, resident, at the least: inside the budget (bfi_writer_create) */
+#define WRITER_PROGRAM (3ull << 20)
 /*
  * The bytes the writer may yet fill: --memory less what it holds (the
  * spool's pages touched so far, the sets' names, sources and sketches),

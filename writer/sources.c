@@ -326,6 +326,9 @@ static int gzip_flag(void *ctx, uint64_t i, unsigned thread)
 static int sources_grow(bfi_writer *w)
 {
 	size_t n = w->names.n;
+	int room = writer_room_for_sets(w, n, 0);
+	if (room)
+		return room;
 	if (n > w->cap_src) {
 		size_t cap = w->cap_src ? w->cap_src : 64;
 		while (cap < n)
@@ -435,7 +438,7 @@ static int add_files(bfi_writer *w, char **files, size_t n, const struct source_
 		if (writer_routed(w, name, len))
 			rc = writer_new_set(w, files[i], name, len, &j.ord[i]);
 	}
-	if (rc == 0 && (rc = sources_grow(w)) != 0)
+	if (rc == 0 && (rc = sources_grow(w)) != 0 && rc == -ENOMEM)
 		rc = writer_fail(w, rc, "%s", strerror(ENOMEM));
 	if (rc == 0 && pool_run(threads, n, read_source, &j) != 0)
 		for (size_t i = 0; i < n; i++) /* the first file that failed, in name order */

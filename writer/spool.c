@@ -297,6 +297,22 @@ int spool_seal(struct spool *sp)
 	return 0;
 }
 
+int spool_release(struct spool *sp)
+{
+	if (sp->buf == NULL)
+		return 0;
+	int rc = sp->n ? spill(sp) : 0;
+	if (rc)
+		return rc;
+	if (sp->n_groups > 1)
+		qsort(sp->groups, sp->n_groups, sizeof *sp->groups, group_cmp);
+	munmap(sp->buf, sp->buf_bytes);
+	sp->buf = NULL;
+	sp->buf_bytes = 0;
+	sp->n = sp->cap = 0;
+	return 0;
+}
+
 void spool_free(struct spool *sp)
 {
 	if (sp->fd >= 0)

@@ -112,6 +112,15 @@ void sums_reset(struct set_sums *s, uint32_t ord)
 		memset(s->minhash + (size_t)ord * MINHASHES, 0xff, MINHASHES * sizeof *s->minhash);
 }
 
+void sums_drop_sketches(struct set_sums *s)
+{
+	free(s->hll);
+	free(s->minhash);
+	s->hll = NULL;
+	s->minhash = NULL;
+	s->want_hll = s->want_minhash = 0;
+}
+
 void sums_free(struct set_sums *s)
 {
 	free(s->distinct);

@@ -1,9 +1,29 @@
 /* writer.c - a writer's life: made from its options, and freed with every input it holds. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "internal.h"
+
+/*
+ * The process's memory when the build begins, and 2 MiB for the pages the
+ * catalog's LMDB and the libraries touch later, at least WRITER_PROGRAM:
+ * the budget bounds the whole process.
+ */
+static uint64_t resident_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+	if (f) {
+		if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t bytes = (uint64_t)resident * (uint64_t)(page > 0 ? page : 4096) + (2ull << 20);
+	return bytes > WRITER_PROGRAM ? bytes : WRITER_PROGRAM;
+}
 
 int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 {
@@ -35,6 +55,7 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 	if (w == NULL)
 		return -ENOMEM;
 	w->opt = *o;
+	w->program = resident_bytes();
 	pthread_mutex_init(&w->err_lock, NULL);
 	/* the insertion build walks the spool itself: every key goes there */
 	w->direct = !o->bloofi_incremental;
