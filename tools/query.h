@@ -113,7 +113,7 @@ struct lines {
 };
 int next_line(struct lines *r, int fd, char **line, size_t *len);
 
-/* --batch (query_in.c): queries read and answered together. */
+/* --batch (query_batch.c): queries read and answered together. */
 struct batcher {
 	struct query *qs;
 	size_t n, *starts;
