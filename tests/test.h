@@ -44,6 +44,13 @@ void test_cleanup(void);
 /* rm -r of a path made by the tests. */
 void test_rm_rf(const char *path);
 
+/*
+ * The process's resident bytes now. A build's --memory bounds the whole
+ * process, so a test that means "a budget of B for the build" under a
+ * sanitizer, whose shadow pages are resident, asks for this plus B.
+ */
+uint64_t test_resident(void);
+
 /* A deterministic PRNG (splitmix64) so failures reproduce. */
 uint64_t test_rand(uint64_t *state);
 

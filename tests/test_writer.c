@@ -236,7 +236,7 @@ static void test_stripes(void)
 		struct bfi_build_options o;
 		bfi_build_options_init(&o);
 		o.bits = 300000; /* 300,000 rows x 600 bits = 22 MB > 16 MiB */
-		o.memory = pass ? 16u << 20 : 1u << 30;
+		o.memory = pass ? test_resident() + (16u << 20) : 1u << 30;
 		o.progress = note_phase;
 		o.progress_ctx = &seen[pass];
 		bfi_writer *w;
@@ -274,7 +274,7 @@ static void test_stripes(void)
 		struct bfi_build_options o;
 		bfi_build_options_init(&o);
 		o.bits = 2200000;
-		o.memory = pass ? 16u << 20 : 1u << 30;
+		o.memory = pass ? test_resident() + (16u << 20) : 1u << 30;
 		o.progress = note_phase;
 		o.progress_ctx = &seen[2 + pass];
 		char *out = pass ? b : a;

@@ -204,8 +204,14 @@ BFI_API BFI_MUST_CHECK int bfi_writer_add_dir(bfi_writer *w, const char *dir);
  * extension (.fa, .fasta, .fna, .ffn, .fq, .fastq, .seq); with per_record,
  * each record is a set named by its id (the header up to the first blank).
  * As with bfi_writer_add_dir, files that are one set each are read again
- * by bfi_writer_finish and must not change in between. Returns 0, BFI_E_INPUT (not FASTA/FASTQ, corrupt gzip, truncated FASTQ),
- * BFI_E_DUP_SET, BFI_E_INVALID (k) or -errno; bfi_writer_errmsg() says where.
+ * by bfi_writer_finish and must not change in between. A directory is
+ * read by this call. A file named on its own waits for the files named
+ * after it, so that many are read together on the writer's threads: they
+ * are read by the next call that adds sets another way (or another k), or
+ * by bfi_writer_finish, and a file's error is returned by that call. The
+ * ordinals are those of reading each file at once. Returns 0, BFI_E_INPUT
+ * (not FASTA/FASTQ, corrupt gzip, truncated FASTQ), BFI_E_DUP_SET,
+ * BFI_E_INVALID (k) or -errno; bfi_writer_errmsg() says where.
  */
 BFI_API BFI_MUST_CHECK int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k,
                                                 int per_record);
@@ -220,7 +226,9 @@ BFI_API BFI_MUST_CHECK int bfi_writer_add_fasta(bfi_writer *w, const char *path,
  * other than the default is recorded in the catalog, so that queries split
  * text the same way; two calls that disagree on them fail [BFI_E_INPUT].
  * As with bfi_writer_add_dir, the documents are read again by
- * bfi_writer_finish and must not change in between.
+ * bfi_writer_finish and must not change in between; as with
+ * bfi_writer_add_fasta, a file named on its own is read with those named
+ * after it, and its errors may come from a later call.
  */
 BFI_API BFI_MUST_CHECK int bfi_writer_add_text(bfi_writer *w, const char *path, unsigned max_term,
                                                const char *stop_words);
@@ -235,7 +243,9 @@ BFI_API BFI_MUST_CHECK int bfi_writer_add_text(bfi_writer *w, const char *path, 
  * well-formed, naming the file and line), BFI_E_LIMIT (deeper than 64
  * levels), BFI_E_DUP_SET, BFI_E_INVALID or -errno. As with
  * bfi_writer_add_dir, the documents are read again by bfi_writer_finish
- * and must not change in between.
+ * and must not change in between; as with bfi_writer_add_fasta, a file
+ * named on its own is read with those named after it, and its errors may
+ * come from a later call.
  */
 BFI_API BFI_MUST_CHECK int bfi_writer_add_paths(bfi_writer *w, const char *path, int xml,
                                                 unsigned enc, unsigned path_max);

@@ -228,14 +228,10 @@ const char *bfi_writer_errmsg(const bfi_writer *w)
 }
 
 
-int bfi_writer_set(bfi_writer *w, const char *name, size_t len, uint32_t *ord)
+int writer_set(bfi_writer *w, const char *name, size_t len, uint32_t *ord)
 {
-	if (w == NULL || ord == NULL || (name == NULL && len) || w->finished)
+	if (w->finished)
 		return BFI_E_INVALID;
-	/* files queued before this set get their ordinals first, as read one by one */
-	int frc = sources_flush(w);
-	if (frc)
-		return frc;
 	if (len == 0 || len > BFI_MAX_NAME)
 		return writer_fail(w, BFI_E_INPUT, "set name must be 1 to %u bytes", BFI_MAX_NAME);
 	for (size_t i = 0; i < len; i++)
@@ -347,22 +343,7 @@ size_t writer_key_file_name(const char *file, int gzip, const char **name)
 
 
 
-static int add_tsv(bfi_writer *w, FILE *f, const char *label);
-
-int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
-{
-	if (w == NULL || f == NULL)
-		return BFI_E_INVALID;
-	int rc = sources_flush(w); /* queued files first: their sets come before these */
-	if (rc)
-		return rc;
-	stats_begin(w, "reading");
-	rc = add_tsv(w, f, label);
-	stats_end(w);
-	return rc;
-}
-
-static int add_tsv(bfi_writer *w, FILE *f, const char *label)
+int writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
 {
 	if (label == NULL)
 		label = "(tsv)";
@@ -399,7 +380,7 @@ static int add_tsv(bfi_writer *w, FILE *f, const char *label)
 		if (last && nl == last_len && memcmp(line, last, nl) == 0) {
 			ord = last_ord;
 		} else {
-			rc = bfi_writer_set(w, line, nl, &ord);
+			rc = writer_set(w, line, nl, &ord);
 			if (rc) {
 				char msg[sizeof w->errmsg];
 				snprintf(msg, sizeof msg, "%s", w->errmsg);
@@ -518,7 +499,7 @@ size_t writer_doc_name(const char *file, const char **name)
 int writer_new_set(bfi_writer *w, const char *what, const char *name, size_t len, uint32_t *ord)
 {
 	uint32_t before = w->names.n;
-	int rc = bfi_writer_set(w, name, len, ord);
+	int rc = writer_set(w, name, len, ord);
 	if (rc == 0 && w->names.n == before)
 		rc = writer_fail(w, BFI_E_DUP_SET, "%s: set '%.*s' was already added", what, (int)len,
 		                 name);

@@ -307,6 +307,14 @@ size_t writer_file_name(const char *path, const char *const *exts, size_t n_ext,
                         const char **name);
 
 /*
+ * bfi_writer_set and bfi_writer_add_tsv less the reading of queued files
+ * (sources.c does that, then calls these): the name checked and declared;
+ * the lines of f added.
+ */
+int writer_set(bfi_writer *w, const char *name, size_t len, uint32_t *ord);
+int writer_add_tsv(bfi_writer *w, FILE *f, const char *label);
+
+/*
  * Declare the set name (len bytes) for the input what: BFI_E_DUP_SET, with
  * a message naming what and the set, if the name was declared before.
  */

@@ -32,7 +32,7 @@ static int on_record(void *ctx, const char *id, size_t id_len, const char *seq, 
 		return writer_fail(c->w, BFI_E_INPUT, "%s: a record without an id cannot name a set",
 		                   c->path);
 	uint32_t before = c->w->names.n;
-	int rc = bfi_writer_set(c->w, id, id_len, &c->ord);
+	int rc = writer_set(c->w, id, id_len, &c->ord);
 	if (rc)
 		return rc;
 	if (c->w->names.n == before)

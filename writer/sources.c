@@ -18,6 +18,10 @@
  * sum of their hashes are compared, and a file changed between the two
  * stops the build [BFI_E_INPUT] rather than give a snapshot that disagrees
  * with its own catalog.
+ *
+ * Files named one by one wait in a queue and are read together when the
+ * next call adds sets another way, or when the build finishes; a
+ * directory is read at once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -497,6 +501,32 @@ int sources_flush(bfi_writer *w)
 	return rc;
 }
 
+/*
+ * The public calls that declare sets one at a time read the queued files
+ * first, so that every set gets the ordinal it would get had each file
+ * been read when it was named.
+ */
+int bfi_writer_set(bfi_writer *w, const char *name, size_t len, uint32_t *ord)
+{
+	if (w == NULL || ord == NULL || (name == NULL && len) || w->finished)
+		return BFI_E_INVALID;
+	int rc = sources_flush(w);
+	return rc ? rc : writer_set(w, name, len, ord);
+}
+
+int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
+{
+	if (w == NULL || f == NULL)
+		return BFI_E_INVALID;
+	int rc = sources_flush(w);
+	if (rc)
+		return rc;
+	stats_begin(w, "reading");
+	rc = writer_add_tsv(w, f, label);
+	stats_end(w);
+	return rc;
+}
+
 /* path (malloc'd: the queue owns it) at the end of the queue. */
 static int pend_one(bfi_writer *w, char *path)
 {
@@ -537,6 +567,10 @@ int sources_add(bfi_writer *w, const char *path, const struct source_kind *how, 
 			else
 				free(files[i]);
 		free(files);
+		/* a directory is read at once, with what was queued before it, so
+		 * its errors come from this call; only files named one by one wait */
+		if (rc == 0)
+			rc = sources_flush(w);
 	}
 	return rc;
 }
