@@ -50,7 +50,15 @@ voice() {
 }
 check "every command's messages start 'bfi COMMAND:', and its --help gives its exit status" voice
 check "bad --fpr refused" status_is 2 "$BFI" build -o "$T/x" --fpr 2 "$DATA"
-check "--block-sets not a multiple of 512 refused" status_is 2 "$BFI" build -o "$T/x" --block-sets 1000 "$DATA"
+check "--block-sets 0 refused" status_is 2 "$BFI" build -o "$T/x" --block-sets 0 "$DATA"
+few_sets() { # --block-sets 2: no block holds more than 2 sets
+	"$BFI" build -q -o "$T/x2" --block-sets 2 "$DATA" &&
+		"$BFI" inspect --json "$T/x2" | python3 -c '
+import json, sys
+b = json.load(sys.stdin)["blocks"]
+sys.exit(not (len(b) > 1 and all(x["sets"] <= 2 for x in b)))'
+}
+check "--block-sets 2: blocks of at most 2 sets" few_sets
 
 check "build from the demo directory" "$BFI" build -q -o "$T/snap" "$DATA"
 check "snapshot is a directory with index and catalog" \

@@ -29,7 +29,9 @@ static int build(const char *path, int layouts, int fixed)
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	o.keep_order = 1; /* ordinal j is set j */
-	o.block_cost = 1; /* as many blocks as there are 512-set runs */
+	/* varied widths: the fewest blocks of at most 512 sets; one width: one block */
+	o.max_block_sets = fixed ? 0 : 512;
+	o.block_cost = fixed ? 1 : 1ull << 40;
 	o.prefilter = fixed ? BFI_PREFILTER_NEVER : BFI_PREFILTER_ALWAYS;
 	o.fixed_width = fixed;
 	o.layouts = (unsigned)layouts;

@@ -96,14 +96,18 @@ static const char help[] =
 	"      --prefilter P   auto (default), always or never: a union filter per\n"
 	"                      flat block lets queries skip it; auto keeps one where\n"
 	"                      the bytes a skip saves outweigh the probe\n"
-	"      --block-cost B  bytes one more block must save to be made (1M);\n"
-	"                      smaller gives more, narrower blocks\n"
+	"      --block-cost B  bytes one more block must save to be made; smaller\n"
+	"                      gives more, narrower blocks (default: 1M, and up\n"
+	"                      to 4,096 sets a share of the index: a 32nd for the\n"
+	"                      first blocks that fit 1 MiB together, a half for\n"
+	"                      any other; 1M gives each width its block)\n"
 	"      --classic-prefilters\n"
 	"                      pre-filters as plain Bloom filters (k lines a probe);\n"
 	"                      by default a key's bits share one 64-byte line, one\n"
 	"                      load a probe\n"
-	"      --block-sets N  at most N sets per flat block (a multiple of 512);\n"
-	"                      narrower blocks read fewer bytes per query\n"
+	"      --block-sets N  at most N sets per flat block (past 4,096 sets, a\n"
+	"                      multiple of 512 or more, rounded down); narrower\n"
+	"                      blocks read fewer bytes per query\n"
 	"      --memory BYTES  the build's peak memory, the program's own (2-3 MiB)\n"
 	"                      included, e.g. 512M: keys being read, sketches and\n"
 	"                      rows being filled stay within it; spooled keys beyond\n"
@@ -401,8 +405,8 @@ int cmd_build(int argc, char **argv)
 			break;
 		case 'N': {
 			uint64_t v;
-			if (parse_size(optarg, &v) || v < 512 || v % 512 || v > UINT32_MAX) {
-				fprintf(stderr, "%s: --block-sets must be a multiple of 512, got '%s'\n", me,
+			if (parse_size(optarg, &v) || v < 1 || v > UINT32_MAX) {
+				fprintf(stderr, "%s: --block-sets must be 1 to %u, got '%s'\n", me, UINT32_MAX,
 				        optarg);
 				return EXIT_USAGE;
 			}

@@ -111,8 +111,9 @@ struct bfi_build_options {
 	void (*progress)(void *ctx, const char *phase, uint64_t done, uint64_t total);
 	void *progress_ctx;
 	/*
-	 * At most this many sets per flat block, rounded down to a multiple of
-	 * 512 (0: no limit). Narrower blocks with union pre-filters let a query
+	 * At most this many sets per flat block (0: no limit): exactly up to
+	 * 4,096 sets, past that rounded down to the step of the block
+	 * boundaries (512 * 2^i, spec/format.md). Narrower blocks with union pre-filters let a query
 	 * read fewer row bytes at the price of one pre-filter probe per block.
 	 */
 	uint32_t max_block_sets;

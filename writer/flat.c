@@ -12,21 +12,49 @@
 #include "internal.h"
 
 /*
- * Blocks (spec/format.md, "Choosing blocks"): boundaries at multiples of
- * 512 sets in ordinal order, chosen by dynamic programming to minimise
- * the bytes of rows plus a cost per block (options.block_cost), since every block costs a
- * query k more random cache-line loads while a narrower block saves space.
+ * Blocks (spec/format.md, "Choosing blocks"): boundaries between any two
+ * sets up to MAX_CANDIDATES sets, at multiples of 512 sets (512 * 2^i)
+ * beyond, chosen by dynamic programming to minimise the bytes of rows, as
+ * they are stored, plus a cost for each block: every block costs a query
+ * k more random loads, while a narrower block saves space. The cost is
+ * options.block_cost when given, and DEFAULT_BLOCK_COST beyond
+ * MAX_CANDIDATES sets. Up to there, where a block may be as small as one
+ * set, the least space blocks reach (cut at DEFAULT_BLOCK_COST each) sets
+ * it: a block must save a 32nd of that if it is one of the first blocks
+ * whose rows together fit CACHED_BLOCK, which a cache keeps, and half of
+ * it otherwise, since its k loads are misses as costly as every other
+ * block's; never less than DEFAULT_BLOCK_COST. So a few small sets beside
+ * large ones get a block of their own (46 virus genomes beside 19
+ * bacteria), while bacteria of widths less than twice apart stay in one
+ * block unless --block-cost asks for the space.
  */
 #define DEFAULT_BLOCK_COST (1u << 20)
+#define CACHED_BLOCK (1u << 20)
+#define SMALL_SHARE 32u
+#define LARGE_SHARE 2u
 #define MAX_CANDIDATES 4096u
 
-/* Sets per candidate segment: 512, doubled until there are at most MAX_CANDIDATES. */
+/* Sets per candidate segment: 1 up to MAX_CANDIDATES sets, else 512 doubled until there are at most MAX_CANDIDATES. */
 static uint32_t segment_step(uint32_t n)
 {
+	if (n <= MAX_CANDIDATES)
+		return 1;
 	uint32_t step = 512;
 	while ((n + step - 1) / step > MAX_CANDIDATES)
 		step *= 2;
 	return step;
+}
+
+/* Bytes the rows of a block of n_sets sets, m bits wide, are stored in (UINT64_MAX: too many). */
+static uint64_t rows_space(uint64_t n_sets, uint64_t m)
+{
+	uint64_t bytes = bfi_block_rows_bytes(m, flat_row_bits(n_sets));
+	return bytes ? bytes : UINT64_MAX;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
 /* Filter width of each segment: that of its largest set (the widest of all, fixed_width). */
@@ -99,50 +127,99 @@ static void block_segments(const struct plan *p, const struct bfi_block *blk, ui
 	*e = end == p->n ? c : (uint32_t)(end / step);
 }
 
-/* Part i of q near-equal runs of segments [a, e): [*pa, *pe). */
-static void part_of(uint32_t a, uint32_t e, uint32_t q, uint32_t i, uint32_t *pa, uint32_t *pe)
+/*
+ * Part i of q near-equal runs of segments [a, e), cut at multiples of 512
+ * sets from a (unit segments, step sets each), so that parts of lined
+ * blocks stay whole lines: [*pa, *pe). q is at most units_of(a, e, unit).
+ */
+static uint32_t units_of(uint32_t a, uint32_t e, uint32_t unit)
 {
-	*pa = a + (uint32_t)((uint64_t)(e - a) * i / q);
-	*pe = a + (uint32_t)((uint64_t)(e - a) * (i + 1) / q);
+	return (e - a + unit - 1) / unit;
 }
 
-/* The c candidate segments of step sets each, segw[i] wide, cut for space. */
-static int plan_blocks(const struct bfi_build_options *o, struct plan *p, uint32_t step, uint32_t c,
-                       const uint64_t *segw)
+/* Segments of step sets in 512 sets, at least 1. */
+static uint32_t split_unit(uint32_t step)
 {
-	uint64_t *best = malloc((c + 1) * sizeof *best);
-	uint32_t *from = malloc((c + 1) * sizeof *from);
+	return step >= 512 ? 1 : 512 / step;
+}
+
+static uint32_t part_at(uint32_t a, uint32_t e, uint32_t unit, uint32_t q, uint32_t i)
+{
+	uint64_t at = a + (uint64_t)units_of(a, e, unit) * i / q * unit;
+	return i == q || at > e ? e : (uint32_t)at;
+}
+
+static void part_of(uint32_t a, uint32_t e, uint32_t unit, uint32_t q, uint32_t i, uint32_t *pa,
+                    uint32_t *pe)
+{
+	*pa = part_at(a, e, unit, q, i);
+	*pe = part_at(a, e, unit, q, i + 1);
+}
+
+/*
+ * The c candidate segments of step sets each, segw[i] wide, cut for space.
+ * A block costs large_cost, or small_cost if it belongs to the first
+ * blocks, whose rows together fit CACHED_BLOCK (the sets come smallest
+ * first): a cache keeps those lines, whatever else a query reads, but not
+ * many such blocks beside each other. So the program runs over two states
+ * at each candidate boundary e: [0, e) cut into any blocks (0), or into
+ * cached blocks only (1). *space: the bytes of the blocks' rows.
+ */
+struct cut_state {
+	uint64_t cost, cached; /* least cost; state 1: the bytes of its rows */
+	uint32_t from;         /* where its last block starts */
+	uint8_t from_state;    /* and the state there */
+};
+
+static int cut_blocks(const struct bfi_build_options *o, struct plan *p, uint32_t step, uint32_t c,
+                      const uint64_t *segw, uint64_t small_cost, uint64_t large_cost,
+                      uint64_t *space)
+{
+	struct cut_state *st = malloc(2 * ((size_t)c + 1) * sizeof *st); /* st[2 e + state] */
 	int rc = 0;
-	if (!best || !from) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	uint64_t block_cost = o->block_cost ? o->block_cost : DEFAULT_BLOCK_COST;
+	free(p->blocks);
+	free(p->block_of);
+	p->blocks = NULL;
+	p->block_of = NULL;
+	if (st == NULL)
+		return -ENOMEM;
 	/* a cap below one segment still allows one segment per block */
 	uint64_t cap = o->max_block_sets ? (o->max_block_sets / step) * (uint64_t)step : 0;
 	if (o->max_block_sets && cap < step)
 		cap = step;
-	best[0] = 0;
+	st[0] = st[1] = (struct cut_state){0, 0, 0, 0};
 	for (uint32_t e = 1; e <= c; e++) {
 		uint64_t end = e == c ? p->n : (uint64_t)e * step, wmax = 0;
-		best[e] = UINT64_MAX;
+		struct cut_state *any = &st[2 * (size_t)e], *cached = any + 1;
+		any->cost = cached->cost = UINT64_MAX;
 		for (uint32_t a = e; a-- > 0;) {
 			if (cap && end - (uint64_t)a * step > cap)
 				break;
 			if (segw[a] > wmax)
 				wmax = segw[a];
-			uint64_t cost = best[a] +
-			                (uint64_t)((double)wmax * row_cost(end - (uint64_t)a * step)) +
-			                block_cost;
-			if (cost < best[e]) {
-				best[e] = cost;
-				from[e] = a;
+			uint64_t bytes = rows_space(end - (uint64_t)a * step, wmax);
+			for (uint8_t s = 0; s < 2; s++) {
+				const struct cut_state *at = &st[2 * (size_t)a + s];
+				uint64_t cost = sat_add(sat_add(at->cost, bytes), large_cost);
+				if (cost < any->cost)
+					*any = (struct cut_state){cost, 0, a, s};
+			}
+			const struct cut_state *at = &st[2 * (size_t)a + 1];
+			if (at->cost != UINT64_MAX && at->cached + bytes <= CACHED_BLOCK) {
+				uint64_t cost = sat_add(sat_add(at->cost, bytes), small_cost);
+				if (cost < cached->cost)
+					*cached = (struct cut_state){cost, at->cached + bytes, a, 1};
 			}
 		}
 	}
+	uint8_t last = st[2 * (size_t)c + 1].cost < st[2 * (size_t)c].cost;
 	p->n_blocks = 0;
-	for (uint32_t e = c; e > 0; e = from[e])
+	for (uint32_t e = c, s = last; e > 0;) {
+		const struct cut_state *x = &st[2 * (size_t)e + s];
 		p->n_blocks++;
+		e = x->from;
+		s = x->from_state;
+	}
 	p->blocks = calloc(p->n_blocks, sizeof *p->blocks);
 	p->block_of = malloc(p->n * sizeof *p->block_of);
 	if (!p->blocks || !p->block_of) {
@@ -150,12 +227,41 @@ static int plan_blocks(const struct bfi_build_options *o, struct plan *p, uint32
 		goto out;
 	}
 	uint32_t b = p->n_blocks;
-	for (uint32_t e = c; e > 0; e = from[e])
-		set_block(p, --b, segment_start(p, step, c, from[e]), segment_start(p, step, c, e),
-		          widest_of(segw, from[e], e));
+	*space = 0;
+	for (uint32_t e = c, s = last; e > 0;) {
+		const struct cut_state *x = &st[2 * (size_t)e + s];
+		set_block(p, --b, segment_start(p, step, c, x->from), segment_start(p, step, c, e),
+		          widest_of(segw, x->from, e));
+		*space = sat_add(*space, rows_space(p->blocks[b].n_sets, p->blocks[b].m));
+		e = x->from;
+		s = x->from_state;
+	}
 out:
-	free(best);
-	free(from);
+	free(st);
+	return rc;
+}
+
+/* At a cost of the shares of space, at least DEFAULT_BLOCK_COST. */
+static uint64_t share_cost(uint64_t space, uint32_t share)
+{
+	return space / share > DEFAULT_BLOCK_COST ? space / share : DEFAULT_BLOCK_COST;
+}
+
+/*
+ * The blocks for space: at options.block_cost a block when given; else cut
+ * once at DEFAULT_BLOCK_COST a block, for the least space the cuts reach,
+ * and again at the shares of that space (see above).
+ */
+static int plan_blocks(const struct bfi_build_options *o, struct plan *p, uint32_t step, uint32_t c,
+                       const uint64_t *segw)
+{
+	uint64_t least = 0, space = 0;
+	if (o->block_cost)
+		return cut_blocks(o, p, step, c, segw, o->block_cost, o->block_cost, &space);
+	int rc = cut_blocks(o, p, step, c, segw, DEFAULT_BLOCK_COST, DEFAULT_BLOCK_COST, &least);
+	if (rc == 0 && p->n_blocks > 1 && step == 1)
+		rc = cut_blocks(o, p, step, c, segw, share_cost(least, SMALL_SHARE),
+		                share_cost(least, LARGE_SHARE), &space);
 	return rc;
 }
 
@@ -253,7 +359,7 @@ static struct split model_split(const bfi_writer *w, const struct plan *p, const
 	struct split s = {0, 0};
 	for (uint32_t i = 0; i < q; i++) {
 		uint32_t pa, pe;
-		part_of(a, e, q, i, &pa, &pe);
+		part_of(a, e, split_unit(step), q, i, &pa, &pe);
 		uint64_t n_sets = segment_start(p, step, c, pe) - segment_start(p, step, c, pa);
 		struct block_model b =
 		    model_block(w, p, n_sets, widest_of(segw, pa, pe), union_of(seg, pa, pe, reg), all);
@@ -279,7 +385,7 @@ static int split_blocks(bfi_writer *w, struct plan *p, const uint8_t *seg, const
 		block_segments(p, &p->blocks[b], step, c, &a, &e);
 		struct split base = model_split(w, p, seg, segw, step, c, a, e, 1, all, reg), best = base;
 		parts[b] = 1;
-		for (uint32_t q = 2; q <= e - a && q <= SPLIT_MAX; q++) {
+		for (uint32_t q = 2; q <= units_of(a, e, split_unit(step)) && q <= SPLIT_MAX; q++) {
 			if ((double)q * p->k * 64 >= best.query)
 				break; /* q probes alone cost more than the best so far */
 			struct split s = model_split(w, p, seg, segw, step, c, a, e, q, all, reg);
@@ -307,7 +413,7 @@ static int split_blocks(bfi_writer *w, struct plan *p, const uint8_t *seg, const
 		block_segments(p, &old[b], step, c, &a, &e);
 		for (uint32_t i = 0; i < parts[b]; i++) {
 			uint32_t pa, pe;
-			part_of(a, e, parts[b], i, &pa, &pe);
+			part_of(a, e, split_unit(step), parts[b], i, &pa, &pe);
 			set_block(p, nb++, segment_start(p, step, c, pa), segment_start(p, step, c, pe),
 			          widest_of(segw, pa, pe));
 		}
