@@ -3,7 +3,8 @@
 # documents and key files, from directories and from their files named one
 # by one, at any --memory; queries of every form at 1 to 8 threads, a bad
 # query in the middle stopping them all where one thread stops; a program
-# that waits for each answer through a pipe; and --stats.
+# that waits for each answer through a pipe; --stats; and the warnings of
+# a budget that forces the slower paths.
 # Usage: sh tests/threads.sh ./bfi    (from the source root; tests/run.sh does this)
 BFI=${1:-./bfi}
 case $BFI in /*) ;; *) BFI=$(pwd)/$BFI ;; esac
@@ -104,6 +105,18 @@ stats_ok() {
 		END { exit bad }' "$T/err" || { cat "$T/err"; return 1; }
 }
 check "build --stats: each phase's wall, CPU and busiest thread; 8 threads share the reading and filling" stats_ok
+
+budget_ok() { # rows of 144 MiB and keys past a 6 MiB budget: the same bytes, and the slower paths said
+	"$BFI" build -q --memory 6M --bits 4000000 --layout flat -o "$T/w6" --tsv "$T/keysA.tsv" \
+		2>"$T/err6" &&
+		"$BFI" build -q --memory 1G --bits 4000000 --layout flat -o "$T/w1g" --tsv "$T/keysA.tsv" \
+			2>"$T/err1g" &&
+		same "$T/w1g/index.bfi" "$T/w6/index.bfi" &&
+		grep -q '^bfi build: warning: --memory 6 MiB cannot hold the rows of 1 block (the largest 144 MiB)' "$T/err6" &&
+		grep -q '^bfi build: warning: --memory 6 MiB could not hold the keys' "$T/err6" &&
+		! grep -q warning "$T/err1g" || { cat "$T/err6" "$T/err1g"; return 1; }
+}
+check "a budget that holds neither the keys nor the rows: the same bytes, and a warning for each slower path" budget_ok
 
 echo "threads: $fails failed"
 [ "$fails" -eq 0 ]

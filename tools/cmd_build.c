@@ -139,7 +139,6 @@ static void on_progress(void *c, const char *phase, uint64_t done, uint64_t tota
 	progress_show(&((struct ctx *)c)->p, phase, done, total);
 }
 
-/* The writer's warnings from byte from on; returns where they end. */
 /* --stats: each phase, and the whole build, as wall, CPU, busiest thread and their ratio. */
 static void print_stats(const bfi_writer *w, const char *cmd)
 {
@@ -158,6 +157,7 @@ static void print_stats(const bfi_writer *w, const char *cmd)
 	        busiest > 0 ? cpu / busiest : 1.0);
 }
 
+/* The writer's warnings from byte from on; returns where they end. */
 static size_t print_warnings(const bfi_writer *w, size_t from)
 {
 	const char *all = bfi_writer_warnings(w);

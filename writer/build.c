@@ -350,6 +350,13 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		rc = phases[i](f);
 	}
 	stats_end(w);
+	if (rc == 0 && w->spool.spilled)
+		writer_warn(w, "--memory %llu MiB could not hold the keys: %llu MiB of them went through "
+		            "a scratch file in %s; a larger --memory keeps them in memory",
+		            (unsigned long long)(w->opt.memory >> 20),
+		            (unsigned long long)((w->spool.spilled * sizeof(struct rec) + (1u << 20) - 1) >>
+		                                 20),
+		            w->spool.dir);
 	if (rc == 0 && sum) {
 		const struct plan *p = &f->p;
 		uint64_t widest = f->of[1] ? p->plain.m : 0; /* wlayouts' rows: plain, RAMBO, tree */

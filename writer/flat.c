@@ -533,6 +533,8 @@ static int flat_fill(struct stripe_ctx *c)
 	if (c->w->given) /* compaction and merge: rows joined from other snapshots' */
 		return fill_given(c->w, p, c->fd, c->sec_off, c->budget);
 	int rc = 0;
+	uint32_t n_sliced = 0, n_striped = 0;
+	uint64_t largest = 0; /* of the blocks the budget could not hold */
 	for (uint32_t b = 0; b < p->n_blocks && rc == 0; b++) {
 		const struct bfi_block *blk = &p->blocks[b];
 		rc = stripe_flush(c);
@@ -542,22 +544,34 @@ static int flat_fill(struct stripe_ctx *c)
 		int sliced = rc == 1;
 		if (sliced)
 			rc = fill_block_sliced(c->w, p, b, c->fd, c->sec_off, c->budget);
+		uint64_t rows = bfi_block_rows_bytes(blk->m, blk->row_bits);
+		if (rc >= 0 && (sliced || rc == 1)) {
+			n_sliced += rc == 0;
+			n_striped += rc == 1;
+			largest = rows > largest ? rows : largest;
+		}
 		if (rc == 0) {
-			c->done += bfi_block_rows_bytes(blk->m, blk->row_bits) +
-			           (blk->pre_m ? bfi_bits_bytes(blk->pre_m) : 0);
+			c->done += rows + (blk->pre_m ? bfi_bits_bytes(blk->pre_m) : 0);
 			progress(c->w, sliced ? "rows from slices" : "rows", c->done, c->total);
 			continue;
 		}
 		if (rc < 0)
 			break;
 		/* 1: too large for the budget, so in stripes; packed rows run on: any line may end one */
-		uint64_t rows = bfi_block_rows_bytes(blk->m, blk->row_bits);
 		rc = stripe_units(c, blk->rows_offset, blk->rows_offset + rows,
 		                  bfi_rows_lined(blk->row_bits) ? blk->row_bits / 8 : 64);
 		if (rc == 0 && blk->pre_m) /* the pre-filter is one unit */
 			rc = stripe_units(c, blk->pre_offset, blk->pre_offset + bfi_bits_bytes(blk->pre_m),
 			                  bfi_bits_bytes(blk->pre_m));
 	}
+	if (rc == 0 && (n_sliced || n_striped))
+		writer_warn(c->w, "--memory %llu MiB cannot hold the rows of %u block%s (the largest "
+		            "%llu MiB): %u filled from 64-set slices through a scratch file, %u in "
+		            "stripes (a pass over the keys a stripe); a larger --memory fills them in "
+		            "memory",
+		            (unsigned long long)(c->w->opt.memory >> 20), n_sliced + n_striped,
+		            n_sliced + n_striped == 1 ? "" : "s",
+		            (unsigned long long)((largest + (1u << 20) - 1) >> 20), n_sliced, n_striped);
 	return rc;
 }
 
