@@ -23,6 +23,8 @@ struct fill_one {
 	uint8_t *pre;
 };
 
+#define FILL_AHEAD 16 /* keys whose words are fetched before their bits are set */
+
 static int fill_keys(void *ctx, const bfi_keyhash *h, size_t n)
 {
 	const struct fill_one *f = ctx;
@@ -31,11 +33,24 @@ static int fill_keys(void *ctx, const bfi_keyhash *h, size_t n)
 	uint64_t m = b->m, pre_m = b->pre_m, *filt = f->filt;
 	uint32_t k = f->p->k;
 	if (pre_m == 0) {
-		for (size_t x = 0; x < n; x++)
-			for (uint32_t i = 0; i < k; i++) {
-				uint64_t row = bfi_reduce(bfi_hash_probe(h[x], i), m);
-				filt[row / 64] |= UINT64_C(1) << (row % 64);
-			}
+		/*
+		 * The bits of FILL_AHEAD keys at a time: their words fetched
+		 * first, then set, so that the misses of a filter larger than the
+		 * cache overlap rather than follow one another (threads filling
+		 * filters side by side share the cache, and theirs are missed).
+		 */
+		uint64_t rows[FILL_AHEAD * BFI_MAX_K];
+		for (size_t x0 = 0; x0 < n; x0 += FILL_AHEAD) {
+			size_t nx = n - x0 < FILL_AHEAD ? n - x0 : FILL_AHEAD, r = 0;
+			for (size_t x = x0; x < x0 + nx; x++)
+				for (uint32_t i = 0; i < k; i++) {
+					rows[r] = bfi_reduce(bfi_hash_probe(h[x], i), m);
+					__builtin_prefetch(&filt[rows[r] / 64], 1);
+					r++;
+				}
+			for (size_t i = 0; i < r; i++)
+				filt[rows[i] / 64] |= UINT64_C(1) << (rows[i] % 64);
+		}
 		return 0;
 	}
 	int line_pre = f->p->line_pre;
