@@ -11,7 +11,10 @@
 #     FASTA files, such as ../shared/data's 2,226 documents) if given.
 # It runs on any machine and uses the cores it has; the predicted speed-ups
 # are what --stats measures, the real ones need that many cores.
-# Usage: GENOMES=40 READS=100000 sh tests/bench/scaling.sh [WORKDIR] [DOCS]
+# MEMORY, if set, is every build's --memory: the default, a quarter of the
+# machine's memory, may hold fewer large files than 16 threads read at once
+# (the build then reads on fewer threads and says so).
+# Usage: GENOMES=40 READS=100000 [MEMORY=12G] sh tests/bench/scaling.sh [WORKDIR] [DOCS]
 #        (after ./configure && ninja)
 set -eu
 cd "$(dirname "$0")/../.."
@@ -50,7 +53,7 @@ EOF
 build() { # build NAME INPUT THREADS: a line of figures, the --stats table kept
 	rm -rf "$W/$1"
 	/usr/bin/time -f "%e %U %S" -o "$W/$1.time" "$BFI" build -q --stats --threads "$3" -o "$W/$1" \
-		--input fasta --kmer 31 "$2" 2>"$W/$1.stats"
+		${MEMORY:+--memory "$MEMORY"} --input fasta --kmer 31 "$2" 2>"$W/$1.stats"
 	read -r wall user sys <"$W/$1.time"
 	read -r r_pred f_pred a_pred <<EOF2
 $(awk '$3 == "reading" { r = $7 } $3 == "filling" { f = $7 } $3 == "all" { a = $7 } END { print r, f, a }' "$W/$1.stats")
