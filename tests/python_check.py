@@ -113,6 +113,9 @@ def text_all():
     with bfi.open(f"{T}/X") as s:
         expect(s.query_text(texts), want, "query_text")
         expect(s.query_text(texts, threshold=0.5), want_t, "query_text(threshold=0.5)")
+        expect(s.query_text(texts * 5, threshold=0.5, threads=3), want_t * 5,
+               "query_text(threshold=0.5, threads=3)")
+        expect(s.query_text(texts * 5, threads=2), want * 5, "query_text(threads=2)")
         expect([s.terms(t) for t in texts], terms, "terms(text)")
         # text with no terms left: nothing matches, with or without a threshold
         none = [ranked(o) for o in cli("-t", "0.5", f"{T}/X", stdin=b"!!! ?\n")]
@@ -132,6 +135,10 @@ def sequences():
     want = [ranked(o) for o in got_cli]
     with bfi.open(f"{T}/F") as s:
         expect(s.query_sequences(recs, threshold=0.8), want, "query_sequences")
+        # on threads, in chunks of 256: the same answers in the same order
+        for t in (0, 2, 5):
+            expect(s.query_sequences(recs * 4, threshold=0.8, threads=t), want * 4,
+                   f"query_sequences(threads={t})")
         expect([s.query_sequences(q, threshold=0.8) for _, q in recs], want,
                "query_sequences(one)")
         expect([s.terms(sequence=q) for _, q in recs], [o["terms"] for o in got_cli],
@@ -280,6 +287,11 @@ def key_rules():
         assert s.query_sequences(seq, threshold=0.8, k=21) == s.query_sequences(seq, threshold=0.8)
         raises("BFI_E_KEY_FORM", lambda: s.query_sequences(seq, threshold=0.8, k=31), "k=31")
         raises("BFI_E_KEY_FORM", lambda: s.query_text("hello world"), "text on k-mers")
+        raises("BFI_E_KEY_FORM", lambda: s.query_text(["hello world"] * 600, threads=4),
+               "text on k-mers, on threads")
+        for t in (-1, 1.5, True, "2"):
+            raises(ValueError, lambda: s.query_sequences([seq] * 300, threshold=0.8, threads=t),
+                   f"threads={t!r}")
         raises("BFI_E_KEY_FORM", lambda: s.query_text("hello world", threshold=0.5),
                "text on k-mers, with a threshold")
         for k in (2 ** 32 + 21, -1, 256, "21"):

@@ -341,6 +341,32 @@ class _Expr:
             _expr_free(ctypes.byref(self.p))
 
 
+_CHUNK = 256  # queries a thread answers at a time, as bfi query's chunks
+
+
+def _in_order(fn, items, threads):
+    """[fn(x) for x in items], on threads threads (0: one per online core)
+    in chunks of _CHUNK, answers in the order of items. The first failure
+    is raised, as one thread would raise it."""
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
+        raise ValueError(f"bfi: threads is 0 (one per online core) or more, not {threads!r}")
+    if threads == 0:
+        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+            else (os.cpu_count() or 1)
+    items = items if isinstance(items, list) else list(items)
+    if threads == 1 or len(items) <= _CHUNK:
+        return [fn(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    chunks = [items[i:i + _CHUNK] for i in range(0, len(items), _CHUNK)]
+    out = []
+    with ThreadPoolExecutor(max_workers=min(threads, len(chunks))) as pool:
+        # map yields in submission order and raises a chunk's first failure
+        for part in pool.map(lambda c: [fn(x) for x in c], chunks):
+            out.extend(part)
+    return out
+
+
 class Snapshot:
     """An open snapshot or collection: read-only, queried in place.
 
@@ -709,37 +735,40 @@ class Snapshot:
 
     @_held
     def query_text(self, text, *, threshold=None, layout=None, ordinals=False,
-                   as_array=False):
+                   as_array=False, threads=1):
         """Which documents may hold every term of text (split as the
         snapshot's catalog says: term limit, stop words)? With threshold
         in (0, 1], those holding at least that share of its terms instead,
         as (name, score) pairs, best first. A list of texts gives a list of
-        answers."""
+        answers, in order, on threads threads (0: one per online core), as
+        query_sequences."""
         if not isinstance(text, (str, bytes)):
-            return [self.query_text(x, threshold=threshold, layout=layout, ordinals=ordinals,
-                                    as_array=as_array) for x in text]
+            return _in_order(lambda x: self.query_text(x, threshold=threshold, layout=layout,
+                                                       ordinals=ordinals, as_array=as_array),
+                             text, threads)
         how = 0 if threshold is None else 1  # BFI_TEXT_ALL, BFI_TEXT_TERMS
         return self._run(self._text(text, how), _layout(layout), threshold, ordinals, as_array)
 
     @_held
     def query_sequences(self, seqs, *, threshold, k=0, layout=None, ordinals=False,
-                        as_array=False):
+                        as_array=False, threads=1):
         """Which genomes may hold at least threshold (0, 1] of a DNA
         sequence's k-mers (k: the snapshot's own, unless given)? seqs is
         one sequence (str or bytes), answered with a list of (name, score)
         pairs, best first, the score being the k-mers found; or an iterable
         of sequences or (id, sequence) pairs, answered with a list of such
-        lists."""
+        lists, in order, on threads threads (0: one per online core) as
+        bfi query --threads answers them: the library's work runs outside
+        Python's lock, so many reads go about as many times faster."""
         if isinstance(seqs, (str, bytes)):
             return self._run(self._kmers(seqs, k), _layout(layout), threshold, ordinals,
                              as_array)
-        out = []
-        for s in seqs:
-            if isinstance(s, tuple):
-                s = s[1]
-            out.append(self.query_sequences(s, threshold=threshold, k=k, layout=layout,
-                                            ordinals=ordinals, as_array=as_array))
-        return out
+
+        def one(s):
+            return self.query_sequences(s[1] if isinstance(s, tuple) else s,
+                                        threshold=threshold, k=k, layout=layout,
+                                        ordinals=ordinals, as_array=as_array)
+        return _in_order(one, seqs, threads)
 
     @_held
     def terms(self, text=None, *, sequence=None, k=0):
