@@ -142,10 +142,12 @@ struct bfi_build_summary {
 
 /*
  * What one phase of a build took (bfi_writer_phase): its wall time, the
- * CPU time of all its threads, and the CPU time of its busiest thread, in
- * seconds. cpu / busiest is the speed-up the phase allows on as many
- * cores as it had threads (memory bandwidth aside), measurable on a
- * machine with fewer cores. name is a static string: "reading" (the
+ * CPU time of all its threads, and the CPU time of its busiest thread had
+ * each thread a core of its own (its serial work, plus for each parallel
+ * step the thread that would finish last, its items' measured CPU times
+ * dealt in turn to the thread free first), in seconds. cpu / busiest is
+ * the speed-up the phase allows on as many cores as it had threads
+ * (memory bandwidth aside), measurable on a machine with fewer cores. name is a static string: "reading" (the
  * inputs' first reading: keys hashed, counted and summarised), "checking"
  * (the output path), "sorting"
  * (keys spilled to the spool, sorted), "planning", "filling" (the rows,

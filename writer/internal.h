@@ -182,9 +182,9 @@ struct meta_kv {
 /*
  * stats.c: each phase's wall, CPU and busiest thread (bfi_writer_phase).
  * stats_begin ends the running phase and starts name (a static string);
- * stats_end ends it. While a phase runs, pool_run adds each of its
- * threads' CPU time to stats_slots[thread] (the calling thread's own is
- * taken at the phase's end).
+ * stats_end ends it. While a phase runs, stats_now is its stats on the
+ * thread that runs it, and each pool_run it calls there adds the busiest
+ * thread of its items' schedule (stats_pool).
  */
 #define STATS_PHASES 12
 struct stats {
@@ -192,9 +192,10 @@ struct stats {
 	unsigned n;
 	int running;
 	double wall0, cpu0, main0;
-	double slot[POOL_MAX_THREADS];
+	double in_pools; /* the calling thread's CPU time inside pool_run */
+	double critical; /* the pools' busiest threads, summed */
 };
-extern _Thread_local double *stats_slots;
+extern _Thread_local struct stats *stats_now;
 void stats_begin(bfi_writer *w, const char *name);
 void stats_end(bfi_writer *w);
 double stats_thread_cpu(void);

@@ -1,15 +1,18 @@
 /*
  * stats.c - what each phase of a build took: its wall time, the CPU time
- * of all its threads, and the CPU time of its busiest thread. Work over
- * the busiest thread is the speed-up the phase allows on that many cores
- * (memory bandwidth aside), which a machine with fewer cores than threads
- * can still measure: the threads' shares of the work do not depend on how
- * many cores run them.
+ * of all its threads, and its critical path: the CPU time of the thread
+ * that would finish last were each thread on a core of its own. Work over
+ * that is the speed-up the phase allows on that many cores (memory
+ * bandwidth aside), which a machine with fewer cores than threads can
+ * still measure.
  *
- * Threads are counted by their index in pool_run: index 0 is the thread
- * that calls the writer, which also does every serial step; a pool's
- * index t adds its CPU time to the phase's slot t, however many pools the
- * phase runs. The busiest slot is the phase's critical path.
+ * The critical path is the calling thread's serial work plus, for each
+ * pool_run, the busiest thread of the schedule its items get when every
+ * thread runs at once: each item's CPU time is measured, and the items are
+ * dealt in turn to the thread that is free first, as the pool's shared
+ * counter deals them. The threads' own CPU times would not do: with more
+ * threads than cores, a thread the system runs more often takes more
+ * items, and looks busier than it would be on a core of its own.
  */
 #include <string.h>
 #include <sys/resource.h>
@@ -17,8 +20,8 @@
 
 #include "internal.h"
 
-/* Where this thread's pools add their threads' CPU time: the running phase's slots, or NULL. */
-_Thread_local double *stats_slots;
+/* The running phase's stats, on the thread that runs it, or NULL. */
+_Thread_local struct stats *stats_now;
 
 static double clock_s(clockid_t id)
 {
@@ -43,13 +46,10 @@ void stats_end(bfi_writer *w)
 	struct bfi_phase_stats *p = &s->phase[s->n - 1];
 	p->wall += clock_s(CLOCK_MONOTONIC) - s->wall0;
 	p->cpu += process_cpu() - s->cpu0;
-	s->slot[0] += clock_s(CLOCK_THREAD_CPUTIME_ID) - s->main0;
-	double busiest = 0;
-	for (unsigned t = 0; t < POOL_MAX_THREADS; t++)
-		busiest = s->slot[t] > busiest ? s->slot[t] : busiest;
-	p->busiest = busiest;
+	double serial = clock_s(CLOCK_THREAD_CPUTIME_ID) - s->main0 - s->in_pools;
+	p->busiest += (serial > 0 ? serial : 0) + s->critical;
 	s->running = 0;
-	stats_slots = NULL;
+	stats_now = NULL;
 }
 
 void stats_begin(bfi_writer *w, const char *name)
@@ -64,7 +64,6 @@ void stats_begin(bfi_writer *w, const char *name)
 		if (s->n == STATS_PHASES)
 			return;
 		s->phase[s->n++] = (struct bfi_phase_stats){name, 0, 0, 0};
-		memset(s->slot, 0, sizeof s->slot);
 	} else if (i != s->n - 1) {
 		return; /* an earlier phase again, out of order: not timed rather than mixed */
 	}
@@ -72,7 +71,8 @@ void stats_begin(bfi_writer *w, const char *name)
 	s->wall0 = clock_s(CLOCK_MONOTONIC);
 	s->cpu0 = process_cpu();
 	s->main0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
-	stats_slots = s->slot;
+	s->in_pools = s->critical = 0;
+	stats_now = s;
 }
 
 double stats_thread_cpu(void)
