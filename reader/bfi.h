@@ -502,6 +502,34 @@ BFI_API BFI_MUST_CHECK int bfi_query_keys(const bfi_snapshot *snap, unsigned lay
                                           const bfi_keyhash *keys, size_t n, bfi_result *res,
                                           size_t *ends);
 
+/* What bfi_query_many() answers. */
+enum {
+	BFI_MANY_SEQUENCES = 1, /* DNA sequences, each by its k-mers (bfi_expr_kmers) */
+	BFI_MANY_TEXTS = 2,     /* texts, each by its terms (bfi_expr_text) */
+};
+/*
+ * Answer n sequences or texts, given end to end in buf (query i is
+ * buf[from .. ends[i]), from being 0 for query 0 and ends[i - 1] after it),
+ * all into res as bfi_query_keys() does: the answer of query i is
+ * bfi_result_ordinals(res)[from .. answer_ends[i]), and with scores its
+ * bfi_result_scores() alongside. Each answer is exactly what compiling
+ * that query (bfi_expr_kmers() with k, or bfi_expr_text()) and asking
+ * bfi_query_threshold() with theta gives, ranked; a texts' theta of 0 asks
+ * for the documents holding every term instead (BFI_TEXT_ALL and
+ * bfi_query_expr(), no scores). A query with no terms (a sequence shorter
+ * than k, a text of stop words) has an empty answer. res's deadline and
+ * byte counting apply to each query; bfi_result_touched() gives the sum.
+ * One call answers many queries with no object per query, so that a
+ * caller paying for each call (a language binding) pays it once per
+ * batch. *done receives the queries answered: n, or on an error the one
+ * that failed. Returns 0, BFI_E_INVALID (ends descending, theta out of
+ * range), or any error of the calls named, for query *done.
+ */
+BFI_API BFI_MUST_CHECK int bfi_query_many(const bfi_snapshot *snap, unsigned layout, int what,
+                                          unsigned k, double theta, const char *buf,
+                                          const size_t *ends, size_t n, bfi_result *res,
+                                          size_t *answer_ends, size_t *done);
+
 /*
  * The k-mer keys of a DNA sequence, for genome queries (spec/format.md,
  * "k-mer keys"): for k <= 32 every run of k letters from ACGT (either

@@ -8,6 +8,7 @@ Usage: python3 tests/python_check.py BFI DIR
 """
 import json
 import os
+import random
 import subprocess
 import sys
 
@@ -147,6 +148,25 @@ def sequences():
         # a read shorter than k has no k-mers: nothing matches, as the CLI says
         short = [ranked(o) for o in cli("-t", "0.8", f"{T}/F", stdin=b"ACGTACG\n")]
         expect([s.query_sequences("ACGTACG", threshold=0.8)], short, "query_sequences(shorter than k)")
+        # inside a list, between reads that match
+        expect(s.query_sequences([recs[0], "ACGTACG", recs[1]], threshold=0.8),
+               [want[0], short[0], want[1]], "query_sequences(a short read in a list)")
+        # with ordinals, the same sets as the names say
+        by_ord = s.query_sequences(recs, threshold=0.8, ordinals=True, threads=2)
+        expect([[(s.name(o), sc) for o, sc in a] for a in by_ord], want,
+               "query_sequences(ordinals=True)")
+        # a list is answered a batch a call: a read that fails fails the
+        # call, and the error names that read, on one thread or many
+        rnd = random.Random(7)
+        big = "".join(rnd.choice("ACGT") for _ in range(70000))
+        for t in (1, 3):
+            items = [q for _, q in recs[:10]] * 80
+            items[700] = big
+            try:
+                s.query_sequences(items, threshold=0.8, threads=t)
+                raise AssertionError("a read of 70,000 distinct k-mers was answered")
+            except bfi.Error as e:
+                assert e.name == "BFI_E_LIMIT" and "sequence 700:" in str(e), str(e)
 
 
 def paths_all():
@@ -312,6 +332,15 @@ def numpy_arrays():
         got = s.query(numpy.array(keys), as_array=True)
         assert all(isinstance(a, numpy.ndarray) and a.dtype == numpy.uint32 for a in got)
         expect([a.tolist() for a in got], wo, "query(numpy array, as_array=True)")
+
+    recs = [l for l in lines(f"{T}/reads.fa") if not l.startswith(">")]
+    with bfi.open(f"{T}/F") as s:
+        want = s.query_sequences(recs, threshold=0.8, ordinals=True)
+        for t in (1, 2):
+            got = s.query_sequences(recs, threshold=0.8, as_array=True, threads=t)
+            assert all(o.dtype == numpy.uint32 and sc.dtype == numpy.uint32 for o, sc in got)
+            expect([list(zip(o.tolist(), sc.tolist())) for o, sc in got], want,
+                   f"query_sequences(as_array=True, threads={t})")
 
 
 check("query(key) answers as bfi query --json --keys, one by one", keys_one)

@@ -6,6 +6,7 @@
  * printed as `bfi query --ordinals` prints its own, and the two compared
  * line for line. Runs ./bfi from the source root.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -66,6 +67,66 @@ static void library_answers(const char *snap, enum kind kind, const char *querie
 	bfi_close(&s);
 }
 
+/*
+ * The same answers through bfi_query_many: every line in one call (texts
+ * or sequences end to end), each answer cut from the one result at its
+ * end. The lines are those of library_answers, so the files must match.
+ */
+static void many_answers(const char *snap, enum kind kind, const char *queries, const char *want)
+{
+	size_t len = 0;
+	char *text = (char *)test_read_file(queries, &len);
+	EXPECT(text != NULL);
+	if (text == NULL)
+		return;
+	size_t n = 0, ends[64];
+	const char *line[64];
+	for (size_t at = 0; at < len && n < 64; n++) { /* the lines, their newlines cut out */
+		char *nl = memchr(text + at, '\n', len - at);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		line[n] = text + at;
+		text[end] = '\0';
+		at = end + 1;
+	}
+	/* end to end: the lines in order, the NULs between them left out */
+	char *buf = malloc(len + 1);
+	size_t used = 0;
+	for (size_t i = 0; buf && i < n; i++) {
+		memcpy(buf + used, line[i], strlen(line[i]));
+		used += strlen(line[i]);
+		ends[i] = used;
+	}
+	bfi_snapshot *s = NULL;
+	bfi_result *res = NULL;
+	EXPECT_RC(bfi_open(snap, 0, &s), 0);
+	EXPECT_RC(bfi_result_create(&res), 0);
+	size_t answer_ends[64], done = 99;
+	int scored = kind != TEXT_ALL;
+	double theta = kind == KMERS ? 0.8 : kind == TEXT_THRESHOLD ? 0.5 : 0;
+	EXPECT_RC(bfi_query_many(s, 0, kind == KMERS ? BFI_MANY_SEQUENCES : BFI_MANY_TEXTS, 0, theta,
+	                         buf, ends, n, res, answer_ends, &done),
+	          0);
+	EXPECT(done == n);
+	FILE *out = fopen(want, "w");
+	EXPECT(out != NULL);
+	const uint32_t *ords = bfi_result_ordinals(res), *sc = bfi_result_scores(res);
+	for (size_t i = 0, from = 0; out && done == n && i < n; from = answer_ends[i++]) {
+		fprintf(out, "%s", line[i]);
+		for (size_t j = from; j < answer_ends[i]; j++) {
+			fprintf(out, "\t%u", ords[j]);
+			if (scored)
+				fprintf(out, "\t%u", sc[j]);
+		}
+		fputc('\n', out);
+	}
+	if (out)
+		fclose(out);
+	bfi_result_destroy(&res);
+	bfi_close(&s);
+	free(buf);
+	free(text);
+}
+
 /* bfi query's answers (with extra options) against the library's. */
 static void same_as_cli(const char *snap, enum kind kind, const char *queries, const char *opts)
 {
@@ -84,6 +145,18 @@ static void same_as_cli(const char *snap, enum kind kind, const char *queries, c
 		        (const char *)y);
 	/* a test that compares nothing passes nothing */
 	EXPECT(a > 0 && memchr(x, '\t', a) != NULL);
+	if (kind != PATH) {
+		char many[4400];
+		snprintf(many, sizeof many, "%s.many", queries);
+		many_answers(snap, kind, queries, many);
+		size_t c;
+		uint8_t *z = test_read_file(many, &c);
+		EXPECT(z && c == b && memcmp(z, y, b) == 0);
+		if (z && y && (c != b || memcmp(z, y, b)))
+			fprintf(stderr, "bfi_query_many:\n%.*s\nbfi query:\n%.*s\n", (int)c,
+			        (const char *)z, (int)b, (const char *)y);
+		free(z);
+	}
 	free(x);
 	free(y);
 }
@@ -176,6 +249,53 @@ static void test_kmers(void)
 		fclose(f);
 	}
 	same_as_cli(snap, KMERS, q, "-t 0.8");
+
+	/* bfi_query_many refuses what it cannot answer, and names the query that failed */
+	bfi_snapshot *s = NULL;
+	bfi_result *res = NULL;
+	EXPECT_RC(bfi_open(snap, 0, &s), 0);
+	EXPECT_RC(bfi_result_create(&res), 0);
+	enum { BIG = 70000 }; /* more distinct 21-mers than one query takes */
+	char *buf = malloc(2 * 150 + BIG);
+	EXPECT(buf != NULL);
+	if (s && res && buf) {
+		memcpy(buf, seq[0], 150);
+		memcpy(buf + 150, seq[1], 150);
+		for (int i = 0; i < BIG; i++)
+			buf[300 + i] = "ACGT"[test_rand(&st) % 4];
+		size_t ends[3] = {150, 300, 300 + BIG}, aends[3], done = 99;
+		EXPECT_RC(bfi_query_many(s, 0, BFI_MANY_SEQUENCES, 0, 0.8, buf, ends, 3, res, aends,
+		                         &done),
+		          BFI_E_LIMIT);
+		EXPECT(done == 2 && aends[0] > 0 && aends[1] > aends[0]);
+		size_t back[2] = {300, 150};
+		EXPECT_RC(bfi_query_many(s, 0, BFI_MANY_SEQUENCES, 0, 0.8, buf, back, 2, res, aends,
+		                         &done),
+		          BFI_E_INVALID);
+		EXPECT(done == 1);
+		EXPECT_RC(bfi_query_many(s, 0, BFI_MANY_SEQUENCES, 0, 0, buf, ends, 2, res, aends,
+		                         &done),
+		          BFI_E_INVALID);
+		EXPECT_RC(bfi_query_many(s, 0, BFI_MANY_SEQUENCES, 0, 1.5, buf, ends, 2, res, aends,
+		                         &done),
+		          BFI_E_INVALID);
+		EXPECT_RC(bfi_query_many(s, 0, BFI_MANY_TEXTS, 0, 0.5, buf, ends, 2, res, aends, &done),
+		          BFI_E_KEY_FORM);
+		EXPECT(done == 0);
+		EXPECT_RC(bfi_query_many(s, 0, BFI_MANY_SEQUENCES, 31, 0.8, buf, ends, 2, res, aends,
+		                         &done),
+		          BFI_E_KEY_FORM);
+		EXPECT_RC(bfi_query_many(s, 0, 3, 0, 0.8, buf, ends, 2, res, aends, &done),
+		          BFI_E_INVALID);
+		/* none at all: an empty answer */
+		EXPECT_RC(bfi_query_many(s, 0, BFI_MANY_SEQUENCES, 0, 0.8, buf, ends, 0, res, aends,
+		                         &done),
+		          0);
+		EXPECT(done == 0 && bfi_result_count(res) == 0);
+	}
+	free(buf);
+	bfi_result_destroy(&res);
+	bfi_close(&s);
 }
 
 static void test_paths(void)

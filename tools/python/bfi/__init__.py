@@ -29,6 +29,7 @@ import ctypes
 import ctypes.util
 import errno as _errno
 import gc
+import itertools
 import os
 import threading
 
@@ -176,6 +177,9 @@ _expr_text = _fn("bfi_expr_text", ctypes.c_int, _P, ctypes.c_char_p, _SZ, ctypes
 _expr_kmers = _fn("bfi_expr_kmers", ctypes.c_int, _P, ctypes.c_char_p, _SZ, ctypes.c_uint,
                   _PP)
 _expr_keys = _fn("bfi_expr_keys", _SZ, _P)
+_query_many = _fn("bfi_query_many", ctypes.c_int, _P, ctypes.c_uint, ctypes.c_int, ctypes.c_uint,
+                  ctypes.c_double, ctypes.c_char_p, ctypes.POINTER(_SZ), _SZ, _P,
+                  ctypes.POINTER(_SZ), ctypes.POINTER(_SZ))
 _expr_free = _fn("bfi_expr_free", None, _PP)
 _set_name = _fn("bfi_set_name", ctypes.c_int, _P, ctypes.c_uint32, _PP, ctypes.POINTER(_SZ))
 _set_find = _fn("bfi_set_find", ctypes.c_int, _P, ctypes.c_char_p, _SZ,
@@ -341,30 +345,18 @@ class _Expr:
             _expr_free(ctypes.byref(self.p))
 
 
-_CHUNK = 256  # queries a thread answers at a time, as bfi query's chunks
+_MANY = 1024  # sequences or texts a call into bfi_query_many, at most
+_MANY_SEQUENCES, _MANY_TEXTS = 1, 2  # BFI_MANY_* (bfi.h)
 
 
-def _in_order(fn, items, threads):
-    """[fn(x) for x in items], on threads threads (0: one per online core)
-    in chunks of _CHUNK, answers in the order of items. The first failure
-    is raised, as one thread would raise it."""
+def _threads(threads):
+    """threads as a count: 0 is one per online core."""
     if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
         raise ValueError(f"bfi: threads is 0 (one per online core) or more, not {threads!r}")
     if threads == 0:
         threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
             else (os.cpu_count() or 1)
-    items = items if isinstance(items, list) else list(items)
-    if threads == 1 or len(items) <= _CHUNK:
-        return [fn(x) for x in items]
-    from concurrent.futures import ThreadPoolExecutor
-
-    chunks = [items[i:i + _CHUNK] for i in range(0, len(items), _CHUNK)]
-    out = []
-    with ThreadPoolExecutor(max_workers=min(threads, len(chunks))) as pool:
-        # map yields in submission order and raises a chunk's first failure
-        for part in pool.map(lambda c: [fn(x) for x in c], chunks):
-            out.extend(part)
-    return out
+    return threads
 
 
 class Snapshot:
@@ -600,6 +592,78 @@ class Snapshot:
             return list(zip(sets, _u32(addrs[1], n)))
         return sets
 
+    def _many(self, what, items, k, theta, layout, ordinals, as_array, threads, label):
+        """The answers of items (bytes), in order, through bfi_query_many:
+        a call a chunk, on threads threads. Python's lock is released for
+        the length of each call, so the library's work of one chunk runs
+        beside the Python work (names, lists) of another; chunks are
+        answered in order, and the first chunk that fails raises its error,
+        as one thread would."""
+        threads = _threads(threads)
+        n = len(items)
+        if n == 0:
+            return []
+        s, scored = self._snap(), theta != 0
+        size = max(1, min(_MANY, -(-n // (threads * 4))))
+        chunks = [(i, items[i:i + size]) for i in range(0, n, size)]
+        spare, made = [], []  # results of this call, one per thread at most
+
+        def run(chunk):
+            start, part = chunk
+            try:
+                r = spare.pop()
+            except IndexError:
+                r = ctypes.c_void_p()
+                _check(_result_create(ctypes.byref(r)))
+                made.append(r)
+            try:
+                buf = b"".join(part)
+                ends = (_SZ * len(part))(*itertools.accumulate(map(len, part)))
+                aends, done = (_SZ * len(part))(), _SZ()
+                rc = _query_many(s, layout, what, k, theta, buf, ends, len(part), r, aends,
+                                 ctypes.byref(done))
+                if rc:
+                    raise Error(rc, f"{label} {start + done.value}")
+                total = aends[len(part) - 1]
+                if as_array:
+                    import numpy
+
+                    def arr(a):
+                        return numpy.frombuffer(ctypes.string_at(a, 4 * total),
+                                                dtype=numpy.uint32) if total \
+                            else numpy.zeros(0, dtype=numpy.uint32)
+                    o = arr(_result_ordinals(r))
+                    sc = arr(_result_scores(r)) if scored else None
+                else:
+                    o = _u32(_result_ordinals(r), total)
+                    sc = _u32(_result_scores(r), total) if scored else None
+                    if not ordinals:
+                        o = self._named(o)
+                out, at = [], 0
+                for e in aends:
+                    if as_array:
+                        out.append((o[at:e], sc[at:e]) if scored else o[at:e])
+                    else:
+                        out.append(list(zip(o[at:e], sc[at:e])) if scored else o[at:e])
+                    at = e
+                return out
+            finally:
+                spare.append(r)
+
+        try:
+            if threads == 1 or len(chunks) == 1:
+                parts = [run(c) for c in chunks]
+            else:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(max_workers=min(threads, len(chunks))) as pool:
+                    # map yields in submission order and raises a chunk's failure
+                    parts = list(pool.map(run, chunks))
+        finally:
+            for r in made:
+                _result_destroy(ctypes.byref(r))
+        return [a for p in parts for a in p]
+
     def _run(self, e, layout, theta, ordinals, as_array):
         """Answer one compiled expression (None: matches nothing)."""
         s, r = self._snap(), self._res()
@@ -743,9 +807,11 @@ class Snapshot:
         answers, in order, on threads threads (0: one per online core), as
         query_sequences."""
         if not isinstance(text, (str, bytes)):
-            return _in_order(lambda x: self.query_text(x, threshold=threshold, layout=layout,
-                                                       ordinals=ordinals, as_array=as_array),
-                             text, threads)
+            if threshold is not None and not 0 < threshold <= 1:
+                raise Error(_CODES["BFI_E_INVALID"], f"threshold {threshold!r}")
+            return self._many(_MANY_TEXTS, [_bytes(x) for x in text], 0,
+                              0.0 if threshold is None else threshold, _layout(layout),
+                              ordinals, as_array, threads, "text")
         how = 0 if threshold is None else 1  # BFI_TEXT_ALL, BFI_TEXT_TERMS
         return self._run(self._text(text, how), _layout(layout), threshold, ordinals, as_array)
 
@@ -757,18 +823,18 @@ class Snapshot:
         one sequence (str or bytes), answered with a list of (name, score)
         pairs, best first, the score being the k-mers found; or an iterable
         of sequences or (id, sequence) pairs, answered with a list of such
-        lists, in order, on threads threads (0: one per online core) as
-        bfi query --threads answers them: the library's work runs outside
-        Python's lock, so many reads go about as many times faster."""
+        lists, in order, on threads threads (0: one per online core): up
+        to 1,024 reads a call into the library (bfi_query_many), which
+        runs outside Python's lock, so threads answer reads side by side."""
         if isinstance(seqs, (str, bytes)):
             return self._run(self._kmers(seqs, k), _layout(layout), threshold, ordinals,
                              as_array)
 
-        def one(s):
-            return self.query_sequences(s[1] if isinstance(s, tuple) else s,
-                                        threshold=threshold, k=k, layout=layout,
-                                        ordinals=ordinals, as_array=as_array)
-        return _in_order(one, seqs, threads)
+        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 255:
+            raise ValueError(f"bfi: k is 1..255, or 0 for the snapshot's own, not {k!r}")
+        items = [_bytes(x[1] if isinstance(x, tuple) else x) for x in seqs]
+        return self._many(_MANY_SEQUENCES, items, k, 0.0 if threshold is None else threshold,
+                          _layout(layout), ordinals, as_array, threads, "sequence")
 
     @_held
     def terms(self, text=None, *, sequence=None, k=0):

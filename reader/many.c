@@ -1,0 +1,77 @@
+/*
+ * many.c - bfi_query_many: sequences or texts given end to end, each
+ * compiled and answered in one working result, the answers appended to
+ * the caller's result with their ends. Made for callers that pay for
+ * every call into the library (the Python module releases its lock for
+ * the length of one call), so that a batch costs one call.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout.h"
+
+/* Append what w answered to res (scores too if scored). */
+static int append(bfi_result *res, const bfi_result *w, int scored)
+{
+	int rc = bfi__room(res, w->n);
+	if (rc == 0 && scored)
+		rc = bfi__grow(&res->scores, &res->scores_cap, res->cap, sizeof *res->scores);
+	if (rc || w->n == 0)
+		return rc;
+	memcpy(res->ords + res->n, w->ords, w->n * sizeof *w->ords);
+	if (scored)
+		memcpy(res->scores + res->n, w->scores, w->n * sizeof *w->scores);
+	res->n += w->n;
+	res->touched += w->touched;
+	return 0;
+}
+
+int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, double theta,
+                   const char *buf, const size_t *ends, size_t n, bfi_result *res,
+                   size_t *answer_ends, size_t *done)
+{
+	if (done)
+		*done = 0;
+	if (s == NULL || res == NULL || done == NULL ||
+	    (n && (buf == NULL || ends == NULL || answer_ends == NULL)))
+		return BFI_E_INVALID;
+	if (what != BFI_MANY_SEQUENCES && what != BFI_MANY_TEXTS)
+		return BFI_E_INVALID;
+	/* theta in (0, 1]; texts may ask for every term with 0 */
+	int scored = theta != 0;
+	if (!(theta >= 0 && theta <= 1) || (what == BFI_MANY_SEQUENCES && !scored))
+		return BFI_E_INVALID;
+	int rc = res->scratch ? 0 : bfi_result_create(&res->scratch);
+	if (rc)
+		return rc;
+	bfi_result *w = res->scratch;
+	w->deadline = res->deadline;
+	w->count_bytes = res->count_bytes;
+	bfi__reset_result(res, scored);
+	size_t from = 0, i = 0;
+	for (; i < n && rc == 0; i++) {
+		if (ends[i] < from) {
+			rc = BFI_E_INVALID;
+			break;
+		}
+		bfi_expr *e = NULL;
+		rc = what == BFI_MANY_SEQUENCES
+		         ? bfi_expr_kmers(s, buf + from, ends[i] - from, k, &e)
+		         : bfi_expr_text(s, buf + from, ends[i] - from,
+		                         scored ? BFI_TEXT_TERMS : BFI_TEXT_ALL, &e);
+		if (rc == 0 && e && bfi_expr_keys(e) > 0) {
+			rc = scored ? bfi_query_threshold(s, layout, e, theta, w)
+			            : bfi_query_expr(s, layout, e, w);
+			if (rc == 0)
+				rc = append(res, w, scored);
+		}
+		bfi_expr_free(&e);
+		if (rc)
+			break;
+		answer_ends[i] = res->n;
+		from = ends[i];
+	}
+	*done = i;
+	return rc;
+}
