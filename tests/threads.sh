@@ -118,5 +118,43 @@ budget_ok() { # rows of 144 MiB and keys past a 6 MiB budget: the same bytes, an
 }
 check "a budget that holds neither the keys nor the rows: the same bytes, and a warning for each slower path" budget_ok
 
+tsv_ok() { # --tsv in chunks on threads: the same bytes as one, every key found, lines numbered
+	# 600,000 lines (about 9 MB): runs of one set, then sets interleaved; CRLF and empty
+	# lines; a key longer than a chunk; a last line without its line end
+	awk 'BEGIN { for (i = 0; i < 300000; i++) printf "s%d\tk%d\n", int(i / 3000), i
+		for (i = 0; i < 300000; i++) printf "s%d\tm%d%s\n", i % 97, i, i % 1000 ? "" : "\r\n"
+		printf "long\t"; for (i = 0; i < 300000; i++) printf "abcdefgh"; printf "\nlast\tend" }' \
+		>"$T/big.tsv" || return 1
+	for t in 1 2 3 8; do
+		"$BFI" build -q --threads $t -o "$T/tsv$t" --tsv "$T/big.tsv" || return 1
+	done
+	"$BFI" build -q --threads 8 -o "$T/tsvin" --tsv - <"$T/big.tsv" &&
+		"$BFI" build -q --threads 8 --memory 4M -o "$T/tsv4m" --tsv "$T/big.tsv" 2>/dev/null &&
+		same "$T/tsv1/index.bfi" "$T"/tsv[0-9]*/index.bfi "$T/tsvin/index.bfi" "$T/tsv4m/index.bfi" &&
+		same "$T/tsv1/catalog.mdb" "$T"/tsv[0-9]*/catalog.mdb || return 1
+	# each set's distinct keys as the catalog counts them, against awk's count
+	awk -F'\t' 'NF == 2 { sub(/\r$/, "", $2); if (!seen[$1 SUBSEP $2]++) n[$1]++ }
+		END { for (s in n) print s "\t" n[s] }' "$T/big.tsv" | sort >"$T/want.n"
+	"$BFI" inspect --sets "$T/tsv8" | awk -F'\t' '{ print $2 "\t" $3 }' | sort >"$T/got.n"
+	same "$T/want.n" "$T/got.n" || return 1
+	# every key of a sample is found in its set
+	awk -F'\t' 'NF == 2 && NR % 997 == 1 && length($2) < 100 { sub(/\r$/, "", $2); print $2 "\t" $1 }' \
+		"$T/big.tsv" >"$T/sample"
+	cut -f1 "$T/sample" | "$BFI" query --keys "$T/tsv8" >"$T/sample.got" &&
+		paste "$T/sample" "$T/sample.got" | awk -F'\t' '{ hit = 0
+			for (i = 4; i <= NF; i++) if ($i == $2) hit = 1
+			if ($1 != $3 || !hit) { print "  missed: " $0; bad = 1 } } END { exit bad }' || return 1
+	# errors name the line, however far into the input
+	{ head -n 450000 "$T/big.tsv"; echo notab; } >"$T/bad.tsv"
+	"$BFI" build -q --threads 3 -o "$T/bad1" --tsv "$T/bad.tsv" 2>"$T/err" &&
+		{ echo "  a line without TAB was taken"; return 1; }
+	grep -q "bad.tsv:450001: no TAB" "$T/err" || { cat "$T/err"; return 1; }
+	{ head -n 450000 "$T/big.tsv"; printf '%0600d\tkey\n' 0; } >"$T/bad2.tsv"
+	"$BFI" build -q --threads 3 -o "$T/bad2" --tsv "$T/bad2.tsv" 2>"$T/err" &&
+		{ echo "  a name of 600 bytes was taken"; return 1; }
+	grep -q "bad2.tsv:450001: " "$T/err" || { cat "$T/err"; return 1; }
+}
+check "--tsv read in chunks on 1 to 8 threads, from a file or stdin, at 4M: the same bytes, every key counted and found, errors at their line" tsv_ok
+
 echo "threads: $fails failed"
 [ "$fails" -eq 0 ]

@@ -145,7 +145,10 @@ struct bfi_build_summary {
  * CPU time of all its threads, and the CPU time of its busiest thread had
  * each thread a core of its own (its serial work, plus for each parallel
  * step the thread that would finish last, its items' measured CPU times
- * dealt in turn to the thread free first), in seconds. cpu / busiest is
+ * dealt in turn to the thread free first; a block's rows written while
+ * the next fills are a lane of their own, begun where the rest stood when
+ * it handed them over, and the later lane to end counts), in seconds.
+ * cpu / busiest is
  * the speed-up the phase allows on as many cores as it had threads
  * (memory bandwidth aside), measurable on a machine with fewer cores. name is a static string: "reading" (the
  * inputs' first reading: keys hashed, counted and summarised), "checking"

@@ -170,8 +170,53 @@ static int fill_group(void *ctx, uint64_t g, unsigned thread)
 	return 0;
 }
 
+static void *bg_run(void *arg)
+{
+	struct bg_write *g = arg;
+	double t0 = stats_thread_cpu();
+	g->rc = pwrite_all(g->fd, g->buf, g->len, g->off);
+	free(g->buf);
+	g->buf = NULL;
+	g->cpu = stats_thread_cpu() - t0;
+	return NULL;
+}
+
+uint64_t bg_held(const struct bg_write *g)
+{
+	return g->active ? g->len : 0;
+}
+
+int bg_wait(struct bg_write *g)
+{
+	if (!g->active)
+		return 0;
+	pthread_join(g->t, NULL);
+	g->active = 0;
+	if (stats_now)
+		stats_now->side = (stats_now->side > g->start ? stats_now->side : g->start) + g->cpu;
+	return g->rc;
+}
+
+/* Write len bytes of buf (malloc'd, now bg's) at off: on bg's thread, or here if none starts. */
+static int bg_start(struct bg_write *g, int fd, uint8_t *buf, size_t len, uint64_t off)
+{
+	int rc = bg_wait(g);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	*g = (struct bg_write){.fd = fd, .buf = buf, .len = len, .off = off, .start = stats_lane_now()};
+	if (pthread_create(&g->t, NULL, bg_run, g) == 0) {
+		g->active = 1;
+		return 0;
+	}
+	rc = pwrite_all(fd, buf, len, off);
+	free(buf);
+	return rc;
+}
+
 int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_t sec_off,
-               uint64_t budget)
+               uint64_t budget, struct bg_write *bg)
 {
 	const struct bfi_block *b = &p->blocks[bi];
 	struct fill_job j = {w,
@@ -233,8 +278,6 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	for (unsigned t = 1; rc == 0 && j.pre_bytes && t < threads; t++)
 		for (uint64_t x = 0; x < j.pre_bytes; x++)
 			j.out[j.rows_bytes + x] |= j.pre[t][x];
-	if (rc == 0)
-		rc = pwrite_all(fd, j.out, (size_t)shared, sec_off + b->rows_offset);
 	for (unsigned t = 0; j.filt && t < threads; t++) {
 		free(j.filt[t]);
 		if (t > 0 && j.pre_bytes && j.pre)
@@ -242,8 +285,15 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	}
 	free(j.filt);
 	free(j.pre);
-	free(j.out);
+	/* the rows handed to the write before every set's filters are unmapped: the two overlap */
+	if (rc == 0 && bg) {
+		rc = bg_start(bg, fd, j.out, (size_t)shared, sec_off + b->rows_offset);
+		j.out = NULL;
+	} else if (rc == 0) {
+		rc = pwrite_all(fd, j.out, (size_t)shared, sec_off + b->rows_offset);
+	}
 	free(j.every);
+	free(j.out);
 	return rc;
 }
 

@@ -535,12 +535,21 @@ static int flat_fill(struct stripe_ctx *c)
 	int rc = 0;
 	uint32_t n_sliced = 0, n_striped = 0;
 	uint64_t largest = 0; /* of the blocks the budget could not hold */
+	/* a block's rows written while the next fills, when the budget holds both */
+	struct bg_write bg = {0};
 	for (uint32_t b = 0; b < p->n_blocks && rc == 0; b++) {
 		const struct bfi_block *blk = &p->blocks[b];
 		rc = stripe_flush(c);
 		c->start = c->end = blk->rows_offset;
+		uint64_t held = bg_held(&bg);
 		if (rc == 0)
-			rc = fill_block(c->w, p, b, c->fd, c->sec_off, c->budget);
+			rc = held < c->budget ? fill_block(c->w, p, b, c->fd, c->sec_off, c->budget - held, &bg)
+			                      : 1;
+		if (rc == 1 && held) { /* not beside the write: after it, with the whole budget */
+			rc = bg_wait(&bg);
+			if (rc == 0)
+				rc = fill_block(c->w, p, b, c->fd, c->sec_off, c->budget, &bg);
+		}
 		int sliced = rc == 1;
 		if (sliced)
 			rc = fill_block_sliced(c->w, p, b, c->fd, c->sec_off, c->budget);
@@ -564,6 +573,8 @@ static int flat_fill(struct stripe_ctx *c)
 			rc = stripe_units(c, blk->pre_offset, blk->pre_offset + bfi_bits_bytes(blk->pre_m),
 			                  bfi_bits_bytes(blk->pre_m));
 	}
+	int rc2 = bg_wait(&bg);
+	rc = rc ? rc : rc2;
 	if (rc == 0 && (n_sliced || n_striped))
 		writer_warn(c->w, "--memory %llu MiB cannot hold the rows of %u block%s (the largest "
 		            "%llu MiB): %u filled from 64-set slices through a scratch file, %u in "

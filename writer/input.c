@@ -270,7 +270,8 @@ int writer_routed(const bfi_writer *w, const char *name, size_t len)
 	           w->opt.route_shard;
 }
 
-static size_t chomp(char *line, size_t n)
+/* n less a line end (LF or CRLF) at the end of line. */
+size_t writer_chomp(const char *line, size_t n)
 {
 	if (n && line[n - 1] == '\n')
 		n--;
@@ -300,7 +301,7 @@ int writer_key_lines(struct zin *z, const char *file, char **bufp, size_t *capp,
 		have += (size_t)got;
 		size_t start = 0;
 		for (char *nl; (nl = memchr(buf + start, '\n', have - start)) != NULL && rc == 0;) {
-			size_t n = chomp(buf + start, (size_t)(nl - (buf + start)) + 1);
+			size_t n = writer_chomp(buf + start, (size_t)(nl - (buf + start)) + 1);
 			if (n)
 				rc = emit(ctx, buf + start, n);
 			start = (size_t)(nl - buf) + 1;
@@ -322,7 +323,7 @@ int writer_key_lines(struct zin *z, const char *file, char **bufp, size_t *capp,
 		if (rc == 0 && got < 0)
 			rc = (int)got;
 	}
-	size_t n = rc == 0 ? chomp(buf, have) : 0; /* a last line without its newline */
+	size_t n = rc == 0 ? writer_chomp(buf, have) : 0; /* a last line without its newline */
 	if (n)
 		rc = emit(ctx, buf, n);
 	*bufp = buf;
@@ -342,69 +343,6 @@ size_t writer_key_file_name(const char *file, int gzip, const char **name)
 }
 
 
-
-int writer_add_tsv(bfi_writer *w, FILE *f, const char *label)
-{
-	if (label == NULL)
-		label = "(tsv)";
-	struct stat st;
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
-		return writer_fail(w, -EISDIR, "%s: %s; --tsv reads a file of set<TAB>key lines", label,
-		                   strerror(EISDIR));
-	if (writer_input(w, "keys"))
-		return BFI_E_INPUT;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t got;
-	uint64_t lineno = 0;
-	int rc = 0;
-	/* Consecutive lines usually name the same set: skip the lookup then. */
-	char *last = NULL;
-	size_t last_len = 0;
-	uint32_t last_ord = 0;
-	while ((got = getline(&line, &cap, f)) >= 0) {
-		lineno++;
-		size_t n = chomp(line, (size_t)got);
-		if (n == 0)
-			continue;
-		char *tab = memchr(line, '\t', n);
-		if (tab == NULL) {
-			rc = writer_fail(w, BFI_E_INPUT, "%s:%llu: no TAB between set name and key",
-			                 label, (unsigned long long)lineno);
-			break;
-		}
-		size_t nl = (size_t)(tab - line);
-		uint32_t ord;
-		if (!writer_routed(w, line, nl))
-			continue;
-		if (last && nl == last_len && memcmp(line, last, nl) == 0) {
-			ord = last_ord;
-		} else {
-			rc = writer_set(w, line, nl, &ord);
-			if (rc) {
-				char msg[sizeof w->errmsg];
-				snprintf(msg, sizeof msg, "%s", w->errmsg);
-				rc = writer_fail(w, rc, "%s:%llu: %s", label, (unsigned long long)lineno,
-				                 msg);
-				break;
-			}
-			size_t dummy;
-			last = (char *)names_get(&w->names, ord, &dummy);
-			last_len = nl;
-			last_ord = ord;
-		}
-		if (n > nl + 1) {
-			rc = bfi_writer_key(w, ord, tab + 1, n - nl - 1);
-			if (rc)
-				break;
-		}
-	}
-	if (rc == 0 && ferror(f))
-		rc = writer_fail(w, errno ? -errno : -EIO, "%s: read error: %s", label,
-		                 strerror(errno ? errno : EIO));
-	free(line);
-	return rc;
-}
 
 int bfi_writer_rambo_rows(bfi_writer *w, const struct bfi_rambo_rows *rows)
 {

@@ -194,11 +194,15 @@ struct stats {
 	double wall0, cpu0, main0;
 	double in_pools; /* the calling thread's CPU time inside pool_run */
 	double critical; /* the pools' busiest threads, summed */
+	double side;     /* background writes (bg_write): where their lane ends, each begun
+	                  * where the main thread's lane stood when it was handed the write */
 };
 extern _Thread_local struct stats *stats_now;
 void stats_begin(bfi_writer *w, const char *name);
 void stats_end(bfi_writer *w);
 double stats_thread_cpu(void);
+/* Where the running phase's critical path stands now: serial CPU so far and its pools'. */
+double stats_lane_now(void);
 
 struct bfi_writer {
 	struct bfi_build_options opt;
@@ -355,6 +359,8 @@ int writer_fail_shared(bfi_writer *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Does the routing option send this set to the shard being built? */
 int writer_routed(const bfi_writer *w, const char *name, size_t len);
+/* n less a line end (LF or CRLF) at the end of line (input.c). */
+size_t writer_chomp(const char *line, size_t n);
 /*
  * The keys of a key file, one a line, less its line end, empty lines
  * skipped: each passed to emit. buf (*cap bytes, grown as a line needs)
@@ -460,12 +466,34 @@ unsigned pool_threads(unsigned asked);
 int pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 int pread_all(int fd, void *buf, size_t len, uint64_t off);
 /*
+ * A block's rows written on a thread of their own while the next block
+ * fills (fill.c): the kernel's copy of them into the page cache, and any
+ * wait for the disk, then overlap the filling. bg_held() is the memory
+ * the write holds until it ends; bg_wait() joins it, frees that memory
+ * and returns its error, its CPU time added to the phase's side lane from
+ * where the main thread's lane stood when it was handed over.
+ */
+struct bg_write {
+	pthread_t t;
+	int active;
+	int fd;
+	uint8_t *buf;
+	size_t len;
+	uint64_t off;
+	int rc;
+	double cpu;   /* the write's CPU time */
+	double start; /* stats_lane_now() when it was handed over */
+};
+uint64_t bg_held(const struct bg_write *g);
+int bg_wait(struct bg_write *g);
+/*
  * Fill flat block bi in memory from its sets' own filters (fill.c) and
- * write its rows and pre-filter at sec_off: 0, or 1 if they would not fit
- * in budget bytes (nothing done), or an error.
+ * write its rows and pre-filter at sec_off: through bg when it is not
+ * NULL (after the write it holds ends), else at once. 0, or 1 if they
+ * would not fit in budget bytes (nothing done), or an error.
  */
 int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_t sec_off,
-               uint64_t budget);
+               uint64_t budget, struct bg_write *bg);
 /*
  * The same for a block whose rows do not fit: through a scratch file of
  * slices (fill.c). 0, or 1 if even 64 filters, the pre-filter or 64 rows
