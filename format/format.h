@@ -24,7 +24,7 @@
 #define BFI_MAGIC "\x89" "BFI\r\n\x1a\n"
 #define BFI_MAGIC_LEN 8u
 #define BFI_VERSION_MAJOR 3u
-#define BFI_VERSION_MINOR 1u
+#define BFI_VERSION_MINOR 2u
 #define BFI_HEADER_SIZE 128u
 #define BFI_TRAILER_SIZE 8u
 #define BFI_KNOWN_INCOMPAT 0ull /* no incompatible features in 3.0 */
@@ -247,7 +247,35 @@ struct bfi_block {
 	uint64_t rows_offset; /* relative to the section's start */
 	uint64_t pre_m;       /* width of the union pre-filter; 0 for none */
 	uint64_t pre_offset;  /* relative; 0 for none */
+	uint64_t group;       /* 0, or a grouped run's block: BFI_GROUP_FIRST if it begins one, | q */
 };
+
+/*
+ * spec: "Grouped blocks" (format 3.2). Blocks of a run share their rows'
+ * lines: the run's rows are G groups of group_bits bits, and group g holds
+ * rows g * q .. g * q + q - 1 of each block of the run, block after block
+ * (q rows of row_bits bits each), where m = G * q. So row r of a block
+ * whose q rows in a group start seg bits into it is at
+ * bfi_group_row_bit(), and the rows of every block that a key's probe
+ * reads lie in one group: the line fastrange(z, G) of them all.
+ */
+#define BFI_GROUP_FIRST (UINT64_C(1) << 63)
+#define BFI_GROUP_Q_MASK UINT64_C(0xffffffff)
+#define BFI_GROUP_MAX_SETS 511u /* a grouped block's sets: packed rows, row_bits = n_sets */
+
+static inline uint64_t bfi_group_row_bit(uint64_t r, uint64_t q, uint64_t group_bits, uint64_t seg,
+                                         uint64_t row_bits)
+{
+	return r / q * group_bits + seg + r % q * row_bits;
+}
+
+/*
+ * The grouped run beginning at blocks[i] (which has BFI_GROUP_FIRST): *n
+ * blocks, G groups of *group_bits bits, its rows *bytes bytes (the groups
+ * and a zero line after them). 0, or -1 if the run breaks the rules.
+ */
+int bfi_group_run(const struct bfi_block *blocks, uint32_t n_blocks, uint32_t i, uint32_t *n,
+                  uint64_t *groups, uint64_t *group_bits, uint64_t *bytes);
 
 struct bfi_plain_desc {
 	uint64_t n_sets;

@@ -257,11 +257,23 @@ BFI_API BFI_MUST_CHECK int bfi_block(const bfi_snapshot *snap, uint32_t i,
  * is bit r * row_bits + c), *bytes of them, and *pre at its pre-filter's
  * ceil(prefilter_bits / 512) * 64 bytes, or NULL; inside the map, valid
  * until bfi_close(), do not modify. For bfi compact and bfi merge.
- * Returns 0 or BFI_E_INVALID.
+ * Returns 0 or BFI_E_INVALID (also for a block of a grouped run: see
+ * bfi_block_unpack()).
  */
 BFI_API BFI_MUST_CHECK int bfi_block_rows(const bfi_snapshot *snap, uint32_t i,
                                           const uint8_t **rows, uint64_t *bytes,
                                           const uint8_t **pre);
+/*
+ * Flat block i's rows copied into dst, in the form bfi_block_rows() shows
+ * (bit c of row r is bit r * row_bits + c, then zeros): bytes must be
+ * that form's size, ceil((bits * row_bits + 64) / 512) * 64 for packed
+ * rows. A block of a grouped run (spec/format.md, "Grouped blocks")
+ * shares its rows' lines with its run's other blocks, so it has no view
+ * in place; bfi_block_rows() refuses it, and this copies it out. Returns
+ * 0 or BFI_E_INVALID.
+ */
+BFI_API BFI_MUST_CHECK int bfi_block_unpack(const bfi_snapshot *snap, uint32_t i, uint8_t *dst,
+                                            uint64_t bytes);
 
 /*
  * Segment i of a collection (0 .. bfi_info's segments - 1). Its set j is

@@ -43,6 +43,29 @@ static int flat_open(bfi_snapshot *s, const uint8_t *sec, uint64_t size, struct 
 		if (b->n > f->max_block_sets)
 			f->max_block_sets = b->n;
 	}
+	/* grouped runs: each block's q, the groups' stride and where its rows start in a group */
+	for (uint32_t i = 0; rc == 0 && i < f->n_blocks;) {
+		uint32_t n;
+		uint64_t groups, group_bits, bytes, seg = 0;
+		if (table[i].group == 0) {
+			i++;
+			continue;
+		}
+		if (bfi_group_run(table, f->n_blocks, i, &n, &groups, &group_bits, &bytes)) {
+			rc = BFI_E_BAD_LAYOUT; /* the decoder took it: never */
+			break;
+		}
+		for (uint32_t e = i + n; i < e; i++) {
+			struct bfi_rblock *b = &f->blocks[i];
+			b->q = table[i].group & BFI_GROUP_Q_MASK;
+			b->group_bits = group_bits;
+			b->seg = seg;
+			seg += b->q * b->row_bits;
+		}
+		f->blocks[i - n].run_used = seg;
+		f->blocks[i - n].run_n = n;
+		f->runs += n > 1;
+	}
 	free(table);
 	return rc;
 }
@@ -106,9 +129,40 @@ int bfi_block_rows(const bfi_snapshot *s, uint32_t i, const uint8_t **rows, uint
 	if (f == NULL || rows == NULL || bytes == NULL || pre == NULL || i >= f->n_blocks)
 		return BFI_E_INVALID;
 	const struct bfi_rblock *b = &f->blocks[i];
+	if (b->q) /* rows shared with its run's other blocks: bfi_block_unpack */
+		return BFI_E_INVALID;
 	*rows = b->rows;
 	*bytes = bfi_block_rows_bytes(b->m, b->row_bits);
 	*pre = b->pre;
+	return 0;
+}
+
+int bfi_block_unpack(const bfi_snapshot *s, uint32_t i, uint8_t *dst, uint64_t bytes)
+{
+	const struct bfi_flat *f = s ? bfi__flat(s) : NULL;
+	if (f == NULL || dst == NULL || i >= f->n_blocks)
+		return BFI_E_INVALID;
+	const struct bfi_rblock *b = &f->blocks[i];
+	uint64_t want = bfi_block_rows_bytes(b->m, b->row_bits);
+	if (bytes != want)
+		return BFI_E_INVALID;
+	if (!b->q) {
+		memcpy(dst, b->rows, (size_t)want);
+		return 0;
+	}
+	memset(dst, 0, (size_t)want);
+	uint64_t row[8]; /* a grouped block's row: at most 511 bits */
+	for (uint64_t r = 0; r < b->m; r++) {
+		bfi__unpack_row(b->rows, bfi__row_bit(b, r), b->n, row, sizeof row);
+		/* OR it in at bit r * row_bits, a word of it at a time */
+		for (uint64_t x = 0, at = r * b->row_bits; x < b->n; x += 64) {
+			uint64_t v = le64toh(row[x / 64]), bit = at + x;
+			unsigned take = b->n - x < 64 ? (unsigned)(b->n - x) : 64;
+			for (unsigned t = 0; t < take; t++, bit++)
+				if (v >> t & 1)
+					dst[bit / 8] |= (uint8_t)(1u << (bit % 8));
+		}
+	}
 	return 0;
 }
 
@@ -119,6 +173,19 @@ int bfi_block_rows(const bfi_snapshot *s, uint32_t i, const uint8_t **rows, uint
 static int packed_padding(const bfi_snapshot *s, const struct bfi_rblock *b, struct bfi_bad *bad)
 {
 	uint64_t end = bfi_block_rows_bytes(b->m, b->row_bits) * 8, at = UINT64_MAX;
+	if (b->q) {
+		/* a run's: past its blocks' rows in each group, and the line after the groups */
+		uint64_t groups = b->m / b->q;
+		for (uint64_t g = 0; b->run_used && g < groups && at == UINT64_MAX; g++)
+			at = bfi__first_set_bit(b->rows, g * b->group_bits + b->run_used,
+			                        (g + 1) * b->group_bits);
+		if (b->run_used && at == UINT64_MAX)
+			at = bfi__first_set_bit(b->rows, groups * b->group_bits, groups * b->group_bits + 512);
+		if (at == UINT64_MAX)
+			return 0;
+		bad->offset = (uint64_t)(b->rows - s->map) + at / 8;
+		return 1;
+	}
 	for (uint64_t r = 0; b->row_bits > b->n && r < b->m && at == UINT64_MAX; r++)
 		at = bfi__first_set_bit(b->rows, r * b->row_bits + b->n, (r + 1) * b->row_bits);
 	if (at == UINT64_MAX)
@@ -233,6 +300,19 @@ static int answer(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *r
                   bfi_and_fn and_rows)
 {
 	const struct bfi_flat *f = bfi__flat(s);
+	if (f->runs && e->single && !res->count_bytes) {
+		/* one key, grouped runs: each run's sets at once, from a line a probe */
+		for (uint32_t b = 0; b < f->n_blocks; b++) {
+			const struct bfi_rblock *blk = &f->blocks[b];
+			if (bfi__group_fast(blk)) {
+				res->n += bfi__group_key(blk, res->z, f->k, res->ords + res->n);
+				b += blk->run_n - 1;
+			} else {
+				bfi__flat_block(s, e, blk, res, and_rows);
+			}
+		}
+		return 0;
+	}
 	if (key_mask_path(f, e)) { /* one key: a line or a row a block, never long */
 		if (and_rows == bfi__and_rows_avx2)
 			key_blocks_avx2(f, e, res, and_rows);
@@ -366,6 +446,21 @@ static int flat_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 		const struct bfi_rblock *b = &f->blocks[bi];
 		if (bfi__late(res))
 			return BFI_E_TIMEOUT;
+		if (bfi__group_fast(b)) { /* a grouped run: its blocks together */
+			const struct bfi_rblock *last = b + b->run_n - 1;
+			uint32_t sets = last->first + last->n - b->first;
+			if ((rc = bfi__grow(&res->counts, &res->counts_cap, sets, sizeof *res->counts)) != 0)
+				return rc;
+			memset(res->counts, 0, sets * sizeof *res->counts);
+			bfi__group_terms(b, res->z, e->n_keys, f->k, res->counts);
+			for (uint32_t j = 0; j < sets; j++)
+				if (res->counts[j] >= need) {
+					res->ords[res->n] = b->first + j;
+					res->scores[res->n++] = res->counts[j];
+				}
+			bi += b->run_n - 1;
+			continue;
+		}
 		memset(res->counts, 0, b->n * sizeof *res->counts);
 		/* ords past res->n are free: use them for each term's hits */
 		uint32_t *hits = res->ords + res->n;

@@ -23,6 +23,10 @@ struct bfi_rblock {
 	int packed;
 	uint64_t row_bytes;  /* bfi_bits_bytes(n): a row in whole lines, in place or copied out */
 	uint64_t row_bits;   /* the stride in the file */
+	/* a grouped run's block (q > 0): rows at bfi_group_row_bit from the run's rows */
+	uint64_t q, group_bits, seg;
+	uint64_t run_used;   /* the run's first block: the bits its blocks take a group, else 0 */
+	uint32_t run_n;      /* the run's first block: its blocks, else 0 */
 	uint32_t first, n;
 };
 
@@ -33,6 +37,7 @@ struct bfi_flat {
 	uint64_t max_row_bytes;    /* of all blocks: sizes a query's scratch */
 	uint64_t max_packed_bytes; /* row_bytes of the widest packed block, 0 if none */
 	uint32_t max_block_sets;
+	uint32_t runs;             /* grouped runs of more than one block */
 };
 
 #define bfi__flat(s) BFI_VIEW(s, BFI_ROW_FLAT, struct bfi_flat)
@@ -56,13 +61,19 @@ static inline int bfi__flat_short(const struct bfi_flat *f)
  * Row r of block b as whole lines: in place, or, for packed rows, copied
  * out to the slot-th row_bytes of res->pack (pack_room made room).
  */
+/* The first bit of packed row r of block b, from b->rows. */
+static inline uint64_t bfi__row_bit(const struct bfi_rblock *b, uint64_t r)
+{
+	return b->q ? bfi_group_row_bit(r, b->q, b->group_bits, b->seg, b->row_bits) : r * b->row_bits;
+}
+
 static inline const uint8_t *bfi__flat_row(const struct bfi_rblock *b, uint64_t r, bfi_result *res,
                                       size_t slot)
 {
 	if (!b->packed)
 		return b->rows + r * b->row_bytes;
 	uint8_t *dst = res->pack + slot * b->row_bytes;
-	bfi__unpack_row(b->rows, r * b->row_bits, b->n, (uint64_t *)(void *)dst, b->row_bytes);
+	bfi__unpack_row(b->rows, bfi__row_bit(b, r), b->n, (uint64_t *)(void *)dst, b->row_bytes);
 	return dst;
 }
 
@@ -91,5 +102,20 @@ int bfi__pipe_keys(const bfi_snapshot *s, const bfi_keyhash *keys, size_t n, bfi
 /* Count in res->counts the sets of block b holding each of terms terms of probes z. */
 void bfi__pipe_terms(const struct bfi_rblock *b, const uint64_t *z, uint32_t terms, uint32_t k,
                      bfi_result *res, uint32_t *hits);
+
+/*
+ * Grouped runs (group.c): can the run beginning at b0 be counted a term at
+ * a time for all its blocks (at most BFI_GROUP_FAST_BLOCKS blocks, rows of
+ * at most 57 bits)? Then bfi__group_terms adds to counts[j], j counted
+ * from b0->first, each set's terms found.
+ */
+#define BFI_GROUP_FAST_BLOCKS 16
+int bfi__group_fast(const struct bfi_rblock *b0);
+void bfi__group_terms(const struct bfi_rblock *b0, const uint64_t *z, uint32_t terms, uint32_t k,
+                      uint32_t *counts);
+/* Ask for the lines of the k probes z in the run beginning at b0. */
+void bfi__group_ask(const struct bfi_rblock *b0, const uint64_t *z, uint32_t k);
+/* The sets of the run beginning at b0 that may hold the key of probes z, ascending, into out. */
+size_t bfi__group_key(const struct bfi_rblock *b0, const uint64_t *z, uint32_t k, uint32_t *out);
 
 #endif

@@ -79,7 +79,7 @@ place(const struct bfi_rblock *b, struct slot *slot, uint32_t i, uint64_t r, uin
       int line)
 {
 	if (!line && b->packed) {
-		uint64_t bit = r * b->row_bits;
+		uint64_t bit = bfi__row_bit(b, r);
 		slot->rows[i] = b->rows + bit / 8;
 		slot->shift[i] = (uint8_t)(bit % 8);
 		/* a packed row may end on the next line */
@@ -309,6 +309,86 @@ stage_answer(const struct pipe *p, const struct bfi_rblock *b, size_t t, const s
 	return job == JOB_KEYS ? key_answered(r, before, t, p->ends, table ? p->tags : NULL) : 0;
 }
 
+#define RUN_AHEAD 8 /* keys whose lines are asked for before a grouped run answers them */
+
+/* Does any query of the batch count the bytes it reads? Runs do not count them. */
+static int counting(const struct pipe *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->res[i]->count_bytes)
+			return 1;
+	return 0;
+}
+
+/*
+ * Bare keys over a grouped run (group.c): each key's sets in all the
+ * run's blocks from its k lines, the lines of the key RUN_AHEAD on asked
+ * for first; its answers closed, or tagged, as the pipeline's are.
+ */
+static int run_keys(const struct pipe *p, const struct bfi_rblock *b0, int table)
+{
+	bfi_result *r = p->out;
+	const struct bfi_rblock *last = b0 + b0->run_n - 1;
+	uint32_t sets = last->first + last->n - b0->first, k = p->k;
+	uint64_t zbuf[BFI_MAX_K];
+	for (size_t i = 0; i < p->n; i++) {
+		if (table && i + RUN_AHEAD < p->n)
+			bfi__group_ask(b0, p->zt + (i + RUN_AHEAD) * k, k);
+		const uint64_t *z = table ? p->zt + i * k : zbuf;
+		for (uint32_t j = 0; !table && j < k; j++)
+			zbuf[j] = bfi_hash_probe(p->keys[i], j);
+		size_t before = r->n;
+		int rc = bfi__room(r, sets);
+		if (rc == 0) {
+			r->n += bfi__group_key(b0, z, k, r->ords + r->n);
+			rc = key_answered(r, before, i, p->ends, table ? p->tags : NULL);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * A batch of queries over a grouped run: a one-key query's sets in all
+ * the run's blocks from its k lines; any other query block by block. If
+ * the run is the first block (first), each query is checked and reset and
+ * its probes put in the table here, as stage_locate does in block 0.
+ */
+static int run_queries(const struct pipe *p, const struct bfi_rblock *b0, int first)
+{
+	const struct bfi_rblock *last = b0 + b0->run_n - 1;
+	uint32_t sets = last->first + last->n - b0->first, k = p->k;
+	for (size_t i = 0; first && i < p->n; i++) {
+		const struct bfi_expr *e = p->qs[i];
+		bfi_result *r = p->res[i];
+		int rc = bfi__check_query(e, r);
+		if (rc == 0 && e->single)
+			bfi__reset_result(r, 0);
+		else if (rc == 0)
+			rc = bfi__flat_prepare(p->s, e, r, 0);
+		if (rc)
+			return rc;
+		for (uint32_t j = 0; e->single && j < k; j++)
+			((uint64_t *)p->zt)[i * k + j] = bfi_hash_probe(e->keys[0], j);
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		if (i + RUN_AHEAD < p->n && p->qs[i + RUN_AHEAD]->single)
+			bfi__group_ask(b0, p->zt + (i + RUN_AHEAD) * k, k);
+		const struct bfi_expr *e = p->qs[i];
+		bfi_result *r = p->res[i];
+		if (!e->single) {
+			for (uint32_t x = 0; x < b0->run_n; x++)
+				bfi__flat_block(p->s, e, &b0[x], r, p->and_rows);
+			continue;
+		}
+		if (bfi__room(r, sets))
+			return -ENOMEM;
+		r->n += bfi__group_key(b0, p->zt + i * k, k, r->ords + r->n);
+	}
+	return 0;
+}
+
 /*
  * The pipeline, block after block: step i asks for item i, locates item
  * i - a (a: STAGE_AHEAD if the block has a pre-filter, else 0) and
@@ -324,6 +404,17 @@ pipeline(const struct pipe *run, int job, int avx2, int line, int table)
 	int rc = 0;
 	for (uint32_t bi = 0; bi < p->nb && rc == 0; bi++) {
 		const struct bfi_rblock *b = &p->blocks[bi];
+		if (job == JOB_KEYS && !p->out->count_bytes && bfi__group_fast(b)) {
+			rc = run_keys(p, b, table); /* a grouped run, its blocks at once */
+			bi += b->run_n - 1;
+			continue;
+		}
+		/* queries, bytes not counted */
+		if (job == JOB_QUERIES && table && bfi__group_fast(b) && !counting(p)) {
+			rc = run_queries(p, b, bi == 0);
+			bi += b->run_n - 1;
+			continue;
+		}
 		const size_t a = !line && b->pre ? STAGE_AHEAD : 0;
 		uint64_t mask[BFI_LINE_WORDS];
 		last_line_mask(b, mask);

@@ -128,6 +128,24 @@ merged() {
 }
 check "merge of a collection and a snapshot answers as a fresh build of both" merged
 
+# a snapshot whose sets of widths far apart are a grouped run (spec, "Grouped
+# blocks"): merge copies each run's block out, and answers as it did, false
+# positives and all
+grouped() {
+	awk 'BEGIN { for (s = 0; s < 12; s++) { n = 2000 * 4 ^ int(s / 3)
+		for (i = 0; i < n; i++) printf "g%d\tk%d\n", s, i * (s + 1) } }' >"$T/g.tsv" &&
+		rm -rf "$T/G" "$T/go" && "$BFI" build -q -o "$T/G" --tsv "$T/g.tsv" || return 1
+	"$BFI" inspect --json "$T/G" | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+sys.exit(not (d["format"]["minor"] == 2 and any(b["grouped"] for b in d["blocks"])))' ||
+		{ echo "  no grouped run made"; return 1; }
+	awk 'NR % 97 == 0 { print $2 } END { for (i = 0; i < 3000; i++) print "absent" i }' "$T/g.tsv" >"$T/gk.txt"
+	"$BFI" merge -q -o "$T/go" "$T/G" && "$BFI" verify "$T/go" >/dev/null &&
+		"$BFI" query --keys "$T/G" <"$T/gk.txt" >"$T/gwant" &&
+		"$BFI" query --keys "$T/go" <"$T/gk.txt" >"$T/ggot" && cmp -s "$T/gwant" "$T/ggot"
+}
+check "merge of a snapshot with a grouped run answers as it does" grouped
+
 refused() {
 	rm -rf "$T/k3" "$T/tx" "$T/tr" "$T/x"
 	"$BFI" build -q --hashes 3 -o "$T/k3" --tsv "$T/m.tsv" &&

@@ -248,7 +248,8 @@ static void test_resealed_fields(void)
 		{64 + 24, 8, 7, BFI_E_BAD_LAYOUT}, {64 + 24, 8, 1024, BFI_E_BAD_LAYOUT},
 		{64 + 24, 8, 512, BFI_E_BAD_LAYOUT}, {64 + 32, 8, 256, BFI_E_BAD_LAYOUT},
 		{64 + 40, 8, 64, BFI_E_BAD_LAYOUT},  {64 + 48, 8, 4096, BFI_E_BAD_LAYOUT},
-		{64 + 56, 8, 1, BFI_E_RESERVED},
+		/* group: a run's block without the run's first, reserved bits */
+		{64 + 56, 8, 1, BFI_E_BAD_LAYOUT}, {64 + 56, 8, 1ull << 40, BFI_E_RESERVED},
 	};
 	for (size_t i = 0; i < sizeof desc / sizeof desc[0]; i++) {
 		memcpy(b, index_bytes, index_len);

@@ -403,22 +403,27 @@ static void test_transpose(void)
 				bad += (int)(t[c] >> r & 1) != (int)(a[r] >> c & 1);
 		EXPECT(bad == 0);
 	}
-	static const uint64_t strides[] = {1, 65, 100, 512, 1024};
+	/* strides, then rows of a grouped run: 8 rows a group of 1,024 bits, from bit 200 of it */
+	static const uint64_t strides[] = {1, 65, 100, 512, 1024, 40, 100};
 	for (size_t x = 0; x < sizeof strides / sizeof *strides; x++) {
 		uint64_t m = 1000, words = (m + 63) / 64, row_bits = strides[x];
+		struct rowmap rm = {row_bits, x >= 5 ? 8 : 0, 1024, 200, 0};
 		uint32_t n = row_bits < 40 ? (uint32_t)row_bits : 40;
 		uint64_t col = row_bits > 64 ? 19 : 0, bytes = (m * row_bits + 64 + 511) / 512 * 64;
+		if (rm.q)
+			bytes = m / rm.q * rm.group_bits / 8 + 64;
 		uint64_t *filt = calloc(n * words, 8);
 		uint8_t *rows = calloc(bytes, 1), *want = calloc(bytes, 1);
 		for (uint32_t c = 0; filt && c < n; c++)
 			for (uint64_t r = 0; r < m; r++)
 				if (test_rand(&seed) % 3 == 0) {
 					filt[c * words + r / 64] |= 1ull << (r % 64);
-					uint64_t bit = r * row_bits + col + c;
+					uint64_t bit = (rm.q ? r / 8 * 1024 + 200 + r % 8 * row_bits : r * row_bits) +
+					               col + c;
 					want[bit / 8] |= (uint8_t)(1u << (bit % 8));
 				}
 		if (filt && rows && want) {
-			transpose_filters(filt, words, n, m, rows, row_bits, col, (int)(x % 2));
+			transpose_filters(filt, words, n, m, rows, &rm, col, (int)(x % 2));
 			EXPECT(memcmp(rows, want, bytes) == 0);
 		}
 		free(filt);

@@ -156,5 +156,20 @@ tsv_ok() { # --tsv in chunks on threads: the same bytes as one, every key found,
 }
 check "--tsv read in chunks on 1 to 8 threads, from a file or stdin, at 4M: the same bytes, every key counted and found, errors at their line" tsv_ok
 
+grouped_ok() { # sets of widths far apart: a grouped run, the same bytes at any threads and budget
+	awk 'BEGIN { for (s = 0; s < 12; s++) { n = 2000 * 4 ^ int(s / 3)
+		for (i = 0; i < n; i++) printf "g%d\tk%d\n", s, i * (s + 1) } }' >"$T/g.tsv" || return 1
+	for t in 1 8; do
+		"$BFI" build -q --threads $t -o "$T/gr$t" --tsv "$T/g.tsv" || return 1
+	done
+	# at 4M a block's filters do not fit beside the run's rows: the run is filled in stripes
+	"$BFI" build -q --threads 4 --memory 4M -o "$T/grm" --tsv "$T/g.tsv" 2>/dev/null &&
+		"$BFI" inspect "$T/gr1" | grep -q 'grouped: its rows share lines' &&
+		same "$T/gr1/index.bfi" "$T/gr8/index.bfi" "$T/grm/index.bfi" &&
+		same "$T/gr1/catalog.mdb" "$T/gr8/catalog.mdb" "$T/grm/catalog.mdb" &&
+		"$BFI" verify "$T/grm" >/dev/null
+}
+check "a grouped run at 1 and 8 threads and at 4M, in memory or in stripes: the same bytes" grouped_ok
+
 echo "threads: $fails failed"
 [ "$fails" -eq 0 ]

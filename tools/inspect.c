@@ -265,6 +265,18 @@ static int print_tree(const bfi_snapshot *s, const struct bfi_info *in,
 	return 0;
 }
 
+/*
+ * Is flat block b (bi) one of a grouped run (spec/format.md, "Grouped
+ * blocks")? Its rows then start where a neighbour's do: the run's.
+ */
+static int in_run(const bfi_snapshot *s, const struct bfi_layout_info *li, uint32_t b,
+                  const struct bfi_block_info *bi)
+{
+	struct bfi_block_info o;
+	return (b > 0 && bfi_block(s, b - 1, &o) == 0 && o.offset == bi->offset) ||
+	       (b + 1 < li->u.flat.blocks && bfi_block(s, b + 1, &o) == 0 && o.offset == bi->offset);
+}
+
 /* The flat layout: the order of its sets, then each block. */
 static int print_flat(const bfi_snapshot *s, const struct bfi_info *in,
                       const struct bfi_layout_info *li, int json)
@@ -279,10 +291,11 @@ static int print_flat(const bfi_snapshot *s, const struct bfi_info *in,
 			if (bfi_block(s, b, &bi))
 				continue;
 			fprintf(os, "%s{\"first_set\": %llu, \"sets\": %llu, \"bits\": %llu, "
-			       "\"row_bits\": %llu, \"prefilter_bits\": %llu}",
+			       "\"row_bits\": %llu, \"prefilter_bits\": %llu, \"grouped\": %s}",
 			       b ? ", " : "", (unsigned long long)bi.first_set,
 			       (unsigned long long)bi.n_sets, (unsigned long long)bi.bits,
-			       (unsigned long long)bi.row_bits, (unsigned long long)bi.prefilter_bits);
+			       (unsigned long long)bi.row_bits, (unsigned long long)bi.prefilter_bits,
+			       in_run(s, li, b, &bi) ? "true" : "false");
 		}
 		fputs("]", os);
 		return 0;
@@ -299,10 +312,11 @@ static int print_flat(const bfi_snapshot *s, const struct bfi_info *in,
 		}
 		if (bfi_block(s, b, &bi))
 			continue;
-		fprintf(os, "             %-10llu %-9llu %-10llu %-10llu %llu\n",
+		fprintf(os, "             %-10llu %-9llu %-10llu %-10llu %llu%s\n",
 		       (unsigned long long)bi.first_set, (unsigned long long)bi.n_sets,
 		       (unsigned long long)bi.bits, (unsigned long long)bi.row_bits,
-		       (unsigned long long)bi.prefilter_bits);
+		       (unsigned long long)bi.prefilter_bits,
+		       in_run(s, li, b, &bi) ? "  (grouped: its rows share lines with its run's)" : "");
 	}
 	return 0;
 }

@@ -38,6 +38,7 @@ struct piece {
 	uint64_t m, pre_m, live;
 	const uint8_t *pre;
 	int line_pre;
+	uint8_t *owned; /* a grouped block's rows, copied out (part.rows), or NULL */
 };
 
 struct joiner {
@@ -96,14 +97,32 @@ static uint32_t column_blocks(const bfi_snapshot *seg)
 	return bfi_layout_info(seg, BFI_LAYOUT_TREE, &li) == 0 ? 1 : 0;
 }
 
-/* Block b of column_blocks(seg): its sets, width and rows. */
+/*
+ * Block b of column_blocks(seg): its sets, width and rows; those of a
+ * block of a grouped run, which has no view in place, copied out into
+ * *owned (the caller frees it), else *owned is NULL.
+ */
 static int column_block(const bfi_snapshot *seg, uint32_t b, struct bfi_block_info *bi,
-                        const uint8_t **rows, uint64_t *bytes, const uint8_t **pre)
+                        const uint8_t **rows, uint64_t *bytes, const uint8_t **pre,
+                        uint8_t **owned)
 {
 	struct bfi_layout_info li;
+	if (owned)
+		*owned = NULL;
 	if (bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) == 0) {
 		int rc = bfi_block(seg, b, bi);
-		return rc ? rc : rows ? bfi_block_rows(seg, b, rows, bytes, pre) : 0;
+		if (rc || rows == NULL)
+			return rc;
+		if (bfi_block_rows(seg, b, rows, bytes, pre) == 0)
+			return 0;
+		/* packed rows, as bfi_block_rows would show them: bfi_block_rows_bytes */
+		uint64_t bits = bi->bits * bi->row_bits + 64;
+		*bytes = (bits + 511) / 512 * 64;
+		if ((*owned = malloc((size_t)*bytes)) == NULL)
+			return -ENOMEM;
+		*rows = *owned;
+		*pre = NULL;
+		return bfi_block_unpack(seg, b, *owned, *bytes);
 	}
 	uint64_t m, row_bytes, nodes;
 	const uint8_t *r;
@@ -162,11 +181,16 @@ static int add_segment(struct joiner *j, const struct join_input *in, const bfi_
 		struct bfi_block_info bi;
 		const uint8_t *rows, *pre;
 		uint64_t bytes;
-		if ((rc = column_block(seg, b, &bi, &rows, &bytes, &pre)) != 0)
+		uint8_t *owned;
+		if ((rc = column_block(seg, b, &bi, &rows, &bytes, &pre, &owned)) != 0) {
+			free(owned);
 			break;
+		}
 		uint64_t *keep = calloc((bi.n_sets + 63) / 64, 8), live = 0;
-		if (keep == NULL)
+		if (keep == NULL) {
+			free(owned);
 			return -ENOMEM;
+		}
 		for (uint64_t c = 0; c < bi.n_sets && rc == 0; c++) {
 			uint64_t o = bi.first_set + c;
 			const char *name;
@@ -202,13 +226,14 @@ static int add_segment(struct joiner *j, const struct join_input *in, const bfi_
 		}
 		if (rc || live == 0) {
 			free(keep);
+			free(owned);
 			if (rc)
 				break;
 			continue;
 		}
 		j->pc[j->n_pc++] = (struct piece){
 		    {rows, bytes, bi.row_bits, bi.n_sets, live == bi.n_sets ? NULL : keep},
-		    bi.bits, bi.prefilter_bits, live, pre, line_pre};
+		    bi.bits, bi.prefilter_bits, live, pre, line_pre, owned};
 		if (live == bi.n_sets)
 			free(keep);
 	}
@@ -455,7 +480,7 @@ static void tree_check(struct joiner *j, const struct join_input *in, const bfi_
 	}
 	for (uint32_t b = 0; b < column_blocks(seg); b++) {
 		struct bfi_block_info bi;
-		if (column_block(seg, b, &bi, NULL, NULL, NULL) != 0 || bi.bits == j->tree_m ||
+		if (column_block(seg, b, &bi, NULL, NULL, NULL, NULL) != 0 || bi.bits == j->tree_m ||
 		    !block_lives(in, first, &bi))
 			continue;
 		if (j->tree_m == 0) {
@@ -480,7 +505,7 @@ static int check_segment(struct joiner *j, const struct join_input *in, const bf
 		j->flat = 1;
 	for (uint32_t b = 0; rc == 0 && b < column_blocks(seg); b++) {
 		struct bfi_block_info bi;
-		if (column_block(seg, b, &bi, NULL, NULL, NULL) == 0)
+		if (column_block(seg, b, &bi, NULL, NULL, NULL, NULL) == 0)
 			j->widest = bi.bits > j->widest ? bi.bits : j->widest;
 	}
 	if (rc == 0) {
@@ -566,8 +591,10 @@ int join_write(const char *cmd, const struct join_input *in, int n, const char *
 	exit = EXIT_OK;
 done:
 	progress_done(&prog);
-	for (size_t i = 0; i < j.n_pc; i++)
+	for (size_t i = 0; i < j.n_pc; i++) {
 		free((void *)j.pc[i].part.keep);
+		free(j.pc[i].owned);
+	}
 	for (size_t i = 0; pres && i < j.n_pc; i++)
 		free(pres[i]);
 	free(pres);

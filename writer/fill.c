@@ -122,6 +122,7 @@ struct fill_job {
 	uint8_t **pre;    /* per thread: its own pre-filter, ORed into out's at the end */
 	int shared_words; /* packed rows: a row word may hold two groups' columns */
 	uint64_t *every;  /* or every set's filter at once (few groups: a set an item) */
+	const struct rowmap *rm; /* where the block's rows go in out */
 };
 
 /* Set s of the block into its place in every. */
@@ -150,7 +151,7 @@ static int transpose_group(void *ctx, uint64_t item, unsigned thread)
 	uint64_t g = item / TRANSPOSE_PARTS, part = item % TRANSPOSE_PARTS;
 	uint32_t n = b->n_sets - g * 64 < 64 ? (uint32_t)(b->n_sets - g * 64) : 64;
 	(void)thread;
-	transpose_filters_part(j->every + g * 64 * j->words, j->words, n, b->m, j->out, b->row_bits,
+	transpose_filters_part(j->every + g * 64 * j->words, j->words, n, b->m, j->out, j->rm,
 	                       g * 64, j->shared_words, j->words * part / TRANSPOSE_PARTS,
 	                       j->words * (part + 1) / TRANSPOSE_PARTS);
 	return 0;
@@ -165,7 +166,7 @@ static int fill_group(void *ctx, uint64_t g, unsigned thread)
 	int n = group_filters(j->w, j->p, b, first, j->words, filt, j->pre[thread]);
 	if (n < 0)
 		return n;
-	transpose_filters(filt, j->words, (uint32_t)n, b->m, j->out, b->row_bits, first,
+	transpose_filters(filt, j->words, (uint32_t)n, b->m, j->out, j->rm, first,
 	                  j->shared_words);
 	return 0;
 }
@@ -197,8 +198,7 @@ int bg_wait(struct bg_write *g)
 	return g->rc;
 }
 
-/* Write len bytes of buf (malloc'd, now bg's) at off: on bg's thread, or here if none starts. */
-static int bg_start(struct bg_write *g, int fd, uint8_t *buf, size_t len, uint64_t off)
+int bg_start(struct bg_write *g, int fd, uint8_t *buf, size_t len, uint64_t off)
 {
 	int rc = bg_wait(g);
 	if (rc) {
@@ -216,7 +216,7 @@ static int bg_start(struct bg_write *g, int fd, uint8_t *buf, size_t len, uint64
 }
 
 int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_t sec_off,
-               uint64_t budget, struct bg_write *bg)
+               uint64_t budget, struct bg_write *bg, uint8_t *run)
 {
 	const struct bfi_block *b = &p->blocks[bi];
 	struct fill_job j = {w,
@@ -229,8 +229,10 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	                     NULL,
 	                     NULL,
 	                     !bfi_rows_lined(b->row_bits),
-	                     NULL};
-	uint64_t shared = j.rows_bytes + j.pre_bytes, filt_bytes = 64 * j.words * 8;
+	                     NULL,
+	                     &p->rowmap[bi]};
+	/* a grouped run's block: into the run's rows, which the caller holds, writes and frees */
+	uint64_t shared = run ? 0 : j.rows_bytes + j.pre_bytes, filt_bytes = 64 * j.words * 8;
 	uint64_t groups = (b->n_sets + 63) / 64;
 	/* the rows and pre-filter lie together (pre_offset follows the rows); each
 	 * thread has 64 filters and, past the first, its own pre-filter */
@@ -256,7 +258,7 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	int every = every_threads > 1 && groups < 4 * (uint64_t)avail && every_threads > threads / 2;
 	if (every)
 		threads = every_threads;
-	j.out = calloc((size_t)shared, 1);
+	j.out = run ? run : calloc((size_t)shared, 1);
 	j.filt = calloc(threads, sizeof *j.filt);
 	j.pre = calloc(threads, sizeof *j.pre);
 	int rc = j.out && j.filt && j.pre ? 0 : -ENOMEM;
@@ -264,7 +266,8 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 		rc = -ENOMEM;
 	for (unsigned t = 0; rc == 0 && t < threads; t++) {
 		j.filt[t] = every ? NULL : malloc((size_t)filt_bytes);
-		j.pre[t] = t == 0 || !j.pre_bytes ? j.out + j.rows_bytes : calloc((size_t)j.pre_bytes, 1);
+		j.pre[t] = t == 0 || !j.pre_bytes ? j.out + (j.pre_bytes ? j.rows_bytes : 0)
+		                                  : calloc((size_t)j.pre_bytes, 1);
 		if ((!every && j.filt[t] == NULL) || j.pre[t] == NULL)
 			rc = -ENOMEM;
 	}
@@ -285,6 +288,10 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	}
 	free(j.filt);
 	free(j.pre);
+	if (run) {
+		free(j.every);
+		return rc;
+	}
 	/* the rows handed to the write before every set's filters are unmapped: the two overlap */
 	if (rc == 0 && bg) {
 		rc = bg_start(bg, fd, j.out, (size_t)shared, sec_off + b->rows_offset);

@@ -431,6 +431,171 @@ out:
 }
 
 /*
+ * Grouped runs (spec/format.md, "Grouped blocks"): a block of at most 511
+ * sets of widths far apart, without a pre-filter, becomes a run of up to
+ * GROUP_PARTS blocks of sets of near widths, whose rows share lines: a
+ * probe reads one line for them all, so that the narrower widths cost the
+ * queries no more loads. The sets are cut by dynamic programming for the
+ * least space in at most GROUP_PARTS parts, taking the fewest parts within
+ * 1% of that; the run then has G groups of L lines (the fewest lines, at
+ * most GROUP_LINES, within 2% of the least space: a probe reads them
+ * all), each block q = ceil(width / G) rows a group, so m = G q. The run is kept when it saves a twentieth of the block's rows.
+ */
+#define GROUP_PARTS 8u
+#define GROUP_LINES 4u
+
+/* Bits a group of the run takes at G groups: sum of ceil(w / G) * n over its parts. */
+static uint64_t group_used(const uint64_t *w, const uint64_t *n, uint32_t parts, uint64_t g)
+{
+	uint64_t used = 0;
+	for (uint32_t i = 0; i < parts; i++)
+		used += (w[i] + g - 1) / g * n[i];
+	return used;
+}
+
+/* The least G for which the run's parts fit lines lines a group (0: none). */
+static uint64_t group_count(const uint64_t *w, const uint64_t *n, uint32_t parts, uint32_t lines)
+{
+	uint64_t lo = 1, hi = 0;
+	for (uint32_t i = 0; i < parts; i++)
+		hi = w[i] > hi ? w[i] : hi;
+	if (group_used(w, n, parts, hi) > 512u * lines)
+		return 0;
+	while (lo < hi) { /* used falls as G grows */
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (group_used(w, n, parts, mid) <= 512u * lines)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/*
+ * Block b cut into a run: *parts blocks, ends[i] the ordinal after part i,
+ * m[i] its width and q[i] its rows a group. 0 if it pays, 1 if not, or an
+ * error.
+ */
+static int group_plan(const struct bfi_build_options *o, const struct plan *p,
+                      const struct bfi_block *b, uint32_t *parts, uint64_t ends[GROUP_PARTS],
+                      uint64_t m[GROUP_PARTS], uint64_t q[GROUP_PARTS])
+{
+	uint32_t n = (uint32_t)b->n_sets;
+	uint64_t *w = malloc(n * sizeof *w), *best = malloc((size_t)(GROUP_PARTS + 1) * (n + 1) * 8);
+	uint32_t *cut = malloc((size_t)(GROUP_PARTS + 1) * (n + 1) * sizeof *cut);
+	if (w == NULL || best == NULL || cut == NULL) {
+		free(w), free(best), free(cut);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		w[i] = width_for(o, p->distinct[p->old_of_new[b->first_set + i]], p->k);
+	/* best[t][i]: the least bits of the first i sets in t parts, each as wide as its widest */
+#define BEST(t, i) best[(size_t)(t) * (n + 1) + (i)]
+#define CUT(t, i) cut[(size_t)(t) * (n + 1) + (i)]
+	for (uint32_t i = 0; i <= n; i++)
+		BEST(0, i) = i ? UINT64_MAX : 0;
+	for (uint32_t t = 1; t <= GROUP_PARTS; t++)
+		for (uint32_t i = 0; i <= n; i++) {
+			BEST(t, i) = i ? UINT64_MAX : 0;
+			uint64_t widest = 0;
+			for (uint32_t a = i; a-- > 0;) { /* the last part: sets a .. i - 1 */
+				widest = w[a] > widest ? w[a] : widest;
+				uint64_t before = BEST(t - 1, a);
+				if (before == UINT64_MAX)
+					continue;
+				uint64_t bits = sat_add(before, widest * (i - a));
+				if (bits < BEST(t, i)) {
+					BEST(t, i) = bits;
+					CUT(t, i) = a;
+				}
+			}
+		}
+	uint32_t t = 1;
+	while (t < GROUP_PARTS && BEST(t, n) > BEST(GROUP_PARTS, n) + BEST(GROUP_PARTS, n) / 100)
+		t++;
+	*parts = t;
+	uint64_t nn[GROUP_PARTS];
+	for (uint32_t i = n, x = t; x > 0; x--) {
+		uint32_t a = CUT(x, i);
+		ends[x - 1] = b->first_set + i;
+		nn[x - 1] = i - a;
+		m[x - 1] = 0;
+		for (uint32_t y = a; y < i; y++)
+			m[x - 1] = w[y] > m[x - 1] ? w[y] : m[x - 1];
+		i = a;
+	}
+#undef BEST
+#undef CUT
+	free(w), free(best), free(cut);
+	if (t == 1)
+		return 1;
+	/* G groups of L lines: the fewest lines within 2% of the least space, as a probe reads them */
+	uint64_t gs[GROUP_LINES + 1] = {0}, spaces[GROUP_LINES + 1], least = UINT64_MAX;
+	for (uint32_t lines = 1; lines <= GROUP_LINES; lines++) {
+		gs[lines] = group_count(m, nn, t, lines);
+		if (gs[lines] == 0 || __builtin_mul_overflow(gs[lines], 512u * lines, &spaces[lines]))
+			gs[lines] = 0;
+		else if (spaces[lines] < least)
+			least = spaces[lines];
+	}
+	uint64_t g = 0, space = UINT64_MAX;
+	for (uint32_t lines = 1; lines <= GROUP_LINES && g == 0; lines++)
+		if (gs[lines] && spaces[lines] <= least + least / 50)
+			g = gs[lines], space = spaces[lines];
+	/* it must save a twentieth of the block's rows, and a block's cost: a small index keeps one */
+	uint64_t rows = bfi_block_rows_bytes(b->m, b->row_bits), save = rows / 20;
+	save = save > DEFAULT_BLOCK_COST ? save : DEFAULT_BLOCK_COST;
+	if (g == 0 || rows < save || space / 8 + 64 > rows - save)
+		return 1;
+	for (uint32_t i = 0; i < t; i++) {
+		q[i] = (m[i] + g - 1) / g;
+		m[i] = q[i] * g;
+	}
+	return 0;
+}
+
+/* Each block of the plan that pays as a grouped run, made one; the format's minor raised then. */
+static int group_blocks(bfi_writer *w, struct plan *p)
+{
+	const struct bfi_build_options *o = &w->opt;
+	/* the caller's own cuts and widths are kept */
+	if (o->fixed_width || o->block_cost || o->max_block_sets)
+		return 0;
+	for (uint32_t b = 0; b < p->n_blocks; b++) {
+		struct bfi_block *blk = &p->blocks[b];
+		if (blk->pre_m || blk->group || blk->n_sets < 2 || blk->n_sets > BFI_GROUP_MAX_SETS)
+			continue;
+		uint32_t parts;
+		uint64_t ends[GROUP_PARTS], m[GROUP_PARTS], q[GROUP_PARTS];
+		int rc = group_plan(o, p, blk, &parts, ends, m, q);
+		if (rc < 0)
+			return rc;
+		if (rc || p->n_blocks + parts - 1 > BFI_MAX_BLOCKS)
+			continue;
+		struct bfi_block *nb = realloc(p->blocks, (p->n_blocks + parts - 1) * sizeof *nb);
+		if (nb == NULL)
+			return -ENOMEM;
+		p->blocks = nb;
+		memmove(&nb[b + parts], &nb[b + 1], (p->n_blocks - b - 1) * sizeof *nb);
+		p->n_blocks += parts - 1;
+		for (uint32_t i = 0, first = (uint32_t)nb[b].first_set; i < parts; i++) {
+			set_block(p, b + i, first, ends[i], m[i]);
+			nb[b + i].row_bits = nb[b + i].n_sets; /* packed, whatever its sets */
+			nb[b + i].pre_m = 0;
+			nb[b + i].group = q[i] | (i == 0 ? BFI_GROUP_FIRST : 0);
+			first = (uint32_t)ends[i];
+		}
+		for (uint32_t x = b + parts; x < p->n_blocks; x++) /* the blocks after: renumbered */
+			for (uint64_t j = nb[x].first_set; j < nb[x].first_set + nb[x].n_sets; j++)
+				p->block_of[j] = x;
+		b += parts - 1;
+		if (p->minor < 2)
+			p->minor = 2;
+	}
+	return 0;
+}
+
+/*
  * The flat layout's blocks and pre-filters: plan_blocks for space, then,
  * unless pre-filters are off or the caller capped the block size, the cuts
  * that pay for queries, then each block's pre-filter.
@@ -446,9 +611,11 @@ int plan_flat(bfi_writer *w, struct plan *p)
 	int rc = segw ? plan_blocks(o, p, step, c, segw) : -ENOMEM;
 	if (rc || o->prefilter == BFI_PREFILTER_NEVER) {
 		free(segw);
+		if (rc == 0)
+			rc = group_blocks(w, p);
 		if (rc == 0 && (p->flat_size = bfi_flat_layout(p->blocks, p->n_blocks)) == 0)
 			rc = BFI_E_LIMIT;
-		return rc;
+		return rc ? rc : flat_rowmaps(p);
 	}
 	uint8_t *seg = NULL, *reg = malloc(SET_HLL_REGS);
 	rc = reg ? segment_sketches(w, p, step, c, &seg) : -ENOMEM;
@@ -464,9 +631,11 @@ int plan_flat(bfi_writer *w, struct plan *p)
 	free(seg);
 	free(segw);
 	free(reg);
+	if (rc == 0)
+		rc = group_blocks(w, p);
 	if (rc == 0 && (p->flat_size = bfi_flat_layout(p->blocks, p->n_blocks)) == 0)
 		rc = BFI_E_LIMIT;
-	return rc;
+	return rc ? rc : flat_rowmaps(p);
 }
 
 /* ---- The flat layout's bytes a stripe at a time (stripes.c) ---- */
@@ -476,7 +645,8 @@ static void flat_filter_bit(const struct stripe_ctx *c, uint64_t lo, uint64_t hi
 {
 	const struct plan *p = c->p;
 	const struct bfi_block *b = &p->blocks[p->block_of[j]];
-	uint64_t bit = b->rows_offset * 8 + row * b->row_bits + (j - b->first_set);
+	uint64_t bit = b->rows_offset * 8 + rowmap_bit(&p->rowmap[p->block_of[j]], row) +
+	               (j - b->first_set);
 	stripe_bit(c->buf, lo, hi, bit / 8, bit % 8);
 }
 
@@ -486,15 +656,32 @@ static void flat_key(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint3
 {
 	const struct plan *p = c->p;
 	const struct bfi_block *b = &p->blocks[p->block_of[j]];
+	const struct rowmap *rm = &p->rowmap[p->block_of[j]];
 	uint64_t at = b->rows_offset * 8 + (j - b->first_set); /* bit of column j in row 0 */
 	uint64_t line = b->pre_m && p->line_pre ? bfi_pre_line(bfi_hash_probe(h, 0), b->pre_m) : 0;
 	for (uint32_t i = 0; i < p->k; i++) {
-		uint64_t z = bfi_hash_probe(h, i), bit = at + bfi_reduce(z, b->m) * b->row_bits;
+		uint64_t z = bfi_hash_probe(h, i), bit = at + rowmap_bit(rm, bfi_reduce(z, b->m));
 		stripe_bit(c->buf, lo, hi, bit / 8, bit % 8);
 		if (b->pre_m) {
 			uint64_t pos = p->line_pre ? line + bfi_pre_bit(z) : bfi_reduce(z, b->pre_m);
 			stripe_bit(c->buf, lo, hi, b->pre_offset + pos / 8, pos % 8);
 		}
+	}
+}
+
+/* count_packed for a grouped run's block: its q rows of each group, by their bits. */
+static void count_grouped(const uint8_t *buf, uint64_t lo, uint64_t hi, const struct bfi_block *b,
+                          const struct rowmap *rm, uint64_t *ones)
+{
+	for (uint64_t r = 0; r < b->m; r++) {
+		uint64_t bit = b->rows_offset * 8 + rowmap_bit(rm, r);
+		if (bit / 8 + (b->n_sets + 7) / 8 + 1 <= lo)
+			continue;
+		if (bit / 8 >= hi)
+			break; /* rows run forward through the groups */
+		for (uint64_t x = 0; x < b->n_sets; x++, bit++)
+			if (bit / 8 >= lo && bit / 8 < hi && (buf[bit / 8 - lo] >> (bit % 8) & 1))
+				ones[x]++;
 	}
 }
 
@@ -518,12 +705,48 @@ static void flat_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 	const struct plan *p = c->p;
 	for (uint32_t bi = 0; bi < p->n_blocks; bi++) {
 		const struct bfi_block *b = &p->blocks[bi];
-		if (bfi_rows_lined(b->row_bits))
+		if (b->group)
+			count_grouped(c->buf, lo, hi, b, &p->rowmap[bi], p->ones + b->first_set);
+		else if (bfi_rows_lined(b->row_bits))
 			count_columns(c->buf, lo, hi, b->rows_offset, b->m, b->row_bits / 8,
 			              p->ones + b->first_set);
 		else
 			count_packed(c->buf, lo, hi, b, p->ones + b->first_set);
 	}
+}
+
+/*
+ * The grouped run beginning at block b, *n blocks: each block filled into
+ * the run's rows in memory, then written (through bg), when the budget
+ * holds them; else the run's rows in stripes.
+ */
+static int fill_run(struct stripe_ctx *c, uint32_t b, struct bg_write *bg, uint32_t *n)
+{
+	const struct plan *p = c->p;
+	uint64_t bytes = p->rowmap[b].run_bytes;
+	for (*n = 1; b + *n < p->n_blocks && p->blocks[b + *n].group &&
+	             !(p->blocks[b + *n].group & BFI_GROUP_FIRST);
+	     (*n)++)
+		;
+	int rc = bg_wait(bg);
+	uint8_t *run = rc == 0 && bytes <= c->budget && bytes <= SIZE_MAX ? calloc((size_t)bytes, 1)
+	                                                                  : NULL;
+	for (uint32_t i = 0; run && rc == 0 && i < *n; i++)
+		rc = fill_block(c->w, p, b + i, c->fd, c->sec_off, c->budget - bytes, NULL, run);
+	c->done += bytes;
+	if (run && rc == 0) {
+		progress(c->w, "rows", c->done, c->total);
+		return bg_start(bg, c->fd, run, (size_t)bytes, c->sec_off + p->blocks[b].rows_offset);
+	}
+	free(run);
+	if (rc < 0)
+		return rc;
+	/* too large for the budget: in stripes, a pass over the run's sets' keys each, which
+	 * count the sets' ones again (blocks filled before one did not fit counted theirs) */
+	const struct bfi_block *last = &p->blocks[b + *n - 1];
+	for (uint64_t j = p->blocks[b].first_set; j < last->first_set + last->n_sets; j++)
+		p->ones[j] = 0;
+	return stripe_units(c, p->blocks[b].rows_offset, p->blocks[b].rows_offset + bytes, 64);
 }
 
 /* Block by block: from its sets' own filters when it fits, else in stripes. */
@@ -541,14 +764,21 @@ static int flat_fill(struct stripe_ctx *c)
 		const struct bfi_block *blk = &p->blocks[b];
 		rc = stripe_flush(c);
 		c->start = c->end = blk->rows_offset;
+		if (rc == 0 && blk->group) { /* a grouped run, whole: its first block */
+			uint32_t n = 0;
+			rc = fill_run(c, b, &bg, &n);
+			b += n - 1;
+			continue;
+		}
 		uint64_t held = bg_held(&bg);
 		if (rc == 0)
-			rc = held < c->budget ? fill_block(c->w, p, b, c->fd, c->sec_off, c->budget - held, &bg)
-			                      : 1;
+			rc = held < c->budget
+			         ? fill_block(c->w, p, b, c->fd, c->sec_off, c->budget - held, &bg, NULL)
+			         : 1;
 		if (rc == 1 && held) { /* not beside the write: after it, with the whole budget */
 			rc = bg_wait(&bg);
 			if (rc == 0)
-				rc = fill_block(c->w, p, b, c->fd, c->sec_off, c->budget, &bg);
+				rc = fill_block(c->w, p, b, c->fd, c->sec_off, c->budget, &bg, NULL);
 		}
 		int sliced = rc == 1;
 		if (sliced)

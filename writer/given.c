@@ -93,7 +93,7 @@ int plan_given(bfi_writer *w, struct plan *p)
 		p->ones[j] = g->ones[j];
 	if ((p->flat_size = bfi_flat_layout(p->blocks, p->n_blocks)) == 0)
 		return BFI_E_LIMIT;
-	return 0;
+	return flat_rowmaps(p);
 }
 
 #define GIVEN_BATCH (4u << 20) /* bytes of rows joined before they are written */

@@ -263,6 +263,21 @@ struct bloofi_shape {
 	uint32_t *up[BFI_MAX_LEVELS];
 	uint32_t *order; /* n_sets entries, the caller's */
 };
+/*
+ * Where a flat block's rows go, from its rows_offset: row r at bit
+ * r * row_bits, or in a grouped run (q > 0) at bfi_group_row_bit.
+ */
+struct rowmap {
+	uint64_t row_bits, q, group_bits, seg;
+	uint64_t run_bytes; /* a run's first block: the run's rows' bytes; else 0 */
+};
+
+static inline uint64_t rowmap_bit(const struct rowmap *rm, uint64_t r)
+{
+	return rm->q ? bfi_group_row_bit(r, rm->q, rm->group_bits, rm->seg, rm->row_bits)
+	             : r * rm->row_bits;
+}
+
 /* Everything decided before a byte is written. */
 struct plan {
 	uint32_t n, k;
@@ -274,6 +289,7 @@ struct plan {
 	uint32_t *block_of;       /* by ordinal */
 	struct bfi_block *blocks;
 	uint32_t n_blocks;
+	struct rowmap *rowmap;    /* by block: where its rows go (grouped runs: flat_group) */
 	uint64_t flat_size;
 	struct bfi_plain_desc plain;
 	uint64_t plain_size;
@@ -430,16 +446,16 @@ void transpose64(uint64_t a[64]);
 void transpose_slice(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t w, uint64_t out[64]);
 /*
  * The n <= 64 filters at filt (m bits each, the bits past m zero) become
- * columns col .. col + n - 1 of the m rows at rows (row r from bit r *
- * row_bits; rows 8-byte aligned), ORed into what is there, atomically when
+ * columns col .. col + n - 1 of the m rows at rows (row r from bit
+ * rowmap_bit(rm, r); rows 8-byte aligned), ORed into what is there, atomically when
  * shared (other threads write columns that share its words).
  */
 void transpose_filters(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t m,
-                       uint8_t *rows, uint64_t row_bits, uint64_t col, int shared);
+                       uint8_t *rows, const struct rowmap *rm, uint64_t col, int shared);
 /* The same for the filters' words [w0, w1) only: rows 64 w0 .. 64 w1 - 1. */
 void transpose_filters_part(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t m,
-                            uint8_t *rows, uint64_t row_bits, uint64_t col, int shared, uint64_t w0,
-                            uint64_t w1);
+                            uint8_t *rows, const struct rowmap *rm, uint64_t col, int shared,
+                            uint64_t w0, uint64_t w1);
 /*
  * OR count rows of a slice (little-endian words, bit c = column col + c)
  * into the rows at rows, row r from bit r * row_bits.
@@ -486,14 +502,19 @@ struct bg_write {
 };
 uint64_t bg_held(const struct bg_write *g);
 int bg_wait(struct bg_write *g);
+/* Write len bytes of buf (malloc'd, now g's) at off: on g's thread, or at once if none starts. */
+int bg_start(struct bg_write *g, int fd, uint8_t *buf, size_t len, uint64_t off);
 /*
  * Fill flat block bi in memory from its sets' own filters (fill.c) and
  * write its rows and pre-filter at sec_off: through bg when it is not
- * NULL (after the write it holds ends), else at once. 0, or 1 if they
- * would not fit in budget bytes (nothing done), or an error.
+ * NULL (after the write it holds ends), else at once; or, for a block of
+ * a grouped run, into run, the run's rows, which the caller writes. 0, or
+ * 1 if they would not fit in budget bytes (nothing done), or an error.
  */
+/* Each flat block's struct rowmap, once the blocks are laid out (rowmap.c). 0 or an error. */
+int flat_rowmaps(struct plan *p);
 int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_t sec_off,
-               uint64_t budget, struct bg_write *bg);
+               uint64_t budget, struct bg_write *bg, uint8_t *run);
 /*
  * The same for a block whose rows do not fit: through a scratch file of
  * slices (fill.c). 0, or 1 if even 64 filters, the pre-filter or 64 rows

@@ -121,5 +121,6 @@ void plan_free(struct plan *p)
 	free(p->old_of_new);
 	free(p->block_of);
 	free(p->blocks);
+	free(p->rowmap);
 	free(p->ones);
 }

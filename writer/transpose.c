@@ -51,22 +51,34 @@ static inline void put_bits(uint8_t *rows, uint64_t at, uint64_t v, int shared)
 }
 
 void transpose_filters(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t m,
-                       uint8_t *rows, uint64_t row_bits, uint64_t col, int shared)
+                       uint8_t *rows, const struct rowmap *rm, uint64_t col, int shared)
 {
-	transpose_filters_part(filt, words, n, m, rows, row_bits, col, shared, 0, words);
+	transpose_filters_part(filt, words, n, m, rows, rm, col, shared, 0, words);
 }
 
 void transpose_filters_part(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t m,
-                            uint8_t *rows, uint64_t row_bits, uint64_t col, int shared, uint64_t w0,
-                            uint64_t w1)
+                            uint8_t *rows, const struct rowmap *rm, uint64_t col, int shared,
+                            uint64_t w0, uint64_t w1)
 {
 	uint64_t tile[64];
 	for (uint64_t w = w0; w < w1; w++) {
 		transpose_slice(filt, words, n, w, tile);
 		uint64_t r0 = w * 64;
-		for (uint32_t r = 0; r < 64 && r0 + r < m; r++)
+		if (rm->q == 0) {
+			for (uint32_t r = 0; r < 64 && r0 + r < m; r++)
+				if (tile[r])
+					put_bits(rows, (r0 + r) * rm->row_bits + col, tile[r], shared);
+			continue;
+		}
+		/* a grouped run's rows: the group and the row in it counted on, not divided out */
+		uint64_t g = r0 / rm->q, j = r0 % rm->q;
+		for (uint32_t r = 0; r < 64 && r0 + r < m; r++) {
 			if (tile[r])
-				put_bits(rows, (r0 + r) * row_bits + col, tile[r], shared);
+				put_bits(rows, g * rm->group_bits + rm->seg + j * rm->row_bits + col, tile[r],
+				         shared);
+			if (++j == rm->q)
+				j = 0, g++;
+		}
 	}
 }
 

@@ -2,8 +2,9 @@
 # mixed.sh - genomes of mixed size: 16 bacteria (Debian's ragout-examples
 # references), 4 Klebsiella (kleborate-examples) and 4 viruses of 10 kbp
 # (gasic-examples), as sets of canonical 31-mers. Builds them with the
-# default block plan and with --block-cost 1M (each width its own block),
-# and, if OLD is set, with that binary; prints each index's size against
+# default block plan (the bacteria a grouped run, whose blocks share their
+# rows' lines) and with --block-cost 1M (each width a block of its own
+# rows), and, if OLD is set, with that binary; prints each index's size against
 # the sum of every set's own filter, m(n) at p = 0.01, and the time of
 # READS 150-bp reads at θ = 0.8 and of 200,000 single k-mers, one thread,
 # alternating the snapshots ROUNDS times (3). Every build must answer each

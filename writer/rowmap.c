@@ -1,0 +1,37 @@
+/*
+ * rowmap.c - where each flat block's rows go (struct rowmap), for the
+ * planner's blocks (flat.c) and the given ones of compaction (given.c):
+ * row r at r * row_bits, or, in a grouped run (spec/format.md, "Grouped
+ * blocks"), at its place in the run's groups.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+/* Each block's rowmap (struct rowmap): its row stride, or its grouped run's geometry. */
+int flat_rowmaps(struct plan *p)
+{
+	free(p->rowmap);
+	p->rowmap = calloc(p->n_blocks, sizeof *p->rowmap);
+	if (p->rowmap == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->n_blocks;) {
+		const struct bfi_block *b = &p->blocks[i];
+		if (b->group == 0) {
+			p->rowmap[i++] = (struct rowmap){b->row_bits, 0, 0, 0, 0};
+			continue;
+		}
+		uint32_t n;
+		uint64_t groups, group_bits, bytes, seg = 0;
+		if (bfi_group_run(p->blocks, p->n_blocks, i, &n, &groups, &group_bits, &bytes))
+			return BFI_E_LIMIT;
+		for (uint32_t e = i + n, first = i; i < e; i++) {
+			uint64_t q = p->blocks[i].group & BFI_GROUP_Q_MASK;
+			p->rowmap[i] = (struct rowmap){p->blocks[i].row_bits, q, group_bits, seg,
+			                               i == first ? bytes : 0};
+			seg += q * p->blocks[i].row_bits;
+		}
+	}
+	return 0;
+}
