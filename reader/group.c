@@ -23,48 +23,6 @@ int bfi__group_fast(const struct bfi_rblock *b0)
 
 #define AHEAD 24 /* probes whose lines are asked for before they are read: enough to arrive in time */
 
-void bfi__group_terms(const struct bfi_rblock *b0, const uint64_t *z, uint32_t terms, uint32_t k,
-                      uint32_t *counts)
-{
-	uint32_t nb = b0->run_n;
-	uint64_t groups = b0->m / b0->q, gbytes = b0->group_bits / 8, probes = (uint64_t)terms * k;
-	uint64_t acc[BFI_GROUP_FAST_BLOCKS];
-	for (uint64_t x = 0; x < AHEAD && x < probes; x++)
-		bfi__prefetch(b0->rows + bfi_reduce(z[x], groups) * gbytes);
-	/* the probes one after another, a term's k together: the line of the one AHEAD on asked for */
-	for (uint64_t x = 0; x < probes; x++) {
-		if (x + AHEAD < probes) {
-			const uint8_t *at = b0->rows + bfi_reduce(z[x + AHEAD], groups) * gbytes;
-			for (uint64_t y = 0; y < gbytes; y += 64) /* every line of the group */
-				bfi__prefetch(at + y);
-		}
-		uint32_t i = (uint32_t)(x % k);
-		if (i == 0)
-			for (uint32_t b = 0; b < nb; b++)
-				acc[b] = ~UINT64_C(0);
-		/* r / q of every block's row r = reduce(z, G q) is reduce(z, G) */
-		uint64_t g = bfi_reduce(z[x], groups);
-		const uint8_t *line = b0->rows + g * gbytes;
-		for (uint32_t b = 0; b < nb; b++) {
-			const struct bfi_rblock *blk = &b0[b];
-			uint64_t bit = blk->seg + (bfi_reduce(z[x], blk->m) - g * blk->q) * blk->n, v;
-			/* the 8 bytes holding the row, never past the group's end: a load
-			 * across into the next line would wait for a second miss */
-			uint64_t at = bit / 8 < gbytes - 8 ? bit / 8 : gbytes - 8;
-			memcpy(&v, line + at, 8);
-			acc[b] &= le64toh(v) >> (bit - 8 * at);
-		}
-		if (i + 1 < k)
-			continue;
-		for (uint32_t b = 0; b < nb; b++) {
-			uint64_t v = acc[b] & ((UINT64_C(1) << b0[b].n) - 1);
-			uint32_t *c = counts + (b0[b].first - b0->first);
-			for (; v; v &= v - 1)
-				c[__builtin_ctzll(v)]++;
-		}
-	}
-}
-
 /* The acc of each block of the run for the k probes z: its rows ANDed. */
 static inline void group_rows(const struct bfi_rblock *b0, const uint64_t *z, uint32_t k,
                               uint64_t *acc)
@@ -93,6 +51,25 @@ void bfi__group_ask(const struct bfi_rblock *b0, const uint64_t *z, uint32_t k)
 		const uint8_t *at = b0->rows + bfi_reduce(z[i], groups) * gbytes;
 		for (uint64_t y = 0; y < gbytes; y += 64)
 			bfi__prefetch(at + y);
+	}
+}
+
+void bfi__group_terms(const struct bfi_rblock *b0, const uint64_t *z, uint32_t terms, uint32_t k,
+                      uint32_t *counts)
+{
+	uint32_t ahead = (AHEAD + k - 1) / k; /* terms */
+	for (uint32_t t = 0; t < ahead && t < terms; t++)
+		bfi__group_ask(b0, z + (size_t)t * k, k);
+	uint64_t acc[BFI_GROUP_FAST_BLOCKS];
+	for (uint32_t t = 0; t < terms; t++) {
+		if (t + ahead < terms)
+			bfi__group_ask(b0, z + (size_t)(t + ahead) * k, k);
+		group_rows(b0, z + (size_t)t * k, k, acc);
+		for (uint32_t b = 0; b < b0->run_n; b++) {
+			uint32_t *c = counts + (b0[b].first - b0->first);
+			for (uint64_t v = acc[b] & ((UINT64_C(1) << b0[b].n) - 1); v; v &= v - 1)
+				c[__builtin_ctzll(v)]++;
+		}
 	}
 }
 
