@@ -478,7 +478,7 @@ BFI_API const uint32_t *bfi_result_scores(const bfi_result *res);
 
 /*
  * Answer n expressions together. On a flat layout whose blocks all have
- * short rows (at most 256 bytes: a few genomes' k-mers, a small
+ * short rows (at most 512 bytes: a few genomes' k-mers, a small
  * collection), the batch passes over each block once, answering every
  * query in it while the rows of later queries are already on their way.
  * Otherwise queries are answered one after another, with the pre-filter

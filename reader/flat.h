@@ -42,13 +42,6 @@ struct bfi_flat {
 
 #define bfi__flat(s) BFI_VIEW(s, BFI_ROW_FLAT, struct bfi_flat)
 
-/*
- * Rows of at most this many bytes (four lines) are short: the AVX2 kernel
- * finishes them line by line, without its two passes, and a batch passes
- * over blocks of them, asking for every line of later queries' rows.
- */
-#define BFI_SHORT_ROW 256
-
 /* Do every block's rows count as short, so that the pipeline (pipe.c) answers batches? */
 static inline int bfi__flat_short(const struct bfi_flat *f)
 {
