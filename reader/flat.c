@@ -447,8 +447,7 @@ static int flat_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 		if (bfi__late(res))
 			return BFI_E_TIMEOUT;
 		if (bfi__group_fast(b)) { /* a grouped run: its blocks together */
-			const struct bfi_rblock *last = b + b->run_n - 1;
-			uint32_t sets = last->first + last->n - b->first;
+			uint32_t sets = bfi__run_sets(b);
 			if ((rc = bfi__grow(&res->counts, &res->counts_cap, sets, sizeof *res->counts)) != 0)
 				return rc;
 			memset(res->counts, 0, sets * sizeof *res->counts);

@@ -50,16 +50,16 @@ static inline int bfi__flat_short(const struct bfi_flat *f)
 
 #define BFI_MANY_BLOCKS 4 /* above this, blocks' pre-filters are requested ahead */
 
-/*
- * Row r of block b as whole lines: in place, or, for packed rows, copied
- * out to the slot-th row_bytes of res->pack (pack_room made room).
- */
 /* The first bit of packed row r of block b, from b->rows. */
 static inline uint64_t bfi__row_bit(const struct bfi_rblock *b, uint64_t r)
 {
 	return b->q ? bfi_group_row_bit(r, b->q, b->group_bits, b->seg, b->row_bits) : r * b->row_bits;
 }
 
+/*
+ * Row r of block b as whole lines: in place, or, for packed rows, copied
+ * out to the slot-th row_bytes of res->pack (pack_room made room).
+ */
 static inline const uint8_t *bfi__flat_row(const struct bfi_rblock *b, uint64_t r, bfi_result *res,
                                       size_t slot)
 {
@@ -104,6 +104,12 @@ void bfi__pipe_terms(const struct bfi_rblock *b, const uint64_t *z, uint32_t ter
  */
 #define BFI_GROUP_FAST_BLOCKS 16
 int bfi__group_fast(const struct bfi_rblock *b0);
+/* The sets of the run beginning at b0: its blocks' together. */
+static inline uint32_t bfi__run_sets(const struct bfi_rblock *b0)
+{
+	const struct bfi_rblock *last = b0 + b0->run_n - 1;
+	return last->first + last->n - b0->first;
+}
 void bfi__group_terms(const struct bfi_rblock *b0, const uint64_t *z, uint32_t terms, uint32_t k,
                       uint32_t *counts);
 /* Ask for the lines of the k probes z in the run beginning at b0. */

@@ -239,6 +239,29 @@ stage_ask(const struct pipe *p, const struct bfi_rblock *b, uint32_t bi, size_t 
 }
 
 /*
+ * Query i of a batch, in its first block: checked, its result reset, and
+ * a one-key query's probes hashed into zq (its row of the table, or NULL
+ * when there is none), kept for the other blocks.
+ */
+static int query_begin(const struct pipe *p, size_t i, uint64_t *zq)
+{
+	const struct bfi_expr *e = p->qs[i];
+	bfi_result *r = p->res[i];
+	int rc = bfi__check_query(e, r);
+	if (rc == 0 && e->single) {
+		/* the answer array grows by blocks (at the answer), not to every
+		 * set of the snapshot in each of a batch's results */
+		bfi__reset_result(r, 0);
+		rc = bfi__room(r, ANSWERS_FIRST);
+	} else if (rc == 0) {
+		rc = bfi__flat_prepare(p->s, e, r, 0);
+	}
+	for (uint32_t j = 0; rc == 0 && zq && e->single && j < p->k; j++)
+		zq[j] = bfi_hash_probe(e->keys[0], j);
+	return rc;
+}
+
+/*
  * Stage locate: item i's rows in block b. For queries, in block 0, check
  * the query and reset its result first; its probes, if there is a table,
  * are hashed there and kept for the other blocks.
@@ -255,26 +278,15 @@ stage_locate(const struct pipe *p, const struct bfi_rblock *b, uint32_t bi, size
 		return 0;
 	}
 	const struct bfi_expr *e = p->qs[i];
-	bfi_result *r = p->res[i];
 	if (bi == 0) {
-		int rc = bfi__check_query(e, r);
-		if (rc == 0 && e->single) {
-			/* the answer array grows by blocks (at the answer), not to every
-			 * set of the snapshot in each of a batch's results */
-			bfi__reset_result(r, 0);
-			rc = bfi__room(r, ANSWERS_FIRST);
-		} else if (rc == 0) {
-			rc = bfi__flat_prepare(p->s, e, r, 0);
-		}
+		int rc = query_begin(p, i, zq);
 		if (rc)
 			return rc;
 	}
 	slot->state = -1;
 	if (!e->single)
 		return 0;
-	for (uint32_t j = 0; zq && bi == 0 && j < k; j++)
-		zq[j] = bfi_hash_probe(e->keys[0], j);
-	locate(b, e->keys[0], zq, k, r, slot, line);
+	locate(b, e->keys[0], zq, k, p->res[i], slot, line);
 	return 0;
 }
 
@@ -328,8 +340,7 @@ static int counting(const struct pipe *p)
 static int run_keys(const struct pipe *p, const struct bfi_rblock *b0, int table)
 {
 	bfi_result *r = p->out;
-	const struct bfi_rblock *last = b0 + b0->run_n - 1;
-	uint32_t sets = last->first + last->n - b0->first, k = p->k;
+	uint32_t sets = bfi__run_sets(b0), k = p->k;
 	uint64_t zbuf[BFI_MAX_K];
 	for (size_t i = 0; i < p->n; i++) {
 		if (table && i + RUN_AHEAD < p->n)
@@ -352,25 +363,16 @@ static int run_keys(const struct pipe *p, const struct bfi_rblock *b0, int table
 /*
  * A batch of queries over a grouped run: a one-key query's sets in all
  * the run's blocks from its k lines; any other query block by block. If
- * the run is the first block (first), each query is checked and reset and
- * its probes put in the table here, as stage_locate does in block 0.
+ * the run is the first block (first), each query begins here
+ * (query_begin), as stage_locate begins it in block 0.
  */
 static int run_queries(const struct pipe *p, const struct bfi_rblock *b0, int first)
 {
-	const struct bfi_rblock *last = b0 + b0->run_n - 1;
-	uint32_t sets = last->first + last->n - b0->first, k = p->k;
+	uint32_t sets = bfi__run_sets(b0), k = p->k;
 	for (size_t i = 0; first && i < p->n; i++) {
-		const struct bfi_expr *e = p->qs[i];
-		bfi_result *r = p->res[i];
-		int rc = bfi__check_query(e, r);
-		if (rc == 0 && e->single)
-			bfi__reset_result(r, 0);
-		else if (rc == 0)
-			rc = bfi__flat_prepare(p->s, e, r, 0);
+		int rc = query_begin(p, i, (uint64_t *)p->zt + i * k);
 		if (rc)
 			return rc;
-		for (uint32_t j = 0; e->single && j < k; j++)
-			((uint64_t *)p->zt)[i * k + j] = bfi_hash_probe(e->keys[0], j);
 	}
 	for (size_t i = 0; i < p->n; i++) {
 		if (i + RUN_AHEAD < p->n && p->qs[i + RUN_AHEAD]->single)

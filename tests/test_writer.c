@@ -407,7 +407,7 @@ static void test_transpose(void)
 	static const uint64_t strides[] = {1, 65, 100, 512, 1024, 40, 100};
 	for (size_t x = 0; x < sizeof strides / sizeof *strides; x++) {
 		uint64_t m = 1000, words = (m + 63) / 64, row_bits = strides[x];
-		struct rowmap rm = {row_bits, x >= 5 ? 8 : 0, 1024, 200, 0};
+		struct rowmap rm = {row_bits, x >= 5 ? 8 : 0, 1024, 200, 0, 0};
 		uint32_t n = row_bits < 40 ? (uint32_t)row_bits : 40;
 		uint64_t col = row_bits > 64 ? 19 : 0, bytes = (m * row_bits + 64 + 511) / 512 * 64;
 		if (rm.q)

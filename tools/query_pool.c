@@ -104,14 +104,9 @@ static void answer_chunk(struct qpool *qp, struct chunk *c, struct opts *wo, bfi
 	c->out = out_take(&c->out_len);
 }
 
-struct worker_arg {
-	struct qpool *qp;
-};
-
 static void *worker(void *p)
 {
-	struct qpool *qp = ((struct worker_arg *)p)->qp;
-	free(p);
+	struct qpool *qp = p;
 	struct opts wo = *qp->o;
 	struct names names = {.n = qp->o->names ? qp->o->names->n : 0};
 	/* calloc'd pages are touched only as names are kept, as one thread's cache is */
@@ -167,17 +162,8 @@ int qpool_start(struct qpool **out, unsigned threads, const bfi_snapshot *s, con
 	*out = qp;
 	if (qp->ring == NULL || qp->tid == NULL)
 		return -ENOMEM;
-	for (unsigned t = 0; t < threads; t++) {
-		struct worker_arg *a = malloc(sizeof *a);
-		if (a == NULL)
-			break;
-		a->qp = qp;
-		if (pthread_create(&qp->tid[t], NULL, worker, a) != 0) {
-			free(a);
-			break;
-		}
+	for (unsigned t = 0; t < threads && pthread_create(&qp->tid[t], NULL, worker, qp) == 0; t++)
 		qp->started++;
-	}
 	return qp->started ? 0 : -EAGAIN;
 }
 

@@ -88,7 +88,7 @@ static int column_group(void *ctx, uint64_t g, unsigned thread)
 			c->ones[col] = filter_ones(f.filt, c->words);
 	}
 	/* whole 64-bit words a row, and 64 columns a group: no word is shared */
-	struct rowmap rm = {c->row_bytes * 8, 0, 0, 0, 0};
+	struct rowmap rm = {c->row_bytes * 8, 0, 0, 0, 0, 0};
 	transpose_filters(filt, c->words, n, c->m, c->rows, &rm, g * 64, 0);
 	return 0;
 }

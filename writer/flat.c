@@ -439,7 +439,10 @@ out:
  * least space in at most GROUP_PARTS parts, taking the fewest parts within
  * 1% of that; the run then has G groups of L lines (the fewest lines, at
  * most GROUP_LINES, within 2% of the least space: a probe reads them
- * all), each block q = ceil(width / G) rows a group, so m = G q. The run is kept when it saves a twentieth of the block's rows.
+ * all), each block q = ceil(width / G) rows a group, so m = G q. The run
+ * is kept when it saves a twentieth of the block's rows and at least
+ * DEFAULT_BLOCK_COST, so that a small index, which a cache holds, keeps
+ * its one block.
  */
 #define GROUP_PARTS 8u
 #define GROUP_LINES 4u
@@ -673,7 +676,9 @@ static void flat_key(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint3
 static void count_grouped(const uint8_t *buf, uint64_t lo, uint64_t hi, const struct bfi_block *b,
                           const struct rowmap *rm, uint64_t *ones)
 {
-	for (uint64_t r = 0; r < b->m; r++) {
+	/* from the first row of the group the stripe begins in: those before end before it */
+	uint64_t from = lo > b->rows_offset ? (lo - b->rows_offset) * 8 / rm->group_bits * rm->q : 0;
+	for (uint64_t r = from; r < b->m; r++) {
 		uint64_t bit = b->rows_offset * 8 + rowmap_bit(rm, r);
 		if (bit / 8 + (b->n_sets + 7) / 8 + 1 <= lo)
 			continue;
@@ -724,10 +729,7 @@ static int fill_run(struct stripe_ctx *c, uint32_t b, struct bg_write *bg, uint3
 {
 	const struct plan *p = c->p;
 	uint64_t bytes = p->rowmap[b].run_bytes;
-	for (*n = 1; b + *n < p->n_blocks && p->blocks[b + *n].group &&
-	             !(p->blocks[b + *n].group & BFI_GROUP_FIRST);
-	     (*n)++)
-		;
+	*n = p->rowmap[b].run_n;
 	int rc = bg_wait(bg);
 	uint8_t *run = rc == 0 && bytes <= c->budget && bytes <= SIZE_MAX ? calloc((size_t)bytes, 1)
 	                                                                  : NULL;

@@ -270,6 +270,7 @@ struct bloofi_shape {
 struct rowmap {
 	uint64_t row_bits, q, group_bits, seg;
 	uint64_t run_bytes; /* a run's first block: the run's rows' bytes; else 0 */
+	uint32_t run_n;     /* a run's first block: its blocks; else 0 */
 };
 
 static inline uint64_t rowmap_bit(const struct rowmap *rm, uint64_t r)

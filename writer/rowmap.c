@@ -19,7 +19,7 @@ int flat_rowmaps(struct plan *p)
 	for (uint32_t i = 0; i < p->n_blocks;) {
 		const struct bfi_block *b = &p->blocks[i];
 		if (b->group == 0) {
-			p->rowmap[i++] = (struct rowmap){b->row_bits, 0, 0, 0, 0};
+			p->rowmap[i++] = (struct rowmap){b->row_bits, 0, 0, 0, 0, 0};
 			continue;
 		}
 		uint32_t n;
@@ -29,7 +29,7 @@ int flat_rowmaps(struct plan *p)
 		for (uint32_t e = i + n, first = i; i < e; i++) {
 			uint64_t q = p->blocks[i].group & BFI_GROUP_Q_MASK;
 			p->rowmap[i] = (struct rowmap){p->blocks[i].row_bits, q, group_bits, seg,
-			                               i == first ? bytes : 0};
+			                               i == first ? bytes : 0, i == first ? n : 0};
 			seg += q * p->blocks[i].row_bits;
 		}
 	}
