@@ -723,7 +723,7 @@ static void flat_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 /*
  * The grouped run beginning at block b, *n blocks: each block filled into
  * the run's rows in memory, then written (through bg), when the budget
- * holds them; else the run's rows in stripes.
+ * holds them: 0; else the run's rows in stripes: 1 once done. Or an error.
  */
 static int fill_run(struct stripe_ctx *c, uint32_t b, struct bg_write *bg, uint32_t *n)
 {
@@ -748,7 +748,8 @@ static int fill_run(struct stripe_ctx *c, uint32_t b, struct bg_write *bg, uint3
 	const struct bfi_block *last = &p->blocks[b + *n - 1];
 	for (uint64_t j = p->blocks[b].first_set; j < last->first_set + last->n_sets; j++)
 		p->ones[j] = 0;
-	return stripe_units(c, p->blocks[b].rows_offset, p->blocks[b].rows_offset + bytes, 64);
+	rc = stripe_units(c, p->blocks[b].rows_offset, p->blocks[b].rows_offset + bytes, 64);
+	return rc ? rc : 1;
 }
 
 /* Block by block: from its sets' own filters when it fits, else in stripes. */
@@ -769,6 +770,11 @@ static int flat_fill(struct stripe_ctx *c)
 		if (rc == 0 && blk->group) { /* a grouped run, whole: its first block */
 			uint32_t n = 0;
 			rc = fill_run(c, b, &bg, &n);
+			if (rc == 1) { /* in stripes: said below, as a block's are */
+				n_striped++;
+				largest = p->rowmap[b].run_bytes > largest ? p->rowmap[b].run_bytes : largest;
+				rc = 0;
+			}
 			b += n - 1;
 			continue;
 		}
