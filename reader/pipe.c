@@ -243,7 +243,8 @@ stage_ask(const struct pipe *p, const struct bfi_rblock *b, uint32_t bi, size_t 
  * a one-key query's probes hashed into zq (its row of the table, or NULL
  * when there is none), kept for the other blocks.
  */
-static int query_begin(const struct pipe *p, size_t i, uint64_t *zq)
+static inline __attribute__((always_inline)) int query_begin(const struct pipe *p, size_t i,
+                                                               uint64_t *zq)
 {
 	const struct bfi_expr *e = p->qs[i];
 	bfi_result *r = p->res[i];
