@@ -236,6 +236,7 @@ static void test_stripes(void)
 		struct bfi_build_options o;
 		bfi_build_options_init(&o);
 		o.bits = 300000; /* 300,000 rows x 600 bits = 22 MB > 16 MiB */
+		o.max_block_sets = 4096; /* one block of 600 packed rows, not 512 and 88 */
 		o.memory = pass ? test_resident() + (16u << 20) : 1u << 30;
 		o.progress = note_phase;
 		o.progress_ctx = &seen[pass];

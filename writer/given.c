@@ -55,35 +55,67 @@ int bfi_writer_flat_given(bfi_writer *w, const struct bfi_flat_given *g)
 	return 0;
 }
 
-/* The flat plan: the given blocks, each sized by its kept columns. */
+/* The kept columns of given block gb. */
+static uint64_t kept_columns(const struct bfi_flat_given *g, const struct bfi_flat_block_given *gb)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < gb->n_parts; i++) {
+		const struct bfi_flat_part *pt = &g->parts[(uint64_t)gb->first_part + i];
+		for (uint64_t c = 0; c < pt->n_cols; c++)
+			n += pt->keep == NULL || (pt->keep[c / 64] >> (c % 64) & 1);
+	}
+	return n;
+}
+
+/*
+ * The flat plan: the given blocks, each sized by its kept columns, and
+ * those of more than 512 sets of packed rows without a pre-filter cut as
+ * a fresh build cuts them (flat.c, line_blocks): blocks of 512 sets, then
+ * the rest, so that a full compaction is a fresh build's bytes.
+ */
 int plan_given(bfi_writer *w, struct plan *p)
 {
 	const struct bfi_flat_given *g = w->given;
-	p->blocks = calloc(g->n_blocks, sizeof *p->blocks);
+	uint64_t total = 0;
+	for (uint32_t b = 0; b < g->n_blocks; b++) {
+		uint64_t n = kept_columns(g, &g->blocks[b]);
+		total += n > 512 && !bfi_rows_lined(flat_row_bits(n)) && g->blocks[b].pre_m == 0
+		             ? (n + 511) / 512
+		             : 1;
+	}
+	if (total > BFI_MAX_BLOCKS)
+		return writer_fail(w, BFI_E_LIMIT, "the given blocks make more than %u blocks",
+		                   BFI_MAX_BLOCKS);
+	p->blocks = calloc(total, sizeof *p->blocks);
+	p->given_block = calloc(total, sizeof *p->given_block);
+	p->given_skip = calloc(total, sizeof *p->given_skip);
 	p->block_of = malloc((p->n ? p->n : 1) * sizeof *p->block_of);
-	if (p->blocks == NULL || p->block_of == NULL)
+	if (!p->blocks || !p->given_block || !p->given_skip || !p->block_of)
 		return -ENOMEM;
-	p->n_blocks = g->n_blocks;
+	p->n_blocks = (uint32_t)total;
 	p->line_pre = g->line_pre;
 	uint64_t first = 0;
+	uint32_t nb = 0;
 	for (uint32_t b = 0; b < g->n_blocks; b++) {
 		const struct bfi_flat_block_given *gb = &g->blocks[b];
-		uint64_t n = 0;
-		for (uint32_t i = 0; i < gb->n_parts; i++) {
-			const struct bfi_flat_part *pt = &g->parts[(uint64_t)gb->first_part + i];
-			for (uint64_t c = 0; c < pt->n_cols; c++)
-				n += pt->keep == NULL || (pt->keep[c / 64] >> (c % 64) & 1);
-		}
+		uint64_t n = kept_columns(g, gb);
 		if (first + n > p->n)
 			return writer_fail(w, BFI_E_INVALID, "the given blocks hold more sets than declared");
-		struct bfi_block *blk = &p->blocks[b];
-		blk->first_set = first;
-		blk->n_sets = n;
-		blk->m = gb->m;
-		blk->row_bits = flat_row_bits(n);
-		blk->pre_m = gb->pre_m;
-		for (uint64_t j = first; j < first + n; j++)
-			p->block_of[j] = b;
+		int cut = n > 512 && !bfi_rows_lined(flat_row_bits(n)) && gb->pre_m == 0;
+		for (uint64_t skip = 0; skip < n; nb++) {
+			uint64_t take = cut && n - skip > 512 ? 512 : n - skip;
+			struct bfi_block *blk = &p->blocks[nb];
+			blk->first_set = first + skip;
+			blk->n_sets = take;
+			blk->m = gb->m;
+			blk->row_bits = flat_row_bits(take);
+			blk->pre_m = gb->pre_m;
+			p->given_block[nb] = b;
+			p->given_skip[nb] = skip;
+			for (uint64_t j = first + skip; j < first + skip + take; j++)
+				p->block_of[j] = nb;
+			skip += take;
+		}
 		first += n;
 	}
 	if (first != p->n)
@@ -159,8 +191,10 @@ static int write_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd,
                        uint64_t budget)
 {
 	const struct bfi_flat_given *g = w->given;
-	const struct bfi_flat_block_given *gb = &g->blocks[bi];
+	const struct bfi_flat_block_given *gb = &g->blocks[p->given_block[bi]];
 	const struct bfi_block *blk = &p->blocks[bi];
+	/* this block's kept columns of its given block: [skip, skip + n_sets) */
+	uint64_t skip = p->given_skip[bi], end = skip + blk->n_sets;
 	const struct bfi_flat_part *parts = &g->parts[gb->first_part];
 	struct run **runs = calloc(gb->n_parts, sizeof *runs);
 	uint64_t *n_runs = calloc(gb->n_parts, sizeof *n_runs);
@@ -186,13 +220,19 @@ static int write_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd,
 		uint64_t used = ((r1 - r0) * blk->row_bits + 63) / 64 + 1;
 		memset(buf, 0, (size_t)(used * 8 > len ? used * 8 : len)); /* what is filled or written */
 		for (uint64_t r = r0; r < r1; r++) {
-			uint64_t to = (r - r0) * blk->row_bits;
-			for (uint32_t i = 0; i < gb->n_parts; i++) {
+			uint64_t to = (r - r0) * blk->row_bits, at = 0; /* at: kept columns passed */
+			for (uint32_t i = 0; i < gb->n_parts && at < end; i++) {
 				const struct bfi_flat_part *pt = &parts[i];
-				for (uint64_t x = 0; x < n_runs[i]; x++) {
-					copy_bits(buf, to, pt->rows, pt->bytes, r * pt->row_bits + runs[i][x].start,
-					          runs[i][x].len);
-					to += runs[i][x].len;
+				for (uint64_t x = 0; x < n_runs[i] && at < end; x++) {
+					/* the run's columns within [skip, end) */
+					uint64_t a = at > skip ? at : skip, run = runs[i][x].len;
+					uint64_t e = at + run < end ? at + run : end;
+					if (e > a) {
+						copy_bits(buf, to, pt->rows, pt->bytes,
+						          r * pt->row_bits + runs[i][x].start + (a - at), e - a);
+						to += e - a;
+					}
+					at += run;
 				}
 			}
 		}

@@ -291,6 +291,9 @@ struct plan {
 	struct bfi_block *blocks;
 	uint32_t n_blocks;
 	struct rowmap *rowmap;    /* by block: where its rows go (grouped runs: flat_group) */
+	/* compaction and merge: each block's given block, and its kept columns skipped there */
+	uint32_t *given_block;
+	uint64_t *given_skip;
 	uint64_t flat_size;
 	struct bfi_plain_desc plain;
 	uint64_t plain_size;

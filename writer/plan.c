@@ -121,6 +121,8 @@ void plan_free(struct plan *p)
 	free(p->old_of_new);
 	free(p->block_of);
 	free(p->blocks);
+	free(p->given_block);
+	free(p->given_skip);
 	free(p->rowmap);
 	free(p->ones);
 }
