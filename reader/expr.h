@@ -74,6 +74,12 @@ struct bfi_result {
 	size_t rank_cap;
 	uint32_t *frontier;    /* tree: surviving nodes of two levels */
 	size_t frontier_cap;
+	uint64_t *alive;       /* flat thresholds: a block's sets still in the running */
+	size_t alive_cap;
+	uint32_t *live_words;  /*   and the words of alive that are not zero */
+	size_t live_words_cap;
+	uint32_t *terms;       /* tree thresholds: each level's terms and their child masks */
+	size_t terms_cap;
 	uint8_t *pack;         /* packed rows copied out as whole lines; 64-byte aligned */
 	size_t pack_cap;
 	/* bfi_query_batch on long rows: the one result every query of a batch

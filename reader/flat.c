@@ -434,6 +434,34 @@ static int terms_long(const struct bfi_rblock *b, const uint64_t *z, uint32_t te
 	return 0;
 }
 
+/* Append block-relative sets [0, n) of counts at or over need as first + j, with their scores. */
+static void collect(bfi_result *res, const uint32_t *counts, uint32_t first, uint32_t n,
+                    uint32_t need)
+{
+	for (uint32_t j = 0; j < n; j++)
+		if (counts[j] >= need) {
+			res->ords[res->n] = first + j;
+			res->scores[res->n++] = counts[j];
+		}
+}
+
+/*
+ * Counts of the run or block at b, already holding terms [0, from), to
+ * the end, each of its blocks keeping only the sets that can still reach
+ * need (survive.c).
+ */
+static int survive(const struct bfi_flat *f, const struct bfi_rblock *b, const struct bfi_expr *e,
+                   uint32_t from, uint32_t need, bfi_result *res)
+{
+	uint32_t n = b->run_n > 1 ? b->run_n : 1;
+	int rc = 0;
+	for (uint32_t x = 0; x < n && rc == 0; x++)
+		rc = bfi__survivors(&b[x], res->z, from, e->n_keys, f->k, need,
+		                    res->counts + (b[x].first - b->first), res->alive, res->live_words,
+		                    res);
+	return rc;
+}
+
 static int flat_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t need,
                           bfi_result *res)
 {
@@ -441,6 +469,20 @@ static int flat_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 	int rc = bfi__flat_prepare(s, e, res, 1);
 	if (rc)
 		return rc;
+	/*
+	 * Pruned, the first terms - need + 1 terms are counted on every set:
+	 * after them, a set with no hit cannot reach need. The rest are
+	 * counted on the sets that still can (survive).
+	 */
+	uint32_t terms = e->n_keys, full = terms;
+	if (bfi__pruning() && need >= 1 && need <= terms) {
+		full = terms - need + 1;
+		size_t words = (f->max_block_sets + (size_t)63) / 64;
+		if ((rc = bfi__grow(&res->alive, &res->alive_cap, words, sizeof *res->alive)) != 0 ||
+		    (rc = bfi__grow(&res->live_words, &res->live_words_cap, words,
+		                    sizeof *res->live_words)) != 0)
+			return rc;
+	}
 	bfi_and_fn and_rows = bfi__and_rows();
 	for (uint32_t bi = 0; bi < f->n_blocks; bi++) {
 		const struct bfi_rblock *b = &f->blocks[bi];
@@ -451,12 +493,10 @@ static int flat_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 			if ((rc = bfi__grow(&res->counts, &res->counts_cap, sets, sizeof *res->counts)) != 0)
 				return rc;
 			memset(res->counts, 0, sets * sizeof *res->counts);
-			bfi__group_terms(b, res->z, e->n_keys, f->k, res->counts);
-			for (uint32_t j = 0; j < sets; j++)
-				if (res->counts[j] >= need) {
-					res->ords[res->n] = b->first + j;
-					res->scores[res->n++] = res->counts[j];
-				}
+			bfi__group_terms(b, res->z, full, f->k, res->counts);
+			if (full < terms && (rc = survive(f, b, e, full, need, res)) != 0)
+				return rc;
+			collect(res, res->counts, b->first, sets, need);
 			bi += b->run_n - 1;
 			continue;
 		}
@@ -464,14 +504,14 @@ static int flat_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 		/* ords past res->n are free: use them for each term's hits */
 		uint32_t *hits = res->ords + res->n;
 		if (b->row_bytes <= BFI_SHORT_ROW)
-			bfi__pipe_terms(b, res->z, e->n_keys, f->k, res, hits);
-		else if ((rc = terms_long(b, res->z, e->n_keys, f->k, res, hits, and_rows)) != 0)
+			bfi__pipe_terms(b, res->z, full, f->k, res, hits);
+		else if ((rc = terms_long(b, res->z, full, f->k, res, hits, and_rows)) != 0)
 			return rc;
-		for (uint32_t j = 0; j < b->n; j++)
-			if (res->counts[j] >= need) {
-				res->ords[res->n] = b->first + j;
-				res->scores[res->n++] = res->counts[j];
-			}
+		if (full < terms &&
+		    (rc = bfi__survivors(b, res->z, full, terms, f->k, need, res->counts, res->alive,
+		                         res->live_words, res)) != 0)
+			return rc;
+		collect(res, res->counts, b->first, b->n, need);
 	}
 	return 0;
 }

@@ -97,6 +97,18 @@ void bfi__pipe_terms(const struct bfi_rblock *b, const uint64_t *z, uint32_t ter
                      bfi_result *res, uint32_t *hits);
 
 /*
+ * A threshold query's terms [from, terms) of probes z on block b, where
+ * counts[j] holds set j's hits of the terms before from: a set is dropped
+ * once its hits and the terms left cannot reach need, and each term reads
+ * only the words of its rows that hold sets not dropped (survive.c).
+ * alive and live_words: room for the block's words of sets. 0 or
+ * BFI_E_TIMEOUT.
+ */
+int bfi__survivors(const struct bfi_rblock *b, const uint64_t *z, uint32_t from, uint32_t terms,
+                   uint32_t k, uint32_t need, uint32_t *counts, uint64_t *alive,
+                   uint32_t *live_words, bfi_result *res);
+
+/*
  * Grouped runs (group.c): can the run beginning at b0 be counted a term at
  * a time for all its blocks (at most BFI_GROUP_FAST_BLOCKS blocks, rows of
  * at most 57 bits)? Then bfi__group_terms adds to counts[j], j counted

@@ -167,6 +167,16 @@ bfi_and_fn bfi__and_rows(void);
 /* Tests: make f the kernel of every query and batch after (NULL: choose again). */
 void bfi__use_kernel(bfi_and_fn f);
 /*
+ * Do threshold queries prune: drop a set once its hits and the terms left
+ * cannot reach the threshold, and on the tree a subtree whose node holds
+ * too few of the terms? Yes, unless the environment has BFI_PRUNE=off or
+ * a test said otherwise. The answers and scores are the same either way;
+ * the tests compare them.
+ */
+int bfi__pruning(void);
+/* Tests: 1 prune, 0 do not, -1 read BFI_PRUNE again. */
+void bfi__use_pruning(int on);
+/*
  * Rows of at most this many bytes (eight lines: a block of up to 4,096
  * sets) are short: the AVX2 kernel finishes them line by line, without its
  * two passes, and a batch or a threshold query passes over blocks of them,

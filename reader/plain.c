@@ -98,11 +98,13 @@ static int plain_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint
 		return rc;
 	uint64_t lines = 0;
 	const uint8_t *f = p->filters;
+	int prune = bfi__pruning();
 	for (uint64_t j = 0; j < p->d.n_sets; j++, f += p->d.filter_bytes) {
 		if ((j & 63) == 63 && bfi__late(res))
 			return BFI_E_TIMEOUT;
-		uint32_t score = 0;
-		for (uint32_t t = 0; t < e->n_keys; t++)
+		/* pruned, a set is left once its score and the terms left cannot reach need */
+		uint32_t score = 0, terms = e->n_keys, give_up = prune ? terms - need : terms;
+		for (uint32_t t = 0; t < terms && t - score <= give_up; t++)
 			score += (uint32_t)holds(f, res->z + (size_t)t * k, k, &lines);
 		if (score >= need) {
 			res->ords[res->n] = (uint32_t)j;

@@ -33,6 +33,9 @@ void bfi_result_destroy(bfi_result **res)
 	free(r->counts);
 	free(r->rank);
 	free(r->frontier);
+	free(r->alive);
+	free(r->live_words);
+	free(r->terms);
 	free(r->pack);
 	bfi_result_destroy(&r->scratch);
 	free(r);

@@ -176,6 +176,187 @@ static long tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const str
 	return (long)ncur;
 }
 
+/*
+ * A threshold query as one walk (the hierarchical IBF's search): a node's
+ * filter holds every key of the sets below it, so the terms a node holds,
+ * among those its ancestors hold, bound the score of every set below it,
+ * and a node holding fewer than need of them is skipped with its subtree.
+ * A set's score is then the terms its leaf and every stored ancestor hold,
+ * which is what a walk a term gives (bfi__list_threshold, the unpruned
+ * path): with a level as wide as the one below, a bit of a child is a bit
+ * of its parent, and with wider levels above a term the parent rejects is
+ * rejected at the leaf by both.
+ *
+ * Depth first, a level at a time: walk->list[l] holds the terms the node
+ * being tested at level l may hold (its parent's that passed), and
+ * walk->mask[l][x] the word of level l's nodes list[l][x] holds, for the
+ * child group's word being tested.
+ */
+struct walk {
+	const struct bfi_tree *t;
+	uint32_t k, need;
+	const uint8_t **rows; /* rows[(l * terms + term) * k + i]: term's row i at level l */
+	uint32_t terms;
+	uint32_t *list[BFI_MAX_LEVELS];
+	uint64_t *mask[BFI_MAX_LEVELS];
+	bfi_result *res;
+	uint64_t lines, visited;
+};
+
+/* The children of node at level l + 1: [*first, *end) of level l; BFI_E_BAD_LAYOUT if out of range. */
+static int children(const struct bfi_tree *t, uint32_t l, uint64_t node, uint64_t *first,
+                    uint64_t *end)
+{
+	const uint8_t *g = t->levels[l + 1].groups;
+	uint64_t below = t->levels[l].nodes;
+	if (g) {
+		if (node >= t->levels[l + 1].nodes)
+			return BFI_E_BAD_LAYOUT;
+		*first = bfi_get32(g + node * 4);
+		*end = bfi_get32(g + node * 4 + 4);
+		if (*first >= *end || *end > below)
+			return BFI_E_BAD_LAYOUT;
+		return 0;
+	}
+	*first = node * t->d.fanout;
+	if (*first >= below)
+		return BFI_E_BAD_LAYOUT;
+	*end = below - *first < t->d.fanout ? below : *first + t->d.fanout;
+	return 0;
+}
+
+/* Ask for the word of node's child group in each row of the terms of list whose bit b is in mask. */
+static void ask_group(const struct walk *w, uint32_t l, uint64_t node, const uint32_t *list,
+                      const uint64_t *mask, size_t n, unsigned b)
+{
+	uint64_t first, end;
+	if (children(w->t, l - 1, node, &first, &end))
+		return;
+	for (size_t x = 0; x < n; x++)
+		if (mask[x] >> b & 1)
+			for (uint32_t i = 0; i < w->k; i++)
+				bfi__prefetch(w->rows[((size_t)(l - 1) * w->terms + list[x]) * w->k + i] +
+				              first / 64 * 8);
+}
+
+/*
+ * Test nodes [first, end) of level l on the n terms in w->list[l], and
+ * descend from each that holds at least need of them; at level 0 those
+ * are the answer. 0, BFI_E_BAD_LAYOUT or BFI_E_TIMEOUT.
+ */
+static int walk_group(struct walk *w, uint32_t l, uint64_t first, uint64_t end, size_t n)
+{
+	const uint32_t *list = w->list[l];
+	uint64_t *mask = w->mask[l];
+	uint32_t k = w->k;
+	for (uint64_t wd = first / 64; wd * 64 < end; wd++) {
+		if (++w->visited % 1024 == 0 && bfi__late(w->res))
+			return BFI_E_TIMEOUT;
+		uint64_t lo = wd * 64 > first ? 0 : first % 64;
+		uint64_t hi = (wd + 1) * 64 < end ? 64 : end - wd * 64;
+		uint64_t group = (hi == 64 ? ~UINT64_C(0) : (UINT64_C(1) << hi) - 1) & (~UINT64_C(0) << lo);
+		uint32_t count[64] = {0};
+		w->res->tests += (uint64_t)__builtin_popcountll(group);
+		/* alive: the nodes that can still reach need, as in a flat block (survive.c) */
+		uint64_t alive = group;
+		for (size_t x = 0; x < n && alive; x++) {
+			const uint8_t *const *r = w->rows + ((size_t)l * w->terms + list[x]) * k;
+			uint64_t acc = alive;
+			for (uint32_t i = 0; i < k && acc; i++, w->lines++)
+				acc &= le64toh(((const uint64_t *)r[i])[wd]);
+			mask[x] = acc;
+			for (; acc; acc &= acc - 1)
+				count[__builtin_ctzll(acc)]++;
+			size_t left = n - x - 1;
+			if (left < w->need) /* after this term a node needs need - left hits */
+				for (uint64_t a = alive; a; a &= a - 1) {
+					unsigned b = (unsigned)__builtin_ctzll(a);
+					if (count[b] < w->need - left)
+						alive &= ~(UINT64_C(1) << b);
+				}
+		}
+		uint64_t pass = alive;
+		for (unsigned b = 0; b < 64; b++)
+			pass &= ~((uint64_t)(count[b] < w->need) << b);
+		if (l == 0) {
+			for (; pass; pass &= pass - 1) {
+				unsigned b = (unsigned)__builtin_ctzll(pass);
+				bfi_result *r = w->res;
+				/* child groups that overlap (a broken file) would repeat sets */
+				if (r->n && r->ords[r->n - 1] >= wd * 64 + b)
+					return BFI_E_BAD_LAYOUT;
+				w->res->ords[w->res->n] = (uint32_t)(wd * 64 + b);
+				w->res->scores[w->res->n++] = count[b];
+			}
+			continue;
+		}
+		for (uint64_t p = pass; p; p &= p - 1)
+			ask_group(w, l, wd * 64 + (uint64_t)__builtin_ctzll(p), list, mask, n,
+			          (unsigned)__builtin_ctzll(p));
+		for (; pass; pass &= pass - 1) {
+			unsigned b = (unsigned)__builtin_ctzll(pass);
+			uint64_t cf, ce;
+			int rc = children(w->t, l - 1, wd * 64 + b, &cf, &ce);
+			if (rc)
+				return rc;
+			size_t c = 0;
+			for (size_t x = 0; x < n; x++)
+				if (mask[x] >> b & 1)
+					w->list[l - 1][c++] = list[x];
+			if ((rc = walk_group(w, l - 1, cf, ce, c)) != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t need,
+                          bfi_result *res)
+{
+	if (!bfi__pruning())
+		return bfi__list_threshold(s, &bfi__tree_ops, e, need, res);
+	const struct bfi_tree *t = tree_of(s);
+	uint32_t k = t->d.k, levels = t->d.levels, terms = e->n_keys;
+	size_t cells = (size_t)levels * terms;
+	if (bfi__grow(&res->rows, &res->rows_cap, cells * k, sizeof *res->rows) ||
+	    bfi__grow(&res->terms, &res->terms_cap, cells, sizeof *res->terms) ||
+	    bfi__grow(&res->vec, &res->vec_cap, cells, sizeof *res->vec))
+		return -ENOMEM;
+	struct walk w = {.t = t, .k = k, .need = need, .rows = res->rows, .terms = terms, .res = res};
+	for (uint32_t l = 0; l < levels; l++) {
+		w.list[l] = res->terms + (size_t)l * terms;
+		w.mask[l] = res->vec + (size_t)l * terms;
+	}
+	/* the terms the union pre-filter does not rule out, and their rows at every level */
+	size_t n = 0;
+	uint64_t pre_lines = 0;
+	for (uint32_t x = 0; x < terms; x++) {
+		bfi_keyhash h = e->keys[e->kidx[x]];
+		int held = 1;
+		for (uint32_t i = 0; t->pre && i < k && held; i++, pre_lines++) {
+			uint64_t pos = bfi_hash_pos(h, i, t->d.pre_m);
+			held = t->pre[pos / 8] >> (pos % 8) & 1;
+		}
+		if (!held)
+			continue;
+		for (uint32_t i = 0; i < k; i++) {
+			uint64_t z = bfi_hash_probe(h, i);
+			for (uint32_t l = 0; l < levels; l++) {
+				const struct bfi_rlevel *lv = &t->levels[l];
+				res->rows[((size_t)l * terms + x) * k + i] =
+				    lv->rows + bfi_reduce(z, lv->m) * lv->row_bytes;
+			}
+		}
+		w.list[levels - 1][n++] = x;
+	}
+	int rc = 0;
+	if (n >= need) /* the top stored level: every node, whole rows */
+		rc = walk_group(&w, levels - 1, 0, t->levels[levels - 1].nodes, n);
+	if (res->count_bytes)
+		res->touched += (pre_lines + w.lines) * 64;
+	return rc;
+}
+
 int bfi_tree_rows(const bfi_snapshot *s, uint32_t l, const uint8_t **rows, uint64_t *m,
                   uint64_t *row_bytes)
 {
@@ -289,5 +470,5 @@ const struct bfi_layout_ops bfi__tree_ops = {
 	.flag = BFI_LAYOUT_TREE, .kind = BFI_SEC_TREE, .name = "tree", .fill_rank = 2,
 	.view_size = sizeof(struct bfi_tree), .open = tree_open,
 	.info = tree_info, .verify = tree_verify, .set_bits = tree_set_bits,
-	.conj = tree_conj, .scratch = tree_scratch,
+	.conj = tree_conj, .scratch = tree_scratch, .threshold = tree_threshold,
 };

@@ -15,6 +15,7 @@
 
 #include "bfi_manifest.h"
 #include "format.h"
+#include "internal.h"
 #include "test.h"
 
 #define SEGS 3
@@ -196,6 +197,62 @@ static void test_same_answers(void)
 	bfi_result_destroy(&rcl);
 	bfi_result_destroy(&rf);
 out:
+	bfi_close(&c);
+	bfi_close(&f);
+}
+
+/*
+ * Threshold queries on the collection, pruned and counting every term on
+ * every set (bfi__use_pruning), on each layout: the same sets, scores and
+ * names, and those of the fresh build.
+ */
+static void test_thresholds_pruned(void)
+{
+	bfi_snapshot *c = NULL, *f = NULL;
+	EXPECT_RC(bfi_open(coll, 0, &c), 0);
+	EXPECT_RC(bfi_open(fresh, 0, &f), 0);
+	bfi_result *r = NULL, *u = NULL;
+	EXPECT_RC(bfi_result_create(&r), 0);
+	EXPECT_RC(bfi_result_create(&u), 0);
+	static const unsigned layouts[] = {BFI_LAYOUT_FLAT, BFI_LAYOUT_PLAIN, BFI_LAYOUT_TREE};
+	static const double thetas[] = {0.4, 0.75, 1.0};
+	int differ = 0, answered = 0;
+	char keys[20][16];
+	const void *kp[20];
+	size_t kl[20];
+	for (uint32_t from = 0; c && f && from < SEGS * PER_SEG; from += 7) {
+		/* twenty consecutive keys: the sets about from hold many of them */
+		for (uint32_t i = 0; i < 20; i++) {
+			kl[i] = (size_t)snprintf(keys[i], sizeof keys[i], "k%u", from + i * (i % 3 + 1));
+			kp[i] = keys[i];
+		}
+		bfi_expr *t = NULL;
+		EXPECT_RC(bfi_expr_terms(kp, kl, 20, &t), 0);
+		for (size_t l = 0; t && l < sizeof layouts / sizeof *layouts; l++)
+			for (size_t x = 0; x < sizeof thetas / sizeof *thetas; x++) {
+				bfi__use_pruning(1);
+				EXPECT_RC(bfi_query_threshold(c, layouts[l], t, thetas[x], r), 0);
+				bfi__use_pruning(0);
+				EXPECT_RC(bfi_query_threshold(c, layouts[l], t, thetas[x], u), 0);
+				names(c, r, a, sizeof a);
+				names(c, u, b, sizeof b);
+				differ += strcmp(a, b) != 0 || bfi_result_count(r) != bfi_result_count(u) ||
+				          (bfi_result_count(r) &&
+				           memcmp(bfi_result_scores(r), bfi_result_scores(u),
+				                  bfi_result_count(r) * sizeof(uint32_t)) != 0);
+				bfi__use_pruning(1);
+				EXPECT_RC(bfi_query_threshold(f, layouts[l], t, thetas[x], u), 0);
+				names(f, u, b, sizeof b);
+				differ += strcmp(a, b) != 0;
+				answered += bfi_result_count(r) > 0;
+			}
+		bfi_expr_free(&t);
+	}
+	bfi__use_pruning(-1);
+	EXPECT(differ == 0);
+	EXPECT(answered > 20);
+	bfi_result_destroy(&r);
+	bfi_result_destroy(&u);
 	bfi_close(&c);
 	bfi_close(&f);
 }
@@ -394,6 +451,8 @@ int main(void)
 {
 	setup();
 	test_run("collection: answers equal a fresh build of the live sets", test_same_answers);
+	test_run("collection: thresholds pruned and counting every term answer the same",
+	         test_thresholds_pruned);
 	test_run("collection: names, stats and meta in global ordinals; removed sets gone",
 	         test_names);
 	test_run("collection: a reader keeps its generation while the next deletes a segment",

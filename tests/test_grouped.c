@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "internal.h"
 #include "test.h"
 
 #define SETS 12
@@ -153,16 +154,18 @@ static void test_thresholds(void)
 	if (s == NULL || r == NULL)
 		return;
 	uint64_t seed = 5;
+	unsigned reached = 0;
 	char keys[300][32];
 	const void *kp[300];
 	size_t lens[300];
 	for (int round = 0; round < 40; round++) {
 		size_t n = 1 + test_rand(&seed) % 300;
 		uint32_t want[SETS] = {0};
+		int target = (int)(test_rand(&seed) % SETS);
 		for (size_t i = 0; i < n; i++) {
-			/* keys of the sets, common ones and absent ones, mixed */
+			/* keys of the sets, half of them one set's, common ones and absent ones, mixed */
 			uint64_t x = test_rand(&seed);
-			int j = (int)(x % SETS), len;
+			int j = x % 2 ? target : (int)(x % SETS), len;
 			if (x % 7 == 0)
 				len = snprintf(keys[i], sizeof keys[i], "common%u", (unsigned)(x >> 8) % SHARED);
 			else if (x % 5 == 0)
@@ -174,12 +177,14 @@ static void test_thresholds(void)
 			lens[i] = (size_t)len;
 		}
 		/* repeated keys count once: tally the distinct ones */
+		uint32_t distinct = 0;
 		for (size_t i = 0; i < n; i++) {
 			int seen = 0;
 			for (size_t y = 0; y < i && !seen; y++)
 				seen = lens[y] == lens[i] && memcmp(keys[y], keys[i], lens[i]) == 0;
 			if (seen)
 				continue;
+			distinct++;
 			EXPECT_RC(bfi_query_key(s, keys[i], lens[i], r), 0);
 			for (size_t x = 0; x < bfi_result_count(r); x++)
 				want[bfi_result_ordinals(r)[x]]++;
@@ -192,8 +197,29 @@ static void test_thresholds(void)
 		for (size_t x = 0; x < bfi_result_count(r); x++)
 			got[o[x]] = sc[x];
 		EXPECT(memcmp(got, want, sizeof got) == 0);
+		/* higher thresholds, pruned (a run's sets dropped once they cannot reach
+		 * need) and not: the sets whose tally reaches need, with that tally */
+		static const double thetas[] = {0.2, 0.45, 0.7, 1.0};
+		for (size_t t = 0; t < sizeof thetas / sizeof *thetas; t++)
+			for (int prune = 0; prune < 2; prune++) {
+				uint32_t terms = distinct, need = 0;
+				while (need < terms && need < thetas[t] * terms)
+					need++;
+				need = need ? need : 1;
+				bfi__use_pruning(prune);
+				EXPECT_RC(bfi_query_threshold(s, 0, e, thetas[t], r), 0);
+				uint32_t at[SETS] = {0}, expect[SETS] = {0};
+				for (size_t x = 0; x < bfi_result_count(r); x++)
+					at[bfi_result_ordinals(r)[x]] = bfi_result_scores(r)[x];
+				for (int j = 0; j < SETS; j++)
+					expect[j] = want[j] >= need ? want[j] : 0;
+				EXPECT(memcmp(at, expect, sizeof at) == 0);
+				reached += bfi_result_count(r) > 0;
+			}
+		bfi__use_pruning(-1);
 		bfi_expr_free(&e);
 	}
+	EXPECT(reached > 40); /* the higher thresholds found sets */
 	bfi_result_destroy(&r);
 	bfi_close(&s);
 }

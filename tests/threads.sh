@@ -59,6 +59,24 @@ queries_ok() {
 }
 check "queries of every form at 1, 2, 3 and 8 threads: the same bytes, in input order" queries_ok
 
+# Threshold queries pruned (the default) and counting every term on every
+# set (BFI_PRUNE=off), at 1 and 2 threads: the same bytes.
+prune_ok() {
+	"$BFI" build -q -o "$T/gt" --layout tree,plain --fanout 4 --all-levels --input fasta --kmer 21 \
+		"$T/genomes" || return 1
+	for q in "--fasta $T/reads12.fa -t 0.8 $T/g1" "--json --fasta $T/reads12.fa -t 0.5 $T/g1" \
+		"--fasta $T/reads12.fa -t 0.9 --layout tree $T/gt" "--fasta $T/reads12.fa -t 0.7 --layout plain $T/gt" \
+		"-t 0.5 $T/x1 <$T/texts10.txt"; do
+		for t in 1 2; do
+			eval "\"$BFI\" query --threads $t $q" >"$T/p.on.$t" &&
+				eval "BFI_PRUNE=off \"$BFI\" query --threads $t $q" >"$T/p.off.$t" ||
+				{ echo "  --threads $t $q"; return 1; }
+			[ -s "$T/p.on.$t" ] && same "$T/p.on.$t" "$T/p.off.$t" || { echo "  $q"; return 1; }
+		done
+	done
+}
+check "threshold queries pruned and with BFI_PRUNE=off, at 1 and 2 threads: the same bytes" prune_ok
+
 # A query that does not parse, past several chunks: the same answers before
 # it, the same message, exit 2, nothing after it.
 bad_ok() {

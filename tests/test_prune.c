@@ -1,0 +1,254 @@
+/*
+ * test_prune.c - threshold queries that prune (a set dropped once it
+ * cannot reach the threshold; on the tree, a subtree whose node holds too
+ * few terms) answer exactly what counting every term on every set
+ * answers: the same sets, ranked the same, with the same scores, on every
+ * layout and shape of flat block, at thresholds from 0.3 to 1. And no set
+ * holding enough of the terms is missed, by the sets' true contents.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "test.h"
+
+#define SETS 1300    /* over 512: the default cuts blocks of 512 sets */
+#define OWN 40       /* each set's own keys */
+#define FAMILY 10    /* sets j and j + FAMILY * x share keys: many candidates a term */
+#define SHARED 30
+#define WIDE_SETS 4200 /* rows over 512 bytes: the long-row path */
+
+static char dir[4096];
+
+/* Set j's key i: its own, or its family's (sets of one residue mod FAMILY). */
+static size_t key_of(uint32_t j, uint32_t i, char *buf, size_t cap)
+{
+	if (i < OWN)
+		return (size_t)snprintf(buf, cap, "own-%u-%u", j, i);
+	return (size_t)snprintf(buf, cap, "fam-%u-%u", j % FAMILY, i - OWN);
+}
+
+static size_t wide_key(uint32_t j, uint32_t i, char *buf, size_t cap)
+{
+	return (size_t)snprintf(buf, cap, "w-%u-%u", j, i);
+}
+
+/* Is key "own-j-i" / "fam-f-i" (as made by key_of) in set s? */
+static int holds(uint32_t s, const char *key)
+{
+	unsigned a, b;
+	if (sscanf(key, "own-%u-%u", &a, &b) == 2)
+		return a == s && b < OWN;
+	if (sscanf(key, "fam-%u-%u", &a, &b) == 2)
+		return a == s % FAMILY && b < SHARED;
+	if (sscanf(key, "w-%u-%u", &a, &b) == 2)
+		return a == s;
+	return 0;
+}
+
+struct snap {
+	const char *name;
+	unsigned layout;
+	uint32_t sets;
+	int wide;
+};
+
+/* Compare pruned and unpruned answers of random term lists on snapshot path. */
+static void compare(const char *path, const struct snap *sp)
+{
+	bfi_snapshot *s = NULL;
+	EXPECT_RC(bfi_open(path, 0, &s), 0);
+	if (s == NULL)
+		return;
+	bfi_result *a = NULL, *b = NULL;
+	EXPECT_RC(bfi_result_create(&a), 0);
+	EXPECT_RC(bfi_result_create(&b), 0);
+	uint64_t seed = 31 + sp->sets + sp->layout;
+	static const double thetas[] = {0.3, 0.5, 0.7, 0.8, 0.9, 1.0};
+	char keybuf[80][48];
+	const void *kp[80];
+	size_t lens[80];
+	unsigned answered = 0, missed = 0;
+	for (int q = 0; q < 60; q++) {
+		uint32_t target = (uint32_t)(test_rand(&seed) % sp->sets);
+		size_t n = 20 + test_rand(&seed) % 60;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t r = test_rand(&seed) % 10;
+			uint32_t x = (uint32_t)(test_rand(&seed) % 1000);
+			if (sp->wide)
+				snprintf(keybuf[i], sizeof keybuf[i], "w-%u-%u", r < 8 ? target : x % sp->sets,
+				         x % 8);
+			else if (r < 5) /* the target's own */
+				snprintf(keybuf[i], sizeof keybuf[i], "own-%u-%u", target, x % OWN);
+			else if (r < 8) /* its family's */
+				snprintf(keybuf[i], sizeof keybuf[i], "fam-%u-%u", target % FAMILY, x % SHARED);
+			else if (r < 9) /* another set's */
+				snprintf(keybuf[i], sizeof keybuf[i], "own-%u-%u", x % sp->sets, x % OWN);
+			else /* in no set */
+				snprintf(keybuf[i], sizeof keybuf[i], "absent-%u", x);
+			kp[i] = keybuf[i];
+			lens[i] = strlen(keybuf[i]);
+		}
+		bfi_expr *e = NULL;
+		EXPECT_RC(bfi_expr_terms(kp, lens, n, &e), 0);
+		if (e == NULL)
+			continue;
+		for (size_t t = 0; t < sizeof thetas / sizeof *thetas; t++) {
+			bfi__use_pruning(0);
+			EXPECT_RC(bfi_query_threshold(s, sp->layout, e, thetas[t], a), 0);
+			bfi__use_pruning(1);
+			EXPECT_RC(bfi_query_threshold(s, sp->layout, e, thetas[t], b), 0);
+			size_t na = bfi_result_count(a), nb = bfi_result_count(b);
+			EXPECT(na == nb);
+			if (na != nb)
+				continue;
+			EXPECT(na == 0 || memcmp(bfi_result_ordinals(a), bfi_result_ordinals(b),
+			                         na * sizeof(uint32_t)) == 0);
+			EXPECT(na == 0 || memcmp(bfi_result_scores(a), bfi_result_scores(b),
+			                         na * sizeof(uint32_t)) == 0);
+			answered += na > 0;
+			/* the target, by its true contents: in the answer with at least its true score */
+			uint32_t terms = 0, truth = 0;
+			for (size_t i = 0; i < n; i++) {
+				int seen = 0;
+				for (size_t y = 0; y < i && !seen; y++)
+					seen = strcmp(keybuf[y], keybuf[i]) == 0;
+				if (!seen) {
+					terms++;
+					truth += (uint32_t)holds(target, keybuf[i]);
+				}
+			}
+			if ((double)truth >= thetas[t] * terms) {
+				const char *nm = NULL;
+				size_t nl = 0;
+				char want[32];
+				snprintf(want, sizeof want, "s%u", target);
+				int found = 0;
+				for (size_t x = 0; x < nb && !found; x++)
+					found = bfi_set_name(s, bfi_result_ordinals(b)[x], &nm, &nl) == 0 &&
+					        nl == strlen(want) && memcmp(nm, want, nl) == 0 &&
+					        bfi_result_scores(b)[x] >= truth;
+				missed += !found;
+			}
+		}
+		bfi_expr_free(&e);
+	}
+	bfi__use_pruning(-1);
+	printf("prune %s: %u of %u answers not empty, %u targets missed\n", sp->name, answered,
+	       60u * 6u, missed);
+	EXPECT(missed == 0);
+	EXPECT(answered > 60); /* the lists reach their targets: the comparison is not of empties */
+	bfi_result_destroy(&a);
+	bfi_result_destroy(&b);
+	bfi_close(&s);
+}
+
+static void run(const struct snap *sp, struct bfi_build_options *o)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/%s", dir, sp->name);
+	EXPECT_RC(test_build_sets(o, path, sp->sets, sp->wide ? 8 : OWN + SHARED,
+	                          sp->wide ? wide_key : key_of),
+	          0);
+	compare(path, sp);
+}
+
+static void test_flat_default(void)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.keep_order = 1;
+	struct snap sp = {"flat", BFI_LAYOUT_FLAT, SETS, 0};
+	run(&sp, &o);
+	/* the default cut the block of packed rows into blocks of 512 sets, and one of the rest */
+	char path[4200];
+	snprintf(path, sizeof path, "%s/flat", dir);
+	bfi_snapshot *s = NULL;
+	EXPECT_RC(bfi_open(path, 0, &s), 0);
+	struct bfi_block_info bi;
+	EXPECT(s && test_layout(s, BFI_LAYOUT_FLAT).u.flat.blocks == 3);
+	EXPECT(s && bfi_block(s, 0, &bi) == 0 && bi.n_sets == 512 && bi.row_bits == 512);
+	EXPECT(s && bfi_block(s, 2, &bi) == 0 && bi.n_sets == SETS - 1024);
+	bfi_close(&s);
+}
+
+static void test_flat_shapes(void)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.keep_order = 1;
+	o.max_block_sets = 4608; /* one block of packed rows */
+	struct snap one = {"flat-packed", BFI_LAYOUT_FLAT, SETS, 0};
+	run(&one, &o);
+	bfi_build_options_init(&o);
+	o.keep_order = 1;
+	o.max_block_sets = 256;
+	o.prefilter = BFI_PREFILTER_ALWAYS; /* terms the pre-filters rule out */
+	struct snap pre = {"flat-pre", BFI_LAYOUT_FLAT, SETS, 0};
+	run(&pre, &o);
+	bfi_build_options_init(&o);
+	o.keep_order = 1;
+	o.max_block_sets = 4608; /* rows over 512 bytes */
+	struct snap wide = {"flat-long", BFI_LAYOUT_FLAT, WIDE_SETS, 1};
+	run(&wide, &o);
+}
+
+static void test_other_layouts(void)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.keep_order = 1;
+	o.layouts = BFI_BUILD_PLAIN | BFI_BUILD_RAMBO | BFI_BUILD_TREE;
+	o.fanout = 8;
+	o.all_levels = 1; /* four levels, each sized for its unions */
+	struct snap sp = {"others", BFI_LAYOUT_PLAIN, SETS, 0};
+	run(&sp, &o);
+	sp.layout = BFI_LAYOUT_RAMBO;
+	char path[4200];
+	snprintf(path, sizeof path, "%s/others", dir);
+	compare(path, &sp);
+	sp.layout = BFI_LAYOUT_TREE;
+	compare(path, &sp);
+	bfi_snapshot *s = NULL;
+	EXPECT_RC(bfi_open(path, 0, &s), 0);
+	EXPECT(s && test_layout(s, BFI_LAYOUT_TREE).u.tree.levels == 4);
+	bfi_close(&s);
+}
+
+static void test_tree_shapes(void)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.keep_order = 1;
+	o.layouts = BFI_BUILD_TREE;
+	o.bits = 2048; /* every level one width: a child's bits are its parent's */
+	o.fanout = 4;
+	o.all_levels = 1;
+	o.prefilter = BFI_PREFILTER_ALWAYS;
+	struct snap sp = {"tree-bits", BFI_LAYOUT_TREE, SETS, 0};
+	run(&sp, &o);
+	bfi_build_options_init(&o);
+	o.keep_order = 1;
+	o.layouts = BFI_BUILD_TREE;
+	o.bloofi_incremental = 1; /* explicit child groups */
+	o.bits = 4096;
+	struct snap ex = {"tree-explicit", BFI_LAYOUT_TREE, 300, 0};
+	run(&ex, &o);
+	bfi_build_options_init(&o);
+	o.keep_order = 1;
+	o.layouts = BFI_BUILD_TREE; /* the writer's own levels */
+	struct snap def = {"tree", BFI_LAYOUT_TREE, SETS, 0};
+	run(&def, &o);
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof dir, "%s", test_tmpdir());
+	test_run("prune: flat, default blocks (512 sets, lined rows, and the rest)", test_flat_default);
+	test_run("prune: flat, one packed block, pre-filters, long rows", test_flat_shapes);
+	test_run("prune: plain, rambo and a tree of four levels of their own widths",
+	         test_other_layouts);
+	test_run("prune: trees of one width with a pre-filter, explicit groups, default levels",
+	         test_tree_shapes);
+	test_cleanup();
+	return test_exit();
+}
