@@ -466,6 +466,14 @@ BFI_API BFI_MUST_CHECK int bfi_query_expr(const bfi_snapshot *snap, unsigned lay
  * and return those with score >= ceil(theta * terms), theta in (0, 1],
  * ranked by score (highest first, then by ordinal). bfi_result_scores()
  * gives the scores. terms must come from bfi_expr_terms().
+ *
+ * A set is dropped as soon as it can no longer reach the threshold, and on
+ * the tree a subtree whose node holds too few of the terms is skipped:
+ * the answer and scores are those of counting every term on every set
+ * (which BFI_PRUNE=off in the environment does). res is the query's
+ * scratch as well as its answer: what the pruning needs grows in it and is
+ * kept, so a thread that answers query after query in one result
+ * allocates nothing once it has grown.
  */
 BFI_API BFI_MUST_CHECK int bfi_query_threshold(const bfi_snapshot *snap, unsigned layout,
                                                const bfi_expr *terms, double theta,
