@@ -310,6 +310,8 @@ static int walk_group(struct walk *w, uint32_t l, uint64_t first, uint64_t end, 
 	return 0;
 }
 
+#define TOP_AHEAD 512 /* bytes of each top-level row asked for before the walk */
+
 static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint32_t need,
                           bfi_result *res)
 {
@@ -327,7 +329,28 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 		w.list[l] = res->terms + (size_t)l * terms;
 		w.mask[l] = res->vec + (size_t)l * terms;
 	}
-	/* the terms the union pre-filter does not rule out, and their rows at every level */
+	/*
+	 * The terms the union pre-filter does not rule out, and their rows at
+	 * every level. Every probe's line, and every line of the top level's
+	 * rows, is asked for first: a read's terms are mostly in the index, so
+	 * the probes pass and each would otherwise wait on memory in turn.
+	 */
+	const struct bfi_rlevel *top = &t->levels[levels - 1];
+	for (uint32_t x = 0; x < terms; x++) {
+		bfi_keyhash h = e->keys[e->kidx[x]];
+		/* every word of the top level reads the first terms - need + 1 terms' rows; only
+		 * the words left after them read the later terms' */
+		uint64_t ahead = x <= terms - need + 2 ? TOP_AHEAD : 64;
+		for (uint32_t i = 0; i < k; i++) {
+			if (t->pre) {
+				uint64_t pos = bfi_hash_pos(h, i, t->d.pre_m);
+				bfi__prefetch(t->pre + pos / 8);
+			}
+			const uint8_t *row = top->rows + bfi_hash_pos(h, i, top->m) * top->row_bytes;
+			for (uint64_t at = 0; at < top->row_bytes && at < ahead; at += 64)
+				bfi__prefetch(row + at);
+		}
+	}
 	size_t n = 0;
 	uint64_t pre_lines = 0;
 	for (uint32_t x = 0; x < terms; x++) {
