@@ -17,8 +17,12 @@
 # (-f 0.01 --num-hashes 7) when COBS is set (built as cobs.sh says); Raptor
 # 2.0's IBF (Debian's seqan-raptor) when RAPTOR is set, 5 hashes and sized
 # so that its largest bin has FPR 0.01; Raptor's HIBF (raptor layout, then
-# build, --fpr 0.01) when RAPTOR3 is set. bfi's answers pruned and not must
-# be byte-identical; the script stops if they differ.
+# build, --fpr 0.01, 5 hashes, its most) when RAPTOR3 is set: seqan/raptor
+# built from its source with cmake (-DCMAKE_BUILD_TYPE=Release), its CPM
+# packages (hibf, seqan3, sharg, chopper, cereal, simde, tool_description_lib,
+# yaml-cpp) given as local sources with -DCPM_<name>_SOURCE=DIR where the
+# machine has no network. bfi's answers pruned and not must be
+# byte-identical; the script stops if they differ.
 #
 # Usage: OLD=/path/to/old/bfi [NEW=...] [COBS=...] [RAPTOR=...] [RAPTOR3=...]
 #        [WORKLOADS="docs syn"] sh tests/bench/prune.sh [WORKDIR]
@@ -51,7 +55,7 @@ prepare() { # prepare NAME DOCDIR: reads and indexes of one workload
 	[ -f "$W/$n.flat/index.bfi" ] || "$NEW" build -q -o "$W/$n.flat" --input fasta --kmer 31 "$d"
 	[ -f "$W/$n.tree/index.bfi" ] || "$NEW" build -q -o "$W/$n.tree" --layout tree --input fasta --kmer 31 "$d"
 	[ -f "$W/$n.old/index.bfi" ] || "$OLD" build -q -o "$W/$n.old" --input fasta --kmer 31 "$d"
-	ls "$d"/*.fa >"$W/$n.bins"
+	find "$d" -name "*.fa" | sort >"$W/$n.bins"
 	if [ -n "${COBS:-}" ]; then
 		for kind in classic compact; do
 			[ -f "$W/$n.cobs_$kind" ] && continue
@@ -67,8 +71,8 @@ prepare() { # prepare NAME DOCDIR: reads and indexes of one workload
 		"$RAPTOR" build --kmer 31 --hash 5 --size "${size}k" --threads 2 --output "$W/$n.raptor2" "$W/$n.bins" >/dev/null 2>&1
 	fi
 	if [ -n "${RAPTOR3:-}" ] && [ ! -f "$W/$n.hibf" ]; then
-		"$RAPTOR3" layout --input "$W/$n.bins" --kmer 31 --fpr 0.01 --hash 7 --threads 2 --output "$W/$n.layout" >/dev/null
-		"$RAPTOR3" build --input "$W/$n.layout" --threads 2 --output "$W/$n.hibf" >/dev/null
+		"$RAPTOR3" layout --input "$W/$n.bins" --kmer 31 --fpr 0.01 --hash 5 --threads 2 --output "$W/$n.layout" >/dev/null 2>&1
+		"$RAPTOR3" build --input "$W/$n.layout" --threads 2 --output "$W/$n.hibf" >/dev/null 2>&1
 	fi
 	return 0
 }
