@@ -557,12 +557,13 @@ int bfi_tree_decode(const uint8_t *in, uint64_t size, struct bfi_tree_desc *d,
 		return BFI_E_BAD_LAYOUT;
 	int reserved_zero = DECODE(in, BFI_TREE_DESC_SIZE, tree_fields, d);
 	int explicit = (d->flags & BFI_TREE_EXPLICIT) != 0;
-	if (!reserved_zero || (d->flags & ~BFI_TREE_EXPLICIT) ||
+	if (!reserved_zero || (d->flags & ~(BFI_TREE_EXPLICIT | BFI_TREE_LINE_PRE)) ||
 	    (!explicit && (d->dropped_levels || d->dropped_nodes)))
 		return BFI_E_RESERVED;
 	if (d->dropped_levels > BFI_MAX_LEVELS || d->dropped_nodes > BFI_MAX_SETS)
 		return BFI_E_BAD_LAYOUT;
-	if (d->pre_m > BFI_MAX_BITS)
+	if (d->pre_m > BFI_MAX_BITS ||
+	    ((d->flags & BFI_TREE_LINE_PRE) && (d->pre_m == 0 || d->pre_m % 512)))
 		return BFI_E_BAD_LAYOUT;
 	if (d->hash_id != BFI_HASH_XXH3_MIX)
 		return BFI_E_INCOMPAT;

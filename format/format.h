@@ -24,7 +24,7 @@
 #define BFI_MAGIC "\x89" "BFI\r\n\x1a\n"
 #define BFI_MAGIC_LEN 8u
 #define BFI_VERSION_MAJOR 3u
-#define BFI_VERSION_MINOR 2u
+#define BFI_VERSION_MINOR 3u
 #define BFI_HEADER_SIZE 128u
 #define BFI_TRAILER_SIZE 8u
 #define BFI_KNOWN_INCOMPAT 0ull /* no incompatible features in 3.0 */
@@ -330,6 +330,12 @@ struct bfi_tree_desc {
 /* Tree flags. With BFI_TREE_EXPLICIT (format 2.1) each level above 0 lists
  * its nodes' child groups; d is then the build's order, for information. */
 #define BFI_TREE_EXPLICIT 1u
+/*
+ * With BFI_TREE_LINE_PRE (format 3.3) the union pre-filter is a line
+ * pre-filter, as a flat block's: pre_m a multiple of 512, a key's k bits in
+ * the one line bfi_pre_line(probe 0, pre_m), at bfi_pre_bit(probe i).
+ */
+#define BFI_TREE_LINE_PRE 2u
 
 /*
  * One level of the tree section. Level l's node j has children j d .. j d +

@@ -29,7 +29,16 @@ struct bfi_tree {
 		uint64_t nodes, m, row_bytes;
 	} levels[BFI_MAX_LEVELS];
 	const uint8_t *pre; /* the union pre-filter, or NULL */
+	int line_pre;       /* a line pre-filter (BFI_TREE_LINE_PRE): one line a key */
 };
+
+/* Bit i of key h's probes in the tree's pre-filter. */
+static inline uint64_t pre_bit(const struct bfi_tree *t, bfi_keyhash h, uint32_t i)
+{
+	if (t->line_pre)
+		return bfi_pre_line(bfi_hash_probe(h, 0), t->d.pre_m) + bfi_pre_bit(bfi_hash_probe(h, i));
+	return bfi_hash_pos(h, i, t->d.pre_m);
+}
 
 #define tree_of(s) BFI_VIEW(s, BFI_ROW_TREE, struct bfi_tree)
 
@@ -43,6 +52,7 @@ static int tree_open(bfi_snapshot *s, const uint8_t *sec, uint64_t size, struct 
 		                                   lv[l].groups_offset ? sec + lv[l].groups_offset : NULL,
 		                                   lv[l].nodes, lv[l].m, lv[l].row_bytes};
 	t->pre = rc == 0 && t->d.pre_m ? sec + t->d.pre_offset : NULL;
+	t->line_pre = (t->d.flags & BFI_TREE_LINE_PRE) != 0;
 	return rc;
 }
 
@@ -92,8 +102,8 @@ static long tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const str
 	for (uint32_t j = 0; t->pre && j < n->n_keys; j++) {
 		bfi_keyhash h = e->keys[e->kidx[n->first_key + j]];
 		for (uint32_t i = 0; i < k; i++) {
-			uint64_t pos = bfi_hash_pos(h, i, t->d.pre_m);
-			lines++;
+			uint64_t pos = pre_bit(t, h, i);
+			lines += !t->line_pre || i == 0;
 			if (!(t->pre[pos / 8] >> (pos % 8) & 1)) {
 				if (res->count_bytes) /* the probes, and the top rows asked for */
 					res->touched += (lines + nr) * 64;
@@ -342,10 +352,8 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 		 * the words left after them read the later terms' */
 		uint64_t ahead = x <= terms - need + 2 ? TOP_AHEAD : 64;
 		for (uint32_t i = 0; i < k; i++) {
-			if (t->pre) {
-				uint64_t pos = bfi_hash_pos(h, i, t->d.pre_m);
-				bfi__prefetch(t->pre + pos / 8);
-			}
+			if (t->pre && (i == 0 || !t->line_pre))
+				bfi__prefetch(t->pre + pre_bit(t, h, i) / 8);
 			const uint8_t *row = top->rows + bfi_hash_pos(h, i, top->m) * top->row_bytes;
 			for (uint64_t at = 0; at < top->row_bytes && at < ahead; at += 64)
 				bfi__prefetch(row + at);
@@ -356,8 +364,9 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 	for (uint32_t x = 0; x < terms; x++) {
 		bfi_keyhash h = e->keys[e->kidx[x]];
 		int held = 1;
-		for (uint32_t i = 0; t->pre && i < k && held; i++, pre_lines++) {
-			uint64_t pos = bfi_hash_pos(h, i, t->d.pre_m);
+		for (uint32_t i = 0; t->pre && i < k && held; i++) {
+			uint64_t pos = pre_bit(t, h, i);
+			pre_lines += !t->line_pre || i == 0;
 			held = t->pre[pos / 8] >> (pos % 8) & 1;
 		}
 		if (!held)

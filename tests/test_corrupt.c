@@ -450,9 +450,12 @@ static void test_rich_shape(void)
 		EXPECT_RC(bfi_block(s, 1, &b1), 0);
 		EXPECT(b1.prefilter_bits > 0);
 		/* line pre-filters, the default, whole lines; block 1's sets packed;
-		 * minor 1 exactly when rambo's rows are narrow (32 cells or fewer) */
+		 * minor 3 with the tree's line pre-filter, else 1 exactly when
+		 * rambo's rows are narrow (32 cells or fewer) */
 		struct bfi_layout_info lr = test_layout(s, BFI_LAYOUT_RAMBO);
-		EXPECT(in.major == 3 && in.minor == (lr.u.rambo.cells <= 32) && lf.u.flat.line_prefilters &&
+		struct bfi_layout_info lt = test_layout(s, BFI_LAYOUT_TREE);
+		unsigned minor = lt.u.tree.prefilter_bits ? 3u : lr.u.rambo.cells <= 32 ? 1u : 0u;
+		EXPECT(in.major == 3 && in.minor == minor && lf.u.flat.line_prefilters &&
 		       b1.prefilter_bits % 512 == 0 && b1.n_sets >= 88 && b1.n_sets < 512 && b1.row_bits == b1.n_sets);
 		bfi_close(&s);
 	}

@@ -93,8 +93,8 @@ static void check_fanout(uint32_t fanout, uint64_t bits, int incremental)
 			EXPECT(bits == 0 || below <= nodes * 2 * fanout);
 		}
 	} else {
-		/* offline trees imply their groups */
-		EXPECT(in.major == 3 && in.minor == 0 && !lt.u.tree.explicit_groups);
+		/* offline trees imply their groups; a line pre-filter is format 3.3 */
+		EXPECT(in.major == 3 && in.minor == (fanout == 8 ? 3u : 0u) && !lt.u.tree.explicit_groups);
 	}
 	/* the incremental build orders sets as its leaves: map ordinals back to inputs */
 	static int input_of[NSETS];
@@ -268,6 +268,124 @@ static void test_incremental_bf_cost(void)
  * A corrupt child-group table: queries that reach it fail with
  * BFI_E_BAD_LAYOUT, never crash or answer, and verify names it.
  */
+/* Set j's key i for test_line_prefilter. */
+static size_t key_of(uint32_t j, uint32_t i, char *buf, size_t cap)
+{
+	return (size_t)snprintf(buf, cap, "set%u-key%u", j, i);
+}
+
+/* The tree's section in index image b (*size bytes), or NULL. */
+static uint8_t *tree_desc(uint8_t *b, uint64_t *size)
+{
+	struct bfi_header h;
+	if (bfi_header_decode(b, &h) != 0)
+		return NULL;
+	for (uint32_t i = 0; i < h.section_count; i++) {
+		struct bfi_section sec;
+		bfi_section_decode(b + h.table_offset + i * BFI_ENTRY_SIZE, &sec);
+		if (sec.kind == BFI_SEC_TREE) {
+			*size = sec.size;
+			return b + sec.offset;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The union pre-filter takes one line a key (format 3.3), or k lines
+ * with --classic-prefilters (minor 0, as 3.0 readers read); both hide no
+ * set. A LINE_PRE pre-filter not of whole lines, and an unknown flag, are
+ * refused.
+ */
+static void test_line_prefilter(void)
+{
+	char path[4300], idx[4400];
+	for (int classic = 0; classic < 2; classic++) {
+		struct bfi_build_options o;
+		bfi_build_options_init(&o);
+		o.layouts = BFI_BUILD_TREE;
+		o.fanout = 8;
+		o.prefilter = BFI_PREFILTER_ALWAYS;
+		o.classic_prefilters = classic;
+		snprintf(path, sizeof path, "%s/tree-pre-%d", test_tmpdir(), classic);
+		EXPECT_RC(test_build_sets(&o, path, 300, 40, key_of), 0);
+		bfi_snapshot *s = NULL;
+		bfi_result *r = NULL;
+		EXPECT_RC(bfi_open(path, 0, &s), 0);
+		EXPECT_RC(bfi_result_create(&r), 0);
+		if (!s || !r)
+			return;
+		struct bfi_info in;
+		bfi_info(s, &in);
+		EXPECT(in.minor == (classic ? 0u : 3u));
+		uint64_t missed = 0, absent = 0;
+		char key[32];
+		for (uint32_t j = 0; j < 300; j++)
+			for (uint32_t i = 0; i < 40; i += 7) {
+				size_t n = key_of(j, i, key, sizeof key);
+				EXPECT_RC(bfi_query_key_layout(s, BFI_LAYOUT_TREE, key, n, r), 0);
+				int found = 0;
+				for (size_t x = 0; x < bfi_result_count(r); x++) {
+					const char *name;
+					size_t len;
+					char want[16];
+					snprintf(want, sizeof want, "s%u", j);
+					found |= bfi_set_name(s, bfi_result_ordinals(r)[x], &name, &len) == 0 &&
+					         len == strlen(want) && memcmp(name, want, len) == 0;
+				}
+				missed += !found;
+			}
+		for (uint32_t u = 0; u < 20000; u++) {
+			int n = snprintf(key, sizeof key, "nowhere-%u", u);
+			EXPECT_RC(bfi_query_key_layout(s, BFI_LAYOUT_TREE, key, (size_t)n, r), 0);
+			absent += bfi_result_count(r) > 0;
+		}
+		printf("tree pre-filter, %s: %llu present keys missed, %llu of 20000 absent keys answered\n",
+		       classic ? "classic" : "one line a key", (unsigned long long)missed,
+		       (unsigned long long)absent);
+		EXPECT(missed == 0);
+		EXPECT(absent < 20000 / 50); /* the leaves' rate 0.01, the pre-filter's before it */
+		bfi_result_destroy(&r);
+		bfi_close(&s);
+		snprintf(idx, sizeof idx, "%s/index.bfi", path);
+		size_t len;
+		uint64_t size = 0;
+		uint8_t *b = test_read_file(idx, &len), *d = b ? tree_desc(b, &size) : NULL;
+		EXPECT(d != NULL);
+		if (!d) {
+			free(b);
+			continue;
+		}
+		struct bfi_tree_desc td;
+		struct bfi_where at;
+		EXPECT_RC(bfi_tree_decode(d, size, &td, NULL, &at), 0);
+		uint32_t flags = bfi_get32(d + 48);
+		EXPECT(flags == (classic ? 0u : BFI_TREE_LINE_PRE) && td.pre_m > 0);
+		EXPECT(classic || td.pre_m % 512 == 0);
+		static const struct {
+			unsigned add_flags;
+			uint64_t pre_delta;
+			int want;
+		} cases[] = {{4, 0, BFI_E_RESERVED}, {BFI_TREE_LINE_PRE, 1, BFI_E_BAD_LAYOUT}};
+		for (size_t c = 0; c < 2; c++) {
+			uint8_t *x = malloc(len);
+			if (!x)
+				break;
+			memcpy(x, b, len);
+			uint8_t *xd = x + (d - b);
+			bfi_put32(xd + 48, flags | cases[c].add_flags);
+			bfi_put64(xd + 32, td.pre_m - cases[c].pre_delta);
+			test_reseal_index(x, len);
+			EXPECT(test_write_file(idx, x, len) == 0);
+			bfi_snapshot *bad = NULL;
+			EXPECT_RC(bfi_open(path, BFI_OPEN_NO_CATALOG, &bad), cases[c].want);
+			bfi_close(&bad);
+			free(x);
+		}
+		free(b);
+	}
+}
+
 static void test_bad_groups(void)
 {
 	char bad[4300];
@@ -384,6 +502,8 @@ int main(void)
 	test_run("tree: the paper's incremental build, against exact truth and flat", test_incremental);
 	test_run("tree: the incremental build's bf-cost is in the paper's range", test_incremental_bf_cost);
 	test_run("tree: corrupt child groups are refused, not followed", test_bad_groups);
+	test_run("tree: the union pre-filter takes one line a key, or k with --classic-prefilters",
+	         test_line_prefilter);
 	test_run("tree: --cluster, and a tree alone by default, put similar sets side by side", test_cluster);
 	return test_exit();
 }

@@ -118,9 +118,9 @@ struct bfi_build_options {
 	 */
 	uint32_t max_block_sets;
 	/*
-	 * Flat pre-filters as classic Bloom filters, k cache lines per probe,
-	 * instead of one 512-bit line per key (the default, LINE_PRE), which
-	 * answers in one load.
+	 * Flat and tree pre-filters as classic Bloom filters, k cache lines per
+	 * probe, instead of one 512-bit line per key (the default, LINE_PRE),
+	 * which answers in one load.
 	 */
 	int classic_prefilters;
 };

@@ -31,6 +31,7 @@ struct columns {
 	uint64_t words;
 	uint64_t **filt;  /* per thread: 64 filters of words 64-bit words */
 	uint8_t **pres;   /* per thread: a pre-filter, ORed into pre at the end */
+	int pre_line;     /* the pre-filter takes one line a key (BFI_TREE_LINE_PRE) */
 };
 
 struct column_fill {
@@ -50,8 +51,10 @@ static int column_keys(void *ctx, const bfi_keyhash *h, size_t n)
 			uint64_t row = bfi_hash_pos(h[x], first + i, m);
 			filt[row / 64] |= UINT64_C(1) << (row % 64);
 		}
+		uint64_t line = f->pre && c->pre_line ? bfi_pre_line(bfi_hash_probe(h[x], 0), pre_m) : 0;
 		for (uint32_t i = 0; f->pre && i < k; i++) {
-			uint64_t pos = bfi_hash_pos(h[x], i, pre_m);
+			uint64_t pos = c->pre_line ? line + bfi_pre_bit(bfi_hash_probe(h[x], i))
+			                           : bfi_hash_pos(h[x], i, pre_m);
 			f->pre[pos / 8] |= (uint8_t)(1u << (pos % 8));
 		}
 	}
@@ -154,7 +157,7 @@ int fill_tree_levels(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_o
 		const struct bfi_level *lv = &p->levels[l];
 		struct columns c = {w, p, lv->m, lv->row_bytes, lv->nodes, p->tree.k, 0, NULL, NULL, span,
 		                    l == 0 ? pre : NULL, p->tree.pre_m, l == 0 ? p->tree_ones : NULL,
-		                    NULL, 0, NULL, NULL};
+		                    NULL, 0, NULL, NULL, (p->tree.flags & BFI_TREE_LINE_PRE) != 0};
 		rc = fill_columns(&c, fd, sec_off + lv->rows_offset, budget);
 		span *= p->tree.fanout;
 		progress(w, "tree levels", l + 1, p->tree.levels);
@@ -200,7 +203,7 @@ int fill_rambo_reps(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_of
 		cell_members(p, r, starts, list); /* each cell's members, as the file's tables hold them */
 		const struct bfi_rep *rp = &p->reps[r];
 		struct columns c = {w, p, rp->m, rp->row_bytes, cells, p->rambo.k, r * p->rambo.k, list,
-		                    starts, 0, NULL, 0, r == 0 ? p->cell_ones : NULL, NULL, 0, NULL, NULL};
+		                    starts, 0, NULL, 0, r == 0 ? p->cell_ones : NULL, NULL, 0, NULL, NULL, 0};
 		rc = fill_columns(&c, fd, sec_off + rp->rows_offset, budget);
 		progress(w, "rambo rows", r + 1, p->rambo.reps);
 	}

@@ -202,6 +202,17 @@ int plan_tree(bfi_writer *w, struct plan *p)
 		t.pre_m = width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
 		                    ceil_u64(hll_count_bits(w->sums.all, HLL_BITS) * 1.05),
 		                    p->k); /* 0: none */
+		/*
+		 * One line a key, as flat's (format 3.3): a read's terms are mostly in
+		 * the index, so each passes all k probes, k random lines where a line
+		 * pre-filter reads one. --classic-prefilters keeps the k-line kind.
+		 */
+		if (t.pre_m && !w->opt.classic_prefilters) {
+			t.pre_m = (t.pre_m + 511) / 512 * 512;
+			t.flags |= BFI_TREE_LINE_PRE;
+			if (p->minor < 3)
+				p->minor = 3;
+		}
 	}
 	p->tree = t;
 	p->tree_size = bfi_tree_layout(p->levels, kept, &p->tree);
@@ -247,8 +258,10 @@ static void tree_key(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint3
                      bfi_keyhash h)
 {
 	const struct plan *p = c->p;
+	int line = (p->tree.flags & BFI_TREE_LINE_PRE) != 0;
+	uint64_t at = line ? bfi_pre_line(bfi_hash_probe(h, 0), p->tree.pre_m) : 0;
 	for (uint32_t i = 0; p->tree.pre_m && i < p->tree.k; i++) {
-		uint64_t pos = bfi_hash_pos(h, i, p->tree.pre_m);
+		uint64_t pos = line ? at + bfi_pre_bit(bfi_hash_probe(h, i)) : bfi_hash_pos(h, i, p->tree.pre_m);
 		stripe_bit(c->buf, lo, hi, p->tree.pre_offset + pos / 8, pos % 8);
 	}
 	/* level l's node of set j is j / d^l or the shape's; every level ORs its subtree */
