@@ -254,6 +254,68 @@ static void ask_group(const struct walk *w, uint32_t l, uint64_t node, const uin
  * descend from each that holds at least need of them; at level 0 those
  * are the answer. 0, BFI_E_BAD_LAYOUT or BFI_E_TIMEOUT.
  */
+static int walk_group(struct walk *w, uint32_t l, uint64_t first, uint64_t end, size_t n);
+
+/*
+ * The nodes pass (of word wd of level l), which hold at least need of the
+ * n terms of list: at level 0 the answer, with their counts, else the
+ * walk goes on into each one's child group with the terms whose bit
+ * mask[x] has.
+ */
+static int descend(struct walk *w, uint32_t l, uint64_t wd, uint64_t pass, const uint32_t *count,
+                   const uint32_t *list, const uint64_t *mask, size_t n)
+{
+	if (l == 0) {
+		for (; pass; pass &= pass - 1) {
+			unsigned b = (unsigned)__builtin_ctzll(pass);
+			bfi_result *r = w->res;
+			/* child groups that overlap (a broken file) would repeat sets */
+			if (r->n && r->ords[r->n - 1] >= wd * 64 + b)
+				return BFI_E_BAD_LAYOUT;
+			r->ords[r->n] = (uint32_t)(wd * 64 + b);
+			r->scores[r->n++] = count[b];
+		}
+		return 0;
+	}
+	for (uint64_t p = pass; p; p &= p - 1)
+		ask_group(w, l, wd * 64 + (uint64_t)__builtin_ctzll(p), list, mask, n,
+		          (unsigned)__builtin_ctzll(p));
+	for (; pass; pass &= pass - 1) {
+		unsigned b = (unsigned)__builtin_ctzll(pass);
+		uint64_t cf, ce;
+		int rc = children(w->t, l - 1, wd * 64 + b, &cf, &ce);
+		if (rc)
+			return rc;
+		size_t c = 0;
+		for (size_t x = 0; x < n; x++)
+			if (mask[x] >> b & 1)
+				w->list[l - 1][c++] = list[x];
+		if ((rc = walk_group(w, l - 1, cf, ce, c)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Of the live nodes alive, those that cannot reach need with left terms to come; returns alive less them. */
+static inline uint64_t drop(uint64_t alive, const uint32_t *count, size_t left, uint32_t need)
+{
+	if (left >= need)
+		return alive;
+	for (uint64_t a = alive; a; a &= a - 1) {
+		unsigned b = (unsigned)__builtin_ctzll(a);
+		if (count[b] < need - left) /* after this term a node needs need - left hits */
+			alive &= ~(UINT64_C(1) << b);
+	}
+	return alive;
+}
+
+/*
+ * Test nodes [first, end) of level l on the n terms in w->list[l], and
+ * descend from each that holds at least need of them; at level 0 those
+ * are the answer. A word of nodes at a time, term after term, dropping the
+ * nodes that can no longer reach need, as in a flat block (survive.c).
+ * 0, BFI_E_BAD_LAYOUT or BFI_E_TIMEOUT.
+ */
 static int walk_group(struct walk *w, uint32_t l, uint64_t first, uint64_t end, size_t n)
 {
 	const uint32_t *list = w->list[l];
@@ -267,7 +329,6 @@ static int walk_group(struct walk *w, uint32_t l, uint64_t first, uint64_t end, 
 		uint64_t group = (hi == 64 ? ~UINT64_C(0) : (UINT64_C(1) << hi) - 1) & (~UINT64_C(0) << lo);
 		uint32_t count[64] = {0};
 		w->res->tests += (uint64_t)__builtin_popcountll(group);
-		/* alive: the nodes that can still reach need, as in a flat block (survive.c) */
 		uint64_t alive = group;
 		for (size_t x = 0; x < n && alive; x++) {
 			const uint8_t *const *r = w->rows + ((size_t)l * w->terms + list[x]) * k;
@@ -277,45 +338,78 @@ static int walk_group(struct walk *w, uint32_t l, uint64_t first, uint64_t end, 
 			mask[x] = acc;
 			for (; acc; acc &= acc - 1)
 				count[__builtin_ctzll(acc)]++;
-			size_t left = n - x - 1;
-			if (left < w->need) /* after this term a node needs need - left hits */
-				for (uint64_t a = alive; a; a &= a - 1) {
-					unsigned b = (unsigned)__builtin_ctzll(a);
-					if (count[b] < w->need - left)
-						alive &= ~(UINT64_C(1) << b);
-				}
+			alive = drop(alive, count, n - x - 1, w->need);
 		}
 		uint64_t pass = alive;
 		for (unsigned b = 0; b < 64; b++)
 			pass &= ~((uint64_t)(count[b] < w->need) << b);
-		if (l == 0) {
-			for (; pass; pass &= pass - 1) {
-				unsigned b = (unsigned)__builtin_ctzll(pass);
-				bfi_result *r = w->res;
-				/* child groups that overlap (a broken file) would repeat sets */
-				if (r->n && r->ords[r->n - 1] >= wd * 64 + b)
-					return BFI_E_BAD_LAYOUT;
-				w->res->ords[w->res->n] = (uint32_t)(wd * 64 + b);
-				w->res->scores[w->res->n++] = count[b];
-			}
-			continue;
+		int rc = descend(w, l, wd, pass, count, list, mask, n);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+#define TOP_ASK_WORDS 8 /* live words of the top level whose next terms' words are asked for */
+#define TOP_TERMS_AHEAD 8
+
+/*
+ * The top stored level, when it is more than a few words of nodes: term
+ * after term over all its words, as a flat block's rows are read, rather
+ * than word after word: each term's rows stream once, and once the nodes
+ * that can still reach need are in a few words, each term reads only
+ * those. top_mask (words * n) keeps each word's mask of each term until
+ * the words' survivors descend; top_count (words * 64) their counts.
+ */
+static int walk_top(struct walk *w, uint32_t l, uint64_t nodes, size_t n, uint64_t *top_mask,
+                    uint32_t *top_count, uint64_t *alive, uint32_t *live)
+{
+	const uint32_t *list = w->list[l];
+	uint32_t k = w->k;
+	size_t words = (size_t)((nodes + 63) / 64), nw = 0;
+	for (size_t wd = 0; wd < words; wd++) {
+		alive[wd] = wd + 1 < words || nodes % 64 == 0 ? ~UINT64_C(0)
+		                                                : (UINT64_C(1) << (nodes % 64)) - 1;
+		live[nw++] = (uint32_t)wd;
+	}
+	memset(top_count, 0, words * 64 * sizeof *top_count);
+	w->res->tests += nodes;
+	for (size_t x = 0; x < n && nw; x++) {
+		if (x % 64 == 63 && bfi__late(w->res))
+			return BFI_E_TIMEOUT;
+		if (nw <= TOP_ASK_WORDS && x + TOP_TERMS_AHEAD < n) {
+			const uint8_t *const *ra =
+			    w->rows + ((size_t)l * w->terms + list[x + TOP_TERMS_AHEAD]) * k;
+			for (size_t y = 0; y < nw; y++)
+				for (uint32_t i = 0; i < k; i++)
+					bfi__prefetch(ra[i] + (size_t)live[y] * 8);
 		}
-		for (uint64_t p = pass; p; p &= p - 1)
-			ask_group(w, l, wd * 64 + (uint64_t)__builtin_ctzll(p), list, mask, n,
-			          (unsigned)__builtin_ctzll(p));
-		for (; pass; pass &= pass - 1) {
-			unsigned b = (unsigned)__builtin_ctzll(pass);
-			uint64_t cf, ce;
-			int rc = children(w->t, l - 1, wd * 64 + b, &cf, &ce);
-			if (rc)
-				return rc;
-			size_t c = 0;
-			for (size_t x = 0; x < n; x++)
-				if (mask[x] >> b & 1)
-					w->list[l - 1][c++] = list[x];
-			if ((rc = walk_group(w, l - 1, cf, ce, c)) != 0)
-				return rc;
+		const uint8_t *const *r = w->rows + ((size_t)l * w->terms + list[x]) * k;
+		size_t kept = 0;
+		for (size_t y = 0; y < nw; y++) {
+			size_t wd = live[y];
+			uint64_t acc = alive[wd];
+			for (uint32_t i = 0; i < k && acc; i++, w->lines++)
+				acc &= le64toh(((const uint64_t *)r[i])[wd]);
+			top_mask[wd * n + x] = acc;
+			uint32_t *count = top_count + wd * 64;
+			for (; acc; acc &= acc - 1)
+				count[__builtin_ctzll(acc)]++;
+			if ((alive[wd] = drop(alive[wd], count, n - x - 1, w->need)) != 0)
+				live[kept++] = (uint32_t)wd;
 		}
+		nw = kept;
+	}
+	/* the words left, in order: their nodes at need or over descend */
+	for (size_t y = 0; y < nw; y++) {
+		size_t wd = live[y];
+		const uint32_t *count = top_count + wd * 64;
+		uint64_t pass = alive[wd];
+		for (unsigned b = 0; b < 64; b++)
+			pass &= ~((uint64_t)(count[b] < w->need) << b);
+		int rc = descend(w, l, wd, pass, count, list, top_mask + wd * n, n);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -382,8 +476,20 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 		w.list[levels - 1][n++] = x;
 	}
 	int rc = 0;
-	if (n >= need) /* the top stored level: every node, whole rows */
-		rc = walk_group(&w, levels - 1, 0, t->levels[levels - 1].nodes, n);
+	size_t words = (size_t)((top->nodes + 63) / 64);
+	if (n >= need && words > 1) { /* the top stored level: every node, whole rows */
+		if (bfi__grow(&res->vec, &res->vec_cap, cells + words * n, sizeof *res->vec) ||
+		    bfi__grow(&res->counts, &res->counts_cap, words * 64, sizeof *res->counts) ||
+		    bfi__grow(&res->alive, &res->alive_cap, words, sizeof *res->alive) ||
+		    bfi__grow(&res->live_words, &res->live_words_cap, words, sizeof *res->live_words))
+			return -ENOMEM;
+		for (uint32_t l = 0; l < levels; l++) /* vec may have moved */
+			w.mask[l] = res->vec + (size_t)l * terms;
+		rc = walk_top(&w, levels - 1, top->nodes, n, res->vec + cells, res->counts, res->alive,
+		              res->live_words);
+	} else if (n >= need) {
+		rc = walk_group(&w, levels - 1, 0, top->nodes, n);
+	}
 	if (res->count_bytes)
 		res->touched += (pre_lines + w.lines) * 64;
 	return rc;

@@ -238,6 +238,19 @@ static void test_tree_shapes(void)
 	o.layouts = BFI_BUILD_TREE; /* the writer's own levels */
 	struct snap def = {"tree", BFI_LAYOUT_TREE, SETS, 0};
 	run(&def, &o);
+	/* a top level of several words of nodes (walked term after term), leaves below */
+	struct snap wide = {"tree-wide", BFI_LAYOUT_TREE, 5000, 0};
+	run(&wide, &o);
+	char path[4200];
+	snprintf(path, sizeof path, "%s/tree-wide", dir);
+	bfi_snapshot *s = NULL;
+	EXPECT_RC(bfi_open(path, 0, &s), 0);
+	struct bfi_layout_info lt = s ? test_layout(s, BFI_LAYOUT_TREE) : (struct bfi_layout_info){0};
+	uint64_t nodes = 0, m = 0;
+	EXPECT(s && bfi_tree_level(s, lt.u.tree.levels - 1, &nodes, &m, NULL, NULL) == 0);
+	printf("tree-wide: %u levels, %llu nodes at the top\n", lt.u.tree.levels, (unsigned long long)nodes);
+	EXPECT(lt.u.tree.levels >= 2 && nodes > 64);
+	bfi_close(&s);
 }
 
 int main(void)

@@ -60,7 +60,7 @@ prepare() { # prepare NAME DOCDIR: reads and indexes of one workload
 		for kind in classic compact; do
 			[ -f "$W/$n.cobs_$kind" ] && continue
 			"$COBS" $kind-construct -T 2 -f 0.01 --num-hashes 7 -k 31 --file-type fasta "$d" "$W/$n.cobs_$kind" >/dev/null 2>&1
-			rm -f "$d"/*.cobs_cache
+			find "$d" -name "*.cobs_cache" -delete
 		done
 	fi
 	if [ -n "${RAPTOR:-}" ] && [ ! -f "$W/$n.raptor2" ]; then
