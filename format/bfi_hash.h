@@ -84,6 +84,14 @@ static inline uint32_t bfi_pre_bit(uint64_t zi)
 	return (uint32_t)(zi & 511);
 }
 
+/* Bit i of key h in a pre-filter of pre_m bits: in its line if line, else pos_i(pre_m). */
+static inline uint64_t bfi_pre_pos(bfi_keyhash h, uint32_t i, uint64_t pre_m, int line)
+{
+	if (line)
+		return bfi_pre_line(bfi_hash_probe(h, 0), pre_m) + bfi_pre_bit(bfi_hash_probe(h, i));
+	return bfi_hash_pos(h, i, pre_m);
+}
+
 /*
  * The RAMBO partition (spec/format.md, "RAMBO section"): the cell of the
  * set called name in repetition r, of cells cells cut into shards shards

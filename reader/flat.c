@@ -305,6 +305,7 @@ static int answer(const bfi_snapshot *s, const struct bfi_expr *e, bfi_result *r
 		for (uint32_t b = 0; b < f->n_blocks; b++) {
 			const struct bfi_rblock *blk = &f->blocks[b];
 			if (bfi__group_fast(blk)) {
+				bfi__group_ask(blk, res->z, f->k);
 				res->n += bfi__group_key(blk, res->z, f->k, res->ords + res->n);
 				b += blk->run_n - 1;
 			} else {
@@ -448,14 +449,13 @@ static void collect(bfi_result *res, const uint32_t *counts, uint32_t first, uin
 }
 
 /*
- * Counts of the run or block at b, already holding terms [0, from), to
- * the end, each of its blocks keeping only the sets that can still reach
- * need (survive.c).
+ * Counts of the n blocks from b (res->counts, from b's first set: a run's
+ * blocks, or one), already holding terms [0, from), to the end, each
+ * block keeping only the sets that can still reach need (survive.c).
  */
-static int survive(const struct bfi_flat *f, const struct bfi_rblock *b, const struct bfi_expr *e,
-                   uint32_t from, uint32_t need, bfi_result *res)
+static int survive(const struct bfi_flat *f, const struct bfi_rblock *b, uint32_t n,
+                   const struct bfi_expr *e, uint32_t from, uint32_t need, bfi_result *res)
 {
-	uint32_t n = b->run_n > 1 ? b->run_n : 1;
 	int rc = 0;
 	for (uint32_t x = 0; x < n && rc == 0; x++)
 		rc = bfi__survivors(&b[x], res->z, from, e->n_keys, f->k, need,
@@ -473,8 +473,7 @@ static int pre_reaches(const struct bfi_rblock *b, const uint64_t *z, uint32_t t
                        uint32_t need, bfi_result *res)
 {
 	for (uint32_t t = 0; t < terms; t++)
-		bfi__prefetch(b->pre + (b->line_pre ? bfi_pre_line(z[(size_t)t * k], b->pre_m)
-		                                     : bfi_reduce(z[(size_t)t * k], b->pre_m)) / 8);
+		bfi__prefetch(bfi__pre_line_of(b, z[(size_t)t * k]));
 	uint32_t pass = 0;
 	for (uint32_t t = 0; t < terms && pass < need && pass + (terms - t) >= need; t++)
 		pass += (uint32_t)bfi__pre_pass(b, z + (size_t)t * k, k, res);
@@ -518,7 +517,7 @@ static int flat_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 				return rc;
 			memset(res->counts, 0, sets * sizeof *res->counts);
 			bfi__group_terms(b, res->z, full, f->k, res->counts);
-			if (full < terms && (rc = survive(f, b, e, full, need, res)) != 0)
+			if (full < terms && (rc = survive(f, b, b->run_n, e, full, need, res)) != 0)
 				return rc;
 			collect(res, res->counts, b->first, sets, need);
 			bi += b->run_n - 1;
@@ -533,9 +532,7 @@ static int flat_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 			bfi__pipe_terms(b, res->z, full, f->k, res, hits);
 		else if ((rc = terms_long(b, res->z, full, f->k, res, hits, and_rows)) != 0)
 			return rc;
-		if (full < terms &&
-		    (rc = bfi__survivors(b, res->z, full, terms, f->k, need, res->counts, res->alive,
-		                         res->live_words, res)) != 0)
+		if (full < terms && (rc = survive(f, b, 1, e, full, need, res)) != 0)
 			return rc;
 		collect(res, res->counts, b->first, b->n, need);
 	}

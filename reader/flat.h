@@ -50,6 +50,23 @@ static inline int bfi__flat_short(const struct bfi_flat *f)
 
 #define BFI_MANY_BLOCKS 4 /* above this, blocks' pre-filters are requested ahead */
 
+/* Where the pre-filter of block b holds the first probe z0 of a key (its line, for line ones). */
+static inline const uint8_t *bfi__pre_line_of(const struct bfi_rblock *b, uint64_t z0)
+{
+	return b->pre + (b->line_pre ? bfi_pre_line(z0, b->pre_m) : bfi_reduce(z0, b->pre_m)) / 8;
+}
+
+/*
+ * The 64 bits of packed rows from byte p, bit sh (below 8): packed rows
+ * are followed by 64 zero bits, so the ninth byte is always there.
+ */
+static inline uint64_t bfi__packed_word(const uint8_t *p, unsigned sh)
+{
+	uint64_t lo;
+	memcpy(&lo, p, 8);
+	return le64toh(lo) >> sh | (uint64_t)p[8] << 1 << (63 - sh);
+}
+
 /* The first bit of packed row r of block b, from b->rows. */
 static inline uint64_t bfi__row_bit(const struct bfi_rblock *b, uint64_t r)
 {
@@ -126,7 +143,12 @@ void bfi__group_terms(const struct bfi_rblock *b0, const uint64_t *z, uint32_t t
                       uint32_t *counts);
 /* Ask for the lines of the k probes z in the run beginning at b0. */
 void bfi__group_ask(const struct bfi_rblock *b0, const uint64_t *z, uint32_t k);
-/* The sets of the run beginning at b0 that may hold the key of probes z, ascending, into out. */
+/*
+ * The sets of the run beginning at b0 that may hold the key of probes z,
+ * ascending, into out; its lines asked for before (bfi__group_ask), all k
+ * at once, since read probe by probe a probe's work for every block would
+ * leave the later probes' loads waiting for the earlier ones.
+ */
 size_t bfi__group_key(const struct bfi_rblock *b0, const uint64_t *z, uint32_t k, uint32_t *out);
 
 #endif

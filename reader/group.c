@@ -76,9 +76,6 @@ void bfi__group_terms(const struct bfi_rblock *b0, const uint64_t *z, uint32_t t
 size_t bfi__group_key(const struct bfi_rblock *b0, const uint64_t *z, uint32_t k, uint32_t *out)
 {
 	uint64_t acc[BFI_GROUP_FAST_BLOCKS];
-	/* the k lines asked for at once: read probe by probe, a probe's work for every block
-	 * would leave the later probes' loads waiting for the earlier ones to retire */
-	bfi__group_ask(b0, z, k);
 	group_rows(b0, z, k, acc);
 	size_t n = 0;
 	for (uint32_t b = 0; b < b0->run_n; b++)

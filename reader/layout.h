@@ -107,6 +107,24 @@ static inline int bfi__room(bfi_result *res, size_t more)
 	return bfi__grow(&res->ords, &res->cap, want, sizeof *res->ords);
 }
 
+/*
+ * Threshold pruning (survive.c, tree.c): of the sets or nodes in alive,
+ * bit b having count[b] hits so far, those that can still reach need
+ * with left terms to come.
+ */
+static inline uint64_t bfi__still_alive(uint64_t alive, const uint32_t *count, uint64_t left,
+                                        uint32_t need)
+{
+	if (left >= need)
+		return alive;
+	for (uint64_t a = alive; a; a &= a - 1) {
+		unsigned b = (unsigned)__builtin_ctzll(a);
+		if (count[b] < need - left)
+			alive &= ~(UINT64_C(1) << b);
+	}
+	return alive;
+}
+
 /* Answer e on ops's layout into res, which bfi__prepare reset (result.c). */
 int bfi__answer(const bfi_snapshot *s, const struct bfi_layout_ops *ops, const struct bfi_expr *e,
                 bfi_result *res);

@@ -64,12 +64,6 @@ struct pipe {
 	bfi_and_fn and_rows;
 };
 
-/* Where the pre-filter of block b holds the first probe z0 of a key (its line, for line ones). */
-static const uint8_t *pre_line_of(const struct bfi_rblock *b, uint64_t z0)
-{
-	return b->pre + (b->line_pre ? bfi_pre_line(z0, b->pre_m) : bfi_reduce(z0, b->pre_m)) / 8;
-}
-
 /*
  * Locate row r of block b as slot's row i and ask for its first line
  * (line: the caller knows b has no pre-filter and rows of one line).
@@ -147,13 +141,8 @@ __attribute__((noinline)) static size_t and_packed(const struct slot *slot, uint
 	size_t words = (b->n + 63) / 64;
 	for (size_t w = 0; w < words; w++) {
 		uint64_t acc = ~UINT64_C(0);
-		for (uint32_t i = 0; i < k; i++) {
-			const uint8_t *p = rows[i] + 8 * w;
-			unsigned sh = slot->shift[i];
-			uint64_t lo;
-			memcpy(&lo, p, 8);
-			acc &= le64toh(lo) >> sh | (uint64_t)p[8] << 1 << (63 - sh);
-		}
+		for (uint32_t i = 0; i < k; i++)
+			acc &= bfi__packed_word(rows[i] + 8 * w, slot->shift[i]);
 		if (w + 1 == words && b->n % 64)
 			acc &= (UINT64_C(1) << (b->n % 64)) - 1;
 		for (; acc; acc &= acc - 1)
@@ -231,11 +220,11 @@ stage_ask(const struct pipe *p, const struct bfi_rblock *b, uint32_t bi, size_t 
 	if (job == JOB_QUERIES) {
 		const struct bfi_expr *e = p->qs[i];
 		if (e != NULL && e->single) /* from block 1 on, its probes are in the table */
-			bfi__prefetch(pre_line_of(b, zt && bi ? zt[i * k]
+			bfi__prefetch(bfi__pre_line_of(b, zt && bi ? zt[i * k]
 			                                         : bfi_hash_probe(e->keys[0], 0)));
 		return;
 	}
-	bfi__prefetch(pre_line_of(b, zt ? zt[i * k] : bfi_hash_probe(p->keys[i], 0)));
+	bfi__prefetch(bfi__pre_line_of(b, zt ? zt[i * k] : bfi_hash_probe(p->keys[i], 0)));
 }
 
 /*
@@ -343,12 +332,16 @@ static int run_keys(const struct pipe *p, const struct bfi_rblock *b0, int table
 	bfi_result *r = p->out;
 	uint32_t sets = bfi__run_sets(b0), k = p->k;
 	uint64_t zbuf[BFI_MAX_K];
+	for (size_t i = 0; table && i < p->n && i < RUN_AHEAD; i++)
+		bfi__group_ask(b0, p->zt + i * k, k);
 	for (size_t i = 0; i < p->n; i++) {
 		if (table && i + RUN_AHEAD < p->n)
 			bfi__group_ask(b0, p->zt + (i + RUN_AHEAD) * k, k);
 		const uint64_t *z = table ? p->zt + i * k : zbuf;
 		for (uint32_t j = 0; !table && j < k; j++)
 			zbuf[j] = bfi_hash_probe(p->keys[i], j);
+		if (!table) /* its k lines at once, before the probes are read one by one */
+			bfi__group_ask(b0, z, k);
 		size_t before = r->n;
 		int rc = bfi__room(r, sets);
 		if (rc == 0) {
@@ -375,6 +368,9 @@ static int run_queries(const struct pipe *p, const struct bfi_rblock *b0, int fi
 		if (rc)
 			return rc;
 	}
+	for (size_t i = 0; i < p->n && i < RUN_AHEAD; i++)
+		if (p->qs[i]->single)
+			bfi__group_ask(b0, p->zt + i * k, k);
 	for (size_t i = 0; i < p->n; i++) {
 		if (i + RUN_AHEAD < p->n && p->qs[i + RUN_AHEAD]->single)
 			bfi__group_ask(b0, p->zt + (i + RUN_AHEAD) * k, k);

@@ -24,14 +24,13 @@
 /* Word w of block b's row that starts at bit rb: in place, or shifted out of packed bits. */
 static inline uint64_t row_word(const struct bfi_rblock *b, uint64_t rb, size_t w)
 {
-	uint64_t bit = rb + (uint64_t)w * 64, lo;
-	const uint8_t *p = b->rows + bit / 8;
-	memcpy(&lo, p, 8);
-	if (!b->packed)
-		return le64toh(lo);
-	unsigned sh = (unsigned)(bit % 8);
-	/* packed rows are followed by 64 zero bits: the ninth byte is always there */
-	return le64toh(lo) >> sh | (uint64_t)p[8] << 1 << (63 - sh);
+	uint64_t bit = rb + (uint64_t)w * 64;
+	if (!b->packed) {
+		uint64_t v;
+		memcpy(&v, b->rows + bit / 8, 8);
+		return le64toh(v);
+	}
+	return bfi__packed_word(b->rows + bit / 8, (unsigned)(bit % 8));
 }
 
 /* The k rows' first bits of term zt in block b. */
@@ -46,20 +45,19 @@ int bfi__survivors(const struct bfi_rblock *b, const uint64_t *z, uint32_t from,
                    uint32_t k, uint32_t need, uint32_t *counts, uint64_t *alive,
                    uint32_t *live_words, bfi_result *res)
 {
+	/* live_words: the words of alive that hold a set still in the running */
 	size_t words = (b->n + (size_t)63) / 64, nw = 0;
-	uint32_t left = terms - from, live = 0;
+	uint32_t left = terms - from;
 	for (size_t w = 0; w < words; w++) {
 		uint64_t a = 0;
 		for (uint32_t j = (uint32_t)w * 64; j < b->n && j < w * 64 + 64; j++)
 			a |= (uint64_t)((uint64_t)counts[j] + left >= need) << (j % 64);
-		alive[w] = a;
-		live += (uint32_t)__builtin_popcountll(a);
-		if (a)
+		if ((alive[w] = a) != 0)
 			live_words[nw++] = (uint32_t)w;
 	}
 	uint64_t rb[BFI_MAX_K], ahead[BFI_MAX_K];
 	uint32_t asked = from; /* terms before this have had their words asked for */
-	for (uint32_t t = from; t < terms && live; t++) {
+	for (uint32_t t = from; t < terms && nw; t++) {
 		const uint64_t *zt = z + (size_t)t * k;
 		/* once few words are left, ask for theirs SURVIVE_AHEAD terms on */
 		for (asked = asked > t ? asked : t + 1;
@@ -69,9 +67,6 @@ int bfi__survivors(const struct bfi_rblock *b, const uint64_t *z, uint32_t from,
 				for (uint32_t i = 0; i < k; i++)
 					bfi__prefetch(b->rows + (ahead[i] + (uint64_t)live_words[x] * 64) / 8);
 		}
-		/* after this term, a set needs floor hits to be able to reach need */
-		left = terms - t - 1;
-		uint32_t floor = need > left ? need - left : 0;
 		int may = bfi__pre_pass(b, zt, k, res);
 		if (may)
 			term_rows(b, zt, k, rb);
@@ -88,14 +83,7 @@ int bfi__survivors(const struct bfi_rblock *b, const uint64_t *z, uint32_t from,
 			last_line = w / 8;
 			for (; acc; acc &= acc - 1)
 				counts[w * 64 + (size_t)__builtin_ctzll(acc)]++;
-			for (uint64_t a = alive[w]; a; a &= a - 1) {
-				unsigned bit = (unsigned)__builtin_ctzll(a);
-				if (counts[w * 64 + bit] < floor) {
-					alive[w] &= ~(UINT64_C(1) << bit);
-					live--;
-				}
-			}
-			if (alive[w])
+			if ((alive[w] = bfi__still_alive(alive[w], counts + w * 64, terms - t - 1, need)) != 0)
 				live_words[kept++] = (uint32_t)w;
 		}
 		nw = kept;

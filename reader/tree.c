@@ -32,12 +32,19 @@ struct bfi_tree {
 	int line_pre;       /* a line pre-filter (BFI_TREE_LINE_PRE): one line a key */
 };
 
-/* Bit i of key h's probes in the tree's pre-filter. */
-static inline uint64_t pre_bit(const struct bfi_tree *t, bfi_keyhash h, uint32_t i)
+/*
+ * Does the tree's union pre-filter (if any) hold key h? Adds the lines it
+ * read to *lines: one for a line pre-filter, else one a probe tested.
+ */
+static int pre_holds(const struct bfi_tree *t, bfi_keyhash h, uint64_t *lines)
 {
-	if (t->line_pre)
-		return bfi_pre_line(bfi_hash_probe(h, 0), t->d.pre_m) + bfi_pre_bit(bfi_hash_probe(h, i));
-	return bfi_hash_pos(h, i, t->d.pre_m);
+	for (uint32_t i = 0; t->pre && i < t->d.k; i++) {
+		uint64_t pos = bfi_pre_pos(h, i, t->d.pre_m, t->line_pre);
+		*lines += !t->line_pre || i == 0;
+		if (!(t->pre[pos / 8] >> (pos % 8) & 1))
+			return 0;
+	}
+	return 1;
 }
 
 #define tree_of(s) BFI_VIEW(s, BFI_ROW_TREE, struct bfi_tree)
@@ -99,18 +106,12 @@ static long tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const str
 	for (size_t i = 0; i < nr; i++)
 		bfi__prefetch(rows[i]);
 	/* A key absent from every set is rejected by the pre-filter alone. */
-	for (uint32_t j = 0; t->pre && j < n->n_keys; j++) {
-		bfi_keyhash h = e->keys[e->kidx[n->first_key + j]];
-		for (uint32_t i = 0; i < k; i++) {
-			uint64_t pos = pre_bit(t, h, i);
-			lines += !t->line_pre || i == 0;
-			if (!(t->pre[pos / 8] >> (pos % 8) & 1)) {
-				if (res->count_bytes) /* the probes, and the top rows asked for */
-					res->touched += (lines + nr) * 64;
-				return 0;
-			}
+	for (uint32_t j = 0; t->pre && j < n->n_keys; j++)
+		if (!pre_holds(t, e->keys[e->kidx[n->first_key + j]], &lines)) {
+			if (res->count_bytes) /* the probes, and the top rows asked for */
+				res->touched += (lines + nr) * 64;
+			return 0;
 		}
-	}
 	/* The top stored level: every node, with whole rows. */
 	uint32_t l = t->d.levels - 1;
 	if (l > 0)
@@ -296,17 +297,13 @@ static int descend(struct walk *w, uint32_t l, uint64_t wd, uint64_t pass, const
 	return 0;
 }
 
-/* Of the live nodes alive, those that cannot reach need with left terms to come; returns alive less them. */
-static inline uint64_t drop(uint64_t alive, const uint32_t *count, size_t left, uint32_t need)
+/* acc ANDed with word wd of the k rows r, stopping once it is zero; the words read added to *lines. */
+static inline uint64_t and_words(const uint8_t *const *r, uint32_t k, uint64_t wd, uint64_t acc,
+                                 uint64_t *lines)
 {
-	if (left >= need)
-		return alive;
-	for (uint64_t a = alive; a; a &= a - 1) {
-		unsigned b = (unsigned)__builtin_ctzll(a);
-		if (count[b] < need - left) /* after this term a node needs need - left hits */
-			alive &= ~(UINT64_C(1) << b);
-	}
-	return alive;
+	for (uint32_t i = 0; i < k && acc; i++, (*lines)++)
+		acc &= le64toh(((const uint64_t *)r[i])[wd]);
+	return acc;
 }
 
 /*
@@ -329,21 +326,17 @@ static int walk_group(struct walk *w, uint32_t l, uint64_t first, uint64_t end, 
 		uint64_t group = (hi == 64 ? ~UINT64_C(0) : (UINT64_C(1) << hi) - 1) & (~UINT64_C(0) << lo);
 		uint32_t count[64] = {0};
 		w->res->tests += (uint64_t)__builtin_popcountll(group);
+		/* after the last term (n >= need), only the nodes at need or over are left */
 		uint64_t alive = group;
 		for (size_t x = 0; x < n && alive; x++) {
 			const uint8_t *const *r = w->rows + ((size_t)l * w->terms + list[x]) * k;
-			uint64_t acc = alive;
-			for (uint32_t i = 0; i < k && acc; i++, w->lines++)
-				acc &= le64toh(((const uint64_t *)r[i])[wd]);
+			uint64_t acc = and_words(r, k, wd, alive, &w->lines);
 			mask[x] = acc;
 			for (; acc; acc &= acc - 1)
 				count[__builtin_ctzll(acc)]++;
-			alive = drop(alive, count, n - x - 1, w->need);
+			alive = bfi__still_alive(alive, count, n - x - 1, w->need);
 		}
-		uint64_t pass = alive;
-		for (unsigned b = 0; b < 64; b++)
-			pass &= ~((uint64_t)(count[b] < w->need) << b);
-		int rc = descend(w, l, wd, pass, count, list, mask, n);
+		int rc = descend(w, l, wd, alive, count, list, mask, n);
 		if (rc)
 			return rc;
 	}
@@ -352,28 +345,29 @@ static int walk_group(struct walk *w, uint32_t l, uint64_t first, uint64_t end, 
 
 #define TOP_ASK_WORDS 8 /* live words of the top level whose next terms' words are asked for */
 #define TOP_TERMS_AHEAD 8
+#define TOP_MASKS (4u << 20) /* bytes of masks of the top level's words a walk keeps at once */
 
 /*
- * The top stored level, when it is more than a few words of nodes: term
- * after term over all its words, as a flat block's rows are read, rather
- * than word after word: each term's rows stream once, and once the nodes
- * that can still reach need are in a few words, each term reads only
- * those. top_mask (words * n) keeps each word's mask of each term until
- * the words' survivors descend; top_count (words * 64) their counts.
+ * Words [w0, w1) of the top stored level (of nodes nodes): term after
+ * term over all of them, as a flat block's rows are read, rather than
+ * word after word: each term's rows stream once, and once the nodes that
+ * can still reach need are in a few words, each term reads only those.
+ * Word wd's mask of term x stays in top_mask[(wd - w0) * n + x] until its
+ * survivors descend; its counts in top_count[(wd - w0) * 64 ...].
  */
-static int walk_top(struct walk *w, uint32_t l, uint64_t nodes, size_t n, uint64_t *top_mask,
-                    uint32_t *top_count, uint64_t *alive, uint32_t *live)
+static int walk_top(struct walk *w, uint32_t l, uint64_t nodes, size_t w0, size_t w1, size_t n,
+                    uint64_t *top_mask, uint32_t *top_count, uint64_t *alive, uint32_t *live)
 {
 	const uint32_t *list = w->list[l];
 	uint32_t k = w->k;
 	size_t words = (size_t)((nodes + 63) / 64), nw = 0;
-	for (size_t wd = 0; wd < words; wd++) {
-		alive[wd] = wd + 1 < words || nodes % 64 == 0 ? ~UINT64_C(0)
-		                                                : (UINT64_C(1) << (nodes % 64)) - 1;
+	for (size_t wd = w0; wd < w1; wd++) {
+		alive[wd - w0] = wd + 1 < words || nodes % 64 == 0 ? ~UINT64_C(0)
+		                                                     : (UINT64_C(1) << (nodes % 64)) - 1;
 		live[nw++] = (uint32_t)wd;
+		w->res->tests += (uint64_t)__builtin_popcountll(alive[wd - w0]);
 	}
-	memset(top_count, 0, words * 64 * sizeof *top_count);
-	w->res->tests += nodes;
+	memset(top_count, 0, (w1 - w0) * 64 * sizeof *top_count);
 	for (size_t x = 0; x < n && nw; x++) {
 		if (x % 64 == 63 && bfi__late(w->res))
 			return BFI_E_TIMEOUT;
@@ -387,27 +381,21 @@ static int walk_top(struct walk *w, uint32_t l, uint64_t nodes, size_t n, uint64
 		const uint8_t *const *r = w->rows + ((size_t)l * w->terms + list[x]) * k;
 		size_t kept = 0;
 		for (size_t y = 0; y < nw; y++) {
-			size_t wd = live[y];
-			uint64_t acc = alive[wd];
-			for (uint32_t i = 0; i < k && acc; i++, w->lines++)
-				acc &= le64toh(((const uint64_t *)r[i])[wd]);
-			top_mask[wd * n + x] = acc;
-			uint32_t *count = top_count + wd * 64;
+			size_t wd = live[y], at = wd - w0;
+			uint64_t acc = and_words(r, k, wd, alive[at], &w->lines);
+			top_mask[at * n + x] = acc;
+			uint32_t *count = top_count + at * 64;
 			for (; acc; acc &= acc - 1)
 				count[__builtin_ctzll(acc)]++;
-			if ((alive[wd] = drop(alive[wd], count, n - x - 1, w->need)) != 0)
+			if ((alive[at] = bfi__still_alive(alive[at], count, n - x - 1, w->need)) != 0)
 				live[kept++] = (uint32_t)wd;
 		}
 		nw = kept;
 	}
-	/* the words left, in order: their nodes at need or over descend */
+	/* the words left, in order: after the last term, their nodes at need or over */
 	for (size_t y = 0; y < nw; y++) {
-		size_t wd = live[y];
-		const uint32_t *count = top_count + wd * 64;
-		uint64_t pass = alive[wd];
-		for (unsigned b = 0; b < 64; b++)
-			pass &= ~((uint64_t)(count[b] < w->need) << b);
-		int rc = descend(w, l, wd, pass, count, list, top_mask + wd * n, n);
+		size_t wd = live[y], at = wd - w0;
+		int rc = descend(w, l, wd, alive[at], top_count + at * 64, list, top_mask + at * n, n);
 		if (rc)
 			return rc;
 	}
@@ -424,9 +412,17 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 	const struct bfi_tree *t = tree_of(s);
 	uint32_t k = t->d.k, levels = t->d.levels, terms = e->n_keys;
 	size_t cells = (size_t)levels * terms;
+	const struct bfi_rlevel *top = &t->levels[levels - 1];
+	/* the top level's words walked at once: their masks of every term in TOP_MASKS */
+	size_t words = (size_t)((top->nodes + 63) / 64), chunk = TOP_MASKS / 8 / terms;
+	chunk = chunk < 1 ? 1 : chunk > words ? words : chunk;
+	/* vec: each level's masks, then the chunk's words' masks of each term */
 	if (bfi__grow(&res->rows, &res->rows_cap, cells * k, sizeof *res->rows) ||
 	    bfi__grow(&res->terms, &res->terms_cap, cells, sizeof *res->terms) ||
-	    bfi__grow(&res->vec, &res->vec_cap, cells, sizeof *res->vec))
+	    bfi__grow(&res->vec, &res->vec_cap, cells + chunk * terms, sizeof *res->vec) ||
+	    bfi__grow(&res->counts, &res->counts_cap, chunk * 64, sizeof *res->counts) ||
+	    bfi__grow(&res->alive, &res->alive_cap, chunk, sizeof *res->alive) ||
+	    bfi__grow(&res->live_words, &res->live_words_cap, chunk, sizeof *res->live_words))
 		return -ENOMEM;
 	struct walk w = {.t = t, .k = k, .need = need, .rows = res->rows, .terms = terms, .res = res};
 	for (uint32_t l = 0; l < levels; l++) {
@@ -439,7 +435,6 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 	 * rows, is asked for first: a read's terms are mostly in the index, so
 	 * the probes pass and each would otherwise wait on memory in turn.
 	 */
-	const struct bfi_rlevel *top = &t->levels[levels - 1];
 	for (uint32_t x = 0; x < terms; x++) {
 		bfi_keyhash h = e->keys[e->kidx[x]];
 		/* every word of the top level reads the first terms - need + 1 terms' rows; only
@@ -447,7 +442,7 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 		uint64_t ahead = x <= terms - need + 2 ? TOP_AHEAD : 64;
 		for (uint32_t i = 0; i < k; i++) {
 			if (t->pre && (i == 0 || !t->line_pre))
-				bfi__prefetch(t->pre + pre_bit(t, h, i) / 8);
+				bfi__prefetch(t->pre + bfi_pre_pos(h, i, t->d.pre_m, t->line_pre) / 8);
 			const uint8_t *row = top->rows + bfi_hash_pos(h, i, top->m) * top->row_bytes;
 			for (uint64_t at = 0; at < top->row_bytes && at < ahead; at += 64)
 				bfi__prefetch(row + at);
@@ -457,13 +452,7 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 	uint64_t pre_lines = 0;
 	for (uint32_t x = 0; x < terms; x++) {
 		bfi_keyhash h = e->keys[e->kidx[x]];
-		int held = 1;
-		for (uint32_t i = 0; t->pre && i < k && held; i++) {
-			uint64_t pos = pre_bit(t, h, i);
-			pre_lines += !t->line_pre || i == 0;
-			held = t->pre[pos / 8] >> (pos % 8) & 1;
-		}
-		if (!held)
+		if (!pre_holds(t, h, &pre_lines))
 			continue;
 		for (uint32_t i = 0; i < k; i++) {
 			uint64_t z = bfi_hash_probe(h, i);
@@ -476,20 +465,9 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 		w.list[levels - 1][n++] = x;
 	}
 	int rc = 0;
-	size_t words = (size_t)((top->nodes + 63) / 64);
-	if (n >= need && words > 1) { /* the top stored level: every node, whole rows */
-		if (bfi__grow(&res->vec, &res->vec_cap, cells + words * n, sizeof *res->vec) ||
-		    bfi__grow(&res->counts, &res->counts_cap, words * 64, sizeof *res->counts) ||
-		    bfi__grow(&res->alive, &res->alive_cap, words, sizeof *res->alive) ||
-		    bfi__grow(&res->live_words, &res->live_words_cap, words, sizeof *res->live_words))
-			return -ENOMEM;
-		for (uint32_t l = 0; l < levels; l++) /* vec may have moved */
-			w.mask[l] = res->vec + (size_t)l * terms;
-		rc = walk_top(&w, levels - 1, top->nodes, n, res->vec + cells, res->counts, res->alive,
-		              res->live_words);
-	} else if (n >= need) {
-		rc = walk_group(&w, levels - 1, 0, top->nodes, n);
-	}
+	for (size_t w0 = 0; n >= need && rc == 0 && w0 < words; w0 += chunk) /* the top level: every node */
+		rc = walk_top(&w, levels - 1, top->nodes, w0, w0 + chunk < words ? w0 + chunk : words, n,
+		              res->vec + cells, res->counts, res->alive, res->live_words);
 	if (res->count_bytes)
 		res->touched += (pre_lines + w.lines) * 64;
 	return rc;

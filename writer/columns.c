@@ -51,10 +51,8 @@ static int column_keys(void *ctx, const bfi_keyhash *h, size_t n)
 			uint64_t row = bfi_hash_pos(h[x], first + i, m);
 			filt[row / 64] |= UINT64_C(1) << (row % 64);
 		}
-		uint64_t line = f->pre && c->pre_line ? bfi_pre_line(bfi_hash_probe(h[x], 0), pre_m) : 0;
 		for (uint32_t i = 0; f->pre && i < k; i++) {
-			uint64_t pos = c->pre_line ? line + bfi_pre_bit(bfi_hash_probe(h[x], i))
-			                           : bfi_hash_pos(h[x], i, pre_m);
+			uint64_t pos = bfi_pre_pos(h[x], i, pre_m, c->pre_line);
 			f->pre[pos / 8] |= (uint8_t)(1u << (pos % 8));
 		}
 	}

@@ -327,35 +327,27 @@ static struct block_model model_block(const bfi_writer *w, const struct plan *p,
 	share = share > 1 ? 1 : share;
 	double pass = share / 2, row_bytes = row_cost(n_sets);
 	int mode = w->opt.prefilter;
-	b.keep = mode == BFI_PREFILTER_ALWAYS ||
-	         (mode != BFI_PREFILTER_NEVER && (1 - pass) * 2.0 * row_bytes > (double)p->k * 64);
-	/* sized like any filter, for the estimated union plus 15%; whole lines */
-	b.pre_m = b.keep ? width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
-	                             ceil_u64(u * 1.15), p->k)
-	                 : 0;
-	b.keep = b.pre_m > 0; /* a union too large for any filter: no pre-filter */
+	/* sized like any filter, for the estimated union plus 15%; whole lines; 0: too large for any */
+	uint64_t pre_m = width_for(&(struct bfi_build_options){.fpr = w->opt.fpr}, ceil_u64(u * 1.15),
+	                           p->k);
 	if (p->line_pre)
-		b.pre_m = (b.pre_m + BFI_PRE_LINE_BITS - 1) / BFI_PRE_LINE_BITS * BFI_PRE_LINE_BITS;
-	if (!b.keep && mode == BFI_PREFILTER_AUTO && p->line_pre && pass < 0.5 &&
-	    !w->opt.fixed_width && !w->opt.max_block_sets && !w->opt.bits) {
-		/*
-		 * A line pre-filter that a cache keeps, and that costs a sixteenth of
-		 * the block's rows at most, probes in one line from cache: it saves
-		 * every key the block does not hold k row lines, the most of a batch's
-		 * traffic on a block of small sets beside large ones (46 viruses
-		 * beside 19 bacteria: a line a key where the rows took seven). Not
-		 * where the caller fixed the blocks or widths (--fixed-width,
-		 * --block-sets, --bits), whose pre-filters follow the rule above.
-		 */
-		uint64_t pre_m = width_for(&(struct bfi_build_options){.fpr = w->opt.fpr},
-		                           ceil_u64(u * 1.15), p->k);
 		pre_m = (pre_m + BFI_PRE_LINE_BITS - 1) / BFI_PRE_LINE_BITS * BFI_PRE_LINE_BITS;
-		double rows = (double)m * row_bytes;
-		if (pre_m && bfi_bits_bytes(pre_m) <= PRE_CACHED && (double)bfi_bits_bytes(pre_m) * 16 <= rows) {
-			b.pre_m = pre_m;
-			b.keep = 1;
-		}
-	}
+	/*
+	 * Also kept: a line pre-filter that a cache keeps, and that costs a
+	 * sixteenth of the block's rows at most, probes in one line from cache:
+	 * it saves every key the block does not hold k row lines, the most of a
+	 * batch's traffic on a block of small sets beside large ones (46 viruses
+	 * beside 19 bacteria: a line a key where the rows took seven). Not where
+	 * the caller fixed the blocks or widths (--fixed-width, --block-sets,
+	 * --bits), whose pre-filters follow the first rule alone.
+	 */
+	int cached = mode == BFI_PREFILTER_AUTO && p->line_pre && pass < 0.5 && !w->opt.fixed_width &&
+	             !w->opt.max_block_sets && !w->opt.bits && bfi_bits_bytes(pre_m) <= PRE_CACHED &&
+	             (double)bfi_bits_bytes(pre_m) * 16 <= (double)m * row_bytes;
+	b.keep = pre_m > 0 &&
+	         (mode == BFI_PREFILTER_ALWAYS || cached ||
+	          (mode != BFI_PREFILTER_NEVER && (1 - pass) * 2.0 * row_bytes > (double)p->k * 64));
+	b.pre_m = b.keep ? pre_m : 0;
 	b.query = b.keep ? (double)p->k * 64 + pass * 2 * row_bytes : 2 * row_bytes;
 	b.space = (double)m * row_bytes + (double)bfi_bits_bytes(b.pre_m);
 	return b;
@@ -466,10 +458,8 @@ static int line_blocks(const struct bfi_build_options *o, struct plan *p, uint32
 	uint32_t total = 0;
 	if (step != 1) /* past MAX_CANDIDATES sets, blocks end at multiples of 512 already */
 		return 0;
-	for (uint32_t b = 0; b < p->n_blocks; b++) {
-		uint64_t n = p->blocks[b].n_sets;
-		total += n > 512 && !bfi_rows_lined(p->blocks[b].row_bits) ? (uint32_t)((n + 511) / 512) : 1;
-	}
+	for (uint32_t b = 0; b < p->n_blocks; b++)
+		total += (uint32_t)line_parts(p->blocks[b].n_sets);
 	if (total == p->n_blocks)
 		return 0;
 	if (total > BFI_MAX_BLOCKS)
@@ -483,7 +473,7 @@ static int line_blocks(const struct bfi_build_options *o, struct plan *p, uint32
 	uint32_t nb = 0;
 	for (uint32_t b = 0; b < p->n_blocks; b++) {
 		uint64_t first = old[b].first_set, end = first + old[b].n_sets;
-		if (old[b].n_sets <= 512 || bfi_rows_lined(old[b].row_bits)) {
+		if (line_parts(old[b].n_sets) == 1) {
 			set_block(p, nb++, first, end, old[b].m);
 			continue;
 		}

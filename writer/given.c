@@ -78,10 +78,8 @@ int plan_given(bfi_writer *w, struct plan *p)
 	const struct bfi_flat_given *g = w->given;
 	uint64_t total = 0;
 	for (uint32_t b = 0; b < g->n_blocks; b++) {
-		uint64_t n = kept_columns(g, &g->blocks[b]);
-		total += n > 512 && !bfi_rows_lined(flat_row_bits(n)) && g->blocks[b].pre_m == 0
-		             ? (n + 511) / 512
-		             : 1;
+		/* a block with a pre-filter (ORed from its pieces) is not cut */
+		total += g->blocks[b].pre_m ? 1 : line_parts(kept_columns(g, &g->blocks[b]));
 	}
 	if (total > BFI_MAX_BLOCKS)
 		return writer_fail(w, BFI_E_LIMIT, "the given blocks make more than %u blocks",
@@ -101,7 +99,7 @@ int plan_given(bfi_writer *w, struct plan *p)
 		uint64_t n = kept_columns(g, gb);
 		if (first + n > p->n)
 			return writer_fail(w, BFI_E_INVALID, "the given blocks hold more sets than declared");
-		int cut = n > 512 && !bfi_rows_lined(flat_row_bits(n)) && gb->pre_m == 0;
+		int cut = gb->pre_m == 0 && line_parts(n) > 1;
 		for (uint64_t skip = 0; skip < n; nb++) {
 			uint64_t take = cut && n - skip > 512 ? 512 : n - skip;
 			struct bfi_block *blk = &p->blocks[nb];

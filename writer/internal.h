@@ -572,6 +572,16 @@ static inline uint64_t flat_row_bits(uint64_t n_sets)
 	uint64_t lined = bfi_bits_bytes(n_sets) * 8;
 	return (lined - n_sets) * 20 <= n_sets ? lined : n_sets;
 }
+/*
+ * The blocks a block of n_sets sets is cut into, a fresh build's and a
+ * join's alike (spec/format.md, "Choosing m, k, blocks and pre-filters"):
+ * past 512 sets, packed rows become blocks of 512 sets and one of the
+ * rest; else 1.
+ */
+static inline uint64_t line_parts(uint64_t n_sets)
+{
+	return n_sets > 512 && !bfi_rows_lined(flat_row_bits(n_sets)) ? (n_sets + 511) / 512 : 1;
+}
 /* Compaction and merge (given.c): the flat plan from the given blocks, and their rows. */
 int plan_given(bfi_writer *w, struct plan *p);
 int fill_given(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget);

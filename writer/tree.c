@@ -259,9 +259,8 @@ static void tree_key(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint3
 {
 	const struct plan *p = c->p;
 	int line = (p->tree.flags & BFI_TREE_LINE_PRE) != 0;
-	uint64_t at = line ? bfi_pre_line(bfi_hash_probe(h, 0), p->tree.pre_m) : 0;
 	for (uint32_t i = 0; p->tree.pre_m && i < p->tree.k; i++) {
-		uint64_t pos = line ? at + bfi_pre_bit(bfi_hash_probe(h, i)) : bfi_hash_pos(h, i, p->tree.pre_m);
+		uint64_t pos = bfi_pre_pos(h, i, p->tree.pre_m, line);
 		stripe_bit(c->buf, lo, hi, p->tree.pre_offset + pos / 8, pos % 8);
 	}
 	/* level l's node of set j is j / d^l or the shape's; every level ORs its subtree */
