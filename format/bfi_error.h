@@ -53,6 +53,9 @@ enum {
 	BFI_E_NOT_REGULAR = -31884,     /* a directory, FIFO, device or socket where a file belongs */
 	BFI_E_CHANGED = -31883,         /* a mapped file was changed in place since it was opened */
 	BFI_E_MANIFEST = -31882,        /* a collection's manifest is damaged: checksum, sizes or tables */
+	BFI_E_PACK = -31881,            /* not a bfi pack, or its seek table or tar members are wrong */
+	BFI_E_PACK_TRUNCATED = -31880,  /* a pack ends before its seek table says */
+	BFI_E_PACK_FRAME = -31879,      /* a pack's zstd frame is damaged: it does not decompress to its size and checksum */
 
 	/* catalog (-31799..-31700) */
 	BFI_E_CATALOG_MISMATCH = -31799, /* catalog does not belong to this index */

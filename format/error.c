@@ -34,6 +34,10 @@ static const struct {
 	{BFI_E_NOT_REGULAR, "not a regular file (a directory, FIFO, device or socket)"},
 	{BFI_E_CHANGED, "a snapshot file was changed in place under this reader; reopen the snapshot"},
 	{BFI_E_MANIFEST, "collection manifest is damaged (checksum, sizes or tables)"},
+	{BFI_E_PACK, "not a bfi pack, or its seek table or members are not what a pack holds"},
+	{BFI_E_PACK_TRUNCATED, "pack is truncated (shorter than its seek table says)"},
+	{BFI_E_PACK_FRAME, "a frame of the pack is damaged (it does not decompress to its recorded "
+	                   "size and checksum)"},
 	{BFI_E_CATALOG_MISMATCH, "catalog does not belong to this index"},
 	{BFI_E_CATALOG, "catalog is malformed"},
 	{BFI_E_NO_CATALOG, "snapshot was opened without its catalog"},

@@ -17,6 +17,7 @@
 
 #include <xxhash.h>
 
+#include "bfi_pack.h"
 #include "format.h"
 #include "test.h"
 
@@ -33,6 +34,8 @@ static const struct {
 	{"BAD_SECTION", BFI_E_BAD_SECTION},     {"BAD_LAYOUT", BFI_E_BAD_LAYOUT},
 	{"DATA_CHECKSUM", BFI_E_DATA_CHECKSUM}, {"SIZE", BFI_E_SIZE},
 	{"CATALOG_MISMATCH", BFI_E_CATALOG_MISMATCH}, {"CATALOG", BFI_E_CATALOG},
+	{"PACK", BFI_E_PACK}, {"PACK_TRUNCATED", BFI_E_PACK_TRUNCATED},
+	{"PACK_FRAME", BFI_E_PACK_FRAME},
 };
 
 static int code_of(const char *file)
@@ -326,8 +329,116 @@ static int write_corpus(void)
 	return rc ? 1 : 0;
 }
 
+
+/*
+ * Packs (spec/format.md, "Packs"): good.pack is the good snapshot packed
+ * in frames of 4 KiB; every other NAME.pack is a damaged copy, refused by
+ * bfi_unpack with the code its name gives, leaving nothing behind.
+ * `test_fixtures --write-packs` rewrites them from good/.
+ */
+#define GOOD_PACK DIR_ "/good.pack"
+
+static int unpack_to(const char *pack, char *out, size_t len)
+{
+	snprintf(out, len, "%s/unpacked", test_tmpdir());
+	char err[4600], warn[4600];
+	return bfi_unpack(pack, out, NULL, err, sizeof err, warn, sizeof warn);
+}
+
+static void test_packs(void)
+{
+	char out[4300], p[4400];
+	EXPECT_RC(unpack_to(GOOD_PACK, out, sizeof out), 0);
+	size_t il, cl;
+	snprintf(p, sizeof p, "%s/index.bfi", out);
+	uint8_t *bi = test_read_file(p, &il);
+	snprintf(p, sizeof p, "%s/catalog.mdb", out);
+	uint8_t *bc = test_read_file(p, &cl);
+	EXPECT(bi && bc && il == good_il && cl == good_cl && !memcmp(bi, good_index, il) &&
+	       !memcmp(bc, good_catalog, cl));
+	free(bi);
+	free(bc);
+	test_rm_rf(out);
+	DIR *d = opendir(DIR_);
+	struct dirent *e;
+	int n = 0;
+	while (d && (e = readdir(d)) != NULL) {
+		const char *dot = strrchr(e->d_name, '.');
+		if (e->d_name[0] == '.' || !dot || strcmp(dot, ".pack") || !strcmp(e->d_name, "good.pack"))
+			continue;
+		snprintf(p, sizeof p, DIR_ "/%s", e->d_name);
+		int rc = unpack_to(p, out, sizeof out);
+		struct stat st;
+		if (rc != code_of(e->d_name) || lstat(out, &st) == 0)
+			fprintf(stderr, "%s: unpack gave %d (%s)\n", e->d_name, rc, bfi_strerror(rc));
+		EXPECT_RC(rc, code_of(e->d_name));
+		EXPECT(lstat(out, &st) != 0);
+		n++;
+	}
+	if (d)
+		closedir(d);
+	printf("%d damaged packs, each refused with the code its name gives\n", n);
+	EXPECT(n >= 6);
+}
+
+static int write_packs(void)
+{
+	struct bfi_pack_options o;
+	bfi_pack_options_init(&o);
+	o.frame = 4096;
+	o.threads = 1;
+	char err[4600];
+	if (load_good() != 0 || bfi_pack(DIR_ "/good", GOOD_PACK, &o, err, sizeof err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	size_t L;
+	uint8_t *g = test_read_file(GOOD_PACK, &L), *b = malloc(L + 1);
+	if (!g || !b)
+		return 1;
+	int rc = 0;
+	uint32_t n = bfi_get32(g + L - 9);
+	size_t table = L - (8 + 12 * (size_t)n + 9), c0 = bfi_get32(g + table + 8);
+	memcpy(b, g, L);
+	b[L - 1] ^= 0xff;
+	rc |= put("PACK.no-seek-table.pack", b, L);
+	memcpy(b, g, L);
+	b[L - 5] |= 0x01;
+	rc |= put("PACK.descriptor-reserved-bit.pack", b, L);
+	memcpy(b, g, table);
+	b[table] = 0; /* a byte between the frames and the table */
+	memcpy(b + table + 1, g + table, L - table);
+	rc |= put("PACK.byte-before-the-table.pack", b, L + 1);
+	memcpy(b, g, L);
+	b[0] = 0;
+	rc |= put("PACK.no-zstd-frame-first.pack", b, L);
+	memcpy(b, g, c0 / 2); /* a byte of the first frame gone */
+	memcpy(b + c0 / 2, g + c0 / 2 + 1, L - c0 / 2 - 1);
+	rc |= put("PACK_TRUNCATED.byte-of-a-frame-gone.pack", b, L - 1);
+	memcpy(b, g, table - c0); /* the last frame gone with its bytes */
+	memcpy(b + table - c0, g + table, L - table);
+	rc |= put("PACK_TRUNCATED.last-frame-gone.pack", b, L - c0);
+	memcpy(b, g, L);
+	b[c0 / 2] ^= 0x55;
+	rc |= put("PACK_FRAME.byte-in-the-first-frame.pack", b, L);
+	memcpy(b, g, L);
+	b[table + 8 + 8] ^= 0x01; /* the first frame's checksum in the table */
+	rc |= put("PACK_FRAME.checksum-in-the-table.pack", b, L);
+	memcpy(b, g, L);
+	b[table + 8 + 4] ^= 0x01; /* its decompressed size */
+	rc |= put("PACK_FRAME.size-in-the-table.pack", b, L);
+	free(g);
+	free(b);
+	return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--write-packs")) {
+		int rc = write_packs();
+		test_cleanup();
+		return rc;
+	}
 	if (argc > 1 && !strcmp(argv[1], "--write")) {
 		int rc = write_corpus();
 		test_cleanup();
@@ -335,6 +446,8 @@ int main(int argc, char **argv)
 	}
 	test_run("fixtures: the good snapshot opens, answers and verifies", test_good);
 	test_run("fixtures: every corrupt fixture gets the code its name gives", test_bad);
+	test_run("fixtures: the good pack unpacks byte for byte; every damaged one gets its code",
+	         test_packs);
 	test_cleanup();
 	return test_exit();
 }

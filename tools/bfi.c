@@ -27,9 +27,12 @@ static const char usage[] =
 	"  fold     halve a rambo layout's cells (OR the two halves)\n"
 	"  stack    combine rambo shards built with identical parameters\n"
 	"  filter   make and use one Bloom filter in its own file (federated sites)\n"
+	"  pack     write a snapshot or collection as one compressed, checked file\n"
+	"  unpack   write a pack back to a snapshot or collection\n"
 	"\n"
 	"Run 'bfi COMMAND --help' for a command's options.\n"
-	"Exit status: 0 success, 1 corrupt snapshot (verify), 2 usage or I/O error.\n";
+	"Exit status: 0 success, 1 corrupt snapshot or pack (verify, unpack), 2 usage or\n"
+	"I/O error.\n";
 
 static const struct {
 	const char *name;
@@ -40,6 +43,7 @@ static const struct {
 	{"query", cmd_query}, {"inspect", cmd_inspect},
 	{"verify", cmd_verify}, {"serve", cmd_serve}, {"synth", cmd_synth}, {"bench", cmd_bench},
 	{"fold", cmd_fold},   {"stack", cmd_stack}, {"filter", cmd_filter},
+	{"pack", cmd_pack},   {"unpack", cmd_unpack},
 };
 
 /*

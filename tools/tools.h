@@ -24,6 +24,8 @@ int cmd_bench(int argc, char **argv);
 int cmd_fold(int argc, char **argv);
 int cmd_stack(int argc, char **argv);
 int cmd_filter(int argc, char **argv);
+int cmd_pack(int argc, char **argv);
+int cmd_unpack(int argc, char **argv);
 
 /*
  * JSON strings (spec/format.md, "JSON text"): well-formed UTF-8 goes out

@@ -479,6 +479,42 @@ BFI_API BFI_MUST_CHECK int bfi_collection_commit(bfi_collection *c);
 BFI_API const char *bfi_collection_errmsg(const bfi_collection *c);
 BFI_API void bfi_collection_end(bfi_collection **c);
 
+/*
+ * Packs (spec/format.md, "Packs"): a snapshot or a collection as one
+ * file, a tar stream in zstd frames with a seek table, which
+ * `zstd -d < PACK | tar -x` also unpacks.
+ */
+struct bfi_pack_options {
+	int level;        /* zstd level, 1..19 (3) */
+	unsigned threads; /* frames compressed at once (0: the online cores) */
+	uint64_t memory;  /* bytes packing may take (0: no bound); threads drop to fit */
+	uint32_t frame;   /* bytes of the tar stream a frame, 4 KiB..64 MiB (4 MiB) */
+	/* called with bytes done and their total as the work goes */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
+};
+BFI_API void bfi_pack_options_init(struct bfi_pack_options *o);
+/*
+ * Pack the snapshot or collection src into the file out, written beside
+ * it and renamed into place. out may exist only as a bfi pack, which is
+ * replaced. 0, or BFI_E_INVALID, BFI_E_LIMIT (--memory too small),
+ * BFI_E_EXISTS, BFI_E_NOT_REGULAR, BFI_E_MANIFEST, -errno; err says why.
+ */
+BFI_API BFI_MUST_CHECK int bfi_pack(const char *src, const char *out,
+                                    const struct bfi_pack_options *o, char *err, size_t errlen);
+/*
+ * Unpack the pack at path into out: every frame decompressed and checked,
+ * the files written byte for byte as packed, then published as
+ * bfi_writer_finish publishes (a snapshot: swapped in atomically at out,
+ * which may be a snapshot already; a collection: renamed into place at
+ * out, which must not exist). o: threads, memory and progress. 0, or a
+ * BFI_E_PACK* code, BFI_E_EXISTS, -errno; err says why, warn (else "")
+ * what was kept.
+ */
+BFI_API BFI_MUST_CHECK int bfi_unpack(const char *path, const char *out,
+                                      const struct bfi_pack_options *o, char *err, size_t errlen,
+                                      char *warn, size_t warnlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -721,6 +721,8 @@ int staging_begin(struct staging *st, const char *path, char *err, size_t errlen
  */
 int staging_publish(struct staging *st, const char *path, char *err, size_t errlen, char *warn,
                     size_t warnlen);
+/* Publish it at path, which must not exist (BFI_E_EXISTS): a collection unpacked whole. */
+int staging_rename(struct staging *st, const char *path, char *err, size_t errlen);
 /* Remove what is left of the staging directory (bfi's files only); unlock. */
 void staging_end(struct staging *st);
 /* Remove the staging directories beside path that killed builds left. */

@@ -480,6 +480,36 @@ int staging_publish(struct staging *st, const char *path, char *err, size_t errl
 	return 0;
 }
 
+/*
+ * Publish the staged directory at path, which must not exist: a rename,
+ * made durable, then the marker goes (a collection unpacked whole).
+ */
+int staging_rename(struct staging *st, const char *path, char *err, size_t errlen)
+{
+	char parent[4200], base[4200];
+	if (split_path(path, parent, base, sizeof parent) != 0) {
+		snprintf(err, errlen, "'%s' cannot name a directory", path);
+		return BFI_E_INVALID;
+	}
+	/* renameat2 with RENAME_NOREPLACE: an empty directory made there meanwhile is not replaced */
+	if (renameat2(AT_FDCWD, st->dir, AT_FDCWD, path, RENAME_NOREPLACE) != 0) {
+		int e = errno;
+		snprintf(err, errlen, "publishing %s: %s", path, strerror(e));
+		return e == EEXIST ? BFI_E_EXISTS : -e;
+	}
+	int rc = fsync_dir(parent);
+	if (rc) {
+		snprintf(err, errlen, "fsync %s: %s", parent, strerror(-rc));
+		(void)rename(path, st->dir);
+		return rc;
+	}
+	(void)unlinkat(st->dfd, MARK_NAME, 0);
+	close(st->dfd);
+	st->dfd = -1;
+	st->dir[0] = 0;
+	return 0;
+}
+
 void staging_end(struct staging *st)
 {
 	if (st->dir[0] && st->dfd >= 0) {

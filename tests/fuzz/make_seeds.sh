@@ -67,4 +67,11 @@ printf 'The quick brown fox\n' | p '\010' textdoc
 printf '@q\nACGTACGT\n+\nIIIIIIIIIIII\n' | p '\002' fastq-long-quality
 { printf '>a\nACGTACGTAC\n' | gzip -c; printf '>b\nGGATTACAGG\n' | gzip -c; } | p '\002' fasta-gz-two-members
 { printf '>r\nACGTACGTACGT\n' | gzip -c; printf 'trailing garbage\n'; } | p '\002' fasta-gz-trailing
+# packs (fuzz_pack): a snapshot in frames of 4 KiB, and a collection of two segments
+mkdir -p "$C/pack"
+./bfi pack -q --frame 4K -o "$C/pack/snapshot.pack" "$T/flat"
+head -40 "$T/sets.tsv" >"$T/a.tsv"
+tail -40 "$T/sets.tsv" | sed 's/^set/other/' >"$T/b.tsv"
+./bfi append -q "$T/coll" --tsv "$T/a.tsv" && ./bfi append -q "$T/coll" --tsv "$T/b.tsv"
+./bfi pack -q --frame 4K -o "$C/pack/collection.pack" "$T/coll"
 ls "$C"/* | wc -l

@@ -1,0 +1,479 @@
+/*
+ * pack.c - a pack's seek table (spec/format.md, "Packs"): zstd's seekable
+ * format, a skippable frame that lists each frame's compressed and
+ * decompressed sizes and checksum, ending the file.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <xxhash.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "bfi_error.h"
+#include "bfi_pack.h"
+#include "format.h"
+
+void bfi_pack_table_encode(uint8_t *out, const struct bfi_pack_table *t)
+{
+	uint64_t size = bfi_pack_table_size(t->n);
+	bfi_put32(out, BFI_PACK_TABLE_MAGIC);
+	bfi_put32(out + 4, (uint32_t)(size - 8));
+	uint8_t *p = out + 8;
+	for (uint32_t i = 0; i < t->n; i++, p += BFI_PACK_ENTRY) {
+		bfi_put32(p, t->f[i].csize);
+		bfi_put32(p + 4, t->f[i].dsize);
+		bfi_put32(p + 8, t->f[i].checksum);
+	}
+	bfi_put32(p, t->n);
+	p[4] = BFI_PACK_CHECKSUMS;
+	bfi_put32(p + 5, BFI_PACK_FOOTER_MAGIC);
+}
+
+#define FAIL(code, text) return (*what = (text), (code))
+
+int bfi_pack_table_decode(const uint8_t *tail, uint64_t tail_len, uint64_t file_size,
+                          struct bfi_pack_table *t, uint64_t *need, const char **what)
+{
+	t->n = 0;
+	t->f = NULL;
+	*need = 0;
+	if (file_size < BFI_PACK_FOOTER + 8 || tail_len < BFI_PACK_FOOTER)
+		FAIL(BFI_E_PACK, "too short to end in a seek table");
+	const uint8_t *foot = tail + tail_len - BFI_PACK_FOOTER;
+	if (bfi_get32(foot + 5) != BFI_PACK_FOOTER_MAGIC)
+		FAIL(BFI_E_PACK, "no seek table at its end (not a bfi pack)");
+	uint32_t n = bfi_get32(foot);
+	if (foot[4] != BFI_PACK_CHECKSUMS)
+		FAIL(BFI_E_PACK, "the seek table's descriptor is not 0x80 (checksums, no reserved bits)");
+	if (n == 0 || n > BFI_PACK_FRAMES_MAX)
+		FAIL(BFI_E_PACK, "the seek table lists no frames, or more than 2^27");
+	uint64_t size = bfi_pack_table_size(n);
+	if (size > file_size)
+		FAIL(BFI_E_PACK_TRUNCATED, "the file is shorter than its seek table");
+	if (tail_len < size) {
+		*need = size;
+		return 0;
+	}
+	const uint8_t *tab = tail + tail_len - size;
+	if (bfi_get32(tab) != BFI_PACK_TABLE_MAGIC || bfi_get32(tab + 4) != size - 8)
+		FAIL(BFI_E_PACK, "the seek table's skippable frame header is wrong");
+	t->f = malloc((size_t)n * sizeof *t->f);
+	if (t->f == NULL)
+		return -ENOMEM;
+	uint64_t at = 0, from = 0;
+	const uint8_t *p = tab + 8;
+	for (uint32_t i = 0; i < n; i++, p += BFI_PACK_ENTRY) {
+		struct bfi_pack_frame *f = &t->f[i];
+		f->csize = bfi_get32(p);
+		f->dsize = bfi_get32(p + 4);
+		f->checksum = bfi_get32(p + 8);
+		f->at = at;
+		f->from = from;
+		/* a zstd frame: 4 bytes of magic, 2 of header, 3 of a block, 4 of checksum */
+		if (f->csize < 13 || f->csize > ZSTD_COMPRESSBOUND(BFI_PACK_FRAME_MAX) || f->dsize == 0 ||
+		    f->dsize > BFI_PACK_FRAME_MAX) {
+			free(t->f);
+			t->f = NULL;
+			FAIL(BFI_E_PACK, "a frame's sizes in the seek table are out of range");
+		}
+		at += f->csize; /* at most 2^27 * 2^32: no overflow */
+		from += f->dsize;
+	}
+	if (at + size != file_size) {
+		free(t->f);
+		t->f = NULL;
+		if (at + size > file_size)
+			FAIL(BFI_E_PACK_TRUNCATED, "the frames the seek table lists end past the file");
+		FAIL(BFI_E_PACK, "bytes between the frames the seek table lists and the table");
+	}
+	t->n = n;
+	t->tar_size = from;
+	t->table_at = at;
+	return 0;
+}
+
+/* ---- reading ---- */
+
+#define MANIFEST_MAX (256ull << 20) /* a manifest a reader reads whole (spec: "Limits") */
+
+enum { WANT_FIRST, WANT_CATALOG, WANT_INDEX, WANT_MANIFEST_DONE, WANT_SEG_DIR, WANT_SEG_CATALOG,
+       WANT_SEG_INDEX, WANT_END, AT_END };
+
+struct bfi_pack_in {
+	int fd;
+	struct bfi_pack_table t;
+	ZSTD_DCtx *dctx;
+	uint8_t *cbuf, *dbuf;
+	size_t ccap, dcap;
+	uint32_t next;  /* the next frame to hand to libarchive */
+	uint64_t read;  /* compressed bytes read */
+	struct archive *a;
+	struct bfi_pack_error cb; /* what a callback found wrong */
+	int cb_rc;
+	int state, collection;
+	uint32_t seg;   /* the segment whose members come next */
+	struct bfi_manifest m;
+	int have_m;
+	uint8_t *mbuf;  /* the manifest's bytes, served to bfi_pack_in_read */
+	uint64_t mlen, mpos;
+	int in_manifest;
+	char member[64];
+};
+
+static int fail(struct bfi_pack_error *e, int rc, const char *what, uint64_t offset)
+{
+	e->what = what;
+	e->offset = offset;
+	return rc;
+}
+
+/* Read, check and decompress frame i into p->dbuf. */
+static int load_frame(struct bfi_pack_in *p, uint32_t i, struct bfi_pack_error *e)
+{
+	const struct bfi_pack_frame *f = &p->t.f[i];
+	if (f->csize > p->ccap) {
+		uint8_t *b = realloc(p->cbuf, f->csize);
+		if (b == NULL)
+			return fail(e, -ENOMEM, "out of memory for a frame", f->at);
+		p->cbuf = b;
+		p->ccap = f->csize;
+	}
+	if (f->dsize > p->dcap) {
+		uint8_t *b = realloc(p->dbuf, f->dsize);
+		if (b == NULL)
+			return fail(e, -ENOMEM, "out of memory for a frame", f->at);
+		p->dbuf = b;
+		p->dcap = f->dsize;
+	}
+	for (uint32_t got = 0; got < f->csize;) {
+		ssize_t r = pread(p->fd, p->cbuf + got, f->csize - got, (off_t)(f->at + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return fail(e, -errno, "cannot read the pack", f->at + got);
+		if (r == 0)
+			return fail(e, BFI_E_PACK_TRUNCATED, "the pack ends inside a frame", f->at + got);
+		got += (uint32_t)r;
+	}
+	p->read += f->csize;
+	/* the frame header's descriptor (RFC 8878 3.1.1.1.1): bit 2 is Content_Checksum_flag */
+	if (bfi_get32(p->cbuf) != BFI_ZSTD_MAGIC)
+		return fail(e, BFI_E_PACK_FRAME, "not a zstd frame where the seek table puts one", f->at);
+	if (!(p->cbuf[4] & 0x04))
+		return fail(e, BFI_E_PACK_FRAME, "a frame without its content checksum", f->at);
+	if (ZSTD_getFrameContentSize(p->cbuf, f->csize) != f->dsize)
+		return fail(e, BFI_E_PACK_FRAME, "a frame's content size is not the seek table's", f->at);
+	if (ZSTD_findFrameCompressedSize(p->cbuf, f->csize) != f->csize)
+		return fail(e, BFI_E_PACK_FRAME, "a frame's compressed size is not the seek table's",
+		            f->at);
+	size_t r = ZSTD_decompressDCtx(p->dctx, p->dbuf, f->dsize, p->cbuf, f->csize);
+	if (ZSTD_isError(r))
+		return fail(e, BFI_E_PACK_FRAME,
+		            ZSTD_getErrorCode(r) == ZSTD_error_checksum_wrong
+		                    ? "a frame's content checksum does not match"
+		                    : "a frame does not decompress",
+		            f->at);
+	if (r != f->dsize)
+		return fail(e, BFI_E_PACK_FRAME, "a frame decompresses to other than its size", f->at);
+	if ((uint32_t)XXH64(p->dbuf, f->dsize, 0) != f->checksum)
+		return fail(e, BFI_E_PACK_FRAME, "a frame's checksum in the seek table does not match",
+		            f->at);
+	return 0;
+}
+
+static la_ssize_t on_read(struct archive *a, void *data, const void **buf)
+{
+	struct bfi_pack_in *p = data;
+	if (p->next >= p->t.n)
+		return 0;
+	int rc = load_frame(p, p->next, &p->cb);
+	if (rc) {
+		p->cb_rc = rc;
+		archive_set_error(a, EIO, "%s", p->cb.what);
+		return -1;
+	}
+	*buf = p->dbuf;
+	return p->t.f[p->next++].dsize;
+}
+
+/* Skip whole frames, unread; libarchive reads and drops the rest. */
+static la_int64_t on_skip(struct archive *a, void *data, la_int64_t request)
+{
+	(void)a;
+	struct bfi_pack_in *p = data;
+	la_int64_t done = 0;
+	while (p->next < p->t.n && (la_int64_t)p->t.f[p->next].dsize <= request - done)
+		done += p->t.f[p->next++].dsize;
+	return done;
+}
+
+int bfi_pack_in_open(int fd, struct bfi_pack_in **out, struct bfi_pack_error *e)
+{
+	*out = NULL;
+	memset(e, 0, sizeof *e);
+	off_t end = lseek(fd, 0, SEEK_END);
+	if (end < 0)
+		return fail(e, -errno, "cannot seek in the pack", 0);
+	uint64_t size = (uint64_t)end, need = 4096;
+	struct bfi_pack_in *p = calloc(1, sizeof *p);
+	if (p == NULL)
+		return -ENOMEM;
+	p->fd = fd;
+	int rc = 0;
+	uint8_t head[4];
+	if (size < 4 || pread(fd, head, 4, 0) != 4 || bfi_get32(head) != BFI_ZSTD_MAGIC) {
+		rc = fail(e, BFI_E_PACK, "not a bfi pack: it does not start with a zstd frame", 0);
+		goto out;
+	}
+	/* the seek table: the last 4 KiB, then as much as it says it takes */
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t len = need < size ? need : size;
+		uint8_t *tail = malloc(len);
+		if (tail == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		ssize_t r = pread(fd, tail, len, (off_t)(size - len));
+		if (r != (ssize_t)len) {
+			free(tail);
+			rc = fail(e, r < 0 ? -errno : BFI_E_PACK_TRUNCATED, "cannot read the seek table",
+			          size - len);
+			goto out;
+		}
+		const char *what = NULL;
+		rc = bfi_pack_table_decode(tail, len, size, &p->t, &need, &what);
+		free(tail);
+		if (rc) {
+			fail(e, rc, what, size > len ? size - len : 0);
+			goto out;
+		}
+		if (p->t.n)
+			break;
+	}
+	if (p->t.n == 0) {
+		rc = fail(e, BFI_E_PACK, "the seek table could not be read", 0);
+		goto out;
+	}
+	p->dctx = ZSTD_createDCtx();
+	p->a = archive_read_new();
+	if (p->dctx == NULL || p->a == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* the frames' windows are bounded by their sizes, which the table bounds */
+	(void)ZSTD_DCtx_setParameter(p->dctx, ZSTD_d_windowLogMax, 26);
+	if (archive_read_support_format_tar(p->a) != ARCHIVE_OK ||
+	    archive_read_open2(p->a, p, NULL, on_read, on_skip, NULL) != ARCHIVE_OK) {
+		rc = p->cb_rc ? p->cb_rc : BFI_E_PACK;
+		if (!p->cb_rc)
+			fail(e, rc, "its frames do not hold a tar stream", 0);
+		else
+			*e = p->cb;
+		goto out;
+	}
+out:
+	if (rc) {
+		bfi_pack_in_close(&p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+const struct bfi_pack_table *bfi_pack_in_table(const struct bfi_pack_in *p)
+{
+	return &p->t;
+}
+
+int bfi_pack_in_is_collection(const struct bfi_pack_in *p)
+{
+	return p->collection;
+}
+
+const struct bfi_manifest *bfi_pack_in_manifest(const struct bfi_pack_in *p)
+{
+	return p->have_m ? &p->m : NULL;
+}
+
+uint64_t bfi_pack_in_progress(const struct bfi_pack_in *p)
+{
+	return p->read;
+}
+
+/* A libarchive failure: the callback's own finding, or libarchive's word on the tar stream. */
+static int tar_fail(struct bfi_pack_in *p, struct bfi_pack_error *e, const char *what)
+{
+	if (p->cb_rc) {
+		*e = p->cb;
+		return p->cb_rc;
+	}
+	return fail(e, BFI_E_PACK, what, p->next < p->t.n ? p->t.f[p->next].at : p->t.table_at);
+}
+
+/* After the tar stream's end: what is left of it must be zeros (tar's padding). */
+static int check_rest(struct bfi_pack_in *p, struct bfi_pack_error *e)
+{
+	while (p->next < p->t.n) {
+		int rc = load_frame(p, p->next, e);
+		if (rc)
+			return rc;
+		const struct bfi_pack_frame *f = &p->t.f[p->next++];
+		for (uint32_t i = 0; i < f->dsize; i++)
+			if (p->dbuf[i])
+				return fail(e, BFI_E_PACK, "bytes after the tar stream's end", f->at);
+	}
+	return 0;
+}
+
+/* Read the whole manifest member, decode it, keep it for bfi_pack_in_read. */
+static int take_manifest(struct bfi_pack_in *p, uint64_t size, struct bfi_pack_error *e)
+{
+	if (size > MANIFEST_MAX)
+		return fail(e, BFI_E_PACK, "the MANIFEST member is larger than a manifest can be", 0);
+	p->mbuf = malloc(size ? size : 1);
+	if (p->mbuf == NULL)
+		return -ENOMEM;
+	for (uint64_t got = 0; got < size;) {
+		la_ssize_t r = archive_read_data(p->a, p->mbuf + got, size - got);
+		if (r <= 0)
+			return tar_fail(p, e, "the MANIFEST member ends early");
+		got += (uint64_t)r;
+	}
+	p->mlen = size;
+	p->mpos = 0;
+	const char *what = NULL;
+	int rc = bfi_manifest_decode(p->mbuf, size, &p->m, &what);
+	if (rc)
+		return fail(e, rc, what ? what : "the MANIFEST member is not a manifest", 0);
+	p->have_m = 1;
+	return 0;
+}
+
+int bfi_pack_in_next(struct bfi_pack_in *p, struct bfi_pack_member *m, struct bfi_pack_error *e)
+{
+	memset(m, 0, sizeof *m);
+	memset(e, 0, sizeof *e);
+	p->in_manifest = 0;
+	if (p->state == AT_END)
+		return 1;
+	struct archive_entry *ent;
+	int r = archive_read_next_header(p->a, &ent);
+	if (r == ARCHIVE_EOF) {
+		if (p->state != WANT_END)
+			return tar_fail(p, e, p->state == WANT_FIRST ? "the pack holds no members"
+			                                             : "the pack ends before every member "
+			                                               "a pack must hold");
+		int rc = check_rest(p, e);
+		if (rc)
+			return rc;
+		p->state = AT_END;
+		return 1;
+	}
+	if (r != ARCHIVE_OK)
+		return tar_fail(p, e, "the tar stream is damaged");
+	const char *name = archive_entry_pathname(ent);
+	if (name == NULL || strlen(name) >= sizeof m->name)
+		return tar_fail(p, e, "a member's name is not one a pack holds");
+	snprintf(m->name, sizeof m->name, "%s", name);
+	snprintf(e->member, sizeof e->member, "%s", name);
+	mode_t type = archive_entry_filetype(ent);
+	int64_t size = archive_entry_size(ent);
+	if (archive_entry_hardlink(ent) || archive_entry_symlink(ent) ||
+	    (type != AE_IFREG && type != AE_IFDIR) || size < 0 || (type == AE_IFDIR && size != 0))
+		return tar_fail(p, e, "a member is not a regular file or a directory");
+	m->size = (uint64_t)size;
+	const char *seg = p->have_m && p->seg < p->m.n_segments ? p->m.segs[p->seg].name : "";
+	char want[64];
+	switch (p->state) {
+	case WANT_FIRST:
+		if (type == AE_IFREG && strcmp(name, BFI_CATALOG_NAME) == 0) {
+			m->file = BFI_CATALOG_NAME;
+			p->state = WANT_INDEX;
+			return 0;
+		}
+		if (type == AE_IFREG && strcmp(name, BFI_MANIFEST_NAME) == 0) {
+			m->file = BFI_MANIFEST_NAME;
+			p->collection = 1;
+			int rc = take_manifest(p, m->size, e);
+			if (rc)
+				return rc;
+			p->in_manifest = 1;
+			p->state = p->m.n_segments ? WANT_SEG_DIR : WANT_END;
+			return 0;
+		}
+		return tar_fail(p, e, "the first member is neither catalog.mdb (a snapshot) nor "
+		                      "MANIFEST (a collection)");
+	case WANT_INDEX:
+		if (type != AE_IFREG || strcmp(name, BFI_INDEX_NAME) != 0)
+			return tar_fail(p, e, "catalog.mdb is not followed by index.bfi");
+		m->file = BFI_INDEX_NAME;
+		p->state = WANT_END;
+		return 0;
+	case WANT_SEG_DIR:
+		snprintf(want, sizeof want, "%s/", seg);
+		if (type != AE_IFDIR || (strcmp(name, want) != 0 && strcmp(name, seg) != 0))
+			return tar_fail(p, e, "a member is not the directory of the next segment the "
+			                      "manifest lists");
+		snprintf(m->segment, sizeof m->segment, "%s", seg);
+		p->state = WANT_SEG_CATALOG;
+		return 0;
+	case WANT_SEG_CATALOG:
+	case WANT_SEG_INDEX: {
+		const char *file = p->state == WANT_SEG_CATALOG ? BFI_CATALOG_NAME : BFI_INDEX_NAME;
+		snprintf(want, sizeof want, "%s/%s", seg, file);
+		if (type != AE_IFREG || strcmp(name, want) != 0)
+			return tar_fail(p, e, p->state == WANT_SEG_CATALOG
+			                              ? "a segment's directory is not followed by its "
+			                                "catalog.mdb"
+			                              : "a segment's catalog.mdb is not followed by its "
+			                                "index.bfi");
+		snprintf(m->segment, sizeof m->segment, "%s", seg);
+		m->file = file;
+		if (p->state == WANT_SEG_CATALOG)
+			p->state = WANT_SEG_INDEX;
+		else
+			p->state = ++p->seg < p->m.n_segments ? WANT_SEG_DIR : WANT_END;
+		return 0;
+	}
+	default:
+		return tar_fail(p, e, "a member after every member a pack holds");
+	}
+}
+
+int64_t bfi_pack_in_read(struct bfi_pack_in *p, void *buf, size_t len, struct bfi_pack_error *e)
+{
+	if (p->in_manifest) {
+		uint64_t n = p->mlen - p->mpos < len ? p->mlen - p->mpos : len;
+		memcpy(buf, p->mbuf + p->mpos, (size_t)n);
+		p->mpos += n;
+		return (int64_t)n;
+	}
+	la_ssize_t r = archive_read_data(p->a, buf, len);
+	if (r < 0)
+		return tar_fail(p, e, "a member's data ends early");
+	return r;
+}
+
+void bfi_pack_in_close(struct bfi_pack_in **pp)
+{
+	struct bfi_pack_in *p = *pp;
+	if (p == NULL)
+		return;
+	if (p->a)
+		archive_read_free(p->a);
+	ZSTD_freeDCtx(p->dctx);
+	free(p->cbuf);
+	free(p->dbuf);
+	free(p->t.f);
+	free(p->mbuf);
+	if (p->have_m)
+		bfi_manifest_free(&p->m);
+	free(p);
+	*pp = NULL;
+}

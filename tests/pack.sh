@@ -1,0 +1,70 @@
+#!/bin/sh
+# pack.sh - bfi pack and unpack through the command line (spec/format.md,
+# "Packs"): a snapshot and a collection of two segments packed and
+# unpacked byte for byte; `zstd -d | tar -x` giving the same files; the
+# unpacked collection answering as the packed one; a damaged pack refused
+# with status 1 and nothing written; a non-pack output never replaced;
+# --help and a mistyped option.
+# Usage: sh tests/pack.sh ./bfi    (from the source root; tests/run.sh does this)
+BFI=${1:-./bfi}
+case $BFI in /*) ;; *) BFI=$(pwd)/$BFI ;; esac
+T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-pack.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+SUITE=pack
+. tests/lib/check.sh # check NAME COMMAND...: the command must succeed
+awk 'BEGIN { for (s = 0; s < 60; s++) for (i = 0; i < 200; i++) printf "set%02d\tkey-%d-%d\n", s, s % 7, i * (s + 1) }' >"$T/sets.tsv"
+head -6000 "$T/sets.tsv" >"$T/a.tsv"
+tail -6000 "$T/sets.tsv" >"$T/b.tsv"
+"$BFI" build -q -o "$T/snap" --tsv "$T/sets.tsv" || exit 1
+"$BFI" append -q "$T/coll" --tsv "$T/a.tsv" && "$BFI" append -q "$T/coll" --tsv "$T/b.tsv" || exit 1
+
+# same DIR1 DIR2: the same files, byte for byte (a collection's LOCK is not packed)
+same() {
+	(cd "$1" && find . -type f ! -name LOCK | sort) >"$T/l1"
+	(cd "$2" && find . -type f ! -name LOCK | sort) >"$T/l2"
+	cmp -s "$T/l1" "$T/l2" || { echo "other files:"; diff "$T/l1" "$T/l2"; return 1; }
+	while read -r f; do cmp "$1/$f" "$2/$f" || return 1; done <"$T/l1"
+}
+roundtrip() { # roundtrip SRC NAME: pack, unpack, compare; then zstd and tar
+	"$BFI" pack -q --threads 2 -o "$T/$2.pack" "$1" &&
+		"$BFI" unpack -q -o "$T/$2.out" "$T/$2.pack" && same "$1" "$T/$2.out" &&
+		mkdir "$T/$2.tar" && zstd -q -d <"$T/$2.pack" | tar -x -C "$T/$2.tar" && same "$1" "$T/$2.tar"
+}
+check "a snapshot: packed, unpacked byte for byte; zstd -d | tar -x the same" roundtrip "$T/snap" snap
+check "a collection of two segments: the same" roundtrip "$T/coll" coll
+answers() {
+	cut -f2 "$T/sets.tsv" | sort -u | head -300 >"$T/q"
+	"$BFI" query "$T/coll" <"$T/q" >"$T/a1" && "$BFI" query "$T/coll.out" <"$T/q" >"$T/a2" &&
+		cmp "$T/a1" "$T/a2" && "$BFI" verify -q "$T/coll.out"
+}
+check "the unpacked collection answers as the packed one, and verifies" answers
+threads() {
+	"$BFI" pack -q --threads 1 --frame 4K -o "$T/t1.pack" "$T/snap" &&
+		"$BFI" pack -q --threads 2 --frame 4K -o "$T/t2.pack" "$T/snap" && cmp "$T/t1.pack" "$T/t2.pack"
+}
+check "the same pack at 1 and 2 threads" threads
+damaged() {
+	size=$(stat -c %s "$T/t1.pack")
+	cp "$T/t1.pack" "$T/bad.pack"
+	printf 'X' | dd of="$T/bad.pack" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+	"$BFI" unpack -q -o "$T/bad.out" "$T/bad.pack" 2>"$T/e"
+	[ $? -eq 1 ] && grep -q "frame" "$T/e" && [ ! -e "$T/bad.out" ] || return 1
+	head -c $((size - 3)) "$T/t1.pack" >"$T/cut.pack"
+	"$BFI" unpack -q -o "$T/bad.out" "$T/cut.pack" 2>"$T/e"
+	[ $? -eq 1 ] && [ ! -e "$T/bad.out" ] && ! ls "$T" | grep -q 'tmp-'
+}
+check "a damaged or truncated pack: status 1, nothing written" damaged
+not_replaced() {
+	echo "precious" >"$T/keep"
+	! "$BFI" pack -q -o "$T/keep" "$T/snap" 2>"$T/e" && grep -q "not a bfi pack" "$T/e" &&
+		[ "$(cat "$T/keep")" = precious ] &&
+		! "$BFI" unpack -q -o "$T/coll" "$T/coll.pack" 2>"$T/e" && grep -q "exists" "$T/e"
+}
+check "a file that is not a pack is never replaced; a collection only to a new path" not_replaced
+usage() {
+	"$BFI" pack --help | grep -q "^Usage: bfi pack" && "$BFI" unpack --help | grep -q "^Usage: bfi unpack" &&
+		{ "$BFI" pack --levle 3 -o x y 2>"$T/e"; [ $? -eq 2 ]; } && [ "$(wc -l <"$T/e")" -le 3 ] &&
+		grep -q "bfi pack --help" "$T/e"
+}
+check "--help, and a mistyped option's short word" usage
+[ "$fails" -eq 0 ]
