@@ -91,7 +91,8 @@ enum {
 };
 
 /*
- * Open the snapshot directory at path.
+ * Open the snapshot directory at path (or the collection, or the pack:
+ * see below).
  *
  * The index is mapped read-only and its header and section table are
  * validated with overflow-safe bounds checks; no data is scanned, so the
@@ -118,6 +119,15 @@ enum {
  * BFI_E_TABLE_CHECKSUM, BFI_E_BAD_SECTION, BFI_E_UNKNOWN_SECTION,
  * BFI_E_ENCODING, BFI_E_BAD_LAYOUT, BFI_E_NO_LAYOUT for the index;
  * BFI_E_CATALOG_MISMATCH, BFI_E_CATALOG, BFI_E_LMDB for the catalog.
+ *
+ * A regular file at path is read as a pack (spec/format.md, "Packs"; bfi
+ * pack): every frame is read and checked, and each snapshot's two files
+ * are copied into memory (memfd) and opened from there, which costs
+ * O(pack size) and memory for the whole index. A file that is not a
+ * pack, or a damaged one, gets BFI_E_PACK, BFI_E_PACK_TRUNCATED,
+ * BFI_E_PACK_FRAME (or BFI_E_MANIFEST and the manifest's own codes).
+ * bfi_verify() verifies a pack's frames and members, then each snapshot
+ * in it as above; its report names the file "pack" for the container.
  */
 BFI_API BFI_MUST_CHECK int bfi_open(const char *path, unsigned flags, bfi_snapshot **out);
 

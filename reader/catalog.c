@@ -113,7 +113,8 @@ int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
 	MDB_txn *txn = NULL;
 	char procpath[64];
 
-	fd = openat(s->dirfd, BFI_CATALOG_NAME, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	fd = s->catalog_fd >= 0 ? fcntl(s->catalog_fd, F_DUPFD_CLOEXEC, 0)
+	                        : openat(s->dirfd, BFI_CATALOG_NAME, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
 		bad->what = "cannot open catalog";

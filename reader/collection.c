@@ -132,6 +132,45 @@ static int open_once(const char *path, int dirfd, unsigned flags, bfi_snapshot *
 	return rc;
 }
 
+int bfi__collection_of(struct bfi_manifest *m, bfi_snapshot **segs, bfi_snapshot **out,
+                       struct bfi_bad *bad)
+{
+	*out = NULL;
+	bfi_snapshot *s = calloc(1, sizeof *s);
+	struct bfi_coll *c = calloc(1, sizeof *c);
+	if (s == NULL || c == NULL) {
+		for (uint32_t i = 0; i < m->n_segments; i++)
+			bfi_close(&segs[i]);
+		free(segs);
+		bfi_manifest_free(m);
+		free(s);
+		free(c);
+		return -ENOMEM;
+	}
+	s->index_fd = s->dirfd = s->catalog_fd = -1;
+	s->cops = &coll_ops;
+	s->coll = c;
+	c->m = *m;
+	c->seg = segs;
+	memset(m, 0, sizeof *m);
+	for (uint32_t i = 0; i < c->m.n_segments; i++) {
+		const struct bfi_segment *g = &c->m.segs[i];
+		struct bfi_info in;
+		bfi_info(c->seg[i], &in);
+		if (in.n_sets != g->n_sets || memcmp(in.snapshot_id, g->snapshot_id, 16) != 0) {
+			bfi_close(&s);
+			return bfi__bad(bad, BFI_E_CATALOG_MISMATCH, 0, 0,
+			                "a segment is not the snapshot the manifest lists");
+		}
+	}
+	if (c->m.n_segments) {
+		const struct bfi_segment *last = &c->m.segs[c->m.n_segments - 1];
+		c->ordinals = last->first + last->n_sets;
+	}
+	*out = s;
+	return 0;
+}
+
 int bfi__is_collection(int dirfd)
 {
 	struct stat st;
@@ -143,8 +182,10 @@ int bfi_open(const char *path, unsigned flags, bfi_snapshot **out)
 	struct bfi_bad bad;
 	if (path == NULL || out == NULL)
 		return BFI_E_INVALID;
-	/* a snapshot first: a collection is a directory without an index */
+	/* a snapshot first: a collection is a directory without an index; a pack, a file */
 	int rc = bfi__open(path, flags, out, &bad);
+	if (rc == -ENOTDIR && bfi__is_pack(path))
+		return bfi__open_pack(path, flags, out, &bad, NULL, NULL);
 	if (rc != -ENOENT)
 		return rc;
 	int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -159,7 +200,7 @@ int bfi_open(const char *path, unsigned flags, bfi_snapshot **out)
 			rc = -ENOMEM;
 			break;
 		}
-		s->index_fd = s->dirfd = -1;
+		s->index_fd = s->dirfd = s->catalog_fd = -1;
 		s->cops = &coll_ops;
 		rc = open_once(path, dirfd, flags, s, &bad);
 		if (rc == 0) {

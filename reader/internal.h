@@ -91,10 +91,18 @@ struct bfi_coll_ops {
 };
 /* bfi_open() of one snapshot (open.c), also telling where a check failed. */
 int bfi__open(const char *path, unsigned flags, struct bfi_snapshot **out, struct bfi_bad *bad);
+/*
+ * The same, of the index and catalog open as index_fd and catalog_fd
+ * (a pack's files in memory, packed.c); the snapshot takes both
+ * descriptors, on failure too.
+ */
+int bfi__open_fds(int index_fd, int catalog_fd, unsigned flags, struct bfi_snapshot **out,
+                  struct bfi_bad *bad);
 
 struct bfi_snapshot {
 	int dirfd;
 	int index_fd;
+	int catalog_fd;  /* opened from descriptors (bfi__open_fds): the catalog's; else -1 */
 	const uint8_t *map;
 	uint64_t size;
 	struct bfi_layout lay;
@@ -134,6 +142,24 @@ void bfi__catalog_close(bfi_snapshot *snap);
 struct bfi_manifest;
 /* Read and check the manifest in collection directory dirfd (collection.c): 0, -errno or BFI_E_*. */
 int bfi__read_manifest(int dirfd, struct bfi_manifest *m, struct bfi_bad *bad);
+/*
+ * The collection of manifest m and its segments, opened (packed.c): both
+ * are taken, on failure too. Checks each segment against its entry.
+ */
+int bfi__collection_of(struct bfi_manifest *m, bfi_snapshot **segs, bfi_snapshot **out,
+                       struct bfi_bad *bad);
+/* Is path a regular file, which of the things bfi_open reads only a pack is? */
+int bfi__is_pack(const char *path);
+struct bfi_pack_member;
+/*
+ * Open the snapshot or collection packed at path (packed.c): every frame
+ * read and checked, each snapshot's two files copied into memory
+ * (memfd) and opened from there. each, if not NULL, is called with each
+ * snapshot opened (a segment's name, or "") before it is put to use,
+ * and may fail the open with its return.
+ */
+int bfi__open_pack(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_bad *bad,
+                   int (*each)(void *ctx, const char *segment, bfi_snapshot *s), void *ctx);
 /* Does directory dirfd hold a manifest: is it a collection? */
 int bfi__is_collection(int dirfd);
 /* The snapshot whose catalog answers for s: s, or a collection's first segment. */

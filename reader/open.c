@@ -197,17 +197,47 @@ int bfi__open(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_b
 	}
 }
 
+/* The rest of an open, once s->index_fd is open: map, check, layouts, catalog. */
+static int open_files(bfi_snapshot *s, unsigned flags, struct bfi_bad *bad)
+{
+	int rc = bfi__map_file(s->index_fd, &s->map, &s->size, !(flags & BFI_OPEN_SMALL_PAGES),
+	                       &s->index_id);
+	if (rc == BFI_E_NOT_REGULAR)
+		bad->what = BFI_INDEX_NAME " is not a regular file";
+	if (rc)
+		return rc;
+	rc = bfi__check_index(s->map, s->size, &s->lay, bad);
+	if (rc)
+		return rc;
+	if ((flags & BFI_OPEN_WARM) && s->size) /* only a hint: the reads run in the background */
+		(void)madvise((void *)s->map, (size_t)s->size, MADV_WILLNEED);
+	memcpy(s->head, s->map, BFI_HEADER_SIZE); /* for bfi_check_files, which must not touch the map */
+	rc = open_layouts(s, bad);
+	if (rc)
+		return rc;
+	if (!(flags & BFI_OPEN_NO_CATALOG))
+		rc = bfi__catalog_open(s, (flags & BFI_OPEN_TRUSTED) != 0, bad);
+	return rc;
+}
+
+static bfi_snapshot *new_snapshot(struct bfi_bad *bad)
+{
+	bad->what = NULL;
+	bad->offset = bad->length = 0;
+	bfi_snapshot *s = calloc(1, sizeof *s);
+	if (s)
+		s->index_fd = s->dirfd = s->catalog_fd = -1;
+	return s;
+}
+
 /* One attempt; on failure *held keeps the directory it opened, if any. */
 static int open_once(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_bad *bad,
                      int *held)
 {
 	*out = NULL;
-	bad->what = NULL;
-	bad->offset = bad->length = 0;
-	bfi_snapshot *s = calloc(1, sizeof *s);
+	bfi_snapshot *s = new_snapshot(bad);
 	if (s == NULL)
 		return -ENOMEM;
-	s->index_fd = s->dirfd = -1;
 	int rc;
 	/*
 	 * Hold the directory itself, so that both files come from the same
@@ -226,32 +256,34 @@ static int open_once(const char *path, unsigned flags, bfi_snapshot **out, struc
 		bad->what = "cannot open " BFI_INDEX_NAME;
 		goto fail;
 	}
-	rc = bfi__map_file(s->index_fd, &s->map, &s->size, !(flags & BFI_OPEN_SMALL_PAGES),
-	                   &s->index_id);
-	if (rc == BFI_E_NOT_REGULAR)
-		bad->what = BFI_INDEX_NAME " is not a regular file";
+	rc = open_files(s, flags, bad);
 	if (rc)
 		goto fail;
-	rc = bfi__check_index(s->map, s->size, &s->lay, bad);
-	if (rc)
-		goto fail;
-	if ((flags & BFI_OPEN_WARM) && s->size) /* only a hint: the reads run in the background */
-		(void)madvise((void *)s->map, (size_t)s->size, MADV_WILLNEED);
-	memcpy(s->head, s->map, BFI_HEADER_SIZE); /* for bfi_check_files, which must not touch the map */
-	rc = open_layouts(s, bad);
-	if (rc)
-		goto fail;
-	if (!(flags & BFI_OPEN_NO_CATALOG)) {
-		rc = bfi__catalog_open(s, (flags & BFI_OPEN_TRUSTED) != 0, bad);
-		if (rc)
-			goto fail;
-	}
 	*out = s;
 	return 0;
 fail:
 	*held = s->dirfd;
 	s->dirfd = -1;
 	bfi_close(&s);
+	return rc;
+}
+
+int bfi__open_fds(int index_fd, int catalog_fd, unsigned flags, bfi_snapshot **out,
+                  struct bfi_bad *bad)
+{
+	*out = NULL;
+	bfi_snapshot *s = new_snapshot(bad);
+	if (s == NULL) {
+		close(index_fd);
+		close(catalog_fd);
+		return -ENOMEM;
+	}
+	s->index_fd = index_fd;
+	s->catalog_fd = catalog_fd;
+	int rc = open_files(s, flags, bad);
+	if (rc)
+		bfi_close(&s);
+	*out = s;
 	return rc;
 }
 
@@ -325,6 +357,8 @@ void bfi_close(bfi_snapshot **snap)
 		munmap((void *)s->map, (size_t)s->size);
 	if (s->index_fd >= 0)
 		close(s->index_fd);
+	if (s->catalog_fd >= 0)
+		close(s->catalog_fd);
 	if (s->dirfd >= 0)
 		close(s->dirfd);
 	free(s);

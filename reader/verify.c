@@ -95,6 +95,50 @@ static int verify_collection(const char *path, int dirfd, struct bfi_verify_repo
 	return rc;
 }
 
+struct pack_verify {
+	struct bfi_verify_report *rep;
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *ctx;
+};
+
+/* Each snapshot of a pack, as it is opened from memory: its data, then its catalog. */
+static int verify_packed(void *c, const char *segment, bfi_snapshot *s)
+{
+	struct pack_verify *v = c;
+	struct bfi_bad bad = {0, 0, NULL};
+	int rc = check_data(s, &bad, v->progress, v->ctx);
+	if (rc) {
+		report(v->rep, BFI_INDEX_NAME, &bad);
+	} else {
+		rc = bfi__catalog_open(s, 0, &bad);
+		if (rc == 0)
+			rc = bfi__catalog_check_all(s, &bad);
+		if (rc)
+			report(v->rep, BFI_CATALOG_NAME, &bad);
+	}
+	if (rc)
+		snprintf(v->rep->segment, sizeof v->rep->segment, "%s", segment);
+	return rc;
+}
+
+/*
+ * A pack: every frame and member (packed.c), and each snapshot in it as
+ * a snapshot on disk is verified, from its files in memory; a
+ * collection's segments against its manifest.
+ */
+static int verify_pack(const char *path, struct bfi_verify_report *rep,
+                       void (*progress)(void *ctx, uint64_t done, uint64_t total), void *ctx)
+{
+	struct pack_verify v = {rep, progress, ctx};
+	struct bfi_bad bad = {0, 0, NULL};
+	bfi_snapshot *s = NULL;
+	int rc = bfi__open_pack(path, BFI_OPEN_NO_CATALOG, &s, &bad, verify_packed, &v);
+	if (rc && rep->file == NULL)
+		report(rep, "pack", &bad);
+	bfi_close(&s);
+	return rc;
+}
+
 int bfi_verify(const char *path, struct bfi_verify_report *rep,
                void (*progress)(void *ctx, uint64_t done, uint64_t total), void *ctx)
 {
@@ -104,6 +148,8 @@ int bfi_verify(const char *path, struct bfi_verify_report *rep,
 		return BFI_E_INVALID;
 	memset(rep, 0, sizeof *rep);
 	int rc = bfi__open(path, BFI_OPEN_NO_CATALOG, &s, &bad);
+	if (rc == -ENOTDIR && bfi__is_pack(path))
+		return verify_pack(path, rep, progress, ctx);
 	int dirfd = rc == -ENOENT ? open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	if (dirfd >= 0 && bfi__is_collection(dirfd)) {
 		rc = verify_collection(path, dirfd, rep, progress, ctx);

@@ -61,6 +61,14 @@ not_replaced() {
 		! "$BFI" unpack -q -o "$T/coll" "$T/coll.pack" 2>"$T/e" && grep -q "exists" "$T/e"
 }
 check "a file that is not a pack is never replaced; a collection only to a new path" not_replaced
+in_place() {
+	"$BFI" query "$T/snap" <"$T/q" >"$T/s1" && "$BFI" query "$T/snap.pack" <"$T/q" >"$T/s2" &&
+		cmp "$T/s1" "$T/s2" && "$BFI" query "$T/coll.pack" <"$T/q" >"$T/a3" && cmp "$T/a1" "$T/a3" &&
+		"$BFI" verify "$T/snap.pack" | grep -q ": ok" && "$BFI" verify -q "$T/coll.pack" &&
+		"$BFI" inspect "$T/coll.pack" | grep -q "collection   generation 2, 2 segments" &&
+		{ "$BFI" verify "$T/bad.pack" >"$T/v"; [ $? -eq 1 ]; } && grep -q "CORRUPT: pack at byte" "$T/v"
+}
+check "query, inspect and verify read a pack in place; verify finds a damaged frame" in_place
 usage() {
 	"$BFI" pack --help | grep -q "^Usage: bfi pack" && "$BFI" unpack --help | grep -q "^Usage: bfi unpack" &&
 		{ "$BFI" pack --levle 3 -o x y 2>"$T/e"; [ $? -eq 2 ]; } && [ "$(wc -l <"$T/e")" -le 3 ] &&

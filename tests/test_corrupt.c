@@ -366,7 +366,7 @@ static void test_not_a_snapshot(void)
 	EXPECT(s == NULL);
 	snprintf(p, sizeof p, "%s/plainfile", test_tmpdir());
 	EXPECT(test_write_file(p, "hello", 5) == 0);
-	EXPECT_RC(bfi_open(p, 0, &s), -ENOTDIR);
+	EXPECT_RC(bfi_open(p, 0, &s), BFI_E_PACK); /* a file: only a pack could be one */
 	EXPECT_RC(bfi_open(NULL, 0, &s), BFI_E_INVALID);
 	/* A directory whose index.bfi is some other file. */
 	uint8_t junk[8192];

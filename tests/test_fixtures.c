@@ -372,6 +372,8 @@ static void test_packs(void)
 		if (rc != code_of(e->d_name) || lstat(out, &st) == 0)
 			fprintf(stderr, "%s: unpack gave %d (%s)\n", e->d_name, rc, bfi_strerror(rc));
 		EXPECT_RC(rc, code_of(e->d_name));
+		struct bfi_verify_report rep;
+		EXPECT_RC(bfi_verify(p, &rep, NULL, NULL), code_of(e->d_name));
 		EXPECT(lstat(out, &st) != 0);
 		n++;
 	}
@@ -446,7 +448,8 @@ int main(int argc, char **argv)
 	}
 	test_run("fixtures: the good snapshot opens, answers and verifies", test_good);
 	test_run("fixtures: every corrupt fixture gets the code its name gives", test_bad);
-	test_run("fixtures: the good pack unpacks byte for byte; every damaged one gets its code",
+	test_run("fixtures: the good pack unpacks byte for byte; every damaged one gets its code "
+	         "from unpack and verify",
 	         test_packs);
 	test_cleanup();
 	return test_exit();

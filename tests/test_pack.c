@@ -163,7 +163,9 @@ static void test_truncations(void)
 	for (size_t n = 0; p && n < len; n++) {
 		test_write_file(cut, p, n);
 		int rc = unpack(cut, out);
-		if (!is_pack_error(rc) || !only_inputs()) {
+		struct bfi_verify_report rep;
+		int vrc = bfi_verify(cut, &rep, NULL, NULL);
+		if (!is_pack_error(rc) || !only_inputs() || !is_pack_error(vrc)) {
 			if (bad++ < 5)
 				fprintf(stderr, "truncated to %zu: %d (%s)\n", n, rc, bfi_strerror(rc));
 			test_rm_rf(out);
@@ -202,6 +204,69 @@ static void test_tampered(void)
 	EXPECT(refused > (int)(len / 7) * 9 / 10);
 	test_rm_rf(dam);
 	free(p);
+}
+
+/* Snapshot a's answers to every key of word_key, from b: the same sets, in order? */
+static int same_answers(bfi_snapshot *a, bfi_snapshot *b)
+{
+	bfi_result *ra = NULL, *rb = NULL;
+	int same = bfi_result_create(&ra) == 0 && bfi_result_create(&rb) == 0;
+	for (uint32_t set = 0; same && set < 26; set++)
+		for (uint32_t i = 0; same && i < 62; i++) {
+			char k[64];
+			size_t n = word_key(set, i, k, sizeof k);
+			same = bfi_query_key(a, k, n, ra) == 0 && bfi_query_key(b, k, n, rb) == 0 &&
+			       bfi_result_count(ra) == bfi_result_count(rb) &&
+			       !memcmp(bfi_result_ordinals(ra), bfi_result_ordinals(rb),
+			               bfi_result_count(ra) * sizeof(uint32_t));
+		}
+	bfi_result_destroy(&ra);
+	bfi_result_destroy(&rb);
+	return same;
+}
+
+static void test_read_in_place(void)
+{
+	bfi_snapshot *a = NULL, *b = NULL;
+	EXPECT_RC(bfi_open(snap, 0, &a), 0);
+	EXPECT_RC(bfi_open(packf, 0, &b), 0);
+	EXPECT(a && b && same_answers(a, b));
+	const char *name = NULL;
+	size_t len = 0;
+	EXPECT(b && bfi_set_name(b, 3, &name, &len) == 0 && len == 2 && !memcmp(name, "s3", 2));
+	bfi_close(&a);
+	bfi_close(&b);
+	struct bfi_verify_report rep;
+	EXPECT_RC(bfi_verify(packf, &rep, NULL, NULL), 0);
+	/* a damaged frame: refused by open and by verify, which names the pack */
+	size_t plen;
+	uint8_t *p = test_read_file(packf, &plen);
+	char dam[600];
+	snprintf(dam, sizeof dam, "%s/frame.pack", test_tmpdir());
+	p[plen / 3] ^= 0x40;
+	test_write_file(dam, p, plen);
+	free(p);
+	int rc = bfi_open(dam, 0, &b);
+	EXPECT(is_pack_error(rc));
+	rc = bfi_verify(dam, &rep, NULL, NULL);
+	EXPECT(is_pack_error(rc) && rep.file && !strcmp(rep.file, "pack"));
+	/* a good container around a damaged index: verify finds the row bit it changed */
+	char bad[600], idx[700];
+	snprintf(bad, sizeof bad, "%s/bad", test_tmpdir());
+	EXPECT_RC(test_build_sets(NULL, bad, 24, 60, word_key), 0);
+	snprintf(idx, sizeof idx, "%s/" BFI_INDEX_NAME, bad);
+	uint8_t *ib = test_read_file(idx, &plen);
+	struct bfi_section sec;
+	EXPECT(ib && bfi_section_decode(ib + BFI_HEADER_SIZE, &sec) == 0);
+	ib[sec.offset + sec.stored_size - 8] ^= 0x01; /* a bit of the last rows, past every descriptor */
+	chmod(idx, 0644);
+	test_write_file(idx, ib, plen);
+	free(ib);
+	EXPECT_RC(pack(bad, dam, 1, 4096), 0);
+	EXPECT_RC(bfi_verify(dam, &rep, NULL, NULL), BFI_E_DATA_CHECKSUM);
+	EXPECT(rep.file && !strcmp(rep.file, BFI_INDEX_NAME));
+	test_rm_rf(dam);
+	test_rm_rf(bad);
 }
 
 struct member {
@@ -339,6 +404,9 @@ int main(void)
 	test_run("pack: a snapshot in 4 KiB frames, the same bytes at 1 and 2 threads, unpacked "
 	         "byte for byte, over a snapshot too",
 	         test_roundtrip);
+	test_run("pack: opened, queried and verified in place, as the snapshot; a damaged frame "
+	         "and a damaged index inside refused",
+	         test_read_in_place);
 	test_run("pack: every truncation refused with a pack error, nothing left behind",
 	         test_truncations);
 	test_run("pack: a byte flipped at every 7th offset refused, or the same files",

@@ -13,7 +13,8 @@
 static const char help[] =
 	"Usage: bfi inspect [--json | --sets | --html FILE [--probe N]] SNAP\n"
 	"\n"
-	"SNAP is a snapshot or a collection of them (bfi append --help).\n"
+	"SNAP is a snapshot or a collection of them (bfi append --help), or a\n"
+	"pack of either (bfi pack --help), read into memory without unpacking.\n"
 	"\n"
 	"Show SNAP's files, format version, snapshot id, section table, filter\n"
 	"parameters, the fill ratio of the sets' filters (summary and\n"

@@ -16,7 +16,8 @@
 static const char help[] =
 	"Usage: bfi query [OPTIONS] SNAP [QUERY...]\n"
 	"\n"
-	"SNAP is a snapshot or a collection of them (bfi append --help).\n"
+	"SNAP is a snapshot or a collection of them (bfi append --help), or a\n"
+	"pack of either (bfi pack --help), read into memory without unpacking.\n"
 	"\n"
 	"Print the sets of SNAP that may answer each QUERY: never misses a set\n"
 	"that holds the keys, and may list a few that do not (false positives).\n"
