@@ -626,7 +626,7 @@ int bfi_filter_header_decode(const uint8_t in[BFI_FILTER_HEADER_SIZE], struct bf
 	/* the version before the checksum, as for the index: another version may
 	 * checksum its header otherwise, and is to be named, not called damaged */
 	get_fields(in, filter_fields, N_FIELDS(filter_fields), h);
-	if (h->version != BFI_FILTER_VERSION)
+	if (h->version != BFI_FILTER_VERSION && h->version != BFI_FILTER_VERSION_ZSTD)
 		return BFI_E_VERSION;
 	if (bfi_get64(in + FILTER_CHECKSUM_AT) != bfi_checksum64(in, FILTER_CHECKSUM_AT))
 		return BFI_E_HEADER_CHECKSUM;

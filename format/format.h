@@ -355,7 +355,8 @@ struct bfi_level {
  */
 #define BFI_FILTER_MAGIC "\x89" "BFF\r\n\x1a\n"
 #define BFI_FILTER_HEADER_SIZE 64u
-#define BFI_FILTER_VERSION 1u
+#define BFI_FILTER_VERSION 1u            /* the bits as they are */
+#define BFI_FILTER_VERSION_ZSTD 2u       /* the bits as one zstd frame (spec: "Filter file") */
 struct bfi_filter_header {
 	uint16_t version;
 	uint32_t hash_id;
@@ -366,7 +367,7 @@ struct bfi_filter_header {
 	uint64_t bits_checksum;
 };
 void bfi_filter_header_encode(uint8_t out[BFI_FILTER_HEADER_SIZE], const struct bfi_filter_header *h);
-/* Checks magic, version, hash, m, k, reserved bytes and the header checksum. */
+/* Checks magic, version (1 or 2), hash, m, k, reserved bytes and the header checksum. */
 int bfi_filter_header_decode(const uint8_t in[BFI_FILTER_HEADER_SIZE], struct bfi_filter_header *h);
 
 /* Encoders write every byte of their buffer, reserved bytes as zero. */

@@ -23,12 +23,17 @@ awk -v dir="$T/keys" 'BEGIN {
 	}
 }'
 sites_ok() {
+	i=0
 	for f in "$T"/keys/*; do
-		"$BFI" filter create -o "$T/filters/$(basename "$f").bff" --bits 4096 --hashes 6 "$f" || return 1
+		# every fourth site ships its filter compressed (file version 2)
+		z=
+		[ $((i % 4)) -eq 0 ] && z=--compress
+		i=$((i + 1))
+		"$BFI" filter create -o "$T/filters/$(basename "$f").bff" --bits 4096 --hashes 6 $z "$f" || return 1
 	done
 	[ "$(ls "$T/filters" | wc -l)" -eq 1000 ]
 }
-check "1,000 sites make their filters with bfi filter create" sites_ok
+check "1,000 sites make their filters with bfi filter create, a quarter --compress" sites_ok
 check "the indexer builds from the filters" \
 	"$BFI" build -q -o "$T/fed" --from-filters --layout flat,tree "$T/filters"
 for f in "$T"/keys/*; do sed "s/^/$(basename "$f")	/" "$f"; done >"$T/all.tsv"
@@ -96,4 +101,17 @@ coordinator() {
 		{ echo "compact"; return 1; }
 }
 check "a coordinator appends 100 sites' filters, replaces ten, removes five, compacts: a fresh build at every step" coordinator
+sparse() {
+	awk 'BEGIN { for (i = 0; i < 20000; i++) print "id-" i }' >"$T/ids"
+	awk 'BEGIN { for (i = 0; i < 100000; i++) print "absent-" i }' >"$T/absent"
+	"$BFI" filter create -o "$T/plain.bff" --expected-keys 20000 "$T/ids" &&
+		"$BFI" filter create -o "$T/wire.bff" --expected-keys 20000 --compress "$T/ids" || return 1
+	p=$(stat -c %s "$T/plain.bff")
+	w=$(stat -c %s "$T/wire.bff")
+	fp=$("$BFI" filter query "$T/wire.bff" <"$T/absent" | grep -c maybe)
+	echo "plain $p bytes, compressed $w bytes, $fp of 100000 absent keys maybe"
+	"$BFI" filter info --json "$T/wire.bff" | grep -q '"compressed": true' &&
+		[ "$w" -lt "$p" ] && [ "$fp" -le 2000 ] && [ "$("$BFI" filter query "$T/wire.bff" <"$T/ids" | grep -c maybe)" -eq 20000 ]
+}
+check "--compress --expected-keys: fewer bytes than the plain filter, every key found, rate near 0.01" sparse
 [ "$fails" -eq 0 ]

@@ -37,6 +37,8 @@ static void make_filters(void)
 		for (int i = 0; i < n_keys(s); i++)
 			EXPECT_RC(bfi_filter_add(f, key, (size_t)site_keys(s, i, key, sizeof key)), 0);
 		snprintf(path, sizeof path, "%s/site%04d.bff", dir, s);
+		if (s % 3 == 1) /* a third of the sites ship it compressed (file version 2) */
+			EXPECT_RC(bfi_filter_set_compression(f, 3), 0);
 		EXPECT_RC(bfi_filter_save(f, path), 0);
 		bfi_filter_destroy(&f);
 	}
@@ -259,13 +261,13 @@ static void test_corrupt(void)
 	memcpy(c, b, len);
 	struct bfi_filter_header h;
 	EXPECT_RC(bfi_filter_header_decode(c, &h), 0);
-	h.version = 2;
+	h.version = 3;
 	bfi_filter_header_encode(c, &h);
 	EXPECT_RC(test_write_file(bad, c, len), 0);
 	EXPECT_RC(bfi_filter_load(bad, &f), BFI_E_VERSION);
 	/* another version whose header checksums otherwise: named as a version, as an index is */
 	memcpy(c, b, len);
-	c[8] = 2;
+	c[8] = 3;
 	EXPECT_RC(test_write_file(bad, c, len), 0);
 	EXPECT_RC(bfi_filter_load(bad, &f), BFI_E_VERSION);
 	/* another hash function, resealed: refused, and an index build names the file */
@@ -295,12 +297,85 @@ static void test_corrupt(void)
 	free(b);
 }
 
+/*
+ * Compressed filter files (version 2): the same bits back; a sparse
+ * filter (k = 1, wide) takes fewer bytes than its raw bits, a half-full
+ * one about as many; damage to the frame, a truncation, bytes after it and
+ * a frame that would expand past the bound get their codes; a wide empty
+ * filter is saved raw, so that no reader refuses what bfi wrote.
+ */
+static void test_compressed(void)
+{
+	char p[4300], q[4300];
+	snprintf(p, sizeof p, "%s/z.bff", test_tmpdir());
+	snprintf(q, sizeof q, "%s/z2.bff", test_tmpdir());
+	bfi_filter *f, *g = NULL;
+	EXPECT_RC(bfi_filter_create(1u << 20, 1, &f), 0);
+	char key[64];
+	for (int i = 0; i < 5000; i++)
+		EXPECT_RC(bfi_filter_add(f, key, (size_t)snprintf(key, sizeof key, "k%d", i)), 0);
+	uint64_t raw, z;
+	EXPECT_RC(bfi_filter_file_size(f, 0, &raw), 0);
+	EXPECT_RC(bfi_filter_file_size(f, 19, &z), 0);
+	EXPECT(raw == 64 + (1u << 17) && z < raw / 4);
+	EXPECT_RC(bfi_filter_set_compression(f, 19), 0);
+	EXPECT_RC(bfi_filter_save(f, p), 0);
+	size_t len;
+	uint8_t *b = test_read_file(p, &len);
+	EXPECT(b && len == z && bfi_get16(b + 8) == BFI_FILTER_VERSION_ZSTD);
+	EXPECT_RC(bfi_filter_load(p, &g), 0);
+	EXPECT(g && bfi_filter_compression(g) != 0 &&
+	       !memcmp(bfi_filter_bits(f), bfi_filter_bits(g), 1u << 17));
+	bfi_filter_destroy(&g);
+	/* the frame's bytes damaged, cut, or followed by more */
+	b[len - 20] ^= 0x5a;
+	test_write_file(q, b, len);
+	int rc = bfi_filter_load(q, &g);
+	EXPECT(rc == BFI_E_DATA_CHECKSUM || rc == BFI_E_TRUNCATED || rc == BFI_E_SIZE ||
+	       rc == BFI_E_BAD_LAYOUT);
+	b[len - 20] ^= 0x5a;
+	test_write_file(q, b, len - 1);
+	EXPECT_RC(bfi_filter_load(q, &g), BFI_E_TRUNCATED);
+	uint8_t *longer = malloc(len + 1);
+	memcpy(longer, b, len);
+	longer[len] = 0;
+	test_write_file(q, longer, len + 1);
+	EXPECT_RC(bfi_filter_load(q, &g), BFI_E_SIZE);
+	free(longer);
+	free(b);
+	bfi_filter_destroy(&f);
+	/* an empty filter of 2^36 bits: a frame of a few KiB for 8 GiB, saved raw instead */
+	EXPECT_RC(bfi_filter_create(1u << 24, 3, &f), 0);
+	EXPECT_RC(bfi_filter_set_compression(f, 1), 0);
+	EXPECT_RC(bfi_filter_save(f, p), 0);
+	b = test_read_file(p, &len);
+	EXPECT(b && bfi_get16(b + 8) == BFI_FILTER_VERSION && len == 64 + (1u << 21));
+	free(b);
+	bfi_filter_destroy(&f);
+	/* a hand-made version 2 file whose tiny frame claims 2^33 bytes of bits: refused unread */
+	EXPECT_RC(bfi_filter_create(64, 3, &f), 0);
+	EXPECT_RC(bfi_filter_set_compression(f, 1), 0);
+	EXPECT_RC(bfi_filter_save(f, p), 0);
+	bfi_filter_destroy(&f);
+	b = test_read_file(p, &len);
+	struct bfi_filter_header h;
+	EXPECT(b && bfi_filter_header_decode(b, &h) == 0 && h.version == BFI_FILTER_VERSION_ZSTD);
+	h.m = 1ull << 36;
+	bfi_filter_header_encode(b, &h);
+	test_write_file(q, b, len);
+	EXPECT_RC(bfi_filter_load(q, &g), BFI_E_LIMIT);
+	free(b);
+}
+
 int main(void)
 {
-	test_run("filter: 1,000 site filters index as the direct build does", test_federated);
+	test_run("filter: 1,000 site filters, a third compressed, index as the direct build does",
+	         test_federated);
 	test_run("filter: rambo from filters misses nothing", test_rambo);
 	test_run("filter: differing filters and mixed inputs are refused", test_refusals);
 	test_run("filter: damaged filter files get their own errors", test_corrupt);
+	test_run("filter: compressed files: the same bits, fewer bytes when sparse, damage refused",
+	         test_compressed);
 	test_cleanup();
 	return test_exit();
 }

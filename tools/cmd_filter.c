@@ -11,7 +11,7 @@
 
 static const char help[] =
 	"Usage: bfi filter create -o FILE (--bits M --hashes K | --expected-keys N\n"
-	"                         [--fpr P]) [KEYS]\n"
+	"                         [--fpr P]) [--compress [--level L]] [KEYS]\n"
 	"       bfi filter add [--wait] FILE [KEYS]\n"
 	"       bfi filter query [--words] [--unknown] FILE [KEY...]\n"
 	"       bfi filter info [--json] FILE\n"
@@ -26,6 +26,14 @@ static const char help[] =
 	"  create   a new filter of M bits and K hashes, or sized for N keys at\n"
 	"           rate P (default 0.01: k = ceil(log2(1/P)), and m the width at\n"
 	"           which N keys give rate P exactly, ceil(-N k / ln(1 - P^(1/k))))\n"
+	"      --compress  save the bits as a zstd frame (file version 2), for\n"
+	"                 fewer bytes on the wire; with --expected-keys, each k\n"
+	"                 from 1 to the usual one is tried at its own m for rate\n"
+	"                 P (fewer hashes: a wider, sparser filter that\n"
+	"                 compresses), and the smallest file is kept. Filters\n"
+	"                 indexed together must share m and k: give every site\n"
+	"                 the same --bits and --hashes for that\n"
+	"      --level L  zstd level of --compress, 1..19 (19)\n"
 	"  add      add keys to an existing filter; one add at a time holds it\n"
 	"      --wait     wait for another add to end rather than fail\n"
 	"  query    each KEY (or line of stdin), a TAB, then 'maybe' or 'no'\n"
@@ -37,8 +45,8 @@ static const char help[] =
 	"\n"
 	"Exit status: 0 success, 2 usage or I/O error or a bad filter file.\n";
 
-/* Keys from a file (or stdin), a line each. */
-static int add_keys(bfi_filter *f, const char *path)
+/* Keys from a file (or stdin), a line each, into each of the n filters f. */
+static int add_keys_n(bfi_filter **f, int nf, const char *path)
 {
 	FILE *in = path && strcmp(path, "-") ? fopen(path, "r") : stdin;
 	if (in == NULL) {
@@ -55,8 +63,8 @@ static int add_keys(bfi_filter *f, const char *path)
 			n--;
 		if (n && line[n - 1] == '\r')
 			n--;
-		if (n)
-			rc = bfi_filter_add(f, line, n);
+		for (int i = 0; n && rc == 0 && i < nf; i++)
+			rc = bfi_filter_add(f[i], line, n);
 	}
 	if (rc == 0 && ferror(in))
 		rc = -1;
@@ -64,6 +72,11 @@ static int add_keys(bfi_filter *f, const char *path)
 	if (in != stdin)
 		fclose(in);
 	return rc;
+}
+
+static int add_keys(bfi_filter *f, const char *path)
+{
+	return add_keys_n(&f, 1, path);
 }
 
 static int fail(const char *what, const char *path, int rc)
@@ -112,10 +125,13 @@ static int filter_create(int argc, char **argv)
 	                                     {"hashes", required_argument, 0, 'k'},
 	                                     {"expected-keys", required_argument, 0, 'e'},
 	                                     {"fpr", required_argument, 0, 'f'},
+	                                     {"compress", no_argument, 0, 'z'},
+	                                     {"level", required_argument, 0, 'L'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
 	const char *out = NULL;
-	uint64_t m = 0, k = 0, n = 0;
+	uint64_t m = 0, k = 0, n = 0, level = 19;
+	int compress = 0;
 	double p = 0.01;
 	char *end;
 	int c;
@@ -148,6 +164,13 @@ static int filter_create(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case 'z': compress = 1; break;
+		case 'L':
+			if (parse_size(optarg, &level) || level < 1 || level > 19) {
+				fprintf(stderr, "bfi filter create: --level must be 1..19\n");
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: fputs(help, stderr); return EXIT_USAGE;
 		}
@@ -174,17 +197,43 @@ static int filter_create(int argc, char **argv)
 			        p);
 		k = k32;
 	}
-	bfi_filter *f;
-	int rc = bfi_filter_create(m, (uint32_t)k, &f);
-	if (rc)
+	/* --compress for N keys: each k up to the usual at its own width, the smallest file kept */
+	bfi_filter *cand[32] = {0};
+	int nc = compress && n ? (int)k : 1, rc = 0;
+	for (int i = 0; i < nc && rc == 0; i++) {
+		uint64_t mi = m;
+		uint32_t ki = nc > 1 ? (uint32_t)i + 1 : (uint32_t)k;
+		if (nc > 1 && (rc = bfi_filter_size_k(n, ki, p, &mi)) != 0)
+			break;
+		rc = bfi_filter_create(mi, ki, &cand[i]);
+		if (rc == 0 && compress)
+			rc = bfi_filter_set_compression(cand[i], (int)level);
+	}
+	if (rc) {
+		for (int i = 0; i < nc; i++)
+			bfi_filter_destroy(&cand[i]);
 		return fail("create", out, rc);
-	if (add_keys(f, optind < argc ? argv[optind] : NULL) != 0) {
-		bfi_filter_destroy(&f);
+	}
+	if (add_keys_n(cand, nc, optind < argc ? argv[optind] : NULL) != 0) {
+		for (int i = 0; i < nc; i++)
+			bfi_filter_destroy(&cand[i]);
 		fprintf(stderr, "bfi filter create: reading keys failed\n");
 		return EXIT_USAGE;
 	}
-	rc = bfi_filter_save(f, out);
-	bfi_filter_destroy(&f);
+	int best = 0;
+	uint64_t best_bytes = UINT64_MAX;
+	for (int i = 0; nc > 1 && i < nc && rc == 0; i++) {
+		uint64_t b;
+		rc = bfi_filter_file_size(cand[i], (int)level, &b);
+		if (rc == 0 && b < best_bytes) {
+			best_bytes = b;
+			best = i;
+		}
+	}
+	if (rc == 0)
+		rc = bfi_filter_save(cand[best], out);
+	for (int i = 0; i < nc; i++)
+		bfi_filter_destroy(&cand[i]);
 	return rc ? fail("create", out, rc) : EXIT_OK;
 }
 
@@ -319,7 +368,10 @@ static int filter_info(int argc, char **argv)
 		return fail("info", path, rc);
 	struct bfi_filter_stats st;
 	bfi_filter_stats(f, &st);
+	int zstd = bfi_filter_compression(f) != 0;
 	bfi_filter_destroy(&f);
+	struct stat fs;
+	unsigned long long bytes = stat(path, &fs) == 0 ? (unsigned long long)fs.st_size : 0;
 	double fill = (double)st.bits_set / (double)st.m, fpr = pow(fill, st.k);
 	/* distinct keys from the fill: n = -(m / k) ln(1 - fill) */
 	double est = fill < 1 ? -(double)st.m / st.k * log1p(-fill) : INFINITY;
@@ -328,9 +380,9 @@ static int filter_info(int argc, char **argv)
 		json_str(stdout, path, strlen(path));
 		printf(", \"bits\": %llu, \"hashes\": %u, \"keys_added\": %llu, "
 		       "\"bits_set\": %llu, \"fill\": %.6f, \"expected_fpr\": %.6g, "
-		       "\"estimated_distinct_keys\": ",
+		       "\"compressed\": %s, \"file_bytes\": %llu, \"estimated_distinct_keys\": ",
 		       (unsigned long long)st.m, st.k, (unsigned long long)st.keys,
-		       (unsigned long long)st.bits_set, fill, fpr);
+		       (unsigned long long)st.bits_set, fill, fpr, zstd ? "true" : "false", bytes);
 		if (isfinite(est)) /* a full filter: no estimate, and JSON has no infinity */
 			printf("%.0f}\n", est);
 		else
@@ -340,9 +392,11 @@ static int filter_info(int argc, char **argv)
 		       "bits         %llu (m), %u hashes (k)\n"
 		       "keys added   %llu (repeats counted), about %.0f distinct (from the fill)\n"
 		       "fill         %llu bits set, %.4f\n"
-		       "expected fpr %.3g\n",
+		       "expected fpr %.3g\n"
+		       "stored       %llu bytes, %s\n",
 		       path, (unsigned long long)st.m, st.k, (unsigned long long)st.keys, est,
-		       (unsigned long long)st.bits_set, fill, fpr);
+		       (unsigned long long)st.bits_set, fill, fpr, bytes,
+		       zstd ? "the bits a zstd frame (version 2)" : "the bits as they are (version 1)");
 	return EXIT_OK;
 }
 

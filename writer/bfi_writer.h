@@ -363,6 +363,8 @@ struct bfi_filter_stats {
  * 2^40 bits; BFI_E_INVALID if fpr is not in (0, 1).
  */
 BFI_API BFI_MUST_CHECK int bfi_filter_size(uint64_t n, double fpr, uint64_t *m, uint32_t *k);
+/* The width m at which n keys and k hashes give rate fpr: 0, BFI_E_INVALID or BFI_E_LIMIT. */
+BFI_API BFI_MUST_CHECK int bfi_filter_size_k(uint64_t n, uint32_t k, double fpr, uint64_t *m);
 /* m bits (1..2^40), k hashes (1..32). Returns 0, BFI_E_INVALID or -ENOMEM. */
 BFI_API BFI_MUST_CHECK int bfi_filter_create(uint64_t m, uint32_t k, bfi_filter **out);
 BFI_API void bfi_filter_destroy(bfi_filter **f);
@@ -382,6 +384,17 @@ BFI_API const uint8_t *bfi_filter_bits(const bfi_filter *f);
  * socket), BFI_E_INVALID or -errno.
  */
 BFI_API BFI_MUST_CHECK int bfi_filter_save(const bfi_filter *f, const char *path);
+/*
+ * Save f's bits as one zstd frame at level (1..19; file version 2, which
+ * readers before it refuse), or as they are (0, version 1, the default).
+ * A filter loaded from a compressed file is saved compressed (level 19).
+ * A sparse filter (large m, few hashes) compresses; one sized for its rate
+ * with the usual k is half ones and does not (spec/format.md, "Filter file").
+ */
+BFI_API BFI_MUST_CHECK int bfi_filter_set_compression(bfi_filter *f, int level);
+BFI_API int bfi_filter_compression(const bfi_filter *f);
+/* The bytes f's file would take saved at level (0: as they are). */
+BFI_API BFI_MUST_CHECK int bfi_filter_file_size(const bfi_filter *f, int level, uint64_t *bytes);
 /*
  * Hold path's filter file for a change (load, add, save) against every
  * other holder: an exclusive flock(2) on the file, which a save replaces,

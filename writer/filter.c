@@ -15,6 +15,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "bfi_hash.h"
 #include "internal.h"
@@ -22,6 +23,7 @@
 struct bfi_filter {
 	uint64_t m, keys;
 	uint32_t k;
+	int level;     /* saved as a zstd frame at this level (file version 2), or 0: as they are */
 	uint8_t *bits; /* ceil(m / 8) bytes */
 };
 
@@ -67,6 +69,18 @@ int bfi_filter_size(uint64_t n, double fpr, uint64_t *m, uint32_t *k)
 	*k = filter_k(fpr, &capped);
 	*m = filter_m(n, *k, fpr);
 	return *m == 0 ? BFI_E_LIMIT : capped;
+}
+
+int bfi_filter_size_k(uint64_t n, uint32_t k, double fpr, uint64_t *m)
+{
+	if (m == NULL || k == 0 || k > BFI_MAX_K || !(fpr > 0 && fpr < 1))
+		return BFI_E_INVALID;
+	/* (1 - e^(-k n / m))^k = fpr, for any k: fewer hashes than log2(1/fpr) make it sparse */
+	double md = ceil(-(double)(n ? n : 1) * k / log1p(-exp(log(fpr) / k)));
+	if (!(md <= (double)BFI_MAX_BITS))
+		return BFI_E_LIMIT;
+	*m = md < 64 ? 64 : (uint64_t)md;
+	return 0;
 }
 
 int bfi_filter_create(uint64_t m, uint32_t k, bfi_filter **out)
@@ -236,22 +250,97 @@ static int make_temp(const char *target, char *tmp, size_t len)
 	return -EAGAIN;
 }
 
+int bfi_filter_set_compression(bfi_filter *f, int level)
+{
+	if (f == NULL || level < 0 || level > ZSTD_maxCLevel())
+		return BFI_E_INVALID;
+	f->level = level;
+	return 0;
+}
+
+int bfi_filter_compression(const bfi_filter *f)
+{
+	return f ? f->level : 0;
+}
+
+/*
+ * A reader decompresses a filter's frame into memory it allocates for the
+ * header's m, so it refuses a frame that would expand more than this: a
+ * small file must not make it allocate and fill gigabytes. The writer
+ * saves such a filter (nearly empty, and wide) as it is instead.
+ */
+#define MAX_EXPANSION(csize) (1024 * (uint64_t)(csize) + (1u << 20))
+
+/* The bits as one zstd frame at level: malloc'd into *out, its length in *len. */
+static int compress_bits(const bfi_filter *f, int level, uint8_t **out, size_t *len)
+{
+	size_t bytes = (size_t)((f->m + 7) / 8), cap = ZSTD_compressBound(bytes);
+	*out = malloc(cap);
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	int rc = *out && c ? 0 : -ENOMEM;
+	if (rc == 0 && (ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level)) ||
+	                ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1))))
+		rc = BFI_E_INVALID;
+	size_t r = rc == 0 ? ZSTD_compress2(c, *out, cap, f->bits, bytes) : 0;
+	if (rc == 0 && ZSTD_isError(r))
+		rc = -ENOMEM;
+	ZSTD_freeCCtx(c);
+	if (rc) {
+		free(*out);
+		*out = NULL;
+		return rc;
+	}
+	*len = r;
+	return 0;
+}
+
+int bfi_filter_file_size(const bfi_filter *f, int level, uint64_t *bytes)
+{
+	if (f == NULL || bytes == NULL || level < 0 || level > ZSTD_maxCLevel())
+		return BFI_E_INVALID;
+	if (level == 0) {
+		*bytes = BFI_FILTER_HEADER_SIZE + (f->m + 7) / 8;
+		return 0;
+	}
+	uint8_t *z;
+	size_t len;
+	int rc = compress_bits(f, level, &z, &len);
+	if (rc == 0)
+		*bytes = BFI_FILTER_HEADER_SIZE + len;
+	free(z);
+	return rc;
+}
+
 int bfi_filter_save(const bfi_filter *f, const char *path)
 {
 	if (f == NULL || path == NULL)
 		return BFI_E_INVALID;
 	uint64_t bytes = (f->m + 7) / 8;
-	struct bfi_filter_header h = {BFI_FILTER_VERSION, BFI_HASH_XXH3_MIX, f->m, f->k, f->keys,
+	struct bfi_filter_header h = {f->level ? BFI_FILTER_VERSION_ZSTD : BFI_FILTER_VERSION,
+	                              BFI_HASH_XXH3_MIX, f->m, f->k, f->keys,
 	                              ones(f), bfi_checksum64(f->bits, (size_t)bytes)};
 	uint8_t head[BFI_FILTER_HEADER_SIZE];
 	bfi_filter_header_encode(head, &h);
 	int rc = 0;
-	char *target = save_target(path, &rc);
-	if (target == NULL)
+	uint8_t *z = NULL; /* the bits as a zstd frame, when saved so */
+	size_t zlen = 0;
+	if (f->level && (rc = compress_bits(f, f->level, &z, &zlen)) != 0)
 		return rc;
+	if (z && bytes > MAX_EXPANSION(zlen)) { /* a reader would refuse it: as they are */
+		free(z);
+		z = NULL;
+		h.version = BFI_FILTER_VERSION;
+		bfi_filter_header_encode(head, &h);
+	}
+	char *target = save_target(path, &rc);
+	if (target == NULL) {
+		free(z);
+		return rc;
+	}
 	struct stat st;
 	if (lstat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
 		free(target);
+		free(z);
 		return BFI_E_NOT_REGULAR;
 	}
 	sweep_temps(target);
@@ -260,16 +349,18 @@ int bfi_filter_save(const bfi_filter *f, const char *path)
 	char *tmp = malloc(plen + sizeof TMP_SUFFIX + 8);
 	if (tmp == NULL) {
 		free(target);
+		free(z);
 		return -ENOMEM;
 	}
 	int fd = make_temp(target, tmp, plen + sizeof TMP_SUFFIX + 8);
 	if (fd < 0) {
 		free(tmp);
 		free(target);
+		free(z);
 		return fd;
 	}
-	const uint8_t *parts[2] = {head, f->bits};
-	uint64_t lens[2] = {sizeof head, bytes};
+	const uint8_t *parts[2] = {head, z ? z : f->bits};
+	uint64_t lens[2] = {sizeof head, z ? zlen : bytes};
 	for (int i = 0; i < 2 && rc == 0; i++)
 		for (uint64_t done = 0; done < lens[i] && rc == 0;) {
 			ssize_t w = write(fd, parts[i] + done, (size_t)(lens[i] - done));
@@ -303,6 +394,7 @@ int bfi_filter_save(const bfi_filter *f, const char *path)
 	}
 	free(tmp);
 	free(target);
+	free(z);
 	return rc;
 }
 
@@ -383,23 +475,55 @@ int bfi_filter_load(const char *path, bfi_filter **out)
 	if (rc == 0)
 		rc = bfi_filter_header_decode(head, &h);
 	uint64_t bytes = rc == 0 ? (h.m + 7) / 8 : 0;
-	/* m <= 2^40 was checked, so this cannot overflow */
-	if (rc == 0 && (uint64_t)st.st_size < BFI_FILTER_HEADER_SIZE + bytes)
-		rc = BFI_E_TRUNCATED;
-	if (rc == 0 && (uint64_t)st.st_size > BFI_FILTER_HEADER_SIZE + bytes)
-		rc = BFI_E_SIZE;
 	bfi_filter *f = NULL;
-	if (rc == 0)
-		rc = bfi_filter_create(h.m, h.k, &f);
-	for (uint64_t done = 0; rc == 0 && done < bytes;) {
-		ssize_t got = pread(fd, f->bits + done, (size_t)(bytes - done),
-		                    (off_t)(BFI_FILTER_HEADER_SIZE + done));
-		if (got < 0 && errno != EINTR)
-			rc = -errno;
-		else if (got == 0)
+	if (rc == 0 && h.version == BFI_FILTER_VERSION_ZSTD) {
+		/* the rest of the file is one zstd frame of exactly the bits' bytes */
+		uint64_t csize = (uint64_t)st.st_size - BFI_FILTER_HEADER_SIZE;
+		uint8_t *z = NULL;
+		if (csize > ZSTD_compressBound((size_t)bytes))
+			rc = BFI_E_SIZE;
+		else if (bytes > MAX_EXPANSION(csize))
+			rc = BFI_E_LIMIT;
+		else if ((z = malloc(csize ? csize : 1)) == NULL)
+			rc = -ENOMEM;
+		if (rc == 0)
+			rc = pread_all(fd, z, (size_t)csize, BFI_FILTER_HEADER_SIZE);
+		if (rc == -EIO)
 			rc = BFI_E_TRUNCATED;
-		else if (got > 0)
-			done += (uint64_t)got;
+		size_t span = rc == 0 ? ZSTD_findFrameCompressedSize(z, csize) : 0;
+		if (rc == 0 && ZSTD_isError(span))
+			rc = BFI_E_TRUNCATED; /* the frame runs past the file, or is no frame */
+		else if (rc == 0 && span != csize)
+			rc = BFI_E_SIZE;
+		else if (rc == 0 && ZSTD_getFrameContentSize(z, csize) != bytes)
+			rc = BFI_E_BAD_LAYOUT;
+		if (rc == 0)
+			rc = bfi_filter_create(h.m, h.k, &f);
+		if (rc == 0) {
+			size_t r = ZSTD_decompress(f->bits, (size_t)bytes, z, csize);
+			if (ZSTD_isError(r) || r != bytes)
+				rc = BFI_E_DATA_CHECKSUM;
+			f->level = ZSTD_maxCLevel() < 19 ? ZSTD_maxCLevel() : 19;
+		}
+		free(z);
+	} else {
+		/* m <= 2^40 was checked, so this cannot overflow */
+		if (rc == 0 && (uint64_t)st.st_size < BFI_FILTER_HEADER_SIZE + bytes)
+			rc = BFI_E_TRUNCATED;
+		if (rc == 0 && (uint64_t)st.st_size > BFI_FILTER_HEADER_SIZE + bytes)
+			rc = BFI_E_SIZE;
+		if (rc == 0)
+			rc = bfi_filter_create(h.m, h.k, &f);
+		for (uint64_t done = 0; rc == 0 && done < bytes;) {
+			ssize_t got = pread(fd, f->bits + done, (size_t)(bytes - done),
+			                    (off_t)(BFI_FILTER_HEADER_SIZE + done));
+			if (got < 0 && errno != EINTR)
+				rc = -errno;
+			else if (got == 0)
+				rc = BFI_E_TRUNCATED;
+			else if (got > 0)
+				done += (uint64_t)got;
+		}
 	}
 	close(fd);
 	if (rc == 0 && bfi_checksum64(f->bits, (size_t)bytes) != h.bits_checksum)

@@ -378,9 +378,15 @@ static int add_filter_file(bfi_writer *w, const char *path)
 			bfi_filter_destroy(&f);
 			return writer_fail(w, BFI_E_FILTER_MISMATCH,
 			                   "%s: m = %llu bits and k = %u, but the first filter has m = %llu "
-			                   "and k = %u; all filters must share m, k and the hash",
+			                   "and k = %u; all filters must share m, k and the hash%s",
 			                   path, (unsigned long long)st.m, st.k, (unsigned long long)first.m,
-			                   first.k);
+			                   first.k,
+			                   bfi_filter_compression(f) || bfi_filter_compression(w->filt[0])
+			                           ? " (bfi filter create --compress --expected-keys "
+			                             "chooses m and k for each filter's own keys: make "
+			                             "filters to index together with the same --bits and "
+			                             "--hashes)"
+			                           : "");
 		}
 	}
 	const char *base = strrchr(path, '/');

@@ -26,8 +26,8 @@ mkdir -p "$W"
 [ -f "$W/genome.snap/index.bfi" ] || "$BFI" build -q -o "$W/genome.snap" --input fasta --kmer 31 "$W/genome/fasta"
 [ -f "$W/fixed.snap/index.bfi" ] || "$BFI" build -q -o "$W/fixed.snap" --fixed-width --input fasta --kmer 31 "$W/genome/fasta"
 if [ ! -f "$W/coll.snap/MANIFEST" ]; then
-	n=$(wc -l <"$W/text/sets.tsv")
-	split -l $(((n + 3) / 4)) "$W/text/sets.tsv" "$W/part."
+	# each set whole in one of 4 parts, dealt in turn as they first appear
+	awk -F '\t' -v w="$W" '!($1 in p) { p[$1] = n++ % 4 } { print > (w "/part." p[$1]) }' "$W/text/sets.tsv"
 	for p in "$W"/part.*; do "$BFI" append -q "$W/coll.snap" --tsv "$p"; done
 	"$BFI" remove -q "$W/coll.snap" "$(head -1 "$W/text/sets.tsv" | cut -f1)"
 	rm -f "$W"/part.*
@@ -47,7 +47,7 @@ timed() {
 
 for n in text genome fixed coll; do
 	src=$W/$n.snap
-	raw=$(du -b -s --exclude=LOCK "$src" | cut -f1)
+	raw=$(find "$src" -type f ! -name LOCK -printf '%s\n' | awk '{ s += $1 } END { print s }')
 	rm -f "$W"/*.t
 	r=0
 	while [ "$r" -lt "$ROUNDS" ]; do
