@@ -12,7 +12,8 @@
 #   fixed:  the genomes with --fixed-width (every filter the largest's m)
 #   coll:   the text sets as a collection of 4 segments, one removed set
 #
-# Usage: sh tests/bench/pack.sh [WORKDIR]   (after ./configure && ninja)
+# Usage: [WORKLOADS="text genome fixed coll"] [ROUNDS=3] sh tests/bench/pack.sh [WORKDIR]
+#        (after ./configure && ninja)
 set -eu
 cd "$(dirname "$0")/../.."
 BFI=$PWD/bfi
@@ -45,7 +46,7 @@ timed() {
 	echo "$t0 $t1" | awk '{ printf "%.3f\n", $2 - $1 }' >>"$W/$label.t"
 }
 
-for n in text genome fixed coll; do
+for n in ${WORKLOADS:-text genome fixed coll}; do
 	src=$W/$n.snap
 	raw=$(find "$src" -type f ! -name LOCK -printf '%s\n' | awk '{ s += $1 } END { print s }')
 	rm -f "$W"/*.t
