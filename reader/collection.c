@@ -171,6 +171,21 @@ int bfi__collection_of(struct bfi_manifest *m, bfi_snapshot **segs, bfi_snapshot
 	return 0;
 }
 
+int bfi__open_packed(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_bad *bad,
+                     int (*each)(void *ctx, const char *segment, bfi_snapshot *s), void *ctx)
+{
+	struct bfi_packed pk;
+	*out = NULL;
+	int rc = bfi__open_pack(path, flags, &pk, bad, each, ctx);
+	if (rc)
+		return rc;
+	if (!pk.collection) {
+		*out = pk.snap;
+		return 0;
+	}
+	return bfi__collection_of(&pk.m, pk.segs, out, bad);
+}
+
 int bfi__is_collection(int dirfd)
 {
 	struct stat st;
@@ -185,7 +200,7 @@ int bfi_open(const char *path, unsigned flags, bfi_snapshot **out)
 	/* a snapshot first: a collection is a directory without an index; a pack, a file */
 	int rc = bfi__open(path, flags, out, &bad);
 	if (rc == -ENOTDIR && bfi__is_pack(path))
-		return bfi__open_pack(path, flags, out, &bad, NULL, NULL);
+		return bfi__open_packed(path, flags, out, &bad, NULL, NULL);
 	if (rc != -ENOENT)
 		return rc;
 	int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

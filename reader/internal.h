@@ -2,6 +2,7 @@
 #ifndef BFI_READER_INTERNAL_H
 #define BFI_READER_INTERNAL_H
 
+#include "bfi_manifest.h"
 #include <lmdb.h>
 
 #include "bfi.h"
@@ -152,14 +153,25 @@ int bfi__collection_of(struct bfi_manifest *m, bfi_snapshot **segs, bfi_snapshot
 int bfi__is_pack(const char *path);
 struct bfi_pack_member;
 /*
- * Open the snapshot or collection packed at path (packed.c): every frame
- * read and checked, each snapshot's two files copied into memory
- * (memfd) and opened from there. each, if not NULL, is called with each
- * snapshot opened (a segment's name, or "") before it is put to use,
- * and may fail the open with its return.
+ * Open what is packed at path (packed.c): every frame read and checked,
+ * each snapshot's two files copied into memory (memfd) and opened from
+ * there: a snapshot into pk->snap, or a collection's manifest and
+ * segments into pk->m and pk->segs (collection set), which the caller
+ * owns. each, if not NULL, is called with each snapshot opened (a
+ * segment's name, or "") before it is put to use, and may fail the open
+ * with its return.
  */
-int bfi__open_pack(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_bad *bad,
+struct bfi_packed {
+	bfi_snapshot *snap;
+	int collection;
+	struct bfi_manifest m;
+	bfi_snapshot **segs;
+};
+int bfi__open_pack(const char *path, unsigned flags, struct bfi_packed *pk, struct bfi_bad *bad,
                    int (*each)(void *ctx, const char *segment, bfi_snapshot *s), void *ctx);
+/* The snapshot or collection packed at path, opened (collection.c). */
+int bfi__open_packed(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_bad *bad,
+                     int (*each)(void *ctx, const char *segment, bfi_snapshot *s), void *ctx);
 /* Does directory dirfd hold a manifest: is it a collection? */
 int bfi__is_collection(int dirfd);
 /* The snapshot whose catalog answers for s: s, or a collection's first segment. */

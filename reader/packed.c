@@ -96,10 +96,11 @@ static int open_one(struct bfi_pack_in *p, struct bfi_pack_member *m, unsigned f
 	return bfi__open_fds(idx, cat, flags, out, bad);
 }
 
-int bfi__open_pack(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_bad *bad,
+int bfi__open_pack(const char *path, unsigned flags, struct bfi_packed *pk, struct bfi_bad *bad,
                    int (*each)(void *ctx, const char *segment, bfi_snapshot *s), void *ctx)
 {
-	*out = NULL;
+	memset(pk, 0, sizeof *pk);
+	bfi_snapshot **out = &pk->snap;
 	bad->what = NULL;
 	bad->offset = bad->length = 0;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -167,7 +168,9 @@ int bfi__open_pack(const char *path, unsigned flags, bfi_snapshot **out, struct 
 		}
 		memcpy(man.segs, pm->segs, pm->n_segments * sizeof *man.segs);
 		memcpy(man.removed, pm->removed, pm->n_removed * sizeof *man.removed);
-		rc = bfi__collection_of(&man, segs, out, bad);
+		pk->m = man; /* the caller makes the collection of them (bfi__collection_of) */
+		pk->segs = segs;
+		pk->collection = 1;
 		segs = NULL;
 		n_segs = 0;
 	}

@@ -132,7 +132,7 @@ static int verify_pack(const char *path, struct bfi_verify_report *rep,
 	struct pack_verify v = {rep, progress, ctx};
 	struct bfi_bad bad = {0, 0, NULL};
 	bfi_snapshot *s = NULL;
-	int rc = bfi__open_pack(path, BFI_OPEN_NO_CATALOG, &s, &bad, verify_packed, &v);
+	int rc = bfi__open_packed(path, BFI_OPEN_NO_CATALOG, &s, &bad, verify_packed, &v);
 	if (rc && rep->file == NULL)
 		report(rep, "pack", &bad);
 	bfi_close(&s);

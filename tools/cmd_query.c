@@ -75,7 +75,14 @@ static const char help[] =
 	"                     more throughput on short rows (keys:\n"
 	"                     bfi_query_keys; expressions: bfi_query_batch)\n"
 	"      --batch-size N\n"
-	"                     queries per batch (default 1000)\n"
+	"                     queries per batch (default 1000; with --scan 100000)\n"
+	"      --scan         answer each batch in passes over the index, not from\n"
+	"                     its mapping, for an index larger than memory: a pass\n"
+	"                     reads the pages its queries need once, in file order,\n"
+	"                     within --memory (bfi_scan); same answers. Flat layout;\n"
+	"                     a snapshot, not a collection\n"
+	"      --memory SIZE  with --scan, the index bytes a pass may hold (K, M, G\n"
+	"                     suffixes; default: no bound)\n"
 	"      --layout L     flat, plain, rambo or tree: answer from this layout\n"
 	"                     (default: flat, else tree, else rambo, else plain)\n"
 	"      --json         one JSON object per query\n"
@@ -119,6 +126,8 @@ int cmd_query(int argc, char **argv)
 	                                     {"path", no_argument, 0, 'P'},
 	                                     {"batch", no_argument, 0, 'B'},
 	                                     {"batch-size", required_argument, 0, 'S'},
+	                                     {"scan", no_argument, 0, 'Z'},
+	                                     {"memory", required_argument, 0, 'Y'},
 	                                     {"layout", required_argument, 0, 'L'},
 	                                     {"keys", no_argument, 0, 'K'},
 	                                     {"limit", required_argument, 0, 'N'},
@@ -128,7 +137,7 @@ int cmd_query(int argc, char **argv)
 	struct opts o = {.mode = M_KEY, .batch_size = 1000};
 	unsigned flags = 0;
 	const char *fasta = NULL;
-	int c, status = EXIT_OK, keys = 0;
+	int c, status = EXIT_OK, keys = 0, batch_size_given = 0;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t threads = cores > 0 ? (uint64_t)cores : 1;
 	char *end;
@@ -144,6 +153,13 @@ int cmd_query(int argc, char **argv)
 		case 'e': o.mode = M_EXPR; break;
 		case 'K': keys = 1; break;
 		case 'B': o.batch = 1; break;
+		case 'Z': o.scan = 1; break;
+		case 'Y':
+			if (parse_size(optarg, &o.memory) || o.memory == 0) {
+				fprintf(stderr, "bfi query: --memory: not a size: %s\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'X': o.text = 1; break;
 		case 'P': o.mode = M_PATH; break;
 		case 'F': fasta = optarg; break;
@@ -176,6 +192,7 @@ int cmd_query(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			o.batch_size = (size_t)v;
+			batch_size_given = 1;
 			break;
 		case 'J':
 			if (parse_size(optarg, &threads) || threads < 1 || threads > 256) {
@@ -216,6 +233,21 @@ int cmd_query(int argc, char **argv)
 	if (o.format && (o.json || o.count || o.ordinals)) {
 		fprintf(stderr, "bfi query: --format does not combine with --json, --count or --ordinals\n");
 		return EXIT_USAGE;
+	}
+	if (o.memory && !o.scan) {
+		fprintf(stderr, "bfi query: --memory bounds --scan; give --scan too\n");
+		return EXIT_USAGE;
+	}
+	if (o.scan) {
+		if (o.layout && o.layout != BFI_LAYOUT_FLAT) {
+			fprintf(stderr, "bfi query: --scan answers from the flat layout\n");
+			return EXIT_USAGE;
+		}
+		o.layout = BFI_LAYOUT_FLAT;
+		o.batch = 1; /* the batch is what a pass answers: one thread reads them all */
+		threads = 1;
+		if (!batch_size_given)
+			o.batch_size = 100000;
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "bfi query: need SNAP\n\n%s", help);
@@ -298,8 +330,12 @@ int cmd_query(int argc, char **argv)
 	struct qpool *qp = NULL;
 	if (rc == 0 && threads > 1 && !waited && (fasta || optind >= argc))
 		rc = qpool_start(&qp, (unsigned)threads, s, &o);
+	struct batcher bt;
+	memset(&bt, 0, sizeof bt);
+	if (rc == 0 && o.batch)
+		rc = batcher_init(&bt, &o);
 	if (rc == 0 && fasta) { /* each record of the file is one query, named by its id */
-		struct fasta_ctx fc = {s, res, &o, {0, 0}, qp};
+		struct fasta_ctx fc = {s, res, &o, {0, 0}, qp, o.scan ? &bt : NULL};
 		clock_gettime(CLOCK_MONOTONIC, &fc.checked);
 		char err[512];
 		rc = bfi_seq_read(fasta, on_fasta_query, &fc, err, sizeof err);
@@ -310,10 +346,6 @@ int cmd_query(int argc, char **argv)
 		}
 		optind = argc; /* no queries from arguments or stdin */
 	}
-	struct batcher bt;
-	memset(&bt, 0, sizeof bt);
-	if (rc == 0 && o.batch)
-		rc = batcher_init(&bt, &o);
 	struct lines in = {NULL, 0, 0, 0, 0, s, NULL};
 	/* before a read of a pipe or terminal, which may wait for the next
 	 * query, every answer so far is made and written */

@@ -21,6 +21,8 @@ struct opts {
 	unsigned layout;
 	int batch;
 	size_t batch_size;
+	int scan;            /* --scan: each batch through bfi_scan */
+	uint64_t memory;     /* --scan's --memory (0: no bound) */
 	struct names *names; /* set names looked up so far, or NULL */
 	uint64_t limit;      /* at most this many sets an answer (0: all); JSON adds "more" */
 	char *why;           /* what is wrong with a query goes here, not to stderr, if set */
@@ -124,10 +126,14 @@ struct batcher {
 	bfi_result *all;
 	const bfi_expr **es; /* expressions: through bfi_query_batch */
 	bfi_result **rs;
+	size_t *label_lens;  /* each query's label (a FASTA id), kept after its text, or 0 */
 };
 int batcher_init(struct batcher *b, const struct opts *o);
 void batcher_free(struct batcher *b, const struct opts *o);
 int batcher_add(struct batcher *b, const char *t, size_t len);
+/* The same, answered under label (label_len bytes; a FASTA record's id). */
+int batcher_add_labeled(struct batcher *b, const char *t, size_t len, const char *label,
+                        size_t label_len);
 int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b);
 
 /* --fasta (query_in.c): each record a query, through bfi_seq_read. */
@@ -137,6 +143,7 @@ struct fasta_ctx {
 	const struct opts *o;
 	struct timespec checked; /* when the files were last found unchanged */
 	struct qpool *qp;        /* records go to the pool, or NULL: answered here */
+	struct batcher *bt;      /* --scan: records go to the batch, or NULL */
 };
 int on_fasta_query(void *ctx, const char *id, size_t id_len, const char *seq, size_t len);
 

@@ -18,9 +18,10 @@ int batcher_init(struct batcher *b, const struct opts *o)
 	memset(b, 0, sizeof *b);
 	b->qs = calloc(bs, sizeof *b->qs);
 	b->starts = calloc(bs, sizeof *b->starts);
-	if (b->qs == NULL || b->starts == NULL)
+	b->label_lens = calloc(bs, sizeof *b->label_lens);
+	if (b->qs == NULL || b->starts == NULL || b->label_lens == NULL)
 		return -ENOMEM;
-	if (o->mode == M_KEY) {
+	if (o->mode == M_KEY && !o->scan) {
 		b->hs = calloc(bs, sizeof *b->hs);
 		b->ends = calloc(bs, sizeof *b->ends);
 		return b->hs && b->ends ? bfi_result_create(&b->all) : -ENOMEM;
@@ -40,6 +41,7 @@ void batcher_free(struct batcher *b, const struct opts *o)
 	bfi_result_destroy(&b->all);
 	free(b->qs);
 	free(b->starts);
+	free(b->label_lens);
 	free(b->text);
 	free(b->hs);
 	free(b->ends);
@@ -47,11 +49,13 @@ void batcher_free(struct batcher *b, const struct opts *o)
 	free(b->rs);
 }
 
-/* Keep query text t (len bytes) for the batch. */
-int batcher_add(struct batcher *b, const char *t, size_t len)
+/* Keep query text t (len bytes), and its label after it, for the batch. */
+int batcher_add_labeled(struct batcher *b, const char *t, size_t len, const char *label,
+                        size_t label_len)
 {
-	if (b->cap - b->len < len) {
-		size_t want = b->len + len > 2 * b->cap ? b->len + len : 2 * b->cap;
+	size_t need = len + label_len;
+	if (b->cap - b->len < need) {
+		size_t want = b->len + need > 2 * b->cap ? b->len + need : 2 * b->cap;
 		char *p = realloc(b->text, want ? want : 1);
 		if (p == NULL)
 			return -ENOMEM;
@@ -60,11 +64,19 @@ int batcher_add(struct batcher *b, const char *t, size_t len)
 	}
 	if (len)
 		memcpy(b->text + b->len, t, len);
+	if (label_len)
+		memcpy(b->text + b->len + len, label, label_len);
 	b->starts[b->n] = b->len;
+	b->label_lens[b->n] = label_len;
 	b->qs[b->n] = (struct query){NULL, len, NULL, NULL, 0};
-	b->len += len;
+	b->len += need;
 	b->n++;
 	return 0;
+}
+
+int batcher_add(struct batcher *b, const char *t, size_t len)
+{
+	return batcher_add_labeled(b, t, len, NULL, 0);
 }
 
 /*
@@ -77,10 +89,15 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 	size_t m = b->n, ok = 0;
 	struct query *qs = b->qs;
 	int rc = 0, bad = 0;
-	for (size_t i = 0; i < m; i++)
+	for (size_t i = 0; i < m; i++) {
 		qs[i].text = b->text + b->starts[i];
+		if (b->label_lens[i]) {
+			qs[i].label = qs[i].text + qs[i].len;
+			qs[i].label_len = b->label_lens[i];
+		}
+	}
 	b->n = b->len = 0;
-	if (o->mode == M_KEY) {
+	if (o->mode == M_KEY && !o->scan) {
 		for (size_t i = 0; i < m; i++)
 			b->hs[i] = bfi_hash_key(qs[i].text, qs[i].len);
 		rc = bfi_query_keys(s, o->layout, b->hs, m, b->all, b->ends);
@@ -100,7 +117,19 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 	}
 	if (bad)
 		ok--;
-	rc = bfi_query_batch(s, o->layout, b->es, ok, b->rs);
+	if (o->scan) {
+		rc = bfi_scan(s, b->es, ok, o->theta, b->rs, o->memory, NULL);
+		if (rc == BFI_E_NO_LAYOUT)
+			fprintf(stderr, "bfi query: --scan answers from the flat layout, which the snapshot "
+			                "does not hold\n");
+		struct bfi_info in;
+		bfi_info(s, &in);
+		if (rc == BFI_E_INVALID && in.generation)
+			fprintf(stderr, "bfi query: --scan takes a snapshot; scan a collection's segments "
+			                "one by one\n");
+	} else {
+		rc = bfi_query_batch(s, o->layout, b->es, ok, b->rs);
+	}
 	for (size_t i = 0; i < ok && rc == 0; i++)
 		rc = print_answer(s, b->rs[i], o, &qs[i]);
 	for (size_t i = 0; i < m; i++)

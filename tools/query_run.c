@@ -123,9 +123,9 @@ int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, 
  */
 static int decide_mode(struct opts *o, int fasta, char *why, size_t cap)
 {
-	if (fasta && (!o->kmer || o->batch)) {
+	if (fasta && (!o->kmer || (o->batch && !o->scan))) {
 		snprintf(why, cap, "--fasta needs --kmer K (this snapshot records no k-mer "
-		                   "length), and does not combine with --batch");
+		                   "length), and does not combine with --batch (but does with --scan)");
 		return -1;
 	}
 	if (o->text && o->theta == 0) { /* all terms must match: one conjunction */
@@ -134,7 +134,7 @@ static int decide_mode(struct opts *o, int fasta, char *why, size_t cap)
 			return -1;
 		}
 		o->mode = M_TEXT;
-		if (o->batch) {
+		if (o->batch && !o->scan) {
 			snprintf(why, cap, "--batch answers keys and expressions, not --text");
 			return -1;
 		}
@@ -147,7 +147,7 @@ static int decide_mode(struct opts *o, int fasta, char *why, size_t cap)
 		o->mode = M_TERMS;
 		if (o->theta == 0)
 			o->theta = 1.0;
-		if (o->batch) {
+		if (o->batch && !o->scan) {
 			snprintf(why, cap, "--batch answers keys and expressions, not "
 			                "threshold queries");
 			return -1;

@@ -1,0 +1,42 @@
+#!/bin/sh
+# scan.sh - bfi query --scan through the command line: keys, expressions,
+# and FASTA reads at a threshold (k-mers, scores) answered in passes over
+# the index, within a --memory that makes many passes, byte-identical to
+# the answers from the mapping; and what --scan refuses.
+# Usage: sh tests/scan.sh ./bfi    (from the source root; tests/run.sh does this)
+BFI=${1:-./bfi}
+case $BFI in /*) ;; *) BFI=$(pwd)/$BFI ;; esac
+T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-scan.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+SUITE=scan
+. tests/lib/check.sh # check NAME COMMAND...: the command must succeed
+awk 'BEGIN { for (s = 0; s < 3000; s++) for (i = 0; i < 5 + s % 40; i++) printf "set%d\tkey-%d-%d\n", s, s % 97, i * (s % 13 + 1) }' >"$T/sets.tsv"
+"$BFI" build -q -o "$T/snap" --tsv "$T/sets.tsv" || exit 1
+# 40 random documents of 3 kbp, and 300 reads of 150 bp: most cut from them, some random
+awk 'BEGIN { srand(7); split("ACGT", b, ""); for (d = 0; d < 40; d++) { s = ""; for (i = 0; i < 3000; i++) s = s b[int(rand() * 4) + 1]; printf ">doc%d\n%s\n", d, s > "'"$T"'/docs.fa"; seq[d] = s }
+	for (r = 0; r < 300; r++) { if (r % 5) { d = int(rand() * 40); p = int(rand() * 2850); q = substr(seq[d], p + 1, 150) } else { q = ""; for (i = 0; i < 150; i++) q = q b[int(rand() * 4) + 1] } printf ">read%d\n%s\n", r, q > "'"$T"'/reads.fa" } }'
+"$BFI" build -q -o "$T/dna" --input fasta --kmer 31 --per-record "$T/docs.fa" || exit 1
+same() { # same IN ARGS...: bfi query ARGS <IN, mapped and scanned, byte-identical
+	in=$1
+	shift
+	"$BFI" query "$@" <"$in" >"$T/mapped" && "$BFI" query --scan --memory 16K "$@" <"$in" >"$T/scanned" &&
+		cmp "$T/mapped" "$T/scanned" && [ -s "$T/mapped" ]
+}
+cut -f2 "$T/sets.tsv" | sort -u | head -3000 >"$T/keys"
+awk 'BEGIN { for (i = 0; i < 500; i++) print "absent-" i }' >>"$T/keys"
+check "keys, present and absent, in passes of 16 KiB: the mapped answers" same "$T/keys" "$T/snap"
+exprs() {
+	awk '{ if (NR % 2) printf "%s AND key-%d-0\n", $0, NR % 97; else printf "(%s OR absent) key-1-0\n", $0 }' "$T/keys" >"$T/exprs"
+	same "$T/exprs" -e --json "$T/snap"
+}
+check "expressions, as JSON: the mapped answers" exprs
+check "FASTA reads at -t 0.8 with scores, k = 31: the mapped answers" \
+	same /dev/null --json --kmer 31 --threshold 0.8 --fasta "$T/reads.fa" "$T/dna"
+refused() {
+	! "$BFI" query --scan --layout tree "$T/snap" x 2>"$T/e" && grep -q "flat layout" "$T/e" &&
+		! "$BFI" query --memory 1M "$T/snap" x 2>"$T/e" && grep -q "give --scan" "$T/e" &&
+		"$BFI" append -q "$T/coll" --tsv "$T/sets.tsv" &&
+		! "$BFI" query --scan "$T/coll" key-1-0 2>"$T/e" && grep -q "segments" "$T/e"
+}
+check "--scan refuses another layout and a collection; --memory needs --scan" refused
+[ "$fails" -eq 0 ]

@@ -1,0 +1,189 @@
+/*
+ * test_scan.c - bfi_scan (reader/scan.c) against the mapped queries: on
+ * flat layouts of every row kind (packed rows in blocks of 512, a grouped
+ * run of sets of mixed size, one block of lined rows, pre-filters of both
+ * kinds, which are part of the answer, --fixed-width), a batch of single keys present and absent,
+ * expressions and threshold term lists is answered by scanning, in one
+ * pass and in passes of a few pages, and every answer and score must be
+ * what bfi_query_expr / bfi_query_threshold give from the mapping. One
+ * pass reads each page at most once; a small budget makes several.
+ */
+#include <string.h>
+
+#include "test.h"
+
+#define QUERIES 240
+static char dir[4200];
+
+/* Set j holds keys "w<j>-<i>" for i below its size, which varies from set to set. */
+static uint32_t size_of(uint32_t j, int mixed)
+{
+	return mixed ? (j % 9 == 0 ? 400 : 6 + j % 5) : 40;
+}
+
+static int build(const char *path, uint32_t sets, int mixed, struct bfi_build_options *o)
+{
+	bfi_writer *w = NULL;
+	int rc = bfi_writer_create(o, &w);
+	for (uint32_t j = 0; rc == 0 && j < sets; j++) {
+		char name[32], key[48];
+		uint32_t ord;
+		rc = bfi_writer_set(w, name, (size_t)snprintf(name, sizeof name, "s%u", j), &ord);
+		for (uint32_t i = 0; rc == 0 && i < size_of(j, mixed); i++)
+			rc = bfi_writer_key(w, ord, key, (size_t)snprintf(key, sizeof key, "w%u-%u", j, i));
+	}
+	if (rc == 0)
+		rc = bfi_writer_finish(w, path, NULL);
+	bfi_writer_destroy(&w);
+	return rc;
+}
+
+/* Query q of the batch: a key, an expression or a term list, over sets of the snapshot. */
+static int make_query(uint32_t q, uint32_t sets, int mixed, bfi_expr **e)
+{
+	uint64_t st = q * 7919u + 1;
+	uint32_t j = (uint32_t)(test_rand(&st) % sets), i = (uint32_t)(test_rand(&st) % size_of(j, mixed));
+	char text[256];
+	int n;
+	switch (q % 4) {
+	case 0: /* a key the set holds */
+		n = snprintf(text, sizeof text, "w%u-%u", j, i);
+		return bfi_expr_key(text, (size_t)n, e);
+	case 1: /* one no set holds */
+		n = snprintf(text, sizeof text, "absent-%u", q);
+		return bfi_expr_key(text, (size_t)n, e);
+	case 2: /* an expression: two keys of the set, or a key of another */
+		n = snprintf(text, sizeof text, "(w%u-%u w%u-0) OR w%u-0", j, i, j, (j + 1) % sets);
+		return bfi_expr_parse(text, (size_t)n, e, NULL);
+	default: { /* a term list: most of the set's keys and a few absent */
+		const void *keys[12];
+		size_t lens[12];
+		char buf[12][32];
+		for (int t = 0; t < 12; t++) {
+			lens[t] = (size_t)(t < 9 ? snprintf(buf[t], 32, "w%u-%u", j, (i + t) % size_of(j, mixed))
+			                         : snprintf(buf[t], 32, "none-%u-%d", q, t));
+			keys[t] = buf[t];
+		}
+		return bfi_expr_terms(keys, lens, 12, e);
+	}
+	}
+}
+
+static int same(const bfi_result *a, const bfi_result *b)
+{
+	size_t n = bfi_result_count(a);
+	if (n != bfi_result_count(b))
+		return 0;
+	if (n && memcmp(bfi_result_ordinals(a), bfi_result_ordinals(b), n * sizeof(uint32_t)))
+		return 0;
+	const uint32_t *sa = bfi_result_scores(a), *sb = bfi_result_scores(b);
+	return (sa == NULL) == (sb == NULL) && (!sa || !n || !memcmp(sa, sb, n * sizeof(uint32_t)));
+}
+
+static void check(const char *name, uint32_t sets, int mixed, struct bfi_build_options *o)
+{
+	char path[4300];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	EXPECT_RC(build(path, sets, mixed, o), 0);
+	bfi_snapshot *s = NULL;
+	EXPECT_RC(bfi_open(path, 0, &s), 0);
+	if (s == NULL)
+		return;
+	bfi_expr *qs[QUERIES];
+	bfi_result *want[QUERIES], *got[QUERIES];
+	for (uint32_t q = 0; q < QUERIES; q++) {
+		EXPECT_RC(make_query(q, sets, mixed, &qs[q]), 0);
+		EXPECT_RC(bfi_result_create(&want[q]), 0);
+		EXPECT_RC(bfi_result_create(&got[q]), 0);
+		EXPECT_RC(q % 4 == 3 ? bfi_query_threshold(s, BFI_LAYOUT_FLAT, qs[q], 0.7, want[q])
+		                     : bfi_query_expr(s, BFI_LAYOUT_FLAT, qs[q], want[q]),
+		          0);
+	}
+	struct bfi_info in;
+	bfi_info(s, &in);
+	uint64_t budgets[3] = {0, 64u << 10, 4096};
+	uint32_t nonempty = 0;
+	for (int bu = 0; bu < 3; bu++) {
+		struct bfi_scan_stats st;
+		EXPECT_RC(bfi_scan(s, (const bfi_expr *const *)qs, QUERIES, 0.7, got, budgets[bu], &st),
+		          0);
+		int diff = 0;
+		for (uint32_t q = 0; q < QUERIES; q++) {
+			diff += !same(want[q], got[q]);
+			nonempty += bu == 0 && bfi_result_count(want[q]) > 0;
+		}
+		if (diff)
+			fprintf(stderr, "%s, budget %llu: %d answers differ\n", name,
+			        (unsigned long long)budgets[bu], diff);
+		EXPECT(diff == 0);
+		if (bu == 0) /* one pass: every page once at most */
+			EXPECT(st.passes == 1 && st.bytes_read <= in.file_size && st.bytes_read > 0);
+		else
+			EXPECT(st.passes > 1);
+		printf("%s: budget %llu: %llu passes, %llu bytes read of %llu\n", name,
+		       (unsigned long long)budgets[bu], (unsigned long long)st.passes,
+		       (unsigned long long)st.bytes_read, (unsigned long long)in.file_size);
+	}
+	EXPECT(nonempty >= QUERIES / 2); /* the comparison is not of empty answers */
+	for (uint32_t q = 0; q < QUERIES; q++) {
+		bfi_expr_free(&qs[q]);
+		bfi_result_destroy(&want[q]);
+		bfi_result_destroy(&got[q]);
+	}
+	bfi_close(&s);
+}
+
+static void test_shapes(void)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.keep_order = 1;
+	check("packed-512", 1500, 0, &o); /* blocks of 512 sets of packed rows */
+	bfi_build_options_init(&o);
+	check("mixed", 400, 1, &o); /* sets of mixed size: grouped runs, blocks by width */
+	bfi_build_options_init(&o);
+	o.keep_order = 1;
+	o.max_block_sets = 4608;
+	check("one-block", 3000, 0, &o);
+	bfi_build_options_init(&o);
+	o.max_block_sets = 256;
+	o.prefilter = BFI_PREFILTER_ALWAYS;
+	check("prefilters", 1500, 1, &o); /* small blocks, whose pre-filters rule keys out */
+	o.classic_prefilters = 1;
+	check("classic-prefilters", 1500, 1, &o);
+	bfi_build_options_init(&o);
+	o.fixed_width = 1;
+	check("fixed-width", 300, 1, &o);
+}
+
+static void test_refusals(void)
+{
+	char path[4300];
+	snprintf(path, sizeof path, "%s/tree-only", dir);
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.layouts = BFI_BUILD_TREE;
+	EXPECT_RC(build(path, 50, 0, &o), 0);
+	bfi_snapshot *s = NULL;
+	EXPECT_RC(bfi_open(path, 0, &s), 0);
+	bfi_expr *e = NULL;
+	bfi_result *r = NULL;
+	EXPECT_RC(bfi_expr_key("w1-1", 4, &e), 0);
+	EXPECT_RC(bfi_result_create(&r), 0);
+	EXPECT_RC(bfi_scan(s, (const bfi_expr *const *)&e, 1, 0, &r, 0, NULL), BFI_E_NO_LAYOUT);
+	EXPECT_RC(bfi_scan(NULL, (const bfi_expr *const *)&e, 1, 0, &r, 0, NULL), BFI_E_INVALID);
+	bfi_expr_free(&e);
+	bfi_result_destroy(&r);
+	bfi_close(&s);
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof dir, "%s", test_tmpdir());
+	test_run("scan: keys, expressions and term lists scanned as the mapping answers them, on "
+	         "every kind of flat block, in one pass and in many",
+	         test_shapes);
+	test_run("scan: no flat layout, or no snapshot, refused", test_refusals);
+	test_cleanup();
+	return test_exit();
+}
