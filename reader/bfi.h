@@ -489,23 +489,25 @@ BFI_API BFI_MUST_CHECK int bfi_query_threshold(const bfi_snapshot *snap, unsigne
                                                const bfi_expr *terms, double theta,
                                                bfi_result *res);
 /*
- * Scan: answer n queries in passes over the index instead of from its
- * mapping, for an index larger than memory (bfi query --scan). A pass
- * takes as many queries, in order, as the pages their rows need fit in
- * memory bytes (0: no bound); it reads those pages once each, in file
- * order, with pread, dropping them from the page cache as it goes, and
- * answers from them; the mapping's pages are never touched. Query i's
- * answer goes to res[i], the same sets (and scores) bfi_query_expr() or,
- * for a term list, bfi_query_threshold() at theta gives on the flat
- * layout. Flat layout only for now: BFI_E_NO_LAYOUT without one,
- * BFI_E_INVALID for a collection (scan its segments). st, if not NULL,
- * counts what was read.
+ * Scan: answer n queries in one pass over the index instead of from its
+ * mapping, for an index larger than memory (bfi query --scan). The pass
+ * goes block by block in file order; for each it reads the pages of rows
+ * and pre-filter the queries need there once, with pread, dropping them
+ * from the page cache as it goes, and answers every query on that block;
+ * the mapping's pages are never touched. At most memory bytes (0: no
+ * bound) of those pages are held at once: a block whose pages pass it is
+ * read in rounds of queries. Query i's answer goes to res[i]: the same sets
+ * (and scores) bfi_query_expr() or, for a term list, bfi_query_threshold()
+ * at theta gives on the flat layout. Flat layout only for now:
+ * BFI_E_NO_LAYOUT without one, BFI_E_INVALID for a collection (scan its
+ * segments). st, if not NULL, counts what was read.
  */
 struct bfi_scan_stats {
 	uint64_t bytes_read; /* of the index, by pread */
 	uint64_t reads;      /* preads of coalesced runs */
-	uint64_t passes;     /* passes over the index */
-	uint64_t peak;       /* the most bytes of rows one pass held */
+	uint64_t passes;     /* passes over the index: 1 */
+	uint64_t rounds;     /* rounds of queries over a block (or run) */
+	uint64_t peak;       /* the most bytes of rows and pre-filters one round held */
 };
 BFI_API BFI_MUST_CHECK int bfi_scan(const bfi_snapshot *snap, const bfi_expr *const *qs, size_t n,
                                     double theta, bfi_result *const *res, uint64_t memory,

@@ -1,17 +1,22 @@
 /*
- * scan.c - a batch of queries answered in passes over the index, not from
+ * scan.c - a batch of queries answered in a pass over the index, not from
  * its mapping (bfi_scan, bfi query --scan): for an index larger than
- * memory, where random faults into a mapping would read the same pages
- * again and again.
+ * memory, where random faults into a mapping evict and read the same
+ * pages again and again.
  *
- * A pass takes as many queries, in order, as the pages their rows need
- * fit in the memory given; reads those pages once, in file order, with
- * pread (coalesced runs, dropped from the page cache behind it), into a
- * private anonymous mapping as large as the index, each at its own
- * offset; and answers the queries with the usual query code on a view of
- * the flat layout whose blocks point there. Pages no query needs are
- * never touched, so they take no memory. A block's pre-filter bytes are
- * read with its rows: they are part of the answer.
+ * The pass goes block by block in file order (a grouped run's blocks
+ * together). For each, it finds the pages of rows and pre-filter that the
+ * batch's queries need there, reads them once, in file order, with pread
+ * (coalesced runs, dropped from the page cache behind it) into a private
+ * anonymous mapping as large as the index, each at its own offset; answers
+ * every query on that block alone, with the usual query code on a view of
+ * the flat layout that holds just that block and points there; appends
+ * the answers; and lets the pages go. Pages no query needs are never
+ * touched, so they take no memory; a block whose needed pages pass the
+ * memory given is answered in several rounds of queries, each reading only
+ * its own pages. A block's answers are independent of the others', so
+ * the answers appended in block order are the mapped path's (threshold
+ * answers ranked again once all blocks are in).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,13 +35,17 @@ struct scan {
 	const struct bfi_flat *f;
 	uint8_t *shadow;       /* as large as the index; pages filled as a pass needs them */
 	uint64_t pages;        /* of the index */
-	uint64_t *want;        /* a bit a page: needed by the pass being gathered */
+	uint64_t *want;        /* a bit a page: needed by the round being gathered */
+	uint64_t *loaded;      /* a bit a page: in the shadow now */
 	uint64_t n_want;       /* pages set in want */
 	uint64_t budget;       /* pages a pass may hold */
 	bfi_snapshot view;     /* s, its flat layout pointing into shadow */
 	struct bfi_flat flat;
 	struct bfi_rblock *blocks;
 	struct bfi_scan_stats *st;
+	bfi_result *w;         /* each query's scratch, its answer copied out */
+	uint64_t *fresh;       /* the pages the query being added is the first of its round to want */
+	size_t n_fresh, fresh_cap;
 };
 
 static int wanted(const struct scan *c, uint64_t p)
@@ -44,17 +53,25 @@ static int wanted(const struct scan *c, uint64_t p)
 	return (c->want[p / 64] >> (p % 64)) & 1;
 }
 
-/* Mark the pages of index bytes [from, to) wanted; count those new to the pass. */
-static void want_bytes(struct scan *c, uint64_t from, uint64_t to, int mark, uint64_t *fresh)
+static int is_loaded(const struct scan *c, uint64_t p)
+{
+	return (c->loaded[p / 64] >> (p % 64)) & 1;
+}
+
+/* Mark the pages of index bytes [from, to) wanted, noting in c->fresh those new to the round. */
+static int want_bytes(struct scan *c, uint64_t from, uint64_t to)
 {
 	if (to > c->s->size)
 		to = c->s->size;
 	for (uint64_t p = from / PAGE; from < to && p <= (to - 1) / PAGE; p++)
 		if (!wanted(c, p)) {
-			(*fresh)++;
-			if (mark)
-				c->want[p / 64] |= UINT64_C(1) << (p % 64);
+			c->want[p / 64] |= UINT64_C(1) << (p % 64);
+			int rc = bfi__grow(&c->fresh, &c->fresh_cap, c->n_fresh + 1, sizeof *c->fresh);
+			if (rc)
+				return rc;
+			c->fresh[c->n_fresh++] = p;
 		}
+	return 0;
 }
 
 /*
@@ -82,45 +99,66 @@ static void row_bytes(const struct scan *c, const struct bfi_rblock *b, uint64_t
 }
 
 /*
- * The pages query e needs, marked (mark) or only counted: how many are
- * new to the pass. Every block's rows for every probe, and its
- * pre-filter's line or bytes: a pre-filter is part of the answer (a key
- * it rules out is no false positive of the block's rows).
+ * Mark the pages query e needs on blocks b0 .. b0 + nb - 1: every probe's
+ * rows, and each block's pre-filter line or bytes, for a pre-filter is
+ * part of the answer (a key it rules out is no false positive of the
+ * block's rows). The pages new to the round are in c->fresh.
  */
-static uint64_t query_pages(struct scan *c, const struct bfi_expr *e, int mark)
+static int query_pages(struct scan *c, const struct bfi_expr *e, uint32_t b0, uint32_t nb)
 {
-	uint64_t fresh = 0;
-	for (uint32_t i = 0; i < e->n_keys; i++)
-		for (uint32_t j = 0; j < c->f->k; j++) {
+	int rc = 0;
+	c->n_fresh = 0;
+	for (uint32_t i = 0; i < e->n_keys && rc == 0; i++)
+		for (uint32_t j = 0; j < c->f->k && rc == 0; j++) {
 			uint64_t z = bfi_hash_probe(e->keys[i], j);
-			for (uint32_t b = 0; b < c->f->n_blocks; b++) {
+			for (uint32_t b = b0; b < b0 + nb && rc == 0; b++) {
 				const struct bfi_rblock *blk = &c->f->blocks[b];
 				uint64_t from, to;
 				row_bytes(c, blk, z, &from, &to);
-				want_bytes(c, from, to, mark, &fresh);
-				if (blk->pre == NULL || (blk->line_pre && j))
+				rc = want_bytes(c, from, to);
+				if (rc || blk->pre == NULL || (blk->line_pre && j))
 					continue;
 				from = (uint64_t)(blk->pre - c->s->map) +
 				       (blk->line_pre ? bfi_pre_line(z, blk->pre_m) : bfi_reduce(z, blk->pre_m)) /
 				               8;
-				want_bytes(c, from, from + 64, mark, &fresh);
+				rc = want_bytes(c, from, from + 64);
 			}
 		}
-	return fresh;
+	return rc;
 }
 
-/* Read the wanted pages into the shadow, run by run, in file order. */
+/*
+ * Make the shadow hold the wanted pages: first let go of those loaded for
+ * the round before that this one does not want, then read those it wants
+ * and has not, run by run, in file order. A page two blocks share is so
+ * read once.
+ */
 static int gather(struct scan *c)
 {
 	int fd = c->s->index_fd;
 	for (uint64_t p = 0; p < c->pages;) {
-		if (!wanted(c, p)) {
+		if (!is_loaded(c, p) || wanted(c, p)) {
 			p++;
 			continue;
 		}
 		uint64_t q = p;
-		while (q < c->pages && wanted(c, q) && (q - p) * PAGE < READ_MAX)
+		while (q < c->pages && is_loaded(c, q) && !wanted(c, q)) {
+			c->loaded[q / 64] &= ~(UINT64_C(1) << (q % 64));
 			q++;
+		}
+		(void)madvise(c->shadow + p * PAGE, (size_t)((q - p) * PAGE), MADV_DONTNEED);
+		p = q;
+	}
+	for (uint64_t p = 0; p < c->pages;) {
+		if (!wanted(c, p) || is_loaded(c, p)) {
+			p++;
+			continue;
+		}
+		uint64_t q = p;
+		while (q < c->pages && wanted(c, q) && !is_loaded(c, q) && (q - p) * PAGE < READ_MAX) {
+			c->loaded[q / 64] |= UINT64_C(1) << (q % 64);
+			q++;
+		}
 		uint64_t off = p * PAGE, len = (q - p) * PAGE;
 		if (off + len > c->s->size)
 			len = c->s->size - off;
@@ -145,21 +183,78 @@ static int gather(struct scan *c)
 	return 0;
 }
 
-/* Answer queries [from, to) on the view, then let the pass's pages go. */
+/*
+ * Append the answer in scratch w (one block's) to res: a batch's results
+ * hold their answers only, not each a query's scratch (counts and
+ * ordinals sized for every set), which for 10^5 queries over 10^5 sets
+ * would dwarf the pass.
+ */
+static int append_answer(const bfi_result *w, bfi_result *res)
+{
+	size_t n = res->n + w->n ? res->n + w->n : 1; /* never a null pointer */
+	int rc = bfi__grow(&res->ords, &res->cap, n, sizeof *res->ords);
+	if (rc == 0 && w->have_scores)
+		rc = bfi__grow(&res->scores, &res->scores_cap, n, sizeof *res->scores);
+	if (rc)
+		return rc;
+	if (w->n) {
+		memcpy(res->ords + res->n, w->ords, w->n * sizeof *res->ords);
+		if (w->have_scores)
+			memcpy(res->scores + res->n, w->scores, w->n * sizeof *res->scores);
+	}
+	res->n += w->n;
+	res->have_scores = w->have_scores;
+	res->touched += w->touched;
+	res->tests += w->tests;
+	return 0;
+}
+
+/* Answer queries [from, to) on the view of one block (or run), then let the pages go. */
 static int answer(struct scan *c, const bfi_expr *const *qs, size_t from, size_t to, double theta,
                   bfi_result *const *res)
 {
 	int rc = gather(c);
-	for (size_t i = from; i < to && rc == 0; i++)
+	if (rc == 0 && c->w == NULL)
+		rc = bfi_result_create(&c->w);
+	for (size_t i = from; i < to && rc == 0; i++) {
+		bfi_result_count_bytes(c->w, res[i]->count_bytes);
+		c->w->deadline = res[i]->deadline;
 		rc = qs[i]->nodes[qs[i]->root].type == BFI_EXPR_TERMS
-		             ? bfi_query_threshold(&c->view, BFI_LAYOUT_FLAT, qs[i], theta, res[i])
-		             : bfi_query_expr(&c->view, BFI_LAYOUT_FLAT, qs[i], res[i]);
-	(void)madvise(c->shadow, (size_t)c->s->size, MADV_DONTNEED);
+		             ? bfi_query_threshold(&c->view, BFI_LAYOUT_FLAT, qs[i], theta, c->w)
+		             : bfi_query_expr(&c->view, BFI_LAYOUT_FLAT, qs[i], c->w);
+		if (rc == 0)
+			rc = append_answer(c->w, res[i]);
+	}
+	/* the pages stay until the next round knows which of them it wants */
 	memset(c->want, 0, (size_t)((c->pages + 63) / 64) * 8);
 	c->n_want = 0;
 	if (c->st)
-		c->st->passes++;
+		c->st->rounds++;
 	return rc;
+}
+
+/* Blocks b0 .. b0 + nb - 1 (a block, or a grouped run), for every query, in rounds within the budget. */
+static int scan_unit(struct scan *c, uint32_t b0, uint32_t nb, const bfi_expr *const *qs, size_t n,
+                     double theta, bfi_result *const *res)
+{
+	c->flat.blocks = c->blocks + b0;
+	c->flat.n_blocks = nb;
+	size_t from = 0;
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		rc = query_pages(c, qs[i], b0, nb);
+		if (rc == 0 && i > from && c->n_want + c->n_fresh > c->budget) {
+			/* the round is full: this query waits for the next */
+			for (size_t x = 0; x < c->n_fresh; x++)
+				c->want[c->fresh[x] / 64] &= ~(UINT64_C(1) << (c->fresh[x] % 64));
+			rc = answer(c, qs, from, i, theta, res);
+			from = i;
+			if (rc == 0)
+				rc = query_pages(c, qs[i], b0, nb);
+		}
+		c->n_want += c->n_fresh;
+	}
+	return rc ? rc : answer(c, qs, from, n, theta, res);
 }
 
 int bfi_scan(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, double theta,
@@ -191,8 +286,9 @@ int bfi_scan(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, double 
 	c.shadow = mmap(NULL, (size_t)s->size, PROT_READ | PROT_WRITE,
 	                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	c.want = calloc((size_t)((c.pages + 63) / 64), 8);
+	c.loaded = calloc((size_t)((c.pages + 63) / 64), 8);
 	c.blocks = malloc(f->n_blocks * sizeof *c.blocks);
-	if (c.shadow == MAP_FAILED || c.want == NULL || c.blocks == NULL) {
+	if (c.shadow == MAP_FAILED || c.want == NULL || c.loaded == NULL || c.blocks == NULL) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -208,24 +304,28 @@ int bfi_scan(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, double 
 			c.blocks[b].pre = c.shadow + (f->blocks[b].pre - s->map);
 	}
 	c.view.view[BFI_ROW_FLAT] = &c.flat;
-	size_t from = 0;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		uint64_t fresh = query_pages(&c, qs[i], 0);
-		if (i > from && c.n_want + fresh > c.budget) {
-			/* the pass is full: answer it, and start the next with this query */
-			rc = answer(&c, qs, from, i, theta, res);
-			from = i;
-			fresh = query_pages(&c, qs[i], 0);
-		}
-		(void)query_pages(&c, qs[i], 1);
-		c.n_want += fresh;
+	for (size_t i = 0; i < n; i++)
+		bfi__reset_result(res[i], 0);
+	for (uint32_t b = 0; b < f->n_blocks && rc == 0;) {
+		uint32_t nb = f->blocks[b].run_n > 1 ? f->blocks[b].run_n : 1;
+		rc = scan_unit(&c, b, nb, qs, n, theta, res);
+		b += nb;
 	}
-	if (rc == 0)
-		rc = answer(&c, qs, from, n, theta, res);
+	/* each block's answer came ranked; the whole is ranked as one query's */
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (res[i]->have_scores && res[i]->n > 1 &&
+		    (rc = bfi__grow(&res[i]->rank, &res[i]->rank_cap, res[i]->n,
+		                    sizeof *res[i]->rank)) == 0)
+			bfi__rank(res[i]);
+	if (st)
+		st->passes = 1;
 out:
 	if (c.shadow != MAP_FAILED && c.shadow)
 		munmap(c.shadow, (size_t)s->size);
 	free(c.want);
+	free(c.loaded);
+	free(c.fresh);
 	free(c.blocks);
+	bfi_result_destroy(&c.w);
 	return rc;
 }

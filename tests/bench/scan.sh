@@ -5,8 +5,13 @@
 # (posix_fadvise DONTNEED of the index before it), against cat of the
 # same cold index and against the mapped path (--batch) on the same
 # queries, alternating, ROUNDS times (3): wall seconds and the bytes read
-# from the disk (/usr/bin/time's %I, 512-byte blocks).
-# Usage: MEMORY=1G [Q="10000 100000"] [ROUNDS=3] sh tests/bench/scan.sh SNAP READS.fa
+# from the disk (/usr/bin/time's %I, 512-byte blocks). With LIMIT (bytes)
+# set, as root on a machine with cgroup v1's memory controller, every
+# command runs in a memory cgroup of that limit, page cache included
+# (/sys/fs/cgroup/memory/bfi-scan-bench, made and removed here), and its
+# peak usage is reported: the mapped path then has to evict pages it will
+# fault in again, the scan does not.
+# Usage: MEMORY=1G [LIMIT=1400M] [Q="10000 100000"] [ROUNDS=3] sh tests/bench/scan.sh SNAP READS.fa
 set -eu
 cd "$(dirname "$0")/../.."
 BFI=${BFI:-$PWD/bfi}
@@ -14,20 +19,33 @@ SNAP=$1
 READS=$2
 MEMORY=${MEMORY:-1G}
 W=$(mktemp -d "${TMPDIR:-/tmp}/bfi-scan.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+CG=
+if [ -n "${LIMIT:-}" ]; then
+	CG=/sys/fs/cgroup/memory/bfi-scan-bench
+	mkdir -p "$CG"
+	echo "$LIMIT" >"$CG/memory.limit_in_bytes"
+fi
+trap 'rm -rf "$W"; [ -n "$CG" ] && rmdir "$CG" 2>/dev/null' EXIT
 cold() { python3 -c "import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)" "$SNAP/index.bfi"; }
 # run LABEL CMD...: wall seconds and disk bytes read, cold
 run() {
 	label=$1
 	shift
 	cold
-	/usr/bin/time -f "%e %I %M" -o "$W/t" "$@" >"$W/$label.out"
+	peak=
+	if [ -n "$CG" ]; then
+		echo 0 >"$CG/memory.max_usage_in_bytes"
+		/usr/bin/time -f "%e %I %M" -o "$W/t" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@" >"$W/$label.out"
+		peak=", cgroup peak $(($(cat "$CG/memory.max_usage_in_bytes") / 1048576)) MiB"
+	else
+		/usr/bin/time -f "%e %I %M" -o "$W/t" "$@" >"$W/$label.out"
+	fi
 	read -r s blocks kb <"$W/t"
-	echo "$label $s s, $((blocks * 512)) bytes from disk, peak RSS $((kb / 1024)) MiB"
+	echo "$label $s s, $((blocks * 512)) bytes from disk, peak RSS $((kb / 1024)) MiB$peak"
 }
 size=$(stat -c %s "$SNAP/index.bfi")
-echo "index $size bytes, --memory $MEMORY"
-grep -v '^>' "$READS" | awk '{ for (i = 1; i + 30 <= length($0); i += 7) print substr($0, i, 31) }' >"$W/kmers.all"
+echo "index $size bytes, --memory $MEMORY${LIMIT:+, cgroup limit $LIMIT}"
+grep -v '^>' "$READS" | awk '{ for (i = 1; i + 30 <= length($0); i++) print substr($0, i, 31) }' >"$W/kmers.all"
 r=0
 while [ "$r" -lt "${ROUNDS:-3}" ]; do
 	run cat cat "$SNAP/index.bfi"
