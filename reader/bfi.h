@@ -498,9 +498,10 @@ BFI_API BFI_MUST_CHECK int bfi_query_threshold(const bfi_snapshot *snap, unsigne
  * bound) of those pages are held at once: a block whose pages pass it is
  * read in rounds of queries. Query i's answer goes to res[i]: the same sets
  * (and scores) bfi_query_expr() or, for a term list, bfi_query_threshold()
- * at theta gives on the flat layout. Flat layout only for now:
- * BFI_E_NO_LAYOUT without one, BFI_E_INVALID for a collection (scan its
- * segments). st, if not NULL, counts what was read.
+ * at theta gives on the flat layout. A collection is scanned segment
+ * by segment, its answers in global ordinals as bfi_query_expr() gives
+ * them. Flat layout only for now: BFI_E_NO_LAYOUT without one. st, if
+ * not NULL, counts what was read.
  */
 struct bfi_scan_stats {
 	uint64_t bytes_read; /* of the index, by pread */

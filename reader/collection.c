@@ -299,6 +299,47 @@ static int coll_threshold(const bfi_snapshot *s, unsigned layout, const struct b
 	return rc;
 }
 
+/*
+ * A scan of a collection: each segment scanned in turn, in manifest
+ * order, for the whole batch, and its answers taken as global ordinals
+ * without the removed sets; term lists ranked together at the end.
+ */
+static int coll_scan(const bfi_snapshot *s, const struct bfi_expr *const *qs, size_t n,
+                     double theta, bfi_result *const *res, uint64_t memory,
+                     struct bfi_scan_stats *st)
+{
+	const struct bfi_coll *c = s->coll;
+	bfi_result **w = calloc(n ? n : 1, sizeof *w);
+	int rc = w ? 0 : -ENOMEM;
+	for (size_t q = 0; q < n && rc == 0; q++) {
+		rc = bfi_result_create(&w[q]);
+		bfi__reset_result(res[q], qs[q]->nodes[qs[q]->root].type == BFI_EXPR_TERMS);
+	}
+	struct bfi_scan_stats one;
+	for (uint32_t i = 0; i < c->m.n_segments && rc == 0; i++) {
+		rc = bfi_scan(c->seg[i], (const bfi_expr *const *)qs, n, theta, w, memory,
+		              st ? &one : NULL);
+		for (size_t q = 0; q < n && rc == 0; q++)
+			rc = take(c, i, w[q], res[q]);
+		if (rc == 0 && st) {
+			st->bytes_read += one.bytes_read;
+			st->reads += one.reads;
+			st->passes += one.passes;
+			st->rounds += one.rounds;
+			st->peak = one.peak > st->peak ? one.peak : st->peak;
+		}
+	}
+	for (size_t q = 0; q < n && rc == 0; q++)
+		if (res[q]->have_scores && res[q]->n > 1 &&
+		    (rc = bfi__grow(&res[q]->rank, &res[q]->rank_cap, res[q]->n,
+		                    sizeof *res[q]->rank)) == 0)
+			bfi__rank(res[q]); /* each segment ranked its own: rank them all together */
+	for (size_t q = 0; w && q < n; q++)
+		bfi_result_destroy(&w[q]);
+	free(w);
+	return rc;
+}
+
 static int coll_keys(const bfi_snapshot *s, unsigned layout, const bfi_keyhash *keys, size_t n,
                      bfi_result *res, size_t *ends)
 {
@@ -457,6 +498,7 @@ static const struct bfi_coll_ops coll_ops = {
 	.expr = coll_expr,
 	.threshold = coll_threshold,
 	.keys = coll_keys,
+	.scan = coll_scan,
 	.set_name = coll_set_name,
 	.set_find = coll_set_find,
 	.set_stats = coll_set_stats,

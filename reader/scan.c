@@ -270,8 +270,8 @@ int bfi_scan(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, double 
 		if (qs[i]->nodes[qs[i]->root].type == BFI_EXPR_TERMS && !(theta > 0 && theta <= 1))
 			return BFI_E_INVALID;
 	}
-	if (s->cops) /* a collection: each segment is an index of its own */
-		return BFI_E_INVALID;
+	if (s->cops) /* a collection: each segment is an index of its own, scanned in turn */
+		return s->cops->scan(s, qs, n, theta, res, memory, st);
 	const struct bfi_flat *f = bfi__flat(s);
 	if (f == NULL)
 		return BFI_E_NO_LAYOUT;

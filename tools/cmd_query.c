@@ -80,7 +80,7 @@ static const char help[] =
 	"                     its mapping, for an index larger than memory: a pass\n"
 	"                     reads the pages its queries need once, in file order,\n"
 	"                     within --memory (bfi_scan); same answers. Flat layout;\n"
-	"                     a snapshot, not a collection\n"
+	"                     a collection is scanned segment by segment\n"
 	"      --memory SIZE  with --scan, the index bytes a pass may hold (K, M, G\n"
 	"                     suffixes; default: no bound)\n"
 	"      --layout L     flat, plain, rambo or tree: answer from this layout\n"

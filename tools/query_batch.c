@@ -122,11 +122,7 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 		if (rc == BFI_E_NO_LAYOUT)
 			fprintf(stderr, "bfi query: --scan answers from the flat layout, which the snapshot "
 			                "does not hold\n");
-		struct bfi_info in;
-		bfi_info(s, &in);
-		if (rc == BFI_E_INVALID && in.generation)
-			fprintf(stderr, "bfi query: --scan takes a snapshot; scan a collection's segments "
-			                "one by one\n");
+
 	} else {
 		rc = bfi_query_batch(s, o->layout, b->es, ok, b->rs);
 	}
