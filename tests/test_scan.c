@@ -160,6 +160,75 @@ static void test_shapes(void)
 	check("fixed-width", 300, 1, &o);
 }
 
+/* A collection of two segments, a set of each removed: scanned segment by segment, as mapped. */
+static void test_collection(void)
+{
+	char coll[4300], seg[4400];
+	snprintf(coll, sizeof coll, "%s/coll", dir);
+	char err[4600];
+	bfi_collection *c = NULL;
+	EXPECT_RC(bfi_collection_begin(coll, BFI_COLL_CREATE, &c, err, sizeof err), 0);
+	for (int part = 0; c && part < 2; part++) {
+		snprintf(seg, sizeof seg, "%s", bfi_collection_segment_path(c));
+		struct bfi_build_options o;
+		bfi_build_options_init(&o);
+		bfi_writer *w = NULL;
+		int rc = bfi_writer_create(&o, &w);
+		for (uint32_t j = (uint32_t)part * 300; rc == 0 && j < (uint32_t)part * 300 + 300; j++) {
+			char name[32], key[48];
+			uint32_t ord;
+			rc = bfi_writer_set(w, name, (size_t)snprintf(name, sizeof name, "s%u", j), &ord);
+			for (uint32_t i = 0; rc == 0 && i < size_of(j, 1); i++)
+				rc = bfi_writer_key(w, ord, key, (size_t)snprintf(key, sizeof key, "w%u-%u", j, i));
+		}
+		EXPECT_RC(rc ? rc : bfi_writer_finish(w, seg, NULL), 0);
+		bfi_writer_destroy(&w);
+		bfi_snapshot *one = NULL;
+		struct bfi_info in;
+		EXPECT_RC(bfi_open(seg, BFI_OPEN_NO_CATALOG, &one), 0);
+		if (one == NULL)
+			break;
+		bfi_info(one, &in);
+		bfi_close(&one);
+		EXPECT_RC(bfi_collection_add(c, in.n_sets, in.snapshot_id), 0);
+	}
+	EXPECT_RC(bfi_collection_remove(c, 5), 0);
+	EXPECT_RC(bfi_collection_remove(c, 400), 0);
+	EXPECT_RC(bfi_collection_commit(c), 0);
+	bfi_collection_end(&c);
+	bfi_snapshot *s = NULL;
+	EXPECT_RC(bfi_open(coll, 0, &s), 0);
+	if (s == NULL)
+		return;
+	bfi_expr *qs[QUERIES];
+	bfi_result *want[QUERIES], *got[QUERIES];
+	for (uint32_t q = 0; q < QUERIES; q++) {
+		EXPECT_RC(make_query(q, 600, 1, &qs[q]), 0);
+		EXPECT_RC(bfi_result_create(&want[q]), 0);
+		EXPECT_RC(bfi_result_create(&got[q]), 0);
+		EXPECT_RC(q % 4 == 3 ? bfi_query_threshold(s, BFI_LAYOUT_FLAT, qs[q], 0.7, want[q])
+		                     : bfi_query_expr(s, BFI_LAYOUT_FLAT, qs[q], want[q]),
+		          0);
+	}
+	struct bfi_scan_stats st;
+	EXPECT_RC(bfi_scan(s, (const bfi_expr *const *)qs, QUERIES, 0.7, got, 8192, &st), 0);
+	int diff = 0, removed = 0;
+	for (uint32_t q = 0; q < QUERIES; q++) {
+		diff += !same(want[q], got[q]);
+		for (size_t x = 0; x < bfi_result_count(got[q]); x++)
+			removed += bfi_result_ordinals(got[q])[x] == 5 || bfi_result_ordinals(got[q])[x] == 400;
+	}
+	printf("collection: %d answers differ, %d removed sets answered; %llu passes\n", diff, removed,
+	       (unsigned long long)st.passes);
+	EXPECT(diff == 0 && removed == 0 && st.passes == 2);
+	for (uint32_t q = 0; q < QUERIES; q++) {
+		bfi_expr_free(&qs[q]);
+		bfi_result_destroy(&want[q]);
+		bfi_result_destroy(&got[q]);
+	}
+	bfi_close(&s);
+}
+
 static void test_refusals(void)
 {
 	char path[4300];
@@ -187,6 +256,8 @@ int main(void)
 	test_run("scan: keys, expressions and term lists scanned as the mapping answers them, on "
 	         "every kind of flat block, in one pass and in many",
 	         test_shapes);
+	test_run("scan: a collection with removed sets, segment by segment, as mapped",
+	         test_collection);
 	test_run("scan: no flat layout, or no snapshot, refused", test_refusals);
 	test_cleanup();
 	return test_exit();
