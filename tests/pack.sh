@@ -43,6 +43,11 @@ threads() {
 		"$BFI" pack -q --threads 2 --frame 4K -o "$T/t2.pack" "$T/snap" && cmp "$T/t1.pack" "$T/t2.pack"
 }
 check "the same pack at 1 and 2 threads" threads
+stats() {
+	"$BFI" pack -q --stats --frame 4K -o "$T/s.pack" "$T/snap" 2>"$T/e" && cmp "$T/s.pack" "$T/t1.pack" &&
+		grep -q "stats: serial .* s CPU .* compressing .* over [0-9]* frames; at 16 threads at least" "$T/e"
+}
+check "--stats says where the CPU went, and changes no byte" stats
 damaged() {
 	size=$(stat -c %s "$T/t1.pack")
 	cp "$T/t1.pack" "$T/bad.pack"

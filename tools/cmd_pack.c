@@ -32,6 +32,10 @@ static const char pack_help[] =
 	"                     threads are dropped until it fits, and a SIZE too\n"
 	"                     small for one is an error\n"
 	"      --frame SIZE   bytes of the tar stream a frame, 4K..64M (4M)\n"
+	"      --stats        print where the CPU went: the serial part (files,\n"
+	"                     tar stream, writes), the frames' compression, and the\n"
+	"                     parallelism 16 threads could reach (all CPU over the\n"
+	"                     serial part and each 16 frames' slowest)\n"
 	"  -q, --quiet        no progress line\n"
 	"  -h, --help         show this help\n";
 
@@ -87,13 +91,15 @@ int cmd_pack(int argc, char **argv)
 	static const struct option opts[] = {
 		{"output", required_argument, 0, 'o'}, {"level", required_argument, 0, 'L'},
 		{"threads", required_argument, 0, 'j'}, {"memory", required_argument, 0, 'M'},
-		{"frame", required_argument, 0, 'F'}, {"quiet", no_argument, 0, 'q'},
+		{"frame", required_argument, 0, 'F'}, {"stats", no_argument, 0, 'S'},
+		{"quiet", no_argument, 0, 'q'},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 	struct bfi_pack_options o;
 	bfi_pack_options_init(&o);
 	const char *out = NULL;
-	int quiet = 0, c;
+	int quiet = 0, stats = 0, c;
 	uint64_t v;
+	struct bfi_pack_stats st;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
 		switch (c) {
@@ -124,6 +130,7 @@ int cmd_pack(int argc, char **argv)
 				return EXIT_USAGE;
 			o.frame = (uint32_t)v;
 			break;
+		case 'S': stats = 1; break;
 		case 'h': fputs(pack_help, stdout); return EXIT_OK;
 		default: return usage("pack", NULL);
 		}
@@ -136,12 +143,22 @@ int cmd_pack(int argc, char **argv)
 	progress_init(&p, quiet);
 	o.progress = on_progress;
 	o.progress_ctx = &p;
+	if (stats)
+		o.stats = &st;
 	char err[4600];
 	int rc = bfi_pack(argv[optind], out, &o, err, sizeof err);
 	progress_done(&p);
 	if (rc) {
 		fprintf(stderr, "bfi pack: %s\n", err[0] ? err : bfi_strerror(rc));
 		return EXIT_USAGE;
+	}
+	if (stats) {
+		double all = st.serial + st.compress;
+		fprintf(stderr,
+		        "bfi pack: stats: serial %.3f s CPU (files, tar stream, writes); compressing "
+		        "%.3f s CPU over %u frames; at 16 threads at least %.3f s: %.2fx\n",
+		        st.serial, st.compress, st.frames, st.critical16,
+		        st.critical16 > 0 ? all / st.critical16 : 1.0);
 	}
 	return EXIT_OK;
 }

@@ -505,6 +505,14 @@ struct bfi_pack_options {
 	/* called with bytes done and their total as the work goes */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/* if not NULL, bfi_pack fills it: where its CPU went (bfi pack --stats) */
+	struct bfi_pack_stats *stats;
+};
+struct bfi_pack_stats {
+	double serial;     /* CPU seconds of the calling thread outside the frames: files, tar, writes */
+	double compress;   /* CPU seconds compressing frames, all threads */
+	double critical16; /* the serial part and, each 16 frames in a row, the slowest: the least time at 16 threads */
+	uint32_t frames;
 };
 BFI_API void bfi_pack_options_init(struct bfi_pack_options *o);
 /*

@@ -43,6 +43,9 @@ struct packer {
 	uint32_t cap;         /* entries allocated in t.f */
 	uint64_t written;     /* bytes of the pack so far */
 	uint64_t done, total; /* bytes of the source files packed, for progress */
+	double *cpu;          /* stats: each frame's compression CPU seconds, or NULL */
+	size_t cpu_cap;
+	double pooled;        /* stats: the main thread's wall seconds inside pool_run */
 	int rc;
 	char *err;
 	size_t errlen;
@@ -69,10 +72,13 @@ static int compress_one(void *ctx, uint64_t i, unsigned thread)
 	struct packer *k = b->k;
 	size_t from = (size_t)i * k->frame;
 	size_t len = k->fill - from < k->frame ? k->fill - from : k->frame;
+	double t0 = k->o->stats ? stats_thread_cpu() : 0;
 	size_t r = ZSTD_compress2(k->cctx[thread], k->zout[i], k->zcap, k->in + from, len);
 	if (ZSTD_isError(r))
 		return BFI_E_INVALID;
 	k->zlen[i] = r;
+	if (k->o->stats)
+		k->cpu[k->t.n + i] = stats_thread_cpu() - t0;
 	return 0;
 }
 
@@ -94,8 +100,21 @@ static int flush(struct packer *k)
 		k->t.f = f;
 		k->cap = cap;
 	}
+	if (k->o->stats && k->cpu_cap < k->t.n + n) {
+		size_t cap = k->cpu_cap ? k->cpu_cap * 2 : 1024;
+		while (cap < k->t.n + n)
+			cap *= 2;
+		double *c = realloc(k->cpu, cap * sizeof *c);
+		if (c == NULL)
+			return pfail(k, -ENOMEM, "out of memory%s%s", "", "");
+		k->cpu = c;
+		k->cpu_cap = cap;
+	}
 	struct batch b = {k, n};
+	double w0 = k->o->stats ? stats_thread_cpu() : 0;
 	int rc = pool_run(k->threads < n ? k->threads : n, n, compress_one, &b);
+	if (k->o->stats)
+		k->pooled += stats_thread_cpu() - w0;
 	if (rc)
 		return pfail(k, rc, "zstd could not compress a frame%s%s", "", "");
 	for (uint32_t i = 0; i < n; i++) {
@@ -324,6 +343,7 @@ int bfi_pack(const char *src, const char *out, const struct bfi_pack_options *o,
              size_t errlen)
 {
 	struct packer k = {.o = o, .out = -1, .err = err, .errlen = errlen};
+	double main_cpu0 = stats_thread_cpu();
 	err[0] = 0;
 	if (src == NULL || out == NULL || o == NULL || o->level < 1 || o->level > ZSTD_maxCLevel() ||
 	    o->frame < 4096 || o->frame > BFI_PACK_FRAME_MAX) {
@@ -440,6 +460,29 @@ int bfi_pack(const char *src, const char *out, const struct bfi_pack_options *o,
 		if (pfd >= 0)
 			close(pfd);
 	}
+	if (k.rc == 0 && o->stats) {
+		/*
+		 * The main thread's CPU outside the pools is the serial part
+		 * (reading the files, the tar stream, writing the frames); the
+		 * frames' CPU the parallel part. At T threads a batch of T frames
+		 * takes its slowest frame, so the critical path at 16 threads is
+		 * the serial part and the slowest frame of each 16 in a row.
+		 */
+		struct bfi_pack_stats *ps = o->stats;
+		ps->serial = stats_thread_cpu() - main_cpu0 - k.pooled;
+		ps->frames = k.t.n;
+		ps->compress = 0;
+		double path = 0, most = 0;
+		for (uint32_t i = 0; i < k.t.n; i++) {
+			ps->compress += k.cpu[i];
+			most = k.cpu[i] > most ? k.cpu[i] : most;
+			if (i % 16 == 15 || i + 1 == k.t.n) {
+				path += most;
+				most = 0;
+			}
+		}
+		ps->critical16 = ps->serial + path;
+	}
 out:
 	if (a)
 		archive_write_free(a);
@@ -460,6 +503,7 @@ out:
 	free(k.cctx);
 	free(k.in);
 	free(k.t.f);
+	free(k.cpu);
 	free(buf);
 	close(dfd);
 	return k.rc;
