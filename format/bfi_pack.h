@@ -93,6 +93,15 @@ const struct bfi_manifest *bfi_pack_in_manifest(const struct bfi_pack_in *p);
 int bfi_pack_in_next(struct bfi_pack_in *p, struct bfi_pack_member *m, struct bfi_pack_error *e);
 /* Up to len bytes of the current member's data: how many (0 at its end), or an error code. */
 int64_t bfi_pack_in_read(struct bfi_pack_in *p, void *buf, size_t len, struct bfi_pack_error *e);
+/*
+ * Write the rest of the current member's data to fd (write(2), from its
+ * offset), through buf of cap bytes, calling progress (if not NULL) with
+ * the pack's bytes read so far: 0, or a BFI_E_PACK* code, or -errno (a
+ * read of the pack, or a write: *e says which).
+ */
+int bfi_pack_in_copy(struct bfi_pack_in *p, int fd, uint8_t *buf, size_t cap,
+                     void (*progress)(void *ctx, uint64_t read), void *ctx,
+                     struct bfi_pack_error *e);
 /* Bytes of the pack file read so far (compressed), for progress. */
 uint64_t bfi_pack_in_progress(const struct bfi_pack_in *p);
 void bfi_pack_in_close(struct bfi_pack_in **p);

@@ -123,7 +123,8 @@ struct bfi_pack_in {
 	uint8_t *mbuf;  /* the manifest's bytes, served to bfi_pack_in_read */
 	uint64_t mlen, mpos;
 	int in_manifest;
-	char member[64];
+	char member[64];       /* the current member's name */
+	uint64_t member_size;  /* and its bytes */
 };
 
 static int fail(struct bfi_pack_error *e, int rc, const char *what, uint64_t offset)
@@ -388,6 +389,8 @@ int bfi_pack_in_next(struct bfi_pack_in *p, struct bfi_pack_member *m, struct bf
 	    (type != AE_IFREG && type != AE_IFDIR) || size < 0 || (type == AE_IFDIR && size != 0))
 		return tar_fail(p, e, "a member is not a regular file or a directory");
 	m->size = (uint64_t)size;
+	p->member_size = m->size;
+	snprintf(p->member, sizeof p->member, "%s", name);
 	const char *seg = p->have_m && p->seg < p->m.n_segments ? p->m.segs[p->seg].name : "";
 	char want[64];
 	switch (p->state) {
@@ -458,6 +461,37 @@ int64_t bfi_pack_in_read(struct bfi_pack_in *p, void *buf, size_t len, struct bf
 	if (r < 0)
 		return tar_fail(p, e, "a member's data ends early");
 	return r;
+}
+
+int bfi_pack_in_copy(struct bfi_pack_in *p, int fd, uint8_t *buf, size_t cap,
+                     void (*progress)(void *ctx, uint64_t read), void *ctx,
+                     struct bfi_pack_error *e)
+{
+	memset(e, 0, sizeof *e);
+	snprintf(e->member, sizeof e->member, "%s", p->member);
+	uint64_t done = 0;
+	for (;;) {
+		int64_t r = bfi_pack_in_read(p, buf, cap, e);
+		if (r < 0)
+			return (int)r;
+		if (r == 0)
+			break;
+		for (int64_t w = 0; w < r;) {
+			ssize_t n = write(fd, buf + w, (size_t)(r - w));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return fail(e, n < 0 ? -errno : -EIO, "cannot write the member out", 0);
+			w += n;
+		}
+		done += (uint64_t)r;
+		if (progress)
+			progress(ctx, p->read);
+	}
+	/* libarchive ends a member at its header's size; a pack's reader checks it all the same */
+	if (done != p->member_size)
+		return fail(e, BFI_E_PACK, "a member holds other than its header's size", 0);
+	return 0;
 }
 
 void bfi_pack_in_close(struct bfi_pack_in **pp)

@@ -292,11 +292,8 @@ static int coll_threshold(const bfi_snapshot *s, unsigned layout, const struct b
 		if (rc == 0)
 			rc = take(c, i, w, res);
 	}
-	if (rc == 0)
-		rc = bfi__grow(&res->rank, &res->rank_cap, res->n, sizeof *res->rank);
-	if (rc == 0)
-		bfi__rank(res); /* each segment ranked its own: rank them all together */
-	return rc;
+	/* each segment ranked its own: rank them all together */
+	return rc ? rc : bfi__rank(res);
 }
 
 /*
@@ -330,10 +327,7 @@ static int coll_scan(const bfi_snapshot *s, const struct bfi_expr *const *qs, si
 		}
 	}
 	for (size_t q = 0; q < n && rc == 0; q++)
-		if (res[q]->have_scores && res[q]->n > 1 &&
-		    (rc = bfi__grow(&res[q]->rank, &res[q]->rank_cap, res[q]->n,
-		                    sizeof *res[q]->rank)) == 0)
-			bfi__rank(res[q]); /* each segment ranked its own: rank them all together */
+		rc = bfi__rank(res[q]); /* each segment ranked its own: rank them all together */
 	for (size_t q = 0; w && q < n; q++)
 		bfi_result_destroy(&w[q]);
 	free(w);

@@ -92,8 +92,6 @@ static inline int bfi__prepare(const bfi_snapshot *s, bfi_result *res, int score
 	int rc = bfi__grow(&res->ords, &res->cap, n, sizeof *res->ords);
 	if (rc == 0 && scores)
 		rc = bfi__grow(&res->scores, &res->scores_cap, n, sizeof *res->scores);
-	if (rc == 0 && scores)
-		rc = bfi__grow(&res->rank, &res->rank_cap, n, sizeof *res->rank);
 	if (rc == 0)
 		bfi__reset_result(res, scores);
 	return rc;
@@ -128,8 +126,8 @@ static inline uint64_t bfi__still_alive(uint64_t alive, const uint32_t *count, u
 /* Answer e on ops's layout into res, which bfi__prepare reset (result.c). */
 int bfi__answer(const bfi_snapshot *s, const struct bfi_layout_ops *ops, const struct bfi_expr *e,
                 bfi_result *res);
-/* Rank res's answers: highest score first, then by ordinal (rank has room for them). */
-void bfi__rank(bfi_result *res);
+/* Rank res's answers: highest score first, then by ordinal; grows its own scratch. 0 or -ENOMEM. */
+int bfi__rank(bfi_result *res);
 /* Can e be answered into res by bfi_query_expr (keys, not a term list)? 0 or BFI_E_INVALID. */
 int bfi__check_query(const struct bfi_expr *e, const bfi_result *res);
 /* bfi_query_keys one key at a time, each answered as bfi_query_expr answers it (result.c). */

@@ -43,27 +43,9 @@ static int to_memory(struct bfi_pack_in *p, const struct bfi_pack_member *m, uin
 	*fd = memfd_create(m->file, MFD_CLOEXEC);
 	if (*fd < 0)
 		return bfi__bad(bad, -errno, 0, 0, "memfd_create");
-	uint64_t got = 0;
-	for (;;) {
-		struct bfi_pack_error e;
-		int64_t r = bfi_pack_in_read(p, buf, COPY_BUF, &e);
-		if (r < 0)
-			return pack_bad(bad, (int)r, &e);
-		if (r == 0)
-			break;
-		for (int64_t w = 0; w < r;) {
-			ssize_t n = write(*fd, buf + w, (size_t)(r - w));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				return bfi__bad(bad, -errno, 0, 0, "cannot hold a packed file in memory");
-			w += n;
-		}
-		got += (uint64_t)r;
-	}
-	if (got != m->size)
-		return bfi__bad(bad, BFI_E_PACK, 0, 0, "a member holds other than its header's size");
-	return 0;
+	struct bfi_pack_error e;
+	int rc = bfi_pack_in_copy(p, *fd, buf, COPY_BUF, NULL, NULL, &e);
+	return rc ? pack_bad(bad, rc, &e) : 0;
 }
 
 /* The next member, which must be there. */

@@ -117,7 +117,5 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
 		need = 1;
 	rc = ops->threshold ? ops->threshold(s, e, need, res)
 	                    : bfi__list_threshold(s, ops, e, need, res);
-	if (rc == 0)
-		bfi__rank(res);
-	return rc;
+	return rc ? rc : bfi__rank(res);
 }

@@ -132,14 +132,19 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Highest score first, then by ordinal: sort (~score, ord) packed in 64 bits. */
-void bfi__rank(bfi_result *res)
+int bfi__rank(bfi_result *res)
 {
+	if (!res->have_scores || res->n < 2)
+		return 0;
+	int rc = bfi__grow(&res->rank, &res->rank_cap, res->n, sizeof *res->rank);
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < res->n; i++)
 		res->rank[i] = (uint64_t)(UINT32_MAX - res->scores[i]) << 32 | res->ords[i];
-	if (res->n > 1) /* no array to sort, maybe, when there is nothing to rank */
-		qsort(res->rank, res->n, sizeof *res->rank, cmp_u64);
+	qsort(res->rank, res->n, sizeof *res->rank, cmp_u64);
 	for (size_t i = 0; i < res->n; i++) {
 		res->ords[i] = (uint32_t)res->rank[i];
 		res->scores[i] = UINT32_MAX - (uint32_t)(res->rank[i] >> 32);
 	}
+	return 0;
 }

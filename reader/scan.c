@@ -313,10 +313,7 @@ int bfi_scan(const bfi_snapshot *s, const bfi_expr *const *qs, size_t n, double 
 	}
 	/* each block's answer came ranked; the whole is ranked as one query's */
 	for (size_t i = 0; i < n && rc == 0; i++)
-		if (res[i]->have_scores && res[i]->n > 1 &&
-		    (rc = bfi__grow(&res[i]->rank, &res[i]->rank_cap, res[i]->n,
-		                    sizeof *res[i]->rank)) == 0)
-			bfi__rank(res[i]);
+		rc = bfi__rank(res[i]);
 	if (st)
 		st->passes = 1;
 out:

@@ -721,6 +721,8 @@ int staging_begin(struct staging *st, const char *path, char *err, size_t errlen
  */
 int staging_publish(struct staging *st, const char *path, char *err, size_t errlen, char *warn,
                     size_t warnlen);
+/* fsync the directory path is in, so that a rename into it lasts: 0 or -errno. */
+int fsync_parent(const char *path);
 /* Publish it at path, which must not exist (BFI_E_EXISTS): a collection unpacked whole. */
 int staging_rename(struct staging *st, const char *path, char *err, size_t errlen);
 /* Remove what is left of the staging directory (bfi's files only); unlock. */

@@ -449,16 +449,8 @@ int bfi_pack(const char *src, const char *out, const struct bfi_pack_options *o,
 			pfail(&k, rc, "writing %s: %s", out, strerror(-rc));
 		else
 			tmp[0] = 0;
-		char parent[4200];
-		snprintf(parent, sizeof parent, "%s", out);
-		char *slash = strrchr(parent, '/');
-		if (slash)
-			slash[slash == parent] = 0;
-		int pfd = open(slash ? parent : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (rc == 0 && pfd >= 0)
-			(void)fsync(pfd);
-		if (pfd >= 0)
-			close(pfd);
+		if (rc == 0)
+			(void)fsync_parent(out); /* the rename made durable, as far as the disk allows */
 	}
 	if (k.rc == 0 && o->stats) {
 		/*

@@ -90,6 +90,13 @@ static int split_path(const char *path, char *parent, char *base, size_t len)
 	return 0;
 }
 
+int fsync_parent(const char *path)
+{
+	char parent[4200], base[4200];
+	int rc = split_path(path, parent, base, sizeof parent);
+	return rc ? rc : fsync_dir(parent);
+}
+
 /*
  * The names in snapshot directory dfd that bfi did not write: the first
  * into *other (size len), and 1; 0 if there are none; -errno.

@@ -43,6 +43,12 @@ static int pack_err(struct unpacker *u, const char *path, int rc, const struct b
 	return rc;
 }
 
+static void on_read(void *ctx, uint64_t read)
+{
+	const struct unpacker *u = ctx;
+	u->o->progress(u->o->progress_ctx, read, u->pack_size);
+}
+
 /* Write the current member, m, as the file name in directory dfd. */
 static int write_member(struct unpacker *u, const char *path, int dfd, const char *name,
                         const struct bfi_pack_member *m)
@@ -53,32 +59,11 @@ static int write_member(struct unpacker *u, const char *path, int dfd, const cha
 		snprintf(u->err, u->errlen, "creating %s/%s: %s", u->st.dir, m->name, strerror(e));
 		return -e;
 	}
-	int rc = 0;
-	uint64_t done = 0;
-	for (;;) {
-		struct bfi_pack_error e;
-		int64_t r = bfi_pack_in_read(u->in, u->buf, COPY_BUF, &e);
-		if (r < 0) {
-			rc = pack_err(u, path, (int)r, &e);
-			break;
-		}
-		if (r == 0)
-			break;
-		rc = pwrite_all(fd, u->buf, (size_t)r, done);
-		if (rc) {
-			snprintf(u->err, u->errlen, "writing %s/%s: %s", u->st.dir, m->name,
-			         strerror(-rc));
-			break;
-		}
-		done += (uint64_t)r;
-		if (u->o && u->o->progress)
-			u->o->progress(u->o->progress_ctx, bfi_pack_in_progress(u->in), u->pack_size);
-	}
-	if (rc == 0 && done != m->size) {
-		snprintf(u->err, u->errlen, "%s: %s: the member holds %llu bytes where its header says "
-		         "%llu", path, m->name, (unsigned long long)done, (unsigned long long)m->size);
-		rc = BFI_E_PACK;
-	}
+	struct bfi_pack_error e;
+	int rc = bfi_pack_in_copy(u->in, fd, u->buf, COPY_BUF, u->o && u->o->progress ? on_read : NULL,
+	                          u, &e);
+	if (rc)
+		pack_err(u, path, rc, &e);
 	/* published read-only, as a build's files are */
 	if (rc == 0 && (fchmod(fd, 0444) != 0 || fsync(fd) != 0)) {
 		rc = -errno;
