@@ -491,27 +491,29 @@ BFI_API BFI_MUST_CHECK int bfi_query_threshold(const bfi_snapshot *snap, unsigne
 /*
  * Scan: answer n queries in one pass over the index instead of from its
  * mapping, for an index larger than memory (bfi query --scan). The pass
- * goes block by block in file order; for each it reads the pages of rows
- * and pre-filter the queries need there once, with pread, dropping them
- * from the page cache as it goes, and answers every query on that block;
- * the mapping's pages are never touched. At most memory bytes (0: no
- * bound) of those pages are held at once: a block whose pages pass it is
- * read in rounds of queries. Query i's answer goes to res[i]: the same sets
- * (and scores) bfi_query_expr() or, for a term list, bfi_query_threshold()
- * at theta gives on the flat layout. A collection is scanned segment
- * by segment, its answers in global ordinals as bfi_query_expr() gives
- * them. Flat layout only for now: BFI_E_NO_LAYOUT without one. st, if
+ * takes layout (0: the first the snapshot holds, as bfi_query_expr
+ * chooses) part by part: a flat block or grouped run, a run of plain
+ * filters that fits memory, a tree or RAMBO whole. For each part it reads
+ * the pages the queries need there once, with pread, dropping them from
+ * the page cache as it goes, and answers every query on that part; the
+ * mapping's pages are never touched. At most memory bytes (0: no bound)
+ * of those pages are held at once: a part whose pages pass it is read in
+ * rounds of queries. Query i's answer goes to res[i]: the same sets (and
+ * scores) bfi_query_expr() or, for a term list, bfi_query_threshold() at
+ * theta gives on that layout. A collection is scanned segment by segment,
+ * its answers in global ordinals as bfi_query_expr() gives them. st, if
  * not NULL, counts what was read.
  */
 struct bfi_scan_stats {
 	uint64_t bytes_read; /* of the index, by pread */
 	uint64_t reads;      /* preads of coalesced runs */
 	uint64_t passes;     /* passes over the index: 1 */
-	uint64_t rounds;     /* rounds of queries over a block (or run) */
-	uint64_t peak;       /* the most bytes of rows and pre-filters one round held */
+	uint64_t rounds;     /* rounds of queries over a part */
+	uint64_t peak;       /* the most bytes of the index one round held */
 };
-BFI_API BFI_MUST_CHECK int bfi_scan(const bfi_snapshot *snap, const bfi_expr *const *qs, size_t n,
-                                    double theta, bfi_result *const *res, uint64_t memory,
+BFI_API BFI_MUST_CHECK int bfi_scan(const bfi_snapshot *snap, unsigned layout,
+                                    const bfi_expr *const *qs, size_t n, double theta,
+                                    bfi_result *const *res, uint64_t memory,
                                     struct bfi_scan_stats *st);
 
 /*

@@ -301,8 +301,8 @@ static int coll_threshold(const bfi_snapshot *s, unsigned layout, const struct b
  * order, for the whole batch, and its answers taken as global ordinals
  * without the removed sets; term lists ranked together at the end.
  */
-static int coll_scan(const bfi_snapshot *s, const struct bfi_expr *const *qs, size_t n,
-                     double theta, bfi_result *const *res, uint64_t memory,
+static int coll_scan(const bfi_snapshot *s, unsigned layout, const struct bfi_expr *const *qs,
+                     size_t n, double theta, bfi_result *const *res, uint64_t memory,
                      struct bfi_scan_stats *st)
 {
 	const struct bfi_coll *c = s->coll;
@@ -314,7 +314,7 @@ static int coll_scan(const bfi_snapshot *s, const struct bfi_expr *const *qs, si
 	}
 	struct bfi_scan_stats one;
 	for (uint32_t i = 0; i < c->m.n_segments && rc == 0; i++) {
-		rc = bfi_scan(c->seg[i], (const bfi_expr *const *)qs, n, theta, w, memory,
+		rc = bfi_scan(c->seg[i], layout, (const bfi_expr *const *)qs, n, theta, w, memory,
 		              st ? &one : NULL);
 		for (size_t q = 0; q < n && rc == 0; q++)
 			rc = take(c, i, w[q], res[q]);

@@ -12,6 +12,8 @@
 
 #include "expr.h"
 
+struct bfi_want;
+
 struct bfi_layout_ops {
 	unsigned flag;    /* BFI_LAYOUT_* */
 	uint32_t kind;    /* BFI_SEC_* of its section */
@@ -61,7 +63,36 @@ struct bfi_layout_ops {
 	 */
 	uint64_t (*set_bits)(const bfi_snapshot *s, uint32_t ord);
 	int fill_rank;
+	/*
+	 * Scan (scan.c): a pass takes the layout part by part, each answered
+	 * alone. A part is items [first, first + n) (blocks, sets; one item
+	 * for a layout scanned whole). scan_part gives n for the part from
+	 * item first in a pass that may hold budget bytes, 0 past the end.
+	 * scan_bytes hands bfi__want every range of index bytes query e may
+	 * read in the part (e NULL: those every query there reads, such as
+	 * tables), a superset the answer must not read beyond. scan_view
+	 * fills v->view[row] (zeroed, view_size bytes) with a view of just the
+	 * part, reading from shadow, a copy of the index at the same offsets
+	 * in which only the bytes wanted are filled; *ord0 is added to the
+	 * ordinals its answers give. close, if any, frees what it holds.
+	 */
+	uint64_t (*scan_part)(const bfi_snapshot *s, uint64_t first, uint64_t budget);
+	int (*scan_bytes)(const bfi_snapshot *s, uint64_t first, uint64_t n, const struct bfi_expr *e,
+	                  struct bfi_want *w);
+	int (*scan_view)(const bfi_snapshot *s, uint64_t first, uint64_t n, const uint8_t *shadow,
+	                 bfi_snapshot *v, uint32_t *ord0);
 };
+
+/* Mark index bytes [from, to) needed by the round of a scan being gathered (scan.c). */
+int bfi__want(struct bfi_want *w, uint64_t from, uint64_t to);
+/* Where p, a pointer into s's map, lies in shadow, a copy at the same offsets; NULL stays NULL. */
+static inline const uint8_t *bfi__in_shadow(const bfi_snapshot *s, const uint8_t *p,
+                                            const uint8_t *shadow)
+{
+	return p ? shadow + (p - s->map) : NULL;
+}
+/* A layout scanned whole: one part, of one item. */
+uint64_t bfi__scan_whole(const bfi_snapshot *s, uint64_t first, uint64_t budget);
 
 /* The table, in the order the default layout is chosen: flat, tree, RAMBO, plain. */
 enum { BFI_ROW_FLAT, BFI_ROW_TREE, BFI_ROW_RAMBO, BFI_ROW_PLAIN, BFI_ROWS };
@@ -73,6 +104,11 @@ extern const struct bfi_layout_ops bfi__flat_ops, bfi__tree_ops, bfi__rambo_ops,
 
 /* The row of layout flag (one BFI_LAYOUT_* bit), or -1. */
 int bfi__layout_row(unsigned flag);
+/*
+ * The row answering on layout (0: the first the snapshot holds, in table
+ * order), into *out: 0, BFI_E_INVALID or BFI_E_NO_LAYOUT.
+ */
+int bfi__row_of(const bfi_snapshot *s, unsigned layout, const struct bfi_layout_ops **out);
 
 /*
  * Scratch every query needs (answers for every set; scores and their

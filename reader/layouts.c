@@ -18,6 +18,29 @@ int bfi__layout_row(unsigned flag)
 	return -1;
 }
 
+int bfi__row_of(const bfi_snapshot *s, unsigned layout, const struct bfi_layout_ops **out)
+{
+	for (int r = 0; layout == 0 && r < BFI_ROWS; r++)
+		if (s->view[r]) {
+			*out = bfi__layouts[r];
+			return 0;
+		}
+	int r = bfi__layout_row(layout);
+	if (r < 0)
+		return BFI_E_INVALID;
+	if (s->view[r] == NULL)
+		return BFI_E_NO_LAYOUT;
+	*out = bfi__layouts[r];
+	return 0;
+}
+
+uint64_t bfi__scan_whole(const bfi_snapshot *s, uint64_t first, uint64_t budget)
+{
+	(void)s;
+	(void)budget;
+	return first == 0;
+}
+
 int bfi_layout_info(const bfi_snapshot *s, unsigned layout, struct bfi_layout_info *out)
 {
 	int r = bfi__layout_row(layout);

@@ -142,9 +142,58 @@ static uint64_t plain_set_bits(const bfi_snapshot *s, uint32_t ord)
 	return plain_of(s)->d.m;
 }
 
+/*
+ * Scan (scan.c): a part is a run of sets whose filters fit the budget. A
+ * filter of a page or less is read whole, as any probe of it reads its
+ * page; a wider one, a byte a probe.
+ */
+#define SCAN_PAGE 4096u
+
+static uint64_t plain_scan_part(const bfi_snapshot *s, uint64_t first, uint64_t budget)
+{
+	const struct bfi_plain *p = plain_of(s);
+	if (first >= p->d.n_sets)
+		return 0;
+	uint64_t n = budget / p->d.filter_bytes;
+	return n == 0 ? 1 : n < p->d.n_sets - first ? n : p->d.n_sets - first;
+}
+
+static int plain_scan_bytes(const bfi_snapshot *s, uint64_t first, uint64_t n,
+                            const struct bfi_expr *e, struct bfi_want *w)
+{
+	const struct bfi_plain *p = plain_of(s);
+	uint64_t fb = p->d.filter_bytes, base = (uint64_t)(p->filters - s->map) + first * fb;
+	if (e == NULL)
+		return 0;
+	if (fb <= SCAN_PAGE)
+		return bfi__want(w, base, base + n * fb);
+	int rc = 0;
+	for (uint32_t key = 0; key < e->n_keys && rc == 0; key++)
+		for (uint32_t i = 0; i < p->d.k && rc == 0; i++) {
+			uint64_t at = bfi_reduce(bfi_hash_probe(e->keys[key], i), p->d.m) / 8;
+			for (uint64_t j = 0; j < n && rc == 0; j++)
+				rc = bfi__want(w, base + j * fb + at, base + j * fb + at + 1);
+		}
+	return rc;
+}
+
+/* Sets [first, first + n) as a plain layout of their own, numbered from 0. */
+static int plain_scan_view(const bfi_snapshot *s, uint64_t first, uint64_t n, const uint8_t *shadow,
+                           bfi_snapshot *v, uint32_t *ord0)
+{
+	const struct bfi_plain *p = plain_of(s);
+	struct bfi_plain *part = v->view[BFI_ROW_PLAIN];
+	*part = *p;
+	part->d.n_sets = n;
+	part->filters = bfi__in_shadow(s, p->filters + first * p->d.filter_bytes, shadow);
+	*ord0 = (uint32_t)first;
+	return 0;
+}
+
 const struct bfi_layout_ops bfi__plain_ops = {
 	.flag = BFI_LAYOUT_PLAIN, .kind = BFI_SEC_PLAIN, .name = "plain", .fill_rank = 1,
 	.view_size = sizeof(struct bfi_plain), .open = plain_open,
 	.info = plain_info, .verify = plain_verify, .set_bits = plain_set_bits,
 	.expr = plain_expr, .threshold = plain_threshold,
+	.scan_part = plain_scan_part, .scan_bytes = plain_scan_bytes, .scan_view = plain_scan_view,
 };

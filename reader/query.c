@@ -7,23 +7,6 @@
 
 #include "layout.h"
 
-/* The row answering on layout (0: the first the snapshot holds, in table order). */
-static int row_of(const bfi_snapshot *s, unsigned layout, const struct bfi_layout_ops **out)
-{
-	for (int r = 0; layout == 0 && r < BFI_ROWS; r++)
-		if (s->view[r]) {
-			*out = bfi__layouts[r];
-			return 0;
-		}
-	int r = bfi__layout_row(layout);
-	if (r < 0)
-		return BFI_E_INVALID;
-	if (s->view[r] == NULL)
-		return BFI_E_NO_LAYOUT;
-	*out = bfi__layouts[r];
-	return 0;
-}
-
 int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bfi_result *res)
 {
 	const struct bfi_layout_ops *ops = NULL;
@@ -31,7 +14,7 @@ int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bf
 		return s->cops->expr(s, layout, e, res);
 	int rc = s ? bfi__check_query(e, res) : BFI_E_INVALID;
 	if (rc == 0)
-		rc = row_of(s, layout, &ops);
+		rc = bfi__row_of(s, layout, &ops);
 	if (rc == 0)
 		rc = bfi__prepare(s, res, 0);
 	return rc ? rc : bfi__answer(s, ops, e, res);
@@ -65,7 +48,7 @@ int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *cons
 			rc = bfi_query_expr(s, layout, qs[q], res[q]);
 		return rc;
 	}
-	int rc = row_of(s, layout, &ops);
+	int rc = bfi__row_of(s, layout, &ops);
 	if (rc == 0 && ops->batch) /* checks each query itself */
 		return ops->batch(s, qs, n, res);
 	for (size_t q = 0; q < n && rc == 0; q++) {
@@ -86,7 +69,7 @@ int bfi_query_keys(const bfi_snapshot *s, unsigned layout, const bfi_keyhash *ke
 		return BFI_E_INVALID;
 	if (s->cops)
 		return s->cops->keys(s, layout, keys, n, res, ends);
-	int rc = row_of(s, layout, &ops);
+	int rc = bfi__row_of(s, layout, &ops);
 	if (rc)
 		return rc;
 	bfi__reset_result(res, 0);
@@ -104,7 +87,7 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
 		return BFI_E_INVALID;
 	if (s->cops)
 		return s->cops->threshold(s, layout, e, theta, res);
-	int rc = row_of(s, layout, &ops);
+	int rc = bfi__row_of(s, layout, &ops);
 	if (rc == 0)
 		rc = bfi__prepare(s, res, 1);
 	if (rc)

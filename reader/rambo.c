@@ -274,9 +274,64 @@ static uint64_t rambo_set_bits(const bfi_snapshot *s, uint32_t ord)
 	return rambo_of(s)->reps[0].m;
 }
 
+/*
+ * Scan (scan.c): RAMBO is scanned whole. Every repetition's cell tables,
+ * and for each key each of its probes' rows in every repetition, with
+ * the word a narrow row is read as.
+ */
+static int rambo_scan_bytes(const bfi_snapshot *s, uint64_t first, uint64_t n,
+                            const struct bfi_expr *e, struct bfi_want *w)
+{
+	const struct bfi_rambo *v = rambo_of(s);
+	int rc = 0;
+	(void)first;
+	(void)n;
+	for (uint32_t r = 0; r < v->d.reps && rc == 0; r++) {
+		const struct bfi_rrep *rp = &v->reps[r];
+		if (e == NULL) {
+			uint64_t at = (uint64_t)(rp->starts - s->map);
+			rc = bfi__want(w, at, at + 4 * (v->d.cells + 1));
+			at = (uint64_t)(rp->members - s->map);
+			if (rc == 0)
+				rc = bfi__want(w, at, at + 4 * v->d.n_sets);
+			at = (uint64_t)(rp->cell_of - s->map);
+			if (rc == 0)
+				rc = bfi__want(w, at, at + 4 * v->d.n_sets);
+			continue;
+		}
+		uint32_t base = v->d.flags & BFI_RAMBO_SHARED_PROBES ? 0 : r * v->d.k;
+		for (uint32_t x = 0; x < e->n_keys && rc == 0; x++)
+			for (uint32_t i = 0; i < v->d.k && rc == 0; i++) {
+				uint64_t at = (uint64_t)(rp->rows - s->map) +
+				              bfi_hash_pos(e->keys[x], base + i, rp->m) * rp->row_bytes;
+				rc = bfi__want(w, at, at + rp->row_bytes + 8);
+			}
+	}
+	return rc;
+}
+
+static int rambo_scan_view(const bfi_snapshot *s, uint64_t first, uint64_t n, const uint8_t *shadow,
+                           bfi_snapshot *v, uint32_t *ord0)
+{
+	const struct bfi_rambo *r = rambo_of(s);
+	struct bfi_rambo *part = v->view[BFI_ROW_RAMBO];
+	(void)first;
+	(void)n;
+	*part = *r;
+	for (uint32_t i = 0; i < r->d.reps; i++) {
+		part->reps[i].rows = bfi__in_shadow(s, r->reps[i].rows, shadow);
+		part->reps[i].starts = bfi__in_shadow(s, r->reps[i].starts, shadow);
+		part->reps[i].members = bfi__in_shadow(s, r->reps[i].members, shadow);
+		part->reps[i].cell_of = bfi__in_shadow(s, r->reps[i].cell_of, shadow);
+	}
+	*ord0 = 0;
+	return 0;
+}
+
 const struct bfi_layout_ops bfi__rambo_ops = {
 	.flag = BFI_LAYOUT_RAMBO, .kind = BFI_SEC_RAMBO, .name = "rambo", .fill_rank = 3, .own_k = 1,
 	.view_size = sizeof(struct bfi_rambo), .open = rambo_open,
 	.info = rambo_info, .verify = rambo_verify, .set_bits = rambo_set_bits,
 	.conj = rambo_conj, .scratch = rambo_scratch,
+	.scan_part = bfi__scan_whole, .scan_bytes = rambo_scan_bytes, .scan_view = rambo_scan_view,
 };

@@ -582,9 +582,66 @@ static uint64_t tree_set_bits(const bfi_snapshot *s, uint32_t ord)
 	return tree_of(s)->levels[0].m;
 }
 
+/*
+ * Scan (scan.c): the tree is scanned whole. Its group tables, and for
+ * each key the pre-filter's line or bytes and, at every level, each
+ * probe's whole row (the walk reads the words of the nodes that survive,
+ * which only the answer tells) and the line after it.
+ */
+static int tree_scan_bytes(const bfi_snapshot *s, uint64_t first, uint64_t n,
+                           const struct bfi_expr *e, struct bfi_want *w)
+{
+	const struct bfi_tree *t = tree_of(s);
+	int rc = 0;
+	(void)first;
+	(void)n;
+	if (e == NULL) {
+		for (uint32_t l = 1; l < t->d.levels && rc == 0; l++)
+			if (t->levels[l].groups) {
+				uint64_t at = (uint64_t)(t->levels[l].groups - s->map);
+				rc = bfi__want(w, at, at + (t->levels[l].nodes + 1) * 4);
+			}
+		return rc;
+	}
+	for (uint32_t x = 0; x < e->n_keys && rc == 0; x++) {
+		bfi_keyhash h = e->keys[x];
+		for (uint32_t i = 0; i < t->d.k && rc == 0; i++) {
+			if (t->pre && (i == 0 || !t->line_pre)) {
+				uint64_t at = (uint64_t)(t->pre - s->map) +
+				              bfi_pre_pos(h, i, t->d.pre_m, t->line_pre) / 8;
+				rc = bfi__want(w, at, at + (t->line_pre ? 64 : 1));
+			}
+			for (uint32_t l = 0; l < t->d.levels && rc == 0; l++) {
+				const struct bfi_rlevel *lv = &t->levels[l];
+				uint64_t at = (uint64_t)(lv->rows - s->map) + bfi_hash_pos(h, i, lv->m) * lv->row_bytes;
+				rc = bfi__want(w, at, at + lv->row_bytes + 64);
+			}
+		}
+	}
+	return rc;
+}
+
+static int tree_scan_view(const bfi_snapshot *s, uint64_t first, uint64_t n, const uint8_t *shadow,
+                          bfi_snapshot *v, uint32_t *ord0)
+{
+	const struct bfi_tree *t = tree_of(s);
+	struct bfi_tree *part = v->view[BFI_ROW_TREE];
+	(void)first;
+	(void)n;
+	*part = *t;
+	for (uint32_t l = 0; l < t->d.levels; l++) {
+		part->levels[l].rows = bfi__in_shadow(s, t->levels[l].rows, shadow);
+		part->levels[l].groups = bfi__in_shadow(s, t->levels[l].groups, shadow);
+	}
+	part->pre = bfi__in_shadow(s, t->pre, shadow);
+	*ord0 = 0;
+	return 0;
+}
+
 const struct bfi_layout_ops bfi__tree_ops = {
 	.flag = BFI_LAYOUT_TREE, .kind = BFI_SEC_TREE, .name = "tree", .fill_rank = 2,
 	.view_size = sizeof(struct bfi_tree), .open = tree_open,
 	.info = tree_info, .verify = tree_verify, .set_bits = tree_set_bits,
 	.conj = tree_conj, .scratch = tree_scratch, .threshold = tree_threshold,
+	.scan_part = bfi__scan_whole, .scan_bytes = tree_scan_bytes, .scan_view = tree_scan_view,
 };

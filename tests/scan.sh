@@ -1,8 +1,8 @@
 #!/bin/sh
 # scan.sh - bfi query --scan through the command line: keys, expressions,
 # and FASTA reads at a threshold (k-mers, scores) answered in passes over
-# the index, within a --memory that makes many passes, byte-identical to
-# the answers from the mapping; and what --scan refuses.
+# the index, within a --memory that makes many passes, on every layout,
+# byte-identical to the answers from the mapping; and what --scan refuses.
 # Usage: sh tests/scan.sh ./bfi    (from the source root; tests/run.sh does this)
 BFI=${1:-./bfi}
 case $BFI in /*) ;; *) BFI=$(pwd)/$BFI ;; esac
@@ -39,9 +39,17 @@ collection() {
 		"$BFI" remove -q "$T/coll" set7 more2000 && same "$T/keys" --json "$T/coll"
 }
 check "a collection of two segments, sets removed: the mapped answers" collection
+layouts() {
+	"$BFI" build -q -o "$T/all" --layout flat,plain,tree,rambo --tsv "$T/sets.tsv" &&
+		"$BFI" build -q -o "$T/dna-tree" --layout tree --input fasta --kmer 31 --per-record "$T/docs.fa" &&
+		same "$T/keys" --layout plain "$T/all" && same "$T/exprs" -e --layout tree "$T/all" &&
+		same "$T/keys" --json --layout rambo "$T/all" &&
+		same /dev/null --kmer 31 -t 0.8 --fasta "$T/reads.fa" "$T/dna-tree"
+}
+check "plain, tree and RAMBO layouts, keys, expressions and reads: the mapped answers" layouts
 refused() {
-	! "$BFI" query --scan --layout tree "$T/snap" x 2>"$T/e" && grep -q "flat layout" "$T/e" &&
+	! "$BFI" query --scan --layout tree "$T/snap" x 2>"$T/e" && grep -q "layout" "$T/e" &&
 		! "$BFI" query --memory 1M "$T/snap" x 2>"$T/e" && grep -q "give --scan" "$T/e"
 }
-check "--scan refuses another layout; --memory needs --scan" refused
+check "--scan refuses a layout the snapshot lacks; --memory needs --scan" refused
 [ "$fails" -eq 0 ]

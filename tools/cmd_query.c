@@ -79,8 +79,8 @@ static const char help[] =
 	"      --scan         answer each batch in passes over the index, not from\n"
 	"                     its mapping, for an index larger than memory: a pass\n"
 	"                     reads the pages its queries need once, in file order,\n"
-	"                     within --memory (bfi_scan); same answers. Flat layout;\n"
-	"                     a collection is scanned segment by segment\n"
+	"                     within --memory (bfi_scan); same answers, on any\n"
+	"                     layout; a collection is scanned segment by segment\n"
 	"      --memory SIZE  with --scan, the index bytes a pass may hold (K, M, G\n"
 	"                     suffixes; default: no bound)\n"
 	"      --layout L     flat, plain, rambo or tree: answer from this layout\n"
@@ -239,11 +239,6 @@ int cmd_query(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (o.scan) {
-		if (o.layout && o.layout != BFI_LAYOUT_FLAT) {
-			fprintf(stderr, "bfi query: --scan answers from the flat layout\n");
-			return EXIT_USAGE;
-		}
-		o.layout = BFI_LAYOUT_FLAT;
 		o.batch = 1; /* the batch is what a pass answers: one thread reads them all */
 		threads = 1;
 		if (!batch_size_given)

@@ -118,10 +118,7 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 	if (bad)
 		ok--;
 	if (o->scan) {
-		rc = bfi_scan(s, b->es, ok, o->theta, b->rs, o->memory, NULL);
-		if (rc == BFI_E_NO_LAYOUT)
-			fprintf(stderr, "bfi query: --scan answers from the flat layout, which the snapshot "
-			                "does not hold\n");
+		rc = bfi_scan(s, o->layout, b->es, ok, o->theta, b->rs, o->memory, NULL);
 
 	} else {
 		rc = bfi_query_batch(s, o->layout, b->es, ok, b->rs);
