@@ -70,6 +70,9 @@ struct bfi_pack_member {
 	char segment[40];    /* the segment it belongs to, or "" */
 	const char *file;    /* BFI_INDEX_NAME, BFI_CATALOG_NAME, "MANIFEST", or NULL for a directory */
 	uint64_t size;       /* its bytes (0 for a directory) */
+	uint64_t data_at;    /* its header's end in the tar stream: where its data starts, or
+	                      * for a member of 8 GiB and more, a pax header's 512-byte blocks
+	                      * before that */
 };
 struct bfi_pack_error {
 	const char *what;    /* which check failed */
@@ -105,5 +108,21 @@ int bfi_pack_in_copy(struct bfi_pack_in *p, int fd, uint8_t *buf, size_t cap,
 /* Bytes of the pack file read so far (compressed), for progress. */
 uint64_t bfi_pack_in_progress(const struct bfi_pack_in *p);
 void bfi_pack_in_close(struct bfi_pack_in **p);
+
+/*
+ * Random access to a pack's tar stream, to scan a packed index in place
+ * (bfi_scan): the frames a read covers are read, checked and decompressed
+ * (their checksums, as bfi_pack_in checks them), the last one kept for
+ * the next read. Memory: one frame and its compressed bytes. open takes
+ * fd, which close closes (on failure too).
+ */
+struct bfi_pack_frames;
+int bfi_pack_frames_open(int fd, struct bfi_pack_frames **out, struct bfi_pack_error *e);
+/* len bytes of the tar stream from at into buf: 0, or a BFI_E_PACK* code / -errno with *e set. */
+int bfi_pack_frames_read(struct bfi_pack_frames *f, void *buf, uint64_t len, uint64_t at,
+                         struct bfi_pack_error *e);
+/* Compressed bytes read so far. */
+uint64_t bfi_pack_frames_read_bytes(const struct bfi_pack_frames *f);
+void bfi_pack_frames_close(struct bfi_pack_frames **f);
 
 #endif

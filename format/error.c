@@ -38,6 +38,8 @@ static const struct {
 	{BFI_E_PACK_TRUNCATED, "pack is truncated (shorter than its seek table says)"},
 	{BFI_E_PACK_FRAME, "a frame of the pack is damaged (it does not decompress to its recorded "
 	                   "size and checksum)"},
+	{BFI_E_SCAN_ONLY, "this pack was opened to be scanned in place (BFI_OPEN_SCAN): only bfi_scan "
+	                  "answers from it"},
 	{BFI_E_CATALOG_MISMATCH, "catalog does not belong to this index"},
 	{BFI_E_CATALOG, "catalog is malformed"},
 	{BFI_E_NO_CATALOG, "snapshot was opened without its catalog"},

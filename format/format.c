@@ -661,3 +661,23 @@ int bfi_chunksums_decode(const uint8_t *sec, uint64_t size, uint64_t at,
 		return BFI_E_BAD_LAYOUT;
 	return 0;
 }
+
+uint64_t bfi_section_head(uint32_t kind, const uint8_t desc[64], uint64_t size)
+{
+	uint64_t n = 64;
+	switch (kind) {
+	case BFI_SEC_FLAT: /* n_blocks, then the block table */
+	case BFI_SEC_RAMBO: /* reps, then the repetition table */
+		n += (uint64_t)bfi_get32(desc + 16) * 64;
+		break;
+	case BFI_SEC_TREE: /* levels, then the level table */
+		n += (uint64_t)bfi_get32(desc + 20) * 64;
+		break;
+	case BFI_SEC_CHUNKSUMS:
+		n = size;
+		break;
+	default:
+		break;
+	}
+	return n < size ? n : size;
+}

@@ -452,6 +452,16 @@ uint64_t bfi_chunk_count(uint64_t covered);
 int bfi_chunksums_decode(const uint8_t *sec, uint64_t size, uint64_t at,
                          struct bfi_chunksums_desc *d);
 
+/*
+ * Bytes at the start of a section of kind, size bytes long, whose first
+ * 64 bytes (or fewer, zero-filled) are desc, that opening it reads: its
+ * descriptor and tables of blocks, levels or repetitions; the whole of a
+ * chunk-checksum section; 64 for a kind not known. At most size. A pack
+ * scanned in place (bfi_scan) fills these first, then only what queries
+ * read.
+ */
+uint64_t bfi_section_head(uint32_t kind, const uint8_t desc[64], uint64_t size);
+
 uint64_t bfi_checksum64(const void *p, size_t len);
 void bfi_digest128(const void *p, size_t len, uint8_t out[16]);
 

@@ -134,26 +134,33 @@ static int fail(struct bfi_pack_error *e, int rc, const char *what, uint64_t off
 	return rc;
 }
 
-/* Read, check and decompress frame i into p->dbuf. */
-static int load_frame(struct bfi_pack_in *p, uint32_t i, struct bfi_pack_error *e)
+/* A frame's compressed and decompressed bytes. */
+struct fbuf {
+	uint8_t *cbuf, *dbuf;
+	size_t ccap, dcap;
+};
+
+/* Read, check and decompress frame i of table t in fd into b->dbuf; *read counts the bytes read. */
+static int load_into(int fd, const struct bfi_pack_table *t, ZSTD_DCtx *dctx, struct fbuf *b,
+                     uint32_t i, uint64_t *read, struct bfi_pack_error *e)
 {
-	const struct bfi_pack_frame *f = &p->t.f[i];
-	if (f->csize > p->ccap) {
-		uint8_t *b = realloc(p->cbuf, f->csize);
-		if (b == NULL)
+	const struct bfi_pack_frame *f = &t->f[i];
+	if (f->csize > b->ccap) {
+		uint8_t *n = realloc(b->cbuf, f->csize);
+		if (n == NULL)
 			return fail(e, -ENOMEM, "out of memory for a frame", f->at);
-		p->cbuf = b;
-		p->ccap = f->csize;
+		b->cbuf = n;
+		b->ccap = f->csize;
 	}
-	if (f->dsize > p->dcap) {
-		uint8_t *b = realloc(p->dbuf, f->dsize);
-		if (b == NULL)
+	if (f->dsize > b->dcap) {
+		uint8_t *n = realloc(b->dbuf, f->dsize);
+		if (n == NULL)
 			return fail(e, -ENOMEM, "out of memory for a frame", f->at);
-		p->dbuf = b;
-		p->dcap = f->dsize;
+		b->dbuf = n;
+		b->dcap = f->dsize;
 	}
 	for (uint32_t got = 0; got < f->csize;) {
-		ssize_t r = pread(p->fd, p->cbuf + got, f->csize - got, (off_t)(f->at + got));
+		ssize_t r = pread(fd, b->cbuf + got, f->csize - got, (off_t)(f->at + got));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -162,18 +169,18 @@ static int load_frame(struct bfi_pack_in *p, uint32_t i, struct bfi_pack_error *
 			return fail(e, BFI_E_PACK_TRUNCATED, "the pack ends inside a frame", f->at + got);
 		got += (uint32_t)r;
 	}
-	p->read += f->csize;
+	*read += f->csize;
 	/* the frame header's descriptor (RFC 8878 3.1.1.1.1): bit 2 is Content_Checksum_flag */
-	if (bfi_get32(p->cbuf) != BFI_ZSTD_MAGIC)
+	if (bfi_get32(b->cbuf) != BFI_ZSTD_MAGIC)
 		return fail(e, BFI_E_PACK_FRAME, "not a zstd frame where the seek table puts one", f->at);
-	if (!(p->cbuf[4] & 0x04))
+	if (!(b->cbuf[4] & 0x04))
 		return fail(e, BFI_E_PACK_FRAME, "a frame without its content checksum", f->at);
-	if (ZSTD_getFrameContentSize(p->cbuf, f->csize) != f->dsize)
+	if (ZSTD_getFrameContentSize(b->cbuf, f->csize) != f->dsize)
 		return fail(e, BFI_E_PACK_FRAME, "a frame's content size is not the seek table's", f->at);
-	if (ZSTD_findFrameCompressedSize(p->cbuf, f->csize) != f->csize)
+	if (ZSTD_findFrameCompressedSize(b->cbuf, f->csize) != f->csize)
 		return fail(e, BFI_E_PACK_FRAME, "a frame's compressed size is not the seek table's",
 		            f->at);
-	size_t r = ZSTD_decompressDCtx(p->dctx, p->dbuf, f->dsize, p->cbuf, f->csize);
+	size_t r = ZSTD_decompressDCtx(dctx, b->dbuf, f->dsize, b->cbuf, f->csize);
 	if (ZSTD_isError(r))
 		return fail(e, BFI_E_PACK_FRAME,
 		            ZSTD_getErrorCode(r) == ZSTD_error_checksum_wrong
@@ -182,10 +189,22 @@ static int load_frame(struct bfi_pack_in *p, uint32_t i, struct bfi_pack_error *
 		            f->at);
 	if (r != f->dsize)
 		return fail(e, BFI_E_PACK_FRAME, "a frame decompresses to other than its size", f->at);
-	if ((uint32_t)XXH64(p->dbuf, f->dsize, 0) != f->checksum)
+	if ((uint32_t)XXH64(b->dbuf, f->dsize, 0) != f->checksum)
 		return fail(e, BFI_E_PACK_FRAME, "a frame's checksum in the seek table does not match",
 		            f->at);
 	return 0;
+}
+
+/* Frame i into p->dbuf, for libarchive's stream. */
+static int load_frame(struct bfi_pack_in *p, uint32_t i, struct bfi_pack_error *e)
+{
+	struct fbuf b = {p->cbuf, p->dbuf, p->ccap, p->dcap};
+	int rc = load_into(p->fd, &p->t, p->dctx, &b, i, &p->read, e);
+	p->cbuf = b.cbuf;
+	p->dbuf = b.dbuf;
+	p->ccap = b.ccap;
+	p->dcap = b.dcap;
+	return rc;
 }
 
 static la_ssize_t on_read(struct archive *a, void *data, const void **buf)
@@ -214,6 +233,37 @@ static la_int64_t on_skip(struct archive *a, void *data, la_int64_t request)
 	return done;
 }
 
+/* The seek table of the pack of size bytes in fd, checked, into *t. */
+static int read_table(int fd, uint64_t size, struct bfi_pack_table *t, struct bfi_pack_error *e)
+{
+	uint64_t need = 4096;
+	int rc = 0;
+	uint8_t head[4];
+	if (size < 4 || pread(fd, head, 4, 0) != 4 || bfi_get32(head) != BFI_ZSTD_MAGIC)
+		return fail(e, BFI_E_PACK, "not a bfi pack: it does not start with a zstd frame", 0);
+	/* the seek table: the last 4 KiB, then as much as it says it takes */
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t len = need < size ? need : size;
+		uint8_t *tail = malloc(len);
+		if (tail == NULL)
+			return -ENOMEM;
+		ssize_t r = pread(fd, tail, len, (off_t)(size - len));
+		if (r != (ssize_t)len) {
+			free(tail);
+			return fail(e, r < 0 ? -errno : BFI_E_PACK_TRUNCATED, "cannot read the seek table",
+			            size - len);
+		}
+		const char *what = NULL;
+		rc = bfi_pack_table_decode(tail, len, size, t, &need, &what);
+		free(tail);
+		if (rc)
+			return fail(e, rc, what, size > len ? size - len : 0);
+		if (t->n)
+			return 0;
+	}
+	return fail(e, BFI_E_PACK, "the seek table could not be read", 0);
+}
+
 int bfi_pack_in_open(int fd, struct bfi_pack_in **out, struct bfi_pack_error *e)
 {
 	*out = NULL;
@@ -221,46 +271,13 @@ int bfi_pack_in_open(int fd, struct bfi_pack_in **out, struct bfi_pack_error *e)
 	off_t end = lseek(fd, 0, SEEK_END);
 	if (end < 0)
 		return fail(e, -errno, "cannot seek in the pack", 0);
-	uint64_t size = (uint64_t)end, need = 4096;
 	struct bfi_pack_in *p = calloc(1, sizeof *p);
 	if (p == NULL)
 		return -ENOMEM;
 	p->fd = fd;
-	int rc = 0;
-	uint8_t head[4];
-	if (size < 4 || pread(fd, head, 4, 0) != 4 || bfi_get32(head) != BFI_ZSTD_MAGIC) {
-		rc = fail(e, BFI_E_PACK, "not a bfi pack: it does not start with a zstd frame", 0);
+	int rc = read_table(fd, (uint64_t)end, &p->t, e);
+	if (rc)
 		goto out;
-	}
-	/* the seek table: the last 4 KiB, then as much as it says it takes */
-	for (int pass = 0; pass < 2; pass++) {
-		uint64_t len = need < size ? need : size;
-		uint8_t *tail = malloc(len);
-		if (tail == NULL) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		ssize_t r = pread(fd, tail, len, (off_t)(size - len));
-		if (r != (ssize_t)len) {
-			free(tail);
-			rc = fail(e, r < 0 ? -errno : BFI_E_PACK_TRUNCATED, "cannot read the seek table",
-			          size - len);
-			goto out;
-		}
-		const char *what = NULL;
-		rc = bfi_pack_table_decode(tail, len, size, &p->t, &need, &what);
-		free(tail);
-		if (rc) {
-			fail(e, rc, what, size > len ? size - len : 0);
-			goto out;
-		}
-		if (p->t.n)
-			break;
-	}
-	if (p->t.n == 0) {
-		rc = fail(e, BFI_E_PACK, "the seek table could not be read", 0);
-		goto out;
-	}
 	p->dctx = ZSTD_createDCtx();
 	p->a = archive_read_new();
 	if (p->dctx == NULL || p->a == NULL) {
@@ -389,6 +406,8 @@ int bfi_pack_in_next(struct bfi_pack_in *p, struct bfi_pack_member *m, struct bf
 	    (type != AE_IFREG && type != AE_IFDIR) || size < 0 || (type == AE_IFDIR && size != 0))
 		return tar_fail(p, e, "a member is not a regular file or a directory");
 	m->size = (uint64_t)size;
+	/* a ustar member's data follows its 512-byte header, and a pax header's if it has one */
+	m->data_at = (uint64_t)archive_read_header_position(p->a) + 512;
 	p->member_size = m->size;
 	snprintf(p->member, sizeof p->member, "%s", name);
 	const char *seg = p->have_m && p->seg < p->m.n_segments ? p->m.segs[p->seg].name : "";
@@ -510,4 +529,93 @@ void bfi_pack_in_close(struct bfi_pack_in **pp)
 		bfi_manifest_free(&p->m);
 	free(p);
 	*pp = NULL;
+}
+
+struct bfi_pack_frames {
+	int fd;
+	struct bfi_pack_table t;
+	ZSTD_DCtx *dctx;
+	struct fbuf b;
+	int64_t cached; /* the frame in b.dbuf, or -1 */
+	uint64_t read;
+};
+
+int bfi_pack_frames_open(int fd, struct bfi_pack_frames **out, struct bfi_pack_error *e)
+{
+	*out = NULL;
+	memset(e, 0, sizeof *e);
+	off_t end = lseek(fd, 0, SEEK_END);
+	if (end < 0)
+		return fail(e, -errno, "cannot seek in the pack", 0);
+	struct bfi_pack_frames *f = calloc(1, sizeof *f);
+	if (f == NULL)
+		return -ENOMEM;
+	f->fd = fd;
+	f->cached = -1;
+	int rc = read_table(fd, (uint64_t)end, &f->t, e);
+	if (rc == 0 && (f->dctx = ZSTD_createDCtx()) == NULL)
+		rc = -ENOMEM;
+	if (rc) {
+		bfi_pack_frames_close(&f);
+		return rc;
+	}
+	(void)ZSTD_DCtx_setParameter(f->dctx, ZSTD_d_windowLogMax, 26);
+	*out = f;
+	return 0;
+}
+
+int bfi_pack_frames_read(struct bfi_pack_frames *f, void *buf, uint64_t len, uint64_t at,
+                         struct bfi_pack_error *e)
+{
+	memset(e, 0, sizeof *e);
+	if (at > f->t.tar_size || len > f->t.tar_size - at)
+		return fail(e, BFI_E_PACK, "a read past the end of the pack's tar stream", 0);
+	uint8_t *out = buf;
+	while (len) {
+		/* the last frame starting at or before at */
+		uint32_t lo = 0, hi = f->t.n;
+		while (hi - lo > 1) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (f->t.f[mid].from <= at)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		if (f->cached != (int64_t)lo) {
+			f->cached = -1;
+			int rc = load_into(f->fd, &f->t, f->dctx, &f->b, lo, &f->read, e);
+			if (rc)
+				return rc;
+			f->cached = lo;
+		}
+		const struct bfi_pack_frame *fr = &f->t.f[lo];
+		uint64_t in = at - fr->from, n = fr->dsize - in < len ? fr->dsize - in : len;
+		if (fr->dsize <= in) /* an empty frame: the table's sums rule it out, but never loop */
+			return fail(e, BFI_E_PACK, "the seek table leaves a gap in the tar stream", fr->at);
+		memcpy(out, f->b.dbuf + in, (size_t)n);
+		out += n;
+		at += n;
+		len -= n;
+	}
+	return 0;
+}
+
+uint64_t bfi_pack_frames_read_bytes(const struct bfi_pack_frames *f)
+{
+	return f->read;
+}
+
+void bfi_pack_frames_close(struct bfi_pack_frames **pf)
+{
+	struct bfi_pack_frames *f = *pf;
+	if (f == NULL)
+		return;
+	if (f->fd >= 0)
+		close(f->fd);
+	ZSTD_freeDCtx(f->dctx);
+	free(f->b.cbuf);
+	free(f->b.dbuf);
+	free(f->t.f);
+	free(f);
+	*pf = NULL;
 }

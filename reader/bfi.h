@@ -88,6 +88,16 @@ enum {
 	 * not wait on the disk: for a server about to swap a new snapshot in.
 	 */
 	BFI_OPEN_WARM = 1u << 3,
+	/*
+	 * For a pack: copy only the catalog and the index's header, section
+	 * table and layout tables into memory, and leave the rest in the
+	 * pack, for bfi_scan() to read frame by frame as its queries need
+	 * it, within its memory bound: a packed index larger than memory is
+	 * scanned with no unpacked copy anywhere. The other query calls and
+	 * the zero-copy row views return BFI_E_SCAN_ONLY on such a snapshot;
+	 * the catalog calls work. Ignored for a directory, which is mapped.
+	 */
+	BFI_OPEN_SCAN = 1u << 4,
 };
 
 /*

@@ -126,6 +126,8 @@ int bfi_block_rows(const bfi_snapshot *s, uint32_t i, const uint8_t **rows, uint
                    const uint8_t **pre)
 {
 	const struct bfi_flat *f = s ? bfi__flat(s) : NULL;
+	if (f && s->lazy)
+		return BFI_E_SCAN_ONLY;
 	if (f == NULL || rows == NULL || bytes == NULL || pre == NULL || i >= f->n_blocks)
 		return BFI_E_INVALID;
 	const struct bfi_rblock *b = &f->blocks[i];
@@ -140,6 +142,8 @@ int bfi_block_rows(const bfi_snapshot *s, uint32_t i, const uint8_t **rows, uint
 int bfi_block_unpack(const bfi_snapshot *s, uint32_t i, uint8_t *dst, uint64_t bytes)
 {
 	const struct bfi_flat *f = s ? bfi__flat(s) : NULL;
+	if (f && s->lazy)
+		return BFI_E_SCAN_ONLY;
 	if (f == NULL || dst == NULL || i >= f->n_blocks)
 		return BFI_E_INVALID;
 	const struct bfi_rblock *b = &f->blocks[i];

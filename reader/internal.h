@@ -92,6 +92,10 @@ struct bfi_coll_ops {
 	void (*info)(const bfi_snapshot *s, struct bfi_info *info);
 	void (*close)(bfi_snapshot *s);
 };
+struct bfi_lazy;
+/* len bytes of a lazy pack's index from off into dst (packed.c): 0, or a BFI_E_PACK* code or -errno. */
+int bfi__lazy_read(struct bfi_lazy *lz, uint8_t *dst, uint64_t off, uint64_t len);
+void bfi__lazy_free(struct bfi_lazy **lz);
 /* bfi_open() of one snapshot (open.c), also telling where a check failed. */
 int bfi__open(const char *path, unsigned flags, struct bfi_snapshot **out, struct bfi_bad *bad);
 /*
@@ -113,6 +117,12 @@ struct bfi_snapshot {
 	/* a collection: its segments and manifest (collection.c), and its calls; else NULL */
 	struct bfi_coll *coll;
 	const struct bfi_coll_ops *cops;
+	/*
+	 * A pack opened with BFI_OPEN_SCAN (packed.c): the index's bytes past
+	 * its tables are still in the pack, read with bfi__lazy_read; else
+	 * NULL. Only bfi_scan reads such a snapshot's rows.
+	 */
+	struct bfi_lazy *lazy;
 	/* catalog; env is NULL when opened with BFI_OPEN_NO_CATALOG */
 	MDB_env *env;
 	MDB_dbi dbi_sets, dbi_names, dbi_meta;

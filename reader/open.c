@@ -183,7 +183,7 @@ int bfi__open(const char *path, unsigned flags, bfi_snapshot **out, struct bfi_b
 {
 	if (path == NULL || out == NULL ||
 	    (flags & ~(unsigned)(BFI_OPEN_TRUSTED | BFI_OPEN_NO_CATALOG | BFI_OPEN_SMALL_PAGES |
-	                         BFI_OPEN_WARM)))
+	                         BFI_OPEN_WARM | BFI_OPEN_SCAN)))
 		return BFI_E_INVALID;
 	int rc;
 	for (int tries = 0;; tries++) {
@@ -355,6 +355,7 @@ void bfi_close(bfi_snapshot **snap)
 	}
 	if (s->map)
 		munmap((void *)s->map, (size_t)s->size);
+	bfi__lazy_free(&s->lazy);
 	if (s->index_fd >= 0)
 		close(s->index_fd);
 	if (s->catalog_fd >= 0)

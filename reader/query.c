@@ -13,6 +13,8 @@ int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bf
 	if (s && s->cops && bfi__check_query(e, res) == 0)
 		return s->cops->expr(s, layout, e, res);
 	int rc = s ? bfi__check_query(e, res) : BFI_E_INVALID;
+	if (rc == 0 && s->lazy)
+		rc = BFI_E_SCAN_ONLY;
 	if (rc == 0)
 		rc = bfi__row_of(s, layout, &ops);
 	if (rc == 0)
@@ -48,6 +50,8 @@ int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *cons
 			rc = bfi_query_expr(s, layout, qs[q], res[q]);
 		return rc;
 	}
+	if (s->lazy)
+		return BFI_E_SCAN_ONLY;
 	int rc = bfi__row_of(s, layout, &ops);
 	if (rc == 0 && ops->batch) /* checks each query itself */
 		return ops->batch(s, qs, n, res);
@@ -69,6 +73,8 @@ int bfi_query_keys(const bfi_snapshot *s, unsigned layout, const bfi_keyhash *ke
 		return BFI_E_INVALID;
 	if (s->cops)
 		return s->cops->keys(s, layout, keys, n, res, ends);
+	if (s->lazy)
+		return BFI_E_SCAN_ONLY;
 	int rc = bfi__row_of(s, layout, &ops);
 	if (rc)
 		return rc;
@@ -87,6 +93,8 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
 		return BFI_E_INVALID;
 	if (s->cops)
 		return s->cops->threshold(s, layout, e, theta, res);
+	if (s->lazy)
+		return BFI_E_SCAN_ONLY;
 	int rc = bfi__row_of(s, layout, &ops);
 	if (rc == 0)
 		rc = bfi__prepare(s, res, 1);

@@ -177,6 +177,8 @@ static long rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const st
 int bfi_rambo_rep(const bfi_snapshot *s, uint32_t rep, uint64_t *m, struct bfi_rambo_cell_info *cells)
 {
 	const struct bfi_rambo *v = s ? rambo_of(s) : NULL;
+	if (v && s->lazy)
+		return BFI_E_SCAN_ONLY;
 	if (v == NULL || m == NULL || rep >= v->d.reps)
 		return BFI_E_INVALID;
 	const struct bfi_rrep *rp = &v->reps[rep];
@@ -207,6 +209,8 @@ int bfi_rambo_rows(const bfi_snapshot *s, uint32_t rep, const uint8_t **rows, ui
                    uint64_t *row_bytes)
 {
 	const struct bfi_rambo *v = s ? rambo_of(s) : NULL;
+	if (v && s->lazy)
+		return BFI_E_SCAN_ONLY;
 	if (v == NULL || rows == NULL || m == NULL || row_bytes == NULL || rep >= v->d.reps)
 		return BFI_E_INVALID;
 	*rows = v->reps[rep].rows;

@@ -11,7 +11,9 @@
  * runs, dropped from the page cache behind it) into a private anonymous
  * mapping as large as the index, each at its own offset; every query is
  * answered by the usual query code on a view of just that part pointing
- * there; the answers are appended; and the pages go. Pages no query
+ * there; the answers are appended; and the pages go. A pack opened with
+ * BFI_OPEN_SCAN is read the same way, its pages decompressed from the
+ * frames that hold them instead of read with pread. Pages no query
  * needs are never touched, so they take no memory; a part whose needed
  * pages pass the memory given is answered in several rounds of queries,
  * each reading only its own pages. A part's answers are independent of
@@ -114,7 +116,12 @@ static int gather(struct scan *c)
 		uint64_t off = p * PAGE, len = (q - p) * PAGE;
 		if (off + len > c->s->size)
 			len = c->s->size - off;
-		for (uint64_t got = 0; got < len;) {
+		if (c->s->lazy) { /* a pack scanned in place: its frames, decompressed and checked */
+			int rc = bfi__lazy_read(c->s->lazy, c->shadow + off, off, len);
+			if (rc)
+				return rc;
+		}
+		for (uint64_t got = 0; !c->s->lazy && got < len;) {
 			ssize_t r = pread(fd, c->shadow + off + got, (size_t)(len - got), (off_t)(off + got));
 			if (r < 0 && errno == EINTR)
 				continue;
@@ -123,7 +130,8 @@ static int gather(struct scan *c)
 			got += (uint64_t)r;
 		}
 		/* read once: the page cache need not keep it for this batch */
-		(void)posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
+		if (!c->s->lazy)
+			(void)posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
 		if (c->st) {
 			c->st->bytes_read += len;
 			c->st->reads++;
@@ -166,6 +174,7 @@ static int answer(struct scan *c, const bfi_expr *const *qs, size_t from, size_t
 {
 	bfi_snapshot v = *c->s;
 	memset(v.view, 0, sizeof v.view);
+	v.lazy = NULL; /* the view reads the shadow, which holds what it needs */
 	uint32_t ord0 = 0;
 	int rc = gather(c);
 	if (rc == 0 && c->w_res == NULL)

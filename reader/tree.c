@@ -477,6 +477,8 @@ int bfi_tree_rows(const bfi_snapshot *s, uint32_t l, const uint8_t **rows, uint6
                   uint64_t *row_bytes)
 {
 	const struct bfi_tree *t = s ? tree_of(s) : NULL;
+	if (t && s->lazy)
+		return BFI_E_SCAN_ONLY;
 	if (t == NULL || rows == NULL || m == NULL || row_bytes == NULL || l >= t->d.levels)
 		return BFI_E_INVALID;
 	*rows = t->levels[l].rows;
@@ -489,6 +491,8 @@ int bfi_tree_level(const bfi_snapshot *s, uint32_t l, uint64_t *nodes, uint64_t 
                    double *fpr)
 {
 	const struct bfi_tree *t = s ? tree_of(s) : NULL;
+	if (t && s->lazy && (fill || fpr))
+		return BFI_E_SCAN_ONLY;
 	if (t == NULL || nodes == NULL || m == NULL || l >= t->d.levels)
 		return BFI_E_INVALID;
 	const struct bfi_rlevel *lv = &t->levels[l];

@@ -47,6 +47,16 @@ layouts() {
 		same /dev/null --kmer 31 -t 0.8 --fasta "$T/reads.fa" "$T/dna-tree"
 }
 check "plain, tree and RAMBO layouts, keys, expressions and reads: the mapped answers" layouts
+packs() {
+	"$BFI" pack -q "$T/all" -o "$T/all.pack" --frame 64K && "$BFI" pack -q "$T/coll" -o "$T/coll.pack" &&
+		"$BFI" query --layout tree "$T/all" <"$T/keys" >"$T/mapped" &&
+		"$BFI" query --scan --memory 16K --layout tree "$T/all.pack" <"$T/keys" >"$T/scanned" &&
+		cmp "$T/mapped" "$T/scanned" &&
+		"$BFI" query --json "$T/coll" <"$T/keys" >"$T/mapped" &&
+		"$BFI" query --scan --memory 16K --json "$T/coll.pack" <"$T/keys" >"$T/scanned" &&
+		cmp "$T/mapped" "$T/scanned"
+}
+check "a pack of a snapshot and of a collection, scanned in place: the mapped answers" packs
 refused() {
 	! "$BFI" query --scan --layout tree "$T/snap" x 2>"$T/e" && grep -q "layout" "$T/e" &&
 		! "$BFI" query --memory 1M "$T/snap" x 2>"$T/e" && grep -q "give --scan" "$T/e"

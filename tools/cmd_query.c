@@ -80,7 +80,8 @@ static const char help[] =
 	"                     its mapping, for an index larger than memory: a pass\n"
 	"                     reads the pages its queries need once, in file order,\n"
 	"                     within --memory (bfi_scan); same answers, on any\n"
-	"                     layout; a collection is scanned segment by segment\n"
+	"                     layout; a collection is scanned segment by segment,\n"
+	"                     and a pack in place, frame by frame, never unpacked\n"
 	"      --memory SIZE  with --scan, the index bytes a pass may hold (K, M, G\n"
 	"                     suffixes; default: no bound)\n"
 	"      --layout L     flat, plain, rambo or tree: answer from this layout\n"
@@ -241,6 +242,7 @@ int cmd_query(int argc, char **argv)
 	if (o.scan) {
 		o.batch = 1; /* the batch is what a pass answers: one thread reads them all */
 		threads = 1;
+		flags |= BFI_OPEN_SCAN; /* a pack: its index stays in the pack, read as a pass needs */
 		if (!batch_size_given)
 			o.batch_size = 100000;
 	}

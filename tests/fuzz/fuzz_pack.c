@@ -1,14 +1,17 @@
 /*
  * fuzz_pack.c - any bytes as a pack (spec/format.md, "Packs"): its seek
  * table read, its frames decompressed and checked, its tar members walked
- * and read to the end, some skipped unread; then unpacked. Nothing may
- * crash, hang, read out of bounds, or write outside the output.
+ * and read to the end, some skipped unread; then opened to be scanned in
+ * place (BFI_OPEN_SCAN) and scanned with a key and a term list, its frames
+ * read at random; then unpacked. Nothing may crash, hang, read out of
+ * bounds, or write outside the output.
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "bfi.h"
 #include "bfi_pack.h"
 #include "bfi_writer.h"
 #include "fuzz.h"
@@ -50,6 +53,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	walk(path, 0);
 	walk(path, 1);
+	bfi_snapshot *s = NULL;
+	if (bfi_open(path, BFI_OPEN_SCAN | BFI_OPEN_NO_CATALOG, &s) == 0) {
+		bfi_expr *qs[2] = {NULL, NULL};
+		bfi_result *res[2] = {NULL, NULL};
+		const void *terms[3] = {"a", "b", "c"};
+		size_t lens[3] = {1, 1, 1};
+		if (bfi_expr_key("a", 1, &qs[0]) == 0 && bfi_expr_terms(terms, lens, 3, &qs[1]) == 0 &&
+		    bfi_result_create(&res[0]) == 0 && bfi_result_create(&res[1]) == 0)
+			TRY(bfi_scan(s, 0, (const bfi_expr *const *)qs, 2, 0.5, res, 1u << 20, NULL));
+		for (int i = 0; i < 2; i++) {
+			bfi_expr_free(&qs[i]);
+			bfi_result_destroy(&res[i]);
+		}
+		bfi_close(&s);
+	}
 	char out[600], err[4600], warn[4600];
 	snprintf(out, sizeof out, "%s/unpacked", fuzz_dir());
 	struct bfi_pack_options o;
