@@ -3,8 +3,6 @@
  * format, a skippable frame that lists each frame's compressed and
  * decompressed sizes and checksum, ending the file.
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +13,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "archive_dl.h"
 #include "bfi_error.h"
 #include "bfi_pack.h"
 #include "format.h"
@@ -271,6 +270,9 @@ int bfi_pack_in_open(int fd, struct bfi_pack_in **out, struct bfi_pack_error *e)
 	off_t end = lseek(fd, 0, SEEK_END);
 	if (end < 0)
 		return fail(e, -errno, "cannot seek in the pack", 0);
+	const char *why = NULL;
+	if (bfi_archive_load(&why))
+		return fail(e, -ENOSYS, why, 0);
 	struct bfi_pack_in *p = calloc(1, sizeof *p);
 	if (p == NULL)
 		return -ENOMEM;

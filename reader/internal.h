@@ -2,8 +2,11 @@
 #ifndef BFI_READER_INTERNAL_H
 #define BFI_READER_INTERNAL_H
 
-#include "bfi_manifest.h"
 #include <lmdb.h>
+#include <stdlib.h>
+
+#include "bfi_manifest.h"
+#include "bfi_pack.h"
 
 #include "bfi.h"
 #include "format.h"
@@ -92,10 +95,27 @@ struct bfi_coll_ops {
 	void (*info)(const bfi_snapshot *s, struct bfi_info *info);
 	void (*close)(bfi_snapshot *s);
 };
-struct bfi_lazy;
-/* len bytes of a lazy pack's index from off into dst (packed.c): 0, or a BFI_E_PACK* code or -errno. */
-int bfi__lazy_read(struct bfi_lazy *lz, uint8_t *dst, uint64_t off, uint64_t len);
-void bfi__lazy_free(struct bfi_lazy **lz);
+/* A pack's index left in the pack (BFI_OPEN_SCAN, packed.c). */
+struct bfi_lazy {
+	struct bfi_pack_frames *f;
+	uint64_t data_at; /* the index's first byte in the tar stream */
+};
+/* len bytes of a lazy pack's index from off into dst: 0, or a BFI_E_PACK* code or -errno. */
+static inline int bfi__lazy_read(struct bfi_lazy *lz, uint8_t *dst, uint64_t off, uint64_t len)
+{
+	struct bfi_pack_error e;
+	if (off > UINT64_MAX - lz->data_at)
+		return BFI_E_PACK;
+	return bfi_pack_frames_read(lz->f, dst, len, lz->data_at + off, &e);
+}
+static inline void bfi__lazy_free(struct bfi_lazy **lz)
+{
+	if (*lz == NULL)
+		return;
+	bfi_pack_frames_close(&(*lz)->f);
+	free(*lz);
+	*lz = NULL;
+}
 /* bfi_open() of one snapshot (open.c), also telling where a check failed. */
 int bfi__open(const char *path, unsigned flags, struct bfi_snapshot **out, struct bfi_bad *bad);
 /*

@@ -83,8 +83,29 @@ struct bfi_layout_ops {
 	                 bfi_snapshot *v, uint32_t *ord0);
 };
 
-/* Mark index bytes [from, to) needed by the round of a scan being gathered (scan.c). */
-int bfi__want(struct bfi_want *w, uint64_t from, uint64_t to);
+/* What a scan's round wants (scan.c): a bit a page of the index. */
+#define BFI_SCAN_PAGE 4096u
+struct bfi_want {
+	uint64_t size;   /* of the index */
+	uint64_t *want;  /* a bit a page: needed by the round being gathered */
+	uint64_t *fresh; /* the pages the query being added is the first of its round to want */
+	size_t n_fresh, fresh_cap;
+};
+/* Mark index bytes [from, to) needed by the round being gathered. 0 or -ENOMEM. */
+static inline int bfi__want(struct bfi_want *w, uint64_t from, uint64_t to)
+{
+	if (to > w->size)
+		to = w->size;
+	for (uint64_t p = from / BFI_SCAN_PAGE; from < to && p <= (to - 1) / BFI_SCAN_PAGE; p++)
+		if (!((w->want[p / 64] >> (p % 64)) & 1)) {
+			w->want[p / 64] |= UINT64_C(1) << (p % 64);
+			int rc = bfi__grow(&w->fresh, &w->fresh_cap, w->n_fresh + 1, sizeof *w->fresh);
+			if (rc)
+				return rc;
+			w->fresh[w->n_fresh++] = p;
+		}
+	return 0;
+}
 /* Where p, a pointer into s's map, lies in shadow, a copy at the same offsets; NULL stays NULL. */
 static inline const uint8_t *bfi__in_shadow(const bfi_snapshot *s, const uint8_t *p,
                                             const uint8_t *shadow)
@@ -92,7 +113,12 @@ static inline const uint8_t *bfi__in_shadow(const bfi_snapshot *s, const uint8_t
 	return p ? shadow + (p - s->map) : NULL;
 }
 /* A layout scanned whole: one part, of one item. */
-uint64_t bfi__scan_whole(const bfi_snapshot *s, uint64_t first, uint64_t budget);
+static inline uint64_t bfi__scan_whole(const bfi_snapshot *s, uint64_t first, uint64_t budget)
+{
+	(void)s;
+	(void)budget;
+	return first == 0;
+}
 
 /* The table, in the order the default layout is chosen: flat, tree, RAMBO, plain. */
 enum { BFI_ROW_FLAT, BFI_ROW_TREE, BFI_ROW_RAMBO, BFI_ROW_PLAIN, BFI_ROWS };

@@ -34,13 +34,6 @@ int bfi__row_of(const bfi_snapshot *s, unsigned layout, const struct bfi_layout_
 	return 0;
 }
 
-uint64_t bfi__scan_whole(const bfi_snapshot *s, uint64_t first, uint64_t budget)
-{
-	(void)s;
-	(void)budget;
-	return first == 0;
-}
-
 int bfi_layout_info(const bfi_snapshot *s, unsigned layout, struct bfi_layout_info *out)
 {
 	int r = bfi__layout_row(layout);

@@ -37,28 +37,6 @@ static int pack_bad(struct bfi_bad *bad, int rc, const struct bfi_pack_error *e)
 	return rc;
 }
 
-struct bfi_lazy {
-	struct bfi_pack_frames *f;
-	uint64_t data_at; /* the index's first byte in the tar stream */
-};
-
-int bfi__lazy_read(struct bfi_lazy *lz, uint8_t *dst, uint64_t off, uint64_t len)
-{
-	struct bfi_pack_error e;
-	if (off > UINT64_MAX - lz->data_at)
-		return BFI_E_PACK;
-	return bfi_pack_frames_read(lz->f, dst, len, lz->data_at + off, &e);
-}
-
-void bfi__lazy_free(struct bfi_lazy **lz)
-{
-	if (*lz == NULL)
-		return;
-	bfi_pack_frames_close(&(*lz)->f);
-	free(*lz);
-	*lz = NULL;
-}
-
 /* Copy index bytes [off, off + len) (clipped to size) from the pack into memfd fd. */
 static int fill(struct bfi_lazy *lz, int fd, uint64_t size, uint64_t off, uint64_t len, uint8_t *buf,
                 struct bfi_bad *bad)

@@ -29,15 +29,9 @@
 
 #include "layout.h"
 
-#define PAGE 4096u
+#define PAGE BFI_SCAN_PAGE
 #define READ_MAX (8u << 20) /* bytes a pread asks for at most */
 
-struct bfi_want {
-	uint64_t size;         /* of the index */
-	uint64_t *want;        /* a bit a page: needed by the round being gathered */
-	uint64_t *fresh;       /* the pages the query being added is the first of its round to want */
-	size_t n_fresh, fresh_cap;
-};
 
 struct scan {
 	const bfi_snapshot *s;
@@ -59,20 +53,6 @@ static int bit(const uint64_t *v, uint64_t p)
 	return (v[p / 64] >> (p % 64)) & 1;
 }
 
-int bfi__want(struct bfi_want *w, uint64_t from, uint64_t to)
-{
-	if (to > w->size)
-		to = w->size;
-	for (uint64_t p = from / PAGE; from < to && p <= (to - 1) / PAGE; p++)
-		if (!bit(w->want, p)) {
-			w->want[p / 64] |= UINT64_C(1) << (p % 64);
-			int rc = bfi__grow(&w->fresh, &w->fresh_cap, w->n_fresh + 1, sizeof *w->fresh);
-			if (rc)
-				return rc;
-			w->fresh[w->n_fresh++] = p;
-		}
-	return 0;
-}
 
 /* Mark the pages query e (NULL: every query) needs in the part; those new to the round in w.fresh. */
 static int query_pages(struct scan *c, const struct bfi_expr *e)

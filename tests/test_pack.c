@@ -8,8 +8,6 @@
  * (a name with "..", a link, an extra member, a foreign zstd file)
  * refused; --memory below one thread's need refused.
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +15,7 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include "archive_dl.h"
 #include "bfi_pack.h"
 #include "format.h"
 #include "test.h"
@@ -294,6 +293,7 @@ static void make_pack(const char *path, const struct member *m, int n)
 		uint8_t *p;
 		size_t len;
 	} t = {malloc(1 << 20), 0};
+	EXPECT_RC(bfi_archive_load(NULL), 0);
 	struct archive *a = archive_write_new();
 	archive_write_set_format_pax_restricted(a);
 	archive_write_set_bytes_per_block(a, 512);

@@ -7,8 +7,6 @@
  * a skippable frame ends the file (zstd's seekable format). The same
  * files, level and frame size give the same bytes at any thread count.
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +19,7 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include "archive_dl.h"
 #include "bfi_manifest.h"
 #include "bfi_pack.h"
 #include "format.h"
@@ -350,6 +349,11 @@ int bfi_pack(const char *src, const char *out, const struct bfi_pack_options *o,
 		snprintf(err, errlen, "invalid arguments (level 1..%d, frame 4 KiB..64 MiB)",
 		         ZSTD_maxCLevel());
 		return BFI_E_INVALID;
+	}
+	const char *why = NULL;
+	if (bfi_archive_load(&why)) {
+		snprintf(err, errlen, "%s", why);
+		return -ENOSYS;
 	}
 	k.frame = o->frame;
 	k.threads = pool_threads(o->threads);

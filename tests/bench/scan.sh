@@ -10,8 +10,13 @@
 # command runs in a memory cgroup of that limit, page cache included
 # (/sys/fs/cgroup/memory/bfi-scan-bench, made and removed here), and its
 # peak usage is reported: the mapped path then has to evict pages it will
-# fault in again, the scan does not.
-# Usage: MEMORY=1G [LIMIT=1400M] [Q="10000 100000"] [ROUNDS=3] sh tests/bench/scan.sh SNAP READS.fa
+# fault in again, the scan does not. Each batch of Q keys is one batch
+# (--batch-size Q): one pass. MAPPED=0 leaves the mapped path out (it
+# takes hours at 10^6 keys under a limit). With PACK (a bfi pack of SNAP),
+# the same scans run from the pack in place, against zstd -dc of it.
+# The keys are READS's k-mers, or those of KEYS (FASTA) when given.
+# Usage: MEMORY=1G [LIMIT=1400M] [Q="10000 100000"] [ROUNDS=3] [MAPPED=0] [PACK=SNAP.pack]
+#        [KEYS=more.fa] sh tests/bench/scan.sh SNAP READS.fa
 set -eu
 cd "$(dirname "$0")/../.."
 BFI=${BFI:-$PWD/bfi}
@@ -26,7 +31,13 @@ if [ -n "${LIMIT:-}" ]; then
 	echo "$LIMIT" >"$CG/memory.limit_in_bytes"
 fi
 trap 'rm -rf "$W"; [ -n "$CG" ] && rmdir "$CG" 2>/dev/null' EXIT
-cold() { python3 -c "import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)" "$SNAP/index.bfi"; }
+PACK=${PACK:-}
+MAPPED=${MAPPED:-1}
+cold() {
+	python3 -c "import os, sys
+for f in sys.argv[1:]:
+	fd = os.open(f, os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)" "$SNAP/index.bfi" $PACK
+}
 # run LABEL CMD...: wall seconds and disk bytes read, cold
 run() {
 	label=$1
@@ -45,18 +56,31 @@ run() {
 }
 size=$(stat -c %s "$SNAP/index.bfi")
 echo "index $size bytes, --memory $MEMORY${LIMIT:+, cgroup limit $LIMIT}"
-grep -v '^>' "$READS" | awk '{ for (i = 1; i + 30 <= length($0); i++) print substr($0, i, 31) }' >"$W/kmers.all"
+grep -v '^>' "${KEYS:-$READS}" | awk '{ for (i = 1; i + 30 <= length($0); i++) print substr($0, i, 31) }' >"$W/kmers.all"
 r=0
 while [ "$r" -lt "${ROUNDS:-3}" ]; do
 	run cat cat "$SNAP/index.bfi"
+	[ -z "$PACK" ] || run zstd-dc zstd -dc "$PACK"
 	for q in ${Q:-10000 100000}; do
 		head -n "$q" "$W/kmers.all" >"$W/k"
-		run "scan-keys-$q" "$BFI" query --scan --memory "$MEMORY" --kmer 31 "$SNAP" <"$W/k"
+		[ "$(wc -l <"$W/k")" -eq "$q" ] || { echo "the reads hold fewer than $q k-mers"; exit 1; }
+		run "scan-keys-$q" "$BFI" query --scan --batch-size "$q" --memory "$MEMORY" --kmer 31 "$SNAP" <"$W/k"
+		if [ -n "$PACK" ]; then
+			run "pack-keys-$q" "$BFI" query --scan --batch-size "$q" --memory "$MEMORY" --kmer 31 "$PACK" <"$W/k"
+			cmp -s "$W/scan-keys-$q.out" "$W/pack-keys-$q.out" || { echo "answers differ"; exit 1; }
+		fi
+		[ "$MAPPED" = 0 ] && continue
 		run "mapped-keys-$q" "$BFI" query --threads 1 --kmer 31 "$SNAP" <"$W/k"
 		cmp -s "$W/scan-keys-$q.out" "$W/mapped-keys-$q.out" || { echo "answers differ"; exit 1; }
 	done
 	run scan-reads "$BFI" query --scan --memory "$MEMORY" --kmer 31 -t 0.8 --fasta "$READS" "$SNAP"
-	run mapped-reads "$BFI" query --threads 1 --kmer 31 -t 0.8 --fasta "$READS" "$SNAP"
-	cmp -s "$W/scan-reads.out" "$W/mapped-reads.out" || { echo "answers differ"; exit 1; }
+	if [ -n "$PACK" ]; then
+		run pack-reads "$BFI" query --scan --memory "$MEMORY" --kmer 31 -t 0.8 --fasta "$READS" "$PACK"
+		cmp -s "$W/scan-reads.out" "$W/pack-reads.out" || { echo "answers differ"; exit 1; }
+	fi
+	if [ "$MAPPED" != 0 ]; then
+		run mapped-reads "$BFI" query --threads 1 --kmer 31 -t 0.8 --fasta "$READS" "$SNAP"
+		cmp -s "$W/scan-reads.out" "$W/mapped-reads.out" || { echo "answers differ"; exit 1; }
+	fi
 	r=$((r + 1))
 done
