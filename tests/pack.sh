@@ -3,7 +3,8 @@
 # "Packs"): a snapshot and a collection of two segments packed and
 # unpacked byte for byte; `zstd -d | tar -x` giving the same files; the
 # unpacked collection answering as the packed one; a damaged pack refused
-# with status 1 and nothing written; a non-pack output never replaced;
+# with status 1 and nothing written, and a pack killed midway leaving
+# nothing; a non-pack output never replaced;
 # --help and a mistyped option.
 # Usage: sh tests/pack.sh ./bfi    (from the source root; tests/run.sh does this)
 BFI=${1:-./bfi}
@@ -59,6 +60,12 @@ damaged() {
 	[ $? -eq 1 ] && [ ! -e "$T/bad.out" ] && ! ls "$T" | grep -q 'tmp-'
 }
 check "a damaged or truncated pack: status 1, nothing written" damaged
+killed() { # a pack killed midway (SIGXFSZ at 4 KiB written) leaves no file behind
+	(ulimit -f 8 && exec "$BFI" pack -q --frame 4K -o "$T/killed.pack" "$T/snap") 2>/dev/null
+	st=$?
+	[ "$st" -gt 128 ] && [ ! -e "$T/killed.pack" ] && ! ls -a "$T" | grep -q 'tmp-'
+}
+check "a pack killed midway leaves nothing behind" killed
 not_replaced() {
 	echo "precious" >"$T/keep"
 	! "$BFI" pack -q -o "$T/keep" "$T/snap" 2>"$T/e" && grep -q "not a bfi pack" "$T/e" &&

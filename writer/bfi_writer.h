@@ -517,7 +517,9 @@ struct bfi_pack_stats {
 BFI_API void bfi_pack_options_init(struct bfi_pack_options *o);
 /*
  * Pack the snapshot or collection src into the file out, written beside
- * it and renamed into place. out may exist only as a bfi pack, which is
+ * it (unnamed, O_TMPFILE, where the file system allows: a pack killed
+ * midway leaves nothing) and renamed into place. out may exist only as a
+ * bfi pack, which is
  * replaced. 0, or BFI_E_INVALID, BFI_E_LIMIT (--memory too small),
  * BFI_E_EXISTS, BFI_E_NOT_REGULAR, BFI_E_MANIFEST, -errno; err says why.
  */

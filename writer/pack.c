@@ -338,6 +338,35 @@ static int is_pack_file(const char *path)
 	return yes;
 }
 
+/* A name beside out of its own, out.tmp-XXXXXXXX, for try number tries. */
+static void temp_name(char *tmp, size_t cap, const char *out, int tries)
+{
+	uint32_t r = 0;
+	if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+		r = (uint32_t)getpid() * 2654435761u + (uint32_t)tries;
+	snprintf(tmp, cap, "%s.tmp-%08x", out, r);
+}
+
+/*
+ * Give the finished unnamed file fd a name beside out (into tmp), for
+ * rename to put it in place at once. 0 or -errno.
+ */
+static int name_it(int fd, const char *out, char *tmp, size_t cap)
+{
+	char proc[64];
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	for (int tries = 0; tries < 16; tries++) {
+		temp_name(tmp, cap, out, tries);
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+		if (errno != EEXIST)
+			break;
+	}
+	int e = errno;
+	tmp[0] = 0;
+	return -e;
+}
+
 int bfi_pack(const char *src, const char *out, const struct bfi_pack_options *o, char *err,
              size_t errlen)
 {
@@ -408,12 +437,27 @@ int bfi_pack(const char *src, const char *out, const struct bfi_pack_options *o,
 		pfail(&k, BFI_E_INVALID, "output path too long%s%s", "", "");
 		goto out;
 	}
-	/* beside out, under a name of its own; created as any file is (umask), unlike mkstemp's 0600 */
-	for (int tries = 0; tries < 16; tries++) {
-		uint32_t r = 0;
-		if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
-			r = (uint32_t)getpid() * 2654435761u + (uint32_t)tries;
-		snprintf(tmp, sizeof tmp, "%s.tmp-%08x", out, r);
+	/*
+	 * An unnamed file in out's directory (O_TMPFILE), named only once it
+	 * is whole: a pack killed midway leaves nothing behind. Where the file
+	 * system cannot, or /proc is not there to name it, a file beside out
+	 * under a name of its own, removed on failure. Either is created as
+	 * any file is (umask), unlike mkstemp's 0600.
+	 */
+	int unnamed = 0;
+	if (access("/proc/self/fd", X_OK) == 0) {
+		char dir[4200];
+		snprintf(dir, sizeof dir, "%s", out);
+		char *slash = strrchr(dir, '/');
+		if (slash == NULL)
+			snprintf(dir, sizeof dir, ".");
+		else
+			slash[slash == dir] = 0; /* "/x" keeps its "/" */
+		k.out = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+		unnamed = k.out >= 0;
+	}
+	for (int tries = 0; !unnamed && tries < 16; tries++) {
+		temp_name(tmp, sizeof tmp, out, tries);
 		k.out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 		if (k.out >= 0 || errno != EEXIST)
 			break;
@@ -447,6 +491,8 @@ int bfi_pack(const char *src, const char *out, const struct bfi_pack_options *o,
 		}
 		if (rc == 0 && fsync(k.out) != 0)
 			rc = -errno;
+		if (rc == 0 && unnamed)
+			rc = name_it(k.out, out, tmp, sizeof tmp);
 		if (rc == 0 && rename(tmp, out) != 0)
 			rc = -errno;
 		if (rc)
