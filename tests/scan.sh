@@ -57,6 +57,12 @@ packs() {
 		cmp "$T/mapped" "$T/scanned"
 }
 check "a pack of a snapshot and of a collection, scanned in place: the mapped answers" packs
+warned() { # 16K holds less than a block's rows: many rounds, read again, and a warning
+	"$BFI" query --scan --memory 16K "$T/snap" <"$T/keys" >/dev/null 2>"$T/e" &&
+		grep -q "warning: the scan read .* times the index's bytes" "$T/e" &&
+		"$BFI" query --scan "$T/snap" <"$T/keys" >/dev/null 2>"$T/e" && [ ! -s "$T/e" ]
+}
+check "a --memory that makes the scan read the index again says so; one pass says nothing" warned
 refused() {
 	! "$BFI" query --scan --layout tree "$T/snap" x 2>"$T/e" && grep -q "layout" "$T/e" &&
 		! "$BFI" query --memory 1M "$T/snap" x 2>"$T/e" && grep -q "give --scan" "$T/e"

@@ -84,6 +84,26 @@ int batcher_add(struct batcher *b, const char *t, size_t len)
  * it. Expressions: those before one that does not parse are answered,
  * then that one's error is returned.
  */
+/*
+ * Once, if a scan read the index more than once over: its queries needed
+ * more of a part (a flat block, or a layout scanned whole) than --memory
+ * holds, so rounds of them read the same pages again.
+ */
+static void scan_warn(const bfi_snapshot *s, const struct bfi_scan_stats *st)
+{
+	static int warned;
+	struct bfi_info in;
+	bfi_info(s, &in);
+	if (warned || (double)st->bytes_read <= 1.5 * (double)in.file_size)
+		return;
+	warned = 1;
+	fprintf(stderr,
+	        "bfi query: warning: the scan read %.1f times the index's bytes in %llu rounds: "
+	        "its queries need more of a block than --memory holds (more --memory, or a build "
+	        "with smaller --block-sets, reads each byte once)\n",
+	        (double)st->bytes_read / (double)in.file_size, (unsigned long long)st->rounds);
+}
+
 int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 {
 	size_t m = b->n, ok = 0;
@@ -118,7 +138,9 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 	if (bad)
 		ok--;
 	if (o->scan) {
-		rc = bfi_scan(s, o->layout, b->es, ok, o->theta, b->rs, o->memory, NULL);
+		struct bfi_scan_stats st;
+		rc = bfi_scan(s, o->layout, b->es, ok, o->theta, b->rs, o->memory, &st);
+		scan_warn(s, &st);
 
 	} else {
 		rc = bfi_query_batch(s, o->layout, b->es, ok, b->rs);

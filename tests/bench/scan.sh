@@ -11,12 +11,12 @@
 # (/sys/fs/cgroup/memory/bfi-scan-bench, made and removed here), and its
 # peak usage is reported: the mapped path then has to evict pages it will
 # fault in again, the scan does not. Each batch of Q keys is one batch
-# (--batch-size Q): one pass. MAPPED=0 leaves the mapped path out (it
+# (--batch-size Q): one pass; BATCH cuts them into batches of that many. MAPPED=0 leaves the mapped path out (it
 # takes hours at 10^6 keys under a limit). With PACK (a bfi pack of SNAP),
 # the same scans run from the pack in place, against zstd -dc of it.
 # The keys are READS's k-mers, or those of KEYS (FASTA) when given.
 # Usage: MEMORY=1G [LIMIT=1400M] [Q="10000 100000"] [ROUNDS=3] [MAPPED=0] [PACK=SNAP.pack]
-#        [KEYS=more.fa] sh tests/bench/scan.sh SNAP READS.fa
+#        [KEYS=more.fa] [BATCH=100000] sh tests/bench/scan.sh SNAP READS.fa
 set -eu
 cd "$(dirname "$0")/../.."
 BFI=${BFI:-$PWD/bfi}
@@ -64,9 +64,9 @@ while [ "$r" -lt "${ROUNDS:-3}" ]; do
 	for q in ${Q:-10000 100000}; do
 		head -n "$q" "$W/kmers.all" >"$W/k"
 		[ "$(wc -l <"$W/k")" -eq "$q" ] || { echo "the reads hold fewer than $q k-mers"; exit 1; }
-		run "scan-keys-$q" "$BFI" query --scan --batch-size "$q" --memory "$MEMORY" --kmer 31 "$SNAP" <"$W/k"
+		run "scan-keys-$q" "$BFI" query --scan --batch-size "${BATCH:-$q}" --memory "$MEMORY" --kmer 31 "$SNAP" <"$W/k"
 		if [ -n "$PACK" ]; then
-			run "pack-keys-$q" "$BFI" query --scan --batch-size "$q" --memory "$MEMORY" --kmer 31 "$PACK" <"$W/k"
+			run "pack-keys-$q" "$BFI" query --scan --batch-size "${BATCH:-$q}" --memory "$MEMORY" --kmer 31 "$PACK" <"$W/k"
 			cmp -s "$W/scan-keys-$q.out" "$W/pack-keys-$q.out" || { echo "answers differ"; exit 1; }
 		fi
 		[ "$MAPPED" = 0 ] && continue
