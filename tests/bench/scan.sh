@@ -11,8 +11,9 @@
 # (/sys/fs/cgroup/memory/bfi-scan-bench, made and removed here), and its
 # peak usage is reported: the mapped path then has to evict pages it will
 # fault in again, the scan does not. Each batch of Q keys is one batch
-# (--batch-size Q): one pass; BATCH cuts them into batches of that many. MAPPED=0 leaves the mapped path out (it
-# takes hours at 10^6 keys under a limit). With PACK (a bfi pack of SNAP),
+# (--batch-size Q): one pass; BATCH cuts them into batches of that many.
+# MAPPED=0 leaves the mapped path out (it takes hours at 10^6 keys under
+# a limit). With PACK (a bfi pack of SNAP),
 # the same scans run from the pack in place, against zstd -dc of it.
 # The keys are READS's k-mers, or those of KEYS (FASTA) when given.
 # Usage: MEMORY=1G [LIMIT=1400M] [Q="10000 100000"] [ROUNDS=3] [MAPPED=0] [PACK=SNAP.pack]
