@@ -4,7 +4,8 @@
 # unpacked byte for byte; `zstd -d | tar -x` giving the same files; the
 # unpacked collection answering as the packed one; a damaged pack refused
 # with status 1 and nothing written, and a pack killed midway leaving
-# nothing; a non-pack output never replaced;
+# nothing; a non-pack output never replaced; a collection unpacked over
+# a collection, swapped in whole, but not while a writer holds its lock;
 # --help and a mistyped option.
 # Usage: sh tests/pack.sh ./bfi    (from the source root; tests/run.sh does this)
 BFI=${1:-./bfi}
@@ -70,9 +71,29 @@ not_replaced() {
 	echo "precious" >"$T/keep"
 	! "$BFI" pack -q -o "$T/keep" "$T/snap" 2>"$T/e" && grep -q "not a bfi pack" "$T/e" &&
 		[ "$(cat "$T/keep")" = precious ] &&
-		! "$BFI" unpack -q -o "$T/coll" "$T/coll.pack" 2>"$T/e" && grep -q "exists" "$T/e"
+		"$BFI" query "$T/snap" <"$T/q" >"$T/s0" &&
+		! "$BFI" unpack -q -o "$T/snap" "$T/coll.pack" 2>"$T/e" && grep -q "not a collection" "$T/e" &&
+		"$BFI" query "$T/snap" <"$T/q" >"$T/s3" && cmp "$T/s0" "$T/s3" &&
+		mkdir "$T/mine" && echo "mine" >"$T/mine/notes" &&
+		! "$BFI" unpack -q -o "$T/mine" "$T/coll.pack" 2>"$T/e" && grep -q "not a collection" "$T/e" &&
+		[ "$(cat "$T/mine/notes")" = mine ]
 }
-check "a file that is not a pack is never replaced; a collection only to a new path" not_replaced
+check "a file that is not a pack is never replaced; a collection only over a collection" not_replaced
+replaced() { # over a live collection: swapped whole; refused while a writer holds its lock
+	cp -r "$T/coll" "$T/live" && "$BFI" append -q "$T/c2" --tsv "$T/b.tsv" &&
+		"$BFI" pack -q -o "$T/c2.pack" "$T/c2" && "$BFI" query --json "$T/c2" <"$T/q" >"$T/want" &&
+		"$BFI" unpack -q -o "$T/live" "$T/c2.pack" && same "$T/c2" "$T/live" &&
+		"$BFI" query --json "$T/live" <"$T/q" >"$T/got" && cmp "$T/want" "$T/got" &&
+		! ls -a "$T" | grep -q 'tmp-' || return 1
+	flock "$T/live/LOCK" sleep 2 &
+	sleep 0.5
+	! "$BFI" unpack -q -o "$T/live" "$T/coll.pack" 2>"$T/e"
+	st=$?
+	wait
+	[ "$st" -eq 0 ] && grep -q "holds the collection's lock" "$T/e" && same "$T/c2" "$T/live" &&
+		! ls -a "$T" | grep -q 'tmp-'
+}
+check "a collection unpacked over a collection replaces it whole, unless a writer holds it" replaced
 in_place() {
 	"$BFI" query "$T/snap" <"$T/q" >"$T/s1" && "$BFI" query "$T/snap.pack" <"$T/q" >"$T/s2" &&
 		cmp "$T/s1" "$T/s2" && "$BFI" query "$T/coll.pack" <"$T/q" >"$T/a3" && cmp "$T/a1" "$T/a3" &&

@@ -530,9 +530,10 @@ BFI_API BFI_MUST_CHECK int bfi_pack(const char *src, const char *out,
  * the files written byte for byte as packed, then published as
  * bfi_writer_finish publishes (a snapshot: swapped in atomically at out,
  * which may be a snapshot already; a collection: renamed into place at
- * out, which must not exist). o: threads, memory and progress. 0, or a
- * BFI_E_PACK* code, BFI_E_EXISTS, -errno; err says why, warn (else "")
- * what was kept.
+ * out, or, if out is a collection, swapped with it at once under its
+ * lock, the old one then removed). o: threads, memory and progress. 0,
+ * or a BFI_E_PACK* code, BFI_E_EXISTS, BFI_E_BUSY (a writer holds out's
+ * lock), -errno; err says why, warn (else "") what was kept.
  */
 BFI_API BFI_MUST_CHECK int bfi_unpack(const char *path, const char *out,
                                       const struct bfi_pack_options *o, char *err, size_t errlen,

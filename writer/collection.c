@@ -233,12 +233,34 @@ static void sweep(bfi_collection *c)
 	closedir(d);
 }
 
+/* Is path still the directory dfd is, or was it replaced (bfi unpack) while a lock was awaited? */
+static int still_there(const char *path, int dfd)
+{
+	struct stat a, b;
+	return stat(path, &a) == 0 && fstat(dfd, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+static int begin_once(const char *path, unsigned flags, bfi_collection **out, char *err,
+                      size_t errlen);
+
 int bfi_collection_begin(const char *path, unsigned flags, bfi_collection **out, char *err,
                          size_t errlen)
 {
 	if (path == NULL || out == NULL || err == NULL || strlen(path) >= 4000 ||
 	    (flags & ~(BFI_COLL_CREATE | BFI_COLL_WAIT)))
 		return BFI_E_INVALID;
+	/* a collection swapped out under a writer waiting for its lock: the one now at path */
+	for (int tries = 0;; tries++) {
+		int rc = begin_once(path, flags, out, err, errlen);
+		if (rc != -EAGAIN || tries == 15)
+			return rc == -EAGAIN ? BFI_E_BUSY : rc;
+	}
+}
+
+static int begin_once(const char *path, unsigned flags, bfi_collection **out, char *err,
+                      size_t errlen)
+{
 	*out = NULL;
 	err[0] = 0;
 	bfi_collection *c = calloc(1, sizeof *c);
@@ -262,6 +284,10 @@ int bfi_collection_begin(const char *path, unsigned flags, bfi_collection **out,
 		rc = may_start(c, err, errlen);
 	if (rc == 0)
 		rc = take_lock(c, flags, err, errlen);
+	if (rc == 0 && !still_there(path, c->dfd)) {
+		snprintf(err, errlen, "%s was replaced while its lock was awaited", path);
+		rc = -EAGAIN;
+	}
 	if (rc == 0)
 		rc = read_manifest(c, flags, err, errlen);
 	if (rc) {
@@ -448,4 +474,76 @@ void bfi_collection_end(bfi_collection **cp)
 		(void)rmdir(c->path);
 	free(c);
 	*cp = NULL;
+}
+
+/* Does the collection's directory hold only what its writers make? 0, or BFI_E_EXISTS saying what else. */
+static int only_own(bfi_collection *c, char *err, size_t errlen)
+{
+	int fd = dup(c->dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (d == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return fail(c, err, errlen, -errno, "%s: %s", c->path);
+	}
+	rewinddir(d);
+	int rc = 0;
+	struct dirent *e;
+	while (rc == 0 && (e = readdir(d)) != NULL)
+		if (!own_name(e->d_name)) {
+			snprintf(err, errlen, "%s holds %.200s, which no collection's writer makes; not "
+			         "replacing it", c->path, e->d_name);
+			rc = BFI_E_EXISTS;
+		}
+	closedir(d);
+	return rc;
+}
+
+/* Remove what a collection's writers made in dfd: segments (their own files), manifests, the lock. */
+static void remove_all(int dfd)
+{
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (d == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(d);
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		char name[256];
+		snprintf(name, sizeof name, "%s", e->d_name);
+		struct stat st;
+		if (!own_name(name) || !strcmp(name, ".") || !strcmp(name, "..") ||
+		    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode) && strncmp(name, "seg-", 4) == 0)
+			(void)snapshot_remove(dfd, name);
+		else if (S_ISREG(st.st_mode) && strncmp(name, "seg-", 4) != 0)
+			(void)unlinkat(dfd, name, 0);
+	}
+	closedir(d);
+}
+
+int collection_replace(struct staging *st, const char *path, char *err, size_t errlen, char *warn,
+                       size_t warnlen)
+{
+	bfi_collection *c = NULL;
+	char old[4400] = "";
+	warn[0] = 0;
+	int rc = bfi_collection_begin(path, 0, &c, err, errlen);
+	if (rc == 0)
+		rc = only_own(c, err, errlen);
+	if (rc == 0)
+		rc = staging_exchange(st, path, old, sizeof old, err, errlen);
+	if (rc == 0) { /* the old collection, now at old, goes: its lock last, with its handle */
+		remove_all(c->dfd);
+		c->held = 0;
+	}
+	bfi_collection_end(&c);
+	if (rc == 0 && rmdir(old) != 0)
+		snprintf(warn, warnlen, "the collection replaced, moved to %s, still holds files bfi did "
+		         "not write; kept there", old);
+	return rc;
 }

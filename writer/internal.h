@@ -716,6 +716,23 @@ struct staging {
 /* Make and mark a staging directory beside path. */
 int staging_begin(struct staging *st, const char *path, char *err, size_t errlen);
 /*
+ * Swap the staged directory and the directory at path at once
+ * (RENAME_EXCHANGE), made durable: path is then what was staged, and old
+ * (oldlen bytes) names where path's directory went, for the caller to
+ * remove. st is done with.
+ */
+int staging_exchange(struct staging *st, const char *path, char *old, size_t oldlen, char *err,
+                     size_t errlen);
+/*
+ * Replace the collection at path by the one staged in st (bfi unpack;
+ * collection.c), holding path's lock so that no writer commits into it
+ * meanwhile. 0, or BFI_E_BUSY, BFI_E_EXISTS (path is not a collection, or
+ * holds what a collection's writer does not make), -errno; err says why,
+ * warn (else "") what of the old collection could not be removed.
+ */
+int collection_replace(struct staging *st, const char *path, char *err, size_t errlen, char *warn,
+                       size_t warnlen);
+/*
  * Swap the staged snapshot in at path. *warn is set (else "") when the
  * snapshot replaced held a file bfi did not write, and so was kept.
  */

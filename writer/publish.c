@@ -517,6 +517,34 @@ int staging_rename(struct staging *st, const char *path, char *err, size_t errle
 	return 0;
 }
 
+int staging_exchange(struct staging *st, const char *path, char *old, size_t oldlen, char *err,
+                     size_t errlen)
+{
+	char parent[4200], base[4200];
+	if (split_path(path, parent, base, sizeof parent) != 0) {
+		snprintf(err, errlen, "'%s' cannot name a directory", path);
+		return BFI_E_INVALID;
+	}
+	if (renameat2(AT_FDCWD, st->dir, AT_FDCWD, path, RENAME_EXCHANGE) != 0) {
+		int e = errno;
+		snprintf(err, errlen, "publishing %s: %s", path, strerror(e));
+		return -e;
+	}
+	int rc = fsync_dir(parent);
+	if (rc) { /* swapped back: the rename never made durable is undone */
+		snprintf(err, errlen, "fsync %s: %s", parent, strerror(-rc));
+		(void)renameat2(AT_FDCWD, st->dir, AT_FDCWD, path, RENAME_EXCHANGE);
+		return rc;
+	}
+	/* st's directory, and so its marker, is path's now; st->dir names the old one */
+	(void)unlinkat(st->dfd, MARK_NAME, 0);
+	close(st->dfd);
+	st->dfd = -1;
+	snprintf(old, oldlen, "%s", st->dir);
+	st->dir[0] = 0;
+	return 0;
+}
+
 void staging_end(struct staging *st)
 {
 	if (st->dir[0] && st->dfd >= 0) {

@@ -4,7 +4,8 @@
  * staging directory beside the output, then published: a snapshot as a
  * build publishes one (swapped in atomically, so a reader of the path
  * sees the old snapshot or the new one), a collection by a rename to a
- * path that does not exist yet.
+ * path that does not exist yet, or swapped at once with the collection
+ * there, under its lock, the old one then removed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -140,11 +141,15 @@ int bfi_unpack(const char *path, const char *out, const struct bfi_pack_options 
 		pack_err(&u, path, rc, &e);
 		goto out;
 	}
-	int collection = bfi_pack_in_is_collection(u.in);
+	int collection = bfi_pack_in_is_collection(u.in), replace = 0;
 	if (collection) {
-		struct stat os;
-		if (lstat(out, &os) == 0) {
-			snprintf(err, errlen, "%s exists; a collection is unpacked to a new path", out);
+		/* over a collection only: swapped in whole under its lock (collection_replace) */
+		struct stat os, ms;
+		replace = lstat(out, &os) == 0;
+		char man[4400];
+		snprintf(man, sizeof man, "%s/%s", out, BFI_MANIFEST_NAME);
+		if (replace && (!S_ISDIR(os.st_mode) || lstat(man, &ms) != 0 || !S_ISREG(ms.st_mode))) {
+			snprintf(err, errlen, "%s exists and is not a collection; not replacing it", out);
 			rc = BFI_E_EXISTS;
 			goto out;
 		}
@@ -196,7 +201,8 @@ int bfi_unpack(const char *path, const char *out, const struct bfi_pack_options 
 		rc = staging_publish(&u.st, out, err, errlen, warn, warnlen);
 		goto out;
 	}
-	rc = staging_rename(&u.st, out, err, errlen);
+	rc = replace ? collection_replace(&u.st, out, err, errlen, warn, warnlen)
+	             : staging_rename(&u.st, out, err, errlen);
 out:
 	if (u.st.dir[0] && u.segs_made)
 		remove_collection(&u);
