@@ -36,7 +36,9 @@ static const char pack_help[] =
 	"      --stats        print where the CPU went: the serial part (files,\n"
 	"                     tar stream, writes), the frames' compression, and the\n"
 	"                     parallelism 16 threads could reach (all CPU over the\n"
-	"                     serial part and each 16 frames' slowest)\n"
+	"                     time batches of 16 frames take when each is read\n"
+	"                     while the one before compresses: the slowest frame\n"
+	"                     of a batch, its writes, and what is serial besides)\n"
 	"  -q, --quiet        no progress line\n"
 	"  -h, --help         show this help\n";
 

@@ -6,10 +6,15 @@
  * threads at once and a reader can skip or seek by frame; a seek table in
  * a skippable frame ends the file (zstd's seekable format). The same
  * files, level and frame size give the same bytes at any thread count.
+ *
+ * Two batches of frames take turns: while a flusher thread compresses
+ * one on the pool's threads and writes it, the calling thread reads the
+ * files into the other, so reading is not a serial part on many cores.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,15 +32,26 @@
 
 #define COPY_BUF (1u << 20) /* a source file is read in pieces of this */
 
+/* A batch of frames: filled by the calling thread, compressed and written by the flusher. */
+struct side {
+	uint8_t *in;     /* threads frames of the tar stream */
+	size_t fill;     /* bytes in in[] */
+	uint8_t **zout;  /* each frame's compressed bytes */
+	size_t *zlen;    /* and their count */
+	uint32_t *sum;   /* and the low 32 bits of XXH64 of its bytes */
+};
+
 struct packer {
 	const struct bfi_pack_options *o;
 	int out;              /* the staged pack file */
 	unsigned threads;     /* frames compressed at once */
 	uint32_t frame;       /* decompressed bytes a frame */
-	uint8_t *in;          /* threads frames of the tar stream */
-	size_t fill;          /* bytes in in[] */
-	uint8_t **zout;       /* each frame's compressed bytes */
-	size_t *zlen;         /* and their count */
+	struct side side[2];
+	int cur;              /* the side being filled */
+	pthread_t flusher;    /* compressing and writing the other side, if flushing */
+	int flushing, fside;
+	int frc;              /* what the flusher found wrong, said in ferr */
+	char ferr[256];
 	size_t zcap;
 	ZSTD_CCtx **cctx;
 	struct bfi_pack_table t;
@@ -43,8 +59,11 @@ struct packer {
 	uint64_t written;     /* bytes of the pack so far */
 	uint64_t done, total; /* bytes of the source files packed, for progress */
 	double *cpu;          /* stats: each frame's compression CPU seconds, or NULL */
+	double *wcpu;         /* stats: the flusher's CPU writing each frame */
 	size_t cpu_cap;
-	double pooled;        /* stats: the main thread's wall seconds inside pool_run */
+	double *rcpu;         /* stats: the calling thread's CPU filling each frame */
+	size_t rcpu_cap, rframes;
+	double rmark;         /* stats: its CPU when the last frame was filled */
 	int rc;
 	char *err;
 	size_t errlen;
@@ -61,41 +80,49 @@ static int pfail(struct packer *k, int rc, const char *fmt, const char *a, const
 
 struct batch {
 	struct packer *k;
+	struct side *sd;
 	uint32_t n;
 };
 
-/* Compress frame i of the batch on a thread of its own. */
+/* Compress frame i of the batch on a thread of its own, and checksum it. */
 static int compress_one(void *ctx, uint64_t i, unsigned thread)
 {
 	struct batch *b = ctx;
 	struct packer *k = b->k;
+	struct side *sd = b->sd;
 	size_t from = (size_t)i * k->frame;
-	size_t len = k->fill - from < k->frame ? k->fill - from : k->frame;
+	size_t len = sd->fill - from < k->frame ? sd->fill - from : k->frame;
 	double t0 = k->o->stats ? stats_thread_cpu() : 0;
-	size_t r = ZSTD_compress2(k->cctx[thread], k->zout[i], k->zcap, k->in + from, len);
+	size_t r = ZSTD_compress2(k->cctx[thread], sd->zout[i], k->zcap, sd->in + from, len);
 	if (ZSTD_isError(r))
 		return BFI_E_INVALID;
-	k->zlen[i] = r;
+	sd->zlen[i] = r;
+	sd->sum[i] = (uint32_t)XXH64(sd->in + from, len, 0);
 	if (k->o->stats)
 		k->cpu[k->t.n + i] = stats_thread_cpu() - t0;
 	return 0;
 }
 
-/* Compress what is in k->in as frames, append them, note them in the table. */
-static int flush(struct packer *k)
+static int ffail(struct packer *k, int rc, const char *what)
 {
-	if (k->fill == 0 || k->rc)
-		return k->rc;
-	uint32_t n = (uint32_t)((k->fill + k->frame - 1) / k->frame);
+	k->frc = rc;
+	snprintf(k->ferr, sizeof k->ferr, "%s", what);
+	return rc;
+}
+
+/* The flusher: compress side sd's frames, append them, note them in the table. */
+static int flush_side(struct packer *k, struct side *sd)
+{
+	uint32_t n = (uint32_t)((sd->fill + k->frame - 1) / k->frame);
 	if (k->t.n + n > BFI_PACK_FRAMES_MAX)
-		return pfail(k, BFI_E_LIMIT, "the pack would need more than 2^27 frames%s%s", "", "");
+		return ffail(k, BFI_E_LIMIT, "the pack would need more than 2^27 frames");
 	if (k->t.n + n > k->cap) {
 		uint32_t cap = k->cap ? k->cap * 2 : 1024;
 		while (cap < k->t.n + n)
 			cap *= 2;
 		void *f = realloc(k->t.f, (size_t)cap * sizeof *k->t.f);
 		if (f == NULL)
-			return pfail(k, -ENOMEM, "out of memory%s%s", "", "");
+			return ffail(k, -ENOMEM, "out of memory");
 		k->t.f = f;
 		k->cap = cap;
 	}
@@ -103,35 +130,96 @@ static int flush(struct packer *k)
 		size_t cap = k->cpu_cap ? k->cpu_cap * 2 : 1024;
 		while (cap < k->t.n + n)
 			cap *= 2;
-		double *c = realloc(k->cpu, cap * sizeof *c);
-		if (c == NULL)
-			return pfail(k, -ENOMEM, "out of memory%s%s", "", "");
-		k->cpu = c;
+		double *c = realloc(k->cpu, cap * sizeof *c), *w = c ? realloc(k->wcpu, cap * sizeof *w) : NULL;
+		if (c)
+			k->cpu = c;
+		if (w)
+			k->wcpu = w;
+		if (c == NULL || w == NULL)
+			return ffail(k, -ENOMEM, "out of memory");
 		k->cpu_cap = cap;
 	}
-	struct batch b = {k, n};
-	double w0 = k->o->stats ? stats_thread_cpu() : 0;
+	struct batch b = {k, sd, n};
 	int rc = pool_run(k->threads < n ? k->threads : n, n, compress_one, &b);
-	if (k->o->stats)
-		k->pooled += stats_thread_cpu() - w0;
 	if (rc)
-		return pfail(k, rc, "zstd could not compress a frame%s%s", "", "");
+		return ffail(k, rc, "zstd could not compress a frame");
 	for (uint32_t i = 0; i < n; i++) {
+		double t0 = k->o->stats ? stats_thread_cpu() : 0;
 		size_t from = (size_t)i * k->frame;
-		size_t len = k->fill - from < k->frame ? k->fill - from : k->frame;
-		rc = pwrite_all(k->out, k->zout[i], k->zlen[i], k->written);
-		if (rc)
-			return pfail(k, rc, "writing the pack: %s%s", strerror(-rc), "");
-		struct bfi_pack_frame *f = &k->t.f[k->t.n++];
+		size_t len = sd->fill - from < k->frame ? sd->fill - from : k->frame;
+		rc = pwrite_all(k->out, sd->zout[i], sd->zlen[i], k->written);
+		if (rc) {
+			snprintf(k->ferr, sizeof k->ferr, "writing the pack: %s", strerror(-rc));
+			return k->frc = rc;
+		}
+		struct bfi_pack_frame *f = &k->t.f[k->t.n];
 		f->at = k->written;
 		f->from = k->t.tar_size;
-		f->csize = (uint32_t)k->zlen[i];
+		f->csize = (uint32_t)sd->zlen[i];
 		f->dsize = (uint32_t)len;
-		f->checksum = (uint32_t)XXH64(k->in + from, len, 0);
-		k->written += k->zlen[i];
+		f->checksum = sd->sum[i];
+		k->written += sd->zlen[i];
 		k->t.tar_size += len;
+		if (k->o->stats)
+			k->wcpu[k->t.n] = stats_thread_cpu() - t0;
+		k->t.n++;
 	}
-	k->fill = 0;
+	return 0;
+}
+
+static void *flusher(void *p)
+{
+	struct packer *k = p;
+	(void)flush_side(k, &k->side[k->fside]);
+	return NULL;
+}
+
+/* Wait for the flusher, if it runs: 0, or what it found wrong (now k->rc). */
+static int wait_flusher(struct packer *k)
+{
+	if (k->flushing) {
+		pthread_join(k->flusher, NULL);
+		k->flushing = 0;
+	}
+	if (k->frc)
+		pfail(k, k->frc, "%s%s", k->ferr, "");
+	return k->rc;
+}
+
+/*
+ * Hand the side being filled to the flusher, once it is done with the
+ * other, and fill that one next. Without a thread for it, flushed here.
+ */
+static int flush(struct packer *k)
+{
+	if (wait_flusher(k))
+		return k->rc;
+	struct side *sd = &k->side[k->cur];
+	if (sd->fill == 0)
+		return 0;
+	k->fside = k->cur;
+	k->flushing = pthread_create(&k->flusher, NULL, flusher, k) == 0;
+	if (!k->flushing && flush_side(k, sd))
+		return wait_flusher(k);
+	k->cur ^= 1;
+	k->side[k->cur].fill = 0;
+	return 0;
+}
+
+/* Stats: the calling thread's CPU since the last frame filled, for the frame just filled. */
+static int note_read(struct packer *k)
+{
+	if (k->rframes == k->rcpu_cap) {
+		size_t cap = k->rcpu_cap ? 2 * k->rcpu_cap : 1024;
+		double *r = realloc(k->rcpu, cap * sizeof *r);
+		if (r == NULL)
+			return pfail(k, -ENOMEM, "out of memory%s%s", "", "");
+		k->rcpu = r;
+		k->rcpu_cap = cap;
+	}
+	double now = stats_thread_cpu();
+	k->rcpu[k->rframes++] = now - k->rmark;
+	k->rmark = now;
 	return 0;
 }
 
@@ -142,12 +230,19 @@ static la_ssize_t on_write(struct archive *a, void *data, const void *buf, size_
 	const uint8_t *p = buf;
 	size_t cap = (size_t)k->threads * k->frame;
 	for (size_t left = len; left;) {
-		size_t n = cap - k->fill < left ? cap - k->fill : left;
-		memcpy(k->in + k->fill, p, n);
-		k->fill += n;
+		struct side *sd = &k->side[k->cur];
+		/* up to the end of the frame being filled */
+		size_t room = k->frame - sd->fill % k->frame;
+		size_t n = room < left ? room : left;
+		memcpy(sd->in + sd->fill, p, n);
+		sd->fill += n;
 		p += n;
 		left -= n;
-		if (k->fill == cap && flush(k)) {
+		if (sd->fill % k->frame == 0 && k->o->stats && note_read(k)) {
+			archive_set_error(a, ENOMEM, "out of memory");
+			return -1;
+		}
+		if (sd->fill == cap && flush(k)) {
 			archive_set_error(a, EIO, "%s", k->err);
 			return -1;
 		}
@@ -320,7 +415,46 @@ static uint64_t pack_memory(const struct bfi_pack_options *o, unsigned threads, 
 		free(zero);
 		free(out);
 	}
-	return 2 * COPY_BUF + (uint64_t)threads * (o->frame + ZSTD_compressBound(o->frame) + *cctx);
+	/* two batches of frames, one filling while the other compresses */
+	return 2 * COPY_BUF +
+	       (uint64_t)threads * (2 * (o->frame + ZSTD_compressBound(o->frame)) + *cctx);
+}
+
+/*
+ * Where the CPU went (bfi pack --stats), and the least time 16 threads
+ * could take: batches of 16 frames, each filled by the calling thread
+ * (its CPU on the frames' bytes) into one of two buffers, then compressed
+ * (its slowest frame) and written by the flusher, the next filling
+ * meanwhile: batch b fills once b - 1 is filled and b - 2's buffer is
+ * written; it is flushed once filled and b - 1 is flushed. main is the
+ * calling thread's CPU: the rest of it (files opened, the table, fsync)
+ * is serial besides.
+ */
+static void pack_stats(const struct packer *k, struct bfi_pack_stats *ps, double main)
+{
+	double read = 0, write = 0;
+	for (size_t i = 0; i < k->rframes; i++)
+		read += k->rcpu[i];
+	ps->frames = k->t.n;
+	ps->compress = 0;
+	double filled = 0, flushed = 0, flushed_before = 0;
+	for (uint32_t b0 = 0; b0 < k->t.n; b0 += 16) {
+		double r = 0, most = 0, w = 0;
+		for (uint32_t i = b0; i < k->t.n && i < b0 + 16; i++) {
+			r += i < k->rframes ? k->rcpu[i] : 0;
+			most = k->cpu[i] > most ? k->cpu[i] : most;
+			w += k->wcpu[i];
+			ps->compress += k->cpu[i];
+			write += k->wcpu[i];
+		}
+		double start = filled > flushed_before ? filled : flushed_before;
+		flushed_before = flushed;
+		filled = start + r;
+		flushed = (filled > flushed ? filled : flushed) + most + w;
+	}
+	double rest = main > read ? main - read : 0;
+	ps->serial = main + write; /* outside the frames' compression: reading, tar, writes */
+	ps->critical16 = rest + flushed;
 }
 
 /* Is path a file bfi may replace: a bfi pack (a zstd frame first, the seek table's magic last)? */
@@ -415,24 +549,29 @@ int bfi_pack(const char *src, const char *out, const struct bfi_pack_options *o,
 	char tmp[4200] = "";
 	if (gather(&k, dfd, &s, &n))
 		goto out;
-	k.in = malloc((size_t)k.threads * k.frame);
-	k.zout = calloc(k.threads, sizeof *k.zout);
-	k.zlen = calloc(k.threads, sizeof *k.zlen);
 	k.cctx = calloc(k.threads, sizeof *k.cctx);
 	k.zcap = ZSTD_compressBound(k.frame);
 	buf = malloc(COPY_BUF);
-	if (!k.in || !k.zout || !k.zlen || !k.cctx || !buf) {
+	int short_of = !k.cctx || !buf;
+	for (int h = 0; h < 2 && !short_of; h++) {
+		struct side *sd = &k.side[h];
+		sd->in = malloc((size_t)k.threads * k.frame);
+		sd->zout = calloc(k.threads, sizeof *sd->zout);
+		sd->zlen = calloc(k.threads, sizeof *sd->zlen);
+		sd->sum = calloc(k.threads, sizeof *sd->sum);
+		short_of = !sd->in || !sd->zout || !sd->zlen || !sd->sum;
+		for (unsigned i = 0; i < k.threads && !short_of; i++)
+			short_of = (sd->zout[i] = malloc(k.zcap)) == NULL;
+	}
+	if (short_of) {
 		pfail(&k, -ENOMEM, "out of memory%s%s", "", "");
 		goto out;
 	}
-	for (unsigned i = 0; i < k.threads; i++) {
-		k.zout[i] = malloc(k.zcap);
-		k.cctx[i] = make_cctx(o);
-		if (!k.zout[i] || !k.cctx[i]) {
+	for (unsigned i = 0; i < k.threads; i++)
+		if ((k.cctx[i] = make_cctx(o)) == NULL) {
 			pfail(&k, -ENOMEM, "cannot set up zstd%s%s", "", "");
 			goto out;
 		}
-	}
 	if (strlen(out) > sizeof tmp - 16) {
 		pfail(&k, BFI_E_INVALID, "output path too long%s%s", "", "");
 		goto out;
@@ -476,11 +615,17 @@ int bfi_pack(const char *src, const char *out, const struct bfi_pack_options *o,
 		      a ? archive_error_string(a) : "out of memory", "");
 		goto out;
 	}
+	k.rmark = o->stats ? stats_thread_cpu() : 0;
 	for (uint32_t i = 0; i < n && k.rc == 0; i++)
 		add_member(&k, a, s[i].name, s[i].fd, s[i].size, buf);
 	if (k.rc == 0 && archive_write_close(a) != ARCHIVE_OK)
 		pfail(&k, -EIO, "ending the tar stream: %s%s", archive_error_string(a), "");
-	if (k.rc == 0 && flush(&k) == 0) {
+	/* the last frames, then the flusher done with them: the table is whole */
+	if (k.rc == 0 && k.o->stats && k.side[k.cur].fill % k.frame)
+		(void)note_read(&k);
+	if (k.rc == 0)
+		(void)flush(&k);
+	if (wait_flusher(&k) == 0) {
 		uint64_t ts = bfi_pack_table_size(k.t.n);
 		uint8_t *tab = malloc(ts);
 		int rc = tab ? 0 : -ENOMEM;
@@ -502,30 +647,10 @@ int bfi_pack(const char *src, const char *out, const struct bfi_pack_options *o,
 		if (rc == 0)
 			(void)fsync_parent(out); /* the rename made durable, as far as the disk allows */
 	}
-	if (k.rc == 0 && o->stats) {
-		/*
-		 * The main thread's CPU outside the pools is the serial part
-		 * (reading the files, the tar stream, writing the frames); the
-		 * frames' CPU the parallel part. At T threads a batch of T frames
-		 * takes its slowest frame, so the critical path at 16 threads is
-		 * the serial part and the slowest frame of each 16 in a row.
-		 */
-		struct bfi_pack_stats *ps = o->stats;
-		ps->serial = stats_thread_cpu() - main_cpu0 - k.pooled;
-		ps->frames = k.t.n;
-		ps->compress = 0;
-		double path = 0, most = 0;
-		for (uint32_t i = 0; i < k.t.n; i++) {
-			ps->compress += k.cpu[i];
-			most = k.cpu[i] > most ? k.cpu[i] : most;
-			if (i % 16 == 15 || i + 1 == k.t.n) {
-				path += most;
-				most = 0;
-			}
-		}
-		ps->critical16 = ps->serial + path;
-	}
+	if (k.rc == 0 && o->stats)
+		pack_stats(&k, o->stats, stats_thread_cpu() - main_cpu0);
 out:
+	(void)wait_flusher(&k); /* on every way out: it writes into k's buffers */
 	if (a)
 		archive_write_free(a);
 	if (k.out >= 0)
@@ -536,16 +661,21 @@ out:
 		if (s[i].fd >= 0)
 			close(s[i].fd);
 	free(s);
-	for (unsigned i = 0; k.zout && i < k.threads; i++)
-		free(k.zout[i]);
+	for (int h = 0; h < 2; h++) {
+		for (unsigned i = 0; k.side[h].zout && i < k.threads; i++)
+			free(k.side[h].zout[i]);
+		free(k.side[h].zout);
+		free(k.side[h].zlen);
+		free(k.side[h].sum);
+		free(k.side[h].in);
+	}
 	for (unsigned i = 0; k.cctx && i < k.threads; i++)
 		ZSTD_freeCCtx(k.cctx[i]);
-	free(k.zout);
-	free(k.zlen);
 	free(k.cctx);
-	free(k.in);
 	free(k.t.f);
 	free(k.cpu);
+	free(k.wcpu);
+	free(k.rcpu);
 	free(buf);
 	close(dfd);
 	return k.rc;
