@@ -56,7 +56,7 @@ enum {
 	BFI_E_PACK = -31881,            /* not a bfi pack, or its seek table or tar members are wrong */
 	BFI_E_PACK_TRUNCATED = -31880,  /* a pack ends before its seek table says */
 	BFI_E_PACK_FRAME = -31879,      /* a pack's zstd frame is damaged: it does not decompress to its size and checksum */
-	BFI_E_SCAN_ONLY = -31878,       /* a pack opened to be scanned (BFI_OPEN_SCAN) answers bfi_scan only */
+	BFI_E_SCAN_ONLY = -31878,       /* a pack opened with BFI_OPEN_SCAN answers bfi_scan only */
 
 	/* catalog (-31799..-31700) */
 	BFI_E_CATALOG_MISMATCH = -31799, /* catalog does not belong to this index */

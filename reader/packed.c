@@ -38,8 +38,8 @@ static int pack_bad(struct bfi_bad *bad, int rc, const struct bfi_pack_error *e)
 }
 
 /* Copy index bytes [off, off + len) (clipped to size) from the pack into memfd fd. */
-static int fill(struct bfi_lazy *lz, int fd, uint64_t size, uint64_t off, uint64_t len, uint8_t *buf,
-                struct bfi_bad *bad)
+static int fill(struct bfi_lazy *lz, int fd, uint64_t size, uint64_t off, uint64_t len,
+                uint8_t *buf, struct bfi_bad *bad)
 {
 	if (off >= size)
 		return 0;

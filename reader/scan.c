@@ -54,7 +54,7 @@ static int bit(const uint64_t *v, uint64_t p)
 }
 
 
-/* Mark the pages query e (NULL: every query) needs in the part; those new to the round in w.fresh. */
+/* Mark the pages query e (NULL: every query) needs in the part; the round's new ones in w.fresh. */
 static int query_pages(struct scan *c, const struct bfi_expr *e)
 {
 	c->w.n_fresh = 0;

@@ -511,7 +511,8 @@ struct bfi_pack_options {
 struct bfi_pack_stats {
 	double serial;     /* CPU seconds of the calling thread outside the frames: files, tar, writes */
 	double compress;   /* CPU seconds compressing frames, all threads */
-	double critical16; /* the least time at 16 threads: batches of 16 frames, each read while the one before compresses and is written */
+	double critical16; /* the least time at 16 threads: batches of 16 frames, each read while
+	                    * the one before compresses and is written */
 	uint32_t frames;
 };
 BFI_API void bfi_pack_options_init(struct bfi_pack_options *o);

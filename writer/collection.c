@@ -476,7 +476,7 @@ void bfi_collection_end(bfi_collection **cp)
 	*cp = NULL;
 }
 
-/* Does the collection's directory hold only what its writers make? 0, or BFI_E_EXISTS saying what else. */
+/* Does the collection's directory hold only what its writers make? 0, or BFI_E_EXISTS. */
 static int only_own(bfi_collection *c, char *err, size_t errlen)
 {
 	int fd = dup(c->dfd);
@@ -499,7 +499,7 @@ static int only_own(bfi_collection *c, char *err, size_t errlen)
 	return rc;
 }
 
-/* Remove what a collection's writers made in dfd: segments (their own files), manifests, the lock. */
+/* Remove what a collection's writers made in dfd: segments, manifests, the lock. */
 static void remove_all(int dfd)
 {
 	int fd = dup(dfd);
