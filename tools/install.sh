@@ -68,6 +68,21 @@ for m in build/man/*.[135]; do
 	put 644 "$m" "share/man/man${m##*.}/$(basename "$m")"
 done
 put 644 tools/bfi.bash-completion share/bash-completion/completions/bfi
+# the Snakemake workflow (tools/workflow/README.md): shard builds, joins, fanned-out queries
+for f in Snakefile config.yaml merge_answers.py README.md example/words.txt; do
+	put 644 "tools/workflow/$f" "share/bfi/workflow/$f"
+done
+# its example's sets (the demo's) beside it, and the sheet pointing there
+for f in tests/data/demo/*; do
+	put 644 "$f" "share/bfi/workflow/example/sets/$(basename "$f")"
+done
+while IFS= read -r l; do
+	case $l in
+	*"	../../../tests/data/demo/"*) printf '%s\tsets/%s\n' "${l%%	*}	keys" "${l##*/}" ;;
+	*) printf '%s\n' "$l" ;;
+	esac
+done <tools/workflow/example/samples.tsv >"$tmp"
+put 644 "$tmp" share/bfi/workflow/example/samples.tsv
 
 # The Python module, for the system's python3 (PYTHON, else /usr/bin/python3,
 # else python3 on PATH): where it looks under PREFIX (dist-packages on

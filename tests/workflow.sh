@@ -1,0 +1,106 @@
+#!/bin/sh
+# workflow.sh - tools/workflow on Snakemake (snakemake --cores 2): 24
+# FASTA documents in a sample sheet (one set of two files, one gzipped)
+# built as 4 shards, merged, verified and packed; 150-bp reads at
+# -t 0.8 fanned out over the shards (scanned) and merged, byte for byte
+# what one snapshot of all the sets answers: the joined index, and a
+# direct build of every set at the same filter width; the example sheet
+# too. A shard whose input is missing fails and leaves no shard behind;
+# the rerun, once the sheet is fixed, resumes and finishes.
+# Usage: sh tests/workflow.sh ./bfi    (from the source root; tests/run.sh does this)
+BFI=${1:-./bfi}
+case $BFI in /*) ;; *) BFI=$(pwd)/$BFI ;; esac
+ROOT=$(pwd)
+T=$(mktemp -d "${TMPDIR:-/tmp}/bfi-workflow.XXXXXX")
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+SUITE=workflow
+. tests/lib/check.sh # check NAME COMMAND...: the command must succeed
+if ! command -v snakemake >/dev/null; then
+	echo "FAIL $SUITE: snakemake is not installed (./configure installs it as root)"
+	exit 1
+fi
+mkdir "$T/docs"
+awk -v d="$T/docs" 'BEGIN { srand(11); split("ACGT", b, "")
+	for (n = 0; n < 24; n++) { s = ""; for (i = 0; i < 2000; i++) s = s b[int(rand() * 4) + 1]; seq[n] = s
+		printf ">doc%d\n%s\n", n, s > (d "/doc" n ".fa") }
+	for (r = 0; r < 200; r++) { n = int(rand() * 24); p = int(rand() * 1850)
+		printf ">read%d\n%s\n", r, (r % 4 ? substr(seq[n], p + 1, 150) : substr(seq[(n + 1) % 24], p + 1, 75) substr(seq[n], p + 1, 75)) > (d "/../reads.fa") } }'
+gzip "$T/docs/doc5.fa"
+# doc7 is the set "pair": doc7.fa and doc8.fa together
+{
+	for n in $(seq 0 23); do
+		case $n in
+		5) printf 'doc5\tfasta\tdocs/doc5.fa.gz\n' ;;
+		7) printf 'pair\tfasta\tdocs/doc7.fa,docs/doc8.fa\n' ;;
+		8) ;;
+		*) printf 'doc%d\tfasta\tdocs/doc%d.fa\n' "$n" "$n" ;;
+		esac
+	done
+} >"$T/samples.tsv"
+cat >"$T/config.yaml" <<EOC
+samples: samples.tsv
+out: run
+bfi: $BFI
+layout: flat
+shards: 4
+bits: 30000
+kmer: 31
+threads: 1
+mem_mb: 64
+queries: [reads.fa]
+query_args: "--kmer 31 -t 0.8 --fasta -"
+scan: always
+EOC
+snake() { (cd "$T" && snakemake -s "$ROOT/tools/workflow/Snakefile" --configfile config.yaml --cores 2 -q "$@"); }
+
+# a missing input fails its shard's build, which leaves no shard; then the fixed sheet resumes
+cp "$T/samples.tsv" "$T/good.tsv"
+sed -i 's|docs/doc3.fa|docs/missing.fa|' "$T/samples.tsv"
+failed() {
+	! snake --keep-going >"$T/log1" 2>&1 && [ ! -e "$T/run/shards/shard0.snap" ] &&
+		[ -d "$T/run/shards/shard1.snap" ] && [ -d "$T/run/shards/shard3.snap" ] &&
+		! ls -a "$T/run/shards" | grep -q 'tmp'
+}
+check "a shard whose input is missing fails, and leaves no shard behind" failed
+cp "$T/good.tsv" "$T/samples.tsv"
+resumed() { # only shard 0 is built again
+	snake >"$T/log2" 2>&1 && [ -s "$T/run/answers/reads.fa.tsv" ] && [ -s "$T/run/index.pack" ] &&
+		grep -q ": ok" "$T/run/verify.txt" && grep -Eq '^shard +1 ' "$T/log2"
+}
+check "the fixed sheet resumes, building the failed shard alone: joined, verified, packed, reads answered" resumed
+canon() { # threshold answers with each line's set and score pairs in name order: ordinals aside
+	python3 -c 'import sys
+for l in open(sys.argv[1], "rb"):
+	f = l.rstrip(b"\n").split(b"\t")
+	p = sorted(zip(f[1::2], f[2::2]))
+	sys.stdout.buffer.write(b"\t".join([f[0]] + [x for q in p for x in q]) + b"\n")' "$1"
+}
+one_snapshot() { # the merged answers are the joined index's, and a direct build's of all the sets
+	"$BFI" query --kmer 31 -t 0.8 --fasta "$T/reads.fa" "$T/run/index.snap" >"$T/joined" &&
+		cmp "$T/joined" "$T/run/answers/reads.fa.tsv" &&
+		mkdir "$T/all" && cp "$T/docs/"*.fa "$T/docs/doc5.fa.gz" "$T/all/" &&
+		cat "$T/docs/doc7.fa" "$T/docs/doc8.fa" >"$T/all/pair.fa" && rm "$T/all/doc7.fa" "$T/all/doc8.fa" &&
+		"$BFI" build -q --input fasta --kmer 31 --bits 30000 --hashes 7 -o "$T/direct" "$T/all" &&
+		"$BFI" query --kmer 31 -t 0.8 --fasta "$T/reads.fa" "$T/direct" >"$T/direct.out" &&
+		canon "$T/direct.out" >"$T/a" && canon "$T/joined" >"$T/b" && cmp "$T/a" "$T/b" &&
+		[ "$(awk -F '\t' 'NF > 1' "$T/joined" | wc -l)" -ge 100 ]
+}
+check "merged answers: byte for byte the joined snapshot's; the same sets and scores as one direct build" one_snapshot
+packed() { # the pack unpacks to the joined index, byte for byte
+	"$BFI" unpack -q -o "$T/unpacked" "$T/run/index.pack" &&
+		cmp "$T/unpacked/index.bfi" "$T/run/index.snap/index.bfi" &&
+		cmp "$T/unpacked/catalog.mdb" "$T/run/index.snap/catalog.mdb"
+}
+check "the pack is the joined index" packed
+nothing_to_do() { # up to date: a rerun runs no job
+	snake -n >"$T/log3" 2>&1 && grep -q "Nothing to be done" "$T/log3"
+}
+check "a rerun with nothing changed runs nothing" nothing_to_do
+example() { # the shipped example, from its own config
+	mkdir "$T/ex" && (cd "$T/ex" && snakemake -s "$ROOT/tools/workflow/Snakefile" --cores 2 -q \
+		--config bfi="$BFI" >"$T/log4" 2>&1) &&
+		"$BFI" query "$T/ex/bfi-out/index.snap" <tools/workflow/example/words.txt >"$T/ex.one" &&
+		cmp "$T/ex.one" "$T/ex/bfi-out/answers/words.txt.tsv" && grep -q "^compression	" "$T/ex.one"
+}
+check "the example sheet: its merged answers are its joined index's" example
+[ "$fails" -eq 0 ]
