@@ -4,8 +4,8 @@
 # built as 4 shards, merged, verified and packed; 150-bp reads at
 # -t 0.8 fanned out over the shards (scanned) and merged, byte for byte
 # what one snapshot of all the sets answers: the joined index, and a
-# direct build of every set at the same filter width; the example sheet
-# too. A shard whose input is missing fails and leaves no shard behind;
+# direct build of every set at the same filter width; RAMBO shards routed
+# by the two-level hash, stacked and folded; the example sheet too. A shard whose input is missing fails and leaves no shard behind;
 # the rerun, once the sheet is fixed, resumes and finishes.
 # Usage: sh tests/workflow.sh ./bfi    (from the source root; tests/run.sh does this)
 BFI=${1:-./bfi}
@@ -96,6 +96,16 @@ nothing_to_do() { # up to date: a rerun runs no job
 	snake -n >"$T/log3" 2>&1 && grep -q "Nothing to be done" "$T/log3"
 }
 check "a rerun with nothing changed runs nothing" nothing_to_do
+rambo() { # RAMBO: sets routed by the two-level hash to 2 shards, stacked, the index folded once
+	sed -e 's/^layout: flat/layout: rambo/' -e 's/^shards: 4/shards: 2/' -e 's/^out: run/out: rrun/' \
+		"$T/config.yaml" >"$T/rambo.yaml" && printf 'cells: 4\nreps: 2\nfolds: 1\n' >>"$T/rambo.yaml" &&
+		snake --configfile rambo.yaml >"$T/log5" 2>&1 &&
+		"$BFI" query --kmer 31 -t 0.8 --fasta "$T/reads.fa" "$T/rrun/stacked.snap" >"$T/stacked" &&
+		cmp "$T/stacked" "$T/rrun/answers/reads.fa.tsv" &&
+		"$BFI" inspect "$T/rrun/stacked.snap" | grep -q "B = 8 cells" &&
+		"$BFI" inspect "$T/rrun/index.snap" | grep -q "B = 4 cells"
+}
+check "rambo: routed shards stacked answer as the merged shards; the index folded to half the cells" rambo
 example() { # the shipped example, from its own config
 	mkdir "$T/ex" && (cd "$T/ex" && snakemake -s "$ROOT/tools/workflow/Snakefile" --cores 2 -q \
 		--config bfi="$BFI" >"$T/log4" 2>&1) &&
