@@ -7,8 +7,13 @@
 
 #include "archive_dl.h"
 
-#ifndef BFI_LIBARCHIVE_SONAME
-#define BFI_LIBARCHIVE_SONAME "libarchive.so.13"
+/* configure gives the soname bare (-DBFI_LIBARCHIVE_SONAME=libarchive.so.13) */
+#define BFI_STR2(x) #x
+#define BFI_STR(x) BFI_STR2(x)
+#ifdef BFI_LIBARCHIVE_SONAME
+#define SONAME BFI_STR(BFI_LIBARCHIVE_SONAME)
+#else
+#define SONAME "libarchive.so.13"
 #endif
 
 struct bfi_archive_calls bfi__archive;
@@ -18,18 +23,18 @@ static char why_buf[512];
 
 static void load(void)
 {
-	void *h = dlopen(BFI_LIBARCHIVE_SONAME, RTLD_NOW | RTLD_LOCAL);
+	void *h = dlopen(SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
 		const char *e = dlerror();
 		snprintf(why_buf, sizeof why_buf, "packs need libarchive (Debian: libarchive13): %s",
-		         e ? e : BFI_LIBARCHIVE_SONAME " not found");
+		         e ? e : SONAME " not found");
 		loaded_rc = -ENOSYS;
 		return;
 	}
 	/* a function pointer from dlsym's object pointer: POSIX allows it, C does not say */
 #define BFI_ARCHIVE_SYM(f)                                                                         \
 	if ((*(void **)&bfi__archive.f = dlsym(h, #f)) == NULL) {                                   \
-		snprintf(why_buf, sizeof why_buf, "%s lacks %s", BFI_LIBARCHIVE_SONAME, #f);           \
+		snprintf(why_buf, sizeof why_buf, "%s lacks %s", SONAME, #f);           \
 		loaded_rc = -ENOSYS;                                                                   \
 		return;                                                                                \
 	}
