@@ -5,7 +5,8 @@
 # -t 0.8 fanned out over the shards (scanned) and merged, byte for byte
 # what one snapshot of all the sets answers: the joined index, and a
 # direct build of every set at the same filter width; RAMBO shards routed
-# by the two-level hash, stacked and folded; the example sheet too. A shard whose input is missing fails and leaves no shard behind;
+# by the two-level hash, stacked and folded; batches appended to a
+# collection as the sheet grows, only the new ones; the example sheet too. A shard whose input is missing fails and leaves no shard behind;
 # the rerun, once the sheet is fixed, resumes and finishes.
 # Usage: sh tests/workflow.sh ./bfi    (from the source root; tests/run.sh does this)
 BFI=${1:-./bfi}
@@ -106,6 +107,21 @@ rambo() { # RAMBO: sets routed by the two-level hash to 2 shards, stacked, the i
 		"$BFI" inspect "$T/rrun/index.snap" | grep -q "B = 4 cells"
 }
 check "rambo: routed shards stacked answer as the merged shards; the index folded to half the cells" rambo
+incremental() { # batches of 5 rows appended to a collection; rows added append only new ones
+	head -15 "$T/samples.tsv" >"$T/s15.tsv" && head -21 "$T/samples.tsv" >"$T/s21.tsv" &&
+		sed -e 's/^samples: samples.tsv/samples: s15.tsv/' -e 's/^out: run/out: irun/' "$T/config.yaml" >"$T/inc.yaml" &&
+		printf 'batch_sets: 5\n' >>"$T/inc.yaml" && snake --configfile inc.yaml >"$T/log6" 2>&1 &&
+		grep -Eq '^append +3 ' "$T/log6" &&
+		sed -i 's/^samples: s15.tsv/samples: s21.tsv/' "$T/inc.yaml" && snake --configfile inc.yaml >"$T/log7" 2>&1 &&
+		grep -Eq '^append +2 ' "$T/log7" && [ "$(ls -d "$T/irun/index.coll/seg-"* | wc -l)" -eq 5 ] &&
+		sed -i 's/^samples: s21.tsv/samples: samples.tsv/' "$T/inc.yaml" && snake --configfile inc.yaml >"$T/log8" 2>&1 &&
+		grep -Eq '^append +1 ' "$T/log8" &&
+		"$BFI" inspect "$T/irun/index.coll" | grep -q "23 live sets of 24 ordinals (1 removed)" &&
+		"$BFI" query --kmer 31 -t 0.8 --fasta "$T/reads.fa" "$T/irun/index.coll" >"$T/coll.out" &&
+		cmp "$T/coll.out" "$T/irun/answers/reads.fa.tsv" &&
+		canon "$T/coll.out" >"$T/c" && cmp "$T/a" "$T/c" && grep -q ": ok" "$T/irun/verify.txt"
+}
+check "incremental: rows added append segments, a grown last batch again (--replace); as one direct build" incremental
 example() { # the shipped example, from its own config
 	mkdir "$T/ex" && (cd "$T/ex" && snakemake -s "$ROOT/tools/workflow/Snakefile" --cores 2 -q \
 		--config bfi="$BFI" >"$T/log4" 2>&1) &&
