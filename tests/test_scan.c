@@ -73,6 +73,23 @@ static int make_query(uint32_t q, uint32_t sets, int mixed, bfi_expr **e)
 	}
 }
 
+/*
+ * The batch: QUERIES queries over sets (mixed: of mixed size), each a
+ * result for its scan, and in want the answers s's mapping gives on layout.
+ */
+static void batch(const bfi_snapshot *s, unsigned layout, uint32_t sets, int mixed, bfi_expr **qs,
+                  bfi_result **want, bfi_result **got)
+{
+	for (uint32_t q = 0; q < QUERIES; q++) {
+		EXPECT_RC(make_query(q, sets, mixed, &qs[q]), 0);
+		EXPECT_RC(bfi_result_create(&want[q]), 0);
+		EXPECT_RC(bfi_result_create(&got[q]), 0);
+		EXPECT_RC(q % 4 == 3 ? bfi_query_threshold(s, layout, qs[q], 0.7, want[q])
+		                     : bfi_query_expr(s, layout, qs[q], want[q]),
+		          0);
+	}
+}
+
 static int same(const bfi_result *a, const bfi_result *b)
 {
 	size_t n = bfi_result_count(a);
@@ -111,14 +128,7 @@ static void check_layout(const char *name, uint32_t sets, int mixed, struct bfi_
 		return;
 	bfi_expr *qs[QUERIES];
 	bfi_result *want[QUERIES], *got[QUERIES];
-	for (uint32_t q = 0; q < QUERIES; q++) {
-		EXPECT_RC(make_query(q, sets, mixed, &qs[q]), 0);
-		EXPECT_RC(bfi_result_create(&want[q]), 0);
-		EXPECT_RC(bfi_result_create(&got[q]), 0);
-		EXPECT_RC(q % 4 == 3 ? bfi_query_threshold(s, layout, qs[q], 0.7, want[q])
-		                     : bfi_query_expr(s, layout, qs[q], want[q]),
-		          0);
-	}
+	batch(s, layout, sets, mixed, qs, want, got);
 	struct bfi_info in;
 	bfi_info(s, &in);
 	uint64_t budgets[3] = {0, 64u << 10, 4096};
@@ -232,14 +242,7 @@ static void test_collection(void)
 		return;
 	bfi_expr *qs[QUERIES];
 	bfi_result *want[QUERIES], *got[QUERIES];
-	for (uint32_t q = 0; q < QUERIES; q++) {
-		EXPECT_RC(make_query(q, 600, 1, &qs[q]), 0);
-		EXPECT_RC(bfi_result_create(&want[q]), 0);
-		EXPECT_RC(bfi_result_create(&got[q]), 0);
-		EXPECT_RC(q % 4 == 3 ? bfi_query_threshold(s, BFI_LAYOUT_FLAT, qs[q], 0.7, want[q])
-		                     : bfi_query_expr(s, BFI_LAYOUT_FLAT, qs[q], want[q]),
-		          0);
-	}
+	batch(s, BFI_LAYOUT_FLAT, 600, 1, qs, want, got);
 	struct bfi_scan_stats st;
 	EXPECT_RC(bfi_scan(s, 0, (const bfi_expr *const *)qs, QUERIES, 0.7, got, 8192, &st), 0);
 	int diff = 0, removed = 0;
@@ -314,14 +317,7 @@ static int scan_pack(const char *dir_path, const char *packed, unsigned layout, 
 	}
 	bfi_expr *qs[QUERIES];
 	bfi_result *want[QUERIES], *got[QUERIES];
-	for (uint32_t q = 0; q < QUERIES; q++) {
-		EXPECT_RC(make_query(q, 600, 1, &qs[q]), 0);
-		EXPECT_RC(bfi_result_create(&want[q]), 0);
-		EXPECT_RC(bfi_result_create(&got[q]), 0);
-		EXPECT_RC(q % 4 == 3 ? bfi_query_threshold(s, layout, qs[q], 0.7, want[q])
-		                     : bfi_query_expr(s, layout, qs[q], want[q]),
-		          0);
-	}
+	batch(s, layout, 600, 1, qs, want, got);
 	/* the pack's rows are not in memory: only a scan may answer */
 	EXPECT_RC(bfi_query_expr(p, layout, qs[0], got[0]), BFI_E_SCAN_ONLY);
 	rc = bfi_scan(p, layout, (const bfi_expr *const *)qs, QUERIES, 0.7, got, budget, st);

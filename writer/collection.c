@@ -109,6 +109,33 @@ static int own_name(const char *name)
 }
 
 /*
+ * The first name in the collection's directory that no collection's
+ * writer makes, into name (cap bytes): 1, or 0 if there is none, or
+ * -errno.
+ */
+static int first_foreign(bfi_collection *c, char *name, size_t cap)
+{
+	int fd = dup(c->dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (d == NULL) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	rewinddir(d); /* the dup shares dfd's offset */
+	struct dirent *e;
+	int found = 0;
+	while (!found && (e = readdir(d)) != NULL)
+		if (!own_name(e->d_name)) {
+			snprintf(name, cap, "%s", e->d_name);
+			found = 1;
+		}
+	closedir(d);
+	return found;
+}
+
+/*
  * May a collection be started in dfd, which has no manifest? Only if it
  * holds nothing but what a collection's writer makes (an empty directory,
  * or what a first append killed before its commit left): a directory of
@@ -123,25 +150,15 @@ static int may_start(bfi_collection *c, char *err, size_t errlen)
 		         BFI_MANIFEST_NAME);
 		return BFI_E_EXISTS;
 	}
-	int fd = dup(c->dfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (d == NULL) {
-		if (fd >= 0)
-			close(fd);
-		return fail(c, err, errlen, -errno, "%s: %s", c->path);
-	}
-	rewinddir(d);
-	struct dirent *e;
-	int rc = 0;
-	while (rc == 0 && (e = readdir(d)) != NULL)
-		if (!own_name(e->d_name)) {
-			snprintf(err, errlen, "%s exists and is not a collection (no %s, and it holds "
-			         "'%.200s'); give a new or empty directory", c->path, BFI_MANIFEST_NAME,
-			         e->d_name);
-			rc = BFI_E_EXISTS;
-		}
-	closedir(d);
-	return rc;
+	char name[256];
+	int rc = first_foreign(c, name, sizeof name);
+	if (rc < 0)
+		return fail(c, err, errlen, rc, "%s: %s", c->path);
+	if (rc == 0)
+		return 0;
+	snprintf(err, errlen, "%s exists and is not a collection (no %s, and it holds '%.200s'); give "
+	         "a new or empty directory", c->path, BFI_MANIFEST_NAME, name);
+	return BFI_E_EXISTS;
 }
 
 /* The manifest, or an empty one (generation 0) if there is none and create allows it. */
@@ -479,24 +496,15 @@ void bfi_collection_end(bfi_collection **cp)
 /* Does the collection's directory hold only what its writers make? 0, or BFI_E_EXISTS. */
 static int only_own(bfi_collection *c, char *err, size_t errlen)
 {
-	int fd = dup(c->dfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (d == NULL) {
-		if (fd >= 0)
-			close(fd);
-		return fail(c, err, errlen, -errno, "%s: %s", c->path);
-	}
-	rewinddir(d);
-	int rc = 0;
-	struct dirent *e;
-	while (rc == 0 && (e = readdir(d)) != NULL)
-		if (!own_name(e->d_name)) {
-			snprintf(err, errlen, "%s holds %.200s, which no collection's writer makes; not "
-			         "replacing it", c->path, e->d_name);
-			rc = BFI_E_EXISTS;
-		}
-	closedir(d);
-	return rc;
+	char name[256];
+	int rc = first_foreign(c, name, sizeof name);
+	if (rc < 0)
+		return fail(c, err, errlen, rc, "%s: %s", c->path);
+	if (rc == 0)
+		return 0;
+	snprintf(err, errlen, "%s holds %.200s, which no collection's writer makes; not replacing it",
+	         c->path, name);
+	return BFI_E_EXISTS;
 }
 
 /* Remove what a collection's writers made in dfd: segments, manifests, the lock. */

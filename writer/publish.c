@@ -491,58 +491,50 @@ int staging_publish(struct staging *st, const char *path, char *err, size_t errl
  * Publish the staged directory at path, which must not exist: a rename,
  * made durable, then the marker goes (a collection unpacked whole).
  */
-int staging_rename(struct staging *st, const char *path, char *err, size_t errlen)
+/*
+ * Move the staged directory to path with renameat2's how: RENAME_NOREPLACE
+ * (path must not exist, and an empty directory made there meanwhile is
+ * not replaced) or RENAME_EXCHANGE (path's directory goes where the staged
+ * one was, named then in old). Made durable, or undone.
+ */
+static int staging_move(struct staging *st, const char *path, unsigned how, char *old,
+                        size_t oldlen, char *err, size_t errlen)
 {
 	char parent[4200], base[4200];
 	if (split_path(path, parent, base, sizeof parent) != 0) {
 		snprintf(err, errlen, "'%s' cannot name a directory", path);
 		return BFI_E_INVALID;
 	}
-	/* renameat2 with RENAME_NOREPLACE: an empty directory made there meanwhile is not replaced */
-	if (renameat2(AT_FDCWD, st->dir, AT_FDCWD, path, RENAME_NOREPLACE) != 0) {
+	if (renameat2(AT_FDCWD, st->dir, AT_FDCWD, path, how) != 0) {
 		int e = errno;
 		snprintf(err, errlen, "publishing %s: %s", path, strerror(e));
 		return e == EEXIST ? BFI_E_EXISTS : -e;
 	}
 	int rc = fsync_dir(parent);
-	if (rc) {
+	if (rc) { /* the move never made durable is undone */
 		snprintf(err, errlen, "fsync %s: %s", parent, strerror(-rc));
-		(void)rename(path, st->dir);
+		(void)renameat2(AT_FDCWD, path, AT_FDCWD, st->dir, how & RENAME_EXCHANGE);
 		return rc;
 	}
+	/* st's directory, and so its marker, is path's now */
 	(void)unlinkat(st->dfd, MARK_NAME, 0);
 	close(st->dfd);
 	st->dfd = -1;
+	if (old)
+		snprintf(old, oldlen, "%s", st->dir);
 	st->dir[0] = 0;
 	return 0;
+}
+
+int staging_rename(struct staging *st, const char *path, char *err, size_t errlen)
+{
+	return staging_move(st, path, RENAME_NOREPLACE, NULL, 0, err, errlen);
 }
 
 int staging_exchange(struct staging *st, const char *path, char *old, size_t oldlen, char *err,
                      size_t errlen)
 {
-	char parent[4200], base[4200];
-	if (split_path(path, parent, base, sizeof parent) != 0) {
-		snprintf(err, errlen, "'%s' cannot name a directory", path);
-		return BFI_E_INVALID;
-	}
-	if (renameat2(AT_FDCWD, st->dir, AT_FDCWD, path, RENAME_EXCHANGE) != 0) {
-		int e = errno;
-		snprintf(err, errlen, "publishing %s: %s", path, strerror(e));
-		return -e;
-	}
-	int rc = fsync_dir(parent);
-	if (rc) { /* swapped back: the rename never made durable is undone */
-		snprintf(err, errlen, "fsync %s: %s", parent, strerror(-rc));
-		(void)renameat2(AT_FDCWD, st->dir, AT_FDCWD, path, RENAME_EXCHANGE);
-		return rc;
-	}
-	/* st's directory, and so its marker, is path's now; st->dir names the old one */
-	(void)unlinkat(st->dfd, MARK_NAME, 0);
-	close(st->dfd);
-	st->dfd = -1;
-	snprintf(old, oldlen, "%s", st->dir);
-	st->dir[0] = 0;
-	return 0;
+	return staging_move(st, path, RENAME_EXCHANGE, old, oldlen, err, errlen);
 }
 
 void staging_end(struct staging *st)
