@@ -69,9 +69,11 @@ for m in build/man/*.[135]; do
 done
 put 644 tools/bfi.bash-completion share/bash-completion/completions/bfi
 # the Snakemake workflow (tools/workflow/README.md): shard builds, joins, fanned-out queries
-for f in Snakefile config.yaml merge_answers.py README.md example/words.txt; do
+for f in Snakefile config.yaml merge_answers.py README.md example/words.txt \
+	profiles/slurm/config.yaml; do
 	put 644 "tools/workflow/$f" "share/bfi/workflow/$f"
 done
+put 755 tools/workflow/profiles/slurm/slurm-status.py share/bfi/workflow/profiles/slurm/slurm-status.py
 # its example's sets (the demo's) beside it, and the sheet pointing there
 for f in tests/data/demo/*; do
 	put 644 "$f" "share/bfi/workflow/example/sets/$(basename "$f")"
