@@ -133,8 +133,8 @@ static int lazy_index(struct bfi_pack_in *p, const struct bfi_pack_member *m, co
 		uint8_t desc[64] = {0};
 		uint64_t n = sec.stored_size < 64 ? sec.stored_size : 64;
 		rc = fill(lz, *fd, m->size, sec.offset, n, buf, bad);
-		if (rc == 0)
-			rc = bfi__lazy_read(lz, desc, sec.offset, n);
+		if (rc == 0 && (rc = bfi__lazy_read(lz, desc, sec.offset, n)) != 0)
+			rc = bfi__bad(bad, rc, 0, 0, "a frame of the packed index cannot be read");
 		if (rc == 0)
 			rc = fill(lz, *fd, m->size, sec.offset, bfi_section_head(sec.kind, desc, sec.stored_size),
 			          buf, bad);
