@@ -109,30 +109,29 @@ static int own_name(const char *name)
 }
 
 /*
- * The first name in the collection's directory that no collection's
- * writer makes, into name (cap bytes): 1, or 0 if there is none, or
- * -errno.
+ * Does the collection's directory hold only what collection writers make?
+ * 0; or BFI_E_EXISTS with err from fmt (the path, then the first other
+ * name); or -errno.
  */
-static int first_foreign(bfi_collection *c, char *name, size_t cap)
+static int only_own(bfi_collection *c, const char *fmt, char *err, size_t errlen)
 {
 	int fd = dup(c->dfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (d == NULL) {
-		int e = errno;
 		if (fd >= 0)
 			close(fd);
-		return -e;
+		return fail(c, err, errlen, -errno, "%s: %s", c->path);
 	}
 	rewinddir(d); /* the dup shares dfd's offset */
 	struct dirent *e;
-	int found = 0;
-	while (!found && (e = readdir(d)) != NULL)
+	int rc = 0;
+	while (rc == 0 && (e = readdir(d)) != NULL)
 		if (!own_name(e->d_name)) {
-			snprintf(name, cap, "%s", e->d_name);
-			found = 1;
+			snprintf(err, errlen, fmt, c->path, e->d_name);
+			rc = BFI_E_EXISTS;
 		}
 	closedir(d);
-	return found;
+	return rc;
 }
 
 /*
@@ -150,15 +149,8 @@ static int may_start(bfi_collection *c, char *err, size_t errlen)
 		         BFI_MANIFEST_NAME);
 		return BFI_E_EXISTS;
 	}
-	char name[256];
-	int rc = first_foreign(c, name, sizeof name);
-	if (rc < 0)
-		return fail(c, err, errlen, rc, "%s: %s", c->path);
-	if (rc == 0)
-		return 0;
-	snprintf(err, errlen, "%s exists and is not a collection (no %s, and it holds '%.200s'); give "
-	         "a new or empty directory", c->path, BFI_MANIFEST_NAME, name);
-	return BFI_E_EXISTS;
+	return only_own(c, "%s exists and is not a collection (no " BFI_MANIFEST_NAME ", and it holds "
+	                   "'%.200s'); give a new or empty directory", err, errlen);
 }
 
 /* The manifest, or an empty one (generation 0) if there is none and create allows it. */
@@ -493,19 +485,6 @@ void bfi_collection_end(bfi_collection **cp)
 	*cp = NULL;
 }
 
-/* Does the collection's directory hold only what its writers make? 0, or BFI_E_EXISTS. */
-static int only_own(bfi_collection *c, char *err, size_t errlen)
-{
-	char name[256];
-	int rc = first_foreign(c, name, sizeof name);
-	if (rc < 0)
-		return fail(c, err, errlen, rc, "%s: %s", c->path);
-	if (rc == 0)
-		return 0;
-	snprintf(err, errlen, "%s holds %.200s, which no collection's writer makes; not replacing it",
-	         c->path, name);
-	return BFI_E_EXISTS;
-}
 
 /* Remove what a collection's writers made in dfd: segments, manifests, the lock. */
 static void remove_all(int dfd)
@@ -542,7 +521,8 @@ int collection_replace(struct staging *st, const char *path, char *err, size_t e
 	warn[0] = 0;
 	int rc = bfi_collection_begin(path, 0, &c, err, errlen);
 	if (rc == 0)
-		rc = only_own(c, err, errlen);
+		rc = only_own(c, "%s holds %.200s, which no collection's writer makes; not replacing it",
+		              err, errlen);
 	if (rc == 0)
 		rc = staging_exchange(st, path, old, sizeof old, err, errlen);
 	if (rc == 0) { /* the old collection, now at old, goes: its lock last, with its handle */
