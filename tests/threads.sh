@@ -190,5 +190,20 @@ grouped_ok() { # sets of widths far apart: a grouped run, the same bytes at any 
 }
 check "a grouped run at 1 and 8 threads and at 4M, in memory or in stripes: the same bytes" grouped_ok
 
+fastq_ok() { # raw reads, gzipped: sized by the k-mers a sample of one holds, read on 2 threads
+	mkdir -p "$T/fq" && awk -v d="$T/fq" 'BEGIN { srand(5); split("ACGT", b, ""); split("F:,", q, "")
+		for (f = 0; f < 4; f++) { g = ""; for (i = 0; i < 20000; i++) g = g b[int(rand() * 4) + 1]
+			out = d "/s" f ".fq"
+			for (r = 0; r < 8000; r++) { p = int(rand() * 19850); ql = ""
+				for (i = 0; i < 150; i++) ql = ql (rand() < 0.9 ? "F" : q[int(rand() * 3) + 1])
+				printf "@r%d\n%s\n+\n%s\n", r, substr(g, p + 1, 150), ql > out }
+			close(out) } }' && gzip "$T/fq/"*.fq &&
+		"$BFI" build -q --threads 1 --input fasta --kmer 31 -o "$T/fq1" "$T/fq" &&
+		"$BFI" build -q --threads 2 --memory 220M --input fasta --kmer 31 -o "$T/fq2" "$T/fq" 2>"$T/fqerr" &&
+		cmp "$T/fq1/index.bfi" "$T/fq2/index.bfi" && ! grep -q "reading them on 1 thread" "$T/fqerr"
+}
+# 4x a gzip file's bytes, the bound alone, puts each at 42 MB of keys, past a thread's 27 MB
+check "gzipped FASTQ at --memory 220M: the k-mers its sample holds size the reading, on 2 threads, the same bytes" fastq_ok
+
 echo "threads: $fails failed"
 [ "$fails" -eq 0 ]

@@ -157,6 +157,12 @@ struct source_kind {
 	                 int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
 	                 unsigned *deepest, char *err, size_t errlen);
 	size_t (*set_name)(const char *file, const char **name); /* NULL: a key file's (gzip aside) */
+	/*
+	 * At most how many keys the decompressed bytes buf (a file's start, len
+	 * bytes, cut anywhere) give, to size the reading (sources.c); NULL:
+	 * len, a key a byte at most.
+	 */
+	uint64_t (*sample_keys)(const char *buf, size_t len, unsigned k);
 };
 
 /*

@@ -98,7 +98,33 @@ static int fasta_keys(const bfi_writer *w, const char *file, unsigned k,
 	return seq_file_keys(file, k, emit, ctx, err, errlen);
 }
 
-static const struct source_kind fasta_source = {fasta_keys, seq_set_name};
+/*
+ * The k-mers a sample of a FASTA or FASTQ file may give, for sizing its
+ * reading: in FASTQ, each sequence line's length less k - 1 (its quality
+ * line is no k-mers); in FASTA, every base of the sequence lines, since a
+ * record's k-mers run across them.
+ */
+static uint64_t fasta_sample_keys(const char *buf, size_t len, unsigned k)
+{
+	size_t i = 0;
+	while (i < len && (buf[i] == '\n' || buf[i] == '\r'))
+		i++;
+	int fastq = i < len && buf[i] == '@';
+	uint64_t keys = 0, line = 0;
+	for (size_t at = i; at < len;) {
+		const char *nl = memchr(buf + at, '\n', len - at);
+		size_t end = nl ? (size_t)(nl - buf) : len, n = end - at;
+		if (n && buf[end - 1] == '\r')
+			n--;
+		if (fastq ? line % 4 == 1 : n && buf[at] != '>' && buf[at] != ';')
+			keys += fastq ? (n >= k ? n - k + 1 : 0) : n;
+		line++;
+		at = end + 1;
+	}
+	return keys;
+}
+
+static const struct source_kind fasta_source = {fasta_keys, seq_set_name, fasta_sample_keys};
 
 int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_record)
 {

@@ -63,7 +63,7 @@ static int key_file_keys(const bfi_writer *w, const char *file, unsigned k,
 	return rc;
 }
 
-static const struct source_kind key_source = {key_file_keys, NULL};
+static const struct source_kind key_source = {key_file_keys, NULL, NULL};
 
 /*
  * One thread's first reading of one set's file. Its distinct key hashes go
@@ -352,13 +352,22 @@ static int sources_grow(bfi_writer *w)
  * ordinals are what one thread would give; then read on the threads.
  */
 /*
- * The most keys one of the files may hold: its size in bytes, an upper
- * bound for a FASTA file's k-mers, a text's terms or a key file's keys,
- * four times that for a gzip file.
+ * The most keys one of the files may hold, to size the reading. Its size
+ * in bytes bounds a FASTA file's k-mers, a text's terms or a key file's
+ * keys, and four times that a gzip file's. The largest file by that bound
+ * is read from its start (SAMPLE bytes decompressed) and the kind counts
+ * the keys there: scaled to the file's size, with a tenth more, that is
+ * the estimate when lower. FASTQ's quality lines, and what gzip saves,
+ * made the bound twice what reading held, and a build on raw reads read
+ * on one thread where it could use two. A file the estimate puts too low
+ * only goes to the spool.
  */
-static uint64_t largest_file(char **files, size_t n)
+#define SAMPLE (1u << 20)
+
+static uint64_t largest_file(char **files, size_t n, const struct source_kind *how, unsigned k)
 {
-	uint64_t most = 0;
+	uint64_t most = 0, size = 0;
+	size_t at = n;
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
 		if (stat(files[i], &st) != 0)
@@ -367,9 +376,38 @@ static uint64_t largest_file(char **files, size_t n)
 		size_t l = strlen(files[i]);
 		if (l > 3 && !strcmp(files[i] + l - 3, ".gz"))
 			keys *= 4;
-		most = keys > most ? keys : most;
+		if (keys > most) {
+			most = keys;
+			size = (uint64_t)st.st_size;
+			at = i;
+		}
 	}
-	return most;
+	if (at == n || size == 0 || strcmp(files[at], "-") == 0)
+		return most;
+	struct zin z;
+	char err[256];
+	char *buf = malloc(SAMPLE);
+	if (buf == NULL || zin_open(&z, files[at], err, sizeof err) != 0) {
+		free(buf);
+		return most;
+	}
+	size_t got = 0;
+	ssize_t r;
+	while (got < SAMPLE && (r = zin_read(&z, buf + got, SAMPLE - got, err, sizeof err)) > 0)
+		got += (size_t)r;
+	/* the file's bytes read for the sample: all of a plain file's, or gzip's input so far */
+	uint64_t used = z.state == ZIN_PLAIN ? got : z.offset + z.pos;
+	int whole = got < SAMPLE;
+	zin_close(&z);
+	if (got == 0 || used == 0) {
+		free(buf);
+		return most;
+	}
+	uint64_t keys = how->sample_keys ? how->sample_keys(buf, got, k) : got;
+	free(buf);
+	/* the whole file, if the sample was all of it; else scaled, and a tenth more */
+	double est = whole ? (double)keys : (double)keys * ((double)size / (double)used) * 1.1;
+	return est < (double)most ? (uint64_t)est + 1 : most;
 }
 
 /*
@@ -379,11 +417,13 @@ static uint64_t largest_file(char **files, size_t n)
  * spool, sorted and read back later, which costs more than the thread it
  * would have kept busy. Fewer than asked are said (a warning).
  */
-static unsigned reading_threads(bfi_writer *w, char **files, size_t n)
+static unsigned reading_threads(bfi_writer *w, char **files, size_t n,
+                                const struct source_kind *how, unsigned k)
 {
 	unsigned asked = pool_threads(w->opt.threads);
 	unsigned threads = n < asked ? (unsigned)(n ? n : 1) : asked;
-	uint64_t each = largest_file(files, n) * sizeof(struct rec), room = writer_budget(w) / 4;
+	uint64_t each = largest_file(files, n, how, k) * sizeof(struct rec),
+	         room = writer_budget(w) / 4;
 	if (threads > 1 && each && room / threads < each) {
 		unsigned fit = room / each > 1 ? (unsigned)(room / each) : 1;
 		if (fit < threads) {
@@ -399,7 +439,7 @@ static unsigned reading_threads(bfi_writer *w, char **files, size_t n)
 static int add_files(bfi_writer *w, char **files, size_t n, const struct source_kind *how,
                      unsigned k)
 {
-	unsigned threads = reading_threads(w, files, n);
+	unsigned threads = reading_threads(w, files, n, how, k);
 	struct source_job j = {w,    files, n,    how, k,    calloc(n, sizeof *j.ord),
 	                       calloc(n, sizeof *j.err), calloc(n, sizeof *j.rc), 0,
 	                       calloc(threads, sizeof *j.sink), NULL, 0,    0};
