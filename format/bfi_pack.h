@@ -121,8 +121,6 @@ int bfi_pack_frames_open(int fd, struct bfi_pack_frames **out, struct bfi_pack_e
 /* len bytes of the tar stream from at into buf: 0, or a BFI_E_PACK* code / -errno with *e set. */
 int bfi_pack_frames_read(struct bfi_pack_frames *f, void *buf, uint64_t len, uint64_t at,
                          struct bfi_pack_error *e);
-/* Compressed bytes read so far. */
-uint64_t bfi_pack_frames_read_bytes(const struct bfi_pack_frames *f);
 void bfi_pack_frames_close(struct bfi_pack_frames **f);
 
 #endif

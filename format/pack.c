@@ -104,12 +104,17 @@ int bfi_pack_table_decode(const uint8_t *tail, uint64_t tail_len, uint64_t file_
 enum { WANT_FIRST, WANT_CATALOG, WANT_INDEX, WANT_MANIFEST_DONE, WANT_SEG_DIR, WANT_SEG_CATALOG,
        WANT_SEG_INDEX, WANT_END, AT_END };
 
+/* A frame's compressed and decompressed bytes. */
+struct fbuf {
+	uint8_t *cbuf, *dbuf;
+	size_t ccap, dcap;
+};
+
 struct bfi_pack_in {
 	int fd;
 	struct bfi_pack_table t;
 	ZSTD_DCtx *dctx;
-	uint8_t *cbuf, *dbuf;
-	size_t ccap, dcap;
+	struct fbuf b;  /* the frame libarchive reads */
 	uint32_t next;  /* the next frame to hand to libarchive */
 	uint64_t read;  /* compressed bytes read */
 	struct archive *a;
@@ -132,12 +137,6 @@ static int fail(struct bfi_pack_error *e, int rc, const char *what, uint64_t off
 	e->offset = offset;
 	return rc;
 }
-
-/* A frame's compressed and decompressed bytes. */
-struct fbuf {
-	uint8_t *cbuf, *dbuf;
-	size_t ccap, dcap;
-};
 
 /* Read, check and decompress frame i of table t in fd into b->dbuf; *read counts the bytes read. */
 static int load_into(int fd, const struct bfi_pack_table *t, ZSTD_DCtx *dctx, struct fbuf *b,
@@ -194,16 +193,10 @@ static int load_into(int fd, const struct bfi_pack_table *t, ZSTD_DCtx *dctx, st
 	return 0;
 }
 
-/* Frame i into p->dbuf, for libarchive's stream. */
+/* Frame i into p->b, for libarchive's stream. */
 static int load_frame(struct bfi_pack_in *p, uint32_t i, struct bfi_pack_error *e)
 {
-	struct fbuf b = {p->cbuf, p->dbuf, p->ccap, p->dcap};
-	int rc = load_into(p->fd, &p->t, p->dctx, &b, i, &p->read, e);
-	p->cbuf = b.cbuf;
-	p->dbuf = b.dbuf;
-	p->ccap = b.ccap;
-	p->dcap = b.dcap;
-	return rc;
+	return load_into(p->fd, &p->t, p->dctx, &p->b, i, &p->read, e);
 }
 
 static la_ssize_t on_read(struct archive *a, void *data, const void **buf)
@@ -217,7 +210,7 @@ static la_ssize_t on_read(struct archive *a, void *data, const void **buf)
 		archive_set_error(a, EIO, "%s", p->cb.what);
 		return -1;
 	}
-	*buf = p->dbuf;
+	*buf = p->b.dbuf;
 	return p->t.f[p->next++].dsize;
 }
 
@@ -345,7 +338,7 @@ static int check_rest(struct bfi_pack_in *p, struct bfi_pack_error *e)
 			return rc;
 		const struct bfi_pack_frame *f = &p->t.f[p->next++];
 		for (uint32_t i = 0; i < f->dsize; i++)
-			if (p->dbuf[i])
+			if (p->b.dbuf[i])
 				return fail(e, BFI_E_PACK, "bytes after the tar stream's end", f->at);
 	}
 	return 0;
@@ -523,8 +516,8 @@ void bfi_pack_in_close(struct bfi_pack_in **pp)
 	if (p->a)
 		archive_read_free(p->a);
 	ZSTD_freeDCtx(p->dctx);
-	free(p->cbuf);
-	free(p->dbuf);
+	free(p->b.cbuf);
+	free(p->b.dbuf);
 	free(p->t.f);
 	free(p->mbuf);
 	if (p->have_m)
@@ -539,7 +532,7 @@ struct bfi_pack_frames {
 	ZSTD_DCtx *dctx;
 	struct fbuf b;
 	int64_t cached; /* the frame in b.dbuf, or -1 */
-	uint64_t read;
+	uint64_t read;  /* compressed bytes read (load_into counts them) */
 };
 
 int bfi_pack_frames_open(int fd, struct bfi_pack_frames **out, struct bfi_pack_error *e)
@@ -547,11 +540,12 @@ int bfi_pack_frames_open(int fd, struct bfi_pack_frames **out, struct bfi_pack_e
 	*out = NULL;
 	memset(e, 0, sizeof *e);
 	off_t end = lseek(fd, 0, SEEK_END);
-	if (end < 0)
-		return fail(e, -errno, "cannot seek in the pack", 0);
-	struct bfi_pack_frames *f = calloc(1, sizeof *f);
-	if (f == NULL)
-		return -ENOMEM;
+	struct bfi_pack_frames *f = end < 0 ? NULL : calloc(1, sizeof *f);
+	if (f == NULL) { /* the fd is closed on failure too */
+		int rc = end < 0 ? fail(e, -errno, "cannot seek in the pack", 0) : -ENOMEM;
+		close(fd);
+		return rc;
+	}
 	f->fd = fd;
 	f->cached = -1;
 	int rc = read_table(fd, (uint64_t)end, &f->t, e);
@@ -600,11 +594,6 @@ int bfi_pack_frames_read(struct bfi_pack_frames *f, void *buf, uint64_t len, uin
 		len -= n;
 	}
 	return 0;
-}
-
-uint64_t bfi_pack_frames_read_bytes(const struct bfi_pack_frames *f)
-{
-	return f->read;
 }
 
 void bfi_pack_frames_close(struct bfi_pack_frames **pf)

@@ -121,8 +121,7 @@ static int lazy_index(struct bfi_pack_in *p, const struct bfi_pack_member *m, co
 		rc = fill(lz, *fd, m->size, m->size - BFI_TRAILER_SIZE, BFI_TRAILER_SIZE, buf, bad);
 	/* each section's descriptor, then as much of its start as opening it reads */
 	struct bfi_header h;
-	uint8_t table[BFI_SECTION_ALIGN];
-	memcpy(table, buf + COPY_BUF, (size_t)head);
+	const uint8_t *table = buf + COPY_BUF; /* the first 4 KiB, which fill leaves alone */
 	if (rc || head < BFI_SECTION_ALIGN || bfi_header_decode(table, &h) != 0)
 		return rc; /* opening tells what is wrong with the header */
 	for (uint32_t i = 0; i < h.section_count && i < BFI_MAX_SECTIONS && rc == 0; i++) {
@@ -147,7 +146,6 @@ int bfi__is_pack(const char *path)
 	struct stat st;
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
-
 
 /* The current member m, copied into a new memfd: its descriptor in *fd. */
 static int to_memory(struct bfi_pack_in *p, const struct bfi_pack_member *m, uint8_t *buf, int *fd,

@@ -147,8 +147,6 @@ static uint64_t plain_set_bits(const bfi_snapshot *s, uint32_t ord)
  * filter of a page or less is read whole, as any probe of it reads its
  * page; a wider one, a byte a probe.
  */
-#define SCAN_PAGE 4096u
-
 static uint64_t plain_scan_part(const bfi_snapshot *s, uint64_t first, uint64_t budget)
 {
 	const struct bfi_plain *p = plain_of(s);
@@ -165,7 +163,7 @@ static int plain_scan_bytes(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	uint64_t fb = p->d.filter_bytes, base = (uint64_t)(p->filters - s->map) + first * fb;
 	if (e == NULL)
 		return 0;
-	if (fb <= SCAN_PAGE)
+	if (fb <= BFI_SCAN_PAGE)
 		return bfi__want(w, base, base + n * fb);
 	int rc = 0;
 	for (uint32_t key = 0; key < e->n_keys && rc == 0; key++)

@@ -7,16 +7,23 @@
 
 #include "layout.h"
 
+/*
+ * The row answering a query from the mapping (bfi__row_of), which a pack
+ * opened to be scanned (BFI_OPEN_SCAN) does not have.
+ */
+static int query_row(const bfi_snapshot *s, unsigned layout, const struct bfi_layout_ops **out)
+{
+	return s->lazy ? BFI_E_SCAN_ONLY : bfi__row_of(s, layout, out);
+}
+
 int bfi_query_expr(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, bfi_result *res)
 {
 	const struct bfi_layout_ops *ops = NULL;
 	if (s && s->cops && bfi__check_query(e, res) == 0)
 		return s->cops->expr(s, layout, e, res);
 	int rc = s ? bfi__check_query(e, res) : BFI_E_INVALID;
-	if (rc == 0 && s->lazy)
-		rc = BFI_E_SCAN_ONLY;
 	if (rc == 0)
-		rc = bfi__row_of(s, layout, &ops);
+		rc = query_row(s, layout, &ops);
 	if (rc == 0)
 		rc = bfi__prepare(s, res, 0);
 	return rc ? rc : bfi__answer(s, ops, e, res);
@@ -50,9 +57,7 @@ int bfi_query_batch(const bfi_snapshot *s, unsigned layout, const bfi_expr *cons
 			rc = bfi_query_expr(s, layout, qs[q], res[q]);
 		return rc;
 	}
-	if (s->lazy)
-		return BFI_E_SCAN_ONLY;
-	int rc = bfi__row_of(s, layout, &ops);
+	int rc = query_row(s, layout, &ops);
 	if (rc == 0 && ops->batch) /* checks each query itself */
 		return ops->batch(s, qs, n, res);
 	for (size_t q = 0; q < n && rc == 0; q++) {
@@ -73,9 +78,7 @@ int bfi_query_keys(const bfi_snapshot *s, unsigned layout, const bfi_keyhash *ke
 		return BFI_E_INVALID;
 	if (s->cops)
 		return s->cops->keys(s, layout, keys, n, res, ends);
-	if (s->lazy)
-		return BFI_E_SCAN_ONLY;
-	int rc = bfi__row_of(s, layout, &ops);
+	int rc = query_row(s, layout, &ops);
 	if (rc)
 		return rc;
 	bfi__reset_result(res, 0);
@@ -93,9 +96,7 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
 		return BFI_E_INVALID;
 	if (s->cops)
 		return s->cops->threshold(s, layout, e, theta, res);
-	if (s->lazy)
-		return BFI_E_SCAN_ONLY;
-	int rc = bfi__row_of(s, layout, &ops);
+	int rc = query_row(s, layout, &ops);
 	if (rc == 0)
 		rc = bfi__prepare(s, res, 1);
 	if (rc)

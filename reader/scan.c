@@ -32,7 +32,6 @@
 #define PAGE BFI_SCAN_PAGE
 #define READ_MAX (8u << 20) /* bytes a pread asks for at most */
 
-
 struct scan {
 	const bfi_snapshot *s;
 	const struct bfi_layout_ops *ops;
@@ -53,12 +52,33 @@ static int bit(const uint64_t *v, uint64_t p)
 	return (v[p / 64] >> (p % 64)) & 1;
 }
 
-
 /* Mark the pages query e (NULL: every query) needs in the part; the round's new ones in w.fresh. */
 static int query_pages(struct scan *c, const struct bfi_expr *e)
 {
 	c->w.n_fresh = 0;
 	return c->ops->scan_bytes(c->s, c->first, c->n, e, &c->w);
+}
+
+/*
+ * Index bytes [off, off + len) into the shadow at the same offset: from
+ * the pack's frames for a pack scanned in place, else with pread, then
+ * dropped from the page cache (read once: it need not keep them).
+ */
+static int read_pages(struct scan *c, uint64_t off, uint64_t len)
+{
+	if (c->s->lazy)
+		return bfi__lazy_read(c->s->lazy, c->shadow + off, off, len);
+	int fd = c->s->index_fd;
+	for (uint64_t got = 0; got < len;) {
+		ssize_t r = pread(fd, c->shadow + off + got, (size_t)(len - got), (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) /* the file shrank under the scan */
+			return r < 0 ? -errno : BFI_E_CHANGED;
+		got += (uint64_t)r;
+	}
+	(void)posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
+	return 0;
 }
 
 /*
@@ -69,7 +89,6 @@ static int query_pages(struct scan *c, const struct bfi_expr *e)
  */
 static int gather(struct scan *c)
 {
-	int fd = c->s->index_fd;
 	for (uint64_t p = 0; p < c->pages;) {
 		if (!bit(c->loaded, p) || bit(c->w.want, p)) {
 			p++;
@@ -96,22 +115,9 @@ static int gather(struct scan *c)
 		uint64_t off = p * PAGE, len = (q - p) * PAGE;
 		if (off + len > c->s->size)
 			len = c->s->size - off;
-		if (c->s->lazy) { /* a pack scanned in place: its frames, decompressed and checked */
-			int rc = bfi__lazy_read(c->s->lazy, c->shadow + off, off, len);
-			if (rc)
-				return rc;
-		}
-		for (uint64_t got = 0; !c->s->lazy && got < len;) {
-			ssize_t r = pread(fd, c->shadow + off + got, (size_t)(len - got), (off_t)(off + got));
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0) /* the file shrank under the scan */
-				return r < 0 ? -errno : BFI_E_CHANGED;
-			got += (uint64_t)r;
-		}
-		/* read once: the page cache need not keep it for this batch */
-		if (!c->s->lazy)
-			(void)posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
+		int rc = read_pages(c, off, len);
+		if (rc)
+			return rc;
 		if (c->st) {
 			c->st->bytes_read += len;
 			c->st->reads++;

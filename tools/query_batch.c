@@ -141,7 +141,6 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 		struct bfi_scan_stats st;
 		rc = bfi_scan(s, o->layout, b->es, ok, o->theta, b->rs, o->memory, &st);
 		scan_warn(s, &st);
-
 	} else {
 		rc = bfi_query_batch(s, o->layout, b->es, ok, b->rs);
 	}

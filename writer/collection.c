@@ -485,34 +485,6 @@ void bfi_collection_end(bfi_collection **cp)
 	*cp = NULL;
 }
 
-
-/* Remove what a collection's writers made in dfd: segments, manifests, the lock. */
-static void remove_all(int dfd)
-{
-	int fd = dup(dfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (d == NULL) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	rewinddir(d);
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		char name[256];
-		snprintf(name, sizeof name, "%s", e->d_name);
-		struct stat st;
-		if (!own_name(name) || !strcmp(name, ".") || !strcmp(name, "..") ||
-		    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-			continue;
-		if (S_ISDIR(st.st_mode) && strncmp(name, "seg-", 4) == 0)
-			(void)snapshot_remove(dfd, name);
-		else if (S_ISREG(st.st_mode) && strncmp(name, "seg-", 4) != 0)
-			(void)unlinkat(dfd, name, 0);
-	}
-	closedir(d);
-}
-
 int collection_replace(struct staging *st, const char *path, char *err, size_t errlen, char *warn,
                        size_t warnlen)
 {
@@ -526,7 +498,10 @@ int collection_replace(struct staging *st, const char *path, char *err, size_t e
 	if (rc == 0)
 		rc = staging_exchange(st, path, old, sizeof old, err, errlen);
 	if (rc == 0) { /* the old collection, now at old, goes: its lock last, with its handle */
-		remove_all(c->dfd);
+		c->n_done = 0; /* no segment listed: the sweep takes them all */
+		sweep(c);
+		(void)unlinkat(c->dfd, BFI_MANIFEST_NAME, 0);
+		(void)unlinkat(c->dfd, BFI_COLLECTION_LOCK, 0);
 		c->held = 0;
 	}
 	bfi_collection_end(&c);

@@ -746,6 +746,12 @@ int staging_publish(struct staging *st, const char *path, char *err, size_t errl
                     size_t warnlen);
 /* fsync the directory path is in, so that a rename into it lasts: 0 or -errno. */
 int fsync_parent(const char *path);
+/*
+ * path's directory and last component, each at most len bytes ("." when
+ * it has no directory; "a/b/" names b): 0, or BFI_E_INVALID for "/", an
+ * empty or too long path, or a last component "." or "..".
+ */
+int split_path(const char *path, char *parent, char *base, size_t len);
 /* Publish it at path, which must not exist (BFI_E_EXISTS): a collection unpacked whole. */
 int staging_rename(struct staging *st, const char *path, char *err, size_t errlen);
 /* Remove what is left of the staging directory (bfi's files only); unlock. */

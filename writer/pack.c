@@ -103,10 +103,11 @@ static int compress_one(void *ctx, uint64_t i, unsigned thread)
 	return 0;
 }
 
-static int ffail(struct packer *k, int rc, const char *what)
+/* The flusher's own failure, said once the calling thread waits for it: what, then detail. */
+static int ffail(struct packer *k, int rc, const char *what, const char *detail)
 {
 	k->frc = rc;
-	snprintf(k->ferr, sizeof k->ferr, "%s", what);
+	snprintf(k->ferr, sizeof k->ferr, "%s%s", what, detail);
 	return rc;
 }
 
@@ -115,14 +116,14 @@ static int flush_side(struct packer *k, struct side *sd)
 {
 	uint32_t n = (uint32_t)((sd->fill + k->frame - 1) / k->frame);
 	if (k->t.n + n > BFI_PACK_FRAMES_MAX)
-		return ffail(k, BFI_E_LIMIT, "the pack would need more than 2^27 frames");
+		return ffail(k, BFI_E_LIMIT, "the pack would need more than 2^27 frames", "");
 	if (k->t.n + n > k->cap) {
 		uint32_t cap = k->cap ? k->cap * 2 : 1024;
 		while (cap < k->t.n + n)
 			cap *= 2;
 		void *f = realloc(k->t.f, (size_t)cap * sizeof *k->t.f);
 		if (f == NULL)
-			return ffail(k, -ENOMEM, "out of memory");
+			return ffail(k, -ENOMEM, "out of memory", "");
 		k->t.f = f;
 		k->cap = cap;
 	}
@@ -136,22 +137,20 @@ static int flush_side(struct packer *k, struct side *sd)
 		if (w)
 			k->wcpu = w;
 		if (c == NULL || w == NULL)
-			return ffail(k, -ENOMEM, "out of memory");
+			return ffail(k, -ENOMEM, "out of memory", "");
 		k->cpu_cap = cap;
 	}
 	struct batch b = {k, sd, n};
 	int rc = pool_run(k->threads < n ? k->threads : n, n, compress_one, &b);
 	if (rc)
-		return ffail(k, rc, "zstd could not compress a frame");
+		return ffail(k, rc, "zstd could not compress a frame", "");
 	for (uint32_t i = 0; i < n; i++) {
 		double t0 = k->o->stats ? stats_thread_cpu() : 0;
 		size_t from = (size_t)i * k->frame;
 		size_t len = sd->fill - from < k->frame ? sd->fill - from : k->frame;
 		rc = pwrite_all(k->out, sd->zout[i], sd->zlen[i], k->written);
-		if (rc) {
-			snprintf(k->ferr, sizeof k->ferr, "writing the pack: %s", strerror(-rc));
-			return k->frc = rc;
-		}
+		if (rc)
+			return ffail(k, rc, "writing the pack: ", strerror(-rc));
 		struct bfi_pack_frame *f = &k->t.f[k->t.n];
 		f->at = k->written;
 		f->from = k->t.tar_size;
@@ -584,14 +583,8 @@ int bfi_pack(const char *src, const char *out, const struct bfi_pack_options *o,
 	 * any file is (umask), unlike mkstemp's 0600.
 	 */
 	int unnamed = 0;
-	if (access("/proc/self/fd", X_OK) == 0) {
-		char dir[4200];
-		snprintf(dir, sizeof dir, "%s", out);
-		char *slash = strrchr(dir, '/');
-		if (slash == NULL)
-			snprintf(dir, sizeof dir, ".");
-		else
-			slash[slash == dir] = 0; /* "/x" keeps its "/" */
+	char dir[4200], base[4200];
+	if (access("/proc/self/fd", X_OK) == 0 && split_path(out, dir, base, sizeof dir) == 0) {
 		k.out = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
 		unnamed = k.out >= 0;
 	}

@@ -62,7 +62,7 @@ static int fsync_dir(const char *path)
 }
 
 /* path's parent directory and last component, in buffers of size len. */
-static int split_path(const char *path, char *parent, char *base, size_t len)
+int split_path(const char *path, char *parent, char *base, size_t len)
 {
 	size_t n = strlen(path);
 	while (n > 1 && path[n - 1] == '/') /* "a/b/" names b */
