@@ -543,12 +543,7 @@ static int flat_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 	return 0;
 }
 
-/*
- * Scan (scan.c): a part is a block, or a grouped run's blocks together.
- * The bytes a query may read of a block's row for probe z: a row in whole
- * lines, a packed row and the 9 bytes its last word load may reach, or a
- * grouped run's whole group line and the line after.
- */
+/* Scan (scan.c): a part is a block, or a grouped run's blocks together. */
 static uint64_t flat_scan_part(const bfi_snapshot *s, uint64_t first, uint64_t budget)
 {
 	const struct bfi_flat *f = bfi__flat(s);
@@ -556,24 +551,6 @@ static uint64_t flat_scan_part(const bfi_snapshot *s, uint64_t first, uint64_t b
 	if (first >= f->n_blocks)
 		return 0;
 	return f->blocks[first].run_n > 1 ? f->blocks[first].run_n : 1;
-}
-
-static void row_span(const bfi_snapshot *s, const struct bfi_rblock *b, uint64_t z, uint64_t *from,
-                     uint64_t *to)
-{
-	uint64_t base = (uint64_t)(b->rows - s->map);
-	if (b->q) {
-		uint64_t groups = b->m / b->q, gbytes = b->group_bits / 8, g = bfi_reduce(z, groups);
-		*from = base + g * gbytes;
-		*to = base + (g + 1) * gbytes + 64;
-	} else if (b->packed) {
-		uint64_t bit = bfi_reduce(z, b->m) * b->row_bits;
-		*from = base + bit / 8;
-		*to = base + (bit + b->row_bits + 7) / 8 + 9;
-	} else {
-		*from = base + bfi_reduce(z, b->m) * b->row_bytes;
-		*to = *from + b->row_bytes;
-	}
 }
 
 /* Every probe's rows, and each block's pre-filter line or bytes, which are part of the answer. */
@@ -588,7 +565,7 @@ static int flat_scan_bytes(const bfi_snapshot *s, uint64_t first, uint64_t n,
 			for (uint64_t b = first; b < first + n && rc == 0; b++) {
 				const struct bfi_rblock *blk = &f->blocks[b];
 				uint64_t from, to;
-				row_span(s, blk, z, &from, &to);
+				bfi__flat_row_span(s, blk, z, &from, &to);
 				rc = bfi__want(w, from, to);
 				if (rc || blk->pre == NULL || (blk->line_pre && j))
 					continue;
@@ -625,4 +602,5 @@ const struct bfi_layout_ops bfi__flat_ops = {
 	.info = flat_info, .verify = flat_verify, .set_bits = flat_set_bits,
 	.expr = flat_expr, .batch = flat_batch, .keys = flat_keys, .threshold = flat_threshold,
 	.scan_part = flat_scan_part, .scan_bytes = flat_scan_bytes, .scan_view = flat_scan_view,
+	.scan_rows = bfi__flat_scan_rows,
 };

@@ -88,6 +88,34 @@ static inline const uint8_t *bfi__flat_row(const struct bfi_rblock *b, uint64_t 
 }
 
 /*
+ * The index bytes [*from, *to) a query reads of block b's row for probe z:
+ * a row in whole lines, a packed row and the 9 bytes its last word load
+ * may reach, or a grouped run's whole group line and the line after.
+ */
+static inline void bfi__flat_row_span(const bfi_snapshot *s, const struct bfi_rblock *b, uint64_t z,
+                                      uint64_t *from, uint64_t *to)
+{
+	uint64_t base = (uint64_t)(b->rows - s->map);
+	if (b->q) {
+		uint64_t groups = b->m / b->q, gbytes = b->group_bits / 8, g = bfi_reduce(z, groups);
+		*from = base + g * gbytes;
+		*to = base + (g + 1) * gbytes + 64;
+	} else if (b->packed) {
+		uint64_t bit = bfi_reduce(z, b->m) * b->row_bits;
+		*from = base + bit / 8;
+		*to = base + (bit + b->row_bits + 7) / 8 + 9;
+	} else {
+		*from = base + bfi_reduce(z, b->m) * b->row_bytes;
+		*to = *from + b->row_bytes;
+	}
+}
+
+/* A block's queries in one pass over its rows, range by range (rowpass.c; layout.h, scan_rows). */
+int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
+                        const struct bfi_expr *const *qs, size_t nq, double theta,
+                        bfi_result *const *res, struct bfi_scan_io *io);
+
+/*
  * Make room for, and reset, everything flat query e needs in res, and
  * compute its keys' probes into res->z. 0 or -ENOMEM.
  */

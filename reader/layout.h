@@ -13,6 +13,7 @@
 #include "expr.h"
 
 struct bfi_want;
+struct bfi_scan_io;
 
 struct bfi_layout_ops {
 	unsigned flag;    /* BFI_LAYOUT_* */
@@ -81,6 +82,18 @@ struct bfi_layout_ops {
 	                  struct bfi_want *w);
 	int (*scan_view)(const bfi_snapshot *s, uint64_t first, uint64_t n, const uint8_t *shadow,
 	                 bfi_snapshot *v, uint32_t *ord0);
+	/*
+	 * Optional: a part whose pages the batch needs pass the budget,
+	 * answered in one pass over them range by range, each query's state
+	 * kept between ranges, so that each page is still read once
+	 * (bfi_scan_io). 0 with every answer of the part appended
+	 * (bfi__scan_append), BFI_SCAN_DECLINE if the state would not fit the
+	 * budget with room for a range (the scan then answers the part in
+	 * rounds of queries), or an error.
+	 */
+	int (*scan_rows)(const bfi_snapshot *s, uint64_t first, uint64_t n,
+	                 const struct bfi_expr *const *qs, size_t nq, double theta,
+	                 bfi_result *const *res, struct bfi_scan_io *io);
 };
 
 /* What a scan's round wants (scan.c): a bit a page of the index. */
@@ -105,6 +118,35 @@ static inline int bfi__want(struct bfi_want *w, uint64_t from, uint64_t to)
 			w->fresh[w->n_fresh++] = p;
 		}
 	return 0;
+}
+/*
+ * A layout's pass over one part's pages range by range (scan_rows): it
+ * marks a range's pages in w with bfi__want, adding w->n_fresh to n_want,
+ * until the next would take n_want past pages; then bfi__scan_fill
+ * reads them into shadow (at their own offsets), lets go of those the
+ * range before held and this one does not, and clears w for the next.
+ */
+struct bfi_scan_io {
+	struct bfi_want *w;
+	const uint8_t *shadow;
+	uint64_t n_want; /* pages marked for the range being gathered */
+	uint64_t pages;  /* pages a range may hold: the budget less state */
+	uint64_t budget; /* bytes the part may hold, pages and state */
+	uint64_t state;  /* bytes the layout holds for the queries, set before the first fill */
+	void *keep;      /* the layout's buffers, kept from part to part of a scan */
+	void (*drop)(void *keep); /* frees keep at the scan's end */
+};
+#define BFI_SCAN_DECLINE 1
+int bfi__scan_fill(struct bfi_scan_io *io);
+/* Append answer w (one part's, its ordinals from ord0) to res (scan.c). 0 or -ENOMEM. */
+int bfi__scan_append(const bfi_result *w, uint32_t ord0, bfi_result *res);
+/* The terms a threshold query at theta needs: ceil(theta * terms), at least one. */
+static inline uint32_t bfi__need(const struct bfi_expr *e, double theta)
+{
+	uint32_t need = (uint32_t)(theta * e->n_keys);
+	if ((double)need < theta * e->n_keys)
+		need++;
+	return need ? need : 1;
 }
 /* Where p, a pointer into s's map, lies in shadow, a copy at the same offsets; NULL stays NULL. */
 static inline const uint8_t *bfi__in_shadow(const bfi_snapshot *s, const uint8_t *p,

@@ -101,12 +101,7 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
 		rc = bfi__prepare(s, res, 1);
 	if (rc)
 		return rc;
-	/* at least ceil(theta * terms) of the terms, and at least one */
-	uint32_t need = (uint32_t)(theta * e->n_keys);
-	if ((double)need < theta * e->n_keys)
-		need++;
-	if (need == 0)
-		need = 1;
+	uint32_t need = bfi__need(e, theta);
 	rc = ops->threshold ? ops->threshold(s, e, need, res)
 	                    : bfi__list_threshold(s, ops, e, need, res);
 	return rc ? rc : bfi__rank(res);

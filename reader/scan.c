@@ -14,17 +14,23 @@
  * there; the answers are appended; and the pages go. A pack opened with
  * BFI_OPEN_SCAN is read the same way, its pages decompressed from the
  * frames that hold them instead of read with pread. Pages no query
- * needs are never touched, so they take no memory; a part whose needed
- * pages pass the memory given is answered in several rounds of queries,
- * each reading only its own pages. A part's answers are independent of
+ * needs are never touched, so they take no memory. A part whose needed
+ * pages pass the memory given is read range by range, each query's state
+ * kept between ranges, if its layout can (a flat block: rowpass.c) and
+ * that state fits; else it is answered in several rounds of queries,
+ * each reading only its own pages, which reads again the pages rounds
+ * share. A part's answers are independent of
  * the others', so the answers appended in part order are the mapped
  * path's (threshold answers ranked again once all parts are in).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "layout.h"
@@ -44,7 +50,9 @@ struct scan {
 	uint64_t budget;       /* pages a pass may hold */
 	uint64_t first, n;     /* the part being scanned */
 	struct bfi_scan_stats *st;
+	int fd;                /* the index, opened again for the scan's own reads; or the snapshot's */
 	bfi_result *w_res;     /* each query's scratch, its answer copied out */
+	struct bfi_scan_io io; /* a layout's pass over a part range by range */
 };
 
 static int bit(const uint64_t *v, uint64_t p)
@@ -68,7 +76,7 @@ static int read_pages(struct scan *c, uint64_t off, uint64_t len)
 {
 	if (c->s->lazy)
 		return bfi__lazy_read(c->s->lazy, c->shadow + off, off, len);
-	int fd = c->s->index_fd;
+	int fd = c->fd;
 	for (uint64_t got = 0; got < len;) {
 		ssize_t r = pread(fd, c->shadow + off + got, (size_t)(len - got), (off_t)(off + got));
 		if (r < 0 && errno == EINTR)
@@ -79,6 +87,32 @@ static int read_pages(struct scan *c, uint64_t off, uint64_t len)
 	}
 	(void)posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
 	return 0;
+}
+
+/*
+ * The index opened again, for reads of the scan's own that the kernel
+ * should not read ahead of: a scan asks for exactly the pages it needs,
+ * and pages it skips, read ahead, would be read for nothing (a pass over
+ * a block's rows in ranges read about an eighth more from the disk than
+ * it asked for). A descriptor of its own keeps the hint off the
+ * snapshot's. If the index cannot be opened again, the snapshot's.
+ */
+static int scan_fd(const bfi_snapshot *s, int *own)
+{
+	char path[64];
+	struct stat a, b;
+	snprintf(path, sizeof path, "/proc/self/fd/%d", s->index_fd);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &a) || fstat(s->index_fd, &b) || a.st_dev != b.st_dev ||
+	                a.st_ino != b.st_ino)) {
+		close(fd);
+		fd = -1;
+	}
+	*own = fd >= 0;
+	if (fd < 0)
+		return s->index_fd;
+	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	return fd;
 }
 
 /*
@@ -129,13 +163,28 @@ static int gather(struct scan *c)
 	return 0;
 }
 
+/* The range of a layout's pass (io, in c) marked: read it, and clear the marks for the next. */
+int bfi__scan_fill(struct bfi_scan_io *io)
+{
+	struct scan *c = (struct scan *)(void *)((char *)io - offsetof(struct scan, io));
+	c->n_want = io->n_want;
+	int rc = gather(c);
+	if (c->st && c->n_want * PAGE + io->state > c->st->peak)
+		c->st->peak = c->n_want * PAGE + io->state;
+	if (c->st)
+		c->st->ranges++;
+	memset(c->w.want, 0, (size_t)((c->pages + 63) / 64) * 8);
+	c->n_want = io->n_want = 0;
+	return rc;
+}
+
 /*
  * Append the answer in scratch w (one part's, its ordinals from ord0) to
  * res: a batch's results hold their answers only, not each a query's
  * scratch (counts and ordinals sized for every set), which for 10^5
  * queries over 10^5 sets would dwarf the pass.
  */
-static int append_answer(const bfi_result *w, uint32_t ord0, bfi_result *res)
+int bfi__scan_append(const bfi_result *w, uint32_t ord0, bfi_result *res)
 {
 	size_t n = res->n + w->n ? res->n + w->n : 1; /* never a null pointer */
 	int rc = bfi__grow(&res->ords, &res->cap, n, sizeof *res->ords);
@@ -176,7 +225,7 @@ static int answer(struct scan *c, const bfi_expr *const *qs, size_t from, size_t
 		             ? bfi_query_threshold(&v, c->ops->flag, qs[i], theta, c->w_res)
 		             : bfi_query_expr(&v, c->ops->flag, qs[i], c->w_res);
 		if (rc == 0)
-			rc = append_answer(c->w_res, ord0, res[i]);
+			rc = bfi__scan_append(c->w_res, ord0, res[i]);
 	}
 	if (v.view[c->row] && c->ops->close)
 		c->ops->close(&v);
@@ -197,12 +246,44 @@ static int round_start(struct scan *c)
 	return rc;
 }
 
-/* The part [c->first, + c->n), for every query, in rounds within the budget. */
+/*
+ * Do the pages every query needs in the part fit the budget? Then they are
+ * marked, and one round answers all. If not, none is marked.
+ */
+static int all_fit(struct scan *c, const bfi_expr *const *qs, size_t n, int *fit)
+{
+	int rc = round_start(c);
+	for (size_t i = 0; i < n && rc == 0 && c->n_want <= c->budget; i++) {
+		rc = query_pages(c, qs[i]);
+		c->n_want += c->w.n_fresh;
+	}
+	*fit = c->n_want <= c->budget;
+	if (!*fit) {
+		memset(c->w.want, 0, (size_t)((c->pages + 63) / 64) * 8);
+		c->n_want = 0;
+	}
+	return rc;
+}
+
+/*
+ * The part [c->first, + c->n), for every query: in one round if its pages
+ * fit the budget; else in one pass over them range by range, if the
+ * layout has one and its state fits; else in rounds of queries, each
+ * within the budget.
+ */
 static int scan_part(struct scan *c, const bfi_expr *const *qs, size_t n, double theta,
                      bfi_result *const *res)
 {
 	size_t from = 0;
-	int rc = round_start(c);
+	int rc, fit;
+	if (c->ops->scan_rows && c->budget != UINT64_MAX) {
+		if ((rc = all_fit(c, qs, n, &fit)) != 0 || fit)
+			return rc ? rc : answer(c, qs, 0, n, theta, res);
+		rc = c->ops->scan_rows(c->s, c->first, c->n, qs, n, theta, res, &c->io);
+		if (rc != BFI_SCAN_DECLINE)
+			return rc;
+	}
+	rc = round_start(c);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		rc = query_pages(c, qs[i]);
 		if (rc == 0 && i > from && c->n_want + c->w.n_fresh > c->budget) {
@@ -236,7 +317,8 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 	}
 	if (s->cops) /* a collection: each segment is an index of its own, scanned in turn */
 		return s->cops->scan(s, layout, qs, n, theta, res, memory, st);
-	struct scan c = {.s = s, .st = st};
+	struct scan c = {.s = s, .st = st, .fd = -1};
+	int own_fd = 0;
 	int rc = bfi__row_of(s, layout, &c.ops);
 	if (rc)
 		return rc;
@@ -248,6 +330,7 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 	if (c.budget == 0)
 		c.budget = 1;
 	c.w.size = s->size;
+	c.io = (struct bfi_scan_io){.w = &c.w, .budget = memory};
 	c.shadow = mmap(NULL, (size_t)s->size, PROT_READ | PROT_WRITE,
 	                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	c.w.want = calloc((size_t)((c.pages + 63) / 64), 8);
@@ -256,12 +339,18 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 		rc = -ENOMEM;
 		goto out;
 	}
+	c.io.shadow = c.shadow;
+	if (!s->lazy)
+		c.fd = scan_fd(s, &own_fd);
 	for (size_t i = 0; i < n; i++)
 		bfi__reset_result(res[i], 0);
 	uint64_t part_budget = memory ? memory : UINT64_MAX;
 	for (c.first = 0; rc == 0 && (c.n = c.ops->scan_part(s, c.first, part_budget)) > 0;
 	     c.first += c.n)
 		rc = scan_part(&c, qs, n, theta, res);
+	if (c.io.drop) /* before the ranking, which takes memory of its own */
+		c.io.drop(c.io.keep);
+	c.io.drop = NULL;
 	/* each part's answer came ranked; the whole is ranked as one query's */
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = bfi__rank(res[i]);
@@ -270,6 +359,10 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 out:
 	if (c.shadow != MAP_FAILED && c.shadow)
 		munmap(c.shadow, (size_t)s->size);
+	if (own_fd)
+		close(c.fd);
+	if (c.io.drop)
+		c.io.drop(c.io.keep);
 	free(c.w.want);
 	free(c.loaded);
 	free(c.w.fresh);

@@ -17,11 +17,14 @@
 #include "test.h"
 
 #define QUERIES 240
+#define BIG 2 /* mixed: every set of 800 keys, so that a block has many rows */
 static char dir[4200];
 
 /* Set j holds keys "w<j>-<i>" for i below its size, which varies from set to set. */
 static uint32_t size_of(uint32_t j, int mixed)
 {
+	if (mixed == BIG)
+		return 800;
 	return mixed ? (j % 9 == 0 ? 400 : 6 + j % 5) : 40;
 }
 
@@ -198,6 +201,81 @@ static void test_shapes(void)
 	bfi_build_options_init(&o);
 	o.fixed_width = 1;
 	check("fixed-width", 300, 1, &o);
+}
+
+/*
+ * One block of many rows, more of which the batch needs than the budget
+ * holds, while a row per key of the batch fits: answered in one pass over
+ * the rows, range by range, each page read once and no more held than the
+ * budget, as mapped; and with a budget too small for that state, in rounds.
+ */
+static void check_rows(const char *name, uint32_t sets, struct bfi_build_options *o)
+{
+	char path[4300];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	EXPECT_RC(build(path, sets, BIG, o), 0);
+	bfi_snapshot *s = NULL;
+	EXPECT_RC(bfi_open(path, 0, &s), 0);
+	if (s == NULL)
+		return;
+	bfi_expr *qs[QUERIES];
+	bfi_result *want[QUERIES], *got[QUERIES];
+	batch(s, BFI_LAYOUT_FLAT, sets, BIG, qs, want, got);
+	struct bfi_info in;
+	bfi_info(s, &in);
+	struct bfi_scan_stats all;
+	EXPECT_RC(bfi_scan(s, BFI_LAYOUT_FLAT, (const bfi_expr *const *)qs, QUERIES, 0.7, got, 0, &all),
+	          0);
+	uint64_t budgets[2] = {all.peak / 2, 64u << 10};
+	for (int bu = 0; bu < 2; bu++) {
+		struct bfi_scan_stats st;
+		EXPECT_RC(bfi_scan(s, BFI_LAYOUT_FLAT, (const bfi_expr *const *)qs, QUERIES, 0.7, got,
+		                   budgets[bu], &st),
+		          0);
+		int diff = 0, nonempty = 0;
+		for (uint32_t q = 0; q < QUERIES; q++) {
+			diff += !same(want[q], got[q]);
+			nonempty += bfi_result_count(want[q]) > 0;
+		}
+		if (diff)
+			fprintf(stderr, "%s, budget %llu: %d answers differ\n", name,
+			        (unsigned long long)budgets[bu], diff);
+		EXPECT(diff == 0 && nonempty >= QUERIES / 2);
+		printf("%s: budget %llu of the %llu the batch needs: %llu ranges, %llu rounds, %llu bytes "
+		       "read of %llu, at most %llu held\n",
+		       name, (unsigned long long)budgets[bu], (unsigned long long)all.peak,
+		       (unsigned long long)st.ranges, (unsigned long long)st.rounds,
+		       (unsigned long long)st.bytes_read, (unsigned long long)in.file_size,
+		       (unsigned long long)st.peak);
+		if (bu == 0) /* ranges, each page read once (but the one where the pre-filter and the
+		                rows meet, read by the pre-filter's ranges and the rows'), within the
+		                budget */
+			EXPECT(st.ranges >= 2 && st.rounds == 0 &&
+			       st.bytes_read <= all.bytes_read + (o->prefilter ? 4096 : 0) &&
+			       st.peak <= budgets[bu]);
+		else /* the state does not fit: rounds, which read shared pages again */
+			EXPECT(st.ranges == 0 && st.rounds > 1 && st.bytes_read > all.bytes_read);
+	}
+	for (uint32_t q = 0; q < QUERIES; q++) {
+		bfi_expr_free(&qs[q]);
+		bfi_result_destroy(&want[q]);
+		bfi_result_destroy(&got[q]);
+	}
+	bfi_close(&s);
+}
+
+static void test_rows(void)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.max_block_sets = 1024;
+	o.keep_order = 1;
+	check_rows("rows-lined", 1024, &o);
+	check_rows("rows-packed", 700, &o);
+	o.prefilter = BFI_PREFILTER_ALWAYS;
+	check_rows("rows-prefilter", 1024, &o);
+	o.classic_prefilters = 1;
+	check_rows("rows-classic-prefilter", 700, &o);
 }
 
 /* A collection of two segments, a set of each removed: scanned segment by segment, as mapped. */
@@ -433,6 +511,9 @@ int main(void)
 	test_run("scan: keys, expressions and term lists scanned as the mapping answers them, on "
 	         "every kind of flat block, in one pass and in many",
 	         test_shapes);
+	test_run("scan: a block the batch needs more of than memory holds, read once range by range "
+	         "with a row of state a key, as mapped; rounds when that state does not fit",
+	         test_rows);
 	test_run("scan: a collection with removed sets, segment by segment, as mapped",
 	         test_collection);
 	test_run("scan: plain, tree and RAMBO layouts scanned as the mapping answers them",

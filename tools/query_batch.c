@@ -99,8 +99,9 @@ static void scan_warn(const bfi_snapshot *s, const struct bfi_scan_stats *st)
 	warned = 1;
 	fprintf(stderr,
 	        "bfi query: warning: the scan read %.1f times the index's bytes in %llu rounds: "
-	        "its queries need more of a block than --memory holds (more --memory, or a build "
-	        "with smaller --block-sets, reads each byte once)\n",
+	        "its queries need more of a block than --memory holds, and a row of state for each "
+	        "key does not fit either (more --memory, a smaller --batch-size, or a build with "
+	        "smaller --block-sets, reads each byte once)\n",
 	        (double)st->bytes_read / (double)in.file_size, (unsigned long long)st->rounds);
 }
 

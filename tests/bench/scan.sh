@@ -16,8 +16,10 @@
 # a limit). With PACK (a bfi pack of SNAP),
 # the same scans run from the pack in place, against zstd -dc of it.
 # The keys are READS's k-mers, or those of KEYS (FASTA) when given.
+# VS (another bfi binary, such as the build before a change) runs the
+# same scans after each of BFI's, whose answers must match.
 # Usage: MEMORY=1G [LIMIT=1400M] [Q="10000 100000"] [ROUNDS=3] [MAPPED=0] [PACK=SNAP.pack]
-#        [KEYS=more.fa] [BATCH=100000] sh tests/bench/scan.sh SNAP READS.fa
+#        [KEYS=more.fa] [BATCH=100000] [VS=old/bfi] sh tests/bench/scan.sh SNAP READS.fa
 set -eu
 cd "$(dirname "$0")/../.."
 BFI=${BFI:-$PWD/bfi}
@@ -66,6 +68,10 @@ while [ "$r" -lt "${ROUNDS:-3}" ]; do
 		head -n "$q" "$W/kmers.all" >"$W/k"
 		[ "$(wc -l <"$W/k")" -eq "$q" ] || { echo "the reads hold fewer than $q k-mers"; exit 1; }
 		run "scan-keys-$q" "$BFI" query --scan --batch-size "${BATCH:-$q}" --memory "$MEMORY" --kmer 31 "$SNAP" <"$W/k"
+		if [ -n "${VS:-}" ]; then
+			run "vs-scan-keys-$q" "$VS" query --scan --batch-size "${BATCH:-$q}" --memory "$MEMORY" --kmer 31 "$SNAP" <"$W/k" 2>/dev/null
+			cmp -s "$W/scan-keys-$q.out" "$W/vs-scan-keys-$q.out" || { echo "answers differ"; exit 1; }
+		fi
 		if [ -n "$PACK" ]; then
 			run "pack-keys-$q" "$BFI" query --scan --batch-size "${BATCH:-$q}" --memory "$MEMORY" --kmer 31 "$PACK" <"$W/k"
 			cmp -s "$W/scan-keys-$q.out" "$W/pack-keys-$q.out" || { echo "answers differ"; exit 1; }
@@ -75,6 +81,10 @@ while [ "$r" -lt "${ROUNDS:-3}" ]; do
 		cmp -s "$W/scan-keys-$q.out" "$W/mapped-keys-$q.out" || { echo "answers differ"; exit 1; }
 	done
 	run scan-reads "$BFI" query --scan --memory "$MEMORY" --kmer 31 -t 0.8 --fasta "$READS" "$SNAP"
+	if [ -n "${VS:-}" ]; then
+		run vs-scan-reads "$VS" query --scan --memory "$MEMORY" --kmer 31 -t 0.8 --fasta "$READS" "$SNAP" 2>/dev/null
+		cmp -s "$W/scan-reads.out" "$W/vs-scan-reads.out" || { echo "answers differ"; exit 1; }
+	fi
 	if [ -n "$PACK" ]; then
 		run pack-reads "$BFI" query --scan --memory "$MEMORY" --kmer 31 -t 0.8 --fasta "$READS" "$PACK"
 		cmp -s "$W/scan-reads.out" "$W/pack-reads.out" || { echo "answers differ"; exit 1; }

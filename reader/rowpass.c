@@ -1,0 +1,369 @@
+/*
+ * rowpass.c - a flat block's part of a scan (scan.c) when the batch needs
+ * more of the block's rows than the budget holds: one pass over the rows
+ * in file order, range by range, instead of rounds of queries that each
+ * read their own rows, and so read again the rows they share.
+ *
+ * Every key of every query of the batch gets an accumulator, a row of the
+ * block's width: all ones, ANDed with each of the key's k rows as the
+ * pass reaches them, or zero if the block's pre-filter rules the key out,
+ * as the mapped query then skips it. The probes (where in the index, which
+ * key, which of its k) are sorted by the page they start on; a range takes probes in that
+ * order while their pages fit what the budget leaves beside the state,
+ * is read (bfi__scan_fill), and applied. The pre-filter's probes go
+ * first, the same way, so that no row of a key it rules out is read.
+ * With every range in, each query is answered from its keys'
+ * accumulators: AND and OR nodes as bit vectors, a term list as counts
+ * per set, as the block's mapped query answers it.
+ *
+ * The state is a row a key, so a batch whose keys' rows would not fit
+ * beside a few of the block's rows is declined, and the scan takes the
+ * block in rounds of queries instead (reading its shared rows again).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flat.h"
+
+#define MIN_RANGE_ROWS 8 /* a range holds at least this many rows' pages, or the pass declines */
+
+struct probe {
+	uint64_t off; /* where its bytes start in the index */
+	uint32_t key; /* the batch's keys numbered query after query */
+	uint32_t j;   /* which of the key's probes */
+};
+
+struct pass {
+	const struct bfi_rblock *b; /* in the index */
+	struct bfi_rblock v;        /* the same, reading the shadow */
+	uint32_t k;
+	size_t words;               /* of a row in whole lines */
+	const bfi_keyhash **key;    /* each key of the batch */
+	uint64_t *acc;              /* words a key */
+	uint8_t *out;               /* ruled out by the pre-filter: a byte a key */
+	uint64_t *row;              /* a packed row copied out */
+	struct bfi_scan_io *io;
+};
+
+/* The pre-filter probe pr: may the block hold its key? If not, the key is out. */
+static void apply_pre(struct pass *p, const struct probe *pr)
+{
+	const struct bfi_rblock *v = &p->v;
+	if (v->line_pre) {
+		uint64_t z[BFI_MAX_K];
+		bfi_result none = {0};
+		for (uint32_t i = 0; i < p->k; i++)
+			z[i] = bfi_hash_probe(*p->key[pr->key], i);
+		if (!bfi__pre_pass(v, z, p->k, &none))
+			p->out[pr->key] = 1;
+		return;
+	}
+	uint64_t pos = bfi_reduce(bfi_hash_probe(*p->key[pr->key], pr->j), v->pre_m);
+	if (!(v->pre[pos / 8] >> (pos % 8) & 1))
+		p->out[pr->key] = 1;
+}
+
+/* The row probe pr: its key's accumulator ANDed with the row. */
+static void apply_row(struct pass *p, const struct probe *pr)
+{
+	const struct bfi_rblock *v = &p->v;
+	uint64_t r = bfi_reduce(bfi_hash_probe(*p->key[pr->key], pr->j), v->m);
+	const uint8_t *row = v->rows + r * v->row_bytes;
+	if (v->packed) {
+		bfi__unpack_row(v->rows, bfi__row_bit(v, r), v->n, p->row, v->row_bytes);
+		row = (const uint8_t *)p->row;
+	}
+	uint64_t *a = p->acc + (size_t)pr->key * p->words;
+	for (size_t w = 0; w < p->words; w++) {
+		uint64_t x;
+		memcpy(&x, row + w * 8, 8);
+		a[w] &= x;
+	}
+}
+
+/*
+ * Probes pr[0, np), sorted, each reading span bytes from its offset:
+ * range after range of them whose pages fit, read, then applied.
+ */
+static int ranges(struct pass *p, const struct probe *pr, size_t np, uint64_t span,
+                  void (*apply)(struct pass *, const struct probe *))
+{
+	struct bfi_scan_io *io = p->io;
+	struct bfi_want *w = io->w;
+	for (size_t i = 0; i < np;) {
+		size_t from = i;
+		for (; i < np; i++) {
+			w->n_fresh = 0;
+			int rc = bfi__want(w, pr[i].off, pr[i].off + span);
+			if (rc)
+				return rc;
+			if (i > from && io->n_want + w->n_fresh > io->pages) {
+				/* the range is full: this probe starts the next */
+				for (size_t x = 0; x < w->n_fresh; x++)
+					w->want[w->fresh[x] / 64] &= ~(UINT64_C(1) << (w->fresh[x] % 64));
+				break;
+			}
+			io->n_want += w->n_fresh;
+		}
+		int rc = bfi__scan_fill(io);
+		if (rc)
+			return rc;
+		for (size_t x = from; x < i; x++)
+			apply(p, &pr[x]);
+	}
+	return 0;
+}
+
+/* out = node id of e, on the accumulators of e's keys (the batch's from base); vec is scratch. */
+static void eval(const struct pass *p, const struct bfi_expr *e, uint32_t id, size_t base,
+                 uint64_t *out, uint64_t *vec)
+{
+	const struct bfi_enode *nd = &e->nodes[id];
+	size_t words = p->words;
+	if (nd->type == BFI_EXPR_KEYS) {
+		memset(out, 0xff, words * 8);
+		for (uint32_t j = 0; j < nd->n_keys; j++) {
+			const uint64_t *a = p->acc + (base + e->kidx[nd->first_key + j]) * words;
+			for (size_t w = 0; w < words; w++)
+				out[w] &= a[w];
+		}
+		return;
+	}
+	const uint32_t *kid = e->kids + nd->first_kid;
+	eval(p, e, kid[0], base, out, vec + words);
+	for (uint32_t i = 1; i < nd->n_kids; i++) {
+		eval(p, e, kid[i], base, vec, vec + words);
+		for (size_t w = 0; w < words; w++)
+			out[w] = nd->type == BFI_EXPR_AND ? out[w] & vec[w] : out[w] | vec[w];
+	}
+}
+
+/* Query e's answer in the block, into ans (room for the block's sets), from its keys' at base. */
+static void answer(const struct pass *p, const struct bfi_expr *e, size_t base, double theta,
+                   uint64_t *vec, uint32_t *counts, bfi_result *ans)
+{
+	const struct bfi_rblock *b = p->b;
+	int terms = e->nodes[e->root].type == BFI_EXPR_TERMS;
+	bfi__reset_result(ans, terms);
+	if (!terms) {
+		eval(p, e, e->root, base, vec, vec + p->words);
+		for (size_t w = 0; w < p->words; w++)
+			for (uint64_t x = le64toh(vec[w]); x; x &= x - 1) {
+				uint64_t j = w * 64 + (uint64_t)__builtin_ctzll(x);
+				if (j < b->n)
+					ans->ords[ans->n++] = b->first + (uint32_t)j;
+			}
+		return;
+	}
+	/*
+	 * Counts of the sets some term hits, found by the terms' union (vec),
+	 * which is then walked in order; counts, zero on entry, are left zero.
+	 */
+	uint32_t need = bfi__need(e, theta);
+	memset(vec, 0, p->words * 8);
+	for (uint32_t t = 0; t < e->n_keys; t++) {
+		const uint64_t *a = p->acc + (base + t) * p->words;
+		for (size_t w = 0; w < p->words; w++) {
+			vec[w] |= a[w];
+			for (uint64_t x = le64toh(a[w]); x; x &= x - 1)
+				counts[w * 64 + (uint64_t)__builtin_ctzll(x)]++;
+		}
+	}
+	for (size_t w = 0; w < p->words; w++)
+		for (uint64_t x = le64toh(vec[w]); x; x &= x - 1) {
+			uint64_t j = w * 64 + (uint64_t)__builtin_ctzll(x);
+			if (j < b->n && counts[j] >= need) {
+				ans->ords[ans->n] = b->first + (uint32_t)j;
+				ans->scores[ans->n++] = counts[j];
+			}
+			counts[j] = 0;
+		}
+}
+
+/* a * b + c, or UINT64_MAX past it. */
+static uint64_t mul_add(uint64_t a, uint64_t b, uint64_t c)
+{
+	if (b && a > (UINT64_MAX - c) / b)
+		return UINT64_MAX;
+	return a * b + c;
+}
+
+/*
+ * What a pass holds, kept from block to block of a scan (io->keep) so that
+ * each block's pass does not fault its pages in afresh.
+ */
+struct kept {
+	struct probe *pr;
+	size_t pr_cap;
+	uint32_t *at; /* probes a page, then where the next of its page goes */
+	size_t at_cap;
+	uint64_t *vec, *acc;
+	size_t vec_cap, acc_cap;
+	uint32_t *counts;
+	size_t counts_cap;
+	const bfi_keyhash **key;
+	size_t key_cap;
+	uint8_t *out;
+	size_t out_cap;
+	bfi_result *ans;
+};
+
+/* Bytes k holds. */
+static uint64_t held(const struct kept *k)
+{
+	uint64_t n = k->pr_cap * sizeof *k->pr + k->at_cap * sizeof *k->at +
+	             (k->vec_cap + k->acc_cap) * 8 + k->counts_cap * sizeof *k->counts +
+	             k->key_cap * sizeof *k->key + k->out_cap;
+	return k->ans ? n + (k->ans->cap + k->ans->scores_cap) * 4 : n;
+}
+
+static void drop(void *keep)
+{
+	struct kept *k = keep;
+	if (k == NULL)
+		return;
+	free(k->pr);
+	free(k->at);
+	free(k->vec);
+	free(k->acc);
+	free(k->counts);
+	free(k->key);
+	free(k->out);
+	bfi_result_destroy(&k->ans);
+	free(k);
+}
+
+/* Where probe j of key g starts: in the pre-filter (pre), else in the rows. */
+static uint64_t probe_off(const bfi_snapshot *s, const struct pass *p, int pre, size_t g,
+                          uint32_t j)
+{
+	const struct bfi_rblock *b = p->b;
+	uint64_t z = bfi_hash_probe(*p->key[g], j), from, to;
+	if (pre)
+		return (uint64_t)((b->line_pre ? bfi__pre_line_of(b, z) : b->pre + bfi_reduce(z, b->pre_m) / 8) -
+		                  s->map);
+	bfi__flat_row_span(s, b, z, &from, &to);
+	return from;
+}
+
+/*
+ * The probes of the pre-filter (pre: a line a key, or a byte a probe) or
+ * of the rows (every probe of each key it did not rule out) into k->pr,
+ * in the order of the pages they start on (within a page, any): counted
+ * a page from base, then placed, without a second copy of them. Their
+ * number into *np.
+ */
+static int sorted_probes(const bfi_snapshot *s, const struct pass *p, struct kept *k, int pre,
+                         uint64_t keys, size_t pages, size_t *np)
+{
+	const struct bfi_rblock *b = p->b;
+	uint64_t base = (uint64_t)((pre ? b->pre : b->rows) - s->map) / BFI_SCAN_PAGE;
+	uint32_t per = pre && b->line_pre ? 1 : p->k;
+	if (bfi__grow(&k->at, &k->at_cap, pages + 1, sizeof *k->at))
+		return -ENOMEM;
+	memset(k->at, 0, (pages + 1) * sizeof *k->at);
+	for (int place = 0; place < 2; place++) {
+		for (size_t g = 0; g < keys; g++)
+			for (uint32_t j = 0; j < per && (pre || !p->out[g]); j++) {
+				uint64_t off = probe_off(s, p, pre, g, j), page = off / BFI_SCAN_PAGE - base;
+				if (page >= pages) /* never: the block's bounds were checked at open */
+					return BFI_E_BAD_LAYOUT;
+				if (place)
+					k->pr[k->at[page]++] = (struct probe){off, (uint32_t)g, j};
+				else
+					k->at[page + 1]++;
+			}
+		if (place == 0) {
+			for (size_t x = 1; x <= pages; x++)
+				k->at[x] += k->at[x - 1];
+			*np = k->at[pages];
+		}
+	}
+	return 0;
+}
+
+int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
+                        const struct bfi_expr *const *qs, size_t nq, double theta,
+                        bfi_result *const *res, struct bfi_scan_io *io)
+{
+	const struct bfi_flat *f = bfi__flat(s);
+	if (n != 1 || f->blocks[first].q || f->k > BFI_MAX_K)
+		return BFI_SCAN_DECLINE; /* a grouped run's rows are lines of its groups */
+	struct pass p = {.b = &f->blocks[first], .k = f->k, .io = io};
+	const struct bfi_rblock *b = p.b;
+	p.words = (size_t)(b->row_bytes / 8);
+	uint64_t keys = 0, levels = 2;
+	for (size_t q = 0; q < nq; q++) {
+		keys += qs[q]->n_keys;
+		if (qs[q]->nodes[qs[q]->root].type != BFI_EXPR_TERMS &&
+		    bfi__expr_depth(qs[q], qs[q]->root) + 2 > levels)
+			levels = bfi__expr_depth(qs[q], qs[q]->root) + 2;
+	}
+	uint64_t n_probes = keys * f->k, span = b->packed ? (b->row_bits + 7) / 8 + 10 : b->row_bytes;
+	uint64_t pages = (bfi_block_rows_bytes(b->m, b->row_bits) > bfi_bits_bytes(b->pre_m)
+	                          ? bfi_block_rows_bytes(b->m, b->row_bits)
+	                          : bfi_bits_bytes(b->pre_m)) / BFI_SCAN_PAGE + 3;
+	/* the state: accumulators, keys, probes, their count a page, vectors, counts, an answer */
+	uint64_t state = mul_add(keys, b->row_bytes + sizeof(bfi_keyhash *) + 1, 0);
+	state = mul_add(n_probes, sizeof(struct probe), state);
+	state = mul_add(pages + 1, sizeof(uint32_t), state);
+	state = mul_add(levels + 1, b->row_bytes, state);
+	state = mul_add(b->row_bytes * 8 + 2 * (uint64_t)b->n, sizeof(uint32_t), state); /* and answers */
+	uint64_t range = mul_add(span / BFI_SCAN_PAGE + 2, MIN_RANGE_ROWS * BFI_SCAN_PAGE, 0);
+	if (state > io->budget || io->budget - state < range || n_probes > UINT32_MAX ||
+	    state > SIZE_MAX)
+		return BFI_SCAN_DECLINE;
+	io->state = state;
+	io->pages = (io->budget - state) / BFI_SCAN_PAGE;
+
+	struct kept *k = io->keep;
+	if (k && held(k) > state) { /* kept for a block of wider rows: more than this one may hold */
+		drop(k);
+		k = io->keep = NULL;
+	}
+	if (k == NULL && (k = io->keep = calloc(1, sizeof *k)) != NULL)
+		io->drop = drop;
+	size_t nk = keys ? (size_t)keys : 1;
+	int rc = k == NULL ? -ENOMEM : 0;
+	if (rc == 0 && ((rc = bfi__grow(&k->pr, &k->pr_cap, n_probes ? n_probes : 1, sizeof *k->pr)) ||
+	                (rc = bfi__grow(&k->vec, &k->vec_cap, (levels + 1) * p.words, 8)) ||
+	                (rc = bfi__grow(&k->counts, &k->counts_cap, b->row_bytes * 8, 4)) ||
+	                (rc = bfi__grow(&k->key, &k->key_cap, nk, sizeof *k->key)) ||
+	                (rc = bfi__grow(&k->out, &k->out_cap, nk, 1)) ||
+	                (rc = bfi__grow(&k->acc, &k->acc_cap, nk * p.words, 8)) ||
+	                (k->ans == NULL && (rc = bfi_result_create(&k->ans))) ||
+	                (rc = bfi__grow(&k->ans->ords, &k->ans->cap, b->n ? b->n : 1, 4)) ||
+	                (rc = bfi__grow(&k->ans->scores, &k->ans->scores_cap, b->n ? b->n : 1, 4))))
+		rc = rc < 0 ? rc : -ENOMEM;
+	if (rc)
+		return rc;
+	memset(k->counts, 0, (size_t)b->row_bytes * 8 * sizeof *k->counts);
+	memset(k->out, 0, nk);
+	p.key = k->key;
+	p.out = k->out;
+	p.acc = k->acc;
+	p.row = k->vec + levels * p.words;
+	p.v = *b;
+	p.v.rows = bfi__in_shadow(s, b->rows, io->shadow);
+	p.v.pre = bfi__in_shadow(s, b->pre, io->shadow);
+	size_t g = 0;
+	for (size_t q = 0; q < nq; q++)
+		for (uint32_t i = 0; i < qs[q]->n_keys; i++)
+			p.key[g++] = &qs[q]->keys[i];
+
+	size_t np = 0;
+	if (b->pre && (rc = sorted_probes(s, &p, k, 1, keys, (size_t)pages, &np)) == 0)
+		rc = ranges(&p, k->pr, np, b->line_pre ? 64 : 1, apply_pre);
+	for (g = 0; g < keys && rc == 0; g++)
+		memset(p.acc + g * p.words, p.out[g] ? 0 : 0xff, (size_t)b->row_bytes);
+	if (rc == 0 && (rc = sorted_probes(s, &p, k, 0, keys, (size_t)pages, &np)) == 0)
+		rc = ranges(&p, k->pr, np, span, apply_row);
+	g = 0;
+	for (size_t q = 0; q < nq && rc == 0; q++) {
+		answer(&p, qs[q], g, theta, k->vec, k->counts, k->ans);
+		rc = bfi__scan_append(k->ans, 0, res[q]);
+		g += qs[q]->n_keys;
+	}
+	return rc;
+}
