@@ -8,10 +8,12 @@
  * block's width: all ones, ANDed with each of the key's k rows as the
  * pass reaches them, or zero if the block's pre-filter rules the key out,
  * as the mapped query then skips it. The probes (where in the index, which
- * key, which of its k) are sorted by the page they start on; a range takes probes in that
- * order while their pages fit what the budget leaves beside the state,
- * is read (bfi__scan_fill), and applied. The pre-filter's probes go
- * first, the same way, so that no row of a key it rules out is read.
+ * key, which of its k) are sorted by the page they start on; a range
+ * takes probes in that order while their pages fit what the budget
+ * leaves beside the state, is read (bfi__scan_fill), and applied. The
+ * pre-filter's probes go first, the same way, so that no row is read of
+ * a key it rules out, nor of a query it leaves no answer in the block
+ * (a term list with too few terms left, a conjunction missing a key).
  * With every range in, each query is answered from its keys'
  * accumulators: AND and OR nodes as bit vectors, a term list as counts
  * per set, as the block's mapped query answers it.
@@ -44,24 +46,81 @@ struct pass {
 	uint8_t *out;               /* ruled out by the pre-filter: a byte a key */
 	uint64_t *row;              /* a packed row copied out */
 	struct bfi_scan_io *io;
+	const struct bfi_expr *const *qs;
+	size_t nq;
+	double theta;
 };
+
+/* May the block hold key g, by its pre-filter (in the shadow)? */
+static int pre_holds(const struct pass *p, size_t g)
+{
+	uint64_t z[BFI_MAX_K];
+	bfi_result none = {0};
+	for (uint32_t i = 0; i < p->k; i++)
+		z[i] = bfi_hash_probe(*p->key[g], i);
+	return bfi__pre_pass(&p->v, z, p->k, &none);
+}
 
 /* The pre-filter probe pr: may the block hold its key? If not, the key is out. */
 static void apply_pre(struct pass *p, const struct probe *pr)
 {
 	const struct bfi_rblock *v = &p->v;
 	if (v->line_pre) {
-		uint64_t z[BFI_MAX_K];
-		bfi_result none = {0};
-		for (uint32_t i = 0; i < p->k; i++)
-			z[i] = bfi_hash_probe(*p->key[pr->key], i);
-		if (!bfi__pre_pass(v, z, p->k, &none))
+		if (!pre_holds(p, pr->key))
 			p->out[pr->key] = 1;
 		return;
 	}
 	uint64_t pos = bfi_reduce(bfi_hash_probe(*p->key[pr->key], pr->j), v->pre_m);
 	if (!(v->pre[pos / 8] >> (pos % 8) & 1))
 		p->out[pr->key] = 1;
+}
+
+/*
+ * A query that can no longer answer in the block, its keys tested against
+ * the pre-filter, has every key put out, so that none of its rows is
+ * read: a term list with fewer than need terms left, a conjunction with a
+ * key out. (Its answer here is empty either way.)
+ */
+static void settle(struct pass *p)
+{
+	size_t base = 0;
+	for (size_t q = 0; q < p->nq; base += p->qs[q]->n_keys, q++) {
+		const struct bfi_expr *e = p->qs[q];
+		int type = e->nodes[e->root].type;
+		uint32_t in = 0;
+		for (uint32_t t = 0; t < e->n_keys; t++)
+			in += !p->out[base + t];
+		if ((type == BFI_EXPR_TERMS && in < bfi__need(e, p->theta)) ||
+		    (type == BFI_EXPR_KEYS && in < e->n_keys))
+			memset(p->out + base, 1, e->n_keys);
+	}
+}
+
+/*
+ * The pre-filter's pages all in one range: each query's keys tested in
+ * turn, as the mapped query tests them, a term list only until too few
+ * terms are left to reach need (then every key of it is out).
+ */
+static void pre_by_query(struct pass *p)
+{
+	size_t base = 0;
+	for (size_t q = 0; q < p->nq; base += p->qs[q]->n_keys, q++) {
+		const struct bfi_expr *e = p->qs[q];
+		uint32_t n = e->n_keys, pass = 0;
+		uint32_t need = e->nodes[e->root].type == BFI_EXPR_TERMS ? bfi__need(e, p->theta) : 0;
+		for (uint32_t t = 0; p->v.line_pre && t < n; t++)
+			bfi__prefetch(bfi__pre_line_of(&p->v, bfi_hash_probe(*p->key[base + t], 0)));
+		uint32_t t = 0;
+		for (; t < n && pass + (n - t) >= need; t++) {
+			if (pre_holds(p, base + t))
+				pass++;
+			else
+				p->out[base + t] = 1;
+		}
+		if (t < n) /* too few left */
+			memset(p->out + base, 1, n);
+	}
+	settle(p);
 }
 
 /* The row probe pr: its key's accumulator ANDed with the row. */
@@ -84,10 +143,13 @@ static void apply_row(struct pass *p, const struct probe *pr)
 
 /*
  * Probes pr[0, np), sorted, each reading span bytes from its offset:
- * range after range of them whose pages fit, read, then applied.
+ * range after range of them whose pages fit, read, then applied; or, with
+ * all, if one range holds every probe, all called instead once it is read
+ * (the pre-filter's probes, tested query by query), and settle after the
+ * last range if not.
  */
 static int ranges(struct pass *p, const struct probe *pr, size_t np, uint64_t span,
-                  void (*apply)(struct pass *, const struct probe *))
+                  void (*apply)(struct pass *, const struct probe *), void (*all)(struct pass *))
 {
 	struct bfi_scan_io *io = p->io;
 	struct bfi_want *w = io->w;
@@ -109,9 +171,15 @@ static int ranges(struct pass *p, const struct probe *pr, size_t np, uint64_t sp
 		int rc = bfi__scan_fill(io);
 		if (rc)
 			return rc;
+		if (all && from == 0 && i == np) { /* one range holds them all */
+			all(p);
+			return 0;
+		}
 		for (size_t x = from; x < i; x++)
 			apply(p, &pr[x]);
 	}
+	if (all)
+		settle(p);
 	return 0;
 }
 
@@ -290,7 +358,7 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	const struct bfi_flat *f = bfi__flat(s);
 	if (n != 1 || f->blocks[first].q || f->k > BFI_MAX_K)
 		return BFI_SCAN_DECLINE; /* a grouped run's rows are lines of its groups */
-	struct pass p = {.b = &f->blocks[first], .k = f->k, .io = io};
+	struct pass p = {.b = &f->blocks[first], .k = f->k, .io = io, .qs = qs, .nq = nq, .theta = theta};
 	const struct bfi_rblock *b = p.b;
 	p.words = (size_t)(b->row_bytes / 8);
 	uint64_t keys = 0, levels = 2;
@@ -354,11 +422,11 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 
 	size_t np = 0;
 	if (b->pre && (rc = sorted_probes(s, &p, k, 1, keys, (size_t)pages, &np)) == 0)
-		rc = ranges(&p, k->pr, np, b->line_pre ? 64 : 1, apply_pre);
+		rc = ranges(&p, k->pr, np, b->line_pre ? 64 : 1, apply_pre, pre_by_query);
 	for (g = 0; g < keys && rc == 0; g++)
 		memset(p.acc + g * p.words, p.out[g] ? 0 : 0xff, (size_t)b->row_bytes);
 	if (rc == 0 && (rc = sorted_probes(s, &p, k, 0, keys, (size_t)pages, &np)) == 0)
-		rc = ranges(&p, k->pr, np, span, apply_row);
+		rc = ranges(&p, k->pr, np, span, apply_row, NULL);
 	g = 0;
 	for (size_t q = 0; q < nq && rc == 0; q++) {
 		answer(&p, qs[q], g, theta, k->vec, k->counts, k->ans);
