@@ -101,6 +101,7 @@ struct bfi_layout_ops {
 struct bfi_want {
 	uint64_t size;   /* of the index */
 	uint64_t *want;  /* a bit a page: needed by the round being gathered */
+	uint64_t lo, hi; /* pages [lo, hi) hold every bit set in want */
 	uint64_t *fresh; /* the pages the query being added is the first of its round to want */
 	size_t n_fresh, fresh_cap;
 };
@@ -112,6 +113,8 @@ static inline int bfi__want(struct bfi_want *w, uint64_t from, uint64_t to)
 	for (uint64_t p = from / BFI_SCAN_PAGE; from < to && p <= (to - 1) / BFI_SCAN_PAGE; p++)
 		if (!((w->want[p / 64] >> (p % 64)) & 1)) {
 			w->want[p / 64] |= UINT64_C(1) << (p % 64);
+			w->lo = p < w->lo ? p : w->lo;
+			w->hi = p >= w->hi ? p + 1 : w->hi;
 			int rc = bfi__grow(&w->fresh, &w->fresh_cap, w->n_fresh + 1, sizeof *w->fresh);
 			if (rc)
 				return rc;

@@ -46,6 +46,7 @@ struct scan {
 	uint64_t pages;        /* of the index */
 	struct bfi_want w;
 	uint64_t *loaded;      /* a bit a page: in the shadow now */
+	uint64_t ld_lo, ld_hi; /* pages [ld_lo, ld_hi) hold every bit set in loaded */
 	uint64_t n_want;       /* pages set in want */
 	uint64_t budget;       /* pages a pass may hold */
 	uint64_t first, n;     /* the part being scanned */
@@ -58,6 +59,15 @@ struct scan {
 static int bit(const uint64_t *v, uint64_t p)
 {
 	return (v[p / 64] >> (p % 64)) & 1;
+}
+
+/* No page wanted. */
+static void clear_want(struct scan *c)
+{
+	if (c->w.hi > c->w.lo)
+		memset(c->w.want + c->w.lo / 64, 0, (size_t)((c->w.hi + 63) / 64 - c->w.lo / 64) * 8);
+	c->w.lo = UINT64_MAX;
+	c->w.hi = 0;
 }
 
 /* Mark the pages query e (NULL: every query) needs in the part; the round's new ones in w.fresh. */
@@ -123,7 +133,9 @@ static int scan_fd(const bfi_snapshot *s, int *own)
  */
 static int gather(struct scan *c)
 {
-	for (uint64_t p = 0; p < c->pages;) {
+	uint64_t lo = c->w.lo < c->ld_lo ? c->w.lo : c->ld_lo;
+	uint64_t hi = c->w.hi > c->ld_hi ? c->w.hi : c->ld_hi;
+	for (uint64_t p = lo; p < hi;) {
 		if (!bit(c->loaded, p) || bit(c->w.want, p)) {
 			p++;
 			continue;
@@ -136,7 +148,7 @@ static int gather(struct scan *c)
 		(void)madvise(c->shadow + p * PAGE, (size_t)((q - p) * PAGE), MADV_DONTNEED);
 		p = q;
 	}
-	for (uint64_t p = 0; p < c->pages;) {
+	for (uint64_t p = c->w.lo; p < c->w.hi;) {
 		if (!bit(c->w.want, p) || bit(c->loaded, p)) {
 			p++;
 			continue;
@@ -158,6 +170,9 @@ static int gather(struct scan *c)
 		}
 		p = q;
 	}
+	/* what is loaded now is what is wanted */
+	c->ld_lo = c->w.lo;
+	c->ld_hi = c->w.hi;
 	if (c->st && c->n_want * PAGE > c->st->peak)
 		c->st->peak = c->n_want * PAGE;
 	return 0;
@@ -173,7 +188,7 @@ int bfi__scan_fill(struct bfi_scan_io *io)
 		c->st->peak = c->n_want * PAGE + io->state;
 	if (c->st)
 		c->st->ranges++;
-	memset(c->w.want, 0, (size_t)((c->pages + 63) / 64) * 8);
+	clear_want(c);
 	c->n_want = io->n_want = 0;
 	return rc;
 }
@@ -231,7 +246,7 @@ static int answer(struct scan *c, const bfi_expr *const *qs, size_t from, size_t
 		c->ops->close(&v);
 	free(v.view[c->row]);
 	/* the pages stay until the next round knows which of them it wants */
-	memset(c->w.want, 0, (size_t)((c->pages + 63) / 64) * 8);
+	clear_want(c);
 	c->n_want = 0;
 	if (c->st)
 		c->st->rounds++;
@@ -259,7 +274,7 @@ static int all_fit(struct scan *c, const bfi_expr *const *qs, size_t n, int *fit
 	}
 	*fit = c->n_want <= c->budget;
 	if (!*fit) {
-		memset(c->w.want, 0, (size_t)((c->pages + 63) / 64) * 8);
+		clear_want(c);
 		c->n_want = 0;
 	}
 	return rc;
@@ -330,6 +345,7 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 	if (c.budget == 0)
 		c.budget = 1;
 	c.w.size = s->size;
+	c.w.lo = c.ld_lo = UINT64_MAX;
 	c.io = (struct bfi_scan_io){.w = &c.w, .budget = memory};
 	c.shadow = mmap(NULL, (size_t)s->size, PROT_READ | PROT_WRITE,
 	                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
