@@ -87,6 +87,36 @@ static void set_bit(uint8_t *row, uint64_t c)
 	row[c / 8] |= (uint8_t)(1u << (c % 8));
 }
 
+/*
+ * OR bits [0, n) of src (rb bytes, a row of a shard, little-endian bit
+ * order) into dst (a row of whole 64-bit words) from bit at: a word of
+ * src at a time, shifted into the one or two words it lands on.
+ */
+static void or_bits(uint8_t *dst, uint64_t at, const uint8_t *src, uint64_t rb, uint64_t n)
+{
+	for (uint64_t x = 0; x < n; x += 64) {
+		uint64_t v = 0, d;
+		unsigned take = n - x < 64 ? (unsigned)(n - x) : 64;
+		size_t bytes = (size_t)(rb - x / 8 < 8 ? rb - x / 8 : 8);
+		memcpy(&v, src + x / 8, bytes);
+		v = le64toh(v);
+		if (take < 64)
+			v &= (UINT64_C(1) << take) - 1;
+		if (v == 0)
+			continue;
+		uint64_t bit = at + x, w = bit / 64;
+		unsigned sh = (unsigned)(bit % 64);
+		memcpy(&d, dst + w * 8, 8);
+		d = htole64(le64toh(d) | v << sh);
+		memcpy(dst + w * 8, &d, 8);
+		if (sh && sh + take > 64) {
+			memcpy(&d, dst + (w + 1) * 8, 8);
+			d = htole64(le64toh(d) | v >> (64 - sh));
+			memcpy(dst + (w + 1) * 8, &d, 8);
+		}
+	}
+}
+
 static int write_out(const char *out, bfi_writer *w, int quiet)
 {
 	struct bfi_build_summary sum;
@@ -334,9 +364,7 @@ int cmd_stack(int argc, char **argv)
 				rc = -ENOMEM;
 			/* shard i's cell c becomes cell i * b + c */
 			for (uint64_t row = 0; rc == 0 && row < m; row++)
-				for (uint64_t cell = 0; cell < b; cell++)
-					if (get_bit(rows + row * rb, cell))
-						set_bit(bufs[r] + row * nb, (uint64_t)i * b + cell);
+				or_bits(bufs[r] + row * nb, (uint64_t)i * b, rows + row * rb, rb, b);
 		}
 		rr.m[r] = m;
 		rr.rows[r] = bufs[r];
