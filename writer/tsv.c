@@ -131,8 +131,8 @@ static int read_chunk(struct tsv_chunk *c, FILE *f, size_t size, char **carry, s
 				if (c->buf[i - 1] == '\n')
 					nl = c->buf + i - 1;
 			if (got == 0 || nl) {
-				if (nl && got) {
-					size_t keep = c->len - (size_t)(nl + 1 - c->buf);
+				size_t keep = nl && got ? c->len - (size_t)(nl + 1 - c->buf) : 0;
+				if (keep) { /* the chunk ended inside a line: the rest starts the next */
 					if (grow(carry, carry_cap, keep, 1))
 						return -ENOMEM;
 					memcpy(*carry, nl + 1, keep);
