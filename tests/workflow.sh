@@ -6,7 +6,9 @@
 # what one snapshot of all the sets answers: the joined index, and a
 # direct build of every set at the same filter width; RAMBO shards routed
 # by the two-level hash, stacked and folded; batches appended to a
-# collection as the sheet grows, only the new ones; the example sheet too. A shard whose input is missing fails and leaves no shard behind;
+# collection as the sheet grows, only the new ones; plan.py's sizes and
+# Lemma 4.1 rate against shards it parameterizes; the example sheet too.
+# A shard whose input is missing fails and leaves no shard behind;
 # the rerun, once the sheet is fixed, resumes and finishes.
 # Usage: sh tests/workflow.sh ./bfi    (from the source root; tests/run.sh does this)
 BFI=${1:-./bfi}
@@ -122,6 +124,29 @@ incremental() { # batches of 5 rows appended to a collection; rows added append 
 		canon "$T/coll.out" >"$T/c" && cmp "$T/a" "$T/c" && grep -q ": ok" "$T/irun/verify.txt"
 }
 check "incremental: rows added append segments, a grown last batch again (--replace); as one direct build" incremental
+plan() { # plan.py's arithmetic against bfi: 64 sets of 3,000 keys, 2 shards of 8 cells, R = 5
+	python3 "$ROOT/tools/workflow/plan.py" >"$T/plan.md" && grep -q "index, stacked" "$T/plan.md" &&
+		eval "$(python3 "$ROOT/tools/workflow/plan.py" --files 64 --file-mb 1 --genome 3000 \
+			--input kmers --nodes 1 --jobs-per-node 2 --threads 1 --cells 16 --shell)" &&
+		awk 'BEGIN { for (s = 0; s < 64; s++) for (i = 0; i < 3000; i++) printf "p%d\tk%d-%d\n", s, s, i }' >"$T/plan.tsv" &&
+		for i in 0 1; do
+			"$BFI" build -q --layout rambo --route $i/2 --cells "$b" --reps "$R" --bits "$M" \
+				--hashes "$K" --tsv "$T/plan.tsv" -o "$T/plan$i" || return 1
+		done &&
+		"$BFI" stack -q -o "$T/planstack" "$T/plan0" "$T/plan1" &&
+		awk 'BEGIN { for (i = 0; i < 5000; i++) print "none-" i }' >"$T/plan.absent" &&
+		"$BFI" query "$T/planstack" <"$T/plan.absent" >"$T/plan.out" &&
+		python3 - "$T/planstack/index.bfi" "$STACK_BYTES" "$T/plan.out" "$PE" "$R" <<'EOF2'
+import os, sys
+size, want = os.path.getsize(sys.argv[1]), int(sys.argv[2])
+hits = sum(len(l.rstrip("\n").split("\t")) - 1 for l in open(sys.argv[3])) / 5000
+lemma = 64 * float(sys.argv[4]) ** int(sys.argv[5])
+print("plan.py: stack %d bytes for %d of rows; an absent key in %.3f sets, Lemma 4.1 %.3f"
+      % (size, want, hits, lemma))
+sys.exit(0 if want <= size <= want * 1.05 and lemma / 2 <= hits <= lemma * 2 else 1)
+EOF2
+}
+check "plan.py: the stack it sizes is bfi's to 5%, its Lemma 4.1 rate the measured one to 2x" plan
 example() { # the shipped example, from its own config
 	mkdir "$T/ex" && (cd "$T/ex" && snakemake -s "$ROOT/tools/workflow/Snakefile" --cores 2 -q \
 		--config bfi="$BFI" >"$T/log4" 2>&1) &&

@@ -74,6 +74,7 @@ for f in Snakefile config.yaml merge_answers.py README.md example/words.txt \
 	put 644 "tools/workflow/$f" "share/bfi/workflow/$f"
 done
 put 755 tools/workflow/profiles/slurm/slurm-status.py share/bfi/workflow/profiles/slurm/slurm-status.py
+put 755 tools/workflow/plan.py share/bfi/workflow/plan.py
 # its example's sets (the demo's) beside it, and the sheet pointing there
 for f in tests/data/demo/*; do
 	put 644 "$f" "share/bfi/workflow/example/sets/$(basename "$f")"
