@@ -125,9 +125,12 @@ static inline int bfi__want(struct bfi_want *w, uint64_t from, uint64_t to)
 /*
  * A layout's pass over one part's pages range by range (scan_rows): it
  * marks a range's pages in w with bfi__want, adding w->n_fresh to n_want,
- * until the next would take n_want past pages; then bfi__scan_fill
- * reads them into shadow (at their own offsets), lets go of those the
- * range before held and this one does not, and clears w for the next.
+ * until the next would take n_want past pages; then fill reads them into
+ * shadow (at their own offsets), lets go of those the range before held
+ * and this one does not, and clears w for the next. append adds a
+ * query's answer in the part (its ordinals from ord0) to its result.
+ * (The scan's functions come through here, so that no layout calls
+ * scan.c, which calls the layouts.)
  */
 struct bfi_scan_io {
 	struct bfi_want *w;
@@ -138,11 +141,40 @@ struct bfi_scan_io {
 	uint64_t state;  /* bytes the layout holds for the queries, set before the first fill */
 	void *keep;      /* the layout's buffers, kept from part to part of a scan */
 	void (*drop)(void *keep); /* frees keep at the scan's end */
+	int (*fill)(struct bfi_scan_io *io);
+	int (*append)(const bfi_result *w, uint32_t ord0, bfi_result *res);
 };
 #define BFI_SCAN_DECLINE 1
-int bfi__scan_fill(struct bfi_scan_io *io);
-/* Append answer w (one part's, its ordinals from ord0) to res (scan.c). 0 or -ENOMEM. */
-int bfi__scan_append(const bfi_result *w, uint32_t ord0, bfi_result *res);
+
+/* A pass's probe (ranges.c): the bytes one key reads at off, its j-th. */
+struct bfi_probe {
+	uint64_t off;
+	uint32_t key, j;
+};
+struct bfi_probes {
+	struct bfi_probe *pr;
+	size_t cap, n;
+	uint32_t *at; /* probes a page, then where the next of the page goes */
+	size_t at_cap;
+};
+/*
+ * The probes of keys [0, keys), up to per a key, into p in the order of
+ * the pages they start on (from page base, pages of them): probe(ctx, g,
+ * j, &off) gives key g's j-th, or 0 to leave the key's rest out. 0,
+ * -ENOMEM, or BFI_E_BAD_LAYOUT for an offset outside the pages.
+ */
+int bfi__probes_by_page(struct bfi_probes *p, uint64_t base, size_t pages, size_t keys,
+                        uint32_t per, int (*probe)(void *ctx, size_t g, uint32_t j, uint64_t *off),
+                        void *ctx);
+/*
+ * Read p's probes (each span bytes) range by range, within io, and apply
+ * each once its range is in. With all, if one range holds every probe,
+ * all(ctx) is called in place of apply, and 1 returned; else 0, or an
+ * error.
+ */
+int bfi__probe_ranges(struct bfi_scan_io *io, const struct bfi_probes *p, uint64_t span,
+                      void (*apply)(void *ctx, const struct bfi_probe *pr), void (*all)(void *ctx),
+                      void *ctx);
 /* The terms a threshold query at theta needs: ceil(theta * terms), at least one. */
 static inline uint32_t bfi__need(const struct bfi_expr *e, double theta)
 {

@@ -10,7 +10,7 @@
  * as the mapped query then skips it. The probes (where in the index, which
  * key, which of its k) are sorted by the page they start on; a range
  * takes probes in that order while their pages fit what the budget
- * leaves beside the state, is read (bfi__scan_fill), and applied. The
+ * leaves beside the state, is read (ranges.c), and applied. The
  * pre-filter's probes go first, the same way, so that no row is read of
  * a key it rules out, nor of a query it leaves no answer in the block
  * (a term list with too few terms left, a conjunction missing a key).
@@ -30,13 +30,8 @@
 
 #define MIN_RANGE_ROWS 8 /* a range holds at least this many rows' pages, or the pass declines */
 
-struct probe {
-	uint64_t off; /* where its bytes start in the index */
-	uint32_t key; /* the batch's keys numbered query after query */
-	uint32_t j;   /* which of the key's probes */
-};
-
 struct pass {
+	const bfi_snapshot *s;
 	const struct bfi_rblock *b; /* in the index */
 	struct bfi_rblock v;        /* the same, reading the shadow */
 	uint32_t k;
@@ -49,6 +44,7 @@ struct pass {
 	const struct bfi_expr *const *qs;
 	size_t nq;
 	double theta;
+	int pre; /* the probes being placed are the pre-filter's */
 };
 
 /* May the block hold key g, by its pre-filter (in the shadow)? */
@@ -62,8 +58,9 @@ static int pre_holds(const struct pass *p, size_t g)
 }
 
 /* The pre-filter probe pr: may the block hold its key? If not, the key is out. */
-static void apply_pre(struct pass *p, const struct probe *pr)
+static void apply_pre(void *ctx, const struct bfi_probe *pr)
 {
+	struct pass *p = ctx;
 	const struct bfi_rblock *v = &p->v;
 	if (v->line_pre) {
 		if (!pre_holds(p, pr->key))
@@ -101,8 +98,9 @@ static void settle(struct pass *p)
  * turn, as the mapped query tests them, a term list only until too few
  * terms are left to reach need (then every key of it is out).
  */
-static void pre_by_query(struct pass *p)
+static void pre_by_query(void *ctx)
 {
+	struct pass *p = ctx;
 	size_t base = 0;
 	for (size_t q = 0; q < p->nq; base += p->qs[q]->n_keys, q++) {
 		const struct bfi_expr *e = p->qs[q];
@@ -124,8 +122,9 @@ static void pre_by_query(struct pass *p)
 }
 
 /* The row probe pr: its key's accumulator ANDed with the row. */
-static void apply_row(struct pass *p, const struct probe *pr)
+static void apply_row(void *ctx, const struct bfi_probe *pr)
 {
+	struct pass *p = ctx;
 	const struct bfi_rblock *v = &p->v;
 	uint64_t r = bfi_reduce(bfi_hash_probe(*p->key[pr->key], pr->j), v->m);
 	const uint8_t *row = v->rows + r * v->row_bytes;
@@ -139,48 +138,6 @@ static void apply_row(struct pass *p, const struct probe *pr)
 		memcpy(&x, row + w * 8, 8);
 		a[w] &= x;
 	}
-}
-
-/*
- * Probes pr[0, np), sorted, each reading span bytes from its offset:
- * range after range of them whose pages fit, read, then applied; or, with
- * all, if one range holds every probe, all called instead once it is read
- * (the pre-filter's probes, tested query by query), and settle after the
- * last range if not.
- */
-static int ranges(struct pass *p, const struct probe *pr, size_t np, uint64_t span,
-                  void (*apply)(struct pass *, const struct probe *), void (*all)(struct pass *))
-{
-	struct bfi_scan_io *io = p->io;
-	struct bfi_want *w = io->w;
-	for (size_t i = 0; i < np;) {
-		size_t from = i;
-		for (; i < np; i++) {
-			w->n_fresh = 0;
-			int rc = bfi__want(w, pr[i].off, pr[i].off + span);
-			if (rc)
-				return rc;
-			if (i > from && io->n_want + w->n_fresh > io->pages) {
-				/* the range is full: this probe starts the next */
-				for (size_t x = 0; x < w->n_fresh; x++)
-					w->want[w->fresh[x] / 64] &= ~(UINT64_C(1) << (w->fresh[x] % 64));
-				break;
-			}
-			io->n_want += w->n_fresh;
-		}
-		int rc = bfi__scan_fill(io);
-		if (rc)
-			return rc;
-		if (all && from == 0 && i == np) { /* one range holds them all */
-			all(p);
-			return 0;
-		}
-		for (size_t x = from; x < i; x++)
-			apply(p, &pr[x]);
-	}
-	if (all)
-		settle(p);
-	return 0;
 }
 
 /* out = node id of e, on the accumulators of e's keys (the batch's from base); vec is scratch. */
@@ -262,10 +219,7 @@ static uint64_t mul_add(uint64_t a, uint64_t b, uint64_t c)
  * each block's pass does not fault its pages in afresh.
  */
 struct kept {
-	struct probe *pr;
-	size_t pr_cap;
-	uint32_t *at; /* probes a page, then where the next of its page goes */
-	size_t at_cap;
+	struct bfi_probes probes;
 	uint64_t *vec, *acc;
 	size_t vec_cap, acc_cap;
 	uint32_t *counts;
@@ -280,7 +234,7 @@ struct kept {
 /* Bytes k holds. */
 static uint64_t held(const struct kept *k)
 {
-	uint64_t n = k->pr_cap * sizeof *k->pr + k->at_cap * sizeof *k->at +
+	uint64_t n = k->probes.cap * sizeof *k->probes.pr + k->probes.at_cap * sizeof *k->probes.at +
 	             (k->vec_cap + k->acc_cap) * 8 + k->counts_cap * sizeof *k->counts +
 	             k->key_cap * sizeof *k->key + k->out_cap;
 	return k->ans ? n + (k->ans->cap + k->ans->scores_cap) * 4 : n;
@@ -291,8 +245,8 @@ static void drop(void *keep)
 	struct kept *k = keep;
 	if (k == NULL)
 		return;
-	free(k->pr);
-	free(k->at);
+	free(k->probes.pr);
+	free(k->probes.at);
 	free(k->vec);
 	free(k->acc);
 	free(k->counts);
@@ -315,40 +269,14 @@ static uint64_t probe_off(const bfi_snapshot *s, const struct pass *p, int pre, 
 	return from;
 }
 
-/*
- * The probes of the pre-filter (pre: a line a key, or a byte a probe) or
- * of the rows (every probe of each key it did not rule out) into k->pr,
- * in the order of the pages they start on (within a page, any): counted
- * a page from base, then placed, without a second copy of them. Their
- * number into *np.
- */
-static int sorted_probes(const bfi_snapshot *s, const struct pass *p, struct kept *k, int pre,
-                         uint64_t keys, size_t pages, size_t *np)
+/* Key g's probe j (layout.h, bfi__probes_by_page): none for a row of a key that is out. */
+static int flat_probe(void *ctx, size_t g, uint32_t j, uint64_t *off)
 {
-	const struct bfi_rblock *b = p->b;
-	uint64_t base = (uint64_t)((pre ? b->pre : b->rows) - s->map) / BFI_SCAN_PAGE;
-	uint32_t per = pre && b->line_pre ? 1 : p->k;
-	if (bfi__grow(&k->at, &k->at_cap, pages + 1, sizeof *k->at))
-		return -ENOMEM;
-	memset(k->at, 0, (pages + 1) * sizeof *k->at);
-	for (int place = 0; place < 2; place++) {
-		for (size_t g = 0; g < keys; g++)
-			for (uint32_t j = 0; j < per && (pre || !p->out[g]); j++) {
-				uint64_t off = probe_off(s, p, pre, g, j), page = off / BFI_SCAN_PAGE - base;
-				if (page >= pages) /* never: the block's bounds were checked at open */
-					return BFI_E_BAD_LAYOUT;
-				if (place)
-					k->pr[k->at[page]++] = (struct probe){off, (uint32_t)g, j};
-				else
-					k->at[page + 1]++;
-			}
-		if (place == 0) {
-			for (size_t x = 1; x <= pages; x++)
-				k->at[x] += k->at[x - 1];
-			*np = k->at[pages];
-		}
-	}
-	return 0;
+	const struct pass *p = ctx;
+	if (!p->pre && p->out[g])
+		return 0;
+	*off = probe_off(p->s, p, p->pre, g, j);
+	return 1;
 }
 
 int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
@@ -358,7 +286,8 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	const struct bfi_flat *f = bfi__flat(s);
 	if (n != 1 || f->blocks[first].q || f->k > BFI_MAX_K)
 		return BFI_SCAN_DECLINE; /* a grouped run's rows are lines of its groups */
-	struct pass p = {.b = &f->blocks[first], .k = f->k, .io = io, .qs = qs, .nq = nq, .theta = theta};
+	struct pass p = {.s = s, .b = &f->blocks[first], .k = f->k, .io = io, .qs = qs, .nq = nq,
+	                 .theta = theta};
 	const struct bfi_rblock *b = p.b;
 	p.words = (size_t)(b->row_bytes / 8);
 	uint64_t keys = 0, levels = 2;
@@ -374,7 +303,7 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	                          : bfi_bits_bytes(b->pre_m)) / BFI_SCAN_PAGE + 3;
 	/* the state: accumulators, keys, probes, their count a page, vectors, counts, an answer */
 	uint64_t state = mul_add(keys, b->row_bytes + sizeof(bfi_keyhash *) + 1, 0);
-	state = mul_add(n_probes, sizeof(struct probe), state);
+	state = mul_add(n_probes, sizeof(struct bfi_probe), state);
 	state = mul_add(pages + 1, sizeof(uint32_t), state);
 	state = mul_add(levels + 1, b->row_bytes, state);
 	state = mul_add(b->row_bytes * 8 + 2 * (uint64_t)b->n, sizeof(uint32_t), state); /* and answers */
@@ -394,8 +323,7 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 		io->drop = drop;
 	size_t nk = keys ? (size_t)keys : 1;
 	int rc = k == NULL ? -ENOMEM : 0;
-	if (rc == 0 && ((rc = bfi__grow(&k->pr, &k->pr_cap, n_probes ? n_probes : 1, sizeof *k->pr)) ||
-	                (rc = bfi__grow(&k->vec, &k->vec_cap, (levels + 1) * p.words, 8)) ||
+	if (rc == 0 && ((rc = bfi__grow(&k->vec, &k->vec_cap, (levels + 1) * p.words, 8)) ||
 	                (rc = bfi__grow(&k->counts, &k->counts_cap, b->row_bytes * 8, 4)) ||
 	                (rc = bfi__grow(&k->key, &k->key_cap, nk, sizeof *k->key)) ||
 	                (rc = bfi__grow(&k->out, &k->out_cap, nk, 1)) ||
@@ -420,17 +348,29 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 		for (uint32_t i = 0; i < qs[q]->n_keys; i++)
 			p.key[g++] = &qs[q]->keys[i];
 
-	size_t np = 0;
-	if (b->pre && (rc = sorted_probes(s, &p, k, 1, keys, (size_t)pages, &np)) == 0)
-		rc = ranges(&p, k->pr, np, b->line_pre ? 64 : 1, apply_pre, pre_by_query);
+	uint64_t rows_page = (uint64_t)(b->rows - s->map) / BFI_SCAN_PAGE;
+	if (b->pre) { /* the pre-filter first: a line a key, or a byte a probe */
+		p.pre = 1;
+		rc = bfi__probes_by_page(&k->probes, (uint64_t)(b->pre - s->map) / BFI_SCAN_PAGE,
+		                         (size_t)pages, keys, b->line_pre ? 1 : f->k, flat_probe, &p);
+		if (rc == 0)
+			rc = bfi__probe_ranges(io, &k->probes, b->line_pre ? 64 : 1, apply_pre, pre_by_query,
+			                       &p);
+		if (rc == 0) /* taken range by range: the queries left no answer put out */
+			settle(&p);
+		rc = rc == 1 ? 0 : rc;
+		p.pre = 0;
+	}
 	for (g = 0; g < keys && rc == 0; g++)
 		memset(p.acc + g * p.words, p.out[g] ? 0 : 0xff, (size_t)b->row_bytes);
-	if (rc == 0 && (rc = sorted_probes(s, &p, k, 0, keys, (size_t)pages, &np)) == 0)
-		rc = ranges(&p, k->pr, np, span, apply_row, NULL);
+	if (rc == 0)
+		rc = bfi__probes_by_page(&k->probes, rows_page, (size_t)pages, keys, f->k, flat_probe, &p);
+	if (rc == 0)
+		rc = bfi__probe_ranges(io, &k->probes, span, apply_row, NULL, &p);
 	g = 0;
 	for (size_t q = 0; q < nq && rc == 0; q++) {
 		answer(&p, qs[q], g, theta, k->vec, k->counts, k->ans);
-		rc = bfi__scan_append(k->ans, 0, res[q]);
+		rc = io->append(k->ans, 0, res[q]);
 		g += qs[q]->n_keys;
 	}
 	return rc;

@@ -179,7 +179,7 @@ static int gather(struct scan *c)
 }
 
 /* The range of a layout's pass (io, in c) marked: read it, and clear the marks for the next. */
-int bfi__scan_fill(struct bfi_scan_io *io)
+static int scan_fill(struct bfi_scan_io *io)
 {
 	struct scan *c = (struct scan *)(void *)((char *)io - offsetof(struct scan, io));
 	c->n_want = io->n_want;
@@ -199,7 +199,7 @@ int bfi__scan_fill(struct bfi_scan_io *io)
  * scratch (counts and ordinals sized for every set), which for 10^5
  * queries over 10^5 sets would dwarf the pass.
  */
-int bfi__scan_append(const bfi_result *w, uint32_t ord0, bfi_result *res)
+static int scan_append(const bfi_result *w, uint32_t ord0, bfi_result *res)
 {
 	size_t n = res->n + w->n ? res->n + w->n : 1; /* never a null pointer */
 	int rc = bfi__grow(&res->ords, &res->cap, n, sizeof *res->ords);
@@ -240,7 +240,7 @@ static int answer(struct scan *c, const bfi_expr *const *qs, size_t from, size_t
 		             ? bfi_query_threshold(&v, c->ops->flag, qs[i], theta, c->w_res)
 		             : bfi_query_expr(&v, c->ops->flag, qs[i], c->w_res);
 		if (rc == 0)
-			rc = bfi__scan_append(c->w_res, ord0, res[i]);
+			rc = scan_append(c->w_res, ord0, res[i]);
 	}
 	if (v.view[c->row] && c->ops->close)
 		c->ops->close(&v);
@@ -346,7 +346,8 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 		c.budget = 1;
 	c.w.size = s->size;
 	c.w.lo = c.ld_lo = UINT64_MAX;
-	c.io = (struct bfi_scan_io){.w = &c.w, .budget = memory};
+	c.io = (struct bfi_scan_io){.w = &c.w, .budget = memory, .fill = scan_fill,
+	                            .append = scan_append};
 	c.shadow = mmap(NULL, (size_t)s->size, PROT_READ | PROT_WRITE,
 	                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	c.w.want = calloc((size_t)((c.pages + 63) / 64), 8);

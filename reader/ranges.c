@@ -1,0 +1,79 @@
+/*
+ * ranges.c - a layout's pass over one part's rows range by range, for a
+ * batch whose pages there pass the budget (layout.h, scan_rows; flat
+ * blocks in rowpass.c, RAMBO in rambo.c). Its probes, each the bytes one
+ * key reads at one place, are put in the order of the pages they start
+ * on, then read range after range of them whose pages fit what the
+ * budget leaves beside the layout's state (bfi__scan_fill), and applied.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "layout.h"
+
+int bfi__probes_by_page(struct bfi_probes *p, uint64_t base, size_t pages, size_t keys,
+                        uint32_t per, int (*probe)(void *ctx, size_t g, uint32_t j, uint64_t *off),
+                        void *ctx)
+{
+	if (bfi__grow(&p->at, &p->at_cap, pages + 1, sizeof *p->at))
+		return -ENOMEM;
+	memset(p->at, 0, (pages + 1) * sizeof *p->at);
+	/* counted a page first, then placed: no second copy of them */
+	for (int place = 0; place < 2; place++) {
+		for (size_t g = 0; g < keys; g++)
+			for (uint32_t j = 0; j < per; j++) {
+				uint64_t off;
+				if (!probe(ctx, g, j, &off))
+					break; /* the key is out */
+				uint64_t page = off / BFI_SCAN_PAGE - base;
+				if (page >= pages) /* never: the layout's bounds were checked at open */
+					return BFI_E_BAD_LAYOUT;
+				if (place)
+					p->pr[p->at[page]++] = (struct bfi_probe){off, (uint32_t)g, j};
+				else
+					p->at[page + 1]++;
+			}
+		if (place == 0) {
+			for (size_t x = 1; x <= pages; x++)
+				p->at[x] += p->at[x - 1];
+			p->n = p->at[pages];
+			if (bfi__grow(&p->pr, &p->cap, p->n ? p->n : 1, sizeof *p->pr))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int bfi__probe_ranges(struct bfi_scan_io *io, const struct bfi_probes *p, uint64_t span,
+                      void (*apply)(void *ctx, const struct bfi_probe *pr),
+                      void (*all)(void *ctx), void *ctx)
+{
+	struct bfi_want *w = io->w;
+	const struct bfi_probe *pr = p->pr;
+	for (size_t i = 0; i < p->n;) {
+		size_t from = i;
+		for (; i < p->n; i++) {
+			w->n_fresh = 0;
+			int rc = bfi__want(w, pr[i].off, pr[i].off + span);
+			if (rc)
+				return rc;
+			if (i > from && io->n_want + w->n_fresh > io->pages) {
+				/* the range is full: this probe starts the next */
+				for (size_t x = 0; x < w->n_fresh; x++)
+					w->want[w->fresh[x] / 64] &= ~(UINT64_C(1) << (w->fresh[x] % 64));
+				break;
+			}
+			io->n_want += w->n_fresh;
+		}
+		int rc = io->fill(io);
+		if (rc)
+			return rc;
+		if (all && from == 0 && i == p->n) { /* one range holds them all */
+			all(ctx);
+			return 1;
+		}
+		for (size_t x = from; x < i; x++)
+			apply(ctx, &pr[x]);
+	}
+	return 0;
+}
