@@ -30,6 +30,14 @@ struct bfi_rrep {
 struct bfi_rambo {
 	struct bfi_rambo_desc d;
 	struct bfi_rrep reps[BFI_MAX_REPS];
+	/*
+	 * A scan's pass (rambo_scan_rows): each key's cells in each
+	 * repetition, its rows there ANDed already, row_words a bitmap, key g
+	 * of the batch's repetition r at acc + (g R + r) words; the query
+	 * being answered has its keys from acc_key0. NULL: read the rows.
+	 */
+	const uint64_t *acc;
+	size_t acc_key0;
 };
 
 #define rambo_of(s) BFI_VIEW(s, BFI_ROW_RAMBO, struct bfi_rambo)
@@ -113,9 +121,19 @@ static long rambo_conj(const bfi_snapshot *s, const struct bfi_expr *e, const st
 		const struct bfi_rrep *rp = &v->reps[r];
 		/* repetition r takes the key's probes r k .. r k + k - 1, unless all share 0 .. k - 1 */
 		uint32_t base = d->flags & BFI_RAMBO_SHARED_PROBES ? 0 : r * k;
-		size_t nr = bfi__conj_rows(e, n, k, base, rp->rows, rp->m, rp->row_bytes, res->rows);
 		uint64_t *map = res->vec + (size_t)r * words;
-		and_words(res->rows, nr, rp->row_bytes, map, touched);
+		if (v->acc) { /* a scan's pass: the keys' cells, their rows ANDed already */
+			memset(map, 0xff, words * 8);
+			for (uint32_t j = 0; j < n->n_keys; j++) {
+				const uint64_t *a =
+				        v->acc + ((v->acc_key0 + e->kidx[n->first_key + j]) * d->reps + r) * words;
+				for (size_t w = 0; w < words; w++)
+					map[w] &= a[w];
+			}
+		} else {
+			size_t nr = bfi__conj_rows(e, n, k, base, rp->rows, rp->m, rp->row_bytes, res->rows);
+			and_words(res->rows, nr, rp->row_bytes, map, touched);
+		}
 		uint64_t cand = 0;
 		for (size_t w = 0; w < words; w++)
 			for (uint64_t x = le64toh(map[w]); x; x &= x - 1) {
@@ -332,10 +350,158 @@ static int rambo_scan_view(const bfi_snapshot *s, uint64_t first, uint64_t n, co
 	return 0;
 }
 
+/*
+ * Scan, a pass over the rows (layout.h, scan_rows; ranges.c): when the
+ * rows a batch needs pass the budget, each key keeps a bitmap of cells a
+ * repetition, all ones ANDed with its k rows there as the pass reaches
+ * them in file order; then the cell tables are read, and every query is
+ * answered as mapped, its conjunctions ANDing those bitmaps where they
+ * would AND rows (rambo_conj, acc). The state is R bitmaps of B cells a
+ * key; a batch whose state does not fit beside a few rows is declined.
+ */
+struct rpass {
+	const bfi_snapshot *s;
+	const struct bfi_rambo *v;
+	const uint8_t *shadow;
+	const bfi_keyhash **key;
+	uint64_t *acc;
+	size_t words;
+};
+
+/* Key g's probe j: repetition j / k, its (j % k)-th position there. */
+static int rambo_probe(void *ctx, size_t g, uint32_t j, uint64_t *off)
+{
+	const struct rpass *p = ctx;
+	const struct bfi_rambo *v = p->v;
+	uint32_t k = v->d.k, r = j / k;
+	const struct bfi_rrep *rp = &v->reps[r];
+	uint32_t base = v->d.flags & BFI_RAMBO_SHARED_PROBES ? 0 : r * k;
+	*off = (uint64_t)(rp->rows - p->s->map) +
+	       bfi_hash_pos(*p->key[g], base + j % k, rp->m) * rp->row_bytes;
+	return 1;
+}
+
+/* The row probe pr: its key's cells in the repetition ANDed with the row. */
+static void rambo_apply(void *ctx, const struct bfi_probe *pr)
+{
+	const struct rpass *p = ctx;
+	uint32_t r = pr->j / p->v->d.k;
+	uint64_t rb = p->v->reps[r].row_bytes;
+	uint64_t *a = p->acc + ((size_t)pr->key * p->v->d.reps + r) * p->words;
+	for (size_t w = 0; w < p->words; w++)
+		a[w] &= row_word(p->shadow + pr->off, w, rb);
+}
+
+/* a * b + c, or UINT64_MAX past it. */
+static uint64_t mul_add(uint64_t a, uint64_t b, uint64_t c)
+{
+	if (b && a > (UINT64_MAX - c) / b)
+		return UINT64_MAX;
+	return a * b + c;
+}
+
+static int rambo_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
+                           const struct bfi_expr *const *qs, size_t nq, double theta,
+                           bfi_result *const *res, struct bfi_scan_io *io)
+{
+	const struct bfi_rambo *v = rambo_of(s);
+	const struct bfi_rambo_desc *d = &v->d;
+	struct rpass p = {.s = s, .v = v, .shadow = io->shadow, .words = row_words(v->reps[0].row_bytes)};
+	(void)first;
+	(void)n;
+	uint64_t keys = 0, lo = UINT64_MAX, hi = 0, span = 0, tables = 0;
+	for (size_t q = 0; q < nq; q++)
+		keys += qs[q]->n_keys;
+	for (uint32_t r = 0; r < d->reps; r++) {
+		const struct bfi_rrep *rp = &v->reps[r];
+		uint64_t at = (uint64_t)(rp->rows - s->map);
+		lo = at < lo ? at : lo;
+		hi = at + rp->m * rp->row_bytes > hi ? at + rp->m * rp->row_bytes : hi;
+		span = rp->row_bytes + 8 > span ? rp->row_bytes + 8 : span;
+		if (row_words(rp->row_bytes) != p.words)
+			return BFI_SCAN_DECLINE; /* never: a repetition's rows hold the B cells */
+		/* the cell tables' pages, read once the rows are in */
+		tables += (4 * (d->cells + 1) / BFI_SCAN_PAGE + 2) + 2 * (4 * (uint64_t)d->n_sets / BFI_SCAN_PAGE + 2);
+	}
+	size_t pages = (size_t)(hi / BFI_SCAN_PAGE - lo / BFI_SCAN_PAGE + 2);
+	uint64_t n_probes = keys * d->reps * d->k;
+	/* the state: the bitmaps, the keys, the probes and their count a page, the tables' pages */
+	uint64_t state = mul_add(keys, d->reps * p.words * 8 + sizeof *p.key, 0);
+	state = mul_add(n_probes, sizeof(struct bfi_probe), state);
+	state = mul_add(pages + 1, sizeof(uint32_t), state);
+	state = mul_add(tables, BFI_SCAN_PAGE, state);
+	uint64_t range = mul_add(span / BFI_SCAN_PAGE + 2, 8 * BFI_SCAN_PAGE, 0);
+	if (state > io->budget || io->budget - state < range || n_probes > UINT32_MAX ||
+	    state > SIZE_MAX)
+		return BFI_SCAN_DECLINE;
+	io->state = state - tables * BFI_SCAN_PAGE; /* the tables' pages are counted as pages */
+	io->pages = (io->budget - state) / BFI_SCAN_PAGE;
+
+	struct bfi_probes pb = {0};
+	bfi_result *w = NULL;
+	bfi_snapshot vv = *s;
+	memset(vv.view, 0, sizeof vv.view);
+	vv.lazy = NULL; /* the view reads the shadow */
+	uint32_t ord0;
+	int rc = 0;
+	p.key = malloc((size_t)(keys ? keys : 1) * sizeof *p.key);
+	p.acc = malloc((size_t)(keys ? keys : 1) * d->reps * p.words * 8);
+	vv.view[BFI_ROW_RAMBO] = calloc(1, sizeof(struct bfi_rambo));
+	if (p.key == NULL || p.acc == NULL || vv.view[BFI_ROW_RAMBO] == NULL ||
+	    (rc = bfi_result_create(&w)) != 0) {
+		rc = rc ? rc : -ENOMEM;
+		goto out;
+	}
+	memset(p.acc, 0xff, (size_t)keys * d->reps * p.words * 8);
+	size_t g = 0;
+	for (size_t q = 0; q < nq; q++)
+		for (uint32_t i = 0; i < qs[q]->n_keys; i++)
+			p.key[g++] = &qs[q]->keys[i];
+	rc = bfi__probes_by_page(&pb, lo / BFI_SCAN_PAGE, pages, (size_t)keys, d->reps * d->k,
+	                         rambo_probe, &p);
+	if (rc == 0)
+		rc = bfi__probe_ranges(io, &pb, span, rambo_apply, NULL, &p);
+	if (rc == 0) { /* the cell tables, which every answer reads */
+		io->w->n_fresh = 0;
+		rc = rambo_scan_bytes(s, 0, 1, NULL, io->w);
+		io->n_want += io->w->n_fresh;
+		if (rc == 0)
+			rc = io->fill(io);
+	}
+	if (rc == 0)
+		rc = rambo_scan_view(s, 0, 1, io->shadow, &vv, &ord0);
+	struct bfi_rambo *part = vv.view[BFI_ROW_RAMBO];
+	part->acc = p.acc;
+	g = 0;
+	for (size_t q = 0; q < nq && rc == 0; q++) {
+		const struct bfi_expr *e = qs[q];
+		int terms = e->nodes[e->root].type == BFI_EXPR_TERMS;
+		part->acc_key0 = g;
+		bfi_result_count_bytes(w, res[q]->count_bytes);
+		w->deadline = res[q]->deadline;
+		rc = bfi__prepare(&vv, w, terms);
+		if (rc == 0)
+			rc = terms ? bfi__list_threshold(&vv, &bfi__rambo_ops, e, bfi__need(e, theta), w)
+			           : bfi__list_expr(&vv, &bfi__rambo_ops, e, w);
+		if (rc == 0)
+			rc = io->append(w, 0, res[q]);
+		g += e->n_keys;
+	}
+out:
+	free(pb.pr);
+	free(pb.at);
+	free(p.key);
+	free(p.acc);
+	free(vv.view[BFI_ROW_RAMBO]);
+	bfi_result_destroy(&w);
+	return rc;
+}
+
 const struct bfi_layout_ops bfi__rambo_ops = {
 	.flag = BFI_LAYOUT_RAMBO, .kind = BFI_SEC_RAMBO, .name = "rambo", .fill_rank = 3, .own_k = 1,
 	.view_size = sizeof(struct bfi_rambo), .open = rambo_open,
 	.info = rambo_info, .verify = rambo_verify, .set_bits = rambo_set_bits,
 	.conj = rambo_conj, .scratch = rambo_scratch,
 	.scan_part = bfi__scan_whole, .scan_bytes = rambo_scan_bytes, .scan_view = rambo_scan_view,
+	.scan_rows = rambo_scan_rows,
 };

@@ -16,8 +16,8 @@
  * frames that hold them instead of read with pread. Pages no query
  * needs are never touched, so they take no memory. A part whose needed
  * pages pass the memory given is read range by range, each query's state
- * kept between ranges, if its layout can (a flat block: rowpass.c) and
- * that state fits; else it is answered in several rounds of queries,
+ * kept between ranges, if its layout can (a flat block: rowpass.c;
+ * RAMBO: rambo.c) and that state fits; else it is answered in several rounds of queries,
  * each reading only its own pages, which reads again the pages rounds
  * share. A part's answers are independent of
  * the others', so the answers appended in part order are the mapped

@@ -209,7 +209,8 @@ static void test_shapes(void)
  * the rows, range by range, each page read once and no more held than the
  * budget, as mapped; and with a budget too small for that state, in rounds.
  */
-static void check_rows(const char *name, uint32_t sets, struct bfi_build_options *o, int narrow)
+static void check_rows(const char *name, uint32_t sets, struct bfi_build_options *o, int narrow,
+                       unsigned layout)
 {
 	char path[4300];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -220,17 +221,17 @@ static void check_rows(const char *name, uint32_t sets, struct bfi_build_options
 		return;
 	bfi_expr *qs[QUERIES];
 	bfi_result *want[QUERIES], *got[QUERIES];
-	batch(s, BFI_LAYOUT_FLAT, sets, BIG, qs, want, got);
+	batch(s, layout, sets, BIG, qs, want, got);
 	struct bfi_info in;
 	bfi_info(s, &in);
 	struct bfi_scan_stats all;
-	EXPECT_RC(bfi_scan(s, BFI_LAYOUT_FLAT, (const bfi_expr *const *)qs, QUERIES, 0.7, got, 0, &all),
+	EXPECT_RC(bfi_scan(s, layout, (const bfi_expr *const *)qs, QUERIES, 0.7, got, 0, &all),
 	          0);
 	/* half the pages; a quarter, where the pre-filter then takes several ranges; too little */
 	uint64_t budgets[3] = {all.peak / 2, narrow ? all.peak / 4 : all.peak / 2, 64u << 10};
 	for (int bu = 0; bu < 3; bu++) {
 		struct bfi_scan_stats st;
-		EXPECT_RC(bfi_scan(s, BFI_LAYOUT_FLAT, (const bfi_expr *const *)qs, QUERIES, 0.7, got,
+		EXPECT_RC(bfi_scan(s, layout, (const bfi_expr *const *)qs, QUERIES, 0.7, got,
 		                   budgets[bu], &st),
 		          0);
 		int diff = 0, nonempty = 0;
@@ -252,7 +253,8 @@ static void check_rows(const char *name, uint32_t sets, struct bfi_build_options
 		                rows meet, read by the pre-filter's ranges and the rows'), within the
 		                budget */
 			EXPECT(st.ranges >= 2 && st.rounds == 0 &&
-			       st.bytes_read <= all.bytes_read + (o->prefilter ? 4096 : 0) &&
+			       st.bytes_read <= all.bytes_read + (o->prefilter ? 4096 : 0) +
+			                                (layout == BFI_LAYOUT_RAMBO ? 8 * 4096 : 0) &&
 			       st.peak <= budgets[bu]);
 		else /* the state does not fit: rounds, which read shared pages again */
 			EXPECT(st.ranges == 0 && st.rounds > 1 && st.bytes_read > all.bytes_read);
@@ -271,12 +273,17 @@ static void test_rows(void)
 	bfi_build_options_init(&o);
 	o.max_block_sets = 1024;
 	o.keep_order = 1;
-	check_rows("rows-lined", 1024, &o, 0);
-	check_rows("rows-packed", 700, &o, 0);
+	check_rows("rows-lined", 1024, &o, 0, BFI_LAYOUT_FLAT);
+	check_rows("rows-packed", 700, &o, 0, BFI_LAYOUT_FLAT);
 	o.prefilter = BFI_PREFILTER_ALWAYS;
-	check_rows("rows-prefilter", 1024, &o, 1);
+	check_rows("rows-prefilter", 1024, &o, 1, BFI_LAYOUT_FLAT);
 	o.classic_prefilters = 1;
-	check_rows("rows-classic-prefilter", 700, &o, 1);
+	check_rows("rows-classic-prefilter", 700, &o, 1, BFI_LAYOUT_FLAT);
+	bfi_build_options_init(&o);
+	o.layouts = BFI_BUILD_RAMBO; /* rows of B = 32 cells, 4 bytes; R repetitions */
+	check_rows("rows-rambo", 1024, &o, 0, BFI_LAYOUT_RAMBO);
+	o.cells = 130; /* rows of three words */
+	check_rows("rows-rambo-wide", 1040, &o, 0, BFI_LAYOUT_RAMBO);
 }
 
 /* A collection of two segments, a set of each removed: scanned segment by segment, as mapped. */

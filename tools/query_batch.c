@@ -87,7 +87,9 @@ int batcher_add(struct batcher *b, const char *t, size_t len)
 /*
  * Once, if a scan read the index more than once over: its queries needed
  * more of a part (a flat block, or a layout scanned whole) than --memory
- * holds, so rounds of them read the same pages again.
+ * holds, and their state for a pass over its rows did not fit either
+ * (or the layout, a tree, has no such pass), so rounds of them read the
+ * same pages again.
  */
 static void scan_warn(const bfi_snapshot *s, const struct bfi_scan_stats *st)
 {
@@ -99,9 +101,9 @@ static void scan_warn(const bfi_snapshot *s, const struct bfi_scan_stats *st)
 	warned = 1;
 	fprintf(stderr,
 	        "bfi query: warning: the scan read %.1f times the index's bytes in %llu rounds: "
-	        "its queries need more of a block than --memory holds, and a row of state for each "
-	        "key does not fit either (more --memory, a smaller --batch-size, or a build with "
-	        "smaller --block-sets, reads each byte once)\n",
+	        "its queries need more of a block or layout than --memory holds, and a pass over "
+	        "its rows with state for each key does not fit either (more --memory, a smaller "
+	        "--batch-size, or a build with smaller --block-sets, reads each byte once)\n",
 	        (double)st->bytes_read / (double)in.file_size, (unsigned long long)st->rounds);
 }
 
