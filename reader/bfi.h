@@ -507,11 +507,12 @@ BFI_API BFI_MUST_CHECK int bfi_query_threshold(const bfi_snapshot *snap, unsigne
  * the pages the queries need there once, with pread, dropping them from
  * the page cache as it goes, and answers every query on that part; the
  * mapping's pages are never touched. At most memory bytes (0: no bound)
- * of those pages are held at once. A flat block, or a RAMBO layout, whose
- * pages pass it is read once still, range of rows by range, if a row per
- * key of the batch (for RAMBO, one a repetition) fits in memory beside a
- * few of its rows; any other part whose pages pass it is read in rounds
- * of queries, which read again the pages they share. Query i's answer goes to res[i]: the same sets (and
+ * of those pages are held at once. A part whose pages pass it is read
+ * once still, range of rows by range, if a row per key of the batch (for
+ * RAMBO one a repetition, for a tree one a level) fits in memory beside a
+ * few of its rows; if not, in rounds of queries, which read again the
+ * pages they share. (Plain filters are taken in runs that fit memory: only
+ * one filter wider than memory goes in rounds.) Query i's answer goes to res[i]: the same sets (and
  * scores) bfi_query_expr() or, for a term list, bfi_query_threshold() at
  * theta gives on that layout. A collection is scanned segment by segment,
  * its answers in global ordinals as bfi_query_expr() gives them. st, if
@@ -523,7 +524,7 @@ struct bfi_scan_stats {
 	uint64_t passes;     /* passes over the index: 1 */
 	uint64_t rounds;     /* rounds of queries over a part */
 	uint64_t peak;       /* the most bytes one round or range held: pages, and state */
-	uint64_t ranges;     /* ranges read by passes over a flat block's or RAMBO's rows */
+	uint64_t ranges;     /* ranges read by passes over a part's rows */
 };
 BFI_API BFI_MUST_CHECK int bfi_scan(const bfi_snapshot *snap, unsigned layout,
                                     const bfi_expr *const *qs, size_t n, double theta,

@@ -167,12 +167,13 @@ int bfi__probes_by_page(struct bfi_probes *p, uint64_t base, size_t pages, size_
                         uint32_t per, int (*probe)(void *ctx, size_t g, uint32_t j, uint64_t *off),
                         void *ctx);
 /*
- * Read p's probes (each span bytes) range by range, within io, and apply
- * each once its range is in. With all, if one range holds every probe,
- * all(ctx) is called in place of apply, and 1 returned; else 0, or an
- * error.
+ * Read p's probes range by range, within io, and apply each once its
+ * range is in: each reads span bytes, or, with len, len(ctx, j) for a
+ * probe j. With all, if one range holds every probe, all(ctx) is called
+ * in place of apply, and 1 returned; else 0, or an error.
  */
 int bfi__probe_ranges(struct bfi_scan_io *io, const struct bfi_probes *p, uint64_t span,
+                      uint64_t (*len)(void *ctx, uint32_t j),
                       void (*apply)(void *ctx, const struct bfi_probe *pr), void (*all)(void *ctx),
                       void *ctx);
 /* The terms a threshold query at theta needs: ceil(theta * terms), at least one. */

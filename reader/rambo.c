@@ -460,7 +460,7 @@ static int rambo_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	rc = bfi__probes_by_page(&pb, lo / BFI_SCAN_PAGE, pages, (size_t)keys, d->reps * d->k,
 	                         rambo_probe, &p);
 	if (rc == 0)
-		rc = bfi__probe_ranges(io, &pb, span, rambo_apply, NULL, &p);
+		rc = bfi__probe_ranges(io, &pb, span, NULL, rambo_apply, NULL, &p);
 	if (rc == 0) { /* the cell tables, which every answer reads */
 		io->w->n_fresh = 0;
 		rc = rambo_scan_bytes(s, 0, 1, NULL, io->w);

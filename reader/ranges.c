@@ -4,7 +4,7 @@
  * blocks in rowpass.c, RAMBO in rambo.c). Its probes, each the bytes one
  * key reads at one place, are put in the order of the pages they start
  * on, then read range after range of them whose pages fit what the
- * budget leaves beside the layout's state (bfi__scan_fill), and applied.
+ * budget leaves beside the layout's state (io->fill), and applied.
  */
 #include <errno.h>
 #include <string.h>
@@ -45,6 +45,7 @@ int bfi__probes_by_page(struct bfi_probes *p, uint64_t base, size_t pages, size_
 }
 
 int bfi__probe_ranges(struct bfi_scan_io *io, const struct bfi_probes *p, uint64_t span,
+                      uint64_t (*len)(void *ctx, uint32_t j),
                       void (*apply)(void *ctx, const struct bfi_probe *pr),
                       void (*all)(void *ctx), void *ctx)
 {
@@ -54,7 +55,7 @@ int bfi__probe_ranges(struct bfi_scan_io *io, const struct bfi_probes *p, uint64
 		size_t from = i;
 		for (; i < p->n; i++) {
 			w->n_fresh = 0;
-			int rc = bfi__want(w, pr[i].off, pr[i].off + span);
+			int rc = bfi__want(w, pr[i].off, pr[i].off + (len ? len(ctx, pr[i].j) : span));
 			if (rc)
 				return rc;
 			if (i > from && io->n_want + w->n_fresh > io->pages) {

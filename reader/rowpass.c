@@ -354,7 +354,7 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 		rc = bfi__probes_by_page(&k->probes, (uint64_t)(b->pre - s->map) / BFI_SCAN_PAGE,
 		                         (size_t)pages, keys, b->line_pre ? 1 : f->k, flat_probe, &p);
 		if (rc == 0)
-			rc = bfi__probe_ranges(io, &k->probes, b->line_pre ? 64 : 1, apply_pre, pre_by_query,
+			rc = bfi__probe_ranges(io, &k->probes, b->line_pre ? 64 : 1, NULL, apply_pre, pre_by_query,
 			                       &p);
 		if (rc == 0) /* taken range by range: the queries left no answer put out */
 			settle(&p);
@@ -366,7 +366,7 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	if (rc == 0)
 		rc = bfi__probes_by_page(&k->probes, rows_page, (size_t)pages, keys, f->k, flat_probe, &p);
 	if (rc == 0)
-		rc = bfi__probe_ranges(io, &k->probes, span, apply_row, NULL, &p);
+		rc = bfi__probe_ranges(io, &k->probes, span, NULL, apply_row, NULL, &p);
 	g = 0;
 	for (size_t q = 0; q < nq && rc == 0; q++) {
 		answer(&p, qs[q], g, theta, k->vec, k->counts, k->ans);

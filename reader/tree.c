@@ -30,7 +30,40 @@ struct bfi_tree {
 	} levels[BFI_MAX_LEVELS];
 	const uint8_t *pre; /* the union pre-filter, or NULL */
 	int line_pre;       /* a line pre-filter (BFI_TREE_LINE_PRE): one line a key */
+	/*
+	 * A scan's pass (tree_scan_rows): each key's rows at each level ANDed
+	 * already, key g of the batch's level l at acc + g stride + at[l]
+	 * words; out[g], the pre-filter ruled key g out; the query being
+	 * answered has its keys from key0. NULL: read the rows.
+	 */
+	const uint64_t *acc;
+	size_t acc_stride, acc_at[BFI_MAX_LEVELS], acc_key0;
+	const uint8_t *acc_out;
 };
+
+/* Key x of query e's rows at level l, into rows: its k probes' rows, or its one accumulator. */
+static size_t key_rows(const struct bfi_tree *t, const struct bfi_expr *e, uint32_t x, uint32_t l,
+                       const uint8_t **rows)
+{
+	const struct bfi_rlevel *lv = &t->levels[l];
+	if (t->acc) {
+		rows[0] = (const uint8_t *)(t->acc + (t->acc_key0 + x) * t->acc_stride + t->acc_at[l]);
+		return 1;
+	}
+	for (uint32_t i = 0; i < t->d.k; i++)
+		rows[i] = lv->rows + bfi_hash_pos(e->keys[x], i, lv->m) * lv->row_bytes;
+	return t->d.k;
+}
+
+/* The rows of conjunction n's keys at level l, into rows; their count. */
+static size_t conj_rows(const struct bfi_tree *t, const struct bfi_expr *e,
+                        const struct bfi_enode *n, uint32_t l, const uint8_t **rows)
+{
+	size_t r = 0;
+	for (uint32_t j = 0; j < n->n_keys; j++)
+		r += key_rows(t, e, e->kidx[n->first_key + j], l, rows + r);
+	return r;
+}
 
 /*
  * Does the tree's union pre-filter (if any) hold key h? Adds the lines it
@@ -45,6 +78,14 @@ static int pre_holds(const struct bfi_tree *t, bfi_keyhash h, uint64_t *lines)
 			return 0;
 	}
 	return 1;
+}
+
+/* Does the pre-filter let key x of query e through (as a scan's pass found, or read now)? */
+static int key_in(const struct bfi_tree *t, const struct bfi_expr *e, uint32_t x, uint64_t *lines)
+{
+	if (t->acc)
+		return !t->acc_out[t->acc_key0 + x];
+	return pre_holds(t, e->keys[x], lines);
 }
 
 #define tree_of(s) BFI_VIEW(s, BFI_ROW_TREE, struct bfi_tree)
@@ -90,8 +131,8 @@ static long tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const str
                  bfi_result *res, uint32_t *out)
 {
 	const struct bfi_tree *t = tree_of(s);
-	uint32_t k = t->d.k, d = t->d.fanout;
-	size_t nr = (size_t)n->n_keys * k;
+	uint32_t d = t->d.fanout;
+	size_t nr = (size_t)n->n_keys * (t->acc ? 1 : t->d.k);
 	/* frontier: two halves of N entries each, the current level and the next */
 	if (bfi__grow(&res->frontier, &res->frontier_cap, 2 * (size_t)s->lay.n_sets + 64,
 	              sizeof *res->frontier))
@@ -102,12 +143,12 @@ static long tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const str
 	/* rows of the level being tested, and of the level below it */
 	const uint8_t **rows = res->rows, **below = res->rows + nr;
 	const struct bfi_rlevel *top = &t->levels[t->d.levels - 1];
-	bfi__conj_rows(e, n, k, 0, top->rows, top->m, top->row_bytes, rows);
+	conj_rows(t, e, n, t->d.levels - 1, rows);
 	for (size_t i = 0; i < nr; i++)
 		bfi__prefetch(rows[i]);
 	/* A key absent from every set is rejected by the pre-filter alone. */
 	for (uint32_t j = 0; t->pre && j < n->n_keys; j++)
-		if (!pre_holds(t, e->keys[e->kidx[n->first_key + j]], &lines)) {
+		if (!key_in(t, e, e->kidx[n->first_key + j], &lines)) {
 			if (res->count_bytes) /* the probes, and the top rows asked for */
 				res->touched += (lines + nr) * 64;
 			return 0;
@@ -115,8 +156,7 @@ static long tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const str
 	/* The top stored level: every node, with whole rows. */
 	uint32_t l = t->d.levels - 1;
 	if (l > 0)
-		bfi__conj_rows(e, n, k, 0, t->levels[l - 1].rows, t->levels[l - 1].m,
-		               t->levels[l - 1].row_bytes, below);
+		conj_rows(t, e, n, l - 1, below);
 	for (uint64_t w = 0; w < top->row_bytes / 8; w++) {
 		uint64_t acc = ~0ull;
 		for (size_t i = 0; i < nr && acc; i++) {
@@ -141,8 +181,7 @@ static long tree_conj(const bfi_snapshot *s, const struct bfi_expr *e, const str
 		rows = below;
 		below = tmp_rows;
 		if (l > 0)
-			bfi__conj_rows(e, n, k, 0, t->levels[l - 1].rows, t->levels[l - 1].m,
-			               t->levels[l - 1].row_bytes, below);
+			conj_rows(t, e, n, l - 1, below);
 		nnext = 0;
 		uint64_t last_end = 0; /* groups of ascending nodes ascend and do not overlap */
 		for (size_t c = 0; c < ncur; c++) {
@@ -424,7 +463,8 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 	    bfi__grow(&res->alive, &res->alive_cap, chunk, sizeof *res->alive) ||
 	    bfi__grow(&res->live_words, &res->live_words_cap, chunk, sizeof *res->live_words))
 		return -ENOMEM;
-	struct walk w = {.t = t, .k = k, .need = need, .rows = res->rows, .terms = terms, .res = res};
+	struct walk w = {.t = t, .k = t->acc ? 1 : k, .need = need, .rows = res->rows, .terms = terms,
+	                 .res = res};
 	for (uint32_t l = 0; l < levels; l++) {
 		w.list[l] = res->terms + (size_t)l * terms;
 		w.mask[l] = res->vec + (size_t)l * terms;
@@ -435,7 +475,7 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 	 * rows, is asked for first: a read's terms are mostly in the index, so
 	 * the probes pass and each would otherwise wait on memory in turn.
 	 */
-	for (uint32_t x = 0; x < terms; x++) {
+	for (uint32_t x = 0; x < terms && !t->acc; x++) {
 		bfi_keyhash h = e->keys[e->kidx[x]];
 		/* every word of the top level reads the first terms - need + 1 terms' rows; only
 		 * the words left after them read the later terms' */
@@ -451,17 +491,10 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 	size_t n = 0;
 	uint64_t pre_lines = 0;
 	for (uint32_t x = 0; x < terms; x++) {
-		bfi_keyhash h = e->keys[e->kidx[x]];
-		if (!pre_holds(t, h, &pre_lines))
+		if (!key_in(t, e, e->kidx[x], &pre_lines))
 			continue;
-		for (uint32_t i = 0; i < k; i++) {
-			uint64_t z = bfi_hash_probe(h, i);
-			for (uint32_t l = 0; l < levels; l++) {
-				const struct bfi_rlevel *lv = &t->levels[l];
-				res->rows[((size_t)l * terms + x) * k + i] =
-				    lv->rows + bfi_reduce(z, lv->m) * lv->row_bytes;
-			}
-		}
+		for (uint32_t l = 0; l < levels; l++)
+			key_rows(t, e, e->kidx[x], l, res->rows + ((size_t)l * terms + x) * w.k);
 		w.list[levels - 1][n++] = x;
 	}
 	int rc = 0;
@@ -642,10 +675,207 @@ static int tree_scan_view(const bfi_snapshot *s, uint64_t first, uint64_t n, con
 	return 0;
 }
 
+/*
+ * Scan, a pass over the rows (layout.h, scan_rows; ranges.c): when the
+ * rows a batch needs pass the budget, each key keeps, a level each, its
+ * k rows there ANDed, as the pass reaches them in file order, after the
+ * pre-filter's probes have put out the keys it rules out; then the group
+ * tables are read, and every query walks the tree as mapped, on those
+ * rows in place of its probes' (key_rows, key_in). The state is a row of
+ * every level a key; a batch whose state does not fit beside a few rows
+ * is declined.
+ */
+struct tpass {
+	const bfi_snapshot *s;
+	const struct bfi_tree *t;   /* in the index */
+	struct bfi_tree v;          /* the same, reading the shadow */
+	const uint8_t *shadow;
+	const bfi_keyhash **key;
+	uint64_t *acc;
+	size_t stride;
+	uint8_t *out;
+	int pre;                    /* placing the pre-filter's probes */
+};
+
+/* Key g's probe j: the pre-filter's j-th (a line's first, for a line pre-filter), or level j / k's. */
+static int tree_probe(void *ctx, size_t g, uint32_t j, uint64_t *off)
+{
+	const struct tpass *p = ctx;
+	const struct bfi_tree *t = p->t;
+	if (p->pre) {
+		uint64_t pos = bfi_pre_pos(*p->key[g], j, t->d.pre_m, t->line_pre);
+		*off = (uint64_t)(t->pre - p->s->map) + (t->line_pre ? pos / 512 * 64 : pos / 8);
+		return 1;
+	}
+	if (p->out[g])
+		return 0;
+	const struct bfi_rlevel *lv = &t->levels[j / t->d.k];
+	*off = (uint64_t)(lv->rows - p->s->map) +
+	       bfi_hash_pos(*p->key[g], j % t->d.k, lv->m) * lv->row_bytes;
+	return 1;
+}
+
+static void tree_apply_pre(void *ctx, const struct bfi_probe *pr)
+{
+	struct tpass *p = ctx;
+	uint64_t lines = 0;
+	if (p->v.line_pre) {
+		if (!pre_holds(&p->v, *p->key[pr->key], &lines))
+			p->out[pr->key] = 1;
+		return;
+	}
+	uint64_t pos = bfi_pre_pos(*p->key[pr->key], pr->j, p->v.d.pre_m, 0);
+	if (!(p->v.pre[pos / 8] >> (pos % 8) & 1))
+		p->out[pr->key] = 1;
+}
+
+/* A row probe's bytes: a row of its level. */
+static uint64_t tree_row_len(void *ctx, uint32_t j)
+{
+	const struct tpass *p = ctx;
+	return p->t->levels[j / p->t->d.k].row_bytes;
+}
+
+static void tree_apply_row(void *ctx, const struct bfi_probe *pr)
+{
+	const struct tpass *p = ctx;
+	uint32_t l = pr->j / p->t->d.k;
+	uint64_t *a = p->acc + (size_t)pr->key * p->stride + p->v.acc_at[l];
+	for (uint64_t w = 0; w < p->t->levels[l].row_bytes / 8; w++) {
+		uint64_t x;
+		memcpy(&x, p->shadow + pr->off + w * 8, 8);
+		a[w] &= x;
+	}
+}
+
+/* a * b + c, or UINT64_MAX past it. */
+static uint64_t mul_add(uint64_t a, uint64_t b, uint64_t c)
+{
+	if (b && a > (UINT64_MAX - c) / b)
+		return UINT64_MAX;
+	return a * b + c;
+}
+
+static int tree_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
+                          const struct bfi_expr *const *qs, size_t nq, double theta,
+                          bfi_result *const *res, struct bfi_scan_io *io)
+{
+	const struct bfi_tree *t = tree_of(s);
+	struct tpass p = {.s = s, .t = t, .v = *t, .shadow = io->shadow};
+	(void)first;
+	(void)n;
+	uint64_t keys = 0, lo = UINT64_MAX, hi = 0, span = 0, tables = 0;
+	for (size_t q = 0; q < nq; q++)
+		keys += qs[q]->n_keys;
+	for (uint32_t l = 0; l < t->d.levels; l++) {
+		const struct bfi_rlevel *lv = &t->levels[l];
+		uint64_t at = (uint64_t)(lv->rows - s->map);
+		lo = at < lo ? at : lo;
+		hi = at + lv->m * lv->row_bytes > hi ? at + lv->m * lv->row_bytes : hi;
+		span = lv->row_bytes > span ? lv->row_bytes : span;
+		p.v.acc_at[l] = p.stride;
+		p.stride += (size_t)(lv->row_bytes / 8);
+		if (lv->groups) /* the group tables' pages, read once the rows are in */
+			tables += (lv->nodes + 1) * 4 / BFI_SCAN_PAGE + 2;
+	}
+	uint64_t pre_bytes = t->pre ? (t->d.pre_m + 7) / 8 : 0;
+	size_t pages = (size_t)(hi / BFI_SCAN_PAGE - lo / BFI_SCAN_PAGE + 2);
+	size_t pre_pages = (size_t)(pre_bytes / BFI_SCAN_PAGE + 2);
+	pages = pre_pages > pages ? pre_pages : pages;
+	uint64_t n_probes = keys * t->d.levels * t->d.k;
+	/* the state: the rows, the keys, the probes and their count a page, the tables' pages */
+	uint64_t state = mul_add(keys, p.stride * 8 + sizeof *p.key + 1, 0);
+	state = mul_add(n_probes, sizeof(struct bfi_probe), state);
+	state = mul_add(pages + 1, sizeof(uint32_t), state);
+	state = mul_add(tables, BFI_SCAN_PAGE, state);
+	uint64_t range = mul_add(span / BFI_SCAN_PAGE + 2, 8 * BFI_SCAN_PAGE, 0);
+	if (state > io->budget || io->budget - state < range || n_probes > UINT32_MAX ||
+	    state > SIZE_MAX)
+		return BFI_SCAN_DECLINE;
+	io->state = state - tables * BFI_SCAN_PAGE; /* the tables' pages are counted as pages */
+	io->pages = (io->budget - state) / BFI_SCAN_PAGE;
+
+	struct bfi_probes pb = {0};
+	bfi_result *w = NULL;
+	bfi_snapshot vv = *s;
+	memset(vv.view, 0, sizeof vv.view);
+	vv.lazy = NULL; /* the view reads the shadow */
+	uint32_t ord0;
+	int rc = 0;
+	p.v.pre = bfi__in_shadow(s, t->pre, io->shadow);
+	p.key = malloc((size_t)(keys ? keys : 1) * sizeof *p.key);
+	p.acc = malloc((size_t)(keys ? keys : 1) * p.stride * 8);
+	p.out = calloc((size_t)(keys ? keys : 1), 1);
+	vv.view[BFI_ROW_TREE] = calloc(1, sizeof(struct bfi_tree));
+	if (p.key == NULL || p.acc == NULL || p.out == NULL || vv.view[BFI_ROW_TREE] == NULL ||
+	    (rc = bfi_result_create(&w)) != 0) {
+		rc = rc ? rc : -ENOMEM;
+		goto out;
+	}
+	memset(p.acc, 0xff, (size_t)keys * p.stride * 8);
+	size_t g = 0;
+	for (size_t q = 0; q < nq; q++)
+		for (uint32_t i = 0; i < qs[q]->n_keys; i++)
+			p.key[g++] = &qs[q]->keys[i];
+	if (t->pre) { /* the pre-filter first: a line a key, or a byte a probe */
+		p.pre = 1;
+		rc = bfi__probes_by_page(&pb, (uint64_t)(t->pre - s->map) / BFI_SCAN_PAGE, pre_pages,
+		                         (size_t)keys, t->line_pre ? 1 : t->d.k, tree_probe, &p);
+		if (rc == 0)
+			rc = bfi__probe_ranges(io, &pb, t->line_pre ? 64 : 1, NULL, tree_apply_pre, NULL,
+			                       &p);
+		p.pre = 0;
+	}
+	if (rc == 0)
+		rc = bfi__probes_by_page(&pb, lo / BFI_SCAN_PAGE, pages, (size_t)keys,
+		                         t->d.levels * t->d.k, tree_probe, &p);
+	if (rc == 0)
+		rc = bfi__probe_ranges(io, &pb, span, tree_row_len, tree_apply_row, NULL, &p);
+	if (rc == 0) { /* the group tables, which the walks read */
+		io->w->n_fresh = 0;
+		rc = tree_scan_bytes(s, 0, 1, NULL, io->w);
+		io->n_want += io->w->n_fresh;
+		if (rc == 0)
+			rc = io->fill(io);
+	}
+	if (rc == 0)
+		rc = tree_scan_view(s, 0, 1, io->shadow, &vv, &ord0);
+	struct bfi_tree *part = vv.view[BFI_ROW_TREE];
+	part->acc = p.acc;
+	part->acc_stride = p.stride;
+	memcpy(part->acc_at, p.v.acc_at, sizeof part->acc_at);
+	part->acc_out = p.out;
+	g = 0;
+	for (size_t q = 0; q < nq && rc == 0; q++) {
+		const struct bfi_expr *e = qs[q];
+		int terms = e->nodes[e->root].type == BFI_EXPR_TERMS;
+		part->acc_key0 = g;
+		bfi_result_count_bytes(w, res[q]->count_bytes);
+		w->deadline = res[q]->deadline;
+		rc = bfi__prepare(&vv, w, terms);
+		if (rc == 0)
+			rc = terms ? tree_threshold(&vv, e, bfi__need(e, theta), w)
+			           : bfi__list_expr(&vv, &bfi__tree_ops, e, w);
+		if (rc == 0)
+			rc = io->append(w, 0, res[q]);
+		g += e->n_keys;
+	}
+out:
+	free(pb.pr);
+	free(pb.at);
+	free(p.key);
+	free(p.acc);
+	free(p.out);
+	free(vv.view[BFI_ROW_TREE]);
+	bfi_result_destroy(&w);
+	return rc;
+}
+
 const struct bfi_layout_ops bfi__tree_ops = {
 	.flag = BFI_LAYOUT_TREE, .kind = BFI_SEC_TREE, .name = "tree", .fill_rank = 2,
 	.view_size = sizeof(struct bfi_tree), .open = tree_open,
 	.info = tree_info, .verify = tree_verify, .set_bits = tree_set_bits,
 	.conj = tree_conj, .scratch = tree_scratch, .threshold = tree_threshold,
 	.scan_part = bfi__scan_whole, .scan_bytes = tree_scan_bytes, .scan_view = tree_scan_view,
+	.scan_rows = tree_scan_rows,
 };

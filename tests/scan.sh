@@ -58,7 +58,7 @@ packs() {
 }
 check "a pack of a snapshot and of a collection, scanned in place: the mapped answers" packs
 ranges() { # one block of 300 sets of 2,000 keys: its rows pass 640K, a row a key of state fits;
-	# RAMBO's 4.4 MB of rows pass 2M, R bitmaps a key fit
+	# RAMBO's 4.4 MB of rows pass 2M, R bitmaps a key fit; the tree's pass 600K, a row a level fits
 	awk 'BEGIN { for (s = 0; s < 300; s++) for (i = 0; i < 2000; i++) printf "big%d\tk%d-%d\n", s, s, i }' >"$T/big.tsv" &&
 		"$BFI" build -q -o "$T/big" --layout flat,rambo --tsv "$T/big.tsv" &&
 		awk 'NR % 300 == 1 { print $2 } END { for (i = 0; i < 1000; i++) print "absent-" i }' "$T/big.tsv" >"$T/bigkeys" &&
@@ -67,9 +67,13 @@ ranges() { # one block of 300 sets of 2,000 keys: its rows pass 640K, a row a ke
 		cmp "$T/mapped" "$T/scanned" && [ ! -s "$T/e" ] &&
 		"$BFI" query --layout rambo --json "$T/big" <"$T/bigkeys" >"$T/mapped" &&
 		"$BFI" query --scan --memory 2M --layout rambo --json "$T/big" <"$T/bigkeys" >"$T/scanned" 2>"$T/e" &&
+		cmp "$T/mapped" "$T/scanned" && [ ! -s "$T/e" ] &&
+		"$BFI" build -q -o "$T/bigtree" --layout tree --tsv "$T/big.tsv" &&
+		"$BFI" query --layout tree --json "$T/bigtree" <"$T/bigkeys" >"$T/mapped" &&
+		"$BFI" query --scan --memory 600K --layout tree --json "$T/bigtree" <"$T/bigkeys" >"$T/scanned" 2>"$T/e" &&
 		cmp "$T/mapped" "$T/scanned" && [ ! -s "$T/e" ]
 }
-check "a flat block, and RAMBO's rows, that pass --memory, read once range by range: the mapped answers, no warning" ranges
+check "a flat block, RAMBO's rows and a tree's (774 KB) that pass --memory, read once range by range: the mapped answers, no warning" ranges
 warned() { # 16K holds less than a block's rows: many rounds, read again, and a warning
 	"$BFI" query --scan --memory 16K "$T/snap" <"$T/keys" >/dev/null 2>"$T/e" &&
 		grep -q "warning: the scan read .* times the index's bytes" "$T/e" &&

@@ -88,7 +88,7 @@ int batcher_add(struct batcher *b, const char *t, size_t len)
  * Once, if a scan read the index more than once over: its queries needed
  * more of a part (a flat block, or a layout scanned whole) than --memory
  * holds, and their state for a pass over its rows did not fit either
- * (or the layout, a tree, has no such pass), so rounds of them read the
+ * (or a plain filter wider than --memory), so rounds of them read the
  * same pages again.
  */
 static void scan_warn(const bfi_snapshot *s, const struct bfi_scan_stats *st)
