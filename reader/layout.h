@@ -146,6 +146,38 @@ struct bfi_scan_io {
 };
 #define BFI_SCAN_DECLINE 1
 
+/* a * b + c, or UINT64_MAX past it. */
+static inline uint64_t bfi__mul_add(uint64_t a, uint64_t b, uint64_t c)
+{
+	if (b && a > (UINT64_MAX - c) / b)
+		return UINT64_MAX;
+	return a * b + c;
+}
+
+/*
+ * Does a pass holding state bytes, and reading tables pages at its end,
+ * fit io's budget with room for a range of probes of span bytes? If so,
+ * io's state and pages are set, and 0 returned; else BFI_SCAN_DECLINE.
+ */
+int bfi__pass_fits(struct bfi_scan_io *io, uint64_t state, uint64_t tables, uint64_t span,
+                   uint64_t n_probes);
+/* The batch's keys, query after query, into *key (malloc'ed, keys long). 0 or -ENOMEM. */
+int bfi__pass_keys(const struct bfi_expr *const *qs, size_t nq, uint64_t keys,
+                   const bfi_keyhash ***key);
+/*
+ * A pass's end, for a layout that answers through conj (tree, RAMBO):
+ * the pages every query reads (ops->scan_bytes of no query: its tables)
+ * read, a view of the part on the shadow in view row row, attach(ctx,
+ * view) pointing it at the pass's state and giving where the view keeps
+ * the first key of the query being answered, and each query answered
+ * there as mapped and appended to its result.
+ */
+int bfi__pass_answer(struct bfi_scan_io *io, const bfi_snapshot *s,
+                     const struct bfi_layout_ops *ops, int row,
+                     size_t *(*attach)(void *ctx, void *view), void *ctx,
+                     const struct bfi_expr *const *qs, size_t nq, double theta,
+                     bfi_result *const *res);
+
 /* A pass's probe (ranges.c): the bytes one key reads at off, its j-th. */
 struct bfi_probe {
 	uint64_t off;

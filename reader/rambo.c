@@ -392,12 +392,12 @@ static void rambo_apply(void *ctx, const struct bfi_probe *pr)
 		a[w] &= row_word(p->shadow + pr->off, w, rb);
 }
 
-/* a * b + c, or UINT64_MAX past it. */
-static uint64_t mul_add(uint64_t a, uint64_t b, uint64_t c)
+/* The pass's bitmaps, for the view's queries (bfi__pass_answer). */
+static size_t *rambo_attach(void *ctx, void *view)
 {
-	if (b && a > (UINT64_MAX - c) / b)
-		return UINT64_MAX;
-	return a * b + c;
+	struct bfi_rambo *part = view;
+	part->acc = ((const struct rpass *)ctx)->acc;
+	return &part->acc_key0;
 }
 
 static int rambo_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
@@ -421,79 +421,35 @@ static int rambo_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 		if (row_words(rp->row_bytes) != p.words)
 			return BFI_SCAN_DECLINE; /* never: a repetition's rows hold the B cells */
 		/* the cell tables' pages, read once the rows are in */
-		tables += (4 * (d->cells + 1) / BFI_SCAN_PAGE + 2) + 2 * (4 * (uint64_t)d->n_sets / BFI_SCAN_PAGE + 2);
+		tables += 4 * (d->cells + 1) / BFI_SCAN_PAGE + 2 +
+		          2 * (4 * (uint64_t)d->n_sets / BFI_SCAN_PAGE + 2);
 	}
 	size_t pages = (size_t)(hi / BFI_SCAN_PAGE - lo / BFI_SCAN_PAGE + 2);
 	uint64_t n_probes = keys * d->reps * d->k;
-	/* the state: the bitmaps, the keys, the probes and their count a page, the tables' pages */
-	uint64_t state = mul_add(keys, d->reps * p.words * 8 + sizeof *p.key, 0);
-	state = mul_add(n_probes, sizeof(struct bfi_probe), state);
-	state = mul_add(pages + 1, sizeof(uint32_t), state);
-	state = mul_add(tables, BFI_SCAN_PAGE, state);
-	uint64_t range = mul_add(span / BFI_SCAN_PAGE + 2, 8 * BFI_SCAN_PAGE, 0);
-	if (state > io->budget || io->budget - state < range || n_probes > UINT32_MAX ||
-	    state > SIZE_MAX)
+	/* the state: the bitmaps, the keys, the probes and their count a page */
+	uint64_t state = bfi__mul_add(keys, d->reps * p.words * 8 + sizeof *p.key, 0);
+	state = bfi__mul_add(n_probes, sizeof(struct bfi_probe), state);
+	state = bfi__mul_add(pages + 1, sizeof(uint32_t), state);
+	if (bfi__pass_fits(io, state, tables, span, n_probes))
 		return BFI_SCAN_DECLINE;
-	io->state = state - tables * BFI_SCAN_PAGE; /* the tables' pages are counted as pages */
-	io->pages = (io->budget - state) / BFI_SCAN_PAGE;
-
 	struct bfi_probes pb = {0};
-	bfi_result *w = NULL;
-	bfi_snapshot vv = *s;
-	memset(vv.view, 0, sizeof vv.view);
-	vv.lazy = NULL; /* the view reads the shadow */
-	uint32_t ord0;
-	int rc = 0;
-	p.key = malloc((size_t)(keys ? keys : 1) * sizeof *p.key);
-	p.acc = malloc((size_t)(keys ? keys : 1) * d->reps * p.words * 8);
-	vv.view[BFI_ROW_RAMBO] = calloc(1, sizeof(struct bfi_rambo));
-	if (p.key == NULL || p.acc == NULL || vv.view[BFI_ROW_RAMBO] == NULL ||
-	    (rc = bfi_result_create(&w)) != 0) {
-		rc = rc ? rc : -ENOMEM;
-		goto out;
+	int rc = bfi__pass_keys(qs, nq, keys, &p.key);
+	if (rc == 0 && (p.acc = malloc((size_t)(keys ? keys : 1) * d->reps * p.words * 8)) == NULL)
+		rc = -ENOMEM;
+	if (rc == 0) {
+		memset(p.acc, 0xff, (size_t)keys * d->reps * p.words * 8);
+		rc = bfi__probes_by_page(&pb, lo / BFI_SCAN_PAGE, pages, (size_t)keys, d->reps * d->k,
+		                         rambo_probe, &p);
 	}
-	memset(p.acc, 0xff, (size_t)keys * d->reps * p.words * 8);
-	size_t g = 0;
-	for (size_t q = 0; q < nq; q++)
-		for (uint32_t i = 0; i < qs[q]->n_keys; i++)
-			p.key[g++] = &qs[q]->keys[i];
-	rc = bfi__probes_by_page(&pb, lo / BFI_SCAN_PAGE, pages, (size_t)keys, d->reps * d->k,
-	                         rambo_probe, &p);
 	if (rc == 0)
 		rc = bfi__probe_ranges(io, &pb, span, NULL, rambo_apply, NULL, &p);
-	if (rc == 0) { /* the cell tables, which every answer reads */
-		io->w->n_fresh = 0;
-		rc = rambo_scan_bytes(s, 0, 1, NULL, io->w);
-		io->n_want += io->w->n_fresh;
-		if (rc == 0)
-			rc = io->fill(io);
-	}
 	if (rc == 0)
-		rc = rambo_scan_view(s, 0, 1, io->shadow, &vv, &ord0);
-	struct bfi_rambo *part = vv.view[BFI_ROW_RAMBO];
-	part->acc = p.acc;
-	g = 0;
-	for (size_t q = 0; q < nq && rc == 0; q++) {
-		const struct bfi_expr *e = qs[q];
-		int terms = e->nodes[e->root].type == BFI_EXPR_TERMS;
-		part->acc_key0 = g;
-		bfi_result_count_bytes(w, res[q]->count_bytes);
-		w->deadline = res[q]->deadline;
-		rc = bfi__prepare(&vv, w, terms);
-		if (rc == 0)
-			rc = terms ? bfi__list_threshold(&vv, &bfi__rambo_ops, e, bfi__need(e, theta), w)
-			           : bfi__list_expr(&vv, &bfi__rambo_ops, e, w);
-		if (rc == 0)
-			rc = io->append(w, 0, res[q]);
-		g += e->n_keys;
-	}
-out:
+		rc = bfi__pass_answer(io, s, &bfi__rambo_ops, BFI_ROW_RAMBO, rambo_attach, &p, qs, nq,
+		                      theta, res);
 	free(pb.pr);
 	free(pb.at);
 	free(p.key);
 	free(p.acc);
-	free(vv.view[BFI_ROW_RAMBO]);
-	bfi_result_destroy(&w);
 	return rc;
 }
 

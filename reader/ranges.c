@@ -7,6 +7,7 @@
  * budget leaves beside the layout's state (io->fill), and applied.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "layout.h"
@@ -77,4 +78,76 @@ int bfi__probe_ranges(struct bfi_scan_io *io, const struct bfi_probes *p, uint64
 			apply(ctx, &pr[x]);
 	}
 	return 0;
+}
+
+int bfi__pass_fits(struct bfi_scan_io *io, uint64_t state, uint64_t tables, uint64_t span,
+                   uint64_t n_probes)
+{
+	uint64_t all = bfi__mul_add(tables, BFI_SCAN_PAGE, state);
+	uint64_t range = bfi__mul_add(span / BFI_SCAN_PAGE + 2, 8 * BFI_SCAN_PAGE, 0); /* 8 probes' */
+	if (all > io->budget || io->budget - all < range || n_probes > UINT32_MAX || all > SIZE_MAX)
+		return BFI_SCAN_DECLINE;
+	io->state = state; /* the tables' pages count as pages when they are read */
+	io->pages = (io->budget - all) / BFI_SCAN_PAGE;
+	return 0;
+}
+
+int bfi__pass_keys(const struct bfi_expr *const *qs, size_t nq, uint64_t keys,
+                   const bfi_keyhash ***key)
+{
+	const bfi_keyhash **k = malloc((size_t)(keys ? keys : 1) * sizeof *k);
+	if (k == NULL)
+		return -ENOMEM;
+	size_t g = 0;
+	for (size_t q = 0; q < nq; q++)
+		for (uint32_t i = 0; i < qs[q]->n_keys; i++)
+			k[g++] = &qs[q]->keys[i];
+	*key = k;
+	return 0;
+}
+
+int bfi__pass_answer(struct bfi_scan_io *io, const bfi_snapshot *s,
+                     const struct bfi_layout_ops *ops, int row,
+                     size_t *(*attach)(void *ctx, void *view), void *ctx,
+                     const struct bfi_expr *const *qs, size_t nq, double theta,
+                     bfi_result *const *res)
+{
+	bfi_snapshot v = *s;
+	memset(v.view, 0, sizeof v.view);
+	v.lazy = NULL; /* the view reads the shadow */
+	bfi_result *w = NULL;
+	uint32_t ord0;
+	io->w->n_fresh = 0;
+	int rc = ops->scan_bytes(s, 0, 1, NULL, io->w);
+	io->n_want += io->w->n_fresh;
+	if (rc == 0)
+		rc = io->fill(io);
+	if (rc == 0 && (v.view[row] = calloc(1, ops->view_size)) == NULL)
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = bfi_result_create(&w);
+	if (rc == 0)
+		rc = ops->scan_view(s, 0, 1, io->shadow, &v, &ord0);
+	size_t *key0 = rc == 0 ? attach(ctx, v.view[row]) : NULL, g = 0;
+	for (size_t q = 0; q < nq && rc == 0; q++) {
+		const struct bfi_expr *e = qs[q];
+		int terms = e->nodes[e->root].type == BFI_EXPR_TERMS;
+		*key0 = g;
+		bfi_result_count_bytes(w, res[q]->count_bytes);
+		w->deadline = res[q]->deadline;
+		rc = bfi__prepare(&v, w, terms);
+		if (rc == 0 && terms)
+			rc = ops->threshold ? ops->threshold(&v, e, bfi__need(e, theta), w)
+			                    : bfi__list_threshold(&v, ops, e, bfi__need(e, theta), w);
+		else if (rc == 0)
+			rc = bfi__answer(&v, ops, e, w);
+		if (rc == 0)
+			rc = io->append(w, ord0, res[q]);
+		g += e->n_keys;
+	}
+	if (v.view[row] && ops->close)
+		ops->close(&v);
+	free(v.view[row]);
+	bfi_result_destroy(&w);
+	return rc;
 }

@@ -28,8 +28,6 @@
 
 #include "flat.h"
 
-#define MIN_RANGE_ROWS 8 /* a range holds at least this many rows' pages, or the pass declines */
-
 struct pass {
 	const bfi_snapshot *s;
 	const struct bfi_rblock *b; /* in the index */
@@ -206,14 +204,6 @@ static void answer(const struct pass *p, const struct bfi_expr *e, size_t base, 
 		}
 }
 
-/* a * b + c, or UINT64_MAX past it. */
-static uint64_t mul_add(uint64_t a, uint64_t b, uint64_t c)
-{
-	if (b && a > (UINT64_MAX - c) / b)
-		return UINT64_MAX;
-	return a * b + c;
-}
-
 /*
  * What a pass holds, kept from block to block of a scan (io->keep) so that
  * each block's pass does not fault its pages in afresh.
@@ -302,17 +292,13 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	                          ? bfi_block_rows_bytes(b->m, b->row_bits)
 	                          : bfi_bits_bytes(b->pre_m)) / BFI_SCAN_PAGE + 3;
 	/* the state: accumulators, keys, probes, their count a page, vectors, counts, an answer */
-	uint64_t state = mul_add(keys, b->row_bytes + sizeof(bfi_keyhash *) + 1, 0);
-	state = mul_add(n_probes, sizeof(struct bfi_probe), state);
-	state = mul_add(pages + 1, sizeof(uint32_t), state);
-	state = mul_add(levels + 1, b->row_bytes, state);
-	state = mul_add(b->row_bytes * 8 + 2 * (uint64_t)b->n, sizeof(uint32_t), state); /* and answers */
-	uint64_t range = mul_add(span / BFI_SCAN_PAGE + 2, MIN_RANGE_ROWS * BFI_SCAN_PAGE, 0);
-	if (state > io->budget || io->budget - state < range || n_probes > UINT32_MAX ||
-	    state > SIZE_MAX)
+	uint64_t state = bfi__mul_add(keys, b->row_bytes + sizeof(bfi_keyhash *) + 1, 0);
+	state = bfi__mul_add(n_probes, sizeof(struct bfi_probe), state);
+	state = bfi__mul_add(pages + 1, sizeof(uint32_t), state);
+	state = bfi__mul_add(levels + 1, b->row_bytes, state);
+	state = bfi__mul_add(b->row_bytes * 8 + 2 * (uint64_t)b->n, sizeof(uint32_t), state);
+	if (bfi__pass_fits(io, state, 0, span, n_probes))
 		return BFI_SCAN_DECLINE;
-	io->state = state;
-	io->pages = (io->budget - state) / BFI_SCAN_PAGE;
 
 	struct kept *k = io->keep;
 	if (k && held(k) > state) { /* kept for a block of wider rows: more than this one may hold */

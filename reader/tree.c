@@ -748,12 +748,16 @@ static void tree_apply_row(void *ctx, const struct bfi_probe *pr)
 	}
 }
 
-/* a * b + c, or UINT64_MAX past it. */
-static uint64_t mul_add(uint64_t a, uint64_t b, uint64_t c)
+/* The pass's rows, for the view's walks (bfi__pass_answer). */
+static size_t *tree_attach(void *ctx, void *view)
 {
-	if (b && a > (UINT64_MAX - c) / b)
-		return UINT64_MAX;
-	return a * b + c;
+	const struct tpass *p = ctx;
+	struct bfi_tree *part = view;
+	part->acc = p->acc;
+	part->acc_stride = p->stride;
+	memcpy(part->acc_at, p->v.acc_at, sizeof part->acc_at);
+	part->acc_out = p->out;
+	return &part->acc_key0;
 }
 
 static int tree_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
@@ -778,46 +782,23 @@ static int tree_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 		if (lv->groups) /* the group tables' pages, read once the rows are in */
 			tables += (lv->nodes + 1) * 4 / BFI_SCAN_PAGE + 2;
 	}
-	uint64_t pre_bytes = t->pre ? (t->d.pre_m + 7) / 8 : 0;
 	size_t pages = (size_t)(hi / BFI_SCAN_PAGE - lo / BFI_SCAN_PAGE + 2);
-	size_t pre_pages = (size_t)(pre_bytes / BFI_SCAN_PAGE + 2);
+	size_t pre_pages = (size_t)((t->pre ? (t->d.pre_m + 7) / 8 : 0) / BFI_SCAN_PAGE + 2);
 	pages = pre_pages > pages ? pre_pages : pages;
 	uint64_t n_probes = keys * t->d.levels * t->d.k;
-	/* the state: the rows, the keys, the probes and their count a page, the tables' pages */
-	uint64_t state = mul_add(keys, p.stride * 8 + sizeof *p.key + 1, 0);
-	state = mul_add(n_probes, sizeof(struct bfi_probe), state);
-	state = mul_add(pages + 1, sizeof(uint32_t), state);
-	state = mul_add(tables, BFI_SCAN_PAGE, state);
-	uint64_t range = mul_add(span / BFI_SCAN_PAGE + 2, 8 * BFI_SCAN_PAGE, 0);
-	if (state > io->budget || io->budget - state < range || n_probes > UINT32_MAX ||
-	    state > SIZE_MAX)
+	/* the state: the rows, the keys and their flags, the probes and their count a page */
+	uint64_t state = bfi__mul_add(keys, p.stride * 8 + sizeof *p.key + 1, 0);
+	state = bfi__mul_add(n_probes, sizeof(struct bfi_probe), state);
+	state = bfi__mul_add(pages + 1, sizeof(uint32_t), state);
+	if (bfi__pass_fits(io, state, tables, span, n_probes))
 		return BFI_SCAN_DECLINE;
-	io->state = state - tables * BFI_SCAN_PAGE; /* the tables' pages are counted as pages */
-	io->pages = (io->budget - state) / BFI_SCAN_PAGE;
-
 	struct bfi_probes pb = {0};
-	bfi_result *w = NULL;
-	bfi_snapshot vv = *s;
-	memset(vv.view, 0, sizeof vv.view);
-	vv.lazy = NULL; /* the view reads the shadow */
-	uint32_t ord0;
-	int rc = 0;
 	p.v.pre = bfi__in_shadow(s, t->pre, io->shadow);
-	p.key = malloc((size_t)(keys ? keys : 1) * sizeof *p.key);
-	p.acc = malloc((size_t)(keys ? keys : 1) * p.stride * 8);
-	p.out = calloc((size_t)(keys ? keys : 1), 1);
-	vv.view[BFI_ROW_TREE] = calloc(1, sizeof(struct bfi_tree));
-	if (p.key == NULL || p.acc == NULL || p.out == NULL || vv.view[BFI_ROW_TREE] == NULL ||
-	    (rc = bfi_result_create(&w)) != 0) {
-		rc = rc ? rc : -ENOMEM;
-		goto out;
-	}
-	memset(p.acc, 0xff, (size_t)keys * p.stride * 8);
-	size_t g = 0;
-	for (size_t q = 0; q < nq; q++)
-		for (uint32_t i = 0; i < qs[q]->n_keys; i++)
-			p.key[g++] = &qs[q]->keys[i];
-	if (t->pre) { /* the pre-filter first: a line a key, or a byte a probe */
+	int rc = bfi__pass_keys(qs, nq, keys, &p.key);
+	if (rc == 0 && ((p.acc = malloc((size_t)(keys ? keys : 1) * p.stride * 8)) == NULL ||
+	                (p.out = calloc((size_t)(keys ? keys : 1), 1)) == NULL))
+		rc = -ENOMEM;
+	if (rc == 0 && t->pre) { /* the pre-filter first: a line a key, or a byte a probe */
 		p.pre = 1;
 		rc = bfi__probes_by_page(&pb, (uint64_t)(t->pre - s->map) / BFI_SCAN_PAGE, pre_pages,
 		                         (size_t)keys, t->line_pre ? 1 : t->d.k, tree_probe, &p);
@@ -826,48 +807,21 @@ static int tree_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 			                       &p);
 		p.pre = 0;
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		memset(p.acc, 0xff, (size_t)keys * p.stride * 8);
 		rc = bfi__probes_by_page(&pb, lo / BFI_SCAN_PAGE, pages, (size_t)keys,
 		                         t->d.levels * t->d.k, tree_probe, &p);
+	}
 	if (rc == 0)
 		rc = bfi__probe_ranges(io, &pb, span, tree_row_len, tree_apply_row, NULL, &p);
-	if (rc == 0) { /* the group tables, which the walks read */
-		io->w->n_fresh = 0;
-		rc = tree_scan_bytes(s, 0, 1, NULL, io->w);
-		io->n_want += io->w->n_fresh;
-		if (rc == 0)
-			rc = io->fill(io);
-	}
 	if (rc == 0)
-		rc = tree_scan_view(s, 0, 1, io->shadow, &vv, &ord0);
-	struct bfi_tree *part = vv.view[BFI_ROW_TREE];
-	part->acc = p.acc;
-	part->acc_stride = p.stride;
-	memcpy(part->acc_at, p.v.acc_at, sizeof part->acc_at);
-	part->acc_out = p.out;
-	g = 0;
-	for (size_t q = 0; q < nq && rc == 0; q++) {
-		const struct bfi_expr *e = qs[q];
-		int terms = e->nodes[e->root].type == BFI_EXPR_TERMS;
-		part->acc_key0 = g;
-		bfi_result_count_bytes(w, res[q]->count_bytes);
-		w->deadline = res[q]->deadline;
-		rc = bfi__prepare(&vv, w, terms);
-		if (rc == 0)
-			rc = terms ? tree_threshold(&vv, e, bfi__need(e, theta), w)
-			           : bfi__list_expr(&vv, &bfi__tree_ops, e, w);
-		if (rc == 0)
-			rc = io->append(w, 0, res[q]);
-		g += e->n_keys;
-	}
-out:
+		rc = bfi__pass_answer(io, s, &bfi__tree_ops, BFI_ROW_TREE, tree_attach, &p, qs, nq, theta,
+		                      res);
 	free(pb.pr);
 	free(pb.at);
 	free(p.key);
 	free(p.acc);
 	free(p.out);
-	free(vv.view[BFI_ROW_TREE]);
-	bfi_result_destroy(&w);
 	return rc;
 }
 

@@ -119,14 +119,31 @@ static uint64_t parts(const bfi_snapshot *s, unsigned layout)
 	return n;
 }
 
-static void check_layout(const char *name, uint32_t sets, int mixed, struct bfi_build_options *o,
-                         unsigned layout)
+/* The snapshot name, built in dir from sets (of mixed size) with o, and opened; NULL on failure. */
+static bfi_snapshot *built(const char *name, uint32_t sets, int mixed, struct bfi_build_options *o)
 {
 	char path[4300];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	EXPECT_RC(build(path, sets, mixed, o), 0);
 	bfi_snapshot *s = NULL;
 	EXPECT_RC(bfi_open(path, 0, &s), 0);
+	return s;
+}
+
+/* A batch's queries and results freed. */
+static void release(bfi_expr **qs, bfi_result **want, bfi_result **got)
+{
+	for (uint32_t q = 0; q < QUERIES; q++) {
+		bfi_expr_free(&qs[q]);
+		bfi_result_destroy(&want[q]);
+		bfi_result_destroy(&got[q]);
+	}
+}
+
+static void check_layout(const char *name, uint32_t sets, int mixed, struct bfi_build_options *o,
+                         unsigned layout)
+{
+	bfi_snapshot *s = built(name, sets, mixed, o);
 	if (s == NULL)
 		return;
 	bfi_expr *qs[QUERIES];
@@ -167,11 +184,7 @@ static void check_layout(const char *name, uint32_t sets, int mixed, struct bfi_
 		       (unsigned long long)in.file_size, (unsigned long long)st.peak);
 	}
 	EXPECT(nonempty >= QUERIES / 2); /* the comparison is not of empty answers */
-	for (uint32_t q = 0; q < QUERIES; q++) {
-		bfi_expr_free(&qs[q]);
-		bfi_result_destroy(&want[q]);
-		bfi_result_destroy(&got[q]);
-	}
+	release(qs, want, got);
 	bfi_close(&s);
 }
 
@@ -212,11 +225,7 @@ static void test_shapes(void)
 static void check_rows(const char *name, uint32_t sets, struct bfi_build_options *o, int narrow,
                        unsigned layout)
 {
-	char path[4300];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	EXPECT_RC(build(path, sets, BIG, o), 0);
-	bfi_snapshot *s = NULL;
-	EXPECT_RC(bfi_open(path, 0, &s), 0);
+	bfi_snapshot *s = built(name, sets, BIG, o);
 	if (s == NULL)
 		return;
 	bfi_expr *qs[QUERIES];
@@ -259,11 +268,7 @@ static void check_rows(const char *name, uint32_t sets, struct bfi_build_options
 		else /* the state does not fit: rounds, which read shared pages again */
 			EXPECT(st.ranges == 0 && st.rounds > 1 && st.bytes_read > all.bytes_read);
 	}
-	for (uint32_t q = 0; q < QUERIES; q++) {
-		bfi_expr_free(&qs[q]);
-		bfi_result_destroy(&want[q]);
-		bfi_result_destroy(&got[q]);
-	}
+	release(qs, want, got);
 	bfi_close(&s);
 }
 
@@ -351,11 +356,7 @@ static void test_collection(void)
 	printf("collection: %d answers differ, %d removed sets answered; %llu passes\n", diff, removed,
 	       (unsigned long long)st.passes);
 	EXPECT(diff == 0 && removed == 0 && st.passes == 2);
-	for (uint32_t q = 0; q < QUERIES; q++) {
-		bfi_expr_free(&qs[q]);
-		bfi_result_destroy(&want[q]);
-		bfi_result_destroy(&got[q]);
-	}
+	release(qs, want, got);
 	bfi_close(&s);
 }
 
