@@ -75,6 +75,23 @@ fold_ok() {
 if fold_ok; then echo "PASS algebra: fold misses nothing and matches Lemma 4.1 at B/2"; else
 	echo "FAIL algebra: fold misses nothing and matches Lemma 4.1 at B/2"; fi
 
+# a fold answers exactly as a build of half the cells: cells that move by part of a byte
+# (44 to 22) and across words (130 to 65)
+fold_exact() { # fold_exact B: B cells folded once, against a build of B/2
+	rm -rf "$T/fx" "$T/fxf" "$T/fxd"
+	# shellcheck disable=SC2086
+	"$BFI" build -q -o "$T/fx" $P --cells "$1" --tsv "$T/sets.tsv" &&
+		"$BFI" fold -q -o "$T/fxf" "$T/fx" &&
+		# shellcheck disable=SC2086
+		"$BFI" build -q -o "$T/fxd" $P --cells $(($1 / 2)) --tsv "$T/sets.tsv" &&
+		norm "$T/fxf" "$T/all.txt" >"$T/a" && norm "$T/fxd" "$T/all.txt" >"$T/b" && cmp -s "$T/a" "$T/b"
+}
+if fold_exact 44 && fold_exact 130; then
+	echo "PASS algebra: folds of 44 and 130 cells answer exactly as builds of 22 and 65"
+else
+	echo "FAIL algebra: folds of 44 and 130 cells answer exactly as builds of 22 and 65"
+fi
+
 # fold halves the rows' bytes at every B, small ones too (format 3.1: rows
 # of 64 cells or fewer are 1, 2, 4 or 8 bytes): the rambo section less its
 # cell tables, from B = 64 down to 8 (a row's least, one byte), with every

@@ -77,29 +77,30 @@ static int add_sets(bfi_writer *w, const bfi_snapshot *s, uint64_t *distinct, ui
 	return 0;
 }
 
-static int get_bit(const uint8_t *row, uint64_t c)
+/* The 64 bits of src (rb bytes, little-endian bit order) from bit from; those past rb are zero. */
+static uint64_t bits_at(const uint8_t *src, uint64_t rb, uint64_t from)
 {
-	return row[c / 8] >> (c % 8) & 1;
-}
-
-static void set_bit(uint8_t *row, uint64_t c)
-{
-	row[c / 8] |= (uint8_t)(1u << (c % 8));
+	uint8_t b[16] = {0};
+	uint64_t at = from / 8, lo;
+	if (at < rb)
+		memcpy(b, src + at, (size_t)(rb - at < 9 ? rb - at : 9));
+	memcpy(&lo, b, 8);
+	lo = le64toh(lo);
+	unsigned sh = (unsigned)(from % 8);
+	return sh ? lo >> sh | (uint64_t)b[8] << (64 - sh) : lo;
 }
 
 /*
- * OR bits [0, n) of src (rb bytes, a row of a shard, little-endian bit
- * order) into dst (a row of whole 64-bit words) from bit at: a word of
- * src at a time, shifted into the one or two words it lands on.
+ * OR bits [from, from + n) of src (rb bytes, a RAMBO row, little-endian
+ * bit order) into dst (a row of whole 64-bit words) from bit at: 64 bits
+ * at a time, shifted onto the one or two words they land on.
  */
-static void or_bits(uint8_t *dst, uint64_t at, const uint8_t *src, uint64_t rb, uint64_t n)
+static void or_bits(uint8_t *dst, uint64_t at, const uint8_t *src, uint64_t rb, uint64_t from,
+                    uint64_t n)
 {
 	for (uint64_t x = 0; x < n; x += 64) {
-		uint64_t v = 0, d;
 		unsigned take = n - x < 64 ? (unsigned)(n - x) : 64;
-		size_t bytes = (size_t)(rb - x / 8 < 8 ? rb - x / 8 : 8);
-		memcpy(&v, src + x / 8, bytes);
-		v = le64toh(v);
+		uint64_t v = bits_at(src, rb, from + x), d;
 		if (take < 64)
 			v &= (UINT64_C(1) << take) - 1;
 		if (v == 0)
@@ -234,9 +235,8 @@ int cmd_fold(int argc, char **argv)
 			rc = -ENOMEM;
 		/* cell c of the result ORs cells c, c + B, c + 2B, ... of the input */
 		for (uint64_t i = 0; rc == 0 && i < m; i++)
-			for (uint64_t cell = 0; cell < ri.u.rambo.cells; cell++)
-				if (get_bit(rows + i * rb, cell))
-					set_bit(bufs[r] + i * nb, cell % B);
+			for (uint64_t from = 0; from < ri.u.rambo.cells; from += B)
+				or_bits(bufs[r] + i * nb, 0, rows + i * rb, rb, from, B);
 		rr.m[r] = m;
 		rr.rows[r] = bufs[r];
 	}
@@ -364,7 +364,7 @@ int cmd_stack(int argc, char **argv)
 				rc = -ENOMEM;
 			/* shard i's cell c becomes cell i * b + c */
 			for (uint64_t row = 0; rc == 0 && row < m; row++)
-				or_bits(bufs[r] + row * nb, (uint64_t)i * b, rows + row * rb, rb, b);
+				or_bits(bufs[r] + row * nb, (uint64_t)i * b, rows + row * rb, rb, 0, b);
 		}
 		rr.m[r] = m;
 		rr.rows[r] = bufs[r];
