@@ -1,9 +1,9 @@
 /*
  * archive_dl.h - libarchive, loaded the first time a pack is read or
  * written (archive_dl.c) instead of linked: libarchive and the libraries
- * it needs (ICU, XML, ACLs, nettle and more) add some 2 ms to the start of
- * every process that links them, and most bfi processes never touch a
- * pack. Files that use libarchive include this after <archive.h>: each
+ * it needs (ICU, XML, ACLs, nettle and more) are loaded and relocated at
+ * the start of every process that links them, and most bfi processes
+ * never touch a pack. Files that use libarchive include this after <archive.h>: each
  * call below goes through a pointer that bfi_archive_load() fills (the
  * tests' hostile tar streams use set_symlink, which bfi does not).
  */

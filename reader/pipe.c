@@ -3,9 +3,9 @@
  * of queries, bare keys (bfi_query_keys) and a threshold query's terms.
  *
  * A query of one key on a row of a few lines is a handful of cache misses
- * and little work, and on a two-core machine a batch's work and its
- * misses add up rather than overlap: every instruction in the loop shows
- * in its time. So there is one pass a block, in one loop (pipeline), in
+ * and little work; asked one after another, a batch's misses would each
+ * wait in turn, and every instruction of the loop adds to the time. So
+ * there is one pass a block, in one loop (pipeline), in
  * which each item (a query, a key, a term) has three stages:
  *   - ask: if the block has a pre-filter, ask for the line of it that the
  *     item's key tests (STAGE_AHEAD steps before locate);
@@ -17,7 +17,8 @@
  * an item is and where its answer goes) and each kernel: AVX2 with the
  * line AND inlined (line.h), AVX2 for one block of one-line rows without
  * a pre-filter (line), and portable. A call per item (to locate, or to
- * the kernel) measurably slows a batch, which is why nothing here is one.
+ * the kernel) would cost a batch more than the work it calls, which is
+ * why nothing here is one.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -131,8 +131,8 @@ static double random_line_ns(const uint8_t *buf, size_t lines)
  * bandwidth in bytes per second (best of 5 sums), and the cost of a random
  * line (random_line_ns). 0 when the buffer cannot be had. The buffer asks
  * for 2 MiB pages, as the reader does for a snapshot (BFI_OPEN_SMALL_PAGES
- * aside): in 4 KiB pages every random line also missed the TLB, and
- * batches of genome k-mers then ran faster than that "bound".
+ * aside): in 4 KiB pages every random line would also miss the TLB, which
+ * the reader's queries do not, and the bound would sit above their cost.
  */
 static double measure_memory(double *line_ns)
 {

@@ -49,9 +49,9 @@ static uint32_t segment_step(uint32_t n)
  * Bytes of the rows of a block of n_sets sets, m bits wide, as the
  * program counts them (UINT64_MAX: too many): as stored, packed or lined,
  * where blocks may end after any set (step 1); past that, in whole lines,
- * as a query reads them. Counting packed bytes there cut 160 sets apart
- * from 100,000 of one width to save the padding of 352 bits a row, which
- * added k loads to every query for 0.35% of the space.
+ * as a query reads them. Counted packed there, a block of many sets of one
+ * width would be cut to save a few bits of padding a row, at k loads more
+ * for every query for a fraction of a percent of the space.
  */
 static uint64_t rows_space(uint32_t step, uint64_t n_sets, uint64_t m)
 {
