@@ -575,10 +575,34 @@ BFI_API BFI_MUST_CHECK int bfi_query_keys(const bfi_snapshot *snap, unsigned lay
                                           const bfi_keyhash *keys, size_t n, bfi_result *res,
                                           size_t *ends);
 
+/*
+ * A query as the snapshot's keys were made (its catalog's "input" and
+ * "kmer"), as `bfi query` forms it given no query options: a sequence's
+ * k-mers as a term list (fasta with a recorded k); a text's terms
+ * (BFI_TEXT_ALL, or BFI_TEXT_TERMS with theta > 0); a path (paths); else
+ * the text as one key. With theta > 0, key and path snapshots take
+ * blank-separated words as a term list. *out may be NULL with 0 returned
+ * (a text of stop words): no set matches. Returns 0, BFI_E_INVALID, or an
+ * error of the compiler it calls.
+ */
+BFI_API BFI_MUST_CHECK int bfi_expr_query(const bfi_snapshot *snap, const char *text,
+                                          size_t len, double theta, bfi_expr **out);
+/*
+ * Answer a query formed by bfi_expr_query() into res: a term list with
+ * bfi_query_threshold() at theta (1 when theta is 0: every term), else
+ * with bfi_query_expr(); a query with no keys or terms has no sets (and
+ * scores, for a term list, though none). Returns 0 or an error of those
+ * calls.
+ */
+BFI_API BFI_MUST_CHECK int bfi_query_text(const bfi_snapshot *snap, unsigned layout,
+                                          const char *text, size_t len, double theta,
+                                          bfi_result *res);
+
 /* What bfi_query_many() answers. */
 enum {
 	BFI_MANY_SEQUENCES = 1, /* DNA sequences, each by its k-mers (bfi_expr_kmers) */
 	BFI_MANY_TEXTS = 2,     /* texts, each by its terms (bfi_expr_text) */
+	BFI_MANY_QUERIES = 3,   /* queries, each as the snapshot's keys were made (bfi_query_text) */
 };
 /*
  * Answer n sequences or texts, given end to end in buf (query i is

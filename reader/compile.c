@@ -263,3 +263,61 @@ int bfi_expr_kmers(const bfi_snapshot *snap, const char *seq, size_t len, unsign
 	free(kmers);
 	return rc;
 }
+
+/* Blank-separated words as a term list (the form for key snapshots asked with a threshold). */
+static int words(const char *text, size_t len, bfi_expr **out)
+{
+	const void **keys = malloc((len / 2 + 1) * sizeof *keys);
+	size_t *lens = malloc((len / 2 + 1) * sizeof *lens), n = 0;
+	int rc = keys && lens ? 0 : -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < len;) {
+		while (i < len && (text[i] == ' ' || text[i] == '\t'))
+			i++;
+		size_t j = i;
+		while (j < len && text[j] != ' ' && text[j] != '\t')
+			j++;
+		if (j > i) {
+			keys[n] = text + i;
+			lens[n++] = j - i;
+		}
+		i = j;
+	}
+	if (rc == 0)
+		rc = bfi_expr_terms(keys, lens, n, out);
+	free(keys);
+	free(lens);
+	return rc;
+}
+
+/* Does the catalog record input of kind want? */
+static int input_is(const bfi_snapshot *snap, const char *want)
+{
+	const void *v;
+	size_t len;
+	return bfi_catalog_meta(snap, BFI_META_INPUT, &v, &len) == 0 && len == strlen(want) &&
+	       !memcmp(v, want, len);
+}
+
+int bfi__query_terms(const bfi_snapshot *snap, double theta)
+{
+	return theta > 0 || (input_is(snap, "fasta") && bfi__meta_uint(snap, BFI_META_KMER, 0));
+}
+
+int bfi_expr_query(const bfi_snapshot *snap, const char *text, size_t len, double theta,
+                   bfi_expr **out)
+{
+	if (snap == NULL || out == NULL || (text == NULL && len) || !(theta >= 0 && theta <= 1))
+		return BFI_E_INVALID;
+	*out = NULL;
+	text = text ? text : "";
+	unsigned k = bfi__meta_uint(snap, BFI_META_KMER, 0);
+	if (input_is(snap, "fasta") && k)
+		return bfi_expr_kmers(snap, text, len, k, out);
+	if (input_is(snap, "text"))
+		return bfi_expr_text(snap, text, len, theta > 0 ? BFI_TEXT_TERMS : BFI_TEXT_ALL, out);
+	if (theta > 0)
+		return words(text, len, out);
+	if (input_is(snap, "paths"))
+		return bfi_expr_path(snap, text, len, out);
+	return bfi_expr_key(text, len, out);
+}

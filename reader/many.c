@@ -1,7 +1,8 @@
 /*
- * many.c - bfi_query_many: sequences or texts given end to end, each
- * compiled and answered in one working result, the answers appended to
- * the caller's result with their ends. Made for callers that pay for
+ * many.c - bfi_query_many: sequences, texts or queries given end to end,
+ * each compiled and answered in one working result, the answers appended
+ * to the caller's result with their ends; and bfi_query_text, one query
+ * formed as the snapshot's keys were made. Made for callers that pay for
  * every call into the library (the Python module releases its lock for
  * the length of one call), so that a batch costs one call.
  */
@@ -36,10 +37,10 @@ int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k,
 	if (s == NULL || res == NULL || done == NULL ||
 	    (n && (buf == NULL || ends == NULL || answer_ends == NULL)))
 		return BFI_E_INVALID;
-	if (what != BFI_MANY_SEQUENCES && what != BFI_MANY_TEXTS)
+	if (what != BFI_MANY_SEQUENCES && what != BFI_MANY_TEXTS && what != BFI_MANY_QUERIES)
 		return BFI_E_INVALID;
-	/* theta in (0, 1]; texts may ask for every term with 0 */
-	int scored = theta != 0;
+	/* theta in (0, 1]; texts and queries may ask for every term with 0 */
+	int scored = what == BFI_MANY_QUERIES ? bfi__query_terms(s, theta) : theta != 0;
 	if (!(theta >= 0 && theta <= 1) || (what == BFI_MANY_SEQUENCES && !scored))
 		return BFI_E_INVALID;
 	int rc = res->scratch ? 0 : bfi_result_create(&res->scratch);
@@ -54,6 +55,16 @@ int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k,
 		if (ends[i] < from) {
 			rc = BFI_E_INVALID;
 			break;
+		}
+		if (what == BFI_MANY_QUERIES) {
+			rc = bfi_query_text(s, layout, buf + from, ends[i] - from, theta, w);
+			if (rc == 0)
+				rc = append(res, w, scored);
+			if (rc)
+				break;
+			answer_ends[i] = res->n;
+			from = ends[i];
+			continue;
 		}
 		bfi_expr *e = NULL;
 		rc = what == BFI_MANY_SEQUENCES
@@ -73,5 +84,24 @@ int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k,
 		from = ends[i];
 	}
 	*done = i;
+	return rc;
+}
+
+int bfi_query_text(const bfi_snapshot *s, unsigned layout, const char *text, size_t len,
+                   double theta, bfi_result *res)
+{
+	if (s == NULL || res == NULL)
+		return BFI_E_INVALID;
+	bfi_expr *e = NULL;
+	int rc = bfi_expr_query(s, text, len, theta, &e);
+	if (rc)
+		return rc;
+	int terms = e ? e->nodes[e->root].type == BFI_EXPR_TERMS : bfi__query_terms(s, theta);
+	if (e == NULL || bfi_expr_keys(e) == 0) /* no terms (stop words, a short sequence): no set */
+		bfi__reset_result(res, terms);
+	else
+		rc = terms ? bfi_query_threshold(s, layout, e, theta > 0 ? theta : 1.0, res)
+		           : bfi_query_expr(s, layout, e, res);
+	bfi_expr_free(&e);
 	return rc;
 }

@@ -175,6 +175,18 @@ def paths_all():
         expect(s.query_path(paths), want, "query_path")
 
 
+def formed():
+    """query() with no options: each snapshot's queries formed as bfi query forms them."""
+    reads = [l for l in lines(f"{T}/reads.fa") if not l.startswith(">")]
+    for snap, items in (("X", texts), ("F", reads), ("P", paths)):
+        stdin = "\n".join(items).encode() + b"\n"
+        want = [o["matches"] for o in cli(f"{T}/{snap}", stdin=stdin)]
+        with bfi.open(f"{T}/{snap}") as s:
+            expect([s.query(x) for x in items], want, f"query(one) on {snap}")
+            expect(s.query(items), want, f"query(many) on {snap}")
+        assert sum(1 for w in want if w) >= 2, f"{snap}: too few answers: the check means little"
+
+
 def collection():
     want = [o["matches"] for o in cli("--keys", f"{T}/C", stdin=KEYS_IN)]
     with bfi.open(f"{T}/C") as s:
@@ -349,6 +361,7 @@ check("query_expr answers as bfi query -e", exprs_all)
 check("query_text, and with a threshold its ranked scores and terms, as bfi query", text_all)
 check("query_sequences at threshold 0.8 answers as bfi query --fasta", sequences)
 check("query_path answers as bfi query on JSON documents", paths_all)
+check("query() with no options forms text, k-mer and path queries as bfi query does", formed)
 check("a collection with removed sets answers as bfi query", collection)
 check("sets() is bfi inspect --sets; info() agrees with inspect --json", info_sets)
 check("errors carry the library's code and name; the code table is bfi_error.h's", errors)

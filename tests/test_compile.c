@@ -2,9 +2,10 @@
  * test_compile.c - queries compiled through the public API answer exactly
  * as `bfi query` does: text (all terms, and a threshold), DNA sequences
  * (k-mers from the catalog's k, a threshold) and paths, each over a
- * snapshot built from that kind of input. The library's answers are
- * printed as `bfi query --ordinals` prints its own, and the two compared
- * line for line. Runs ./bfi from the source root.
+ * snapshot built from that kind of input, and each formed by the
+ * catalog's rules alone (bfi_query_text, bfi_query_many's queries). The
+ * library's answers are printed as `bfi query --ordinals` prints its own,
+ * and compared line for line. Runs ./bfi from the source root.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,7 @@ enum kind { TEXT_ALL, TEXT_THRESHOLD, KMERS, PATH };
 
 /* The library's answers to each line of queries, as bfi query prints them, into want. */
 static void library_answers(const char *snap, enum kind kind, const char *queries,
-                            const char *want)
+                            const char *want, int rules)
 {
 	bfi_snapshot *s = NULL;
 	bfi_result *res = NULL;
@@ -41,6 +42,12 @@ static void library_answers(const char *snap, enum kind kind, const char *querie
 	while (s && res && in && out && fgets(line, sizeof line, in)) {
 		size_t len = strcspn(line, "\n");
 		line[len] = '\0';
+		if (rules) { /* formed as the catalog says, by bfi_query_text */
+			double theta = kind == KMERS ? 0.8 : kind == TEXT_THRESHOLD ? 0.5 : 0;
+			EXPECT_RC(bfi_query_text(s, 0, line, len, theta, res), 0);
+			answer_line(out, line, res, kind == KMERS || kind == TEXT_THRESHOLD);
+			continue;
+		}
 		bfi_expr *e = NULL;
 		int rc = kind == TEXT_ALL       ? bfi_expr_text(s, line, len, BFI_TEXT_ALL, &e)
 		         : kind == TEXT_THRESHOLD ? bfi_expr_text(s, line, len, BFI_TEXT_TERMS, &e)
@@ -72,7 +79,8 @@ static void library_answers(const char *snap, enum kind kind, const char *querie
  * or sequences end to end), each answer cut from the one result at its
  * end. The lines are those of library_answers, so the files must match.
  */
-static void many_answers(const char *snap, enum kind kind, const char *queries, const char *want)
+static void many_answers(const char *snap, enum kind kind, const char *queries, const char *want,
+                         int what)
 {
 	size_t len = 0;
 	char *text = (char *)test_read_file(queries, &len);
@@ -101,11 +109,9 @@ static void many_answers(const char *snap, enum kind kind, const char *queries, 
 	EXPECT_RC(bfi_open(snap, 0, &s), 0);
 	EXPECT_RC(bfi_result_create(&res), 0);
 	size_t answer_ends[64], done = 99;
-	int scored = kind != TEXT_ALL;
+	int scored = kind != TEXT_ALL && kind != PATH;
 	double theta = kind == KMERS ? 0.8 : kind == TEXT_THRESHOLD ? 0.5 : 0;
-	EXPECT_RC(bfi_query_many(s, 0, kind == KMERS ? BFI_MANY_SEQUENCES : BFI_MANY_TEXTS, 0, theta,
-	                         buf, ends, n, res, answer_ends, &done),
-	          0);
+	EXPECT_RC(bfi_query_many(s, 0, what, 0, theta, buf, ends, n, res, answer_ends, &done), 0);
 	EXPECT(done == n);
 	FILE *out = fopen(want, "w");
 	EXPECT(out != NULL);
@@ -133,7 +139,7 @@ static void same_as_cli(const char *snap, enum kind kind, const char *queries, c
 	char want[4400], got[4400], cmd[14000];
 	snprintf(want, sizeof want, "%s.want", queries);
 	snprintf(got, sizeof got, "%s.got", queries);
-	library_answers(snap, kind, queries, want);
+	library_answers(snap, kind, queries, want, 0);
 	snprintf(cmd, sizeof cmd, "./bfi query --ordinals %s '%s' <'%s' >'%s'", opts, snap, queries,
 	         got);
 	EXPECT(system(cmd) == 0);
@@ -145,16 +151,26 @@ static void same_as_cli(const char *snap, enum kind kind, const char *queries, c
 		        (const char *)y);
 	/* a test that compares nothing passes nothing */
 	EXPECT(a > 0 && memchr(x, '\t', a) != NULL);
-	if (kind != PATH) {
-		char many[4400];
-		snprintf(many, sizeof many, "%s.many", queries);
-		many_answers(snap, kind, queries, many);
+	/* bfi_query_many, by kind and by the catalog's rules, and bfi_query_text: the same lines */
+	for (int way = 0; way < 3; way++) {
+		if (way == 0 && kind == PATH)
+			continue;
+		char other[4400];
+		snprintf(other, sizeof other, "%s.way%d", queries, way);
+		if (way == 2)
+			library_answers(snap, kind, queries, other, 1);
+		else
+			many_answers(snap, kind, queries, other,
+			             way == 1     ? BFI_MANY_QUERIES
+			             : kind == KMERS ? BFI_MANY_SEQUENCES
+			                             : BFI_MANY_TEXTS);
 		size_t c;
-		uint8_t *z = test_read_file(many, &c);
+		uint8_t *z = test_read_file(other, &c);
 		EXPECT(z && c == b && memcmp(z, y, b) == 0);
 		if (z && y && (c != b || memcmp(z, y, b)))
-			fprintf(stderr, "bfi_query_many:\n%.*s\nbfi query:\n%.*s\n", (int)c,
-			        (const char *)z, (int)b, (const char *)y);
+			fprintf(stderr, "%s:\n%.*s\nbfi query:\n%.*s\n",
+			        way == 2 ? "bfi_query_text" : "bfi_query_many", (int)c, (const char *)z,
+			        (int)b, (const char *)y);
 		free(z);
 	}
 	free(x);
@@ -285,7 +301,7 @@ static void test_kmers(void)
 		EXPECT_RC(bfi_query_many(s, 0, BFI_MANY_SEQUENCES, 31, 0.8, buf, ends, 2, res, aends,
 		                         &done),
 		          BFI_E_KEY_FORM);
-		EXPECT_RC(bfi_query_many(s, 0, 3, 0, 0.8, buf, ends, 2, res, aends, &done),
+		EXPECT_RC(bfi_query_many(s, 0, 4, 0, 0.8, buf, ends, 2, res, aends, &done),
 		          BFI_E_INVALID);
 		/* none at all: an empty answer */
 		EXPECT_RC(bfi_query_many(s, 0, BFI_MANY_SEQUENCES, 0, 0.8, buf, ends, 0, res, aends,

@@ -168,6 +168,8 @@ _hash_keys = _fn("bfi_hash_keys", ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(
 _query_keys = _fn("bfi_query_keys", ctypes.c_int, _P, ctypes.c_uint,
                   ctypes.POINTER(_KeyHash), _SZ, _P, ctypes.POINTER(_SZ))
 _query_expr = _fn("bfi_query_expr", ctypes.c_int, _P, ctypes.c_uint, _P, _P)
+_query_text = _fn("bfi_query_text", ctypes.c_int, _P, ctypes.c_uint, ctypes.c_char_p, _SZ,
+                  ctypes.c_double, _P)
 _query_threshold = _fn("bfi_query_threshold", ctypes.c_int, _P, ctypes.c_uint, _P,
                        ctypes.c_double, _P)
 _expr_parse = _fn("bfi_expr_parse", ctypes.c_int, ctypes.c_char_p, _SZ, _PP,
@@ -347,7 +349,7 @@ class _Expr:
 
 
 _MANY = 1024  # sequences or texts a call into bfi_query_many, at most
-_MANY_SEQUENCES, _MANY_TEXTS = 1, 2  # BFI_MANY_* (bfi.h)
+_MANY_SEQUENCES, _MANY_TEXTS, _MANY_QUERIES = 1, 2, 3  # BFI_MANY_* (bfi.h)
 
 
 def _threads(threads):
@@ -393,6 +395,7 @@ class Snapshot:
         _info(self._p, ctypes.byref(i))
         self._ordinals = i.ordinals
         self._names = [None] * i.ordinals if i.ordinals <= _NAMES_LISTED else {}
+        self._form = None  # whether queries are formed by the catalog's rules (_formed)
 
     # -- life --
 
@@ -593,7 +596,8 @@ class Snapshot:
             return list(zip(sets, _u32(addrs[1], n)))
         return sets
 
-    def _many(self, what, items, k, theta, layout, ordinals, as_array, threads, label):
+    def _many(self, what, items, k, theta, layout, ordinals, as_array, threads, label,
+              scored=None):
         """The answers of items (bytes), in order, through bfi_query_many:
         a call a chunk, on threads threads. Python's lock is released for
         the length of each call, so the library's work of one chunk runs
@@ -604,7 +608,8 @@ class Snapshot:
         n = len(items)
         if n == 0:
             return []
-        s, scored = self._snap(), theta != 0
+        s = self._snap()
+        scored = theta != 0 if scored is None else scored
         size = max(1, min(_MANY, -(-n // (threads * 4))))
         chunks = [(i, items[i:i + size]) for i in range(0, n, size)]
         spare, made = [], []  # results of this call, one per thread at most
@@ -700,15 +705,22 @@ class Snapshot:
 
         keys: one key (str or bytes), answered with a list of set names; or
         an iterable of keys (a list, a NumPy array of str or bytes), answered
-        with a list of such lists, in batches through bfi_query_keys. No set
-        holding a key is ever missing; a few may be false positives.
+        with a list of such lists, in batches through bfi_query_keys. On a
+        snapshot of text, sequences or paths, a key is formed as `bfi query`
+        forms it with no options, by the catalog's rules (bfi_query_text):
+        a text's terms, all of them; a sequence's k-mers, all of them; a
+        path. No set holding a key is ever missing; a few may be false
+        positives.
         ordinals=True gives ordinals instead of names; as_array=True (NumPy)
         numpy.uint32 arrays of ordinals. layout: "flat", "tree", "rambo",
         "plain", or None for the best the snapshot holds.
         """
         if isinstance(keys, (str, bytes)):
             b, r = _bytes(keys), self._res()
-            _check(_query_key_layout(self._snap(), _layout(layout), b, len(b), r))
+            if self._formed():
+                _check(_query_text(self._snap(), _layout(layout), b, len(b), 0.0, r), "query")
+            else:
+                _check(_query_key_layout(self._snap(), _layout(layout), b, len(b), r))
             return self._answer(r, ordinals, as_array)
         return [a for _, a in self.iter_query(keys, layout=layout, ordinals=ordinals,
                                               as_array=as_array)]
@@ -730,8 +742,18 @@ class Snapshot:
             yield from zip(chunk, self._keys([_bytes(x) for x in chunk], layout, ordinals,
                                              as_array))
 
+    def _formed(self):
+        """Are this snapshot's keys made from text, sequences or paths, so that
+        a query is formed from them (bfi_query_text), not taken whole?"""
+        if self._form is None:
+            self._form = self.meta("input") not in (None, "keys")
+        return self._form
+
     @_held
     def _keys(self, bkeys, layout, ordinals, as_array):
+        if self._formed():
+            return self._many(_MANY_QUERIES, bkeys, 0, 0.0, _layout(layout), ordinals, as_array,
+                              1, "query", scored=False)
         s, r = self._snap(), self._res()
         n = len(bkeys)
         ends = (_SZ * n)()
