@@ -576,6 +576,12 @@ BFI_API BFI_MUST_CHECK int bfi_query_keys(const bfi_snapshot *snap, unsigned lay
                                           size_t *ends);
 
 /*
+ * Blank-separated words (spaces and tabs) as a term list, each word a key
+ * as given: the form of a threshold query on a snapshot of keys. Returns
+ * 0, BFI_E_LIMIT (more than 65,536 words), BFI_E_INVALID or -ENOMEM.
+ */
+BFI_API BFI_MUST_CHECK int bfi_expr_words(const char *text, size_t len, bfi_expr **out);
+/*
  * A query as the snapshot's keys were made (its catalog's "input" and
  * "kmer"), as `bfi query` forms it given no query options: a sequence's
  * k-mers as a term list (fasta with a recorded k); a text's terms

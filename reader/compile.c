@@ -264,9 +264,11 @@ int bfi_expr_kmers(const bfi_snapshot *snap, const char *seq, size_t len, unsign
 	return rc;
 }
 
-/* Blank-separated words as a term list (the form for key snapshots asked with a threshold). */
-static int words(const char *text, size_t len, bfi_expr **out)
+int bfi_expr_words(const char *text, size_t len, bfi_expr **out)
 {
+	if (out == NULL || (text == NULL && len))
+		return BFI_E_INVALID;
+	*out = NULL;
 	const void **keys = malloc((len / 2 + 1) * sizeof *keys);
 	size_t *lens = malloc((len / 2 + 1) * sizeof *lens), n = 0;
 	int rc = keys && lens ? 0 : -ENOMEM;
@@ -316,7 +318,7 @@ int bfi_expr_query(const bfi_snapshot *snap, const char *text, size_t len, doubl
 	if (input_is(snap, "text"))
 		return bfi_expr_text(snap, text, len, theta > 0 ? BFI_TEXT_TERMS : BFI_TEXT_ALL, out);
 	if (theta > 0)
-		return words(text, len, out);
+		return bfi_expr_words(text, len, out);
 	if (input_is(snap, "paths"))
 		return bfi_expr_path(snap, text, len, out);
 	return bfi_expr_key(text, len, out);

@@ -17,28 +17,8 @@ static int make_terms(const struct opts *o, const char *text, size_t len, bfi_ex
 		return bfi_expr_text(o->snap, text, len, BFI_TEXT_TERMS, out);
 	if (o->kmer)
 		return bfi_expr_kmers(o->snap, text, len, o->kmer, out);
-	const void **keys = malloc((len / 2 + 1) * sizeof *keys);
-	size_t *lens = malloc((len / 2 + 1) * sizeof *lens), n = 0;
-	int rc = keys && lens ? 0 : -ENOMEM;
-	for (size_t i = 0; rc == 0 && i < len;) {
-		while (i < len && (text[i] == ' ' || text[i] == '\t'))
-			i++;
-		size_t j = i;
-		while (j < len && text[j] != ' ' && text[j] != '\t')
-			j++;
-		if (j > i) {
-			keys[n] = text + i;
-			lens[n++] = j - i;
-		}
-		i = j;
-	}
-	if (rc == 0)
-		rc = bfi_expr_terms(keys, lens, n, out);
-	free(keys);
-	free(lens);
-	return rc;
+	return bfi_expr_words(text, len, out);
 }
-
 
 /* Make q's expression: 0, SAID (a bad query, reported), or an error code. */
 int query_compile(const struct opts *o, struct query *q)
