@@ -11,7 +11,8 @@ if ! sh tools/install.sh "$T/stage" /opt/bfi >"$T/log" 2>&1; then
 	exit 0
 fi
 missing=
-for f in bin/bfi lib/libbfi.a lib/libbfi.so lib/libbfi.so.2 lib/pkgconfig/bfi.pc \
+for f in bin/bfi lib/libbfi.a lib/libbfi.so lib/libbfi.so.2 lib/libbfi_read.a lib/libbfi_read.so \
+	lib/libbfi_read.so.2 lib/pkgconfig/bfi.pc \
 	include/bfi/bfi.h include/bfi/bfi_writer.h include/bfi/bfi_error.h include/bfi/bfi_hash.h \
 	include/bfi/bfi_paths.h include/bfi/bfi_seq.h share/man/man1/bfi.1 share/man/man1/bfi-build.1 \
 	share/man/man1/bfi-serve.1 share/man/man3/bfi.3 share/man/man5/bfi.5 \

@@ -48,6 +48,11 @@ put 644 libbfi.a lib/libbfi.a
 put 755 libbfi.so lib/libbfi.so.2
 ln -sf libbfi.so.2 "$root/lib/libbfi.so"
 echo "$prefix/lib/libbfi.so" >>"$list.new"
+# the read-only half, for servers and bindings that only read: no parser, no compressed inputs
+put 644 libbfi_read.a lib/libbfi_read.a
+put 755 libbfi_read.so lib/libbfi_read.so.2
+ln -sf libbfi_read.so.2 "$root/lib/libbfi_read.so"
+echo "$prefix/lib/libbfi_read.so" >>"$list.new"
 # every public header: those with BFI_API calls or types, bfi_manifest.h's internals aside
 for h in reader/bfi.h writer/bfi_writer.h format/bfi_error.h format/bfi_hash.h \
 	format/bfi_text.h format/bfi_catalog.h format/bfi_layout.h format/bfi_seq.h \
