@@ -87,7 +87,7 @@ struct bfi_layout_ops {
 	 * answered in one pass over them range by range, each query's state
 	 * kept between ranges, so that each page is still read once
 	 * (bfi_scan_io). 0 with every answer of the part appended
-	 * (bfi__scan_append), BFI_SCAN_DECLINE if the state would not fit the
+	 * (io->append), BFI_SCAN_DECLINE if the state would not fit the
 	 * budget with room for a range (the scan then answers the part in
 	 * rounds of queries), or an error.
 	 */
