@@ -122,6 +122,12 @@ static inline int bfi__want(struct bfi_want *w, uint64_t from, uint64_t to)
 		}
 	return 0;
 }
+/* Unmark the pages the last bfi__want marked first (w->fresh): they wait for the next round. */
+static inline void bfi__unwant_fresh(struct bfi_want *w)
+{
+	for (size_t x = 0; x < w->n_fresh; x++)
+		w->want[w->fresh[x] / 64] &= ~(UINT64_C(1) << (w->fresh[x] % 64));
+}
 /*
  * A layout's pass over one part's pages range by range (scan_rows): it
  * marks a range's pages in w with bfi__want, adding w->n_fresh to n_want,
@@ -161,16 +167,24 @@ static inline uint64_t bfi__mul_add(uint64_t a, uint64_t b, uint64_t c)
  */
 int bfi__pass_fits(struct bfi_scan_io *io, uint64_t state, uint64_t tables, uint64_t span,
                    uint64_t n_probes);
-/* The batch's keys, query after query, into *key (malloc'ed, keys long). 0 or -ENOMEM. */
-int bfi__pass_keys(const struct bfi_expr *const *qs, size_t nq, uint64_t keys,
-                   const bfi_keyhash ***key);
+/* The batch's keys, query after query, into key (room for them all). */
+void bfi__pass_keys(const struct bfi_expr *const *qs, size_t nq, const bfi_keyhash **key);
 /*
- * A pass's end, for a layout that answers through conj (tree, RAMBO):
- * the pages every query reads (ops->scan_bytes of no query: its tables)
- * read, a view of the part on the shadow in view row row, attach(ctx,
- * view) pointing it at the pass's state and giving where the view keeps
- * the first key of the query being answered, and each query answered
- * there as mapped and appended to its result.
+ * Queries [from, to) answered as mapped on a view of part [first, first +
+ * n), in view row row, reading the shadow (ops->scan_view), w their
+ * scratch, each answer appended to its result (io->append), unranked.
+ * With attach, attach(ctx, view) points the view at a pass's state and
+ * gives where the view keeps the first key of the query being answered.
+ */
+int bfi__view_answer(struct bfi_scan_io *io, const bfi_snapshot *s,
+                     const struct bfi_layout_ops *ops, int row, uint64_t first, uint64_t n,
+                     size_t *(*attach)(void *ctx, void *view), void *ctx,
+                     const struct bfi_expr *const *qs, size_t from, size_t to, double theta,
+                     bfi_result *w, bfi_result *const *res);
+/*
+ * A pass's end, for a layout scanned whole (tree, RAMBO): the pages every
+ * query reads (ops->scan_bytes of no query: its tables) read, then every
+ * query answered on the view with the pass's state (bfi__view_answer).
  */
 int bfi__pass_answer(struct bfi_scan_io *io, const bfi_snapshot *s,
                      const struct bfi_layout_ops *ops, int row,
@@ -298,6 +312,9 @@ static inline uint64_t bfi__still_alive(uint64_t alive, const uint32_t *count, u
 /* Answer e on ops's layout into res, which bfi__prepare reset (result.c). */
 int bfi__answer(const bfi_snapshot *s, const struct bfi_layout_ops *ops, const struct bfi_expr *e,
                 bfi_result *res);
+/* Sets holding need of term list e's terms, with scores, unranked, on ops's layout (result.c). */
+int bfi__threshold(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
+                   const struct bfi_expr *e, uint32_t need, bfi_result *res);
 /* Rank res's answers: highest score first, then by ordinal; grows its own scratch. 0 or -ENOMEM. */
 int bfi__rank(bfi_result *res);
 /* Can e be answered into res by bfi_query_expr (keys, not a term list)? 0 or BFI_E_INVALID. */

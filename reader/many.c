@@ -2,7 +2,7 @@
  * many.c - bfi_query_many: sequences, texts or queries given end to end,
  * each compiled and answered in one working result, the answers appended
  * to the caller's result with their ends; and bfi_query_text, one query
- * formed as the snapshot's keys were made. Made for callers that pay for
+ * formed as the snapshot's keys were made (answer_compiled, both). Made for callers that pay for
  * every call into the library (the Python module releases its lock for
  * the length of one call), so that a batch costs one call.
  */
@@ -26,6 +26,25 @@ static int append(bfi_result *res, const bfi_result *w, int scored)
 	res->n += w->n;
 	res->touched += w->touched;
 	return 0;
+}
+
+/*
+ * Compiled query e (NULL: no terms left) answered into w: a term list at
+ * theta (every term at 0), else as an expression; with no keys, no set
+ * (scored says whether the empty answer has scores). e is freed.
+ */
+static int answer_compiled(const bfi_snapshot *s, unsigned layout, bfi_expr *e, double theta,
+                           int scored, bfi_result *w)
+{
+	int rc = 0;
+	if (e == NULL || bfi_expr_keys(e) == 0) /* no terms (stop words, a short sequence): no set */
+		bfi__reset_result(w, scored);
+	else if (e->nodes[e->root].type == BFI_EXPR_TERMS)
+		rc = bfi_query_threshold(s, layout, e, theta > 0 ? theta : 1.0, w);
+	else
+		rc = bfi_query_expr(s, layout, e, w);
+	bfi_expr_free(&e);
+	return rc;
 }
 
 int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, double theta,
@@ -56,28 +75,21 @@ int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k,
 			rc = BFI_E_INVALID;
 			break;
 		}
-		if (what == BFI_MANY_QUERIES) {
-			rc = bfi_query_text(s, layout, buf + from, ends[i] - from, theta, w);
-			if (rc == 0)
-				rc = append(res, w, scored);
-			if (rc)
-				break;
-			answer_ends[i] = res->n;
-			from = ends[i];
-			continue;
-		}
+		const char *q = buf + from;
+		size_t len = ends[i] - from;
 		bfi_expr *e = NULL;
-		rc = what == BFI_MANY_SEQUENCES
-		         ? bfi_expr_kmers(s, buf + from, ends[i] - from, k, &e)
-		         : bfi_expr_text(s, buf + from, ends[i] - from,
-		                         scored ? BFI_TEXT_TERMS : BFI_TEXT_ALL, &e);
-		if (rc == 0 && e && bfi_expr_keys(e) > 0) {
-			rc = scored ? bfi_query_threshold(s, layout, e, theta, w)
-			            : bfi_query_expr(s, layout, e, w);
-			if (rc == 0)
-				rc = append(res, w, scored);
-		}
-		bfi_expr_free(&e);
+		if (what == BFI_MANY_QUERIES)
+			rc = bfi_expr_query(s, q, len, theta, &e);
+		else if (what == BFI_MANY_SEQUENCES)
+			rc = bfi_expr_kmers(s, q, len, k, &e);
+		else
+			rc = bfi_expr_text(s, q, len, scored ? BFI_TEXT_TERMS : BFI_TEXT_ALL, &e);
+		if (rc == 0)
+			rc = answer_compiled(s, layout, e, theta, scored, w);
+		else
+			bfi_expr_free(&e);
+		if (rc == 0)
+			rc = append(res, w, scored);
 		if (rc)
 			break;
 		answer_ends[i] = res->n;
@@ -94,14 +106,5 @@ int bfi_query_text(const bfi_snapshot *s, unsigned layout, const char *text, siz
 		return BFI_E_INVALID;
 	bfi_expr *e = NULL;
 	int rc = bfi_expr_query(s, text, len, theta, &e);
-	if (rc)
-		return rc;
-	int terms = e ? e->nodes[e->root].type == BFI_EXPR_TERMS : bfi__query_terms(s, theta);
-	if (e == NULL || bfi_expr_keys(e) == 0) /* no terms (stop words, a short sequence): no set */
-		bfi__reset_result(res, terms);
-	else
-		rc = terms ? bfi_query_threshold(s, layout, e, theta > 0 ? theta : 1.0, res)
-		           : bfi_query_expr(s, layout, e, res);
-	bfi_expr_free(&e);
-	return rc;
+	return rc ? rc : answer_compiled(s, layout, e, theta, bfi__query_terms(s, theta), res);
 }

@@ -102,7 +102,6 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
 	if (rc)
 		return rc;
 	uint32_t need = bfi__need(e, theta);
-	rc = ops->threshold ? ops->threshold(s, e, need, res)
-	                    : bfi__list_threshold(s, ops, e, need, res);
+	rc = bfi__threshold(s, ops, e, need, res);
 	return rc ? rc : bfi__rank(res);
 }

@@ -406,7 +406,8 @@ static int rambo_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 {
 	const struct bfi_rambo *v = rambo_of(s);
 	const struct bfi_rambo_desc *d = &v->d;
-	struct rpass p = {.s = s, .v = v, .shadow = io->shadow, .words = row_words(v->reps[0].row_bytes)};
+	struct rpass p = {.s = s, .v = v, .shadow = io->shadow,
+	                  .words = row_words(v->reps[0].row_bytes)};
 	(void)first;
 	(void)n;
 	uint64_t keys = 0, lo = UINT64_MAX, hi = 0, span = 0, tables = 0;
@@ -433,7 +434,9 @@ static int rambo_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	if (bfi__pass_fits(io, state, tables, span, n_probes))
 		return BFI_SCAN_DECLINE;
 	struct bfi_probes pb = {0};
-	int rc = bfi__pass_keys(qs, nq, keys, &p.key);
+	int rc = (p.key = malloc((size_t)(keys ? keys : 1) * sizeof *p.key)) ? 0 : -ENOMEM;
+	if (rc == 0)
+		bfi__pass_keys(qs, nq, p.key);
 	if (rc == 0 && (p.acc = malloc((size_t)(keys ? keys : 1) * d->reps * p.words * 8)) == NULL)
 		rc = -ENOMEM;
 	if (rc == 0) {

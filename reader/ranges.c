@@ -60,9 +60,7 @@ int bfi__probe_ranges(struct bfi_scan_io *io, const struct bfi_probes *p, uint64
 			if (rc)
 				return rc;
 			if (i > from && io->n_want + w->n_fresh > io->pages) {
-				/* the range is full: this probe starts the next */
-				for (size_t x = 0; x < w->n_fresh; x++)
-					w->want[w->fresh[x] / 64] &= ~(UINT64_C(1) << (w->fresh[x] % 64));
+				bfi__unwant_fresh(w); /* the range is full: this probe starts the next */
 				break;
 			}
 			io->n_want += w->n_fresh;
@@ -92,18 +90,49 @@ int bfi__pass_fits(struct bfi_scan_io *io, uint64_t state, uint64_t tables, uint
 	return 0;
 }
 
-int bfi__pass_keys(const struct bfi_expr *const *qs, size_t nq, uint64_t keys,
-                   const bfi_keyhash ***key)
+void bfi__pass_keys(const struct bfi_expr *const *qs, size_t nq, const bfi_keyhash **key)
 {
-	const bfi_keyhash **k = malloc((size_t)(keys ? keys : 1) * sizeof *k);
-	if (k == NULL)
-		return -ENOMEM;
 	size_t g = 0;
 	for (size_t q = 0; q < nq; q++)
 		for (uint32_t i = 0; i < qs[q]->n_keys; i++)
-			k[g++] = &qs[q]->keys[i];
-	*key = k;
-	return 0;
+			key[g++] = &qs[q]->keys[i];
+}
+
+int bfi__view_answer(struct bfi_scan_io *io, const bfi_snapshot *s,
+                     const struct bfi_layout_ops *ops, int row, uint64_t first, uint64_t n,
+                     size_t *(*attach)(void *ctx, void *view), void *ctx,
+                     const struct bfi_expr *const *qs, size_t from, size_t to, double theta,
+                     bfi_result *w, bfi_result *const *res)
+{
+	bfi_snapshot v = *s;
+	memset(v.view, 0, sizeof v.view);
+	v.lazy = NULL; /* the view reads the shadow, which holds what it needs */
+	uint32_t ord0 = 0;
+	int rc = (v.view[row] = calloc(1, ops->view_size)) ? 0 : -ENOMEM;
+	if (rc == 0)
+		rc = ops->scan_view(s, first, n, io->shadow, &v, &ord0);
+	size_t *key0 = rc == 0 && attach ? attach(ctx, v.view[row]) : NULL, g = 0;
+	for (size_t q = 0; q < from; q++)
+		g += qs[q]->n_keys;
+	for (size_t q = from; q < to && rc == 0; q++) {
+		const struct bfi_expr *e = qs[q];
+		int terms = e->nodes[e->root].type == BFI_EXPR_TERMS;
+		if (key0)
+			*key0 = g;
+		bfi_result_count_bytes(w, res[q]->count_bytes);
+		w->deadline = res[q]->deadline;
+		rc = bfi__prepare(&v, w, terms);
+		if (rc == 0)
+			rc = terms ? bfi__threshold(&v, ops, e, bfi__need(e, theta), w)
+			           : bfi__answer(&v, ops, e, w);
+		if (rc == 0)
+			rc = io->append(w, ord0, res[q]);
+		g += e->n_keys;
+	}
+	if (v.view[row] && ops->close)
+		ops->close(&v);
+	free(v.view[row]);
+	return rc;
 }
 
 int bfi__pass_answer(struct bfi_scan_io *io, const bfi_snapshot *s,
@@ -112,42 +141,16 @@ int bfi__pass_answer(struct bfi_scan_io *io, const bfi_snapshot *s,
                      const struct bfi_expr *const *qs, size_t nq, double theta,
                      bfi_result *const *res)
 {
-	bfi_snapshot v = *s;
-	memset(v.view, 0, sizeof v.view);
-	v.lazy = NULL; /* the view reads the shadow */
 	bfi_result *w = NULL;
-	uint32_t ord0;
 	io->w->n_fresh = 0;
 	int rc = ops->scan_bytes(s, 0, 1, NULL, io->w);
 	io->n_want += io->w->n_fresh;
 	if (rc == 0)
 		rc = io->fill(io);
-	if (rc == 0 && (v.view[row] = calloc(1, ops->view_size)) == NULL)
-		rc = -ENOMEM;
 	if (rc == 0)
 		rc = bfi_result_create(&w);
 	if (rc == 0)
-		rc = ops->scan_view(s, 0, 1, io->shadow, &v, &ord0);
-	size_t *key0 = rc == 0 ? attach(ctx, v.view[row]) : NULL, g = 0;
-	for (size_t q = 0; q < nq && rc == 0; q++) {
-		const struct bfi_expr *e = qs[q];
-		int terms = e->nodes[e->root].type == BFI_EXPR_TERMS;
-		*key0 = g;
-		bfi_result_count_bytes(w, res[q]->count_bytes);
-		w->deadline = res[q]->deadline;
-		rc = bfi__prepare(&v, w, terms);
-		if (rc == 0 && terms)
-			rc = ops->threshold ? ops->threshold(&v, e, bfi__need(e, theta), w)
-			                    : bfi__list_threshold(&v, ops, e, bfi__need(e, theta), w);
-		else if (rc == 0)
-			rc = bfi__answer(&v, ops, e, w);
-		if (rc == 0)
-			rc = io->append(w, ord0, res[q]);
-		g += e->n_keys;
-	}
-	if (v.view[row] && ops->close)
-		ops->close(&v);
-	free(v.view[row]);
+		rc = bfi__view_answer(io, s, ops, row, 0, 1, attach, ctx, qs, 0, nq, theta, w, res);
 	bfi_result_destroy(&w);
 	return rc;
 }

@@ -88,6 +88,13 @@ int bfi__answer(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
 	return ops->expr ? ops->expr(s, e, res) : bfi__list_expr(s, ops, e, res);
 }
 
+int bfi__threshold(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
+                   const struct bfi_expr *e, uint32_t need, bfi_result *res)
+{
+	return ops->threshold ? ops->threshold(s, e, need, res)
+	                      : bfi__list_threshold(s, ops, e, need, res);
+}
+
 int bfi__check_query(const struct bfi_expr *e, const bfi_result *res)
 {
 	/* term lists are for bfi_query_threshold */

@@ -38,7 +38,6 @@ struct pass {
 	uint64_t *acc;              /* words a key */
 	uint8_t *out;               /* ruled out by the pre-filter: a byte a key */
 	uint64_t *row;              /* a packed row copied out */
-	struct bfi_scan_io *io;
 	const struct bfi_expr *const *qs;
 	size_t nq;
 	double theta;
@@ -246,26 +245,24 @@ static void drop(void *keep)
 	free(k);
 }
 
-/* Where probe j of key g starts: in the pre-filter (pre), else in the rows. */
-static uint64_t probe_off(const bfi_snapshot *s, const struct pass *p, int pre, size_t g,
-                          uint32_t j)
-{
-	const struct bfi_rblock *b = p->b;
-	uint64_t z = bfi_hash_probe(*p->key[g], j), from, to;
-	if (pre)
-		return (uint64_t)((b->line_pre ? bfi__pre_line_of(b, z) : b->pre + bfi_reduce(z, b->pre_m) / 8) -
-		                  s->map);
-	bfi__flat_row_span(s, b, z, &from, &to);
-	return from;
-}
-
-/* Key g's probe j (layout.h, bfi__probes_by_page): none for a row of a key that is out. */
+/*
+ * Key g's probe j (layout.h, bfi__probes_by_page): in the pre-filter when
+ * placing its probes (its line, or its byte), else in the rows; none for
+ * a row of a key that is out.
+ */
 static int flat_probe(void *ctx, size_t g, uint32_t j, uint64_t *off)
 {
 	const struct pass *p = ctx;
-	if (!p->pre && p->out[g])
+	const struct bfi_rblock *b = p->b;
+	uint64_t z = bfi_hash_probe(*p->key[g], j), to;
+	if (p->pre) {
+		const uint8_t *at = b->line_pre ? bfi__pre_line_of(b, z) : b->pre + bfi_reduce(z, b->pre_m) / 8;
+		*off = (uint64_t)(at - p->s->map);
+		return 1;
+	}
+	if (p->out[g])
 		return 0;
-	*off = probe_off(p->s, p, p->pre, g, j);
+	bfi__flat_row_span(p->s, b, z, off, &to);
 	return 1;
 }
 
@@ -276,7 +273,7 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	const struct bfi_flat *f = bfi__flat(s);
 	if (n != 1 || f->blocks[first].q || f->k > BFI_MAX_K)
 		return BFI_SCAN_DECLINE; /* a grouped run's rows are lines of its groups */
-	struct pass p = {.s = s, .b = &f->blocks[first], .k = f->k, .io = io, .qs = qs, .nq = nq,
+	struct pass p = {.s = s, .b = &f->blocks[first], .k = f->k, .qs = qs, .nq = nq,
 	                 .theta = theta};
 	const struct bfi_rblock *b = p.b;
 	p.words = (size_t)(b->row_bytes / 8);
@@ -329,32 +326,28 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	p.v = *b;
 	p.v.rows = bfi__in_shadow(s, b->rows, io->shadow);
 	p.v.pre = bfi__in_shadow(s, b->pre, io->shadow);
-	size_t g = 0;
-	for (size_t q = 0; q < nq; q++)
-		for (uint32_t i = 0; i < qs[q]->n_keys; i++)
-			p.key[g++] = &qs[q]->keys[i];
+	bfi__pass_keys(qs, nq, p.key);
 
-	uint64_t rows_page = (uint64_t)(b->rows - s->map) / BFI_SCAN_PAGE;
 	if (b->pre) { /* the pre-filter first: a line a key, or a byte a probe */
 		p.pre = 1;
 		rc = bfi__probes_by_page(&k->probes, (uint64_t)(b->pre - s->map) / BFI_SCAN_PAGE,
 		                         (size_t)pages, keys, b->line_pre ? 1 : f->k, flat_probe, &p);
 		if (rc == 0)
-			rc = bfi__probe_ranges(io, &k->probes, b->line_pre ? 64 : 1, NULL, apply_pre, pre_by_query,
-			                       &p);
+			rc = bfi__probe_ranges(io, &k->probes, b->line_pre ? 64 : 1, NULL, apply_pre,
+			                       pre_by_query, &p);
 		if (rc == 0) /* taken range by range: the queries left no answer put out */
 			settle(&p);
 		rc = rc == 1 ? 0 : rc;
 		p.pre = 0;
 	}
-	for (g = 0; g < keys && rc == 0; g++)
+	for (size_t g = 0; g < keys && rc == 0; g++)
 		memset(p.acc + g * p.words, p.out[g] ? 0 : 0xff, (size_t)b->row_bytes);
 	if (rc == 0)
-		rc = bfi__probes_by_page(&k->probes, rows_page, (size_t)pages, keys, f->k, flat_probe, &p);
+		rc = bfi__probes_by_page(&k->probes, (uint64_t)(b->rows - s->map) / BFI_SCAN_PAGE,
+		                         (size_t)pages, keys, f->k, flat_probe, &p);
 	if (rc == 0)
 		rc = bfi__probe_ranges(io, &k->probes, span, NULL, apply_row, NULL, &p);
-	g = 0;
-	for (size_t q = 0; q < nq && rc == 0; q++) {
+	for (size_t q = 0, g = 0; q < nq && rc == 0; q++) {
 		answer(&p, qs[q], g, theta, k->vec, k->counts, k->ans);
 		rc = io->append(k->ans, 0, res[q]);
 		g += qs[q]->n_keys;

@@ -16,19 +16,19 @@
  * frames that hold them instead of read with pread. Pages no query
  * needs are never touched, so they take no memory. A part whose needed
  * pages pass the memory given is read range by range, each query's state
- * kept between ranges, if its layout can (a flat block: rowpass.c;
- * RAMBO and the tree: rambo.c, tree.c) and that state fits; else it is answered in several rounds of queries,
- * each reading only its own pages, which reads again the pages rounds
- * share. A part's answers are independent of
- * the others', so the answers appended in part order are the mapped
- * path's (threshold answers ranked again once all parts are in).
+ * kept between ranges, if its layout can (a flat block: rowpass.c; RAMBO
+ * and the tree: rambo.c, tree.c) and that state fits; else it is
+ * answered in several rounds of queries, each reading only its own
+ * pages, which reads again the pages rounds share. A part's answers are
+ * independent of the others', so the answers appended in part order are
+ * the mapped path's (threshold answers ranked once all parts are in).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -222,29 +222,12 @@ static int scan_append(const bfi_result *w, uint32_t ord0, bfi_result *res)
 static int answer(struct scan *c, const bfi_expr *const *qs, size_t from, size_t to, double theta,
                   bfi_result *const *res)
 {
-	bfi_snapshot v = *c->s;
-	memset(v.view, 0, sizeof v.view);
-	v.lazy = NULL; /* the view reads the shadow, which holds what it needs */
-	uint32_t ord0 = 0;
 	int rc = gather(c);
 	if (rc == 0 && c->w_res == NULL)
 		rc = bfi_result_create(&c->w_res);
-	if (rc == 0 && (v.view[c->row] = calloc(1, c->ops->view_size)) == NULL)
-		rc = -ENOMEM;
 	if (rc == 0)
-		rc = c->ops->scan_view(c->s, c->first, c->n, c->shadow, &v, &ord0);
-	for (size_t i = from; i < to && rc == 0; i++) {
-		bfi_result_count_bytes(c->w_res, res[i]->count_bytes);
-		c->w_res->deadline = res[i]->deadline;
-		rc = qs[i]->nodes[qs[i]->root].type == BFI_EXPR_TERMS
-		             ? bfi_query_threshold(&v, c->ops->flag, qs[i], theta, c->w_res)
-		             : bfi_query_expr(&v, c->ops->flag, qs[i], c->w_res);
-		if (rc == 0)
-			rc = scan_append(c->w_res, ord0, res[i]);
-	}
-	if (v.view[c->row] && c->ops->close)
-		c->ops->close(&v);
-	free(v.view[c->row]);
+		rc = bfi__view_answer(&c->io, c->s, c->ops, c->row, c->first, c->n, NULL, NULL, qs, from,
+		                      to, theta, c->w_res, res);
 	/* the pages stay until the next round knows which of them it wants */
 	clear_want(c);
 	c->n_want = 0;
@@ -302,9 +285,7 @@ static int scan_part(struct scan *c, const bfi_expr *const *qs, size_t n, double
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		rc = query_pages(c, qs[i]);
 		if (rc == 0 && i > from && c->n_want + c->w.n_fresh > c->budget) {
-			/* the round is full: this query waits for the next */
-			for (size_t x = 0; x < c->w.n_fresh; x++)
-				c->w.want[c->w.fresh[x] / 64] &= ~(UINT64_C(1) << (c->w.fresh[x] % 64));
+			bfi__unwant_fresh(&c->w); /* the round is full: this query waits for the next */
 			rc = answer(c, qs, from, i, theta, res);
 			from = i;
 			if (rc == 0)
@@ -368,7 +349,7 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 	if (c.io.drop) /* before the ranking, which takes memory of its own */
 		c.io.drop(c.io.keep);
 	c.io.drop = NULL;
-	/* each part's answer came ranked; the whole is ranked as one query's */
+	/* the parts' threshold answers, appended unranked, ranked as one query's */
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = bfi__rank(res[i]);
 	if (st)

@@ -493,8 +493,17 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 	for (uint32_t x = 0; x < terms; x++) {
 		if (!key_in(t, e, e->kidx[x], &pre_lines))
 			continue;
-		for (uint32_t l = 0; l < levels; l++)
-			key_rows(t, e, e->kidx[x], l, res->rows + ((size_t)l * terms + x) * w.k);
+		/* each probe hashed once, reduced to every level's width */
+		for (uint32_t i = 0; i < k && !t->acc; i++) {
+			uint64_t z = bfi_hash_probe(e->keys[e->kidx[x]], i);
+			for (uint32_t l = 0; l < levels; l++) {
+				const struct bfi_rlevel *lv = &t->levels[l];
+				res->rows[((size_t)l * terms + x) * k + i] =
+				    lv->rows + bfi_reduce(z, lv->m) * lv->row_bytes;
+			}
+		}
+		for (uint32_t l = 0; l < levels && t->acc; l++) /* a scan's pass: its rows, ANDed */
+			key_rows(t, e, e->kidx[x], l, res->rows + (size_t)l * terms + x);
 		w.list[levels - 1][n++] = x;
 	}
 	int rc = 0;
@@ -697,7 +706,7 @@ struct tpass {
 	int pre;                    /* placing the pre-filter's probes */
 };
 
-/* Key g's probe j: the pre-filter's j-th (a line's first, for a line pre-filter), or level j / k's. */
+/* Key g's probe j: the pre-filter's j-th (a line pre-filter's line), or level j / k's. */
 static int tree_probe(void *ctx, size_t g, uint32_t j, uint64_t *off)
 {
 	const struct tpass *p = ctx;
@@ -794,7 +803,9 @@ static int tree_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 		return BFI_SCAN_DECLINE;
 	struct bfi_probes pb = {0};
 	p.v.pre = bfi__in_shadow(s, t->pre, io->shadow);
-	int rc = bfi__pass_keys(qs, nq, keys, &p.key);
+	int rc = (p.key = malloc((size_t)(keys ? keys : 1) * sizeof *p.key)) ? 0 : -ENOMEM;
+	if (rc == 0)
+		bfi__pass_keys(qs, nq, p.key);
 	if (rc == 0 && ((p.acc = malloc((size_t)(keys ? keys : 1) * p.stride * 8)) == NULL ||
 	                (p.out = calloc((size_t)(keys ? keys : 1), 1)) == NULL))
 		rc = -ENOMEM;
