@@ -581,25 +581,74 @@ BFI_API BFI_MUST_CHECK int bfi_query_keys(const bfi_snapshot *snap, unsigned lay
  * 0, BFI_E_LIMIT (more than 65,536 words), BFI_E_INVALID or -ENOMEM.
  */
 BFI_API BFI_MUST_CHECK int bfi_expr_words(const char *text, size_t len, bfi_expr **out);
+/* How a query's text is made into keys (struct bfi_form). */
+enum {
+	BFI_FORM_AUTO = 0,  /* as the snapshot's keys were made (its catalog's "input" and "kmer") */
+	BFI_FORM_KEY = 1,   /* the text as one key, byte for byte (bfi_expr_key) */
+	BFI_FORM_EXPR = 2,  /* an expression of keys (bfi_expr_parse) */
+	BFI_FORM_PATH = 3,  /* a path (bfi_expr_path), on a snapshot of paths */
+	BFI_FORM_TEXT = 4,  /* a text's terms (bfi_expr_text) */
+	BFI_FORM_KMERS = 5, /* a DNA sequence's k-mers (bfi_expr_kmers) */
+	BFI_FORM_WORDS = 6, /* blank-separated words, each a key as given (bfi_expr_words) */
+};
+/* A query form, as bfi_query_form() settles it. */
+struct bfi_form {
+	int form;     /* BFI_FORM_*, never AUTO */
+	unsigned k;   /* KMERS: the k-mer length; else 0 */
+	double theta; /* a term list's share of terms a set must hold (KMERS, WORDS, and TEXT
+	               * when above 0); 0 for the rest, TEXT then asking for every term */
+};
 /*
- * A query as the snapshot's keys were made (its catalog's "input" and
- * "kmer"), as `bfi query` forms it given no query options: a sequence's
- * k-mers as a term list (fasta with a recorded k); a text's terms
- * (BFI_TEXT_ALL, or BFI_TEXT_TERMS with theta > 0); a path (paths); else
- * the text as one key. With theta > 0, key and path snapshots take
- * blank-separated words as a term list. *out may be NULL with 0 returned
- * (a text of stop words): no set matches. Returns 0, BFI_E_INVALID, or an
- * error of the compiler it calls.
+ * Settle the form of queries on snap, as `bfi query` does with the same
+ * options: form (BFI_FORM_AUTO for none given), k for BFI_FORM_KMERS (0:
+ * the catalog's) and theta (0: none; else in (0, 1]) into *out.
+ * - AUTO takes the catalog's key rules: a sequence's k-mers where the
+ *   keys were k-mers of a recorded k, a text's terms on text, a path on
+ *   paths, else the text as one key.
+ * - With theta > 0 a key becomes blank-separated words, a term list.
+ *   KMERS and WORDS are always term lists (theta 1 if 0 is given).
+ * - A form that would match nothing given how the keys were made (text
+ *   or paths on k-mers, another k, a path on keys) is BFI_E_KEY_FORM.
+ * A snapshot opened without its catalog has no rules: AUTO is a key, and
+ * any form may be asked for. Returns 0, BFI_E_KEY_FORM, or BFI_E_INVALID
+ * (theta out of range or with EXPR or PATH, KMERS with no k given or
+ * recorded, k above BFI_KMER_MAX, an unknown form).
+ */
+BFI_API BFI_MUST_CHECK int bfi_query_form(const bfi_snapshot *snap, int form, unsigned k,
+                                          double theta, struct bfi_form *out);
+/*
+ * Compile text as form f says, by the call its BFI_FORM_* names. *out may
+ * be NULL with 0 returned (a text of stop words): no set matches. err_at,
+ * if not NULL, receives bfi_expr_parse's offset of a syntax error.
+ * Returns 0, BFI_E_INVALID, or an error of the compiler it calls.
+ */
+BFI_API BFI_MUST_CHECK int bfi_expr_form(const bfi_snapshot *snap, const struct bfi_form *f,
+                                         const char *text, size_t len, bfi_expr **out,
+                                         size_t *err_at);
+/*
+ * Answer a compiled query e into res: a term list with
+ * bfi_query_threshold() at theta (1 when 0: every term), anything else
+ * with bfi_query_expr(). A query with no keys or terms (e NULL, or an
+ * empty term list) has no sets, and scores (though none) if it is a term
+ * list or theta is above 0, a term list's form (bfi_query_form).
+ * The one place where every query form of the library and the tools is
+ * answered. Returns 0 or an error of those calls.
+ */
+BFI_API BFI_MUST_CHECK int bfi_query_compiled(const bfi_snapshot *snap, unsigned layout,
+                                              const bfi_expr *e, double theta, bfi_result *res);
+/* Compile text by form f (bfi_expr_form) and answer it (bfi_query_compiled). */
+BFI_API BFI_MUST_CHECK int bfi_query_as(const bfi_snapshot *snap, unsigned layout,
+                                        const struct bfi_form *f, const char *text, size_t len,
+                                        bfi_result *res);
+/*
+ * A query as the snapshot's keys were made, as `bfi query` forms it given
+ * no query options: bfi_query_form() with BFI_FORM_AUTO, then
+ * bfi_expr_form(). *out may be NULL with 0 returned (a text of stop
+ * words): no set matches.
  */
 BFI_API BFI_MUST_CHECK int bfi_expr_query(const bfi_snapshot *snap, const char *text,
                                           size_t len, double theta, bfi_expr **out);
-/*
- * Answer a query formed by bfi_expr_query() into res: a term list with
- * bfi_query_threshold() at theta (1 when theta is 0: every term), else
- * with bfi_query_expr(); a query with no keys or terms has no sets (and
- * scores, for a term list, though none). Returns 0 or an error of those
- * calls.
- */
+/* Form text as bfi_expr_query() does and answer it (bfi_query_as). */
 BFI_API BFI_MUST_CHECK int bfi_query_text(const bfi_snapshot *snap, unsigned layout,
                                           const char *text, size_t len, double theta,
                                           bfi_result *res);

@@ -302,24 +302,82 @@ static int input_is(const bfi_snapshot *snap, const char *want)
 
 int bfi__query_terms(const bfi_snapshot *snap, double theta)
 {
-	return theta > 0 || (input_is(snap, "fasta") && bfi__meta_uint(snap, BFI_META_KMER, 0));
+	struct bfi_form f;
+	return bfi_query_form(snap, BFI_FORM_AUTO, 0, theta, &f) == 0 && bfi__form_terms(&f);
+}
+
+int bfi__form_terms(const struct bfi_form *f)
+{
+	return f->form == BFI_FORM_KMERS || f->form == BFI_FORM_WORDS ||
+	       (f->form == BFI_FORM_TEXT && f->theta > 0);
+}
+
+/*
+ * The catalog's key rules (spec/format.md, "Catalog": "input" and "kmer"):
+ * a form asked for is refused where it would match nothing, and AUTO takes
+ * the one the keys were made by. A snapshot opened without its catalog
+ * has no rules: AUTO is a key, and any form may be asked for.
+ */
+int bfi_query_form(const bfi_snapshot *snap, int form, unsigned k, double theta,
+                   struct bfi_form *out)
+{
+	if (snap == NULL || out == NULL || !(theta >= 0 && theta <= 1) || form < BFI_FORM_AUTO ||
+	    form > BFI_FORM_WORDS || k > BFI_KMER_MAX)
+		return BFI_E_INVALID;
+	const void *v;
+	size_t len;
+	int rules = bfi_catalog_meta(snap, BFI_META_INPUT, &v, &len) != BFI_E_NO_CATALOG;
+	int fasta = input_is(snap, "fasta"), text = input_is(snap, "text"),
+	    paths = input_is(snap, "paths");
+	unsigned made = rules ? bfi__meta_uint(snap, BFI_META_KMER, 0) : 0;
+	if (form == BFI_FORM_AUTO)
+		form = fasta && made ? BFI_FORM_KMERS
+		       : text        ? BFI_FORM_TEXT
+		       : paths && theta == 0 ? BFI_FORM_PATH
+		                             : BFI_FORM_KEY;
+	else if (rules && (((fasta || paths) && form == BFI_FORM_TEXT) ||
+	                   ((text || paths) && form == BFI_FORM_KMERS) ||
+	                   (!paths && form == BFI_FORM_PATH) ||
+	                   (fasta && form == BFI_FORM_KMERS && k && made && k != made)))
+		return BFI_E_KEY_FORM;
+	if (theta > 0 && (form == BFI_FORM_EXPR || form == BFI_FORM_PATH))
+		return BFI_E_INVALID;
+	if (theta > 0 && form == BFI_FORM_KEY)
+		form = BFI_FORM_WORDS;
+	if (form == BFI_FORM_KMERS && (k = k ? k : made) == 0)
+		return BFI_E_INVALID; /* no k given, and none recorded */
+	*out = (struct bfi_form){form, form == BFI_FORM_KMERS ? k : 0,
+	                         form == BFI_FORM_KMERS || form == BFI_FORM_WORDS
+	                             ? (theta > 0 ? theta : 1.0)
+	                             : theta};
+	return 0;
+}
+
+int bfi_expr_form(const bfi_snapshot *snap, const struct bfi_form *f, const char *text,
+                  size_t len, bfi_expr **out, size_t *err_at)
+{
+	if (snap == NULL || f == NULL || out == NULL || (text == NULL && len))
+		return BFI_E_INVALID;
+	*out = NULL;
+	text = text ? text : "";
+	switch (f->form) {
+	case BFI_FORM_KEY: return bfi_expr_key(text, len, out);
+	case BFI_FORM_EXPR: return bfi_expr_parse(text, len, out, err_at);
+	case BFI_FORM_PATH: return bfi_expr_path(snap, text, len, out);
+	case BFI_FORM_TEXT:
+		return bfi_expr_text(snap, text, len, f->theta > 0 ? BFI_TEXT_TERMS : BFI_TEXT_ALL, out);
+	case BFI_FORM_KMERS: return bfi_expr_kmers(snap, text, len, f->k, out);
+	case BFI_FORM_WORDS: return bfi_expr_words(text, len, out);
+	default: return BFI_E_INVALID;
+	}
 }
 
 int bfi_expr_query(const bfi_snapshot *snap, const char *text, size_t len, double theta,
                    bfi_expr **out)
 {
-	if (snap == NULL || out == NULL || (text == NULL && len) || !(theta >= 0 && theta <= 1))
-		return BFI_E_INVALID;
-	*out = NULL;
-	text = text ? text : "";
-	unsigned k = bfi__meta_uint(snap, BFI_META_KMER, 0);
-	if (input_is(snap, "fasta") && k)
-		return bfi_expr_kmers(snap, text, len, k, out);
-	if (input_is(snap, "text"))
-		return bfi_expr_text(snap, text, len, theta > 0 ? BFI_TEXT_TERMS : BFI_TEXT_ALL, out);
-	if (theta > 0)
-		return bfi_expr_words(text, len, out);
-	if (input_is(snap, "paths"))
-		return bfi_expr_path(snap, text, len, out);
-	return bfi_expr_key(text, len, out);
+	if (out)
+		*out = NULL;
+	struct bfi_form f;
+	int rc = bfi_query_form(snap, BFI_FORM_AUTO, 0, theta, &f);
+	return rc ? rc : bfi_expr_form(snap, &f, text, len, out, NULL);
 }

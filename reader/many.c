@@ -1,9 +1,10 @@
 /*
  * many.c - bfi_query_many: sequences, texts or queries given end to end,
  * each compiled and answered in one working result, the answers appended
- * to the caller's result with their ends; and bfi_query_text, one query
- * formed as the snapshot's keys were made (answer_compiled, both). Made for callers that pay for
- * every call into the library (the Python module releases its lock for
+ * to the caller's result with their ends; bfi_query_text and
+ * bfi_query_as, one query formed and answered; and bfi_query_compiled,
+ * where all of them answer, an empty term list included. Made for callers
+ * that pay for every call into the library (the Python module releases its lock for
  * the length of one call), so that a batch costs one call.
  */
 #include <errno.h>
@@ -28,23 +29,18 @@ static int append(bfi_result *res, const bfi_result *w, int scored)
 	return 0;
 }
 
-/*
- * Compiled query e (NULL: no terms left) answered into w: a term list at
- * theta (every term at 0), else as an expression; with no keys, no set
- * (scored says whether the empty answer has scores). e is freed.
- */
-static int answer_compiled(const bfi_snapshot *s, unsigned layout, bfi_expr *e, double theta,
-                           int scored, bfi_result *w)
+int bfi_query_compiled(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, double theta,
+                       bfi_result *res)
 {
-	int rc = 0;
-	if (e == NULL || bfi_expr_keys(e) == 0) /* no terms (stop words, a short sequence): no set */
-		bfi__reset_result(w, scored);
-	else if (e->nodes[e->root].type == BFI_EXPR_TERMS)
-		rc = bfi_query_threshold(s, layout, e, theta > 0 ? theta : 1.0, w);
-	else
-		rc = bfi_query_expr(s, layout, e, w);
-	bfi_expr_free(&e);
-	return rc;
+	if (s == NULL || res == NULL || !(theta >= 0 && theta <= 1))
+		return BFI_E_INVALID;
+	int terms = theta > 0 || (e && e->nodes[e->root].type == BFI_EXPR_TERMS);
+	if (e == NULL || bfi_expr_keys(e) == 0) { /* stop words, a short sequence: no set */
+		bfi__reset_result(res, terms);
+		return 0;
+	}
+	return e->nodes[e->root].type == BFI_EXPR_TERMS ? bfi_query_threshold(s, layout, e, theta > 0 ? theta : 1.0, res)
+	             : bfi_query_expr(s, layout, e, res);
 }
 
 int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, double theta,
@@ -85,9 +81,8 @@ int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k,
 		else
 			rc = bfi_expr_text(s, q, len, scored ? BFI_TEXT_TERMS : BFI_TEXT_ALL, &e);
 		if (rc == 0)
-			rc = answer_compiled(s, layout, e, theta, scored, w);
-		else
-			bfi_expr_free(&e);
+			rc = bfi_query_compiled(s, layout, e, theta, w);
+		bfi_expr_free(&e);
 		if (rc == 0)
 			rc = append(res, w, scored);
 		if (rc)
@@ -102,9 +97,20 @@ int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k,
 int bfi_query_text(const bfi_snapshot *s, unsigned layout, const char *text, size_t len,
                    double theta, bfi_result *res)
 {
-	if (s == NULL || res == NULL)
+	struct bfi_form f;
+	int rc = bfi_query_form(s, BFI_FORM_AUTO, 0, theta, &f);
+	return rc ? rc : bfi_query_as(s, layout, &f, text, len, res);
+}
+
+int bfi_query_as(const bfi_snapshot *s, unsigned layout, const struct bfi_form *f,
+                 const char *text, size_t len, bfi_result *res)
+{
+	if (s == NULL || f == NULL || res == NULL)
 		return BFI_E_INVALID;
 	bfi_expr *e = NULL;
-	int rc = bfi_expr_query(s, text, len, theta, &e);
-	return rc ? rc : answer_compiled(s, layout, e, theta, bfi__query_terms(s, theta), res);
+	int rc = bfi_expr_form(s, f, text, len, &e, NULL);
+	if (rc == 0)
+		rc = bfi_query_compiled(s, layout, e, f->theta, res);
+	bfi_expr_free(&e);
+	return rc;
 }

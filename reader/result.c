@@ -54,7 +54,8 @@ const uint32_t *bfi_result_ordinals(const bfi_result *res)
 
 const uint32_t *bfi_result_scores(const bfi_result *res)
 {
-	return res->have_scores ? res->scores : NULL;
+	static const uint32_t none[1]; /* an empty scored answer has scores all the same */
+	return !res->have_scores ? NULL : res->scores ? res->scores : none;
 }
 
 void bfi_result_count_bytes(bfi_result *res, int on)

@@ -105,13 +105,15 @@ if cmd == "post":  # post NAME KIND QUERIES CLI_JSON [EXTRA_JSON]: results equal
         fail(f"{name} {kind}: {len(got['results'])} results against the CLI's {len(w)}")
     print(f"{name} {kind}: {len(w)} results equal")
 
-if cmd == "get":  # get NAME KEYS CLI_JSON: GET key=K in requests of 25 keys
+if cmd == "get":  # get NAME KEYS CLI_JSON [ARG [EXTRA]]: GET ARG=K (key=K) in requests of 25 keys
     from urllib.parse import quote
-    name, keys, want = args
+    name, keys, want = args[:3]
+    arg = args[3] if len(args) > 3 else "key"
+    extra = args[4] if len(args) > 4 else ""
     ks, w, got = lines(keys), cli(want), []
     c = conn()
     for i in range(0, len(ks), 25):
-        q = "&".join("key=" + quote(k, safe="") for k in ks[i:i + 25])
+        q = "&".join(f"{arg}=" + quote(k, safe="") for k in ks[i:i + 25]) + extra
         s, b, _ = call("GET", f"/v1/{name}/query?{q}", c=c)
         if s != 200:
             fail(f"GET {name}: {s} {b[:300]}")
@@ -302,6 +304,23 @@ answers() {
 	[ "$(grep -c '"matches": \["' "$T/k.want")" -gt 100 ] && [ "$(grep -c '"matches": \["' "$T/f.want")" -gt 50 ]
 }
 check "keys, expressions, text, sequences and paths answer as bfi query --json, field for field" answers
+
+# "queries" and q=Q: formed by the snapshot's key rules, as bfi query forms them given no options
+formed() {
+	grep -v '^>' "$T/reads.fa" >"$T/reads.txt" || return 1
+	for c in "x texts" "f reads" "p paths" "k keys"; do
+		set -- $c
+		N=$(echo "$1" | tr a-z A-Z)
+		"$BFI" query --json "$T/$N" <"$T/$2.txt" >"$T/q$1.want" &&
+			H post "$1" queries "$T/$2.txt" "$T/q$1.want" &&
+			H get "$1" "$T/$2.txt" "$T/q$1.want" q || return 1
+		[ "$(grep -c '"matches": \["' "$T/q$1.want")" -gt 10 ] || { echo "$1: few answers"; return 1; }
+	done
+	"$BFI" query --json -t 0.8 "$T/F" <"$T/reads.txt" >"$T/qft.want" &&
+		H post f queries "$T/reads.txt" "$T/qft.want" '{"threshold": 0.8}' &&
+		H get f "$T/reads.txt" "$T/qft.want" q '&threshold=0.8'
+}
+check "queries with no options are formed as bfi query forms them: text, k-mers, paths, keys" formed
 
 infos() {
 	"$BFI" inspect --json "$T/K" >"$T/ki.want" && H info k "$T/ki.want" && H health && H metrics

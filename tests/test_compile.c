@@ -303,6 +303,27 @@ static void test_kmers(void)
 		          BFI_E_KEY_FORM);
 		EXPECT_RC(bfi_query_many(s, 0, 4, 0, 0.8, buf, ends, 2, res, aends, &done),
 		          BFI_E_INVALID);
+		/* the forms: the catalog's choice, and refusals of what would match nothing */
+		struct bfi_form fm;
+		EXPECT_RC(bfi_query_form(s, BFI_FORM_AUTO, 0, 0, &fm), 0);
+		EXPECT(fm.form == BFI_FORM_KMERS && fm.k == 21 && fm.theta == 1.0);
+		EXPECT_RC(bfi_query_form(s, BFI_FORM_AUTO, 0, 0.8, &fm), 0);
+		EXPECT(fm.form == BFI_FORM_KMERS && fm.theta == 0.8);
+		EXPECT_RC(bfi_query_form(s, BFI_FORM_KMERS, 21, 0, &fm), 0);
+		EXPECT_RC(bfi_query_form(s, BFI_FORM_KMERS, 31, 0, &fm), BFI_E_KEY_FORM);
+		EXPECT_RC(bfi_query_form(s, BFI_FORM_TEXT, 0, 0, &fm), BFI_E_KEY_FORM);
+		EXPECT_RC(bfi_query_form(s, BFI_FORM_PATH, 0, 0, &fm), BFI_E_KEY_FORM);
+		EXPECT_RC(bfi_query_form(s, BFI_FORM_KEY, 0, 0, &fm), 0);
+		EXPECT(fm.form == BFI_FORM_KEY && fm.theta == 0);
+		EXPECT_RC(bfi_query_form(s, BFI_FORM_KEY, 0, 0.5, &fm), 0);
+		EXPECT(fm.form == BFI_FORM_WORDS && fm.theta == 0.5);
+		EXPECT_RC(bfi_query_form(s, BFI_FORM_EXPR, 0, 0.5, &fm), BFI_E_INVALID);
+		EXPECT_RC(bfi_query_form(s, BFI_FORM_WORDS + 1, 0, 0, &fm), BFI_E_INVALID);
+		EXPECT_RC(bfi_query_form(s, BFI_FORM_AUTO, 0, 1.5, &fm), BFI_E_INVALID);
+		/* a read shorter than k: no set, with scores, as bfi_query_as answers it */
+		EXPECT_RC(bfi_query_form(s, BFI_FORM_AUTO, 0, 0.8, &fm), 0);
+		EXPECT_RC(bfi_query_as(s, 0, &fm, "ACGT", 4, res), 0);
+		EXPECT(bfi_result_count(res) == 0 && bfi_result_scores(res) != NULL);
 		/* none at all: an empty answer */
 		EXPECT_RC(bfi_query_many(s, 0, BFI_MANY_SEQUENCES, 0, 0.8, buf, ends, 0, res, aends,
 		                         &done),

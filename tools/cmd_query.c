@@ -282,8 +282,7 @@ int cmd_query(int argc, char **argv)
 	}
 	guard_watch(s, path);
 	char why[600];
-	if (query_form(s, &o, keys, !(flags & BFI_OPEN_NO_CATALOG), fasta != NULL, path, why,
-	               sizeof why) != 0) {
+	if (query_form(s, &o, keys, fasta != NULL, path, why, sizeof why) != 0) {
 		fprintf(stderr, "bfi query: %s\n", why);
 		rc = EXIT_USAGE;
 	}

@@ -15,9 +15,10 @@ struct opts {
 	const char *format; /* --format template, or NULL */
 	const bfi_snapshot *snap; /* for --path, which reads the encoding from the catalog */
 	enum mode mode;
-	double theta;
-	unsigned kmer;
-	int text;
+	double theta;  /* --threshold as given; once formed, form.theta */
+	unsigned kmer; /* --kmer as given (0: none) */
+	int text;      /* --text */
+	struct bfi_form form; /* the form, once settled (query_form) */
 	unsigned layout;
 	int batch;
 	size_t batch_size;
@@ -65,14 +66,13 @@ struct query {
 };
 
 /*
- * The query form once the snapshot's key rules (if catalog) are applied:
- * a form that contradicts how its keys were made is refused, and with none
- * given they choose it; then o->mode from --text, --kmer and --threshold
- * (query_run.c). keys: --keys was given; fasta: --fasta. 0, or -1 with
- * what is wrong in why.
+ * The query form (o->form), settled by the library from the options and
+ * the snapshot's key rules (bfi_query_form); then o->mode, and the checks
+ * of options that need a mode (query_run.c). keys: --keys was given;
+ * fasta: --fasta. 0, or -1 with what is wrong in why.
  */
-int query_form(const bfi_snapshot *s, struct opts *o, int keys, int catalog, int fasta,
-               const char *path, char *why, size_t cap);
+int query_form(const bfi_snapshot *s, struct opts *o, int keys, int fasta, const char *path,
+               char *why, size_t cap);
 
 /* compile()'s return after it has told what is wrong with the query itself */
 #define SAID 1

@@ -7,31 +7,11 @@
 #include "query.h"
 #include "tools.h"
 
-/*
- * A term list: text split as the snapshot's documents were, a sequence's
- * k-mers (both by the library, from the catalog), or blank-separated words.
- */
-static int make_terms(const struct opts *o, const char *text, size_t len, bfi_expr **out)
-{
-	if (o->text)
-		return bfi_expr_text(o->snap, text, len, BFI_TEXT_TERMS, out);
-	if (o->kmer)
-		return bfi_expr_kmers(o->snap, text, len, o->kmer, out);
-	return bfi_expr_words(text, len, out);
-}
-
 /* Make q's expression: 0, SAID (a bad query, reported), or an error code. */
 int query_compile(const struct opts *o, struct query *q)
 {
 	size_t at = 0;
-	int rc;
-	switch (o->mode) {
-	case M_KEY: rc = bfi_expr_key(q->text, q->len, &q->e); break;
-	case M_EXPR: rc = bfi_expr_parse(q->text, q->len, &q->e, &at); break;
-	case M_TEXT: rc = bfi_expr_text(o->snap, q->text, q->len, BFI_TEXT_ALL, &q->e); break;
-	case M_PATH: rc = bfi_expr_path(o->snap, q->text, q->len, &q->e); break;
-	default: rc = make_terms(o, q->text, q->len, &q->e); break;
-	}
+	int rc = bfi_expr_form(o->snap, &o->form, q->text, q->len, &q->e, &at);
 	const char *what = NULL;
 	if (rc == BFI_E_SYNTAX)
 		what = o->mode == M_PATH ? "not a path" : "syntax error";
@@ -69,28 +49,8 @@ int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, 
 	int rc = query_compile(o, q);
 	if (rc == 0 && o->keys_seen && q->e)
 		*o->keys_seen += bfi_expr_keys(q->e);
-	if (rc == 0 && ((o->mode == M_TERMS && bfi_expr_keys(q->e) == 0) ||
-	                (o->mode == M_TEXT && q->e == NULL))) {
-		/* No terms (say, a sequence shorter than k): no set can score. */
-		bfi_expr_free(&q->e);
-		if (o->format) {
-			out_end_line(); /* no set: nothing to format */
-		} else if (o->json) {
-			out_str("{\"query\": ");
-			print_query(q, 1);
-			out_str(o->count              ? ", \"terms\": 0, \"count\": 0}\n"
-			        : o->mode == M_TEXT ? ", \"terms\": 0, \"matches\": []}\n"
-			                            : ", \"terms\": 0, \"matches\": [], \"scores\": []}\n");
-		} else {
-			print_query(q, 0);
-			out_str(o->count ? "\t0\n" : "\n");
-		}
-		out_end_line();
-		return 0;
-	}
 	if (rc == 0)
-		rc = o->mode == M_TERMS ? bfi_query_threshold(s, o->layout, q->e, o->theta, res)
-		                        : bfi_query_expr(s, o->layout, q->e, res);
+		rc = bfi_query_compiled(s, o->layout, q->e, o->form.theta, res);
 	if (rc == 0)
 		rc = print_answer(s, res, o, q);
 	bfi_expr_free(&q->e);
@@ -98,93 +58,57 @@ int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, 
 }
 
 /*
- * The query form once the snapshot's key rules are applied: fix o->mode
- * from --text, --kmer and --threshold. 0, or -1 with why.
+ * The query form, settled by the library from the options and the
+ * snapshot's key rules (bfi_query_form); then what bfi query does with
+ * it: o->mode and the options that need a mode. 0, or -1 with why.
  */
-static int decide_mode(struct opts *o, int fasta, char *why, size_t cap)
+int query_form(const bfi_snapshot *s, struct opts *o, int keys, int fasta, const char *path,
+               char *why, size_t cap)
 {
-	if (fasta && (!o->kmer || (o->batch && !o->scan))) {
+	int asked = keys                ? BFI_FORM_KEY
+	            : o->mode == M_EXPR ? BFI_FORM_EXPR
+	            : o->mode == M_PATH ? BFI_FORM_PATH
+	            : o->text           ? BFI_FORM_TEXT
+	            : o->kmer           ? BFI_FORM_KMERS
+	                                : BFI_FORM_AUTO;
+	int rc = bfi_query_form(s, asked, o->kmer, o->theta, &o->form);
+	if (rc == BFI_E_KEY_FORM) {
+		char input[16] = "keys"; /* absent: keys as given */
+		meta_str(s, BFI_META_INPUT, input, sizeof input);
+		unsigned k = meta_uint(s, BFI_META_KMER, 0);
+		if (asked == BFI_FORM_KMERS && k && !strcmp(input, "fasta"))
+			snprintf(why, cap, "%s holds %u-mers; --kmer %u would match nothing", path, k,
+			         o->kmer);
+		else
+			snprintf(why, cap, "%s was built from %s input; --%s queries would match "
+			                   "nothing (--keys takes each query as one key, byte for byte)",
+			         path, input, asked == BFI_FORM_TEXT ? "text"
+			                      : asked == BFI_FORM_KMERS ? "kmer" : "path");
+		return -1;
+	}
+	if (rc) {
+		snprintf(why, cap, "%s", o->mode == M_EXPR ? "--expr does not combine with --threshold"
+		                         : o->mode == M_PATH ? "--path does not combine with --threshold"
+		                                             : bfi_strerror(rc));
+		return -1;
+	}
+	const struct bfi_form *f = &o->form;
+	o->mode = f->form == BFI_FORM_KEY    ? M_KEY
+	          : f->form == BFI_FORM_EXPR ? M_EXPR
+	          : f->form == BFI_FORM_PATH ? M_PATH
+	          : f->form == BFI_FORM_TEXT && f->theta == 0 ? M_TEXT
+	                                                       : M_TERMS;
+	o->theta = f->theta;
+	if (fasta && (f->form != BFI_FORM_KMERS || (o->batch && !o->scan))) {
 		snprintf(why, cap, "--fasta needs --kmer K (this snapshot records no k-mer "
 		                   "length), and does not combine with --batch (but does with --scan)");
 		return -1;
 	}
-	if (o->text && o->theta == 0) { /* all terms must match: one conjunction */
-		if (o->mode == M_EXPR) {
-			snprintf(why, cap, "--expr does not combine with --text");
-			return -1;
-		}
-		o->mode = M_TEXT;
-		if (o->batch && !o->scan) {
-			snprintf(why, cap, "--batch answers keys and expressions, not --text");
-			return -1;
-		}
-	} else if (o->theta > 0 || o->kmer || o->text) {
-		if (o->mode == M_EXPR) {
-			snprintf(why, cap, "--expr does not combine with --threshold, --kmer or "
-			                "--text");
-			return -1;
-		}
-		o->mode = M_TERMS;
-		if (o->theta == 0)
-			o->theta = 1.0;
-		if (o->batch && !o->scan) {
-			snprintf(why, cap, "--batch answers keys and expressions, not "
-			                "threshold queries");
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/*
- * The snapshot's key rules (catalog "input" and "kmer": how its keys were
- * made): with no query form given, they choose it, so that a query is
- * split as the sets were; a form that contradicts them, and would match
- * nothing, is refused. Without a catalog there is nothing to check.
- */
-static int key_rules(const bfi_snapshot *s, struct opts *o, int keys, const char *path, char *why,
-                     size_t cap)
-{
-	char input[16] = "keys"; /* absent: keys as given */
-	meta_str(s, BFI_META_INPUT, input, sizeof input);
-	unsigned k = meta_uint(s, BFI_META_KMER, 0);
-	int given = keys || o->mode == M_EXPR || o->mode == M_PATH || o->text || o->kmer;
-	const char *bad = NULL;
-	if (!strcmp(input, "fasta")) {
-		if (o->text || o->mode == M_PATH)
-			bad = o->text ? "--text" : "--path";
-		else if (o->kmer && k && o->kmer != k) {
-			snprintf(why, cap, "%s holds %u-mers; --kmer %u would match nothing", path, k,
-			         o->kmer);
-			return -1;
-		} else if (!given && k)
-			o->kmer = k;
-	} else if (!strcmp(input, "text")) {
-		if (o->kmer || o->mode == M_PATH)
-			bad = o->kmer ? "--kmer" : "--path";
-		else if (!given)
-			o->text = 1;
-	} else if (!strcmp(input, "paths")) {
-		if (o->kmer || o->text)
-			bad = o->kmer ? "--kmer" : "--text";
-		else if (!given && o->theta == 0)
-			o->mode = M_PATH;
-	} else if (o->mode == M_PATH) {
-		bad = "--path";
-	}
-	if (bad) {
-		snprintf(why, cap, "%s was built from %s input; %s queries would match nothing "
-		                   "(--keys takes each query as one key, byte for byte)",
-		         path, input, bad);
+	if (o->batch && !o->scan && (o->mode == M_TEXT || o->mode == M_TERMS)) {
+		snprintf(why, cap, o->mode == M_TEXT ? "--batch answers keys and expressions, not --text"
+		                                     : "--batch answers keys and expressions, not "
+		                                       "threshold queries");
 		return -1;
 	}
 	return 0;
-}
-
-int query_form(const bfi_snapshot *s, struct opts *o, int keys, int catalog, int fasta,
-               const char *path, char *why, size_t cap)
-{
-	if (catalog && key_rules(s, o, keys, path, why, cap) != 0)
-		return -1;
-	return decide_mode(o, fasta, why, cap);
 }

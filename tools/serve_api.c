@@ -102,8 +102,10 @@ __attribute__((format(printf, 4, 5))) static void reply_error(struct reply *rp, 
 
 /* ---- Queries ---- */
 
-enum kind { K_KEYS, K_TEXT, K_SEQUENCES, K_EXPR, K_PATH, N_KINDS };
-static const char *const kind_names[N_KINDS] = {"keys", "text", "sequences", "expr", "path"};
+/* K_QUERIES: each formed as the snapshot's keys were made (BFI_FORM_AUTO), as bfi query does */
+enum kind { K_KEYS, K_TEXT, K_SEQUENCES, K_EXPR, K_PATH, K_QUERIES, N_KINDS };
+static const char *const kind_names[N_KINDS] = {"keys", "text", "sequences", "expr", "path",
+                                                "queries"};
 
 /* One query of a request: its text and, for a sequence, its id. */
 struct item {
@@ -319,7 +321,7 @@ static int job_run(struct job *j, struct reply *rp)
 	case K_PATH: j->o.mode = M_PATH; break;
 	default: break;
 	}
-	if (query_form(g->snap, &j->o, p->kind == K_KEYS, 1, 0, name, j->why, sizeof j->why) != 0) {
+	if (query_form(g->snap, &j->o, p->kind == K_KEYS, 0, name, j->why, sizeof j->why) != 0) {
 		reply_error(rp, 400, "bad_form", "%s", j->why);
 		return -1;
 	}
@@ -332,7 +334,7 @@ static int job_run(struct job *j, struct reply *rp)
 	answers.limit = j->sv->max_reply;
 	reply_head(j->sl, g);
 	/* many keys or expressions: in batches, as bfi query --batch (bfi_query_keys, _batch) */
-	if ((p->kind == K_KEYS || p->kind == K_EXPR) && p->n >= SERVE_BATCH_MIN)
+	if ((j->o.mode == M_KEY || j->o.mode == M_EXPR) && p->n >= SERVE_BATCH_MIN)
 		batch_queries(j);
 	else
 		each_query(j);
@@ -468,16 +470,30 @@ static int parse_limit(const char *v, size_t len, uint64_t *limit)
 	return 0;
 }
 
-/* GET /v1/NAME/query?key=K[&key=K...][&format=F][&limit=N][&layout=L] */
+/*
+ * GET /v1/NAME/query?key=K[&key=K...][&format=F][&limit=N][&layout=L], or
+ * q=Q[&q=Q...] for queries formed as the snapshot's keys were made (and
+ * threshold=T)
+ */
 static void get_query(struct server *sv, struct slot *sl, const struct request *rq,
                       struct reply *rp)
 {
 	struct params p = {.kind = K_KEYS};
-	size_t n = 0;
-	for (size_t i = 0; i < rq->n_args; i++)
+	size_t n = 0, nq = 0;
+	for (size_t i = 0; i < rq->n_args; i++) {
 		n += !strcmp(rq->arg_names[i], "key");
+		nq += !strcmp(rq->arg_names[i], "q");
+	}
+	if (n && nq) {
+		reply_error(rp, 400, "bad_field", "give key=K or q=Q, not both");
+		return;
+	}
+	if (nq) {
+		p.kind = K_QUERIES;
+		n = nq;
+	}
 	if (n == 0) {
-		reply_error(rp, 400, "no_query", "give at least one key=K");
+		reply_error(rp, 400, "no_query", "give at least one key=K or q=Q");
 		return;
 	}
 	if (n > sv->max_keys) {
@@ -493,8 +509,17 @@ static void get_query(struct server *sv, struct slot *sl, const struct request *
 	for (size_t i = 0; i < rq->n_args; i++) {
 		const char *k = rq->arg_names[i], *v = rq->arg_values[i];
 		size_t vl = rq->arg_lens[i];
-		if (!strcmp(k, "key")) {
+		if (!strcmp(k, "key") || !strcmp(k, "q")) {
 			p.items[p.n++] = (struct item){v, NULL, vl, 0};
+		} else if (!strcmp(k, "threshold")) {
+			char *end = NULL;
+			double t = vl && vl < 32 ? strtod(v, &end) : 0;
+			if (end != v + vl || !(t > 0 && t <= 1) || p.kind != K_QUERIES) {
+				reply_error(rp, 400, "bad_field", "threshold must be a number in (0, 1], "
+				            "with q=Q");
+				goto out;
+			}
+			p.theta = t;
 		} else if (!strcmp(k, "format")) {
 			if (parse_format(v, vl, &p.format)) {
 				reply_error(rp, 400, "bad_field", "format must be names, ordinals or count");
@@ -511,8 +536,8 @@ static void get_query(struct server *sv, struct slot *sl, const struct request *
 				goto out;
 			}
 		} else {
-			reply_error(rp, 400, "unknown_field", "unknown argument %.100s: key, format, "
-			            "limit and layout are known", k);
+			reply_error(rp, 400, "unknown_field", "unknown argument %.100s: key, q, "
+			            "threshold, format, limit and layout are known", k);
 			goto out;
 		}
 	}
@@ -610,8 +635,8 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 				k = i;
 		if (k >= 0) {
 			if (kinds++) {
-				reply_error(rp, 400, "bad_body", "give one of keys, text, sequences, expr or "
-				            "path");
+				reply_error(rp, 400, "bad_body", "give one of queries, keys, text, sequences, "
+				            "expr or path");
 				return -1;
 			}
 			p->kind = (enum kind)k;
@@ -656,18 +681,20 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 				return -1;
 			}
 		} else {
-			reply_error(rp, 400, "unknown_field", "unknown field \"%.100s\": keys, text, "
-			            "sequences, expr, path, threshold, format, limit and layout are known",
+			reply_error(rp, 400, "unknown_field", "unknown field \"%.100s\": queries, keys, "
+			            "text, sequences, expr, path, threshold, format, limit and layout are "
+			            "known",
 			            key);
 			return -1;
 		}
 	}
 	if (!kinds) {
-		reply_error(rp, 400, "no_query", "give one of keys, text, sequences, expr or path");
+		reply_error(rp, 400, "no_query", "give one of queries, keys, text, sequences, expr or "
+		            "path");
 		return -1;
 	}
-	if (p->theta > 0 && p->kind != K_TEXT && p->kind != K_SEQUENCES) {
-		reply_error(rp, 400, "bad_field", "\"threshold\" goes with text or sequences");
+	if (p->theta > 0 && p->kind != K_TEXT && p->kind != K_SEQUENCES && p->kind != K_QUERIES) {
+		reply_error(rp, 400, "bad_field", "\"threshold\" goes with queries, text or sequences");
 		return -1;
 	}
 	return 0;

@@ -170,6 +170,15 @@ _query_keys = _fn("bfi_query_keys", ctypes.c_int, _P, ctypes.c_uint,
 _query_expr = _fn("bfi_query_expr", ctypes.c_int, _P, ctypes.c_uint, _P, _P)
 _query_text = _fn("bfi_query_text", ctypes.c_int, _P, ctypes.c_uint, ctypes.c_char_p, _SZ,
                   ctypes.c_double, _P)
+
+
+class _Form(ctypes.Structure):  # struct bfi_form (bfi.h)
+    _fields_ = [("form", ctypes.c_int), ("k", ctypes.c_uint), ("theta", ctypes.c_double)]
+
+
+_FORM_AUTO, _FORM_KEY = 0, 1  # BFI_FORM_* (bfi.h)
+_query_form = _fn("bfi_query_form", ctypes.c_int, _P, ctypes.c_int, ctypes.c_uint,
+                  ctypes.c_double, ctypes.POINTER(_Form))
 _query_threshold = _fn("bfi_query_threshold", ctypes.c_int, _P, ctypes.c_uint, _P,
                        ctypes.c_double, _P)
 _expr_parse = _fn("bfi_expr_parse", ctypes.c_int, ctypes.c_char_p, _SZ, _PP,
@@ -743,10 +752,13 @@ class Snapshot:
                                              as_array))
 
     def _formed(self):
-        """Are this snapshot's keys made from text, sequences or paths, so that
-        a query is formed from them (bfi_query_text), not taken whole?"""
+        """Does the catalog form a query other than as one key (a text's terms,
+        a sequence's k-mers, a path: bfi_query_form), so that queries go
+        through bfi_query_text, not taken whole?"""
         if self._form is None:
-            self._form = self.meta("input") not in (None, "keys")
+            f = _Form()
+            _check(_query_form(self._snap(), _FORM_AUTO, 0, 0.0, ctypes.byref(f)), "query")
+            self._form = f.form != _FORM_KEY
         return self._form
 
     @_held
