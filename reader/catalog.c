@@ -203,14 +203,14 @@ void bfi__catalog_close(bfi_snapshot *s)
 	s->n_meta = 0;
 }
 
-/* Width of the filter that set ord's recorded fill ratio is of (layout.h, fill_rank). */
+/* Width of the filter that set ord's recorded fill ratio is of (format/layouts.h, fill_rank). */
 static uint64_t set_width(const bfi_snapshot *s, uint32_t ord)
 {
-	const struct bfi_layout_ops *best = NULL;
+	int best = -1;
 	for (int r = 0; r < BFI_ROWS; r++)
-		if (s->view[r] && (best == NULL || bfi__layouts[r]->fill_rank < best->fill_rank))
-			best = bfi__layouts[r];
-	return best ? best->set_bits(s, ord) : 0;
+		if (s->view[r] && (best < 0 || bfi_layout_rows[r].fill_rank < bfi_layout_rows[best].fill_rank))
+			best = r;
+	return best >= 0 ? bfi__layouts[best]->set_bits(s, ord) : 0;
 }
 
 /*

@@ -597,7 +597,6 @@ static int flat_scan_view(const bfi_snapshot *s, uint64_t first, uint64_t n, con
 }
 
 const struct bfi_layout_ops bfi__flat_ops = {
-	.flag = BFI_LAYOUT_FLAT, .kind = BFI_SEC_FLAT, .name = "flat", .fill_rank = 0,
 	.view_size = sizeof(struct bfi_flat), .open = flat_open, .close = flat_close,
 	.info = flat_info, .verify = flat_verify, .set_bits = flat_set_bits,
 	.expr = flat_expr, .batch = flat_batch, .keys = flat_keys, .threshold = flat_threshold,

@@ -11,14 +11,16 @@
 #define BFI_READER_LAYOUT_H
 
 #include "expr.h"
+#include "layouts.h"
 
 struct bfi_want;
 struct bfi_scan_io;
 
+/*
+ * A layout's row here is its row in the format's table (format/layouts.h),
+ * which holds its flag, section kind, name and fill rank.
+ */
 struct bfi_layout_ops {
-	unsigned flag;    /* BFI_LAYOUT_* */
-	uint32_t kind;    /* BFI_SEC_* of its section */
-	const char *name; /* as --layout and inspect spell it */
 	int own_k;        /* sizes its own filters, so its k need not be the others' (RAMBO) */
 	size_t view_size; /* bytes of its view, allocated zeroed for open, freed after close */
 	/*
@@ -59,11 +61,10 @@ struct bfi_layout_ops {
 	int (*verify)(const bfi_snapshot *s, struct bfi_bad *bad);
 	/*
 	 * Width in bits of set ord's filter in this layout. The catalog's fill
-	 * ratios (bits_set) are of the present layout of lowest fill_rank
-	 * (spec/format.md, "Catalog").
+	 * ratios (bits_set) are of the present layout of lowest fill rank
+	 * (format/layouts.h).
 	 */
 	uint64_t (*set_bits)(const bfi_snapshot *s, uint32_t ord);
-	int fill_rank;
 	/*
 	 * Scan (scan.c): a pass takes the layout part by part, each answered
 	 * alone. A part is items [first, first + n) (blocks, sets; one item
@@ -245,15 +246,12 @@ static inline uint64_t bfi__scan_whole(const bfi_snapshot *s, uint64_t first, ui
 }
 
 /* The table, in the order the default layout is chosen: flat, tree, RAMBO, plain. */
-enum { BFI_ROW_FLAT, BFI_ROW_TREE, BFI_ROW_RAMBO, BFI_ROW_PLAIN, BFI_ROWS };
 extern const struct bfi_layout_ops *const bfi__layouts[BFI_ROWS];
 extern const struct bfi_layout_ops bfi__flat_ops, bfi__tree_ops, bfi__rambo_ops, bfi__plain_ops;
 
 /* The view of snapshot s that layout row keeps, as a type. */
 #define BFI_VIEW(s, row, type) ((const type *)(s)->view[row])
 
-/* The row of layout flag (one BFI_LAYOUT_* bit), or -1. */
-int bfi__layout_row(unsigned flag);
 /*
  * The row answering on layout (0: the first the snapshot holds, in table
  * order), into *out: 0, BFI_E_INVALID or BFI_E_NO_LAYOUT.

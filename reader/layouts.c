@@ -1,4 +1,4 @@
-/* layouts.c - the table of layouts (layout.h): one row each. */
+/* layouts.c - the reader's table of layouts (layout.h): one row each, as the format's rows. */
 #include "layout.h"
 
 _Static_assert(BFI_ROWS <= BFI_MAX_LAYOUTS, "the snapshot keeps a view per row");
@@ -10,14 +10,6 @@ const struct bfi_layout_ops *const bfi__layouts[BFI_ROWS] = {
 	[BFI_ROW_PLAIN] = &bfi__plain_ops,
 };
 
-int bfi__layout_row(unsigned flag)
-{
-	for (int r = 0; r < BFI_ROWS; r++)
-		if (bfi__layouts[r]->flag == flag)
-			return r;
-	return -1;
-}
-
 int bfi__row_of(const bfi_snapshot *s, unsigned layout, const struct bfi_layout_ops **out)
 {
 	for (int r = 0; layout == 0 && r < BFI_ROWS; r++)
@@ -25,7 +17,7 @@ int bfi__row_of(const bfi_snapshot *s, unsigned layout, const struct bfi_layout_
 			*out = bfi__layouts[r];
 			return 0;
 		}
-	int r = bfi__layout_row(layout);
+	int r = bfi_layout_row(layout);
 	if (r < 0)
 		return BFI_E_INVALID;
 	if (s->view[r] == NULL)
@@ -36,14 +28,14 @@ int bfi__row_of(const bfi_snapshot *s, unsigned layout, const struct bfi_layout_
 
 int bfi_layout_info(const bfi_snapshot *s, unsigned layout, struct bfi_layout_info *out)
 {
-	int r = bfi__layout_row(layout);
+	int r = bfi_layout_row(layout);
 	if (s == NULL || out == NULL || r < 0)
 		return BFI_E_INVALID;
 	if (s->view[r] == NULL)
 		return BFI_E_NO_LAYOUT;
 	memset(out, 0, sizeof *out);
 	out->layout = layout;
-	out->name = bfi__layouts[r]->name;
+	out->name = bfi_layout_rows[r].name;
 	const struct bfi_section *e = &s->lay.sec[s->lay.sec_of[r]];
 	out->offset = e->offset;
 	out->size = e->stored_size;

@@ -16,14 +16,6 @@ static uint64_t entry_off(uint32_t i)
 }
 
 /* The row of the table whose layout is in sections of kind, or -1. */
-static int row_of_kind(uint32_t kind)
-{
-	for (int r = 0; r < BFI_ROWS; r++)
-		if (bfi__layouts[r]->kind == kind)
-			return r;
-	return -1;
-}
-
 static int check_entries(const uint8_t *map, uint64_t size, struct bfi_layout *lay,
                          struct bfi_bad *bad)
 {
@@ -42,7 +34,7 @@ static int check_entries(const uint8_t *map, uint64_t size, struct bfi_layout *l
 			BAD(BFI_E_BAD_SECTION, entry_off(i), BFI_ENTRY_SIZE,
 			    "section out of bounds or overlapping the one before");
 		prev_end = s->offset + s->stored_size;
-		int row = row_of_kind(s->kind);
+		int row = bfi_layout_row_of_kind(s->kind);
 		int *slot = s->kind == BFI_SEC_CHUNKSUMS ? &lay->sums_idx
 		            : row >= 0                   ? &lay->sec_of[row]
 		                                         : NULL;
@@ -132,13 +124,13 @@ static int open_layouts(bfi_snapshot *s, struct bfi_bad *bad)
 	int have_k = 0;
 	lay->n_sets = 0;
 	for (uint32_t i = 0; i < lay->n_sec; i++) {
-		int r = row_of_kind(lay->sec[i].kind);
+		int r = bfi_layout_row_of_kind(lay->sec[i].kind);
 		if (r < 0 || lay->sec_of[r] != (int)i)
 			continue;
 		const struct bfi_layout_ops *ops = bfi__layouts[r];
 		const struct bfi_section *e = &lay->sec[i];
 		struct bfi_where at = {0, 0, NULL};
-		struct bfi_layout_info f = {.layout = ops->flag};
+		struct bfi_layout_info f = {.layout = bfi_layout_rows[r].flag};
 		s->view[r] = calloc(1, ops->view_size);
 		if (s->view[r] == NULL)
 			return -ENOMEM;
@@ -386,7 +378,7 @@ void bfi_info(const bfi_snapshot *s, struct bfi_info *info)
 	info->has_catalog = s->env != NULL;
 	for (int r = 0; r < BFI_ROWS; r++) {
 		struct bfi_layout_info li;
-		if (s->view[r] == NULL || bfi_layout_info(s, bfi__layouts[r]->flag, &li) != 0)
+		if (s->view[r] == NULL || bfi_layout_info(s, bfi_layout_rows[r].flag, &li) != 0)
 			continue;
 		info->layouts |= li.layout;
 		if (li.bits > info->bits)
@@ -413,8 +405,8 @@ const char *bfi_section_kind_name(uint32_t kind)
 {
 	if (kind == BFI_SEC_CHUNKSUMS)
 		return "chunksums";
-	int r = row_of_kind(kind);
-	return r >= 0 ? bfi__layouts[r]->name : "unknown";
+	int r = bfi_layout_row_of_kind(kind);
+	return r >= 0 ? bfi_layout_rows[r].name : "unknown";
 }
 
 const char *bfi_version(unsigned *format_major, unsigned *format_minor)

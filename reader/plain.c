@@ -189,7 +189,6 @@ static int plain_scan_view(const bfi_snapshot *s, uint64_t first, uint64_t n, co
 }
 
 const struct bfi_layout_ops bfi__plain_ops = {
-	.flag = BFI_LAYOUT_PLAIN, .kind = BFI_SEC_PLAIN, .name = "plain", .fill_rank = 1,
 	.view_size = sizeof(struct bfi_plain), .open = plain_open,
 	.info = plain_info, .verify = plain_verify, .set_bits = plain_set_bits,
 	.expr = plain_expr, .threshold = plain_threshold,

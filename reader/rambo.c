@@ -457,7 +457,7 @@ static int rambo_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 }
 
 const struct bfi_layout_ops bfi__rambo_ops = {
-	.flag = BFI_LAYOUT_RAMBO, .kind = BFI_SEC_RAMBO, .name = "rambo", .fill_rank = 3, .own_k = 1,
+	.own_k = 1,
 	.view_size = sizeof(struct bfi_rambo), .open = rambo_open,
 	.info = rambo_info, .verify = rambo_verify, .set_bits = rambo_set_bits,
 	.conj = rambo_conj, .scratch = rambo_scratch,

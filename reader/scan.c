@@ -320,7 +320,8 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 		return rc;
 	if (n == 0)
 		return 0;
-	c.row = bfi__layout_row(c.ops->flag);
+	for (c.row = 0; bfi__layouts[c.row] != c.ops; c.row++)
+		;
 	c.pages = (s->size + PAGE - 1) / PAGE;
 	c.budget = memory ? memory / PAGE : UINT64_MAX;
 	if (c.budget == 0)

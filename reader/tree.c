@@ -837,7 +837,6 @@ static int tree_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 }
 
 const struct bfi_layout_ops bfi__tree_ops = {
-	.flag = BFI_LAYOUT_TREE, .kind = BFI_SEC_TREE, .name = "tree", .fill_rank = 2,
 	.view_size = sizeof(struct bfi_tree), .open = tree_open,
 	.info = tree_info, .verify = tree_verify, .set_bits = tree_set_bits,
 	.conj = tree_conj, .scratch = tree_scratch, .threshold = tree_threshold,

@@ -146,6 +146,15 @@ sys.exit(not (d["format"]["minor"] == 2 and any(b["grouped"] for b in d["blocks"
 }
 check "merge of a snapshot with a grouped run answers as it does" grouped
 
+# a layout a join does not write is never dropped unsaid: plain gets a note
+plain_noted() {
+	printf 'p1\tk1\np2\tk2\n' | "$BFI" build -q -o "$T/PL" --layout flat,plain --tsv - &&
+		rm -rf "$T/plo" && "$BFI" merge -o "$T/plo" "$T/PL" 2>"$T/pl.err" || return 1
+	grep -q 'note: the plain layout is not kept' "$T/pl.err" || { cat "$T/pl.err"; return 1; }
+	printf 'k1\nk2\n' | "$BFI" query --keys "$T/plo" | cut -f2 | tr '\n' ' ' | grep -qx 'p1 p2 '
+}
+check "merge says when it does not keep a plain layout, and answers as before" plain_noted
+
 refused() {
 	rm -rf "$T/k3" "$T/tx" "$T/tr" "$T/x"
 	"$BFI" build -q --hashes 3 -o "$T/k3" --tsv "$T/m.tsv" &&

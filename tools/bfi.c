@@ -81,7 +81,9 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
 		unsigned major, minor;
 		const char *v = bfi_version(&major, &minor);
-		printf("bfi %s (format %u.%u)\n", v, major, minor);
+		char names[200];
+		printf("bfi %s (format %u.%u)\nlayouts: %s\n", v, major, minor,
+		       layout_names(0, " ", names, sizeof names));
 		return stdout_close("bfi") ? EXIT_USAGE : EXIT_OK;
 	}
 	const char *kernel = getenv("BFI_KERNEL");

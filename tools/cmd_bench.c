@@ -410,14 +410,8 @@ int cmd_bench(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'L':
-			only = !strcmp(optarg, "flat") ? BFI_LAYOUT_FLAT
-			       : !strcmp(optarg, "plain") ? BFI_LAYOUT_PLAIN
-			           : !strcmp(optarg, "rambo") ? BFI_LAYOUT_RAMBO
-			           : !strcmp(optarg, "tree") ? BFI_LAYOUT_TREE : 0;
-			if (!only) {
-				fprintf(stderr, "bfi bench: --layout must be flat, plain, rambo or tree\n");
+			if ((only = layout_arg("bench", optarg)) == 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'r':
 			if (parse_size(optarg, &repeat) || repeat == 0 || repeat > 1000) {
@@ -462,15 +456,9 @@ int cmd_bench(int argc, char **argv)
 	bfi_info(s, &in);
 	struct keys ks = {NULL, NULL, 0, NULL};
 	if (only && !(in.layouts & only)) {
-		fprintf(stderr, "bfi bench: %s holds no %s layout; it holds:%s%s%s%s\n", path,
-		        only == BFI_LAYOUT_FLAT    ? "flat"
-		        : only == BFI_LAYOUT_PLAIN ? "plain"
-		        : only == BFI_LAYOUT_RAMBO ? "rambo"
-		                                   : "tree",
-		        in.layouts & BFI_LAYOUT_FLAT ? " flat" : "",
-		        in.layouts & BFI_LAYOUT_PLAIN ? " plain" : "",
-		        in.layouts & BFI_LAYOUT_RAMBO ? " rambo" : "",
-		        in.layouts & BFI_LAYOUT_TREE ? " tree" : "");
+		char held[200];
+		fprintf(stderr, "bfi bench: %s holds no %s layout; it holds: %s\n", path,
+		        bfi_layout_name(only), layout_names(in.layouts, " ", held, sizeof held));
 		rc = BFI_E_INVALID;
 		goto out;
 	}
@@ -504,18 +492,14 @@ int cmd_bench(int argc, char **argv)
 	       "lines %.1f ns each (asked for %d ahead)\n",
 	       bw / 1e9, line_ns, RANDOM_AHEAD);
 
-	struct figures fig[4];
+	struct figures fig[32];
 	int nf = 0;
-	unsigned layouts[4] = {BFI_LAYOUT_FLAT, BFI_LAYOUT_TREE, BFI_LAYOUT_RAMBO, BFI_LAYOUT_PLAIN};
-	for (int i = 0; i < 4 && rc == 0; i++) {
-		if (!(in.layouts & layouts[i]) || (only && only != layouts[i]))
+	for (unsigned i = 0, lay; (lay = bfi_layout_at(i)) != 0 && i < 32 && rc == 0; i++) {
+		if (!(in.layouts & lay) || (only && only != lay))
 			continue;
-		int plain = layouts[i] == BFI_LAYOUT_PLAIN;
-		fig[nf].layout = plain                            ? "plain"
-		                 : layouts[i] == BFI_LAYOUT_RAMBO ? "rambo"
-		                 : layouts[i] == BFI_LAYOUT_TREE  ? "tree"
-		                                                  : "flat";
-		rc = run_layout(s, layouts[i], &ks, plain ? plain_limit : ks.n, (int)repeat, &fig[nf]);
+		int plain = lay == BFI_LAYOUT_PLAIN; /* the naive baseline: a sample of the keys */
+		fig[nf].layout = bfi_layout_name(lay);
+		rc = run_layout(s, lay, &ks, plain ? plain_limit : ks.n, (int)repeat, &fig[nf]);
 		if (rc == 0)
 			print_fig(&fig[nf++], bw);
 	}

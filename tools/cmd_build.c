@@ -310,21 +310,14 @@ int cmd_build(int argc, char **argv)
 			o.layouts = 0;
 			char *copy = strdup(optarg), *save = NULL;
 			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				if (!strcmp(t, "flat"))
-					o.layouts |= BFI_BUILD_FLAT;
-				else if (!strcmp(t, "plain"))
-					o.layouts |= BFI_BUILD_PLAIN;
-				else if (!strcmp(t, "rambo"))
-					o.layouts |= BFI_BUILD_RAMBO;
-				else if (!strcmp(t, "tree") || !strcmp(t, "bloofi"))
-					o.layouts |= BFI_BUILD_TREE;
-				else
-					o.layouts = ~0u;
+				unsigned f = bfi_layout_parse(t, strlen(t));
+				o.layouts = f && o.layouts != ~0u ? o.layouts | f : ~0u;
 			}
 			free(copy);
 			if (o.layouts == 0 || o.layouts == ~0u) {
-				fprintf(stderr, "%s: --layout takes flat, plain, rambo and tree, "
-				                "joined by commas\n", me);
+				char names[200];
+				fprintf(stderr, "%s: --layout takes %s, joined by commas\n", me,
+				        layout_names(0, ", ", names, sizeof names));
 				return EXIT_USAGE;
 			}
 			break;

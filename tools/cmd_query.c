@@ -215,14 +215,8 @@ int cmd_query(int argc, char **argv)
 			o.limit = v;
 			break;
 		case 'L':
-			o.layout = !strcmp(optarg, "flat") ? BFI_LAYOUT_FLAT
-			           : !strcmp(optarg, "plain") ? BFI_LAYOUT_PLAIN
-			           : !strcmp(optarg, "rambo") ? BFI_LAYOUT_RAMBO
-			           : !strcmp(optarg, "tree") ? BFI_LAYOUT_TREE : 0;
-			if (!o.layout) {
-				fprintf(stderr, "bfi query: --layout must be flat, plain, rambo or tree\n");
+			if ((o.layout = layout_arg("query", optarg)) == 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: fputs(help, stderr); return EXIT_USAGE;
@@ -306,14 +300,9 @@ int cmd_query(int argc, char **argv)
 	struct bfi_info info;
 	bfi_info(s, &info);
 	if (o.layout && !(info.layouts & o.layout)) {
-		static const char *const names[] = {"flat", "plain", "rambo", "tree"};
-		char held[64] = "";
-		for (unsigned b = 0; b < 4; b++)
-			if (info.layouts & (1u << b))
-				snprintf(held + strlen(held), sizeof held - strlen(held), "%s%s",
-				         held[0] ? ", " : "", names[b]);
+		char held[200];
 		fprintf(stderr, "bfi query: %s has no %s layout (it holds %s)\n", path,
-		        names[__builtin_ctz(o.layout)], held);
+		        bfi_layout_name(o.layout), layout_names(info.layouts, ", ", held, sizeof held));
 		guard_unwatch(s);
 		bfi_close(&s);
 		return EXIT_USAGE;

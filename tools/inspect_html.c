@@ -443,30 +443,23 @@ static int probe(const bfi_snapshot *s, const struct bfi_info *in, json_object *
 	        "and for RAMBO Lemma 4.1 of its paper.</p>\n<table><tr><th>layout</th><th>keys "
 	        "asked</th><th>false positives</th><th>measured rate</th><th>expected rate</th></tr>\n",
 	        (unsigned long long)probes);
-	static const struct {
-		unsigned flag;
-		const char *name;
-	} lays[] = {{BFI_LAYOUT_FLAT, "flat"},
-	            {BFI_LAYOUT_TREE, "tree"},
-	            {BFI_LAYOUT_RAMBO, "rambo"},
-	            {BFI_LAYOUT_PLAIN, "plain"}};
-	for (size_t l = 0; l < sizeof lays / sizeof *lays && rc == 0; l++) {
-		if (!(in->layouts & lays[l].flag))
+	for (unsigned l = 0, flag; (flag = bfi_layout_at(l)) != 0 && rc == 0; l++) {
+		if (!(in->layouts & flag))
 			continue;
-		uint64_t n = lays[l].flag == BFI_LAYOUT_PLAIN && probes > PLAIN_PROBES ? PLAIN_PROBES
+		uint64_t n = flag == BFI_LAYOUT_PLAIN && probes > PLAIN_PROBES ? PLAIN_PROBES
 		                                                                         : probes;
 		uint64_t seed = 0x62666970726f6265ull, hits = 0;
 		for (uint64_t i = 0; i < n && rc == 0; i++) {
 			char key[40];
 			int len = snprintf(key, sizeof key, "\x01probe-%016llx",
 			                   (unsigned long long)splitmix(&seed));
-			rc = bfi_query_key_layout(s, lays[l].flag, key, (size_t)len, res);
+			rc = bfi_query_key_layout(s, flag, key, (size_t)len, res);
 			hits += bfi_result_count(res);
 		}
 		if (rc)
 			break;
 		double expected = num(get(js, "expected_fpr"), "mean"), lemma = -1;
-		if (lays[l].flag == BFI_LAYOUT_RAMBO) {
+		if (flag == BFI_LAYOUT_RAMBO) {
 			struct bfi_layout_info li;
 			rc = bfi_layout_info(s, BFI_LAYOUT_RAMBO, &li);
 			if (rc == 0)
@@ -476,10 +469,10 @@ static int probe(const bfi_snapshot *s, const struct bfi_info *in, json_object *
 		double measured = (double)hits / ((double)n * (double)in->n_sets);
 		fprintf(o, "<tr class=\"probe\" data-layout=\"%s\" data-probes=\"%llu\" data-hits=\"%llu\" "
 		        "data-measured=\"%.6g\" data-expected=\"%.6g\"",
-		        lays[l].name, (unsigned long long)n, (unsigned long long)hits, measured, expected);
+		        bfi_layout_name(flag), (unsigned long long)n, (unsigned long long)hits, measured, expected);
 		if (lemma >= 0)
 			fprintf(o, " data-lemma=\"%.6g\"", lemma);
-		fprintf(o, "><td>%s</td><td>%llu</td><td>%llu</td><td>%.3g</td><td>%.3g", lays[l].name,
+		fprintf(o, "><td>%s</td><td>%llu</td><td>%llu</td><td>%.3g</td><td>%.3g", bfi_layout_name(flag),
 		        (unsigned long long)n, (unsigned long long)hits, measured, expected);
 		if (lemma >= 0)
 			fprintf(o, " (Lemma 4.1, sets of one size: %.3g)", lemma);

@@ -65,7 +65,47 @@ struct joiner {
 	uint32_t fanout;
 	uint64_t tree_m; /* the live sets' width, 0 until one is seen */
 	int flat;        /* some segment has the flat layout */
+	unsigned dropped; /* layouts some segment holds that the join does not write */
 };
+
+/*
+ * How a join carries each layout its segments hold: flat is written from
+ * their columns; the tree and RAMBO are kept when every segment allows
+ * (tree_check, rambo_check); plain, the naive baseline, is dropped with a
+ * note (a build from given rows does not write it). A layout with no row
+ * here is refused: the join must never drop what it does not know.
+ */
+static const struct join_layout {
+	unsigned flag;
+	int kept; /* 1: written or kept; 0: dropped with a note */
+} join_layouts[] = {
+    {BFI_LAYOUT_FLAT, 1},
+    {BFI_LAYOUT_TREE, 1},
+    {BFI_LAYOUT_RAMBO, 1},
+    {BFI_LAYOUT_PLAIN, 0},
+};
+
+/* Refuse a segment with a layout the join has no row for; note those it drops. 0 or EXIT_USAGE. */
+static int known_layouts(struct joiner *j, const bfi_snapshot *seg, const char *label)
+{
+	struct bfi_info si;
+	bfi_info(seg, &si);
+	for (unsigned i = 0, f; (f = bfi_layout_at(i)) != 0; i++) {
+		if (!(si.layouts & f))
+			continue;
+		size_t r = 0;
+		while (r < sizeof join_layouts / sizeof *join_layouts && join_layouts[r].flag != f)
+			r++;
+		if (r == sizeof join_layouts / sizeof *join_layouts) {
+			fprintf(stderr, "bfi %s: %s holds a %s layout, which bfi %s cannot carry; rebuild "
+			        "it from its sets instead\n", j->cmd, label, bfi_layout_name(f), j->cmd);
+			return EXIT_USAGE;
+		}
+		if (!join_layouts[r].kept)
+			j->dropped |= f;
+	}
+	return 0;
+}
 
 static int grow_sets(struct joiner *j)
 {
@@ -499,7 +539,9 @@ static void tree_check(struct joiner *j, const struct join_input *in, const bfi_
 static int check_segment(struct joiner *j, const struct join_input *in, const bfi_snapshot *seg,
                          uint64_t first, const char *label)
 {
-	int rc = compatible(j, seg, label);
+	int rc = known_layouts(j, seg, label);
+	if (rc == 0)
+		rc = compatible(j, seg, label);
 	struct bfi_layout_info li;
 	if (rc == 0 && bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) == 0)
 		j->flat = 1;
@@ -534,6 +576,11 @@ int join_write(const char *cmd, const struct join_input *in, int n, const char *
 		fprintf(stderr, "bfi %s: note: the rambo layout is not kept: %s\n", cmd, j.rambo_why);
 	if (j.tree_why[0] && !quiet)
 		fprintf(stderr, "bfi %s: note: the tree layout is not kept: %s\n", cmd, j.tree_why);
+	for (unsigned i = 0, f; (f = bfi_layout_at(i)) != 0 && !quiet; i++)
+		if (j.dropped & f)
+			fprintf(stderr, "bfi %s: note: the %s layout is not kept: a join writes its sets "
+			        "from their columns, and %s is built from keys\n", cmd, bfi_layout_name(f),
+			        bfi_layout_name(f));
 	o.keep_order = 1;
 	o.prefilter = BFI_PREFILTER_NEVER;
 	struct progress prog;

@@ -440,17 +440,8 @@ static int parse_format(const char *v, size_t len, int *format)
 
 static int parse_layout(const char *v, size_t len, unsigned *layout)
 {
-	static const struct {
-		const char *name;
-		unsigned layout;
-	} l[] = {{"flat", BFI_LAYOUT_FLAT}, {"plain", BFI_LAYOUT_PLAIN},
-	         {"rambo", BFI_LAYOUT_RAMBO}, {"tree", BFI_LAYOUT_TREE}};
-	for (size_t i = 0; i < sizeof l / sizeof *l; i++)
-		if (strlen(l[i].name) == len && !memcmp(v, l[i].name, len)) {
-			*layout = l[i].layout;
-			return 0;
-		}
-	return -1;
+	*layout = bfi_layout_parse(v, len);
+	return *layout ? 0 : -1;
 }
 
 /* A decimal count 1 .. 2^32 of len bytes, or -1. */
@@ -532,7 +523,9 @@ static void get_query(struct server *sv, struct slot *sl, const struct request *
 			}
 		} else if (!strcmp(k, "layout")) {
 			if (parse_layout(v, vl, &p.layout)) {
-				reply_error(rp, 400, "bad_field", "layout must be flat, plain, rambo or tree");
+				char names[200];
+				reply_error(rp, 400, "bad_field", "layout must be one of %s",
+				            layout_names(0, ", ", names, sizeof names));
 				goto out;
 			}
 		} else {
@@ -677,7 +670,9 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 			if (!json_object_is_type(v, json_type_string) ||
 			    parse_layout(json_object_get_string(v), (size_t)json_object_get_string_len(v),
 			                 &p->layout)) {
-				reply_error(rp, 400, "bad_field", "\"layout\" must be flat, plain, rambo or tree");
+				char names[200];
+				reply_error(rp, 400, "bad_field", "\"layout\" must be one of %s",
+				            layout_names(0, ", ", names, sizeof names));
 				return -1;
 			}
 		} else {

@@ -189,4 +189,11 @@ FILE *outfile_append(const char *cmd, const char *path);
 
 /* Parse "123", "64M", "2G" (binary units). Returns 0 on success. */
 int parse_size(const char *s, uint64_t *out);
+/*
+ * The names of the layouts in mask (0: every one the library knows), in
+ * the library's order, joined by sep, into buf. Returns buf.
+ */
+const char *layout_names(unsigned mask, const char *sep, char *buf, size_t cap);
+/* The layout named arg, or 0 after "bfi CMD: --layout must be one of ..." on stderr. */
+unsigned layout_arg(const char *cmd, const char *arg);
 #endif

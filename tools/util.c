@@ -269,3 +269,28 @@ int output_ok(const char *cmd, const char *out, char **in, int n)
 	}
 	return 0;
 }
+
+const char *layout_names(unsigned mask, const char *sep, char *buf, size_t cap)
+{
+	size_t at = 0;
+	buf[0] = '\0';
+	for (unsigned i = 0, f; (f = bfi_layout_at(i)) != 0; i++)
+		if (mask == 0 || (mask & f)) {
+			int n = snprintf(buf + at, cap - at, "%s%s", at ? sep : "", bfi_layout_name(f));
+			if (n < 0 || (size_t)n >= cap - at)
+				break;
+			at += (size_t)n;
+		}
+	return buf;
+}
+
+unsigned layout_arg(const char *cmd, const char *arg)
+{
+	unsigned f = bfi_layout_parse(arg, strlen(arg));
+	if (f == 0) {
+		char names[200];
+		fprintf(stderr, "bfi %s: --layout must be one of %s, not '%s'\n", cmd,
+		        layout_names(0, ", ", names, sizeof names), arg);
+	}
+	return f;
+}

@@ -20,9 +20,9 @@ struct finish {
 	const char *path;
 	uint64_t n, pairs, max_n;
 	struct plan p;
-	struct bfi_section sec[5]; /* the layouts in file order, then the chunk checksums */
+	struct bfi_section sec[BFI_ROWS + 1]; /* the layouts in file order, then the chunk checksums */
 	uint32_t n_sec;
-	struct bfi_section *of[4]; /* each row of wlayouts' section, or NULL */
+	struct bfi_section *of[BFI_ROWS]; /* each row of wlayouts' section, or NULL */
 	struct bfi_section *sumsec;
 	uint64_t file_size;
 	uint8_t *sums; /* the chunk-checksum section */
@@ -94,45 +94,7 @@ static int count_sets(struct finish *f)
 	return 0;
 }
 
-/* The catalog's ones of a set: its leaf (level 0 of the tree). */
-static void tree_ones(struct plan *p)
-{
-	for (uint32_t j = 0; j < p->n; j++)
-		p->ones[j] = p->tree_ones[j];
-}
-
-/* The catalog's ones of a set: its cell's filter in repetition 0. */
-static void rambo_ones(struct plan *p)
-{
-	for (uint32_t j = 0; j < p->n; j++)
-		p->ones[j] = p->cell_ones[p->cell_of[j]];
-}
-
-/*
- * The writer's layouts, in the order of their sections: each one's
- * descriptor, bytes (its struct stripe_layout), the tables after them,
- * and the catalog's ones when it is the snapshot's first by fill rank
- * (flat, plain, tree, RAMBO: reader/layout.h). Flat and plain count their
- * sets' ones as they fill their rows.
- */
-static const struct wlayout {
-	unsigned flag;    /* BFI_BUILD_* */
-	uint32_t kind;    /* BFI_SEC_* */
-	const struct stripe_layout *bytes;
-	int fill_rank;
-	int optional;     /* a reader that lacks it may answer from flat or plain */
-	int (*descriptor)(int fd, const struct plan *p, uint64_t off);
-	int (*after)(int fd, const struct plan *p, uint64_t off); /* after the rows, or NULL */
-	void (*ones)(struct plan *p);
-} wlayouts[] = {
-    {BFI_BUILD_FLAT, BFI_SEC_FLAT, &flat_stripes, 0, 0, write_flat_desc, NULL, NULL},
-    {BFI_BUILD_PLAIN, BFI_SEC_PLAIN, &plain_stripes, 1, 0, write_plain_desc, NULL, NULL},
-    {BFI_BUILD_RAMBO, BFI_SEC_RAMBO, &rambo_stripes, 3, 1, write_rambo_desc, write_rambo_tables,
-     rambo_ones},
-    /* the groups after the rows: their stripes span the gaps */
-    {BFI_BUILD_TREE, BFI_SEC_TREE, &tree_stripes, 2, 1, write_tree_desc, write_groups, tree_ones},
-};
-#define N_WLAYOUTS (sizeof wlayouts / sizeof *wlayouts)
+#define ROW(l) (&bfi_layout_rows[(l)->row])
 
 /* The plan, and the sections' places in the file: the layouts in file order, then the checksums. */
 static int lay_out(struct finish *f)
@@ -152,11 +114,11 @@ static int lay_out(struct finish *f)
 		                                  (unsigned long long)f->n, bfi_strerror(rc));
 	int basic = 0; /* flat or plain, which every reader knows */
 	for (size_t i = 0; i < N_WLAYOUTS; i++)
-		if (w->opt.layouts & wlayouts[i].flag) {
+		if (w->opt.layouts & ROW(&wlayouts[i])->flag) {
 			struct bfi_section *s = f->of[i] = &f->sec[f->n_sec++];
-			s->kind = wlayouts[i].kind;
+			s->kind = ROW(&wlayouts[i])->kind;
 			s->size = wlayouts[i].bytes->size(&f->p);
-			basic |= !wlayouts[i].optional;
+			basic |= !ROW(&wlayouts[i])->optional;
 		}
 	uint64_t at = BFI_SECTION_ALIGN;
 	for (size_t i = 0; i < N_WLAYOUTS; i++) {
@@ -164,7 +126,7 @@ static int lay_out(struct finish *f)
 		if (s == NULL)
 			continue;
 		/* A reader that does not know rambo or the tree may still answer from flat or plain. */
-		s->flags = wlayouts[i].optional && basic ? 0 : BFI_SECF_REQUIRED;
+		s->flags = ROW(&wlayouts[i])->optional && basic ? 0 : BFI_SECF_REQUIRED;
 		s->stored_size = s->size;
 		s->offset = at;
 		at = bfi_align_up(at + s->size, BFI_SECTION_ALIGN);
@@ -231,7 +193,7 @@ static int write_index(struct finish *f)
 			rc = write_layout(w, p, f->fd, off, l->bytes);
 		if (rc == 0 && l->after)
 			rc = l->after(f->fd, p, off);
-		if (first == NULL || l->fill_rank < first->fill_rank)
+		if (first == NULL || ROW(l)->fill_rank < ROW(first)->fill_rank)
 			first = l;
 	}
 	if (rc == 0 && first && first->ones)
@@ -359,13 +321,11 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		            w->spool.dir);
 	if (rc == 0 && sum) {
 		const struct plan *p = &f->p;
-		uint64_t widest = f->of[1] ? p->plain.m : 0; /* wlayouts' rows: plain, RAMBO, tree */
-		for (uint32_t r = 0; f->of[2] && r < p->rambo.reps; r++)
-			widest = p->reps[r].m > widest ? p->reps[r].m : widest;
-		for (uint32_t l = 0; f->of[3] && l < p->tree.levels; l++)
-			widest = p->levels[l].m > widest ? p->levels[l].m : widest;
-		for (uint32_t b = 0; b < p->n_blocks; b++)
-			widest = p->blocks[b].m > widest ? p->blocks[b].m : widest;
+		uint64_t widest = 0;
+		for (size_t i = 0; i < N_WLAYOUTS; i++) {
+			uint64_t m = f->of[i] ? wlayouts[i].widest(p) : 0;
+			widest = m > widest ? m : widest;
+		}
 		*sum = (struct bfi_build_summary){.n_sets = f->n,
 		                                  .keys_in = w->keys_in,
 		                                  .distinct_pairs = f->pairs,

@@ -13,6 +13,7 @@
 #include "bfi_hash.h"
 #include "bfi_writer.h"
 #include "format.h"
+#include "layouts.h"
 #include "zin.h"
 
 /* Set names and their ordinals: an arena plus an open-addressing index. */
@@ -685,6 +686,30 @@ int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off);
  */
 void cell_members(const struct plan *p, uint32_t r, uint32_t *starts, uint32_t *members);
 int write_groups(int fd, const struct plan *p, uint64_t sec_off);
+
+/*
+ * The writer's table of layouts (layouts.c), one row for each of the
+ * format's (format/layouts.h), in the order of their sections in the
+ * file: how each is planned (in plan_rank order: RAMBO's k may stand in
+ * for the catalog's), its descriptor, its bytes (a stripe_layout), the
+ * tables after its rows, the catalog's ones when it is the snapshot's
+ * first by fill rank (flat and plain count theirs as they fill their
+ * rows), and its widest filter.
+ */
+struct wlayout {
+	int row; /* BFI_ROW_* */
+	int plan_rank;
+	int (*plan)(bfi_writer *w, struct plan *p);
+	const struct stripe_layout *bytes;
+	int (*descriptor)(int fd, const struct plan *p, uint64_t off);
+	int (*after)(int fd, const struct plan *p, uint64_t off); /* after the rows, or NULL */
+	void (*ones)(struct plan *p);                            /* or NULL */
+	uint64_t (*widest)(const struct plan *p);
+};
+#define N_WLAYOUTS BFI_ROWS
+extern const struct wlayout wlayouts[N_WLAYOUTS];
+/* Every layout flag the writer writes. */
+unsigned wlayouts_all(void);
 
 /*
  * Sealing (seal.c): the layouts' descriptors; the chunk checksums of

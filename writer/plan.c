@@ -95,20 +95,13 @@ int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 	for (uint32_t j = 0; j < p->n; j++)
 		p->new_of_old[p->old_of_new[j]] = j;
 	p->max_n = max_n;
-	/* each layout asked for, in this order: rambo's k may stand in for the catalog's */
-	static const struct {
-		unsigned layout;
-		int (*plan)(bfi_writer *w, struct plan *p);
-	} planners[] = {
-	    {BFI_BUILD_FLAT, plan_flat},
-	    {BFI_BUILD_RAMBO, plan_rambo},
-	    {BFI_BUILD_TREE, plan_tree},
-	    {BFI_BUILD_PLAIN, plan_plain},
-	};
+	/* each layout asked for, in plan_rank order: rambo's k may stand in for the catalog's */
 	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < sizeof planners / sizeof *planners; i++)
-		if (o->layouts & planners[i].layout)
-			rc = planners[i].plan(w, p);
+	for (int rank = 0; rc == 0 && rank < N_WLAYOUTS; rank++)
+		for (int i = 0; rc == 0 && i < N_WLAYOUTS; i++)
+			if (wlayouts[i].plan_rank == rank &&
+			    (o->layouts & bfi_layout_rows[wlayouts[i].row].flag))
+				rc = wlayouts[i].plan(w, p);
 	return rc;
 }
 void plan_free(struct plan *p)

@@ -36,7 +36,7 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 		o = &def;
 	}
 	if (!(o->fpr > 0 && o->fpr < 1) || o->bits > BFI_MAX_BITS || o->hashes > BFI_MAX_K ||
-	    o->layouts == 0 || (o->layouts & ~(unsigned)(BFI_BUILD_FLAT | BFI_BUILD_PLAIN | BFI_BUILD_RAMBO | BFI_BUILD_TREE)) ||
+	    o->layouts == 0 || (o->layouts & ~wlayouts_all()) ||
 	    (o->fanout && (o->fanout < 2 || o->fanout > 64 ||
 	                    (!o->bloofi_incremental && (o->fanout & (o->fanout - 1))))) ||
 	    o->prefilter < BFI_PREFILTER_AUTO || o->prefilter > BFI_PREFILTER_NEVER ||

@@ -253,7 +253,20 @@ def version():
 
 # ---- snapshots ----
 
-LAYOUTS = {"flat": 1, "plain": 2, "rambo": 4, "tree": 8}  # BFI_LAYOUT_* (bfi_layout.h)
+_layout_at = _fn("bfi_layout_at", ctypes.c_uint, ctypes.c_uint)
+_layout_name = _fn("bfi_layout_name", ctypes.c_char_p, ctypes.c_uint)
+
+
+def _library_layouts():
+    """The layouts the library knows, by name: their BFI_LAYOUT_* flags, in its order."""
+    out, i = {}, 0
+    while _layout_at(i):
+        out[_layout_name(_layout_at(i)).decode()] = _layout_at(i)
+        i += 1
+    return out
+
+
+LAYOUTS = _library_layouts()
 _OPEN_FLAGS = {"trusted": 1, "no_catalog": 2, "small_pages": 4, "warm": 8}
 _BATCH = 4096  # keys a call into the library
 _NAMES_LISTED = 1 << 22  # up to this many ordinals, names are kept in a list, else a dict
@@ -291,7 +304,7 @@ def _layout(layout):
     if layout is None:
         return 0
     if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {sorted(LAYOUTS)}, not {layout!r}")
+        raise ValueError(f"layout must be one of {list(LAYOUTS)}, not {layout!r}")
     return LAYOUTS[layout]
 
 
