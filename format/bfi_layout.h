@@ -19,6 +19,15 @@ enum {
 	BFI_LAYOUT_TREE = 1u << 3,  /* Bloofi: a tree of OR-aggregated filters (spec: "Tree section") */
 };
 
+/* How bfi compact and bfi merge carry a layout their inputs hold (bfi_layout_join). */
+enum {
+	BFI_JOIN_UNKNOWN = 0, /* not a layout this library knows: a join refuses it */
+	BFI_JOIN_WRITTEN = 1, /* written from the sets' columns (flat) */
+	BFI_JOIN_KEPT = 2,    /* kept when every input allows it (tree, RAMBO), else said */
+	BFI_JOIN_DROPPED = 3, /* not written (it needs the keys), and said so */
+};
+BFI_API int bfi_layout_join(unsigned layout);
+
 /* The name of layout flag (one BFI_LAYOUT_*), such as "flat"; NULL if it is none. */
 BFI_API const char *bfi_layout_name(unsigned layout);
 /*

@@ -3,12 +3,16 @@
 
 #include "format.h"
 #include "layouts.h"
+#include "toy.h"
 
 const struct bfi_layout_row bfi_layout_rows[BFI_ROWS] = {
-	[BFI_ROW_FLAT] = {BFI_LAYOUT_FLAT, BFI_SEC_FLAT, "flat", NULL, 0, 0},
-	[BFI_ROW_TREE] = {BFI_LAYOUT_TREE, BFI_SEC_TREE, "tree", "bloofi", 2, 1},
-	[BFI_ROW_RAMBO] = {BFI_LAYOUT_RAMBO, BFI_SEC_RAMBO, "rambo", NULL, 3, 1},
-	[BFI_ROW_PLAIN] = {BFI_LAYOUT_PLAIN, BFI_SEC_PLAIN, "plain", NULL, 1, 0},
+	[BFI_ROW_FLAT] = {BFI_LAYOUT_FLAT, BFI_SEC_FLAT, "flat", NULL, 0, 0, BFI_JOIN_WRITTEN},
+	[BFI_ROW_TREE] = {BFI_LAYOUT_TREE, BFI_SEC_TREE, "tree", "bloofi", 2, 1, BFI_JOIN_KEPT},
+	[BFI_ROW_RAMBO] = {BFI_LAYOUT_RAMBO, BFI_SEC_RAMBO, "rambo", NULL, 3, 1, BFI_JOIN_KEPT},
+	[BFI_ROW_PLAIN] = {BFI_LAYOUT_PLAIN, BFI_SEC_PLAIN, "plain", NULL, 1, 0, BFI_JOIN_DROPPED},
+#ifdef BFI_TOY_LAYOUT
+	[BFI_ROW_TOY] = {BFI_LAYOUT_TOY, BFI_SEC_TOY, "toy", NULL, 4, 1, BFI_JOIN_DROPPED},
+#endif
 };
 
 int bfi_layout_row(unsigned flag)
@@ -44,6 +48,12 @@ unsigned bfi_layout_parse(const char *name, size_t len)
 		if (named(bfi_layout_rows[r].name, name, len) || named(bfi_layout_rows[r].alias, name, len))
 			return bfi_layout_rows[r].flag;
 	return 0;
+}
+
+int bfi_layout_join(unsigned layout)
+{
+	int r = bfi_layout_row(layout);
+	return r < 0 ? BFI_JOIN_UNKNOWN : bfi_layout_rows[r].join;
 }
 
 unsigned bfi_layout_at(unsigned i)

@@ -26,13 +26,23 @@ struct bfi_layout_row {
 	 * marked required only when neither is present (spec, "Section table").
 	 */
 	int optional;
+	int join; /* BFI_JOIN_*: how a join of snapshots carries it */
 };
 
 /*
  * The rows, in the reader's order of preference: a query that names no
  * layout is answered by the first present (flat, tree, RAMBO, plain).
  */
-enum { BFI_ROW_FLAT, BFI_ROW_TREE, BFI_ROW_RAMBO, BFI_ROW_PLAIN, BFI_ROWS };
+enum {
+	BFI_ROW_FLAT,
+	BFI_ROW_TREE,
+	BFI_ROW_RAMBO,
+	BFI_ROW_PLAIN,
+#ifdef BFI_TOY_LAYOUT
+	BFI_ROW_TOY, /* the test build's toy layout (toy.h) */
+#endif
+	BFI_ROWS
+};
 extern const struct bfi_layout_row bfi_layout_rows[BFI_ROWS];
 
 /* The row of layout flag, or of section kind; -1 if none. */

@@ -8,6 +8,9 @@ const struct bfi_layout_ops *const bfi__layouts[BFI_ROWS] = {
 	[BFI_ROW_TREE] = &bfi__tree_ops,
 	[BFI_ROW_RAMBO] = &bfi__rambo_ops,
 	[BFI_ROW_PLAIN] = &bfi__plain_ops,
+#ifdef BFI_TOY_LAYOUT
+	[BFI_ROW_TOY] = &bfi__toy_ops,
+#endif
 };
 
 int bfi__row_of(const bfi_snapshot *s, unsigned layout, const struct bfi_layout_ops **out)

@@ -69,23 +69,13 @@ struct joiner {
 };
 
 /*
- * How a join carries each layout its segments hold: flat is written from
- * their columns; the tree and RAMBO are kept when every segment allows
- * (tree_check, rambo_check); plain, the naive baseline, is dropped with a
- * note (a build from given rows does not write it). A layout with no row
- * here is refused: the join must never drop what it does not know.
+ * How a join carries each layout a segment holds is the layout's own
+ * (bfi_layout_join): flat is written from the columns; the tree and RAMBO
+ * are kept when every segment allows (tree_check, rambo_check); others
+ * are dropped with a note. A layout the library does not know, or one
+ * kept by rules this file does not hold, is refused: a join never drops
+ * what it does not know. 0 or EXIT_USAGE.
  */
-static const struct join_layout {
-	unsigned flag;
-	int kept; /* 1: written or kept; 0: dropped with a note */
-} join_layouts[] = {
-    {BFI_LAYOUT_FLAT, 1},
-    {BFI_LAYOUT_TREE, 1},
-    {BFI_LAYOUT_RAMBO, 1},
-    {BFI_LAYOUT_PLAIN, 0},
-};
-
-/* Refuse a segment with a layout the join has no row for; note those it drops. 0 or EXIT_USAGE. */
 static int known_layouts(struct joiner *j, const bfi_snapshot *seg, const char *label)
 {
 	struct bfi_info si;
@@ -93,16 +83,24 @@ static int known_layouts(struct joiner *j, const bfi_snapshot *seg, const char *
 	for (unsigned i = 0, f; (f = bfi_layout_at(i)) != 0; i++) {
 		if (!(si.layouts & f))
 			continue;
-		size_t r = 0;
-		while (r < sizeof join_layouts / sizeof *join_layouts && join_layouts[r].flag != f)
-			r++;
-		if (r == sizeof join_layouts / sizeof *join_layouts) {
+		int how = bfi_layout_join(f);
+		if (how == BFI_JOIN_UNKNOWN || (how == BFI_JOIN_WRITTEN && f != BFI_LAYOUT_FLAT) ||
+		    (how == BFI_JOIN_KEPT && f != BFI_LAYOUT_TREE && f != BFI_LAYOUT_RAMBO)) {
 			fprintf(stderr, "bfi %s: %s holds a %s layout, which bfi %s cannot carry; rebuild "
 			        "it from its sets instead\n", j->cmd, label, bfi_layout_name(f), j->cmd);
 			return EXIT_USAGE;
 		}
-		if (!join_layouts[r].kept)
+		if (how == BFI_JOIN_DROPPED)
 			j->dropped |= f;
+	}
+	/* a section this library does not know (an optional one, which the reader passed over) */
+	for (uint32_t i = 0; i < si.n_sections; i++) {
+		struct bfi_section_info sec;
+		if (bfi_section(seg, i, &sec) == 0 && !strcmp(bfi_section_kind_name(sec.kind), "unknown")) {
+			fprintf(stderr, "bfi %s: %s holds a section of kind %u, which this bfi does not "
+			        "know and so cannot carry\n", j->cmd, label, sec.kind);
+			return EXIT_USAGE;
+		}
 	}
 	return 0;
 }

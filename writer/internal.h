@@ -316,6 +316,8 @@ struct plan {
 	struct bloofi_shape shape; /* tree built by insertion; shape.levels 0 if not */
 	uint64_t *ones; /* by ordinal: ones in the set's filter of the first layout */
 	int line_pre;   /* flat pre-filters take one 512-bit line per key */
+	/* a layout's own plan, where its file keeps it (toy.c), by row; freed with the plan */
+	void *own[BFI_ROWS];
 };
 
 /* The Bloofi paper's insertion build, order d, over leaf filters of width m. */
@@ -707,6 +709,12 @@ struct wlayout {
 	uint64_t (*widest)(const struct plan *p);
 };
 #define N_WLAYOUTS BFI_ROWS
+#ifdef BFI_TOY_LAYOUT /* the test build's (toy.c) */
+int plan_toy(bfi_writer *w, struct plan *p);
+extern const struct stripe_layout toy_stripes;
+int write_toy_desc(int fd, const struct plan *p, uint64_t off);
+uint64_t toy_widest(const struct plan *p);
+#endif
 extern const struct wlayout wlayouts[N_WLAYOUTS];
 /* Every layout flag the writer writes. */
 unsigned wlayouts_all(void);

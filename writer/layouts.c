@@ -52,6 +52,9 @@ const struct wlayout wlayouts[N_WLAYOUTS] = {
     /* the groups after the rows: their stripes span the gaps */
     {BFI_ROW_TREE, 2, plan_tree, &tree_stripes, write_tree_desc, write_groups, tree_ones,
      tree_widest},
+#ifdef BFI_TOY_LAYOUT
+    {BFI_ROW_TOY, 4, plan_toy, &toy_stripes, write_toy_desc, NULL, NULL, toy_widest},
+#endif
 };
 
 unsigned wlayouts_all(void)

@@ -106,6 +106,8 @@ int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 }
 void plan_free(struct plan *p)
 {
+	for (int r = 0; r < BFI_ROWS; r++)
+		free(p->own[r]);
 	free(p->tree_ones);
 	bloofi_shape_free(&p->shape);
 	free(p->cell_of);

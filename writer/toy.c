@@ -1,0 +1,105 @@
+/*
+ * toy.c - the test build's toy layout (format/toy.h): every set's filter
+ * as wide as the largest set's needs, the last set first. It shows what
+ * a layout takes in the writer: this file (its plan, its bytes a stripe
+ * at a time, its descriptor) and its row in layouts.c.
+ */
+#ifdef BFI_TOY_LAYOUT
+#include <errno.h>
+#include <stdlib.h>
+
+#include "bfi_hash.h"
+#include "internal.h"
+#include "toy.h"
+
+/* The plan: the descriptor, and the section's size. */
+struct toy_plan {
+	struct bfi_toy_desc d;
+	uint64_t size;
+};
+#define toy_plan(p) ((const struct toy_plan *)(p)->own[BFI_ROW_TOY])
+
+int plan_toy(bfi_writer *w, struct plan *p)
+{
+	struct toy_plan *t = calloc(1, sizeof *t);
+	if (t == NULL)
+		return -ENOMEM;
+	p->own[BFI_ROW_TOY] = t;
+	uint64_t m = width_for(&w->opt, p->max_n, p->k);
+	t->d = (struct bfi_toy_desc){p->n, m, p->k, BFI_HASH_XXH3_MIX, bfi_word_bytes(m),
+	                             BFI_TOY_DESC_SIZE};
+	if (__builtin_mul_overflow((uint64_t)p->n, t->d.filter_bytes, &t->size) ||
+	    __builtin_add_overflow(t->size, BFI_TOY_DESC_SIZE, &t->size))
+		return BFI_E_LIMIT;
+	return 0;
+}
+
+/* Where set j's filter starts in the section: the last set's first. */
+static uint64_t base(const struct toy_plan *t, uint32_t j)
+{
+	return t->d.filters_offset + (t->d.n_sets - 1 - j) * t->d.filter_bytes;
+}
+
+static void toy_filter_bit(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint32_t j,
+                           uint64_t row)
+{
+	stripe_bit(c->buf, lo, hi, base(toy_plan(c->p), j) + row / 8, row % 8);
+}
+
+static void toy_key(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint32_t j, bfi_keyhash h)
+{
+	const struct toy_plan *t = toy_plan(c->p);
+	for (uint32_t i = 0; i < t->d.k; i++) {
+		uint64_t pos = bfi_hash_pos(h, i, t->d.m);
+		stripe_bit(c->buf, lo, hi, base(t, j) + pos / 8, pos % 8);
+	}
+}
+
+/* The catalog's ones, when the toy is the only layout: a filter's, from its part here. */
+static void toy_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
+{
+	const struct toy_plan *t = toy_plan(c->p);
+	uint64_t fb = t->d.filter_bytes;
+	if (c->w->opt.layouts != BFI_LAYOUT_TOY)
+		return;
+	for (uint64_t at = lo; at < hi;) {
+		uint64_t x = (at - t->d.filters_offset) / fb; /* the x-th filter: set n - 1 - x */
+		uint64_t end = t->d.filters_offset + (x + 1) * fb, ones = 0;
+		end = end < hi ? end : hi;
+		for (; at < end; at += 8)
+			ones += (uint64_t)__builtin_popcountll(bfi_get64(c->buf + (at - lo)));
+		c->p->ones[t->d.n_sets - 1 - x] += ones;
+	}
+}
+
+static int toy_fill(struct stripe_ctx *c)
+{
+	const struct toy_plan *t = toy_plan(c->p);
+	return stripe_units(c, t->d.filters_offset, t->size, t->d.filter_bytes);
+}
+
+static uint64_t toy_size(const struct plan *p)
+{
+	return toy_plan(p)->size;
+}
+
+static uint64_t toy_data(const struct plan *p)
+{
+	return toy_plan(p)->d.filters_offset;
+}
+
+const struct stripe_layout toy_stripes = {"toy filters", toy_size, toy_data, toy_filter_bit,
+                                          toy_key, toy_count, toy_fill};
+
+int write_toy_desc(int fd, const struct plan *p, uint64_t off)
+{
+	uint8_t d[BFI_TOY_DESC_SIZE];
+	bfi_toy_desc_encode(d, &toy_plan(p)->d);
+	return pwrite_all(fd, d, sizeof d, off);
+}
+
+uint64_t toy_widest(const struct plan *p)
+{
+	return toy_plan(p)->d.m;
+}
+#endif
