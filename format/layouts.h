@@ -27,6 +27,8 @@ struct bfi_layout_row {
 	 */
 	int optional;
 	int join; /* BFI_JOIN_*: how a join of snapshots carries it */
+	/* Bytes of its section's head: the descriptor desc (64 bytes) and the tables it names. */
+	uint64_t (*head)(const uint8_t desc[64]);
 };
 
 /*
@@ -44,6 +46,12 @@ enum {
 	BFI_ROWS
 };
 extern const struct bfi_layout_row bfi_layout_rows[BFI_ROWS];
+
+/* Each layout's head (its own file: flat.c, plain.c, rambo.c, tree.c). */
+uint64_t bfi_flat_head(const uint8_t desc[64]);
+uint64_t bfi_plain_head(const uint8_t desc[64]);
+uint64_t bfi_rambo_head(const uint8_t desc[64]);
+uint64_t bfi_tree_head(const uint8_t desc[64]);
 
 /* The row of layout flag, or of section kind; -1 if none. */
 int bfi_layout_row(unsigned flag);

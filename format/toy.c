@@ -38,4 +38,10 @@ int bfi_toy_decode(const uint8_t *in, uint64_t size, struct bfi_toy_desc *d,
 		return BFI_E_BAD_LAYOUT;
 	return 0;
 }
+
+uint64_t bfi_toy_head(const uint8_t desc[64])
+{
+	(void)desc;
+	return BFI_TOY_DESC_SIZE;
+}
 #endif

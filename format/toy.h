@@ -32,6 +32,8 @@ void bfi_toy_desc_encode(uint8_t out[BFI_TOY_DESC_SIZE], const struct bfi_toy_de
 /* Check a toy section of size bytes at in: 0, or a BFI_E_* code with *where at fault. */
 int bfi_toy_decode(const uint8_t *in, uint64_t size, struct bfi_toy_desc *d,
                    struct bfi_where *where);
+/* Its descriptor: 64 bytes. */
+uint64_t bfi_toy_head(const uint8_t desc[64]);
 #endif
 
 #endif
