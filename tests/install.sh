@@ -11,7 +11,7 @@ if ! sh tools/install.sh "$T/stage" /opt/bfi >"$T/log" 2>&1; then
 	exit 0
 fi
 missing=
-for f in bin/bfi lib/libbfi.a lib/libbfi.so lib/libbfi.so.2 lib/libbfi_read.a lib/libbfi_read.so \
+for f in bin/bfi lib/libbfi.a lib/libbfi.so lib/libbfi.so.3 lib/libbfi_read.a lib/libbfi_read.so \
 	lib/libbfi_read.so.2 lib/pkgconfig/bfi.pc \
 	include/bfi/bfi.h include/bfi/bfi_writer.h include/bfi/bfi_error.h include/bfi/bfi_hash.h \
 	include/bfi/bfi_paths.h include/bfi/bfi_seq.h share/man/man1/bfi.1 share/man/man1/bfi-build.1 \
@@ -63,10 +63,10 @@ fi
 asan=
 [ "$mode" = sanitize ] && asan=$($cc -print-file-name=libasan.so)
 py=$(find "$T/stage/opt/bfi/lib" -path '*-packages/bfi/__init__.py' | head -1)
-if [ -n "$py" ] && grep -qx 'LIBRARY = "/opt/bfi/lib/libbfi.so.2"' "${py%__init__.py}_libpath.py" &&
+if [ -n "$py" ] && grep -qx 'LIBRARY = "/opt/bfi/lib/libbfi.so.3"' "${py%__init__.py}_libpath.py" &&
 	printf 'fruit\tapple\nveg\tkale\n' >"$T/s.tsv" && ./bfi build -q -o "$T/snap" --tsv "$T/s.tsv" &&
 	env ${asan:+LD_PRELOAD="$asan" ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0} \
-		PYTHONPATH="${py%/bfi/__init__.py}" BFI_LIBRARY="$T/stage/opt/bfi/lib/libbfi.so.2" \
+		PYTHONPATH="${py%/bfi/__init__.py}" BFI_LIBRARY="$T/stage/opt/bfi/lib/libbfi.so.3" \
 		python3 -c 'import bfi, sys; print(bfi.open(sys.argv[1]).query(["apple", "kale"]))' "$T/snap" \
 		2>"$T/err" | grep -qx "\[\['fruit'\], \['veg'\]\]"; then
 	echo "PASS install: the Python module is staged, knows where the library goes, and answers"
@@ -134,7 +134,7 @@ if [ "${CI:-}" = true ] && [ "$(id -u)" = 0 ]; then
 				[ "$(readlink -f "$(man -w 5 bfi)")" = /usr/local/share/man/man5/bfi.5 ] ||
 				{ echo "man does not find the installed pages: $(man -w bfi-build 2>&1)"; return 1; }
 			sh tools/uninstall.sh "" /usr/local >"$T/log" 2>&1 || { cat "$T/log"; return 1; }
-			[ ! -e /usr/local/lib/libbfi.so.2 ] && [ ! -e /usr/local/include/bfi ] &&
+			[ ! -e /usr/local/lib/libbfi.so.3 ] && [ ! -e /usr/local/include/bfi ] &&
 				[ ! -e /usr/local/bin/bfi ] && ! pkg-config --exists bfi
 		}
 		if real_ok >"$T/out" 2>&1; then

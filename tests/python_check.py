@@ -175,6 +175,49 @@ def paths_all():
         expect(s.query_path(paths), want, "query_path")
 
 
+def mirrors():
+    """The module's ctypes structs (those naming their C struct in _c_) against the C
+    compiler's offsetof and sizeof for every field, nested ones included."""
+    import ctypes
+    import shutil
+    import tempfile
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    assert cc, "no C compiler to check the mirrors with"
+    rows = []  # (C type, member path, offset, size) as ctypes has them
+
+    def walk(ctype, cls, prefix, base):
+        for f in cls._fields_:
+            name, ft = f[0], f[1]
+            off = base + getattr(cls, name).offset
+            if isinstance(ft, type) and issubclass(ft, (ctypes.Structure, ctypes.Union)):
+                walk(ctype, ft, prefix + name + ".", off)
+            rows.append((ctype, prefix + name, off, ctypes.sizeof(ft)))
+
+    mirrored = [c for c in vars(bfi).values() if isinstance(c, type) and hasattr(c, "_c_")]
+    assert len(mirrored) >= 8, [c.__name__ for c in mirrored]
+    for cls in mirrored:
+        rows.append((cls._c_, "", 0, ctypes.sizeof(cls)))
+        walk(cls._c_, cls, "", 0)
+    src = ["#include <stddef.h>", "#include <stdio.h>", '#include "bfi.h"', "int main(void)", "{"]
+    for ctype, path, _, _ in rows:
+        if path:
+            src.append(f'\tprintf("%zu %zu\\n", offsetof({ctype}, {path}), '
+                       f'sizeof((({ctype} *)0)->{path}));')
+        else:
+            src.append(f'\tprintf("0 %zu\\n", sizeof({ctype}));')
+    src += ["\treturn 0;", "}"]
+    with tempfile.TemporaryDirectory() as d:
+        with open(f"{d}/m.c", "w") as f:
+            f.write("\n".join(src) + "\n")
+        subprocess.run([cc, "-std=c11", f"-I{root}/reader", f"-I{root}/format", "-o", f"{d}/m",
+                        f"{d}/m.c"], check=True, capture_output=True)
+        out = subprocess.run([f"{d}/m"], check=True, capture_output=True).stdout.decode().split("\n")
+    for (ctype, path, off, size), line in zip(rows, out):
+        want = tuple(int(x) for x in line.split())
+        assert (off, size) == want, f"{ctype} {path or '(whole)'}: ctypes {(off, size)}, C {want}"
+
+
 def formed():
     """query() with no options: each snapshot's queries formed as bfi query forms them."""
     reads = [l for l in lines(f"{T}/reads.fa") if not l.startswith(">")]
@@ -355,6 +398,7 @@ def numpy_arrays():
                    f"query_sequences(as_array=True, threads={t})")
 
 
+check("every ctypes mirror of a C struct matches it, field for field (offsetof, sizeof)", mirrors)
 check("query(key) answers as bfi query --json --keys, one by one", keys_one)
 check("query(keys) in batches, bytes, ordinals, iter_query and every layout", keys_batch)
 check("query_expr answers as bfi query -e", exprs_all)

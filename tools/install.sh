@@ -45,8 +45,8 @@ $made"
 
 put 755 bfi bin/bfi
 put 644 libbfi.a lib/libbfi.a
-put 755 libbfi.so lib/libbfi.so.2
-ln -sf libbfi.so.2 "$root/lib/libbfi.so"
+put 755 libbfi.so lib/libbfi.so.3
+ln -sf libbfi.so.3 "$root/lib/libbfi.so"
 echo "$prefix/lib/libbfi.so" >>"$list.new"
 # the read-only half, for servers and bindings that only read: no parser, no compressed inputs
 put 644 libbfi_read.a lib/libbfi_read.a
@@ -109,7 +109,7 @@ EOF
 	rel=${pydir#"$prefix"/}
 	put 644 tools/python/bfi/__init__.py "$rel/bfi/__init__.py"
 	printf '# written by ninja install: where this module finds libbfi\nLIBRARY = "%s"\n' \
-		"$prefix/lib/libbfi.so.2" >"$tmp"
+		"$prefix/lib/libbfi.so.3" >"$tmp"
 	put 644 "$tmp" "$rel/bfi/_libpath.py"
 	echo "installed the Python module into $dest$pydir/bfi (for $py)"
 fi

@@ -46,7 +46,15 @@ enum {
 	BFI_BUILD_TREE = BFI_LAYOUT_TREE,
 };
 
+/*
+ * The options of a build. Fill them with bfi_build_options_init() before
+ * setting any: it sets size, which lets the struct grow at its end in
+ * later versions of the library without breaking a caller built against
+ * this header (the library takes the first size bytes, and the defaults
+ * for any fields after them).
+ */
 struct bfi_build_options {
+	size_t size;     /* sizeof(struct bfi_build_options) as the caller was built */
 	double fpr;      /* target false-positive rate of each filter (0.01) */
 	uint64_t bits;   /* m for every filter; 0 sizes each block for its largest set */
 	uint32_t hashes; /* k, bits per key; 0 derives it from fpr (or bits) */
@@ -125,7 +133,7 @@ struct bfi_build_options {
 	int classic_prefilters;
 };
 
-/* Fill o with the defaults shown above. */
+/* Fill o with the defaults shown above, and its size. */
 BFI_API void bfi_build_options_init(struct bfi_build_options *o);
 
 /* What bfi_writer_finish() built. */
@@ -497,7 +505,9 @@ BFI_API void bfi_collection_end(bfi_collection **c);
  * file, a tar stream in zstd frames with a seek table, which
  * `zstd -d < PACK | tar -x` also unpacks.
  */
+/* Fill them with bfi_pack_options_init() first; size as in struct bfi_build_options. */
 struct bfi_pack_options {
+	size_t size;      /* sizeof(struct bfi_pack_options) as the caller was built */
 	int level;        /* zstd level, 1..19 (3) */
 	unsigned threads; /* frames compressed at once (0: the online cores) */
 	uint64_t memory;  /* bytes packing may take (0: no bound); threads drop to fit */

@@ -25,8 +25,22 @@
 void bfi_build_options_init(struct bfi_build_options *o)
 {
 	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
 	o->fpr = 0.01;
 	o->layouts = BFI_BUILD_FLAT;
+}
+
+int bfi__build_options(const struct bfi_build_options *o, struct bfi_build_options *out)
+{
+	bfi_build_options_init(out);
+	if (o == NULL)
+		return 0;
+	/* a caller built against another header: its size, not ours (none set: not initialised) */
+	if (o->size < offsetof(struct bfi_build_options, fpr) + sizeof o->fpr || o->size > sizeof *o)
+		return BFI_E_INVALID;
+	memcpy(out, o, o->size);
+	out->size = sizeof *out;
+	return 0;
 }
 
 /*

@@ -690,6 +690,15 @@ void cell_members(const struct plan *p, uint32_t r, uint32_t *starts, uint32_t *
 int write_groups(int fd, const struct plan *p, uint64_t sec_off);
 
 /*
+ * The options o as this library's struct (bfi_build_options_init, then
+ * the caller's first o->size bytes): 0, or BFI_E_INVALID for a size that
+ * is none of ours (o never initialised, or from a later header).
+ */
+int bfi__build_options(const struct bfi_build_options *o, struct bfi_build_options *out);
+/* The same for pack options (pack.c); o not NULL. */
+int bfi__pack_options(const struct bfi_pack_options *o, struct bfi_pack_options *out);
+
+/*
  * The writer's table of layouts (layouts.c), one row for each of the
  * format's (format/layouts.h), in the order of their sections in the
  * file: how each is planned (in plan_rank order: RAMBO's k may stand in

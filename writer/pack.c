@@ -371,8 +371,19 @@ static int gather(struct packer *k, int dfd, struct src **out, uint32_t *n)
 void bfi_pack_options_init(struct bfi_pack_options *o)
 {
 	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
 	o->level = 3;
 	o->frame = BFI_PACK_FRAME_DEFAULT;
+}
+
+int bfi__pack_options(const struct bfi_pack_options *o, struct bfi_pack_options *out)
+{
+	bfi_pack_options_init(out);
+	if (o->size < offsetof(struct bfi_pack_options, level) + sizeof o->level || o->size > sizeof *o)
+		return BFI_E_INVALID;
+	memcpy(out, o, o->size); /* the caller's fields, the defaults for any after them */
+	out->size = sizeof *out;
+	return 0;
 }
 
 static unsigned log2_up(uint32_t v)
@@ -503,6 +514,8 @@ static int name_it(int fd, const char *out, char *tmp, size_t cap)
 int bfi_pack(const char *src, const char *out, const struct bfi_pack_options *o, char *err,
              size_t errlen)
 {
+	struct bfi_pack_options own;
+	o = o && bfi__pack_options(o, &own) == 0 ? &own : NULL;
 	struct packer k = {.o = o, .out = -1, .err = err, .errlen = errlen};
 	double main_cpu0 = stats_thread_cpu();
 	err[0] = 0;

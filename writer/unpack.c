@@ -88,9 +88,12 @@ static void remove_collection(struct unpacker *u)
 int bfi_unpack(const char *path, const char *out, const struct bfi_pack_options *o, char *err,
                size_t errlen, char *warn, size_t warnlen)
 {
-	struct unpacker u = {.o = o, .err = err, .errlen = errlen, .st = {.dfd = -1, .mark = -1}};
+	struct bfi_pack_options own;
+	int orc = o ? bfi__pack_options(o, &own) : 0;
+	struct unpacker u = {.o = o ? &own : NULL, .err = err, .errlen = errlen,
+	                     .st = {.dfd = -1, .mark = -1}};
 	err[0] = warn[0] = 0;
-	if (path == NULL || out == NULL) {
+	if (path == NULL || out == NULL || orc) {
 		snprintf(err, errlen, "invalid arguments");
 		return BFI_E_INVALID;
 	}

@@ -31,10 +31,10 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 		return BFI_E_INVALID;
 	*out = NULL;
 	struct bfi_build_options def;
-	if (o == NULL) {
-		bfi_build_options_init(&def);
-		o = &def;
-	}
+	int orc = bfi__build_options(o, &def);
+	if (orc)
+		return orc;
+	o = &def;
 	if (!(o->fpr > 0 && o->fpr < 1) || o->bits > BFI_MAX_BITS || o->hashes > BFI_MAX_K ||
 	    o->layouts == 0 || (o->layouts & ~wlayouts_all()) ||
 	    (o->fanout && (o->fanout < 2 || o->fanout > 64 ||

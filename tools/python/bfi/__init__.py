@@ -21,7 +21,7 @@ negated errno) and name its symbol.
 
 The library is found through, in order: the BFI_LIBRARY environment
 variable, the path `ninja install` recorded beside this module, the
-system's linker path (libbfi.so.2).
+system's linker path (libbfi.so.3).
 """
 
 import array
@@ -48,7 +48,7 @@ def _load():
         cands.append(_libpath.LIBRARY)
     except ImportError:
         pass
-    cands += ["libbfi.so.2", ctypes.util.find_library("bfi")]
+    cands += ["libbfi.so.3", ctypes.util.find_library("bfi")]
     for c in cands:
         if not c:
             continue
@@ -66,10 +66,12 @@ _lib = _load()
 
 
 class _KeyHash(ctypes.Structure):
+    _c_ = "bfi_keyhash"  # mirrored: tests/python_check.py checks it against offsetof
     _fields_ = [("h1", ctypes.c_uint64), ("h2", ctypes.c_uint64)]
 
 
 class _Info(ctypes.Structure):
+    _c_ = "struct bfi_info"  # mirrored: tests/python_check.py checks it against offsetof
     _fields_ = [
         ("major", ctypes.c_uint16),
         ("minor", ctypes.c_uint16),
@@ -91,16 +93,19 @@ class _Info(ctypes.Structure):
 
 
 class _FlatInfo(ctypes.Structure):
+    _c_ = "struct bfi_flat_info"  # mirrored: tests/python_check.py checks it against offsetof
     _fields_ = [("blocks", ctypes.c_uint32), ("size_ordered", ctypes.c_int),
                 ("line_prefilters", ctypes.c_int)]
 
 
 class _RamboInfo(ctypes.Structure):
+    _c_ = "struct bfi_rambo_info"  # mirrored: tests/python_check.py checks it against offsetof
     _fields_ = [("reps", ctypes.c_uint32), ("cells", ctypes.c_uint64),
                 ("shards", ctypes.c_uint32), ("shared_probes", ctypes.c_int)]
 
 
 class _TreeInfo(ctypes.Structure):
+    _c_ = "struct bfi_tree_info"  # mirrored: tests/python_check.py checks it against offsetof
     _fields_ = [("levels", ctypes.c_uint32), ("fanout", ctypes.c_uint32),
                 ("prefilter_bits", ctypes.c_uint64), ("explicit_groups", ctypes.c_int),
                 ("dropped_levels", ctypes.c_uint32), ("dropped_nodes", ctypes.c_uint64)]
@@ -112,6 +117,7 @@ class _LayoutUnion(ctypes.Union):
 
 
 class _LayoutInfo(ctypes.Structure):
+    _c_ = "struct bfi_layout_info"  # mirrored: tests/python_check.py checks it against offsetof
     _fields_ = [
         ("layout", ctypes.c_uint),
         ("name", ctypes.c_char_p),
@@ -125,11 +131,13 @@ class _LayoutInfo(ctypes.Structure):
 
 
 class _SetStats(ctypes.Structure):
+    _c_ = "struct bfi_set_stats"  # mirrored: tests/python_check.py checks it against offsetof
     _fields_ = [("distinct_keys", ctypes.c_uint64), ("bits_set", ctypes.c_uint64),
                 ("bits", ctypes.c_uint64)]
 
 
 class _Segment(ctypes.Structure):
+    _c_ = "struct bfi_segment_info"  # mirrored: tests/python_check.py checks it against offsetof
     _fields_ = [("snap", ctypes.c_void_p), ("first", ctypes.c_uint64),
                 ("n_sets", ctypes.c_uint64), ("live", ctypes.c_uint64),
                 ("name", ctypes.c_char * 40)]
@@ -173,6 +181,7 @@ _query_text = _fn("bfi_query_text", ctypes.c_int, _P, ctypes.c_uint, ctypes.c_ch
 
 
 class _Form(ctypes.Structure):  # struct bfi_form (bfi.h)
+    _c_ = "struct bfi_form"  # mirrored: tests/python_check.py checks it against offsetof
     _fields_ = [("form", ctypes.c_int), ("k", ctypes.c_uint), ("theta", ctypes.c_double)]
 
 
