@@ -17,5 +17,12 @@
 #define BFI_META_PATHS "paths"                     /* paths: the encoding */
 #define BFI_META_PATH_MAX "path_max"               /* paths: the sub-path limit */
 #define BFI_META_PATH_LEVELS "path_levels"         /* paths: the deepest document's levels */
+/*
+ * The fields that say how a snapshot's keys were made, its key rules:
+ * snapshots joined, stacked or appended together must agree on each.
+ */
+#define BFI_META_KEY_RULES                                                                         \
+	{BFI_META_INPUT, BFI_META_KMER, BFI_META_TEXT_MAX_TERM, BFI_META_TEXT_STOP_WORDS,          \
+	 BFI_META_PATHS, BFI_META_PATH_MAX}
 
 #endif

@@ -71,6 +71,7 @@ enum {
 	BFI_E_EXISTS = -31696,    /* output exists and is not a snapshot */
 	BFI_E_FILTER_MISMATCH = -31695, /* filters to index differ in width, k or hash */
 	BFI_E_BUSY = -31694,      /* another writer holds the collection's lock */
+	BFI_E_JOIN = -31693,      /* snapshots to join differ in how their keys were made, or cannot be */
 
 	BFI_E_LAST = -31600
 };

@@ -50,6 +50,8 @@ static const struct {
 	{BFI_E_EXISTS, "output path exists and is not a bfi snapshot"},
 	{BFI_E_FILTER_MISMATCH, "the filters differ in width, hash count or hash function"},
 	{BFI_E_BUSY, "another writer holds the collection's lock"},
+	{BFI_E_JOIN, "the snapshots cannot be joined: they differ in k or in how their keys were "
+	             "made, hold a set name twice, or hold no layout a join can copy"},
 };
 
 const char *bfi_strerror(int code)

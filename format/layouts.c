@@ -60,3 +60,11 @@ unsigned bfi_layout_at(unsigned i)
 {
 	return i < BFI_ROWS ? bfi_layout_rows[i].flag : 0;
 }
+
+uint64_t bfi_section_head(uint32_t kind, const uint8_t desc[64], uint64_t size)
+{
+	/* a layout's descriptor and tables (its row's head); the chunk checksums whole */
+	int r = bfi_layout_row_of_kind(kind);
+	uint64_t n = kind == BFI_SEC_CHUNKSUMS ? size : r >= 0 ? bfi_layout_rows[r].head(desc) : 64;
+	return n < size ? n : size;
+}

@@ -748,6 +748,13 @@ BFI_API BFI_MUST_CHECK int bfi_set_stats(const bfi_snapshot *snap, uint32_t ord,
  */
 BFI_API BFI_MUST_CHECK int bfi_catalog_meta(const bfi_snapshot *snap, const char *key,
                                             const void **val, size_t *len);
+/*
+ * The key rule (a catalog field of BFI_META_KEY_RULES: input kind, k-mer
+ * length, tokenizer, path encoding) in which snapshots a and b differ,
+ * such that their keys were made in different ways and they cannot be
+ * joined; NULL if they agree on all.
+ */
+BFI_API const char *bfi_key_rules_differ(const bfi_snapshot *a, const bfi_snapshot *b);
 
 /*
  * Expected false-positive rate of one set's filter for an absent key,

@@ -305,6 +305,20 @@ unsigned bfi__meta_uint(const bfi_snapshot *s, const char *key, unsigned dflt)
 	return n;
 }
 
+const char *bfi_key_rules_differ(const bfi_snapshot *a, const bfi_snapshot *b)
+{
+	static const char *const rules[] = BFI_META_KEY_RULES;
+	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++) {
+		const void *va, *vb;
+		size_t la, lb;
+		int ra = bfi_catalog_meta(a, rules[i], &va, &la);
+		int rb = bfi_catalog_meta(b, rules[i], &vb, &lb);
+		if (ra != rb || (ra == 0 && (la != lb || memcmp(va, vb, la) != 0)))
+			return rules[i];
+	}
+	return NULL;
+}
+
 int bfi_catalog_meta(const bfi_snapshot *s, const char *key, const void **val, size_t *len)
 {
 	s = bfi__catalog_snap(s);

@@ -155,6 +155,21 @@ plain_noted() {
 }
 check "merge says when it does not keep a plain layout, and answers as before" plain_noted
 
+# flat, tree and RAMBO together are all kept, each answering as the source's own did
+all_kept() {
+	awk 'BEGIN { for (s = 0; s < 40; s++) for (i = 0; i < 50; i++) printf "a%d\tk%d\n", s, s * 13 + i }' >"$T/all.tsv" &&
+		rm -rf "$T/ALL" "$T/allm" && "$BFI" build -q -o "$T/ALL" --layout flat,tree,rambo,plain --tsv "$T/all.tsv" &&
+		"$BFI" merge -q -o "$T/allm" "$T/ALL" && "$BFI" verify "$T/allm" >/dev/null || return 1
+	"$BFI" inspect "$T/allm" | grep -q '^layouts *flat rambo tree$' || { "$BFI" inspect "$T/allm" | grep layouts; return 1; }
+	awk 'BEGIN { for (i = 0; i < 700; i++) print "k" i }' >"$T/allk.txt"
+	for l in flat tree rambo; do
+		"$BFI" query --keys --layout $l "$T/ALL" <"$T/allk.txt" >"$T/all.$l.want" &&
+			"$BFI" query --keys --layout $l "$T/allm" <"$T/allk.txt" | cmp -s - "$T/all.$l.want" ||
+			{ echo "  $l answers differ"; return 1; }
+	done
+}
+check "merge of a snapshot with flat, tree and RAMBO keeps all three, each answering as before" all_kept
+
 refused() {
 	rm -rf "$T/k3" "$T/tx" "$T/tr" "$T/x"
 	"$BFI" build -q --hashes 3 -o "$T/k3" --tsv "$T/m.tsv" &&

@@ -199,7 +199,7 @@ def mirrors():
     for cls in mirrored:
         rows.append((cls._c_, "", 0, ctypes.sizeof(cls)))
         walk(cls._c_, cls, "", 0)
-    src = ["#include <stddef.h>", "#include <stdio.h>", '#include "bfi.h"', "int main(void)", "{"]
+    src = ["#include <stddef.h>", "#include <stdio.h>", '#include "bfi.h"', '#include "bfi_writer.h"', "int main(void)", "{"]
     for ctype, path, _, _ in rows:
         if path:
             src.append(f'\tprintf("%zu %zu\\n", offsetof({ctype}, {path}), '
@@ -210,12 +210,38 @@ def mirrors():
     with tempfile.TemporaryDirectory() as d:
         with open(f"{d}/m.c", "w") as f:
             f.write("\n".join(src) + "\n")
-        subprocess.run([cc, "-std=c11", f"-I{root}/reader", f"-I{root}/format", "-o", f"{d}/m",
+        subprocess.run([cc, "-std=c11", f"-I{root}/reader", f"-I{root}/format", f"-I{root}/writer", "-o", f"{d}/m",
                         f"{d}/m.c"], check=True, capture_output=True)
         out = subprocess.run([f"{d}/m"], check=True, capture_output=True).stdout.decode().split("\n")
     for (ctype, path, off, size), line in zip(rows, out):
         want = tuple(int(x) for x in line.split())
         assert (off, size) == want, f"{ctype} {path or '(whole)'}: ctypes {(off, size)}, C {want}"
+
+
+def joins():
+    """bfi.merge and bfi.compact, the library's calls: answers as before the join, notes said,
+    refusals named."""
+    import shutil
+    want = [o["matches"] for o in cli("--keys", f"{T}/C", stdin=KEYS_IN)]
+    n, notes = bfi.merge([f"{T}/C"], f"{T}/merged")
+    with bfi.open(f"{T}/merged") as s:
+        expect(s.query(keys), want, "merge: answers")
+        assert n == s.info()["sets"] and n > 10, (n, s.info()["sets"])
+    n, notes = bfi.merge([f"{T}/K"], f"{T}/merged_k")
+    assert any("plain layout is not kept" in x for x in notes), notes
+    try:
+        bfi.merge([f"{T}/K", f"{T}/X"], f"{T}/merged_kx")
+        raise AssertionError("a merge of keys and text was not refused")
+    except bfi.Error as e:
+        assert e.name == "BFI_E_JOIN" and "differ in input" in str(e), (e.name, str(e))
+    assert not os.path.exists(f"{T}/merged_kx")
+    shutil.copytree(f"{T}/C", f"{T}/C2")
+    runs, notes = bfi.compact(f"{T}/C2", full=True)
+    assert runs == 1 and any("joined into one" in x for x in notes), (runs, notes)
+    with bfi.open(f"{T}/C2") as s:
+        expect(s.query(keys), want, "compact: answers")
+        assert len(s.info()["segments"]) == 1, s.info()["segments"]
+    assert bfi.compact(f"{T}/C2", full=True)[0] == 0  # nothing left to do
 
 
 def formed():
@@ -407,6 +433,7 @@ check("query_sequences at threshold 0.8 answers as bfi query --fasta", sequences
 check("query_path answers as bfi query on JSON documents", paths_all)
 check("query() with no options forms text, k-mer and path queries as bfi query does", formed)
 check("a collection with removed sets answers as bfi query", collection)
+check("merge and compact through the library: answers kept, notes said, refusals named", joins)
 check("sets() is bfi inspect --sets; info() agrees with inspect --json", info_sets)
 check("errors carry the library's code and name; the code table is bfi_error.h's", errors)
 check("close() while four threads query: no crash, no wrong answer, then ValueError", close_under_queries)

@@ -11,7 +11,6 @@
 #include "bfi.h"
 #include "bfi_catalog.h"
 #include "bfi_writer.h"
-#include "join.h"
 #include "tools.h"
 
 static const char append_help[] =
@@ -180,7 +179,7 @@ int cmd_append(int argc, char **argv)
 	}
 	struct bfi_info si;
 	bfi_info(seg, &si);
-	const char *differs = old && oi.segments ? key_rule_differs(old, seg) : NULL;
+	const char *differs = old && oi.segments ? bfi_key_rules_differ(old, seg) : NULL;
 	if (differs || (old && oi.segments && si.hashes != oi.hashes)) {
 		fprintf(stderr, "bfi append: %s: the new sets' %s differs from the collection's; "
 		                "nothing committed\n",

@@ -2,7 +2,8 @@
  * cmd_compact.c - bfi compact (a collection's segments joined by a
  * size-tiered policy, removed sets dropped) and bfi merge (snapshots and
  * collections joined into one snapshot), both without keys, through
- * join.c (spec/format.md, "Compaction and merge").
+ * the library's bfi_compact and bfi_merge (writer/compact.c; spec/format.md,
+ * "Compaction and merge"). Here: options, progress and notes shown.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,7 +13,6 @@
 #include <string.h>
 
 #include "bfi_writer.h"
-#include "join.h"
 #include "tools.h"
 
 static const char compact_help[] =
@@ -72,112 +72,36 @@ static const char merge_help[] =
 	"Exit status: 0, or 2 for a usage error, inputs that cannot be joined, or\n"
 	"an I/O error (OUT is then as it was).\n";
 
-/* Sets held and live in each segment of coll. */
-static int live_counts(const bfi_snapshot *coll, uint32_t g, uint64_t *live, uint64_t *held)
+/* What the CLI shows of a join: its notes (a warning even when quiet) and progress. */
+struct shown_join {
+	const char *cmd;
+	int quiet;
+	struct progress prog;
+};
+
+static void on_note(void *ctx, const char *line)
 {
-	for (uint32_t s = 0; s < g; s++) {
-		struct bfi_segment_info sg;
-		int rc = bfi_segment(coll, s, &sg);
-		if (rc)
-			return rc;
-		held[s] = sg.n_sets;
-		live[s] = sg.live;
-	}
-	return 0;
+	const struct shown_join *sj = ctx;
+	if (!sj->quiet || !strncmp(line, "warning:", 8))
+		fprintf(stderr, "bfi %s: %s\n", sj->cmd, line);
 }
 
-/*
- * The run [*a, *b) to join next, or 0 if none: with full, all of them;
- * else the newest run whose predecessor is no larger than the run, or a
- * segment that has lost half its sets.
- */
-static int choose_run(const uint64_t *live, const uint64_t *held, uint32_t g, int full,
-                      uint32_t *a, uint32_t *b)
+static void on_progress(void *ctx, const char *phase, uint64_t done, uint64_t total)
 {
-	uint64_t removed = 0;
-	for (uint32_t s = 0; s < g; s++)
-		removed += held[s] - live[s];
-	if (full) {
-		*a = 0;
-		*b = g;
-		return g > 1 || removed;
-	}
-	uint32_t i = g ? g - 1 : 0;
-	uint64_t run = g ? live[g - 1] : 0;
-	while (i > 0 && live[i - 1] <= run)
-		run += live[--i];
-	if (g - i >= 2) {
-		*a = i;
-		*b = g;
-		return 1;
-	}
-	for (uint32_t s = 0; s < g; s++)
-		if ((held[s] - live[s]) * 2 >= held[s]) {
-			*a = s;
-			*b = s + 1;
-			return 1;
-		}
-	return 0;
+	progress_show(&((struct shown_join *)ctx)->prog, phase, done, total);
 }
 
-/* One join of the chosen run, committed. 1 if done, 0 if nothing to do, else an exit code + 2. */
-static int compact_once(const char *coll, bfi_collection *c, int full, int quiet, uint64_t memory)
+static void join_options(struct bfi_join_options *o, struct shown_join *sj, const char *cmd,
+                         int quiet, uint64_t memory)
 {
-	bfi_snapshot *s = NULL;
-	int rc = bfi_open(coll, 0, &s);
-	if (rc) {
-		fprintf(stderr, "bfi compact: %s: %s\n", coll, bfi_strerror(rc));
-		return 2 + EXIT_USAGE;
-	}
-	struct bfi_info in;
-	bfi_info(s, &in);
-	if (!in.segments) {
-		fprintf(stderr, "bfi compact: %s is a snapshot, not a collection\n", coll);
-		bfi_close(&s);
-		return 2 + EXIT_USAGE;
-	}
-	uint64_t *live = calloc(in.segments, sizeof *live), *held = calloc(in.segments, sizeof *held);
-	int out = 2 + EXIT_USAGE;
-	uint32_t a, b;
-	if (live == NULL || held == NULL || (rc = live_counts(s, in.segments, live, held)) != 0) {
-		fprintf(stderr, "bfi compact: %s: %s\n", coll, bfi_strerror(rc ? rc : -ENOMEM));
-		goto end;
-	}
-	if (!choose_run(live, held, in.segments, full, &a, &b)) {
-		out = 0;
-		goto end;
-	}
-	struct join_input ji = {s, a, b, coll};
-	uint64_t n_sets;
-	uint8_t id[16];
-	const char *seg = bfi_collection_segment_path(c);
-	if (join_write("compact", &ji, 1, seg, quiet, memory, &n_sets, id) != EXIT_OK)
-		goto end; /* join_write said why; the segment, if any, is swept */
-	rc = bfi_collection_replace(c, a, b - a, n_sets, n_sets ? id : NULL);
-	if (rc == 0)
-		rc = bfi_collection_commit(c);
-	if (rc) {
-		fprintf(stderr, "bfi compact: %s\n",
-		        *bfi_collection_errmsg(c) ? bfi_collection_errmsg(c) : bfi_strerror(rc));
-		goto end;
-	}
-	if (*bfi_collection_errmsg(c))
-		fprintf(stderr, "bfi compact: warning: %s\n", bfi_collection_errmsg(c));
-	uint64_t was = 0;
-	for (uint32_t x = a; x < b; x++)
-		was += held[x];
-	if (!quiet)
-		fprintf(stderr, "bfi compact: %s generation %llu: segments %u..%u (%llu sets, %llu "
-		                "removed) joined into one; segments now: %u\n",
-		        coll, (unsigned long long)bfi_collection_generation(c), a, b - 1,
-		        (unsigned long long)n_sets, (unsigned long long)(was - n_sets),
-		        in.segments - (b - a) + (n_sets ? 1 : 0));
-	out = 1;
-end:
-	free(live);
-	free(held);
-	bfi_close(&s);
-	return out;
+	*sj = (struct shown_join){.cmd = cmd, .quiet = quiet};
+	progress_init(&sj->prog, quiet);
+	bfi_join_options_init(o);
+	o->memory = memory;
+	o->progress = on_progress;
+	o->progress_ctx = sj;
+	o->note = on_note;
+	o->note_ctx = sj;
 }
 
 int cmd_compact(int argc, char **argv)
@@ -209,24 +133,22 @@ int cmd_compact(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *coll = argv[optind];
-	char err[4400];
-	bfi_collection *c = NULL;
-	int rc = bfi_collection_begin(coll, wait ? BFI_COLL_WAIT : 0, &c, err, sizeof err);
+	struct bfi_join_options o;
+	struct shown_join sj;
+	join_options(&o, &sj, "compact", quiet, memory);
+	o.full = full;
+	o.wait = wait;
+	char err[4600];
+	unsigned joins = 0;
+	int rc = bfi_compact(coll, &o, &joins, err, sizeof err);
+	progress_done(&sj.prog);
 	if (rc) {
 		fprintf(stderr, "bfi compact: %s\n", err[0] ? err : bfi_strerror(rc));
 		return EXIT_USAGE;
 	}
-	int done = 0, r;
-	/* each round joins one run; --full is one round */
-	while ((r = compact_once(coll, c, full, quiet, memory)) == 1) {
-		done++;
-		if (full)
-			break;
-	}
-	if (r == 0 && done == 0 && !quiet)
+	if (joins == 0 && !quiet)
 		fprintf(stderr, "bfi compact: %s: nothing to compact\n", coll);
-	bfi_collection_end(&c);
-	return r >= 2 ? r - 2 : EXIT_OK;
+	return EXIT_OK;
 }
 
 int cmd_merge(int argc, char **argv)
@@ -260,33 +182,20 @@ int cmd_merge(int argc, char **argv)
 	}
 	if (output_ok("merge", out, argv + optind, n) != 0)
 		return EXIT_USAGE;
-	struct join_input *in = calloc((size_t)n, sizeof *in);
-	bfi_snapshot **snaps = calloc((size_t)n, sizeof *snaps);
-	int exit = EXIT_USAGE, rc = in && snaps ? 0 : -ENOMEM;
-	for (int x = 0; rc == 0 && x < n; x++) {
-		const char *path = argv[optind + x];
-		if ((rc = bfi_open(path, 0, &snaps[x])) != 0) {
-			fprintf(stderr, "bfi merge: %s: %s\n", path, bfi_strerror(rc));
-			break;
-		}
-		struct bfi_info si;
-		bfi_info(snaps[x], &si);
-		in[x] = (struct join_input){snaps[x], 0, si.segments ? si.segments : 1, path};
-	}
+	struct bfi_join_options o;
+	struct shown_join sj;
+	join_options(&o, &sj, "merge", quiet, memory);
+	char err[4600];
 	uint64_t n_sets = 0;
-	uint8_t id[16];
-	if (rc == 0 && (exit = join_write("merge", in, n, out, quiet, memory, &n_sets, id)) == EXIT_OK) {
-		if (n_sets == 0) {
-			fprintf(stderr, "bfi merge: the inputs hold no live set; nothing written\n");
-			exit = EXIT_USAGE;
-		} else if (!quiet) {
-			fprintf(stderr, "bfi merge: %s: %llu sets from %d inputs\n", out,
-			        (unsigned long long)n_sets, n);
-		}
+	int rc = bfi_merge((const char *const *)(argv + optind), (size_t)n, out, &o, &n_sets, err,
+	                   sizeof err);
+	progress_done(&sj.prog);
+	if (rc) {
+		fprintf(stderr, "bfi merge: %s\n", err[0] ? err : bfi_strerror(rc));
+		return EXIT_USAGE;
 	}
-	for (int x = 0; snaps && x < n; x++)
-		bfi_close(&snaps[x]);
-	free(snaps);
-	free(in);
-	return exit;
+	if (!quiet)
+		fprintf(stderr, "bfi merge: %s: %llu sets from %d inputs\n", out,
+		        (unsigned long long)n_sets, n);
+	return EXIT_OK;
 }

@@ -501,6 +501,54 @@ BFI_API const char *bfi_collection_errmsg(const bfi_collection *c);
 BFI_API void bfi_collection_end(bfi_collection **c);
 
 /*
+ * Joining snapshots without their keys (spec/format.md, "Compaction and
+ * merge"): every live set keeps its filter bit for bit, so the result
+ * answers every query as its sources did. bfi merge and bfi compact are
+ * their command line.
+ */
+struct bfi_join_options {
+	size_t size;     /* sizeof(struct bfi_join_options) as the caller was built (_init) */
+	uint64_t memory; /* the rows being joined stay within it (0: bfi_default_memory()) */
+	int full;        /* bfi_compact: every segment into one, not the size-tiered policy's runs */
+	int wait;        /* bfi_compact: wait for another writer's lock rather than fail */
+	/* Called now and then during long work, as bfi_build_options.progress; may be NULL. */
+	void (*progress)(void *ctx, const char *phase, uint64_t done, uint64_t total);
+	void *progress_ctx;
+	/*
+	 * Called with each line the join has to say besides an error: a layout
+	 * not kept and why, a compaction's commit. May be NULL.
+	 */
+	void (*note)(void *ctx, const char *line);
+	void *note_ctx;
+};
+BFI_API void bfi_join_options_init(struct bfi_join_options *o);
+/*
+ * One snapshot at out of the live sets of the snapshots and collections
+ * at paths[0 .. n), in their order, written and published as a build is.
+ * out must not be one of them. *n_sets receives the sets written.
+ * Returns 0, BFI_E_JOIN (they cannot be joined: they differ in k or key
+ * rules, hold a set name twice, a layout or section a join cannot carry,
+ * or neither a flat layout nor a tree), BFI_E_NO_SETS (no set lives:
+ * nothing written), BFI_E_INVALID, or an error of opening or writing;
+ * err (errlen bytes) says which input and why.
+ */
+BFI_API BFI_MUST_CHECK int bfi_merge(const char *const *paths, size_t n, const char *out,
+                                     const struct bfi_join_options *o, uint64_t *n_sets,
+                                     char *err, size_t errlen);
+/*
+ * Compact the collection at coll: join runs of its segments, each run one
+ * commit, chosen by a size-tiered policy (the newest segments while the
+ * one before them is no larger than all of them together, and a segment
+ * that has lost half its sets), or all of them with o->full. *joins
+ * receives the runs joined (0: nothing to do). Returns 0, BFI_E_BUSY
+ * (another writer's lock, without o->wait), BFI_E_JOIN, BFI_E_INVALID
+ * (coll is a snapshot), or an error of reading or writing, after which
+ * the collection is as the last commit left it; err says why.
+ */
+BFI_API BFI_MUST_CHECK int bfi_compact(const char *coll, const struct bfi_join_options *o,
+                                       unsigned *joins, char *err, size_t errlen);
+
+/*
  * Packs (spec/format.md, "Packs"): a snapshot or a collection as one
  * file, a tar stream in zstd frames with a seek table, which
  * `zstd -d < PACK | tar -x` also unpacks.

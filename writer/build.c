@@ -57,7 +57,7 @@ static int count_sets(struct finish *f)
 	progress(w, "sorting", 0, 0);
 	spool_seal(&w->spool);
 	int rc = 0;
-	int flat_missing = (w->opt.layouts & BFI_BUILD_FLAT) && !w->given;
+	int flat_missing = (w->opt.layouts & (BFI_BUILD_FLAT | BFI_BUILD_TREE)) && !w->given;
 	int rambo_missing = (w->opt.layouts & BFI_BUILD_RAMBO) && !w->raw;
 	if ((w->raw || w->given) && (flat_missing || rambo_missing))
 		return writer_fail(w, BFI_E_INVALID, "every layout of a build from rows must be given");

@@ -213,9 +213,7 @@ int writer_meta(bfi_writer *w, const char *key, const void *val, size_t len, con
 
 int bfi_writer_meta(bfi_writer *w, const char *key, const void *val, size_t len)
 {
-	static const char *const rules[] = {BFI_META_INPUT,          BFI_META_KMER,
-	                                    BFI_META_TEXT_MAX_TERM,  BFI_META_TEXT_STOP_WORDS,
-	                                    BFI_META_PATHS,          BFI_META_PATH_MAX};
+	static const char *const rules[] = BFI_META_KEY_RULES;
 	if (w == NULL || key == NULL || (val == NULL && len) || w->finished)
 		return BFI_E_INVALID;
 	if (!strcmp(key, BFI_META_PATH_LEVELS)) { /* the deepest of the sources': written at finish */
@@ -360,9 +358,9 @@ size_t writer_key_file_name(const char *file, int gzip, const char **name)
 
 int bfi_writer_rambo_rows(bfi_writer *w, const struct bfi_rambo_rows *rows)
 {
-	/* alone (fold, stack), or beside a given flat layout (compact, merge) */
+	/* alone (fold, stack), or beside given columns, flat or a tree over them (compact, merge) */
 	if (w == NULL || rows == NULL || w->finished || !(w->opt.layouts & BFI_BUILD_RAMBO) ||
-	    (w->opt.layouts & ~(BFI_BUILD_RAMBO | BFI_BUILD_FLAT)) ||
+	    (w->opt.layouts & ~(BFI_BUILD_RAMBO | BFI_BUILD_FLAT | BFI_BUILD_TREE)) ||
 	    !w->opt.keep_order || w->keys_in || rows->reps == 0 || rows->reps > BFI_MAX_REPS ||
 	    rows->cells == 0 || rows->cells > BFI_MAX_CELLS || rows->shards == 0 ||
 	    rows->cells % rows->shards || rows->k == 0 || rows->k > BFI_MAX_K ||

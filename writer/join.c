@@ -2,35 +2,23 @@
  * join.c - one snapshot from the live sets of other snapshots' segments,
  * without their keys (spec/format.md, "Compaction and merge"): each flat
  * block's kept columns are copied row by row into blocks of the same
- * width, and a set's filter stays its source column bit for bit. bfi
- * compact and bfi merge both write through here.
+ * width, and a set's filter stays its source column bit for bit. The
+ * library's bfi_merge and bfi_compact (compact.c) both write through
+ * join_write; it reads its inputs through the reader's public calls.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bfi.h"
 #include "bfi_catalog.h"
-#include "bfi_writer.h"
+#include "internal.h"
 #include "join.h"
-#include "tools.h"
 
 /* The catalog fields that say how a snapshot's keys were made: joined snapshots must match. */
-static const char *const key_rules[] = {BFI_META_INPUT,         BFI_META_KMER,
-                                        BFI_META_TEXT_MAX_TERM, BFI_META_TEXT_STOP_WORDS,
-                                        BFI_META_PATHS,         BFI_META_PATH_MAX};
-
-const char *key_rule_differs(const bfi_snapshot *a, const bfi_snapshot *b)
-{
-	for (size_t i = 0; i < sizeof key_rules / sizeof *key_rules; i++) {
-		const void *va, *vb;
-		size_t la, lb;
-		int ra = bfi_catalog_meta(a, key_rules[i], &va, &la);
-		int rb = bfi_catalog_meta(b, key_rules[i], &vb, &lb);
-		if (ra != rb || (ra == 0 && (la != lb || memcmp(va, vb, la) != 0)))
-			return key_rules[i];
-	}
-	return NULL;
-}
+static const char *const key_rules[] = BFI_META_KEY_RULES;
 
 /* One source block's kept columns: a part of an output block. */
 struct piece {
@@ -42,7 +30,9 @@ struct piece {
 };
 
 struct joiner {
-	const char *cmd;
+	char *err; /* what stopped the join, errlen bytes */
+	size_t errlen;
+	const struct bfi_join_options *o;
 	struct piece *pc;
 	size_t n_pc, cap_pc;
 	uint64_t n_sets;
@@ -68,13 +58,57 @@ struct joiner {
 	unsigned dropped; /* layouts some segment holds that the join does not write */
 };
 
+/* Why the join cannot go on, into j->err; returns BFI_E_JOIN. */
+__attribute__((format(printf, 2, 3))) static int say(struct joiner *j, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(j->err, j->errlen, fmt, ap);
+	va_end(ap);
+	return BFI_E_JOIN;
+}
+
+/*
+ * A set name for a message: control bytes as \xHH, so that a terminal
+ * shows it and is not driven by it; cut short with "... (N bytes)".
+ */
+static const char *shown_name(const char *p, size_t len, char *buf, size_t cap)
+{
+	size_t o = 0, i = 0;
+	for (; i < len && o + 40 < cap; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", c);
+		else
+			buf[o++] = (char)c;
+	}
+	if (i < len)
+		o += (size_t)snprintf(buf + o, cap - o, "... (%zu bytes)", len);
+	buf[o < cap ? o : cap - 1] = 0;
+	return buf;
+}
+
+/* A line for the caller's note callback, if any. */
+__attribute__((format(printf, 2, 3))) static void note(const struct bfi_join_options *o,
+                                                       const char *fmt, ...)
+{
+	if (o->note == NULL)
+		return;
+	char line[4800];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	o->note(o->note_ctx, line);
+}
+
 /*
  * How a join carries each layout a segment holds is the layout's own
  * (bfi_layout_join): flat is written from the columns; the tree and RAMBO
  * are kept when every segment allows (tree_check, rambo_check); others
  * are dropped with a note. A layout the library does not know, or one
  * kept by rules this file does not hold, is refused: a join never drops
- * what it does not know. 0 or EXIT_USAGE.
+ * what it does not know. 0 or BFI_E_JOIN.
  */
 static int known_layouts(struct joiner *j, const bfi_snapshot *seg, const char *label)
 {
@@ -86,9 +120,8 @@ static int known_layouts(struct joiner *j, const bfi_snapshot *seg, const char *
 		int how = bfi_layout_join(f);
 		if (how == BFI_JOIN_UNKNOWN || (how == BFI_JOIN_WRITTEN && f != BFI_LAYOUT_FLAT) ||
 		    (how == BFI_JOIN_KEPT && f != BFI_LAYOUT_TREE && f != BFI_LAYOUT_RAMBO)) {
-			fprintf(stderr, "bfi %s: %s holds a %s layout, which bfi %s cannot carry; rebuild "
-			        "it from its sets instead\n", j->cmd, label, bfi_layout_name(f), j->cmd);
-			return EXIT_USAGE;
+			return say(j, "%s holds a %s layout, which a join cannot carry; rebuild it from "
+			           "its sets instead", label, bfi_layout_name(f));
 		}
 		if (how == BFI_JOIN_DROPPED)
 			j->dropped |= f;
@@ -97,9 +130,8 @@ static int known_layouts(struct joiner *j, const bfi_snapshot *seg, const char *
 	for (uint32_t i = 0; i < si.n_sections; i++) {
 		struct bfi_section_info sec;
 		if (bfi_section(seg, i, &sec) == 0 && !strcmp(bfi_section_kind_name(sec.kind), "unknown")) {
-			fprintf(stderr, "bfi %s: %s holds a section of kind %u, which this bfi does not "
-			        "know and so cannot carry\n", j->cmd, label, sec.kind);
-			return EXIT_USAGE;
+			return say(j, "%s holds a section of kind %u, which this bfi does not know and so "
+			           "cannot carry", label, sec.kind);
 		}
 	}
 	return 0;
@@ -186,9 +218,8 @@ static int compatible(struct joiner *j, const bfi_snapshot *seg, const char *lab
 	struct bfi_layout_info li;
 	if (bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) != 0 &&
 	    bfi_layout_info(seg, BFI_LAYOUT_TREE, &li) != 0) {
-		fprintf(stderr, "bfi %s: %s has neither a flat layout nor a tree, whose columns a join "
-		        "copies\n", j->cmd, label);
-		return EXIT_USAGE;
+		return say(j, "%s has neither a flat layout nor a tree, whose columns a join copies",
+		           label);
 	}
 	if (j->first == NULL) {
 		j->first = seg;
@@ -196,11 +227,10 @@ static int compatible(struct joiner *j, const bfi_snapshot *seg, const char *lab
 		j->k = li.hashes;
 		return 0;
 	}
-	const char *rule = key_rule_differs(j->first, seg);
+	const char *rule = bfi_key_rules_differ(j->first, seg);
 	if (rule || li.hashes != j->k) {
-		fprintf(stderr, "bfi %s: %s and %s differ in %s; they cannot be joined\n", j->cmd,
-		        j->first_label, label, rule ? rule : "k (hashes)");
-		return EXIT_USAGE;
+		return say(j, "%s and %s differ in %s; they cannot be joined", j->first_label, label,
+		           rule ? rule : "k (hashes)");
 	}
 	return 0;
 }
@@ -241,11 +271,11 @@ static int add_segment(struct joiner *j, const struct join_input *in, const bfi_
 				break;
 			rc = bfi_writer_set(j->w, name, len, &ord);
 			if (rc == BFI_E_DUP_SET || (rc == 0 && ord != j->n_sets)) {
-				char nb[600];
-				fprintf(stderr, "bfi %s: more than one input holds a set named %s\n", j->cmd,
-				        shown(name, len, nb, sizeof nb));
 				free(keep);
-				return EXIT_USAGE;
+				free(owned);
+				char nb[300];
+				return say(j, "more than one input holds a set named %s",
+				           shown_name(name, len, nb, sizeof nb));
 			}
 			if (rc)
 				break;
@@ -276,8 +306,8 @@ static int add_segment(struct joiner *j, const struct join_input *in, const bfi_
 			free(keep);
 	}
 	if (rc) {
-		fprintf(stderr, "bfi %s: %s: %s\n", j->cmd, label, bfi_strerror(rc));
-		return EXIT_USAGE;
+		snprintf(j->err, j->errlen, "%s: %s", label, bfi_strerror(rc));
+		return rc;
 	}
 	return 0;
 }
@@ -378,11 +408,6 @@ static int carry_rules(struct joiner *j, const struct join_input *in, int n)
 	return 0;
 }
 
-static void on_progress(void *c, const char *phase, uint64_t done, uint64_t total)
-{
-	progress_show(c, phase, done, total);
-}
-
 /* Each segment of the inputs, in order, through fn; 0, or what fn or bfi_segment returned. */
 static int each_segment(struct joiner *j, const struct join_input *in, int n,
                         int (*fn)(struct joiner *j, const struct join_input *in,
@@ -395,8 +420,8 @@ static int each_segment(struct joiner *j, const struct join_input *in, int n,
 			struct bfi_info si;
 			int rc = bfi_segment(in[x].snap, s, &sg);
 			if (rc) {
-				fprintf(stderr, "bfi %s: %s: %s\n", j->cmd, in[x].label, bfi_strerror(rc));
-				return EXIT_USAGE;
+				snprintf(j->err, j->errlen, "%s: %s", in[x].label, bfi_strerror(rc));
+				return rc;
 			}
 			bfi_info(in[x].snap, &si);
 			if (si.segments)
@@ -556,44 +581,40 @@ static int check_segment(struct joiner *j, const struct join_input *in, const bf
 	return rc;
 }
 
-int join_write(const char *cmd, const struct join_input *in, int n, const char *out, int quiet,
-               uint64_t memory, uint64_t *n_sets, uint8_t id[16])
+int join_write(const struct join_input *in, int n, const char *out,
+               const struct bfi_join_options *jo, uint64_t *n_sets, uint8_t id[16], char *err,
+               size_t errlen)
 {
-	struct joiner j = {.cmd = cmd};
+	struct joiner j = {.err = err, .errlen = errlen, .o = jo};
 	*n_sets = 0;
 	int rc = each_segment(&j, in, n, check_segment);
 	if (rc)
-		return EXIT_USAGE;
+		return rc;
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	/* flat if any input has it, or if the tree cannot be kept; the tree and RAMBO when they can */
 	o.layouts = (j.flat || !j.tree ? BFI_BUILD_FLAT : 0) | (j.rambo ? BFI_BUILD_RAMBO : 0) |
 	            (j.tree ? BFI_BUILD_TREE : 0);
 	o.fanout = j.fanout;
-	if (j.rambo_why[0] && !quiet)
-		fprintf(stderr, "bfi %s: note: the rambo layout is not kept: %s\n", cmd, j.rambo_why);
-	if (j.tree_why[0] && !quiet)
-		fprintf(stderr, "bfi %s: note: the tree layout is not kept: %s\n", cmd, j.tree_why);
-	for (unsigned i = 0, f; (f = bfi_layout_at(i)) != 0 && !quiet; i++)
+	if (j.rambo_why[0])
+		note(jo, "note: the rambo layout is not kept: %s", j.rambo_why);
+	if (j.tree_why[0])
+		note(jo, "note: the tree layout is not kept: %s", j.tree_why);
+	for (unsigned i = 0, f; (f = bfi_layout_at(i)) != 0; i++)
 		if (j.dropped & f)
-			fprintf(stderr, "bfi %s: note: the %s layout is not kept: a join writes its sets "
-			        "from their columns, and %s is built from keys\n", cmd, bfi_layout_name(f),
-			        bfi_layout_name(f));
+			note(jo, "note: the %s layout is not kept: a join writes its sets from their "
+			     "columns, and %s is built from keys", bfi_layout_name(f), bfi_layout_name(f));
 	o.keep_order = 1;
 	o.prefilter = BFI_PREFILTER_NEVER;
-	struct progress prog;
-	progress_init(&prog, quiet);
-	o.progress = on_progress;
-	o.progress_ctx = &prog;
-	if (memory)
-		o.memory = memory;
+	o.progress = jo->progress;
+	o.progress_ctx = jo->progress_ctx;
+	o.memory = jo->memory;
 	if (j.first)
 		carry_rate(j.first, &o, j.widest);
 	if ((rc = bfi_writer_create(&o, &j.w)) != 0) {
-		fprintf(stderr, "bfi %s: %s\n", cmd, bfi_strerror(rc));
-		return EXIT_USAGE;
+		snprintf(err, errlen, "%s", bfi_strerror(rc));
+		return rc;
 	}
-	int exit = EXIT_USAGE;
 	struct bfi_flat_part *parts = NULL;
 	struct bfi_flat_block_given *blocks = NULL;
 	uint8_t **pres = NULL;
@@ -602,10 +623,8 @@ int join_write(const char *cmd, const struct join_input *in, int n, const char *
 	if ((rc = each_segment(&j, in, n, add_segment)) != 0)
 		goto done;
 	*n_sets = j.n_sets;
-	if (j.n_sets == 0) {
-		exit = EXIT_OK; /* nothing lives: nothing to write */
-		goto done;
-	}
+	if (j.n_sets == 0)
+		goto done; /* nothing lives: nothing to write */
 	rc = make_blocks(&j, &g, &parts, &blocks, &pres);
 	if (rc == 0)
 		rc = bfi_writer_flat_given(j.w, &g);
@@ -621,21 +640,19 @@ int join_write(const char *cmd, const struct join_input *in, int n, const char *
 		rc = bfi_writer_finish(j.w, out, &sum);
 	if (rc) {
 		const char *msg = bfi_writer_errmsg(j.w);
-		fprintf(stderr, "bfi %s: %s: %s\n", cmd, out, *msg ? msg : bfi_strerror(rc));
+		snprintf(err, errlen, "%s: %s", out, *msg ? msg : bfi_strerror(rc));
 		goto done;
 	}
 	bfi_snapshot *s = NULL;
 	if ((rc = bfi_open(out, 0, &s)) != 0) {
-		fprintf(stderr, "bfi %s: %s: %s\n", cmd, out, bfi_strerror(rc));
+		snprintf(err, errlen, "%s: %s", out, bfi_strerror(rc));
 		goto done;
 	}
 	struct bfi_info si;
 	bfi_info(s, &si);
 	memcpy(id, si.snapshot_id, 16);
 	bfi_close(&s);
-	exit = EXIT_OK;
 done:
-	progress_done(&prog);
 	for (size_t i = 0; i < j.n_pc; i++) {
 		free((void *)j.pc[i].part.keep);
 		free(j.pc[i].owned);
@@ -651,5 +668,5 @@ done:
 	for (uint32_t r = 0; r < BFI_RAMBO_MAX_REPS; r++)
 		free(j.rrows[r]);
 	bfi_writer_destroy(&j.w);
-	return exit;
+	return rc;
 }
