@@ -139,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 		}
 		url[unescape(url, strlen(url))] = 0;
-		/* the method byte's high bits: what the HTTP layer found (cmd_serve.c) */
+		/* the method byte's high bits: what the HTTP layer found (tools/serve/http.c) */
 		struct request rq = {.method = method, .url = url, .arg_names = names,
 		                     .arg_values = values, .arg_lens = lens, .n_args = n, .body = body,
 		                     .body_len = bl, .body_too_large = bl > sv.max_body,

@@ -1,8 +1,9 @@
 /*
  * serve.h - bfi serve's pieces: the snapshots served and their generations
- * (serve_gen.c), requests answered (serve_api.c), and the metrics
- * (serve_metrics.c). cmd_serve.c puts them behind libmicrohttpd; the fuzz
- * target calls serve_answer() directly.
+ * (serve_gen.c), requests answered (routes.c, params.c, answer.c, reply.c),
+ * the metrics (serve_metrics.c), the HTTP (http.c) and the main thread
+ * (watch.c). tools/cli/cmd_serve.c starts them; the fuzz target calls
+ * serve_answer() directly.
  */
 #ifndef BFI_TOOLS_SERVE_H
 #define BFI_TOOLS_SERVE_H
@@ -101,7 +102,7 @@ int gen_changed(struct slot *sl, struct gen *g);
  * is skipped if another found the files unchanged less than CHECK_EVERY
  * ns ago, so that a busy generation is checked some 20,000 times a second
  * rather than at every request. Any change is also checked at once when
- * inotify tells of it (cmd_serve.c).
+ * inotify tells of it (watch.c).
  */
 #define CHECK_EVERY 50000
 int gen_changed_since(struct slot *sl, struct gen *g, long long now_ns);
@@ -117,7 +118,7 @@ void serve_guard_install(void);
 void serve_guard_enter(sigjmp_buf *env, const bfi_snapshot *snap);
 void serve_guard_leave(void);
 
-/* serve_api.c */
+/* routes.c */
 struct request {
 	const char *method, *url;
 	/* GET: the query string's arguments, in order; binary-safe */
@@ -143,6 +144,43 @@ struct reply {
 void serve_answer(struct server *sv, const struct request *rq, struct reply *rp);
 /* Free what serve_answer keeps per thread (at a thread's exit). */
 void serve_thread_done(void);
+
+/* http.c: serve_answer behind libmicrohttpd */
+struct MHD_Daemon;
+struct sockaddr_storage;
+/*
+ * Listen on addr for sv's requests on threads worker threads, at most
+ * max_conn connections at once; a line per request on standard error
+ * unless no_log. NULL if it cannot listen.
+ */
+struct MHD_Daemon *http_start(struct server *sv, const struct sockaddr_storage *addr,
+                              unsigned threads, unsigned max_conn, int no_log);
+unsigned http_port(struct MHD_Daemon *d); /* the port bound (port 0 asked: the one chosen) */
+/* The main thread, now and then: cut the connections past their deadline. */
+void http_cut_late(void);
+/*
+ * Stop accepting and let the requests in flight end, for --timeout and a
+ * second at most: 0 once stopped, or how many still run (the caller then
+ * ends the process without them).
+ */
+int http_stop(struct MHD_Daemon *d);
+
+/* watch.c: the main thread's opens, inotify and signals */
+struct watch;
+struct watches {
+	int fd; /* inotify, or -1 */
+	struct watch *w;
+	size_t n, cap;
+};
+/* Open every slot's path and watch it: 0, or -1 after saying which could not be opened. */
+int watch_open(struct server *sv, struct watches *ws);
+/*
+ * Until SIGTERM or SIGINT on sfd: reopen changed paths (a moment after
+ * their last event), all on SIGHUP; every tick cut late connections and
+ * check the files served.
+ */
+void watch_loop(struct server *sv, int sfd, struct watches *ws);
+void watch_close(struct watches *ws);
 
 /* serve_metrics.c */
 void metrics_count(struct metrics *m, enum endpoint e, int status, double seconds);

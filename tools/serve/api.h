@@ -1,0 +1,60 @@
+/*
+ * api.h - what the parts of bfi serve's request handling share: replies
+ * (reply.c), a request's parameters, read from GET's arguments or a POST
+ * body (params.c), and their queries answered (answer.c); routes.c
+ * dispatches.
+ */
+#ifndef BFI_TOOLS_SERVE_API_H
+#define BFI_TOOLS_SERVE_API_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "serve.h"
+
+/* A reply being built: on a failed allocation it is dropped for a 500. */
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	int err;
+};
+
+void sb_put(struct sbuf *b, const void *s, size_t n);
+void sb_str(struct sbuf *b, const char *s);
+/* s as a JSON string, quotes included (json_piece: bytes that are not UTF-8 as \udcXX) */
+void sb_json(struct sbuf *b, const char *s, size_t len);
+/* b as rp's body with status and type; a 500 if b ran out of memory */
+void reply_take(struct reply *rp, int status, struct sbuf *b, const char *type);
+/* {"error": WHY, "code": CODE}, WHY from fmt */
+__attribute__((format(printf, 4, 5))) void reply_error(struct reply *rp, int status,
+                                                       const char *code, const char *fmt, ...);
+
+/* K_QUERIES: each formed as the snapshot's keys were made (BFI_FORM_AUTO), as bfi query does */
+enum kind { K_KEYS, K_TEXT, K_SEQUENCES, K_EXPR, K_PATH, K_QUERIES, N_KINDS };
+extern const char *const kind_names[N_KINDS]; /* as a POST body names them (params.c) */
+
+/* One query of a request: its text and, for a sequence, its id. */
+struct item {
+	const char *text, *label;
+	size_t len, label_len;
+};
+
+struct params {
+	enum kind kind;
+	struct item *items;
+	size_t n;
+	double theta;  /* 0: none */
+	int format;    /* 0 names, 1 ordinals, 2 count */
+	uint64_t limit;
+	unsigned layout;
+};
+
+/* p's queries answered on slot sl into rp: {"snapshot", "generation", "results": [...]} */
+void run_queries(struct server *sv, struct slot *sl, const struct params *p, struct reply *rp);
+
+/* GET /v1/NAME/query and POST /v1/NAME/query: the parameters read, the queries run (params.c) */
+void get_query(struct server *sv, struct slot *sl, const struct request *rq, struct reply *rp);
+void post_query(struct server *sv, struct slot *sl, const struct request *rq, struct reply *rp);
+
+#endif

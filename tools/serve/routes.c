@@ -1,0 +1,188 @@
+/*
+ * routes.c - bfi serve's requests answered, whatever carried them: the
+ * routes, GET's arguments, the POST body handed to body.c, and the
+ * endpoints other than queries (list, info, health, metrics).
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "api.h"
+#include "serve.h"
+#include "tools.h"
+
+static struct slot *find_slot(struct server *sv, const char *name, size_t len)
+{
+	for (size_t i = 0; i < sv->n_slots; i++)
+		if (strlen(sv->slots[i].name) == len && !memcmp(sv->slots[i].name, name, len))
+			return &sv->slots[i];
+	return NULL;
+}
+
+static void list_slots(struct server *sv, struct reply *rp)
+{
+	struct sbuf b = {0};
+	sb_str(&b, "{\"snapshots\": [");
+	for (size_t i = 0; i < sv->n_slots; i++) {
+		if (i)
+			sb_str(&b, ", ");
+		sb_json(&b, sv->slots[i].name, strlen(sv->slots[i].name));
+	}
+	sb_str(&b, "]}\n");
+	reply_take(rp, 200, &b, "application/json");
+}
+
+static void info(struct server *sv, struct slot *sl, struct reply *rp)
+{
+	struct gen *g = gen_acquire(sl);
+	if (g == NULL) {
+		reply_error(rp, 503, "not_ready", "%s is not open yet", sl->name);
+		return;
+	}
+	if (gen_changed(sl, g)) {
+		gen_release(sv, g);
+		reply_error(rp, 503, "changed", "%s: its files were changed in place under the server; "
+		            "it answers again once a whole snapshot is published there", sl->name);
+		return;
+	}
+	struct sbuf b = {0};
+	sb_put(&b, g->inspect, g->inspect_len);
+	sb_str(&b, "\n");
+	gen_release(sv, g);
+	reply_take(rp, 200, &b, "application/json");
+}
+
+/* Which endpoint u names, and the slot of /v1/NAME[/query]: 0, or a 404 made. */
+static int route(struct server *sv, const char *u, struct slot **sl, struct reply *rp)
+{
+	*sl = NULL;
+	if (!strcmp(u, "/healthz")) {
+		rp->endpoint = EP_HEALTH;
+	} else if (!strcmp(u, "/metrics")) {
+		rp->endpoint = EP_METRICS;
+	} else if (!strcmp(u, "/v1") || !strcmp(u, "/v1/")) {
+		rp->endpoint = EP_LIST;
+	} else if (strncmp(u, "/v1/", 4) == 0) {
+		const char *name = u + 4, *slash = strchr(name, '/');
+		size_t nl = slash ? (size_t)(slash - name) : strlen(name);
+		if ((*sl = find_slot(sv, name, nl)) == NULL) {
+			reply_error(rp, 404, "not_found", "no snapshot is served as %.*s",
+			            nl > 200 ? 12 : (int)nl, nl > 200 ? "(a long name)" : name);
+			return -1;
+		}
+		if (slash == NULL || !strcmp(slash, "/")) {
+			rp->endpoint = EP_INFO;
+		} else if (!strcmp(slash, "/query")) {
+			rp->endpoint = EP_QUERY;
+		} else {
+			reply_error(rp, 404, "not_found", "no such endpoint under /v1/%s: /query",
+			            (*sl)->name);
+			return -1;
+		}
+	} else {
+		reply_error(rp, 404, "not_found", "no such endpoint: /v1, /v1/NAME, /v1/NAME/query, "
+		            "/healthz and /metrics are served");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * GET /healthz: 200 when every name serves a whole generation from a path
+ * that is still there; else 503, naming each that does not (the first 64):
+ * "opening", "changed" (its files were changed in place: its requests get
+ * 503), or "gone" (its path was removed: it answers from what it opened,
+ * which nothing will update).
+ */
+/* What is wrong with what sl serves, or NULL: see health(). */
+static const char *slot_state(struct server *sv, struct slot *sl)
+{
+	struct gen *g = gen_acquire(sl);
+	struct stat st;
+	const char *state = g == NULL                   ? "opening"
+	                    : gen_changed(sl, g)        ? "changed"
+	                    : stat(sl->path, &st) != 0 ? "gone"
+	                                                : NULL;
+	gen_release(sv, g);
+	return state;
+}
+
+static void health(struct server *sv, struct reply *rp)
+{
+	const char *state[64];
+	size_t bad = 0, n = sv->n_slots < 64 ? sv->n_slots : 64;
+	for (size_t i = 0; i < n; i++)
+		bad += (state[i] = slot_state(sv, &sv->slots[i])) != NULL;
+	for (size_t i = n; i < sv->n_slots && !bad; i++)
+		bad += slot_state(sv, &sv->slots[i]) != NULL;
+	struct sbuf b = {0};
+	sb_str(&b, !atomic_load(&sv->ready) ? "{\"status\": \"opening\""
+	           : bad                   ? "{\"status\": \"degraded\""
+	                                   : "{\"status\": \"ok\"");
+	size_t listed = 0;
+	for (size_t i = 0; bad && i < n; i++) {
+		if (state[i] == NULL)
+			continue;
+		sb_str(&b, listed++ ? ", " : ", \"snapshots\": {");
+		sb_json(&b, sv->slots[i].name, strlen(sv->slots[i].name));
+		sb_str(&b, ": \"");
+		sb_str(&b, state[i]);
+		sb_str(&b, "\"");
+	}
+	sb_str(&b, listed ? "}}\n" : "}\n");
+	reply_take(rp, bad || !atomic_load(&sv->ready) ? 503 : 200, &b, "application/json");
+}
+
+static void metrics(struct server *sv, struct reply *rp)
+{
+	struct sbuf b = {0};
+	size_t len = 0;
+	b.p = metrics_page(sv, &len);
+	b.len = b.cap = len;
+	b.err = b.p == NULL;
+	reply_take(rp, 200, &b, "text/plain; version=0.0.4");
+}
+
+void serve_answer(struct server *sv, const struct request *rq, struct reply *rp)
+{
+	*rp = (struct reply){.endpoint = EP_OTHER};
+	/* what the HTTP layer found wrong with the request itself */
+	if (rq->url_nul) {
+		reply_error(rp, 400, "bad_request", "the request line holds a NUL byte");
+		return;
+	}
+	if (rq->length_twice) {
+		reply_error(rp, 400, "bad_request", "two Content-Length headers that differ");
+		return;
+	}
+	struct slot *sl;
+	if (route(sv, rq->url, &sl, rp) != 0)
+		return;
+	if (rq->too_many_args) {
+		reply_error(rp, 414, "uri_too_long", "more arguments in the URL than the server keeps; "
+		            "POST many keys as {\"keys\": [...]}");
+		return;
+	}
+	int get = !strcmp(rq->method, "GET") || !strcmp(rq->method, "HEAD");
+	if (rp->endpoint == EP_QUERY && !get && !strcmp(rq->method, "POST")) {
+		post_query(sv, sl, rq, rp);
+		return;
+	}
+	if (!get) {
+		reply_error(rp, 405, "method_not_allowed", "%s takes GET%s", rq->url,
+		            rp->endpoint == EP_QUERY ? " and POST" : "");
+		return;
+	}
+	switch (rp->endpoint) {
+	case EP_HEALTH: health(sv, rp); break;
+	case EP_METRICS: metrics(sv, rp); break;
+	case EP_LIST: list_slots(sv, rp); break;
+	case EP_INFO: info(sv, sl, rp); break;
+	default: get_query(sv, sl, rq, rp); break;
+	}
+}
