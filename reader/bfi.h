@@ -259,6 +259,31 @@ struct bfi_layout_info {
  */
 BFI_API BFI_MUST_CHECK int bfi_layout_info(const bfi_snapshot *snap, unsigned layout,
                                            struct bfi_layout_info *out);
+/* What a layout's filters, as filled, lead one to expect of false positives (bfi_layout_fpr). */
+struct bfi_fpr_model {
+	/*
+	 * The mean over live sets of the chance that a key no set holds passes
+	 * the filters that answer for the set: (fill)^k of its own filter
+	 * (flat, plain, the tree's leaves, from the fill the catalog records);
+	 * for RAMBO the product over repetitions of its cell's (fill)^k. The
+	 * expected share of (key, set) pairs a set answers falsely.
+	 */
+	double expected;
+	/*
+	 * RAMBO: p of its paper's Lemma 4.1, a cell's (fill)^k averaged over
+	 * the sets in it and the repetitions; the rate for a key V sets hold is
+	 * then (p q + 1 - q)^R with q = (1 - 1/B)^V. 0 for other layouts.
+	 */
+	double cell;
+};
+/*
+ * The false-positive model of layout (one BFI_LAYOUT_* flag) of snap, into
+ * *out: 0, BFI_E_NO_LAYOUT, BFI_E_INVALID (RAMBO of a collection, whose
+ * segments each have their own), BFI_E_SCAN_ONLY, or an error reading the
+ * catalog. Reads every RAMBO row: O(size of the layout).
+ */
+BFI_API BFI_MUST_CHECK int bfi_layout_fpr(const bfi_snapshot *snap, unsigned layout,
+                                          struct bfi_fpr_model *out);
 
 /* One block of the flat layout: sets [first_set, first_set + n_sets). */
 struct bfi_block_info {

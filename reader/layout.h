@@ -66,6 +66,11 @@ struct bfi_layout_ops {
 	 */
 	uint64_t (*set_bits)(const bfi_snapshot *s, uint32_t ord);
 	/*
+	 * bfi_layout_fpr where a set's filter is not its own (RAMBO's cells);
+	 * NULL: the mean of (fill)^k over the sets, from the catalog.
+	 */
+	int (*fpr)(const bfi_snapshot *s, struct bfi_fpr_model *out);
+	/*
 	 * Scan (scan.c): a pass takes the layout part by part, each answered
 	 * alone. A part is items [first, first + n) (blocks, sets; one item
 	 * for a layout scanned whole). scan_part gives n for the part from

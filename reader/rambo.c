@@ -14,6 +14,7 @@
  * BFI_E_BAD_LAYOUT, never a read outside the map.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "layout.h"
@@ -456,8 +457,54 @@ static int rambo_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	return rc;
 }
 
+/*
+ * Each set's chance of a false answer: the product over repetitions of
+ * its cell's (fill)^k; and Lemma 4.1's p, a cell's (fill)^k weighted by
+ * the sets it merges, averaged over the repetitions.
+ */
+static int rambo_fpr(const bfi_snapshot *s, struct bfi_fpr_model *out)
+{
+	const struct bfi_rambo *v = rambo_of(s);
+	uint64_t B = v->d.cells, n = v->d.n_sets;
+	uint32_t R = v->d.reps;
+	struct bfi_rambo_cell_info *cells = malloc(B * sizeof *cells);
+	double *pass = malloc(B * R * sizeof *pass), *set = malloc(n * sizeof *set);
+	int rc = cells && pass && set ? 0 : -ENOMEM;
+	double psum = 0;
+	for (uint64_t j = 0; rc == 0 && j < n; j++)
+		set[j] = 1;
+	for (uint32_t r = 0; r < R && rc == 0; r++) {
+		uint64_t m;
+		if ((rc = bfi_rambo_rep(s, r, &m, cells)) != 0)
+			break;
+		double p = 0;
+		for (uint64_t c = 0; c < B; c++) {
+			pass[r * B + c] = pow(m ? (double)cells[c].bits_set / (double)m : 0, v->d.k);
+			p += pass[r * B + c] * (double)cells[c].sets;
+		}
+		psum += p / (double)n;
+		for (uint64_t j = 0; j < n; j++) {
+			uint32_t c = bfi_get32(v->reps[r].cell_of + j * 4);
+			if (c >= B) {
+				rc = BFI_E_BAD_LAYOUT;
+				break;
+			}
+			set[j] *= pass[r * B + c];
+		}
+	}
+	double sum = 0;
+	for (uint64_t j = 0; rc == 0 && j < n; j++)
+		sum += set[j];
+	if (rc == 0)
+		*out = (struct bfi_fpr_model){n ? sum / (double)n : 0, R ? psum / R : 0};
+	free(cells);
+	free(pass);
+	free(set);
+	return rc;
+}
+
 const struct bfi_layout_ops bfi__rambo_ops = {
-	.own_k = 1,
+	.own_k = 1, .fpr = rambo_fpr,
 	.view_size = sizeof(struct bfi_rambo), .open = rambo_open,
 	.info = rambo_info, .verify = rambo_verify, .set_bits = rambo_set_bits,
 	.conj = rambo_conj, .scratch = rambo_scratch,

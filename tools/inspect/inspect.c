@@ -14,69 +14,11 @@
 /* The stream being written: each thread writes its own. */
 static _Thread_local FILE *os;
 
-#define BUCKETS 10
-
-struct fill {
-	double min, max, mean, median, fpr_mean, fpr_max, fpr_theory;
-	uint64_t hist[BUCKETS], max_keys;
-};
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static int fill_stats(const bfi_snapshot *s, const struct bfi_info *in, struct fill *f)
-{
-	memset(f, 0, sizeof *f);
-	if (in->n_sets == 0) /* a file may claim no sets: nothing to sum */
-		return 0;
-	double *v = malloc(in->n_sets * sizeof *v);
-	if (v == NULL)
-		return -12;
-	double sum = 0, fsum = 0;
-	/* every live ordinal: a collection's run on past removed sets, which are holes */
-	for (uint64_t g = 0, o = 0; g < in->ordinals && o < in->n_sets; g++, o++) {
-		struct bfi_set_stats st;
-		int rc = bfi_set_stats(s, (uint32_t)g, &st);
-		if (rc == BFI_E_NOT_FOUND && in->segments) {
-			o--;
-			continue;
-		}
-		if (rc) {
-			free(v);
-			return rc;
-		}
-		if (st.distinct_keys > f->max_keys)
-			f->max_keys = st.distinct_keys;
-		v[o] = (double)st.bits_set / (double)st.bits;
-		/* Bloom's formula for this set: (1 - e^(-kn/m))^k. */
-		double t = pow(1 - exp(-(double)in->hashes * (double)st.distinct_keys / (double)st.bits),
-		               in->hashes);
-		f->fpr_theory = t > f->fpr_theory ? t : f->fpr_theory;
-		double p = pow(v[o], in->hashes);
-		sum += v[o];
-		fsum += p;
-		if (p > f->fpr_max)
-			f->fpr_max = p;
-		int b = (int)(v[o] * BUCKETS);
-		f->hist[b >= BUCKETS ? BUCKETS - 1 : b]++;
-	}
-	qsort(v, in->n_sets, sizeof *v, cmp_double);
-	f->min = v[0];
-	f->max = v[in->n_sets - 1];
-	f->median = v[in->n_sets / 2];
-	f->mean = sum / (double)in->n_sets;
-	f->fpr_mean = fsum / (double)in->n_sets;
-	free(v);
-	return 0;
-}
-
 /*
  * RAMBO: B, R, S, and per repetition the filter width, cell sizes and fill;
- * then Lemma 4.1's rate for keys held by V sets, with p the mean over sets
- * of their cell's (fill)^k: F = (p (1 - 1/B)^V + 1 - (1 - 1/B)^V)^R.
+ * then Lemma 4.1's rate for keys held by V sets, with p the library's mean
+ * over sets of their cell's (fill)^k (bfi_layout_fpr):
+ * F = (p (1 - 1/B)^V + 1 - (1 - 1/B)^V)^R.
  */
 static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in,
                        const struct bfi_layout_info *lr, int json)
@@ -85,7 +27,6 @@ static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in,
 	struct bfi_rambo_cell_info *cells = malloc(B * sizeof *cells);
 	if (cells == NULL)
 		return -12;
-	double psum = 0;
 	int rc = 0;
 	if (json)
 		fprintf(os, ", \"rambo\": {\"cells\": %llu, \"reps\": %u, \"shards\": %u, \"repetitions\": [",
@@ -101,7 +42,7 @@ static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in,
 		if (rc)
 			break;
 		uint64_t smin = UINT64_MAX, smax = 0;
-		double fmin = 1, fmax = 0, fsum = 0, p = 0;
+		double fmin = 1, fmax = 0, fsum = 0;
 		for (uint64_t c = 0; c < B; c++) {
 			double f = (double)cells[c].bits_set / (double)m;
 			smin = cells[c].sets < smin ? cells[c].sets : smin;
@@ -109,10 +50,7 @@ static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in,
 			fmin = f < fmin ? f : fmin;
 			fmax = f > fmax ? f : fmax;
 			fsum += f;
-			/* weighted by members: the filter a random set's key falls in */
-			p += pow(f, lr->hashes) * (double)cells[c].sets;
 		}
-		psum += p / (double)in->n_sets;
 		if (json)
 			fprintf(os, "%s{\"bits\": %llu, \"sets_per_cell\": {\"min\": %llu, \"mean\": %.2f, "
 			       "\"max\": %llu}, \"fill\": {\"min\": %.4f, \"mean\": %.4f, \"max\": %.4f}}",
@@ -125,8 +63,11 @@ static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in,
 			       (double)in->n_sets / (double)B, (unsigned long long)smax, 10, "", fmin,
 			       fsum / (double)B, fmax);
 	}
+	struct bfi_fpr_model fm; /* Lemma 4.1's p: the library's model of the cells as filled */
+	if (rc == 0)
+		rc = bfi_layout_fpr(s, BFI_LAYOUT_RAMBO, &fm);
 	if (rc == 0) {
-		double p = psum / lr->u.rambo.reps;
+		double p = fm.cell;
 		static const int vs[] = {1, 2, 5, 10};
 		if (json)
 			fprintf(os, "], \"cell_fpr\": %.6g, \"lemma_4_1\": {", p);

@@ -7,6 +7,17 @@
 
 #include "bfi.h"
 
+/* The sets' fill ratios (bits set / bits, from the catalog), in BUCKETS tenths. */
+#define BUCKETS 10
+struct fill {
+	double min, max, mean, median;
+	double fpr_mean, fpr_max; /* (fill)^k over the sets: the mean, the worst */
+	double fpr_theory;        /* the worst set's Bloom formula, (1 - e^(-kn/m))^k */
+	uint64_t hist[BUCKETS], max_keys;
+};
+/* f of s's live sets (facts.c): 0 or an error code. */
+int fill_stats(const bfi_snapshot *s, const struct bfi_info *in, struct fill *f);
+
 /*
  * Write bfi inspect's text, or its JSON object (and a newline), for s at
  * path to o: 0, 1 if o failed (its error flag says so), or an error code.

@@ -7,14 +7,14 @@
  * the false-positive rate measured on N random absent keys beside the one
  * the Bloom formula and RAMBO's Lemma 4.1 expect.
  *
- * Every figure drawn comes from bfi inspect --json's object (parsed back
- * with json-c, and embedded in the page whole) or from the same library
- * calls bfi inspect --sets makes, and each drawn element carries its
- * numbers in data- attributes, so a test can hold the picture to the JSON.
+ * Every figure drawn comes from the library's calls, the same bfi inspect
+ * makes (facts.c for what both compute), never from its printed text; the
+ * page embeds bfi inspect --json's object for the reader, and each drawn
+ * element carries its numbers in data- attributes, so a test can hold the
+ * picture to the JSON.
  * Nothing is fetched: no script, no stylesheet or font from elsewhere.
  */
 #include <errno.h>
-#include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,22 +61,9 @@ static void colour(double f)
 	fprintf(o, "hsl(215,70%%,%.0f%%)", 96 - 70 * f);
 }
 
-static json_object *get(json_object *j, const char *k)
+static void section_bytes(const bfi_snapshot *s, const struct bfi_info *in)
 {
-	json_object *v = NULL;
-	return j && json_object_object_get_ex(j, k, &v) ? v : NULL;
-}
-
-static double num(json_object *j, const char *k)
-{
-	json_object *v = get(j, k);
-	return v ? json_object_get_double(v) : 0;
-}
-
-static void section_bytes(json_object *js, uint64_t file_size)
-{
-	json_object *secs = get(js, "sections");
-	size_t n = secs ? json_object_array_length(secs) : 0;
+	uint64_t file_size = in->file_size;
 	static const char *const shades[] = {"#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2",
 	                                     "#b279a2"};
 	fputs("<h2>Bytes by section</h2>\n<p>Where the bytes of index.bfi go: each section is one "
@@ -85,26 +72,28 @@ static void section_bytes(json_object *js, uint64_t file_size)
 	      o);
 	fputs("<svg class=\"sections\" width=\"900\" height=\"60\" role=\"img\">\n", o);
 	double x = 0, scale = file_size ? 880.0 / (double)file_size : 0;
-	for (size_t i = 0; i < n; i++) {
-		json_object *s = json_object_array_get_idx(secs, i);
-		const char *kind = json_object_get_string(get(s, "kind"));
-		uint64_t bytes = (uint64_t)json_object_get_int64(get(s, "size"));
-		double w = (double)bytes * scale;
+	for (uint32_t i = 0; i < in->n_sections; i++) {
+		struct bfi_section_info si;
+		if (bfi_section(s, i, &si))
+			continue;
+		const char *kind = bfi_section_kind_name(si.kind);
+		double w = (double)si.size * scale;
 		fprintf(o, "<rect data-kind=\"%s\" data-bytes=\"%llu\" x=\"%.1f\" y=\"5\" width=\"%.1f\" "
 		        "height=\"30\" fill=\"%s\"><title>%s: %llu bytes</title></rect>\n",
-		        kind, (unsigned long long)bytes, 10 + x, w < 1 ? 1 : w, shades[i % 6], kind,
-		        (unsigned long long)bytes);
+		        kind, (unsigned long long)si.size, 10 + x, w < 1 ? 1 : w, shades[i % 6], kind,
+		        (unsigned long long)si.size);
 		if (w > 60)
 			fprintf(o, "<text x=\"%.1f\" y=\"52\" font-size=\"11\">%s</text>\n", 10 + x, kind);
 		x += w;
 	}
 	fputs("</svg>\n<table><tr><th>section</th><th>bytes</th><th>share of the file</th></tr>\n", o);
-	for (size_t i = 0; i < n; i++) {
-		json_object *s = json_object_array_get_idx(secs, i);
-		uint64_t bytes = (uint64_t)json_object_get_int64(get(s, "size"));
+	for (uint32_t i = 0; i < in->n_sections; i++) {
+		struct bfi_section_info si;
+		if (bfi_section(s, i, &si))
+			continue;
 		fprintf(o, "<tr><td>%s</td><td>%llu</td><td>%.1f%%</td></tr>\n",
-		        json_object_get_string(get(s, "kind")), (unsigned long long)bytes,
-		        file_size ? 100.0 * (double)bytes / (double)file_size : 0);
+		        bfi_section_kind_name(si.kind), (unsigned long long)si.size,
+		        file_size ? 100.0 * (double)si.size / (double)file_size : 0);
 	}
 	fputs("</table>\n", o);
 }
@@ -195,12 +184,12 @@ static void heat_map(const bfi_snapshot *s, const struct bfi_info *in, const dou
 }
 
 /* The flat layout's blocks: sets, width and mean fill of each. */
-static void blocks(const struct bfi_info *in, json_object *js, const double *fill)
+static void blocks(const bfi_snapshot *s, const struct bfi_info *in, const double *fill)
 {
-	json_object *bl = get(js, "blocks");
-	size_t n = bl ? json_object_array_length(bl) : 0;
-	if (n == 0 || in->segments)
+	struct bfi_layout_info li;
+	if (in->segments || bfi_layout_info(s, BFI_LAYOUT_FLAT, &li) != 0 || li.u.flat.blocks == 0)
 		return;
+	uint32_t n = li.u.flat.blocks;
 	fputs("<h2>Flat blocks</h2>\n<p>The flat layout (Flat-Bloofi) stores the filters bit-sliced: "
 	      "row r of a block holds bit r of every set's filter, so a key's k probes read k rows and "
 	      "AND them, whatever the number of sets. Sets are cut into blocks of one width each, "
@@ -208,95 +197,89 @@ static void blocks(const struct bfi_info *in, json_object *js, const double *fil
 	      "<svg class=\"blocks\" width=\"900\" height=\"40\" role=\"img\">\n",
 	      o);
 	double scale = in->n_sets ? 880.0 / (double)in->n_sets : 0;
-	for (size_t b = 0; b < n; b++) {
-		json_object *e = json_object_array_get_idx(bl, b);
-		uint64_t first = (uint64_t)json_object_get_int64(get(e, "first_set"));
-		uint64_t sets = (uint64_t)json_object_get_int64(get(e, "sets"));
+	for (uint32_t b = 0; b < n; b++) {
+		struct bfi_block_info bi;
+		if (bfi_block(s, b, &bi))
+			continue;
 		double sum = 0;
-		for (uint64_t ord = first; ord < first + sets && ord < in->ordinals; ord++)
+		for (uint64_t ord = bi.first_set; ord < bi.first_set + bi.n_sets && ord < in->ordinals; ord++)
 			sum += fill[ord];
-		double f = sets ? sum / (double)sets : 0;
-		fprintf(o, "<rect class=\"block\" data-block=\"%zu\" data-first=\"%llu\" data-sets=\"%llu\" "
+		double f = bi.n_sets ? sum / (double)bi.n_sets : 0;
+		fprintf(o, "<rect class=\"block\" data-block=\"%u\" data-first=\"%llu\" data-sets=\"%llu\" "
 		        "data-bits=\"%llu\" data-mean-fill=\"%.6f\" x=\"%.1f\" y=\"5\" width=\"%.1f\" "
 		        "height=\"25\" stroke=\"#333\" fill=\"",
-		        b, (unsigned long long)first, (unsigned long long)sets,
-		        (unsigned long long)json_object_get_int64(get(e, "bits")), f,
-		        10 + (double)first * scale, (double)sets * scale);
+		        b, (unsigned long long)bi.first_set, (unsigned long long)bi.n_sets,
+		        (unsigned long long)bi.bits, f, 10 + (double)bi.first_set * scale,
+		        (double)bi.n_sets * scale);
 		colour(f);
-		fprintf(o, "\"><title>block %zu: sets %llu-%llu, m = %llu bits, mean fill %.4f</title>"
+		fprintf(o, "\"><title>block %u: sets %llu-%llu, m = %llu bits, mean fill %.4f</title>"
 		        "</rect>\n",
-		        b, (unsigned long long)first, (unsigned long long)(first + sets - 1),
-		        (unsigned long long)json_object_get_int64(get(e, "bits")), f);
+		        b, (unsigned long long)bi.first_set,
+		        (unsigned long long)(bi.first_set + bi.n_sets - 1), (unsigned long long)bi.bits, f);
 	}
 	fputs("</svg>\n<table><tr><th>block</th><th>sets</th><th>m bits</th><th>row bits</th>"
 	      "<th>pre-filter bits</th></tr>\n",
 	      o);
-	for (size_t b = 0; b < n; b++) {
-		json_object *e = json_object_array_get_idx(bl, b);
-		fprintf(o, "<tr><td>%zu</td><td>%lld</td><td>%lld</td><td>%lld</td><td>%lld</td></tr>\n", b,
-		        (long long)json_object_get_int64(get(e, "sets")),
-		        (long long)json_object_get_int64(get(e, "bits")),
-		        (long long)json_object_get_int64(get(e, "row_bits")),
-		        (long long)json_object_get_int64(get(e, "prefilter_bits")));
+	for (uint32_t b = 0; b < n; b++) {
+		struct bfi_block_info bi;
+		if (bfi_block(s, b, &bi))
+			continue;
+		fprintf(o, "<tr><td>%u</td><td>%llu</td><td>%llu</td><td>%llu</td><td>%llu</td></tr>\n", b,
+		        (unsigned long long)bi.n_sets, (unsigned long long)bi.bits,
+		        (unsigned long long)bi.row_bits, (unsigned long long)bi.prefilter_bits);
 	}
 	fputs("</table>\n", o);
 }
 
-static void histogram(json_object *js)
+static void histogram(const struct fill *fs)
 {
-	json_object *h = get(get(js, "fill"), "histogram");
-	size_t n = h ? json_object_array_length(h) : 0;
-	int64_t top = 1;
-	for (size_t i = 0; i < n; i++) {
-		int64_t v = json_object_get_int64(get(json_object_array_get_idx(h, i), "sets"));
-		top = v > top ? v : top;
-	}
+	uint64_t top = 1;
+	for (int i = 0; i < BUCKETS; i++)
+		top = fs->hist[i] > top ? fs->hist[i] : top;
 	fputs("<h2>How full the filters are</h2>\n<p>Sets by fill ratio. A filter sized for its "
 	      "keys at the target rate is about half full; emptier ones were sized for more keys "
 	      "than they hold.</p>\n<svg class=\"histogram\" width=\"600\" height=\"170\" role=\"img\">\n",
 	      o);
-	for (size_t i = 0; i < n; i++) {
-		json_object *e = json_object_array_get_idx(h, i);
-		int64_t v = json_object_get_int64(get(e, "sets"));
-		double hgt = 130.0 * (double)v / (double)top;
-		fprintf(o, "<rect class=\"bucket\" data-from=\"%.1f\" data-to=\"%.1f\" data-sets=\"%lld\" "
-		        "x=\"%zu\" y=\"%.1f\" width=\"50\" height=\"%.1f\" fill=\"",
-		        num(e, "from"), num(e, "to"), (long long)v, 20 + i * 56, 140 - hgt, hgt);
-		colour(num(e, "from") + 0.05);
-		fprintf(o, "\"><title>%.1f-%.1f: %lld sets</title></rect>\n<text x=\"%zu\" y=\"160\" "
+	for (int i = 0; i < BUCKETS; i++) {
+		double from = (double)i / BUCKETS, to = (double)(i + 1) / BUCKETS;
+		double hgt = 130.0 * (double)fs->hist[i] / (double)top;
+		fprintf(o, "<rect class=\"bucket\" data-from=\"%.1f\" data-to=\"%.1f\" data-sets=\"%llu\" "
+		        "x=\"%d\" y=\"%.1f\" width=\"50\" height=\"%.1f\" fill=\"",
+		        from, to, (unsigned long long)fs->hist[i], 20 + i * 56, 140 - hgt, hgt);
+		colour(from + 0.05);
+		fprintf(o, "\"><title>%.1f-%.1f: %llu sets</title></rect>\n<text x=\"%d\" y=\"160\" "
 		        "font-size=\"11\">%.1f</text>\n",
-		        num(e, "from"), num(e, "to"), (long long)v, 20 + i * 56, num(e, "from"));
+		        from, to, (unsigned long long)fs->hist[i], 20 + i * 56, from);
 	}
 	fputs("</svg>\n", o);
 }
 
-static void tree(json_object *js)
+static void tree(const bfi_snapshot *s)
 {
-	json_object *t = get(js, "tree");
-	json_object *lv = get(t, "levels");
-	size_t n = lv ? json_object_array_length(lv) : 0;
-	if (n == 0)
+	struct bfi_layout_info li;
+	if (bfi_layout_info(s, BFI_LAYOUT_TREE, &li) != 0 || li.u.tree.levels == 0)
 		return;
+	uint32_t n = li.u.tree.levels;
 	fprintf(o, "<h2>Tree (Bloofi)</h2>\n<p>Level 0 holds the sets' filters; each node above is "
-	        "the OR of up to %lld children, so a query descends only into nodes whose filter "
+	        "the OR of up to %u children, so a query descends only into nodes whose filter "
 	        "passes. A level is worth its bytes while its nodes are empty enough to prune: the "
 	        "expected false-positive rate of a node, (fill)<sup>k</sup>, is the chance it "
-	        "fails to.</p>\n<svg class=\"tree\" width=\"900\" height=\"%zu\" role=\"img\">\n",
-	        (long long)json_object_get_int64(get(t, "fanout")), 30 * n + 20);
-	for (size_t i = 0; i < n; i++) {
-		json_object *e = json_object_array_get_idx(lv, i);
-		double f = num(e, "fill"), p = num(e, "expected_fpr");
-		size_t y = 10 + 30 * (n - 1 - i);
-		fprintf(o, "<g class=\"level\" data-level=\"%zu\" data-nodes=\"%lld\" data-bits=\"%lld\" "
+	        "fails to.</p>\n<svg class=\"tree\" width=\"900\" height=\"%u\" role=\"img\">\n",
+	        li.u.tree.fanout, 30 * n + 20);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t nodes, m;
+		double f, p;
+		if (bfi_tree_level(s, i, &nodes, &m, &f, &p) != 0)
+			continue;
+		uint32_t y = 10 + 30 * (n - 1 - i);
+		fprintf(o, "<g class=\"level\" data-level=\"%u\" data-nodes=\"%llu\" data-bits=\"%llu\" "
 		        "data-fill=\"%.6f\" data-expected-fpr=\"%.6g\">",
-		        i, (long long)json_object_get_int64(get(e, "nodes")),
-		        (long long)json_object_get_int64(get(e, "bits")), f, p);
-		fprintf(o, "<text x=\"5\" y=\"%zu\" font-size=\"12\">level %zu: %lld nodes, m = %lld</text>",
-		        y + 15, i, (long long)json_object_get_int64(get(e, "nodes")),
-		        (long long)json_object_get_int64(get(e, "bits")));
-		fprintf(o, "<rect x=\"260\" y=\"%zu\" width=\"%.1f\" height=\"20\" fill=\"", y, 300 * f);
+		        i, (unsigned long long)nodes, (unsigned long long)m, f, p);
+		fprintf(o, "<text x=\"5\" y=\"%u\" font-size=\"12\">level %u: %llu nodes, m = %llu</text>",
+		        y + 15, i, (unsigned long long)nodes, (unsigned long long)m);
+		fprintf(o, "<rect x=\"260\" y=\"%u\" width=\"%.1f\" height=\"20\" fill=\"", y, 300 * f);
 		colour(f);
-		fprintf(o, "\"/><text x=\"%.1f\" y=\"%zu\" font-size=\"12\">fill %.3f, expected FPR "
+		fprintf(o, "\"/><text x=\"%.1f\" y=\"%u\" font-size=\"12\">fill %.3f, expected FPR "
 		        "%.3g</text></g>\n",
 		        270 + 300 * f, y + 15, f, p);
 	}
@@ -304,15 +287,12 @@ static void tree(json_object *js)
 }
 
 /* RAMBO: each repetition's cells, how many sets each merges, against the mean N / B. */
-static int rambo(const bfi_snapshot *s, const struct bfi_info *in, json_object *js)
+static int rambo(const bfi_snapshot *s, const struct bfi_info *in)
 {
-	json_object *r = get(js, "rambo");
-	if (r == NULL || in->segments)
-		return 0;
 	struct bfi_layout_info li;
-	int rc = bfi_layout_info(s, BFI_LAYOUT_RAMBO, &li);
-	if (rc)
-		return rc;
+	if (in->segments || bfi_layout_info(s, BFI_LAYOUT_RAMBO, &li) != 0)
+		return 0;
+	int rc = 0;
 	uint64_t B = li.u.rambo.cells;
 	struct bfi_rambo_cell_info *cells = malloc((B ? B : 1) * sizeof *cells);
 	if (cells == NULL)
@@ -323,7 +303,6 @@ static int rambo(const bfi_snapshot *s, const struct bfi_info *in, json_object *
 	        "cell of each repetition, and a set answers when its cell passes in all R. Cells "
 	        "that merge more sets than the mean (the line) fill faster and pass more often.</p>\n",
 	        li.u.rambo.reps, (unsigned long long)B);
-	json_object *reps = get(r, "repetitions");
 	uint32_t drawn = li.u.rambo.reps < MAX_REPS_DRAWN ? li.u.rambo.reps : MAX_REPS_DRAWN;
 	double w = B ? 880.0 / (double)B : 0;
 	for (uint32_t rep = 0; rep < drawn && rc == 0; rep++) {
@@ -331,19 +310,20 @@ static int rambo(const bfi_snapshot *s, const struct bfi_info *in, json_object *
 		rc = bfi_rambo_rep(s, rep, &m, cells);
 		if (rc)
 			break;
-		uint64_t top = 1;
-		for (uint64_t c = 0; c < B; c++)
+		uint64_t top = 1, least = UINT64_MAX;
+		for (uint64_t c = 0; c < B; c++) {
 			top = cells[c].sets > top ? cells[c].sets : top;
-		json_object *e = json_object_array_get_idx(reps, rep);
-		json_object *spc = get(e, "sets_per_cell");
-		fprintf(o, "<svg class=\"rambo-rep\" data-rep=\"%u\" data-min=\"%lld\" data-mean=\"%.2f\" "
-		        "data-max=\"%lld\" width=\"900\" height=\"100\" role=\"img\">\n"
-		        "<text x=\"10\" y=\"12\" font-size=\"12\">repetition %u: sets per cell, min %lld, "
-		        "mean %.2f, max %lld</text>\n",
-		        rep, (long long)json_object_get_int64(get(spc, "min")), num(spc, "mean"),
-		        (long long)json_object_get_int64(get(spc, "max")), rep,
-		        (long long)json_object_get_int64(get(spc, "min")), num(spc, "mean"),
-		        (long long)json_object_get_int64(get(spc, "max")));
+			least = cells[c].sets < least ? cells[c].sets : least;
+		}
+		uint64_t most = 0;
+		for (uint64_t c = 0; c < B; c++)
+			most = cells[c].sets > most ? cells[c].sets : most;
+		fprintf(o, "<svg class=\"rambo-rep\" data-rep=\"%u\" data-min=\"%llu\" data-mean=\"%.2f\" "
+		        "data-max=\"%llu\" width=\"900\" height=\"100\" role=\"img\">\n"
+		        "<text x=\"10\" y=\"12\" font-size=\"12\">repetition %u: sets per cell, min %llu, "
+		        "mean %.2f, max %llu</text>\n",
+		        rep, (unsigned long long)least, mean, (unsigned long long)most, rep,
+		        (unsigned long long)least, mean, (unsigned long long)most);
 		for (uint64_t c = 0; c < B; c++) {
 			double h = 70.0 * (double)cells[c].sets / (double)top;
 			double f = m ? (double)cells[c].bits_set / (double)m : 0;
@@ -375,60 +355,16 @@ static uint64_t splitmix(uint64_t *x)
 	return z ^ (z >> 31);
 }
 
-/*
- * RAMBO's expected rate for absent keys from its cells' own fills: a set
- * answers when its cell passes in every repetition, so the mean over sets
- * of the product over repetitions of (its cell's fill)^k. Lemma 4.1's
- * p^R is this when every set has one size; a large set fills every cell
- * it joins, which the product sees and p^R does not.
- */
-static int rambo_expected(const bfi_snapshot *s, const struct bfi_info *in,
-                          const struct bfi_layout_info *li, double *out)
-{
-	uint64_t B = li->u.rambo.cells;
-	uint32_t R = li->u.rambo.reps;
-	double *pass = malloc((size_t)(B * R > 0 ? B * R : 1) * sizeof *pass);
-	struct bfi_rambo_cell_info *cells = malloc((B ? B : 1) * sizeof *cells);
-	int rc = pass && cells ? 0 : -ENOMEM;
-	for (uint32_t r = 0; r < R && rc == 0; r++) {
-		uint64_t m;
-		rc = bfi_rambo_rep(s, r, &m, cells);
-		for (uint64_t c = 0; c < B && rc == 0; c++)
-			pass[r * B + c] = pow(m ? (double)cells[c].bits_set / (double)m : 0, li->hashes);
-	}
-	double sum = 0;
-	uint64_t live = 0;
-	for (uint64_t ord = 0; ord < in->ordinals && rc == 0; ord++) {
-		const char *name;
-		size_t nl;
-		int e = bfi_set_name(s, (uint32_t)ord, &name, &nl);
-		if (e == BFI_E_NOT_FOUND && in->segments)
-			continue;
-		if (e) {
-			rc = e;
-			break;
-		}
-		double p = 1;
-		for (uint32_t r = 0; r < R; r++)
-			p *= pass[r * B + bfi_rambo_cell(name, nl, r, B, li->u.rambo.shards)];
-		sum += p;
-		live++;
-	}
-	*out = live ? sum / (double)live : 0;
-	free(pass);
-	free(cells);
-	return rc;
-}
 
 /*
  * Expected against measured false positives on probes random keys, on each
  * layout: the share of (key, set) pairs answered. Expected: the mean over
  * sets of (fill)^k for flat, tree and plain (a set answers when its own
- * filter passes); for RAMBO from each set's cells (rambo_expected), with
+ * filter passes); for RAMBO from each set's cells: the library's model
+ * (bfi_layout_fpr), with
  * Lemma 4.1's cell_fpr^R (V = 0) beside it.
  */
-static int probe(const bfi_snapshot *s, const struct bfi_info *in, json_object *js,
-                 uint64_t probes)
+static int probe(const bfi_snapshot *s, const struct bfi_info *in, uint64_t probes)
 {
 	if (probes == 0 || in->n_sets == 0)
 		return 0;
@@ -458,14 +394,18 @@ static int probe(const bfi_snapshot *s, const struct bfi_info *in, json_object *
 		}
 		if (rc)
 			break;
-		double expected = num(get(js, "expected_fpr"), "mean"), lemma = -1;
-		if (flag == BFI_LAYOUT_RAMBO) {
+		/* the library's model: (fill)^k of each set's filter, or of its RAMBO cells */
+		struct bfi_fpr_model fm;
+		double lemma = -1;
+		rc = bfi_layout_fpr(s, flag, &fm);
+		if (rc == 0 && flag == BFI_LAYOUT_RAMBO) {
 			struct bfi_layout_info li;
 			rc = bfi_layout_info(s, BFI_LAYOUT_RAMBO, &li);
-			if (rc == 0)
-				rc = rambo_expected(s, in, &li, &expected);
-			lemma = pow(num(get(js, "rambo"), "cell_fpr"), li.u.rambo.reps);
+			lemma = pow(fm.cell, li.u.rambo.reps);
 		}
+		if (rc)
+			break;
+		double expected = fm.expected;
 		double measured = (double)hits / ((double)n * (double)in->n_sets);
 		fprintf(o, "<tr class=\"probe\" data-layout=\"%s\" data-probes=\"%llu\" data-hits=\"%llu\" "
 		        "data-measured=\"%.6g\" data-expected=\"%.6g\"",
@@ -510,11 +450,6 @@ int inspect_html(FILE *out, const bfi_snapshot *s, const char *path, uint64_t pr
 		free(buf);
 		return rc > 0 ? -ENOMEM : rc;
 	}
-	json_object *js = json_tokener_parse(buf);
-	if (js == NULL) {
-		free(buf);
-		return -EINVAL; /* inspect_write made it: never */
-	}
 	o = out;
 	struct bfi_info in;
 	bfi_info(s, &in);
@@ -537,38 +472,40 @@ int inspect_html(FILE *out, const bfi_snapshot *s, const char *path, uint64_t pr
 	        "functions a key, the widest filter %llu bits; layouts: ",
 	        (unsigned long long)in.n_sets, in.major, in.minor, in.hashes,
 	        (unsigned long long)in.bits);
-	json_object *lays = get(js, "layouts");
-	for (size_t i = 0; lays && i < json_object_array_length(lays); i++)
-		fprintf(o, "%s%s", i ? ", " : "",
-		        json_object_get_string(json_object_array_get_idx(lays, i)));
+	int named = 0;
+	for (unsigned flag = 1; flag; flag <<= 1)
+		if ((in.layouts & flag) && bfi_layout_name(flag))
+			fprintf(o, "%s%s", named++ ? ", " : "", bfi_layout_name(flag));
 	fprintf(o, ". index.bfi is %llu bytes, catalog.mdb %llu.", (unsigned long long)in.file_size,
 	        (unsigned long long)in.catalog_size);
 	if (in.segments)
 		fprintf(o, " A collection: %u segments, generation %llu.", in.segments,
 		        (unsigned long long)in.generation);
 	fputs("</p>\n", o);
-	section_bytes(js, in.file_size);
+	section_bytes(s, &in);
 	double *fill = malloc((in.ordinals ? in.ordinals : 1) * sizeof *fill);
+	struct fill fs;
 	rc = fill ? set_fills(s, &in, fill) : -ENOMEM;
+	if (rc == 0)
+		rc = fill_stats(s, &in, &fs);
 	if (rc == 0) {
 		heat_map(s, &in, fill);
-		blocks(&in, js, fill);
-		histogram(js);
-		tree(js);
-		rc = rambo(s, &in, js);
+		blocks(s, &in, fill);
+		histogram(&fs);
+		tree(s);
+		rc = rambo(s, &in);
 	}
 	if (rc == 0)
-		rc = probe(s, &in, js, probes);
+		rc = probe(s, &in, probes);
 	if (rc == 0) {
-		fputs("<h2>The numbers</h2>\n<p>What bfi inspect --json says, from which this page is "
-		      "drawn:</p>\n",
+		fputs("<h2>The numbers</h2>\n<p>What bfi inspect --json says of the same snapshot, "
+		      "from the same library calls:</p>\n",
 		      o);
 		embed(buf, len);
 		fputs("<pre>", o);
 		html(buf, len);
 		fputs("</pre>\n</body>\n</html>\n", o);
 	}
-	json_object_put(js);
 	free(fill);
 	free(buf);
 	if (rc)
