@@ -29,12 +29,12 @@ static int print_rambo(const bfi_snapshot *s, const struct bfi_info *in,
 		return -12;
 	int rc = 0;
 	if (json)
-		fprintf(os, ", \"rambo\": {\"cells\": %llu, \"reps\": %u, \"shards\": %u, \"repetitions\": [",
-		       (unsigned long long)B, lr->u.rambo.reps, lr->u.rambo.shards);
+		fprintf(os, ", \"%s\": {\"cells\": %llu, \"reps\": %u, \"shards\": %u, \"repetitions\": [",
+		       bfi_layout_name(lr->layout), (unsigned long long)B, lr->u.rambo.reps, lr->u.rambo.shards);
 	else
-		fprintf(os, "rambo        B = %llu cells, R = %u repetitions, %u shard%s\n"
+		fprintf(os, "%-12s B = %llu cells, R = %u repetitions, %u shard%s\n"
 		       "             rep  m bits      sets per cell (min/mean/max)  fill (min/mean/max)\n",
-		       (unsigned long long)B, lr->u.rambo.reps, lr->u.rambo.shards,
+		       bfi_layout_name(lr->layout), (unsigned long long)B, lr->u.rambo.reps, lr->u.rambo.shards,
 		       lr->u.rambo.shards == 1 ? "" : "s");
 	for (uint32_t r = 0; r < lr->u.rambo.reps && rc == 0; r++) {
 		uint64_t m;
@@ -160,9 +160,9 @@ static int print_tree(const bfi_snapshot *s, const struct bfi_info *in,
 {
 	(void)in;
 	if (json) {
-		fprintf(os, ", \"tree\": {\"fanout\": %u, \"groups\": \"%s\", \"prefilter_bits\": %llu, "
+		fprintf(os, ", \"%s\": {\"fanout\": %u, \"groups\": \"%s\", \"prefilter_bits\": %llu, "
 		       "\"dropped_levels\": %u, \"dropped_nodes\": %llu, \"levels\": [",
-		       li->u.tree.fanout, li->u.tree.explicit_groups ? "explicit" : "implied",
+		       bfi_layout_name(li->layout), li->u.tree.fanout, li->u.tree.explicit_groups ? "explicit" : "implied",
 		       (unsigned long long)li->u.tree.prefilter_bits, li->u.tree.dropped_levels,
 		       (unsigned long long)li->u.tree.dropped_nodes);
 		uint64_t below = 0;
@@ -180,12 +180,12 @@ static int print_tree(const bfi_snapshot *s, const struct bfi_info *in,
 		return 0;
 	}
 	if (li->u.tree.explicit_groups)
-		fprintf(os, "tree         %u levels, built by insertion (order %u: %u to %u children), "
+		fprintf(os, "%-12s %u levels, built by insertion (order %u: %u to %u children), "
 		       "union pre-filter %llu bits\n",
-		       li->u.tree.levels, li->u.tree.fanout, li->u.tree.fanout, 2 * li->u.tree.fanout,
+		       bfi_layout_name(li->layout), li->u.tree.levels, li->u.tree.fanout, li->u.tree.fanout, 2 * li->u.tree.fanout,
 		       (unsigned long long)li->u.tree.prefilter_bits);
 	else
-		fprintf(os, "tree         %u levels, fanout %u, union pre-filter %llu bits\n",
+		fprintf(os, "%-12s %u levels, fanout %u, union pre-filter %llu bits\n", bfi_layout_name(li->layout),
 		       li->u.tree.levels, li->u.tree.fanout, (unsigned long long)li->u.tree.prefilter_bits);
 	fprintf(os, "             %u levels above, %llu nodes, too full to prune: not stored\n"
 	       "             level  nodes       children/node  m bits      mean fill  expected FPR\n",
@@ -241,7 +241,7 @@ static int print_flat(const bfi_snapshot *s, const struct bfi_info *in,
 		fputs("]", os);
 		return 0;
 	}
-	fprintf(os, "flat blocks  %u (sets ordered by %s%s)\n", li->u.flat.blocks,
+	fprintf(os, "%s blocks  %u (sets ordered by %s%s)\n", bfi_layout_name(li->layout), li->u.flat.blocks,
 	       li->u.flat.size_ordered ? "size" : "input order",
 	       li->u.flat.line_prefilters ? "; pre-filters of one line per key" : "");
 	fprintf(os, "             first set  sets      m bits     row bits   pre-filter bits\n");

@@ -415,19 +415,11 @@ def _layouts(snap, flags):
         _check(_layout_info(snap, flag, ctypes.byref(li)), name)
         ld = {"sets": li.n_sets, "hashes": li.hashes, "bits": li.bits, "offset": li.offset,
               "size": li.size}
-        if flag == LAYOUTS["flat"]:
-            f = li.u.flat
-            ld.update(blocks=f.blocks, size_ordered=bool(f.size_ordered),
-                      line_prefilters=bool(f.line_prefilters))
-        elif flag == LAYOUTS["rambo"]:
-            r = li.u.rambo
-            ld.update(reps=r.reps, cells=r.cells, shards=r.shards,
-                      shared_probes=bool(r.shared_probes))
-        elif flag == LAYOUTS["tree"]:
-            t = li.u.tree
-            ld.update(levels=t.levels, fanout=t.fanout, prefilter_bits=t.prefilter_bits,
-                      explicit_groups=bool(t.explicit_groups), dropped_levels=t.dropped_levels,
-                      dropped_nodes=t.dropped_nodes)
+        # the layout's own facts: the union's member of its name, field for field (a C int a flag)
+        own = getattr(li.u, name, None) if name in dict(_LayoutUnion._fields_) else None
+        for field, ftype in (own._fields_ if own is not None else []):
+            v = getattr(own, field)
+            ld[field] = bool(v) if ftype is ctypes.c_int else v
         out[name] = ld
     return out
 
