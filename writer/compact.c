@@ -22,14 +22,9 @@ void bfi_join_options_init(struct bfi_join_options *o)
 static int join_options(const struct bfi_join_options *o, struct bfi_join_options *out)
 {
 	bfi_join_options_init(out);
-	if (o == NULL)
-		return 0;
-	if (o->size < offsetof(struct bfi_join_options, memory) + sizeof o->memory ||
-	    o->size > sizeof *o)
-		return BFI_E_INVALID;
-	memcpy(out, o, o->size);
-	out->size = sizeof *out;
-	return 0;
+	return o ? bfi__sized(o, out, sizeof *out,
+	                      offsetof(struct bfi_join_options, memory) + sizeof o->memory)
+	         : 0;
 }
 
 int bfi_merge(const char *const *paths, size_t n, const char *out,

@@ -30,17 +30,23 @@ void bfi_build_options_init(struct bfi_build_options *o)
 	o->layouts = BFI_BUILD_FLAT;
 }
 
+int bfi__sized(const void *o, void *out, size_t ours, size_t least)
+{
+	size_t theirs;
+	memcpy(&theirs, o, sizeof theirs); /* every options struct begins with its size */
+	if (theirs < least || theirs > ours)
+		return BFI_E_INVALID;
+	memcpy(out, o, theirs);
+	memcpy(out, &ours, sizeof ours);
+	return 0;
+}
+
 int bfi__build_options(const struct bfi_build_options *o, struct bfi_build_options *out)
 {
 	bfi_build_options_init(out);
-	if (o == NULL)
-		return 0;
-	/* a caller built against another header: its size, not ours (none set: not initialised) */
-	if (o->size < offsetof(struct bfi_build_options, fpr) + sizeof o->fpr || o->size > sizeof *o)
-		return BFI_E_INVALID;
-	memcpy(out, o, o->size);
-	out->size = sizeof *out;
-	return 0;
+	return o ? bfi__sized(o, out, sizeof *out,
+	                      offsetof(struct bfi_build_options, fpr) + sizeof o->fpr)
+	         : 0;
 }
 
 /*

@@ -690,6 +690,14 @@ void cell_members(const struct plan *p, uint32_t r, uint32_t *starts, uint32_t *
 int write_groups(int fd, const struct plan *p, uint64_t sec_off);
 
 /*
+ * Options from a caller built against another header: the caller's first
+ * size bytes (the size_t every options struct begins with) over the
+ * defaults already in out, ours bytes long, whose size is then ours. 0, or
+ * BFI_E_INVALID for a size under least (never initialised) or past ours
+ * (a later header's fields, which this library cannot honour).
+ */
+int bfi__sized(const void *o, void *out, size_t ours, size_t least);
+/*
  * The options o as this library's struct (bfi_build_options_init, then
  * the caller's first o->size bytes): 0, or BFI_E_INVALID for a size that
  * is none of ours (o never initialised, or from a later header).

@@ -379,11 +379,7 @@ void bfi_pack_options_init(struct bfi_pack_options *o)
 int bfi__pack_options(const struct bfi_pack_options *o, struct bfi_pack_options *out)
 {
 	bfi_pack_options_init(out);
-	if (o->size < offsetof(struct bfi_pack_options, level) + sizeof o->level || o->size > sizeof *o)
-		return BFI_E_INVALID;
-	memcpy(out, o, o->size); /* the caller's fields, the defaults for any after them */
-	out->size = sizeof *out;
-	return 0;
+	return bfi__sized(o, out, sizeof *out, offsetof(struct bfi_pack_options, level) + sizeof o->level);
 }
 
 static unsigned log2_up(uint32_t v)
