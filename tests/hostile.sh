@@ -405,6 +405,48 @@ check "a directory of .gz key files is read as gzip, sets named less .gz" sh -c 
 	mkdir -p '$T/gzk' && gzip -c '$DATA/zstd' >'$T/gzk/zstd.gz' && cp '$DATA/nano' '$T/gzk/nano' &&
 	'$BFI' build -q -o '$T/gzs' '$T/gzk' && '$BFI' query '$T/gzs' zstd | grep -q '	zstd' &&
 	'$BFI' query '$T/gzs' \"\$(head -1 '$DATA/zstd')\" | grep -q '	zstd'"
+# xz, bzip2 and zstd as gzip: whole, every stream, named less their suffix; cut or trailed, refused
+compressed_ok() {
+	mkdir -p "$T/cz" && "$BFI" build -q -o "$T/czplain" "$DATA" || return 1
+	for c in "xz xz" "bzip2 bz2" "zstd zst"; do
+		set -- $c
+		rm -rf "$T/cz/$2" "$T/cz/$2s" && mkdir -p "$T/cz/$2" || return 1
+		for f in "$DATA"/*; do
+			# two streams a file: the first 20 lines, then the rest
+			{ head -20 "$f" | $1 -q -c; tail -n +21 "$f" | $1 -q -c; } >"$T/cz/$2/$(basename "$f").$2" || return 1
+		done
+		"$BFI" build -q -o "$T/cz/$2s" "$T/cz/$2" || { echo "  $1: build failed"; return 1; }
+		"$BFI" inspect --sets "$T/czplain" | cut -f2- >"$T/cz/want" &&
+			"$BFI" inspect --sets "$T/cz/$2s" | cut -f2- | cmp -s - "$T/cz/want" ||
+			{ echo "  $1: the sets differ from the plain files'"; return 1; }
+		# cut short, and with bytes after the end: refused, saying which
+		f=$(ls "$T/cz/$2" | head -1)
+		mkdir -p "$T/cz/$2cut" "$T/cz/$2trail" &&
+			head -c "$(($(wc -c <"$T/cz/$2/$f") - 9))" "$T/cz/$2/$f" >"$T/cz/$2cut/$f" &&
+			{ cat "$T/cz/$2/$f"; echo garbage; } >"$T/cz/$2trail/$f" || return 1
+		! "$BFI" build -q -o "$T/x" "$T/cz/$2cut" 2>"$T/err" && grep -q "$f" "$T/err" ||
+			{ echo "  $1 cut short: not refused"; cat "$T/err"; return 1; }
+		! "$BFI" build -q -o "$T/x" "$T/cz/$2trail" 2>"$T/err" && grep -q "$f" "$T/err" ||
+			{ echo "  $1 with trailing bytes: not refused"; cat "$T/err"; return 1; }
+	done
+}
+check "xz, bzip2 and zstd key files read whole (two streams each), named less their suffix; cut or trailed, refused" compressed_ok
+# FASTA genomes and FASTQ queries compressed: the same sets and answers as plain
+compressed_fasta_ok() {
+	rm -rf "$T/czf" && mkdir -p "$T/czf/plain" "$T/czf/packed" || return 1
+	printf '>a\nACGTACGTTAGCATCGATCGATCGGATCGATTAGCCATG\n' >"$T/czf/plain/ga.fa" &&
+		printf '>b\nTTTTGGGGCCCCAAAATTTTGCGCGCATATATCGGCAT\n' >"$T/czf/plain/gb.fa" &&
+		xz -c "$T/czf/plain/ga.fa" >"$T/czf/packed/ga.fa.xz" &&
+		zstd -q -c "$T/czf/plain/gb.fa" >"$T/czf/packed/gb.fa.zst" &&
+		printf '@r1\nTAGCATCGATCGATCGG\n+\nIIIIIIIIIIIIIIIII\n@r2\nGGGCCCCAAAATTTTGC\n+\nIIIIIIIIIIIIIIIII\n' >"$T/czf/r.fq" &&
+		bzip2 -c "$T/czf/r.fq" >"$T/czf/r.fq.bz2" || return 1
+	"$BFI" build -q -o "$T/czf/p" --input fasta --kmer 9 "$T/czf/plain" &&
+		"$BFI" build -q -o "$T/czf/c" --input fasta --kmer 9 "$T/czf/packed" || return 1
+	"$BFI" query --fasta "$T/czf/r.fq" "$T/czf/p" >"$T/czf/want" &&
+		"$BFI" query --fasta "$T/czf/r.fq.bz2" "$T/czf/c" | cmp -s - "$T/czf/want" &&
+		grep -q 'r1	ga' "$T/czf/want" && grep -q 'r2	gb' "$T/czf/want"
+}
+check "FASTA genomes as .fa.xz and .fa.zst, and FASTQ queries as .fq.bz2: the sets and answers of the plain files" compressed_fasta_ok
 tty_ok() {
 	mkdir -p "$T/esc" && printf 'zzq\n' >"$T/esc/$(printf 'evil\033]0;pwned\007name')" &&
 	"$BFI" build -q -o "$T/escs" "$T/esc" &&

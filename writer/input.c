@@ -349,15 +349,13 @@ int writer_key_lines(struct zin *z, const char *file, char **bufp, size_t *capp,
 	return rc;
 }
 
-/* The name a key file gives its set: its base name, less ".gz" if it is gzip. */
-size_t writer_key_file_name(const char *file, int gzip, const char **name)
+/* The name a key file gives its set: its base name, less ".gz", ".xz", ".bz2" or ".zst" if it is compressed. */
+size_t writer_key_file_name(const char *file, int compressed, const char **name)
 {
 	const char *base = strrchr(file, '/');
 	*name = base ? base + 1 : file;
 	size_t len = strlen(*name);
-	if (gzip && len > 3 && !strcasecmp(*name + len - 3, ".gz"))
-		len -= 3;
-	return len;
+	return compressed ? len - zin_suffix(*name, len) : len;
 }
 
 
@@ -440,8 +438,7 @@ size_t writer_file_name(const char *path, const char *const *exts, size_t n_ext,
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	size_t n = strlen(base);
-	if (n > 3 && !strcasecmp(base + n - 3, ".gz"))
-		n -= 3;
+	n -= zin_suffix(base, n);
 	for (size_t i = 0; i < n_ext; i++) {
 		size_t e = strlen(exts[i]);
 		if (n > e && !strncasecmp(base + n - e, exts[i], e)) {

@@ -399,7 +399,7 @@ int writer_key_lines(struct zin *z, const char *file, char **bufp, size_t *capp,
                      char *err, size_t errlen,
                      int (*emit)(void *ctx, const char *key, size_t len), void *ctx);
 /* The name a key file gives its set: its base name, less ".gz" if it is gzip. */
-size_t writer_key_file_name(const char *file, int gzip, const char **name);
+size_t writer_key_file_name(const char *file, int compressed, const char **name);
 void text_free(bfi_writer *w);
 /* The name a document (text, JSON, XML) gives its set: its base name less its extension. */
 size_t writer_doc_name(const char *file, const char **name);

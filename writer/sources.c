@@ -302,27 +302,27 @@ static int read_source(void *ctx, uint64_t i, unsigned thread)
 	return rc;
 }
 
-/* Is file gzip (its first two bytes 1f 8b, as zin.c tells)? 1, 0, or -errno. */
-static int is_gzip(const char *file)
+/* Is file compressed (its first bytes, as zin.c tells)? 1, 0, or -errno. */
+static int is_compressed(const char *file)
 {
 	int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	unsigned char m[2];
-	ssize_t got = read(fd, m, 2);
+	unsigned char m[6];
+	ssize_t got = read(fd, m, sizeof m);
 	int e = errno;
 	close(fd);
 	if (got < 0)
 		return -e;
-	return got == 2 && m[0] == 0x1f && m[1] == 0x8b;
+	return zin_codec_of(m, (size_t)got) != 0;
 }
 
-/* Whether each key file is gzip, on the threads: is_gzip's answer in rc[i]. */
-static int gzip_flag(void *ctx, uint64_t i, unsigned thread)
+/* Whether each key file is compressed, on the threads: is_compressed's answer in rc[i]. */
+static int compressed_flag(void *ctx, uint64_t i, unsigned thread)
 {
 	struct source_job *j = ctx;
 	(void)thread;
-	j->rc[i] = is_gzip(j->files[i]);
+	j->rc[i] = is_compressed(j->files[i]);
 	return 0;
 }
 
@@ -373,8 +373,7 @@ static uint64_t largest_file(char **files, size_t n, const struct source_kind *h
 		if (stat(files[i], &st) != 0)
 			continue;
 		uint64_t keys = (uint64_t)st.st_size;
-		size_t l = strlen(files[i]);
-		if (l > 3 && !strcmp(files[i] + l - 3, ".gz"))
+		if (zin_suffix(files[i], strlen(files[i])))
 			keys *= 4;
 		if (keys > most) {
 			most = keys;
@@ -464,14 +463,14 @@ static int add_files(bfi_writer *w, char **files, size_t n, const struct source_
 	if (rc)
 		rc = writer_fail(w, rc, "%s", strerror(ENOMEM));
 	if (rc == 0 && how->set_name == NULL) /* a key file's name depends on it: an open each */
-		pool_run(threads, n, gzip_flag, &j);
+		pool_run(threads, n, compressed_flag, &j);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const char *name;
 		size_t len;
 		if (how->set_name) {
 			len = how->set_name(files[i], &name);
 		} else {
-			int gz = j.rc[i]; /* is_gzip's, from gzip_flag */
+			int gz = j.rc[i]; /* is_compressed's, from compressed_flag */
 			if (gz < 0) {
 				rc = writer_fail(w, gz, "%s: %s", files[i], strerror(-gz));
 				break;
