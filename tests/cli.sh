@@ -25,8 +25,9 @@ check "unknown command is a usage error (2)" status_is 2 "$BFI" frobnicate
 check "unknown option is a usage error (2)" status_is 2 "$BFI" query --bogus x
 check "build needs -o" status_is 2 "$BFI" build "$DATA"
 # One voice: what a command says on standard error starts "bfi COMMAND:",
-# getopt's complaints too; only its usage text follows, and every --help
-# ends with the command's exit status.
+# getopt's complaints too; a usage error is that line and "Try 'bfi
+# COMMAND --help'.", never the help itself; and every --help ends with the
+# command's exit status.
 voice() {
 	for c in $(bash -c '. tools/bfi.bash-completion && _bfi_commands "$1"' sh "$BFI"); do
 		sub=
@@ -39,10 +40,15 @@ voice() {
 			"bfi $c: "* | "bfi $c $sub: "*) ;;
 			*) echo "bfi $c $sub $args: '$first' does not start 'bfi $c:'"; return 1 ;;
 			esac
-			if grep -v '^$' "$T/err" | sed 1d | grep -v "^Usage: \|^       bfi\|^  \|^Try 'bfi" |
-				grep -vq "^bfi $c"; then
-				# more lines: the help, or more of bfi's own sentences
-				grep -q '^Usage: bfi' "$T/err" || { echo "bfi $c $args:"; cat "$T/err"; return 1; }
+			if grep -v '^$' "$T/err" | sed 1d | grep -v "^Try 'bfi" | grep -vq "^bfi $c"; then
+				echo "bfi $c $sub $args: more than its own lines and a Try line:"
+				cat "$T/err"
+				return 1
+			fi
+			if [ "$args" = --bogus ] && ! grep -q "^Try 'bfi $c.* --help'" "$T/err"; then
+				echo "bfi $c $sub --bogus: no Try line"
+				cat "$T/err"
+				return 1
 			fi
 		done
 		"$BFI" $c --help | grep -q '^Exit status: ' || { echo "bfi $c --help lists no exit status"; return 1; }

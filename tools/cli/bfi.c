@@ -109,6 +109,6 @@ int main(int argc, char **argv)
 		int oc = stdout_close(name);
 		return rc ? rc : oc;
 	}
-	fprintf(stderr, "bfi: unknown command '%s'\n\n%s", cmd, usage);
+	fprintf(stderr, "bfi: unknown command '%s'\nTry 'bfi --help'.\n", cmd);
 	return EXIT_USAGE;
 }

@@ -178,12 +178,12 @@ int cmd_fold(int argc, char **argv)
 			}
 			break;
 		case 'h': fputs(fold_help, stdout); return EXIT_OK;
-		default: fputs(fold_help, stderr); return EXIT_USAGE;
+		default: return usage_try("fold");
 		}
 	}
 	if (out == NULL || optind != argc - 1) {
-		fprintf(stderr, "bfi fold: need -o OUT and one SNAP\n\n%s", fold_help);
-		return EXIT_USAGE;
+		fprintf(stderr, "bfi fold: need -o OUT and one SNAP\n");
+		return usage_try("fold");
 	}
 	if (output_ok("fold", out, argv + optind, 1))
 		return EXIT_USAGE;
@@ -275,13 +275,13 @@ int cmd_stack(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'q': quiet = 1; break;
 		case 'h': fputs(stack_help, stdout); return EXIT_OK;
-		default: fputs(stack_help, stderr); return EXIT_USAGE;
+		default: return usage_try("stack");
 		}
 	}
 	int ns = argc - optind;
 	if (out == NULL || ns < 1) {
-		fprintf(stderr, "bfi stack: need -o OUT and at least one SHARD\n\n%s", stack_help);
-		return EXIT_USAGE;
+		fprintf(stderr, "bfi stack: need -o OUT and at least one SHARD\n");
+		return usage_try("stack");
 	}
 	if (output_ok("stack", out, argv + optind, ns))
 		return EXIT_USAGE;

@@ -435,12 +435,12 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case 'l': label = optarg; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		default: return usage_try("bench");
 		}
 	}
 	if (optind != argc - 2) {
-		fprintf(stderr, "bfi bench: need SNAP and QUERIES\n\n%s", help);
-		return EXIT_USAGE;
+		fprintf(stderr, "bfi bench: need SNAP and QUERIES\n");
+		return usage_try("bench");
 	}
 	const char *path = argv[optind], *qpath = argv[optind + 1];
 	bfi_snapshot *s = NULL;

@@ -434,9 +434,7 @@ int cmd_build(int argc, char **argv)
 			/* bfi append's own help tells its options and points here for the rest */
 			if (strcmp(me, "bfi build"))
 				fprintf(stderr, "Try 'bfi append --help' and 'bfi build --help'.\n");
-			else
-				fputs(help, stderr);
-			return EXIT_USAGE;
+			return strcmp(me, "bfi build") ? EXIT_USAGE : usage_try("build");
 		}
 	}
 	if (o.fanout && !o.bloofi_incremental && (o.fanout & (o.fanout - 1))) {
@@ -462,9 +460,9 @@ int cmd_build(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (out == NULL || optind >= argc || (!fasta && !text && !docs && optind != argc - 1)) {
-		fprintf(stderr, "%s: need -o SNAP and %s\n\n%s", me,
-		        fasta || text || docs ? "at least one INPUT" : "exactly one INPUT", help);
-		return EXIT_USAGE;
+		fprintf(stderr, "%s: need -o SNAP and %s\n", me,
+		        fasta || text || docs ? "at least one INPUT" : "exactly one INPUT");
+		return usage_try(me + 4);
 	}
 	if (o.keep_order && o.cluster) {
 		fprintf(stderr, "%s: --keep-order and --cluster ask for two orders; give one\n", me);

@@ -132,9 +132,9 @@ int cmd_append(int argc, char **argv)
 		}
 	}
 	if (coll == NULL || nb == 1) {
-		fprintf(stderr, "bfi append: need COLL and at least one INPUT\n\n%s", append_help);
+		fprintf(stderr, "bfi append: need COLL and at least one INPUT\n");
 		free(b);
-		return EXIT_USAGE;
+		return usage_try("append");
 	}
 	for (int i = 1; i < nb; i++)
 		if (b[i][0] != '-' && within(coll, b[i])) {
@@ -286,8 +286,8 @@ int cmd_remove(int argc, char **argv)
 			first = i;
 	}
 	if (coll == NULL || (from == NULL) == (nnames == 0)) {
-		fprintf(stderr, "bfi remove: need COLL and NAMEs, or --from FILE\n\n%s", remove_help);
-		return EXIT_USAGE;
+		fprintf(stderr, "bfi remove: need COLL and NAMEs, or --from FILE\n");
+		return usage_try("remove");
 	}
 	char err[4400];
 	bfi_collection *c = NULL;

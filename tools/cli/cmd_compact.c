@@ -125,12 +125,12 @@ int cmd_compact(int argc, char **argv)
 			}
 			break;
 		case 'h': fputs(compact_help, stdout); return EXIT_OK;
-		default: fputs(compact_help, stderr); return EXIT_USAGE;
+		default: return usage_try("compact");
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "bfi compact: need one COLL\n\n%s", compact_help);
-		return EXIT_USAGE;
+		fprintf(stderr, "bfi compact: need one COLL\n");
+		return usage_try("compact");
 	}
 	const char *coll = argv[optind];
 	struct bfi_join_options o;
@@ -172,13 +172,13 @@ int cmd_merge(int argc, char **argv)
 			}
 			break;
 		case 'h': fputs(merge_help, stdout); return EXIT_OK;
-		default: fputs(merge_help, stderr); return EXIT_USAGE;
+		default: return usage_try("merge");
 		}
 	}
 	int n = argc - optind;
 	if (out == NULL || n < 1) {
-		fprintf(stderr, "bfi merge: need -o OUT and at least one INPUT\n\n%s", merge_help);
-		return EXIT_USAGE;
+		fprintf(stderr, "bfi merge: need -o OUT and at least one INPUT\n");
+		return usage_try("merge");
 	}
 	if (output_ok("merge", out, argv + optind, n) != 0)
 		return EXIT_USAGE;

@@ -172,13 +172,13 @@ static int filter_create(int argc, char **argv)
 			}
 			break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		default: return usage_try("filter create");
 		}
 	}
 	if (out == NULL || optind < argc - 1 || (n && (m || k)) || (!n && (!m || !k))) {
 		fprintf(stderr, "bfi filter create: need -o FILE and either --bits and --hashes, "
-		                "or --expected-keys\n\n%s", help);
-		return EXIT_USAGE;
+		                "or --expected-keys\n");
+		return usage_try("filter create");
 	}
 	if (check_out(out, optind < argc ? argv[optind] : NULL))
 		return EXIT_USAGE;
@@ -305,12 +305,12 @@ static int filter_query(int argc, char **argv)
 		case 'w': words = 1; break;
 		case 'u': chk.unknown = 1; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		default: return usage_try("filter query");
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "bfi filter query: need FILE\n\n%s", help);
-		return EXIT_USAGE;
+		fprintf(stderr, "bfi filter query: need FILE\n");
+		return usage_try("filter query");
 	}
 	bfi_filter *f;
 	int rc = bfi_filter_load(argv[optind], &f);
@@ -420,6 +420,6 @@ int cmd_filter(int argc, char **argv)
 		argv[1] = name;
 		return subs[i].run(argc - 1, argv + 1);
 	}
-	fprintf(stderr, "bfi filter: unknown subcommand '%s'\n\n%s", argv[1], help);
-	return EXIT_USAGE;
+	fprintf(stderr, "bfi filter: unknown subcommand '%s'\n", argv[1]);
+	return usage_try("filter");
 }

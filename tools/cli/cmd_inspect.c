@@ -85,12 +85,12 @@ int cmd_inspect(int argc, char **argv)
 			break;
 		case 'T': flags |= BFI_OPEN_TRUSTED; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		default: return usage_try("inspect");
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "bfi inspect: need exactly one SNAP\n\n%s", help);
-		return EXIT_USAGE;
+		fprintf(stderr, "bfi inspect: need exactly one SNAP\n");
+		return usage_try("inspect");
 	}
 	if (json + sets + (html != NULL) > 1 || (probe_given && html == NULL)) {
 		fprintf(stderr, "bfi inspect: --json, --sets and --html are each a whole answer: give one "

@@ -86,8 +86,7 @@ static int usage(const char *me, const char *why)
 {
 	if (why)
 		fprintf(stderr, "bfi %s: %s\n", me, why);
-	fprintf(stderr, "Try 'bfi %s --help'.\n", me);
-	return EXIT_USAGE;
+	return usage_try(me);
 }
 
 int cmd_pack(int argc, char **argv)

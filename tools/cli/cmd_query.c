@@ -220,7 +220,7 @@ int cmd_query(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		default: return usage_try("query");
 		}
 	}
 	if (o.text + (o.kmer > 0) + keys + (o.mode == M_EXPR) + (o.mode == M_PATH) > 1) {
@@ -248,8 +248,8 @@ int cmd_query(int argc, char **argv)
 			o.batch_size = 100000;
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "bfi query: need SNAP\n\n%s", help);
-		return EXIT_USAGE;
+		fprintf(stderr, "bfi query: need SNAP\n");
+		return usage_try("query");
 	}
 	const char *path = argv[optind++];
 	/* the catalog holds the key rules, the tokenizer and the path encoding:

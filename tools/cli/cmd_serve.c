@@ -215,7 +215,7 @@ int cmd_serve(int argc, char **argv)
 			sv.max_held = (long long)v;
 			break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		default: return usage_try("serve");
 		}
 	}
 	struct sockaddr_storage addr;
@@ -226,8 +226,8 @@ int cmd_serve(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "bfi serve: need NAME=PATH\n\n%s", help);
-		return EXIT_USAGE;
+		fprintf(stderr, "bfi serve: need NAME=PATH\n");
+		return usage_try("serve");
 	}
 	sv.n_slots = (size_t)(argc - optind);
 	sv.slots = calloc(sv.n_slots, sizeof *sv.slots);

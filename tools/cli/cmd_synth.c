@@ -114,12 +114,12 @@ int cmd_synth(int argc, char **argv)
 			}
 			break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		default: return usage_try("synth");
 		}
 	}
 	if (dir == NULL || optind != argc) {
-		fprintf(stderr, "bfi synth: need -o DIR and no other arguments\n\n%s", help);
-		return EXIT_USAGE;
+		fprintf(stderr, "bfi synth: need -o DIR and no other arguments\n");
+		return usage_try("synth");
 	}
 	int made;
 	if (check_dir(dir, &made))

@@ -39,12 +39,12 @@ int cmd_verify(int argc, char **argv)
 		switch (c) {
 		case 'q': quiet = 1; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		default: return usage_try("verify");
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "bfi verify: need exactly one SNAP\n\n%s", help);
-		return EXIT_USAGE;
+		fprintf(stderr, "bfi verify: need exactly one SNAP\n");
+		return usage_try("verify");
 	}
 	const char *path = argv[optind];
 	struct progress p;

@@ -194,6 +194,8 @@ int parse_size(const char *s, uint64_t *out);
  * the library's order, joined by sep, into buf. Returns buf.
  */
 const char *layout_names(unsigned mask, const char *sep, char *buf, size_t cap);
+/* After a usage error's own line: "Try 'bfi CMD --help'." on stderr; returns EXIT_USAGE. */
+int usage_try(const char *cmd);
 /* The layout named arg, or 0 after "bfi CMD: --layout must be one of ..." on stderr. */
 unsigned layout_arg(const char *cmd, const char *arg);
 #endif

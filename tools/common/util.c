@@ -294,3 +294,9 @@ unsigned layout_arg(const char *cmd, const char *arg)
 	}
 	return f;
 }
+
+int usage_try(const char *cmd)
+{
+	fprintf(stderr, "Try 'bfi %s --help'.\n", cmd);
+	return EXIT_USAGE;
+}
