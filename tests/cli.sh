@@ -212,13 +212,15 @@ fasta_ok() {
 check "build --input fasta: FASTA and gzip FASTQ k-mers, per file and per record" fasta_ok
 fasta_query_ok() {
 	printf '>q1 a read\nGGATTA\nCA\n>q2\nACGTACGT\n>q3\nNNNN\n' >"$T/q.fa" &&
-	"$BFI" query --kmer 7 --fasta "$T/q.fa" "$T/fasnap" >"$T/fq.out" &&
+	"$BFI" query --kmer 7 --fasta "$T/q.fa" "$T/fasnap" >"$T/fq.out" 2>"$T/fq.err" &&
+	grep -q '^bfi query: note: 1 query is shorter than k = 7' "$T/fq.err" &&
+	"$BFI" query --kmer 7 --fasta "$T/q.fa" --threads 3 "$T/fasnap" 2>&1 >/dev/null | grep -q 'note: 1 query' &&
 	grep -q '	one	2' "$T/fq.out" && grep -q '^q1	' "$T/fq.out" &&
 	grep -q '^q2	one	1$' "$T/fq.out" && grep -q '^q3$' "$T/fq.out" &&
 	gzip -c "$T/q.fa" | "$BFI" query --kmer 7 --json --fasta - "$T/fasnap" | grep -q '"query": "q3", "terms": 0' &&
 	! "$BFI" query --kmer 7 --fasta "$T/words" "$T/fasnap" 2>"$T/e" && grep -q 'not FASTA or FASTQ' "$T/e"
 }
-check "query --kmer --fasta: one query per record, named by its id" fasta_query_ok
+check "query --kmer --fasta: one query per record, named by its id; a record shorter than k is said once" fasta_query_ok
 check "query --format: a line per matching set from the template" sh -c "
 	'$BFI' query --format 'https://packages.debian.org/{name}\\t[{query}] {{{ordinal}}}\\n' '$T/snap' lmdb >'$T/f' &&
 	grep -q '^https://packages.debian.org/liblmdb0	\\[lmdb\\] {[0-9]*}$' '$T/f' &&

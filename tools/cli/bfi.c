@@ -82,8 +82,9 @@ int main(int argc, char **argv)
 		unsigned major, minor;
 		const char *v = bfi_version(&major, &minor);
 		char names[200];
-		printf("bfi %s (format %u.%u)\nlayouts: %s\n", v, major, minor,
-		       layout_names(0, " ", names, sizeof names));
+		/* a snapshot is written in the oldest minor that holds it: inspect says which */
+		printf("bfi %s (reads and writes index format %u.0 to %u.%u)\nlayouts: %s\n", v, major,
+		       major, minor, layout_names(0, " ", names, sizeof names));
 		return stdout_close("bfi") ? EXIT_USAGE : EXIT_OK;
 	}
 	const char *kernel = getenv("BFI_KERNEL");

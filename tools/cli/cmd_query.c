@@ -320,6 +320,8 @@ int cmd_query(int argc, char **argv)
 	 * few queries given as arguments.
 	 */
 	struct qpool *qp = NULL;
+	atomic_ullong no_terms = 0;
+	o.no_terms = &no_terms;
 	if (rc == 0 && threads > 1 && !waited && (fasta || optind >= argc))
 		rc = qpool_start(&qp, (unsigned)threads, s, &o);
 	struct batcher bt;
@@ -391,6 +393,16 @@ int cmd_query(int argc, char **argv)
 	/* answers given since the last check may be wrong if a file changed: say so */
 	if (rc == 0)
 		rc = bfi_check_files(s);
+	/* queries that could match nothing, answered so: said once, not as if they had matched */
+	unsigned long long none = atomic_load(&no_terms);
+	if (rc == 0 && none && o.form.form == BFI_FORM_KMERS)
+		fprintf(stderr, "bfi query: note: %llu quer%s shorter than k = %u, so with no k-mer: "
+		        "no set can match %s\n", none, none == 1 ? "y is" : "ies are", o.form.k,
+		        none == 1 ? "it" : "them");
+	else if (rc == 0 && none)
+		fprintf(stderr, "bfi query: note: %llu quer%s no term once split (stop words or no "
+		        "letters), so no set can match %s\n", none, none == 1 ? "y has" : "ies have",
+		        none == 1 ? "it" : "them");
 	(void)out_flush();
 	out_free();
 	bfi_result_destroy(&res);

@@ -481,7 +481,8 @@ int inspect_write(FILE *o, const bfi_snapshot *s, const char *path, int json)
 			fprintf(os, "  %.1f-%.1f  %-40s %llu\n", (double)b / BUCKETS, (double)(b + 1) / BUCKETS,
 			       bar, (unsigned long long)f.hist[b]);
 		}
-		fprintf(os, "expected fpr mean %.3g, worst set %.3g (Bloom formula, worst set: %.3g)\n",
+		fprintf(os, "expected fpr mean %.3g, highest %.3g, from the filters' fill; by the Bloom "
+		       "formula of its keys, the highest %.3g\n",
 		       f.fpr_mean, f.fpr_max, f.fpr_theory);
 	}
 	return ferror(os) ? 1 : 0; /* not flushed: the caller does, and sees why it fails */

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "bfi.h"
@@ -29,6 +30,7 @@ struct opts {
 	char *why;           /* what is wrong with a query goes here, not to stderr, if set */
 	size_t why_cap;
 	uint64_t *keys_seen; /* if set, counts the keys (terms) of each query answered */
+	atomic_ullong *no_terms; /* if set, counts the queries left with no term (threads: shared) */
 };
 
 

@@ -49,6 +49,9 @@ int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, 
 	int rc = query_compile(o, q);
 	if (rc == 0 && o->keys_seen && q->e)
 		*o->keys_seen += bfi_expr_keys(q->e);
+	if (rc == 0 && o->no_terms && (o->mode == M_TERMS || o->mode == M_TEXT) &&
+	    (q->e == NULL || bfi_expr_keys(q->e) == 0))
+		atomic_fetch_add(o->no_terms, 1);
 	if (rc == 0)
 		rc = bfi_query_compiled(s, o->layout, q->e, o->form.theta, res);
 	if (rc == 0)
