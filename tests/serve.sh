@@ -79,6 +79,53 @@ if cmd == "health":
     s, b, _ = call("GET", "/healthz")
     sys.exit(s != 200)
 
+if cmd == "many":  # many QUERIES: several names in one request, each answer its own name's
+    qs = lines(args[0])
+    body = json.dumps({"queries": qs})
+    one = {}
+    for name in ("x", "k", "p"):
+        s, b, _ = call("POST", f"/v1/{name}/query", body)
+        if s != 200:
+            fail(f"{name}: {s}")
+        one[name] = json.loads(b)
+    s, b, _ = call("POST", "/v1/x,k,p/query", body)
+    got = json.loads(b) if s == 200 else None
+    if got != {"snapshots": [one["x"], one["k"], one["p"]]}:
+        fail(f"POST /v1/x,k,p/query: {s} {b[:300]}")
+    from urllib.parse import quote
+    q = "&".join("q=" + quote(x, safe="") for x in qs[:20])
+    s1, b1, _ = call("GET", f"/v1/k/query?{q}")
+    s2, b2, _ = call("GET", f"/v1/c/query?{q}")
+    s, b, _ = call("GET", f"/v1/k,c/query?{q}")
+    if s != 200 or json.loads(b) != {"snapshots": [json.loads(b1), json.loads(b2)]}:
+        fail(f"GET /v1/k,c/query: {s} {b[:300]}")
+    for path, want in (("/v1/k,nosuch/query", 404), ("/v1/k,k/query", 400), ("/v1/k,x", 404),
+                       ("/v1/k,,x/query", 404)):
+        s, b, _ = call("GET", path + "?key=a")
+        if s != want:
+            fail(f"{path}: {s}, want {want}: {b[:200]}")
+    print("several names: each answer its name's, in order; bad lists refused")
+
+if cmd == "cors":  # cors ORIGIN|-: the headers a browser needs, only with --cors
+    origin = None if args[0] == "-" else args[0]
+    c = conn()
+    c.request("GET", "/v1/k/query?key=a")
+    r = c.getresponse()
+    r.read()
+    if r.getheader("Access-Control-Allow-Origin") != origin:
+        fail(f"GET: Access-Control-Allow-Origin {r.getheader('Access-Control-Allow-Origin')}")
+    c.request("OPTIONS", "/v1/k/query", headers={"Origin": origin or "https://x.example",
+                                                  "Access-Control-Request-Method": "POST"})
+    r = c.getresponse()
+    r.read()
+    if origin is None:
+        if r.status != 405 or r.getheader("Access-Control-Allow-Origin"):
+            fail(f"OPTIONS without --cors: {r.status}")
+    elif (r.status != 204 or r.getheader("Access-Control-Allow-Origin") != origin or
+          "POST" not in (r.getheader("Access-Control-Allow-Methods") or "") or
+          "Content-Type" not in (r.getheader("Access-Control-Allow-Headers") or "")):
+        fail(f"OPTIONS preflight: {r.status} {r.getheaders()}")
+
 if cmd == "post":  # post NAME KIND QUERIES CLI_JSON [EXTRA_JSON]: results equal the CLI's
     name, kind, queries, want = args[:4]
     extra = json.loads(args[4]) if len(args) > 4 else {}
@@ -321,6 +368,17 @@ formed() {
 		H get f "$T/reads.txt" "$T/qft.want" q '&threshold=0.8'
 }
 check "queries with no options are formed as bfi query forms them: text, k-mers, paths, keys" formed
+
+several() {
+	H many "$T/keys.txt"
+}
+check "several names in one request (/v1/x,k,p/query): each name's answer, in order" several
+cors() {
+	H cors - || return 1
+	start cors k="$T/K" --cors https://bfi.example || return 1
+	python3 "$T/h.py" "$(cat "$T/cors.port")" cors https://bfi.example
+}
+check "--cors ORIGIN: replies name it, a preflight gets 204 and the methods; without it, neither" cors
 
 infos() {
 	"$BFI" inspect --json "$T/K" >"$T/ki.want" && H info k "$T/ki.want" && H health && H metrics

@@ -39,6 +39,8 @@ static const char help[] =
 	"         \"ordinals\" or \"count\", \"limit\": N, \"layout\": \"flat\"...\n"
 	"       answers {\"snapshot\": NAME, \"generation\": G, \"results\": [...]},\n"
 	"       each result the object bfi query --json prints for that query\n"
+	"  GET or POST /v1/NAME,NAME.../query   the same queries of several\n"
+	"       names at once: {\"snapshots\": [each NAME's answer, in order]}\n"
 	"  GET  /v1/NAME   what bfi inspect --json says of it (its \"path\" null)\n"
 	"  GET  /v1        the names served\n"
 	"  GET  /healthz   200 once every PATH is open and sound, else 503 and\n"
@@ -78,6 +80,11 @@ static const char help[] =
 	"                          (default 30)\n"
 	"      --max-connections N\n"
 	"                          open connections at most (default 1000)\n"
+	"      --cors ORIGIN       let pages from ORIGIN (https://example.org, or *\n"
+	"                          for any) read the answers: every reply says so\n"
+	"                          (Access-Control-Allow-Origin), and OPTIONS, a\n"
+	"                          browser's preflight, gets 204 with the methods\n"
+	"                          and headers allowed\n"
 	"  -q, --quiet             no line per request on standard error\n"
 	"  -h, --help              show this help\n"
 	"\n"
@@ -149,6 +156,7 @@ int cmd_serve(int argc, char **argv)
 	                                     {"max-reply", required_argument, 0, 'R'},
 	                                     {"reply-memory", required_argument, 0, 'M'},
 	                                     {"quiet", no_argument, 0, 'q'},
+	                                     {"cors", required_argument, 0, 'C'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
 	const char *listen = "127.0.0.1:8080";
@@ -166,6 +174,20 @@ int cmd_serve(int argc, char **argv)
 		switch (c) {
 		case 'l': listen = optarg; break;
 		case 'w': sv.warm = 1; break;
+		case 'C':
+			/* one origin, or *: its bytes go into a header, so nothing that could end it */
+			if (strcmp(optarg, "*") && strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8)) {
+				fprintf(stderr, "bfi serve: --cors takes an origin (https://example.org) or *\n");
+				return usage_try("serve");
+			}
+			for (const char *p = optarg; *p; p++)
+				if ((unsigned char)*p <= 0x20 || *p == 0x7f || *p == ',' || *p == '"') {
+					fprintf(stderr, "bfi serve: --cors: an origin holds no blank, control "
+					                "byte, comma or quote\n");
+					return usage_try("serve");
+				}
+			sv.cors = optarg;
+			break;
 		case 'q': quiet = 1; break;
 		case 't':
 			if (parse_size(optarg, &threads) || threads < 1 || threads > 256) {

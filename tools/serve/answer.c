@@ -310,3 +310,40 @@ void run_queries(struct server *sv, struct slot *sl, const struct params *p,
 	gen_release(sv, g);
 }
 
+void run_asked(struct server *sv, const struct names_asked *na, const struct params *p,
+               struct reply *rp)
+{
+	if (na->n == 1) {
+		run_queries(sv, na->sl[0], p, rp);
+		return;
+	}
+	struct sbuf b = {0};
+	sb_str(&b, "{\"snapshots\": [");
+	uint64_t queries = 0, keys = 0;
+	for (size_t i = 0; i < na->n; i++) {
+		struct reply one = {.endpoint = EP_QUERY};
+		run_queries(sv, na->sl[i], p, &one);
+		if (one.status != 200) { /* the first that fails is the answer, named */
+			free(b.p);
+			*rp = one;
+			return;
+		}
+		if (i)
+			sb_str(&b, ", ");
+		sb_put(&b, one.body, one.len && one.body[one.len - 1] == '\n' ? one.len - 1 : one.len);
+		free(one.body);
+		queries += one.queries;
+		keys += one.keys;
+		if (b.len > sv->max_reply) {
+			free(b.p);
+			reply_error(rp, 413, "reply_too_large", "the answers pass --max-reply (%zu bytes); "
+			            "ask for \"format\": \"count\", a \"limit\", or fewer names",
+			            sv->max_reply);
+			return;
+		}
+	}
+	sb_str(&b, "]}\n");
+	reply_take(rp, 200, &b, "application/json");
+	rp->queries = queries;
+	rp->keys = keys;
+}

@@ -53,8 +53,24 @@ struct params {
 /* p's queries answered on slot sl into rp: {"snapshot", "generation", "results": [...]} */
 void run_queries(struct server *sv, struct slot *sl, const struct params *p, struct reply *rp);
 
+/* The names a query request asks (/v1/NAME,NAME.../query): at most SERVE_MAX_NAMES. */
+#define SERVE_MAX_NAMES 64
+struct names_asked {
+	struct slot *sl[SERVE_MAX_NAMES];
+	size_t n;
+};
+/*
+ * p's queries answered on every slot asked into rp: one name's reply as
+ * run_queries makes it; several names' as {"snapshots": [REPLY, ...]}, each
+ * REPLY that name's, in the order asked. The first that fails is the reply.
+ */
+void run_asked(struct server *sv, const struct names_asked *na, const struct params *p,
+               struct reply *rp);
+
 /* GET /v1/NAME/query and POST /v1/NAME/query: the parameters read, the queries run (params.c) */
-void get_query(struct server *sv, struct slot *sl, const struct request *rq, struct reply *rp);
-void post_query(struct server *sv, struct slot *sl, const struct request *rq, struct reply *rp);
+void get_query(struct server *sv, const struct names_asked *na, const struct request *rq,
+               struct reply *rp);
+void post_query(struct server *sv, const struct names_asked *na, const struct request *rq,
+                struct reply *rp);
 
 #endif

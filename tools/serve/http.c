@@ -237,6 +237,15 @@ static enum MHD_Result respond(struct MHD_Connection *c, struct conn_req *r, str
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rp->type);
+	if (served->cors) { /* --cors: pages from that origin may read the answers */
+		MHD_add_response_header(resp, "Access-Control-Allow-Origin", served->cors);
+		MHD_add_response_header(resp, "Vary", "Origin");
+		if (rp->preflight) {
+			MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+			MHD_add_response_header(resp, "Access-Control-Allow-Headers", "Content-Type");
+			MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
+		}
+	}
 	if (close) /* the request's framing is in doubt: nothing more is read from it */
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	r->answered = 1;
@@ -324,7 +333,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	struct reply rp;
 	if (a.err)
 		rp = (struct reply){500, strdup("{\"error\": \"out of memory\", \"code\": \"internal\"}\n"),
-		                    0, "application/json", EP_OTHER, 0, 0};
+		                    0, "application/json", EP_OTHER, 0, 0, 0};
 	else
 		serve_answer(served, &rq, &rp);
 	if (rp.body && rp.len == 0)

@@ -57,7 +57,7 @@ static int parse_limit(const char *v, size_t len, uint64_t *limit)
  * q=Q[&q=Q...] for queries formed as the snapshot's keys were made (and
  * threshold=T)
  */
-void get_query(struct server *sv, struct slot *sl, const struct request *rq,
+void get_query(struct server *sv, const struct names_asked *na, const struct request *rq,
                       struct reply *rp)
 {
 	struct params p = {.kind = K_KEYS};
@@ -125,7 +125,7 @@ void get_query(struct server *sv, struct slot *sl, const struct request *rq,
 			goto out;
 		}
 	}
-	run_queries(sv, sl, &p, rp);
+	run_asked(sv, na, &p, rp);
 out:
 	free(p.items);
 }
@@ -356,7 +356,7 @@ static int body_bytes(char *b, size_t *len, size_t *at)
 }
 
 /* POST /v1/NAME/query with a JSON body */
-void post_query(struct server *sv, struct slot *sl, const struct request *rq,
+void post_query(struct server *sv, const struct names_asked *na, const struct request *rq,
                        struct reply *rp)
 {
 	if (rq->body_too_large) {
@@ -402,7 +402,7 @@ void post_query(struct server *sv, struct slot *sl, const struct request *rq,
 	} else {
 		struct params p = {0};
 		if (post_params(sv, root, &p, rp) == 0)
-			run_queries(sv, sl, &p, rp);
+			run_asked(sv, na, &p, rp);
 		free(p.items);
 	}
 	json_object_put(root);

@@ -58,9 +58,9 @@ static void info(struct server *sv, struct slot *sl, struct reply *rp)
 }
 
 /* Which endpoint u names, and the slot of /v1/NAME[/query]: 0, or a 404 made. */
-static int route(struct server *sv, const char *u, struct slot **sl, struct reply *rp)
+static int route(struct server *sv, const char *u, struct names_asked *na, struct reply *rp)
 {
-	*sl = NULL;
+	na->n = 0;
 	if (!strcmp(u, "/healthz")) {
 		rp->endpoint = EP_HEALTH;
 	} else if (!strcmp(u, "/metrics")) {
@@ -68,20 +68,39 @@ static int route(struct server *sv, const char *u, struct slot **sl, struct repl
 	} else if (!strcmp(u, "/v1") || !strcmp(u, "/v1/")) {
 		rp->endpoint = EP_LIST;
 	} else if (strncmp(u, "/v1/", 4) == 0) {
-		const char *name = u + 4, *slash = strchr(name, '/');
-		size_t nl = slash ? (size_t)(slash - name) : strlen(name);
-		if ((*sl = find_slot(sv, name, nl)) == NULL) {
-			reply_error(rp, 404, "not_found", "no snapshot is served as %.*s",
-			            nl > 200 ? 12 : (int)nl, nl > 200 ? "(a long name)" : name);
-			return -1;
+		const char *names = u + 4, *slash = strchr(names, '/');
+		const char *end = slash ? slash : names + strlen(names);
+		/* NAME, or NAME,NAME... (a query of several) */
+		for (const char *name = names; name <= end;) {
+			const char *comma = memchr(name, ',', (size_t)(end - name));
+			size_t nl = (size_t)((comma ? comma : end) - name);
+			struct slot *sl = find_slot(sv, name, nl);
+			if (sl == NULL) {
+				reply_error(rp, 404, "not_found", "no snapshot is served as %.*s",
+				            nl > 200 ? 12 : (int)nl, nl > 200 ? "(a long name)" : name);
+				return -1;
+			}
+			for (size_t i = 0; i < na->n; i++)
+				if (na->sl[i] == sl) {
+					reply_error(rp, 400, "bad_request", "%s is asked twice", sl->name);
+					return -1;
+				}
+			if (na->n == SERVE_MAX_NAMES) {
+				reply_error(rp, 400, "bad_request", "more than %d names in one request",
+				            SERVE_MAX_NAMES);
+				return -1;
+			}
+			na->sl[na->n++] = sl;
+			name = (comma ? comma : end) + 1;
 		}
-		if (slash == NULL || !strcmp(slash, "/")) {
+		if ((slash == NULL || !strcmp(slash, "/")) && na->n == 1) {
 			rp->endpoint = EP_INFO;
-		} else if (!strcmp(slash, "/query")) {
+		} else if (slash && !strcmp(slash, "/query")) {
 			rp->endpoint = EP_QUERY;
 		} else {
-			reply_error(rp, 404, "not_found", "no such endpoint under /v1/%s: /query",
-			            (*sl)->name);
+			reply_error(rp, 404, "not_found", na->n > 1 ? "several names are asked together "
+			            "only of /v1/NAME,NAME.../query" : "no such endpoint under /v1/%s: /query",
+			            na->sl[0]->name);
 			return -1;
 		}
 	} else {
@@ -160,17 +179,26 @@ void serve_answer(struct server *sv, const struct request *rq, struct reply *rp)
 		reply_error(rp, 400, "bad_request", "two Content-Length headers that differ");
 		return;
 	}
-	struct slot *sl;
-	if (route(sv, rq->url, &sl, rp) != 0)
+	struct names_asked na;
+	if (route(sv, rq->url, &na, rp) != 0)
 		return;
 	if (rq->too_many_args) {
 		reply_error(rp, 414, "uri_too_long", "more arguments in the URL than the server keeps; "
 		            "POST many keys as {\"keys\": [...]}");
 		return;
 	}
+	if (!strcmp(rq->method, "OPTIONS") && sv->cors) { /* a browser asks before it POSTs */
+		rp->status = 204;
+		rp->body = strdup("");
+		rp->type = "text/plain";
+		rp->preflight = 1;
+		if (rp->body == NULL)
+			reply_error(rp, 500, "internal", "out of memory");
+		return;
+	}
 	int get = !strcmp(rq->method, "GET") || !strcmp(rq->method, "HEAD");
 	if (rp->endpoint == EP_QUERY && !get && !strcmp(rq->method, "POST")) {
-		post_query(sv, sl, rq, rp);
+		post_query(sv, &na, rq, rp);
 		return;
 	}
 	if (!get) {
@@ -182,7 +210,7 @@ void serve_answer(struct server *sv, const struct request *rq, struct reply *rp)
 	case EP_HEALTH: health(sv, rp); break;
 	case EP_METRICS: metrics(sv, rp); break;
 	case EP_LIST: list_slots(sv, rp); break;
-	case EP_INFO: info(sv, sl, rp); break;
-	default: get_query(sv, sl, rq, rp); break;
+	case EP_INFO: info(sv, na.sl[0], rp); break;
+	default: get_query(sv, &na, rq, rp); break;
 	}
 }

@@ -74,6 +74,7 @@ struct server {
 	long long max_held;   /* replies waiting for their clients, in bytes at most: past it, 503 */
 	double timeout; /* seconds a request may take */
 	int warm;       /* open new generations with BFI_OPEN_WARM */
+	const char *cors; /* --cors: the origin browsers may read answers from, or NULL */
 	atomic_int trim; /* a request needed much memory: give back what is free (malloc_trim) */
 	atomic_int ready; /* every slot opened once */
 	struct metrics m;
@@ -139,6 +140,7 @@ struct reply {
 	const char *type;
 	enum endpoint endpoint;
 	uint64_t queries, keys;
+	int preflight; /* a CORS preflight's 204: the methods and headers allowed go with it */
 };
 /* Answer one request; never fails (a reply of 500 at worst). */
 void serve_answer(struct server *sv, const struct request *rq, struct reply *rp);
