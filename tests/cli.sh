@@ -221,6 +221,22 @@ fasta_query_ok() {
 	! "$BFI" query --kmer 7 --fasta "$T/words" "$T/fasnap" 2>"$T/e" && grep -q 'not FASTA or FASTQ' "$T/e"
 }
 check "query --kmer --fasta: one query per record, named by its id; a record shorter than k is said once" fasta_query_ok
+# --format tsv and matrix: a header, every query (unmatched too), ratios, ties by name
+tables() {
+	printf 'b\tk\nb\tm\nc\tk\na\tk\na\tm\nd\tz\n' >"$T/tab.tsv" &&
+		"$BFI" build -q -o "$T/tab" --keep-order --tsv "$T/tab.tsv" || return 1
+	printf 'k m\nnone at all\n' | "$BFI" query -t 0.5 --format tsv "$T/tab" >"$T/tab.out" &&
+		printf '#query\tset\tscore\tratio\nk m\ta\t2\t1.0000\nk m\tb\t2\t1.0000\nk m\tc\t1\t0.5000\nnone at all\t\t0\t0.0000\n' |
+		cmp -s - "$T/tab.out" || { cat "$T/tab.out"; return 1; }
+	printf 'k m\nnone at all\n' | "$BFI" query -t 0.5 --format matrix "$T/tab" >"$T/tab.m" &&
+		printf '#query\tb\tc\ta\td\nk m\t1.0000\t0.5000\t1.0000\t0.0000\nnone at all\t0.0000\t0.0000\t0.0000\t0.0000\n' |
+		cmp -s - "$T/tab.m" || { cat "$T/tab.m"; return 1; }
+	printf 'k\nz\nq\n' | "$BFI" query --keys --batch --format matrix "$T/tab" >"$T/tab.k" &&
+		printf '#query\tb\tc\ta\td\nk\t1\t1\t1\t0\nz\t0\t0\t0\t1\nq\t0\t0\t0\t0\n' |
+		cmp -s - "$T/tab.k" || { cat "$T/tab.k"; return 1; }
+	! "$BFI" query --format tsv --json "$T/tab" k 2>/dev/null
+}
+check "query --format tsv and matrix: a header, every query a row (unmatched too), ratios, ties by name" tables
 check "query --format: a line per matching set from the template" sh -c "
 	'$BFI' query --format 'https://packages.debian.org/{name}\\t[{query}] {{{ordinal}}}\\n' '$T/snap' lmdb >'$T/f' &&
 	grep -q '^https://packages.debian.org/liblmdb0	\\[lmdb\\] {[0-9]*}$' '$T/f' &&

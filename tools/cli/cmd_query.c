@@ -107,6 +107,12 @@ static const char help[] =
 	"                     {ordinal}, {score} (0 without one) and {query}\n"
 	"                     replaced, \\n and \\t as newline and tab, {{ and }}\n"
 	"                     as braces; e.g. 'https://example.org/{name}\\n'\n"
+	"      --format tsv   a table with a header, #query set score ratio: a row\n"
+	"                     a matching set, the best first (then by name), and\n"
+	"                     a row with no set for a query that matches none;\n"
+	"                     ratio is the share of a term list's terms held\n"
+	"      --format matrix  a table: #query and every set's name, then a row\n"
+	"                     a query, each cell its ratio (1 or 0 for keys)\n"
 	"      --trusted      skip the catalog digest check (trusted files only)\n"
 	"      --small-pages  map the index without asking for 2 MiB pages, for\n"
 	"                     snapshots much larger than memory\n"
@@ -172,6 +178,10 @@ int cmd_query(int argc, char **argv)
 		case 'P': o.mode = M_PATH; break;
 		case 'F': fasta = optarg; break;
 		case 'M': {
+			if (!strcmp(optarg, "tsv") || !strcmp(optarg, "matrix")) {
+				o.table = optarg[0] == 't' ? TABLE_TSV : TABLE_MATRIX;
+				break;
+			}
 			const char *why = check_format(optarg);
 			if (why) {
 				fprintf(stderr, "bfi query: --format '%s': %s\n", optarg, why);
@@ -232,7 +242,7 @@ int cmd_query(int argc, char **argv)
 		fprintf(stderr, "bfi query: --path does not combine with --text, --kmer or --threshold\n");
 		return EXIT_USAGE;
 	}
-	if (o.format && (o.json || o.count || o.ordinals)) {
+	if ((o.format || o.table) && (o.json || o.count || o.ordinals)) {
 		fprintf(stderr, "bfi query: --format does not combine with --json, --count or --ordinals\n");
 		return EXIT_USAGE;
 	}
@@ -314,6 +324,8 @@ int cmd_query(int argc, char **argv)
 		names.at = calloc(info.n_sets ? info.n_sets : 1, sizeof *names.at);
 	o.names = &names;
 	rc = bfi_result_create(&res);
+	if (rc == 0 && o.table)
+		rc = table_head(s, &o);
 	/*
 	 * On threads, but for answers that must go out one by one (to a
 	 * terminal, or for records read from a pipe inside zlib), and for the
@@ -407,6 +419,7 @@ int cmd_query(int argc, char **argv)
 	out_free();
 	bfi_result_destroy(&res);
 	free(names.at);
+	free(o.cols);
 	guard_unwatch(s);
 	bfi_close(&s);
 	if (rc == BFI_E_CHANGED) {

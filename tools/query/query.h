@@ -14,6 +14,9 @@ enum mode { M_KEY, M_EXPR, M_TERMS, M_TEXT, M_PATH };
 struct opts {
 	int json, count, ordinals;
 	const char *format; /* --format template, or NULL */
+	int table;          /* --format tsv or matrix (TABLE_*), or 0 */
+	uint32_t *cols;     /* matrix: the live sets' ordinals, the columns (table_head) */
+	size_t n_cols;
 	const bfi_snapshot *snap; /* for --path, which reads the encoding from the catalog */
 	enum mode mode;
 	double theta;  /* --threshold as given; once formed, form.theta */
@@ -82,6 +85,15 @@ int query_form(const bfi_snapshot *s, struct opts *o, int keys, int fasta, const
 int query_compile(const struct opts *o, struct query *q);
 /* Answer q into res and print the answer (query_run.c). */
 int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, struct query *q);
+
+/* --format tsv and matrix (query_table.c): the header, then each query's rows. */
+enum { TABLE_TSV = 1, TABLE_MATRIX = 2 };
+int table_head(const bfi_snapshot *s, struct opts *o);
+int table_rows(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores, size_t n,
+               const struct opts *o, const struct query *q);
+/* Set ord's name, through o's name cache when there is one (query_out.c). */
+int set_name(const bfi_snapshot *s, const struct opts *o, uint32_t ord, const char **name,
+             size_t *len);
 
 /* The query as the output names it: its text, or its record's id. */
 void print_query(const struct query *q, int json);

@@ -5,8 +5,7 @@
 #include "query.h"
 #include "tools.h"
 
-/* Set ord's name, through o's cache when there is one. */
-static int set_name(const bfi_snapshot *s, const struct opts *o, uint32_t ord, const char **name,
+int set_name(const bfi_snapshot *s, const struct opts *o, uint32_t ord, const char **name,
                     size_t *len)
 {
 	struct names *c = o->names;
@@ -134,6 +133,8 @@ int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scor
 		more = n - (size_t)o->limit;
 		n = (size_t)o->limit;
 	}
+	if (o->table)
+		return table_rows(s, ords, scores, n, o, q);
 	if (o->format) {
 		for (size_t i = 0; i < n; i++) {
 			int rc = print_format(s, o, q, ords[i], scores ? scores[i] : 0);

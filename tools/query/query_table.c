@@ -1,0 +1,153 @@
+/*
+ * query_table.c - bfi query --format tsv and --format matrix: answers as a
+ * table with a header, every query a row or rows, unmatched ones included,
+ * scores as counts and ratios, ties ordered by name.
+ *
+ * tsv: "#query set score ratio", one row a matching set, the best first
+ * (score, then name); a query that matches nothing gets one row with an
+ * empty set. matrix: "#query" and every live set's name, in ordinal order;
+ * one row a query, each cell the set's ratio (a term list's share of terms
+ * held; 1 or 0 for keys and expressions).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query.h"
+#include "tools.h"
+
+/* The query's terms, for ratios: a term list's count, or 1 for a key or an expression. */
+static uint32_t terms_of(const struct query *q, const uint32_t *scores)
+{
+	return scores && q->e ? (uint32_t)bfi_expr_keys(q->e) : 1;
+}
+
+static void ratio(uint32_t score, uint32_t terms)
+{
+	char b[32];
+	snprintf(b, sizeof b, "%.4f", terms ? (double)score / (double)terms : 0.0);
+	out_str(b);
+}
+
+int table_head(const bfi_snapshot *s, struct opts *o)
+{
+	if (o->table == TABLE_TSV) {
+		out_str("#query\tset\tscore\tratio\n");
+		return 0;
+	}
+	/* matrix: the live sets, in ordinal order, named once */
+	struct bfi_info in;
+	bfi_info(s, &in);
+	o->cols = malloc((in.ordinals ? in.ordinals : 1) * sizeof *o->cols);
+	if (o->cols == NULL)
+		return -12;
+	o->n_cols = 0;
+	out_str("#query");
+	for (uint64_t ord = 0; ord < in.ordinals; ord++) {
+		const char *name;
+		size_t len;
+		int rc = bfi_set_name(s, (uint32_t)ord, &name, &len);
+		if (rc == BFI_E_NOT_FOUND && in.segments)
+			continue; /* a removed set's hole */
+		if (rc)
+			return rc;
+		o->cols[o->n_cols++] = (uint32_t)ord;
+		out_char('\t');
+		out_text(name, len);
+	}
+	out_char('\n');
+	return 0;
+}
+
+/* The order of a tsv answer: score, best first, then name. */
+struct ranked {
+	const char *name;
+	size_t len;
+	uint32_t ord, score;
+};
+
+static int by_score_name(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->name, y->name, n);
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static int tsv_rows(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores, size_t n,
+                    const struct opts *o, const struct query *q)
+{
+	uint32_t terms = terms_of(q, scores);
+	if (n == 0) {
+		print_query(q, 0);
+		out_str("\t\t0\t");
+		ratio(0, terms);
+		out_char('\n');
+		return 0;
+	}
+	struct ranked *r = malloc(n * sizeof *r);
+	if (r == NULL)
+		return -12;
+	for (size_t i = 0; i < n; i++) {
+		r[i] = (struct ranked){NULL, 0, ords[i], scores ? scores[i] : 1};
+		int rc = set_name(s, o, ords[i], &r[i].name, &r[i].len);
+		if (rc) {
+			free(r);
+			return rc;
+		}
+	}
+	qsort(r, n, sizeof *r, by_score_name);
+	for (size_t i = 0; i < n; i++) {
+		print_query(q, 0);
+		out_char('\t');
+		out_text(r[i].name, r[i].len);
+		out_char('\t');
+		out_uint(scores ? r[i].score : 1);
+		out_char('\t');
+		ratio(r[i].score, terms);
+		out_char('\n');
+	}
+	free(r);
+	return 0;
+}
+
+static int matrix_row(const uint32_t *ords, const uint32_t *scores, size_t n, const struct opts *o,
+                      const struct query *q)
+{
+	uint32_t terms = terms_of(q, scores);
+	print_query(q, 0);
+	/* ords ascend for keys and expressions; a threshold's are ranked: look each column up */
+	size_t at = 0;
+	for (size_t c = 0; c < o->n_cols; c++) {
+		uint32_t ord = o->cols[c], score = 0;
+		if (scores == NULL) {
+			while (at < n && ords[at] < ord)
+				at++;
+			score = at < n && ords[at] == ord;
+		} else {
+			for (size_t i = 0; i < n; i++)
+				if (ords[i] == ord) {
+					score = scores[i];
+					break;
+				}
+		}
+		out_char('\t');
+		if (scores)
+			ratio(score, terms);
+		else
+			out_char(score ? '1' : '0');
+	}
+	out_char('\n');
+	return 0;
+}
+
+int table_rows(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores, size_t n,
+               const struct opts *o, const struct query *q)
+{
+	int rc = o->table == TABLE_TSV ? tsv_rows(s, ords, scores, n, o, q)
+	                               : matrix_row(ords, scores, n, o, q);
+	out_end_line(); /* the query's rows are committed whole */
+	return rc;
+}
