@@ -55,4 +55,20 @@ with bfi.open(sys.argv[2]) as s:
 print("pip-installed bfi answers")' "$T/site" "$T/K")
 }
 check "pip install of tools/python works offline, and the module answers from there" pip_install
+
+# a fresh venv, no network, no ninja install, no BFI_LIBRARY: the wheel brings libbfi.so
+venv_wheel() {
+	$PY -m venv "$T/venv" >"$T/venv.log" 2>&1 || { cat "$T/venv.log"; return 1; }
+	env -u BFI_LIBRARY -u PYTHONPATH PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+		"$T/venv/bin/python" -m pip install -q "$ROOT/tools/python" >"$T/venv.log" 2>&1 ||
+		{ cat "$T/venv.log"; return 1; }
+	(cd "$T" && env -u BFI_LIBRARY -u PYTHONPATH "$T/venv/bin/python" -c '
+import bfi, os, sys
+assert bfi.__file__.startswith(sys.argv[1]), bfi.__file__
+assert os.path.isfile(os.path.join(os.path.dirname(bfi.__file__), "libbfi.so.3"))
+with bfi.open(sys.argv[2]) as s:
+    assert s.query("k1") == s.query(["k1"])[0] and s.query("k1")
+print("the wheel, in a fresh venv, answers with its own libbfi.so")' "$T/venv" "$T/K")
+}
+check "pip install ./tools/python into a fresh venv, offline: the wheel carries libbfi.so and answers" venv_wheel
 [ "$st" -eq 0 ] && [ "$fails" -eq 0 ]

@@ -42,6 +42,10 @@ def _load():
     tried = []
     env = os.environ.get("BFI_LIBRARY")
     cands = [env] if env else []
+    # the wheel's own copy, beside this file (pip install ./tools/python bundles it)
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libbfi.so.3")
+    if os.path.isfile(here):
+        cands.append(here)
     try:
         from . import _libpath  # written by `ninja install`
 
