@@ -29,3 +29,11 @@ else
 	echo "FAIL readme: the C API example's output differs"
 	cat "$T/out"
 fi
+# ninja demo builds what the README's next steps use (libbfi.so, the manual)
+# first, and its output says how to type bfi as the README does
+if grep -q '^build demo: run bfi libbfi.so .*build/man/bfi-query.1' "$root/build.ninja" &&
+	(cd "$root" && sh tools/demo.sh 2>&1) | grep -q 'export PATH="\$PWD:\$PATH"'; then
+	echo "PASS readme: ninja demo builds libbfi.so and the manual first, and says how to put bfi on PATH"
+else
+	echo "FAIL readme: ninja demo does not build the manual, or does not say how to put bfi on PATH"
+fi
