@@ -106,6 +106,19 @@ if cmd == "many":  # many QUERIES: several names in one request, each answer its
             fail(f"{path}: {s}, want {want}: {b[:200]}")
     print("several names: each answer its name's, in order; bad lists refused")
 
+if cmd == "table":  # table NAME QUERIES FORMAT CLI_OUT [THRESHOLD]: the body is bfi query --format's
+    name, queries, form, want = args[:4]
+    body = {"queries": lines(queries), "format": form}
+    if len(args) > 4:
+        body["threshold"] = float(args[4])
+    s, b, ty = call("POST", f"/v1/{name}/query", json.dumps(body))
+    w = open(want, "rb").read()
+    if s != 200 or not ty.startswith("text/tab-separated-values") or b != w:
+        fail(f"{name} {form}: {s} {ty} {b[:200]!r} against {w[:200]!r}")
+    s, b, _ = call("POST", f"/v1/{name},k/query", json.dumps(body))
+    if s != 400:
+        fail(f"a table of two names: {s}")
+
 if cmd == "cors":  # cors ORIGIN|-: the headers a browser needs, only with --cors
     origin = None if args[0] == "-" else args[0]
     c = conn()
@@ -372,6 +385,15 @@ check "queries with no options are formed as bfi query forms them: text, k-mers,
 several() {
 	H many "$T/keys.txt"
 }
+tables() {
+	"$BFI" query --format tsv -t 0.8 "$T/F" <"$T/reads.txt" >"$T/ft.tsv" &&
+		H table f "$T/reads.txt" tsv "$T/ft.tsv" 0.8 &&
+		"$BFI" query --format matrix -t 0.8 "$T/F" <"$T/reads.txt" >"$T/ft.m" &&
+		H table f "$T/reads.txt" matrix "$T/ft.m" 0.8 &&
+		"$BFI" query --format matrix --keys "$T/K" <"$T/keys.txt" >"$T/kt.m" &&
+		H table k "$T/keys.txt" matrix "$T/kt.m" && [ "$(wc -l <"$T/kt.m")" -gt 10 ]
+}
+check "\"format\": \"tsv\" and \"matrix\": the body is bfi query --format's table" tables
 check "several names in one request (/v1/x,k,p/query): each name's answer, in order" several
 cors() {
 	H cors - || return 1

@@ -36,6 +36,7 @@ static const char help[] =
 	"         {\"sequences\": [{\"id\": \"r1\", \"seq\": \"ACGT...\"}]}\n"
 	"         (queries, text, expr and path also take a string), and optionally\n"
 	"         \"threshold\": T (queries, text, sequences), \"format\": \"names\",\n"
+	"         \"tsv\" or \"matrix\" (a table, as bfi query --format's, for one name),\n"
 	"         \"ordinals\" or \"count\", \"limit\": N, \"layout\": \"flat\"...\n"
 	"       answers {\"snapshot\": NAME, \"generation\": G, \"results\": [...]},\n"
 	"       each result the object bfi query --json prints for that query\n"

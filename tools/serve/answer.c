@@ -56,6 +56,16 @@ static void reply_head(const struct slot *sl, const struct gen *g)
  */
 static void reply_results(const struct params *p, struct reply *rp)
 {
+	if (p->format >= 3) { /* a table: its header and rows, as bfi query --format prints them */
+		struct sbuf b = {0};
+		if (answers.err == 0)
+			b.p = out_take(&b.len);
+		else
+			b.err = 1;
+		reply_take(rp, 200, &b, "text/tab-separated-values; charset=utf-8");
+		rp->queries = p->n;
+		return;
+	}
 	if (answers.err == 0) {
 		char *nl = NULL, *at = answers.buf + head_len, *end = answers.buf + answers.len;
 		while (at < end && (nl = memchr(at, '\n', (size_t)(end - at))) != NULL) {
@@ -162,6 +172,8 @@ static void job_abandon(struct job *j)
 	bfi_expr_free(&j->q.e);
 	bfi_result_destroy(&res); /* its scratch may be half made: a new one next time */
 	out_drop();
+	free(j->o.cols);
+	j->o.cols = NULL;
 }
 
 /* The reply for a job that ended with rc (not 0). */
@@ -227,7 +239,16 @@ static int job_run(struct job *j, struct reply *rp)
 	bfi_result_deadline(res, (uint64_t)((j->t0 + j->sv->timeout) * 1e9));
 	out_hold();
 	answers.limit = j->sv->max_reply;
-	reply_head(j->sl, g);
+	if (j->o.table) {
+		int trc = table_head(g->snap, &j->o);
+		if (trc) {
+			out_drop();
+			reply_error(rp, 500, "internal", "%s", bfi_strerror(trc));
+			return -1;
+		}
+	} else {
+		reply_head(j->sl, g);
+	}
 	/* many keys or expressions: in batches, as bfi query --batch (bfi_query_keys, _batch) */
 	if ((j->o.mode == M_KEY || j->o.mode == M_EXPR) && p->n >= SERVE_BATCH_MIN)
 		batch_queries(j);
@@ -253,7 +274,8 @@ void run_queries(struct server *sv, struct slot *sl, const struct params *p,
 	}
 	struct job *j = &job;
 	*j = (struct job){.sv = sv, .sl = sl, .g = g, .p = p, .t0 = t0};
-	j->o = (struct opts){.json = 1,
+	j->o = (struct opts){.json = p->format < 3,
+	                     .table = p->format == 3 ? TABLE_TSV : p->format == 4 ? TABLE_MATRIX : 0,
 	                     .mode = M_KEY,
 	                     .batch_size = 1000,
 	                     .snap = g->snap,
@@ -299,6 +321,8 @@ void run_queries(struct server *sv, struct slot *sl, const struct params *p,
 			reply_results(p, rp);
 	}
 	answers.limit = 0;
+	free(j->o.cols);
+	j->o.cols = NULL;
 	/* a query of many terms grew the thread's scratch: let it go rather than keep it */
 	if (j->keys > SCRATCH_KEPT || j->rc == -EFBIG) {
 		bfi_result_destroy(&res);
@@ -315,6 +339,10 @@ void run_asked(struct server *sv, const struct names_asked *na, const struct par
 {
 	if (na->n == 1) {
 		run_queries(sv, na->sl[0], p, rp);
+		return;
+	}
+	if (p->format >= 3) {
+		reply_error(rp, 400, "bad_field", "a table (tsv, matrix) answers one name at a time");
 		return;
 	}
 	struct sbuf b = {0};

@@ -45,7 +45,7 @@ struct params {
 	struct item *items;
 	size_t n;
 	double theta;  /* 0: none */
-	int format;    /* 0 names, 1 ordinals, 2 count */
+	int format;    /* 0 names, 1 ordinals, 2 count, 3 tsv, 4 matrix (a table, as bfi query's) */
 	uint64_t limit;
 	unsigned layout;
 };

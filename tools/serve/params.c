@@ -24,6 +24,10 @@ static int parse_format(const char *v, size_t len, int *format)
 		*format = 1;
 	else if (len == 5 && !memcmp(v, "count", 5))
 		*format = 2;
+	else if (len == 3 && !memcmp(v, "tsv", 3))
+		*format = 3;
+	else if (len == 6 && !memcmp(v, "matrix", 6))
+		*format = 4;
 	else
 		return -1;
 	return 0;
@@ -104,7 +108,8 @@ void get_query(struct server *sv, const struct names_asked *na, const struct req
 			p.theta = t;
 		} else if (!strcmp(k, "format")) {
 			if (parse_format(v, vl, &p.format)) {
-				reply_error(rp, 400, "bad_field", "format must be names, ordinals or count");
+				reply_error(rp, 400, "bad_field", "format must be names, ordinals, count, tsv "
+				            "or matrix");
 				goto out;
 			}
 		} else if (!strcmp(k, "limit")) {
@@ -250,7 +255,8 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 			if (!json_object_is_type(v, json_type_string) ||
 			    parse_format(json_object_get_string(v), (size_t)json_object_get_string_len(v),
 			                 &p->format)) {
-				reply_error(rp, 400, "bad_field", "\"format\" must be names, ordinals or count");
+				reply_error(rp, 400, "bad_field", "\"format\" must be names, ordinals, count, "
+				            "tsv or matrix");
 				return -1;
 			}
 		} else if (!strcmp(key, "limit")) {
