@@ -244,6 +244,48 @@ def joins():
     assert bfi.compact(f"{T}/C2", full=True)[0] == 0  # nothing left to do
 
 
+def client():
+    """bfi.Client against a bfi serve of the same snapshots: the local answers, type for type."""
+    import re
+    import time
+    srv = subprocess.Popen([BFI, "serve", "--quiet", "--listen", "127.0.0.1:0", f"k={T}/K",
+                            f"x={T}/X", f"f={T}/F", f"p={T}/P"], stderr=subprocess.PIPE)
+    try:
+        port = None
+        for _ in range(200):
+            line = srv.stderr.readline().decode()
+            m = re.search(r"listening on http://127.0.0.1:(\d+)/", line)
+            if m:
+                port = int(m.group(1))
+                break
+        assert port, "the server did not start"
+        c = bfi.Client(f"http://127.0.0.1:{port}")
+        assert c.names() == ["k", "x", "f", "p"], c.names()
+        reads = [l for l in lines(f"{T}/reads.fa") if not l.startswith(">")]
+        with bfi.open(f"{T}/K") as s:
+            expect(c.open("k").query(keys), s.query(keys), "Client query(keys)")
+            expect([c.open("k").query(keys[0])], [s.query(keys[0])], "Client query(one key)")
+            expect(c.open("k").query(keys, ordinals=True), s.query(keys, ordinals=True),
+                   "Client query(ordinals)")
+        with bfi.open(f"{T}/X") as s:
+            expect(c.open("x").query(texts), s.query(texts), "Client query(texts)")
+            expect(c.open("x").query_text(texts, threshold=0.5),
+                   s.query_text(texts, threshold=0.5), "Client query_text(threshold)")
+        with bfi.open(f"{T}/F") as s:
+            expect(c.open("f").query_sequences(reads, threshold=0.8),
+                   s.query_sequences(reads, threshold=0.8), "Client query_sequences")
+        with bfi.open(f"{T}/P") as s:
+            expect(c.open("p").query_path(paths), s.query_path(paths), "Client query_path")
+        try:
+            c.open("nosuch").query("a")
+            raise AssertionError("an unknown name answered")
+        except bfi.Error as e:
+            assert e.name == "not_found" and e.status == 404, (e.name, str(e))
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
+
+
 def formed():
     """query() with no options: each snapshot's queries formed as bfi query forms them."""
     reads = [l for l in lines(f"{T}/reads.fa") if not l.startswith(">")]
@@ -433,6 +475,7 @@ check("query_sequences at threshold 0.8 answers as bfi query --fasta", sequences
 check("query_path answers as bfi query on JSON documents", paths_all)
 check("query() with no options forms text, k-mer and path queries as bfi query does", formed)
 check("a collection with removed sets answers as bfi query", collection)
+check("bfi.Client of a bfi serve answers as the local snapshot, type for type", client)
 check("merge and compact through the library: answers kept, notes said, refusals named", joins)
 check("sets() is bfi inspect --sets; info() agrees with inspect --json", info_sets)
 check("errors carry the library's code and name; the code table is bfi_error.h's", errors)
