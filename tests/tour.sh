@@ -50,4 +50,32 @@ run() {
 	[ "$st" -eq 0 ] || { tail -15 "$T/log"; return 1; }
 }
 check "the README's tour runs as written, from the files it makes, and prints what it shows" run
+
+# the quick start: its blocks as typed, from a copy of the source root's view
+# (./bfi and tests/), with a PATH that holds no bfi; each command's output
+# must not be empty where it shows one
+quick() {
+	mkdir -p "$T/qs" && ln -s "$BFI" "$T/qs/bfi" && ln -s "$ROOT/tests" "$T/qs/tests" || return 1
+	python3 - "$ROOT/README.md" >"$T/qs.sh" <<'EOF'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r"^## Quick start\n(.*?)^\*\*bfi\*\* is", text, re.S | re.M)
+blocks = re.findall(r"^```sh\n(.*?)^```", m.group(1), re.S | re.M)
+print("set -e")
+for b in blocks:
+    for line in b.strip().split("\n"):
+        print(line)
+print(f"echo 'the quick start ran: {len(blocks)} blocks'")
+EOF
+	[ "$(grep -c . "$T/qs.sh")" -gt 10 ] || { echo "no quick start found in README.md"; return 1; }
+	(cd "$T/qs" && PATH=/usr/local/sbin:/usr/sbin:/sbin:/usr/bin:/bin timeout 300 sh "$T/qs.sh") >"$T/qs.log" 2>&1
+	st=$?
+	[ "$st" -eq 0 ] || { tail -15 "$T/qs.log"; return 1; }
+	# visible, non-empty results: the reads' genomes, the words' sets, the server's answer
+	grep -q '^r[0-9]*	g[123]	' "$T/qs.log" && grep -q '^compression	.*zstd' "$T/qs.log" &&
+		grep -q '"matches": \[' "$T/qs.log" && ! command -v bfi >/dev/null 2>&1 ||
+		{ cat "$T/qs.log"; return 1; }
+	tail -1 "$T/qs.log"
+}
+check "the README's quick start runs as typed from the source root, with no bfi on PATH, and shows answers" quick
 [ "$fails" -eq 0 ]

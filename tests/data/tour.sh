@@ -1,7 +1,8 @@
 #!/bin/sh
-# tour.sh - the inputs of the README's tour, written into the current
-# directory from the demo data (run from the source root, or from a
-# directory where tests/data/demo is found). Deterministic:
+# tour.sh [DIR] - the inputs of the README's tour and quick start, written
+# into DIR (default: the current directory) from the demo data (run from
+# the source root, or from a directory where tests/data/demo is found).
+# Deterministic:
 #   sets.tsv          the demo's 54 sets as set<TAB>word lines
 #   more.tsv          two more sets, extra1 and extra2
 #   fixed.tsv         a new version of the set zstd
@@ -15,8 +16,10 @@
 #   site1-keys.txt, more-keys.txt   a federated site's keys, in two parts
 #   trec_topics.txt   multi-word AND queries
 set -eu
-D=tests/data/demo
-[ -d "$D" ] || { echo "tour.sh: no $D here: run it from the source root" >&2; exit 2; }
+D=$(pwd)/tests/data/demo
+[ -d "$D" ] || { echo "tour.sh: no tests/data/demo here: run it from the source root" >&2; exit 2; }
+mkdir -p "${1:-.}"
+cd "${1:-.}"
 for f in "$D"/*; do awk -v s="${f##*/}" '{ print s "\t" $0 }' "$f"; done >sets.tsv
 printf 'extra1\tlmdb\nextra1\tfast\nextra2\tcompression\nextra2\tpager\n' >more.tsv
 printf 'zstd\tfast\nzstd\tlossless\nzstd\tcompression\nzstd\tdictionary\n' >fixed.tsv
