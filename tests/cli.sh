@@ -221,6 +221,34 @@ fasta_query_ok() {
 	! "$BFI" query --kmer 7 --fasta "$T/words" "$T/fasnap" 2>"$T/e" && grep -q 'not FASTA or FASTQ' "$T/e"
 }
 check "query --kmer --fasta: one query per record, named by its id; a record shorter than k is said once" fasta_query_ok
+# --fof: a set of several files (compressed or not) is those files read as one
+fof_ok() {
+	mkdir -p "$T/fof/a" "$T/fof/b" "$T/fofcat" || return 1
+	printf '>r1\nACGTACGTTAGCATCGATCGATCGGATCG\n' | gzip -c >"$T/fof/a/1.fa.gz" &&
+		printf '@r2\nGGGGCCCCAAAATTTTGCGCGCATATA\n+\nIIIIIIIIIIIIIIIIIIIIIIIIIII\n' | xz -c >"$T/fof/a/2.fq.xz" &&
+		printf '>r3\nTTGACCAGGATTACAGGATTACCAGGTT\n' >"$T/fof/b/1.fa" &&
+		printf '# two samples\nsa: a/1.fa.gz ; a/2.fq.xz\n\nsb : b/1.fa\n' >"$T/fof/list.txt" || return 1
+	# the same sets, each sample's files joined into one
+	{ gzip -dc "$T/fof/a/1.fa.gz"; printf '>r2\nGGGGCCCCAAAATTTTGCGCGCATATA\n'; } >"$T/fofcat/sa.fa" &&
+		cp "$T/fof/b/1.fa" "$T/fofcat/sb.fa" || return 1
+	"$BFI" build -q -o "$T/fofs" --input fasta --kmer 9 --fof "$T/fof/list.txt" &&
+		"$BFI" build -q -o "$T/fofc" --input fasta --kmer 9 "$T/fofcat" || return 1
+	"$BFI" inspect --sets "$T/fofs" | cut -f2- >"$T/fof.got" &&
+		"$BFI" inspect --sets "$T/fofc" | cut -f2- | cmp -s - "$T/fof.got" ||
+		{ cat "$T/fof.got"; return 1; }
+	printf 'TAGCATCGATCG\nCAAAATTTTGCG\nGGATTACAGGA\n' >"$T/fof.q"
+	"$BFI" query "$T/fofs" <"$T/fof.q" >"$T/fof.a" && "$BFI" query "$T/fofc" <"$T/fof.q" | cmp -s - "$T/fof.a" &&
+		[ "$(cut -f2 "$T/fof.a" | tr '\n' ' ')" = "sa sa sb " ] || { cat "$T/fof.a"; return 1; }
+	# what is wrong with the file is said, by line; a missing file by its path
+	printf 'no colon here\n' >"$T/fof/bad.txt"
+	! "$BFI" build -q -o "$T/x" --input fasta --kmer 9 --fof "$T/fof/bad.txt" 2>"$T/e" &&
+		grep -q 'bad.txt:1: no' "$T/e" || { cat "$T/e"; return 1; }
+	printf 'sc: a/none.fa\n' >"$T/fof/missing.txt"
+	! "$BFI" build -q -o "$T/x" --input fasta --kmer 9 --fof "$T/fof/missing.txt" 2>"$T/e" &&
+		grep -q 'a/none.fa: No such file' "$T/e" || { cat "$T/e"; return 1; }
+	! "$BFI" build -q -o "$T/x" --fof "$T/fof/list.txt" "$T/fof/b/1.fa" 2>/dev/null
+}
+check "build --fof: a set of several files (gzip, xz, plain) is those files as one; bad lines said" fof_ok
 # --format tsv and matrix: a header, every query (unmatched too), ratios, ties by name
 tables() {
 	printf 'b\tk\nb\tm\nc\tk\na\tk\na\tm\nd\tz\n' >"$T/tab.tsv" &&

@@ -271,6 +271,19 @@ BFI_API BFI_MUST_CHECK int bfi_writer_add_paths(bfi_writer *w, const char *path,
  * skipped. Sets get ordinals in order of first appearance.
  */
 BFI_API BFI_MUST_CHECK int bfi_writer_add_tsv(bfi_writer *w, FILE *f, const char *label);
+/*
+ * One set named name[0 .. len) made of the files paths[0 .. n), read one
+ * after another as one (kmindex's file of files, COBS's document lists: a
+ * sample's several read files): input "fasta" (FASTA or FASTQ, by their
+ * canonical k-mers of length k) or "keys" (a key a line), each file plain
+ * or compressed. Queued and read on threads as bfi_writer_add_fasta's
+ * files are; the sets come in the order of the calls. Returns 0,
+ * BFI_E_INVALID (no file, a path holding a newline or naming a directory,
+ * another input) or an error of reading; errmsg says more.
+ */
+BFI_API BFI_MUST_CHECK int bfi_writer_add_group(bfi_writer *w, const char *name, size_t len,
+                                                const char *const *paths, size_t n,
+                                                const char *input, unsigned k);
 
 /*
  * Lay out and write the snapshot directory at path, publishing it

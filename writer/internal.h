@@ -409,6 +409,9 @@ size_t writer_doc_name(const char *file, const char **name);
  * read as how says (k: the k-mer length), on threads.
  */
 int sources_add(bfi_writer *w, const char *path, const struct source_kind *how, unsigned k);
+/* FASTA/FASTQ files as sets (seq.c): their kind, and the catalog's key rules for k. */
+const struct source_kind *writer_fasta_source(void);
+int writer_fasta_setup(bfi_writer *w, unsigned k);
 /* Read the files sources_add has queued: 0, or the first error (writer_fail'd). */
 int sources_flush(bfi_writer *w);
 void sources_free(bfi_writer *w);

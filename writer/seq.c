@@ -126,10 +126,13 @@ static uint64_t fasta_sample_keys(const char *buf, size_t len, unsigned k)
 
 static const struct source_kind fasta_source = {fasta_keys, seq_set_name, fasta_sample_keys};
 
-int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_record)
+const struct source_kind *writer_fasta_source(void)
 {
-	if (w == NULL || path == NULL)
-		return BFI_E_INVALID;
+	return &fasta_source;
+}
+
+int writer_fasta_setup(bfi_writer *w, unsigned k)
+{
 	if (k < 1 || k > BFI_KMER_MAX)
 		return writer_fail(w, BFI_E_INVALID, "k-mer length %u: must be 1 to %u", k, BFI_KMER_MAX);
 	/* how the keys were made, for queries to split sequences the same way */
@@ -138,6 +141,16 @@ int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_re
 	if (rc == 0)
 		rc = writer_meta(w, BFI_META_KMER, num, (size_t)snprintf(num, sizeof num, "%u", k),
 		                 "the k-mer length");
+	if (rc == 0)
+		w->kmer = k;
+	return rc;
+}
+
+int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_record)
+{
+	if (w == NULL || path == NULL)
+		return BFI_E_INVALID;
+	int rc = writer_fasta_setup(w, k);
 	if (rc)
 		return rc;
 	if (!per_record) { /* a set a file: read on threads, and again to fill */

@@ -66,6 +66,39 @@ static int key_file_keys(const bfi_writer *w, const char *file, unsigned k,
 static const struct source_kind key_source = {key_file_keys, NULL, NULL};
 
 /*
+ * A group: several files read one after another as one set
+ * (bfi_writer_add_group), queued as the string "\nNAME\nPATH\nPATH...",
+ * which no path given to sources_add can be (it starts with a newline).
+ */
+static int is_group(const char *file)
+{
+	return file[0] == '\n';
+}
+
+static size_t group_name(const char *file, const char **name)
+{
+	*name = file + 1;
+	return strcspn(file + 1, "\n");
+}
+
+/* how's keys of file, or of each file of a group in turn, into emit. */
+static int source_keys(const struct source_kind *how, const bfi_writer *w, const char *file,
+                       unsigned k, int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
+                       unsigned *deepest, char *err, size_t errlen)
+{
+	if (!is_group(file))
+		return how->file_keys(w, file, k, emit, ctx, deepest, err, errlen);
+	int rc = 0;
+	for (const char *p = strchr(file + 1, '\n'); rc == 0 && p; p = strchr(p + 1, '\n')) {
+		size_t n = strcspn(p + 1, "\n");
+		char *path = strndup(p + 1, n);
+		rc = path ? how->file_keys(w, path, k, emit, ctx, deepest, err, errlen) : -ENOMEM;
+		free(path);
+	}
+	return rc;
+}
+
+/*
  * One thread's first reading of one set's file. Its distinct key hashes go
  * to an open-addressing table (linear probing, at most half full) while
  * the table fits in a core's cache, 2^TABLE_BITS slots; (0, 0) marks an
@@ -269,8 +302,8 @@ static int read_source(void *ctx, uint64_t i, unsigned thread)
 		s->direct = w->direct;
 		s->keys = s->check = 0;
 		s->all = j->all ? j->all[thread] : NULL;
-		rc = j->how->file_keys(w, j->files[i], j->k, sink_key, s, &s->deepest, err,
-		                       sizeof j->err[i]);
+		rc = source_keys(j->how, w, j->files[i], j->k, sink_key, s, &s->deepest, err,
+		                 sizeof j->err[i]);
 		if (rc == 0 && s->direct) {
 			w->sums.distinct[s->ord] = sink_finish(s);
 			struct set_src *src = &w->src[s->ord];
@@ -305,6 +338,8 @@ static int read_source(void *ctx, uint64_t i, unsigned thread)
 /* Is file compressed (its first bytes, as zin.c tells)? 1, 0, or -errno. */
 static int is_compressed(const char *file)
 {
+	if (is_group(file))
+		return 0; /* named by its group: nothing to strip */
 	int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -467,7 +502,9 @@ static int add_files(bfi_writer *w, char **files, size_t n, const struct source_
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const char *name;
 		size_t len;
-		if (how->set_name) {
+		if (is_group(files[i])) {
+			len = group_name(files[i], &name);
+		} else if (how->set_name) {
 			len = how->set_name(files[i], &name);
 		} else {
 			int gz = j.rc[i]; /* is_compressed's, from compressed_flag */
@@ -587,6 +624,8 @@ static int pend_one(bfi_writer *w, char *path)
 int sources_add(bfi_writer *w, const char *path, const struct source_kind *how, unsigned k)
 {
 	struct stat st;
+	if (is_group(path))
+		return writer_fail(w, BFI_E_INVALID, "a path may not begin with a newline");
 	if (stat(path, &st) != 0)
 		return writer_fail(w, -errno, "%s: %s", path, strerror(errno));
 	/* files of another kind, or k-mers of another k, are read apart */
@@ -661,7 +700,7 @@ int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, const bfi_keyhash
 		return rc ? writer_fail_shared(w, rc, "reading spilled keys: %s", bfi_strerror(rc)) : 0;
 	}
 	char err[512] = "";
-	int rc = s->how->file_keys(w, s->path, w->kmer, rekey, &r, NULL, err, sizeof err);
+	int rc = source_keys(s->how, w, s->path, w->kmer, rekey, &r, NULL, err, sizeof err);
 	if (rc == 0 && r.n)
 		rc = fn(ctx, r.h, r.n);
 	if (rc)
@@ -718,4 +757,49 @@ int bfi_writer_add_dir(bfi_writer *w, const char *dir)
 		return writer_fail(w, -ENOTDIR, "%s: %s", dir, strerror(ENOTDIR));
 	int rc = writer_input(w, "keys");
 	return rc ? rc : sources_add(w, dir, &key_source, 0);
+}
+
+int bfi_writer_add_group(bfi_writer *w, const char *name, size_t len, const char *const *paths,
+                         size_t n, const char *input, unsigned k)
+{
+	if (w == NULL || name == NULL || len == 0 || paths == NULL || n == 0 || input == NULL ||
+	    memchr(name, '\n', len))
+		return BFI_E_INVALID;
+	const struct source_kind *how = &key_source;
+	int rc = 0;
+	if (!strcmp(input, "fasta")) {
+		how = writer_fasta_source();
+		rc = writer_fasta_setup(w, k);
+	} else if (strcmp(input, "keys")) {
+		return writer_fail(w, BFI_E_INVALID, "a group of files takes fasta or keys input, not %s",
+		                   input);
+	} else {
+		k = 0;
+	}
+	size_t size = len + 3;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct stat st;
+		if (paths[i] == NULL || strchr(paths[i], '\n'))
+			return writer_fail(w, BFI_E_INVALID, "%.*s: a path holds a newline", (int)len, name);
+		if (stat(paths[i], &st) != 0)
+			return writer_fail(w, -errno, "%s: %s", paths[i], strerror(errno));
+		if (S_ISDIR(st.st_mode))
+			return writer_fail(w, -EISDIR, "%s: %s (a group names files)", paths[i],
+			                   strerror(EISDIR));
+		size += strlen(paths[i]) + 1;
+	}
+	if (rc)
+		return rc;
+	/* files of another kind, or k-mers of another k, are read apart */
+	if (w->pend.n && (w->pend.how != how || w->pend.k != k) && (rc = sources_flush(w)) != 0)
+		return rc;
+	w->pend.how = how;
+	w->pend.k = k;
+	char *g = malloc(size);
+	if (g == NULL)
+		return writer_fail(w, -ENOMEM, "%s", strerror(ENOMEM));
+	size_t at = (size_t)snprintf(g, size, "\n%.*s", (int)len, name);
+	for (size_t i = 0; i < n; i++)
+		at += (size_t)snprintf(g + at, size - at, "\n%s", paths[i]);
+	return pend_one(w, g);
 }

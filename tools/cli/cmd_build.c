@@ -50,6 +50,11 @@ static const char help[] =
 	"                      layout at their width (rambo cells: the OR of\n"
 	"                      their sets' filters)\n"
 	"      --per-record    fasta: each record is a set, named by its id\n"
+	"      --fof FILE      the sets from FILE, a line each, NAME: PATH[; PATH...]\n"
+	"                      (kmindex's file of files): each set is its files\n"
+	"                      read as one, FASTA/FASTQ with --input fasta, else key\n"
+	"                      files; plain or compressed; a relative PATH is of\n"
+	"                      FILE's directory. No INPUT then\n"
 	"      --paths E       json, xml: the path keys, breadth (each element name\n"
 	"                      at its level), depth (every sub-path) or both\n"
 	"                      (default), for bfi query --path\n"
@@ -178,6 +183,92 @@ static size_t print_warnings(const bfi_writer *w, size_t from)
 	return len;
 }
 
+/*
+ * --fof FILE: a set a line, "NAME: PATH[; PATH...]" (kmindex's file of
+ * files), blank lines and # comments skipped; a relative PATH is of FILE's
+ * directory. Each set is its files read as one (bfi_writer_add_group).
+ * 0, or an error said (writer_fail'd, or here for the file's own lines).
+ */
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
+		s[--n] = 0;
+	return s;
+}
+
+static int add_fof(bfi_writer *w, const char *fof, const char *input, unsigned k)
+{
+	FILE *f = fopen(fof, "r");
+	if (f == NULL) {
+		fprintf(stderr, "%s: --fof %s: %s\n", me, fof, strerror(errno));
+		return EXIT_USAGE;
+	}
+	const char *slash = strrchr(fof, '/');
+	size_t dir = slash ? (size_t)(slash - fof) + 1 : 0; /* FILE's directory, with its slash */
+	char *line = NULL, **paths = NULL;
+	size_t cap = 0, lineno = 0, sets = 0;
+	int rc = 0;
+	while (rc == 0 && getline(&line, &cap, f) > 0) {
+		lineno++;
+		char *l = trim(line), *colon = strchr(l, ':');
+		if (*l == 0 || *l == '#')
+			continue;
+		if (colon == NULL) {
+			fprintf(stderr, "%s: %s:%zu: no ':' between a set's name and its files\n", me, fof,
+			        lineno);
+			rc = EXIT_USAGE;
+			break;
+		}
+		*colon = 0;
+		char *name = trim(l), *save = NULL;
+		size_t n = 0;
+		for (char *p = strtok_r(colon + 1, ";", &save); p && rc == 0; p = strtok_r(NULL, ";", &save)) {
+			p = trim(p);
+			if (*p == 0)
+				continue;
+			char **grown = realloc(paths, (n + 1) * sizeof *paths);
+			char *full = grown ? malloc(dir + strlen(p) + 1) : NULL;
+			if (grown)
+				paths = grown;
+			if (full == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			if (*p == '/')
+				strcpy(full, p);
+			else
+				sprintf(full, "%.*s%s", (int)dir, fof, p);
+			paths[n++] = full;
+		}
+		if (rc == 0 && (*name == 0 || n == 0)) {
+			fprintf(stderr, "%s: %s:%zu: a set needs a name and at least one file\n", me, fof,
+			        lineno);
+			rc = EXIT_USAGE;
+		}
+		if (rc == 0)
+			rc = bfi_writer_add_group(w, name, strlen(name), (const char *const *)paths, n,
+			                          input, k);
+		sets += rc == 0;
+		for (size_t i = 0; i < n; i++)
+			free(paths[i]);
+	}
+	if (rc == 0 && ferror(f)) {
+		fprintf(stderr, "%s: --fof %s: %s\n", me, fof, strerror(errno));
+		rc = EXIT_USAGE;
+	}
+	if (rc == 0 && sets == 0) {
+		fprintf(stderr, "%s: --fof %s names no set\n", me, fof);
+		rc = EXIT_USAGE;
+	}
+	free(paths);
+	free(line);
+	fclose(f);
+	return rc;
+}
+
 int cmd_build(int argc, char **argv)
 {
 	me = argc > 0 && !strcmp(argv[0], "bfi append") ? "bfi append" : "bfi build";
@@ -200,6 +291,7 @@ int cmd_build(int argc, char **argv)
 		{"max-term", required_argument, 0, 'T'}, {"stop-words", required_argument, 0, 'S'},
 		{"from-filters", no_argument, 0, 'G'}, {"paths", required_argument, 0, 'Q'},
 		{"path-max", required_argument, 0, 'J'}, {"threads", required_argument, 0, 'j'},
+		{"fof", required_argument, 0, 1001},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
@@ -208,7 +300,7 @@ int cmd_build(int argc, char **argv)
 	    docs = 0;
 	unsigned paths = 0, path_max = 0;
 	unsigned kmer = 0, max_term = 0;
-	const char *stop_words = NULL;
+	const char *stop_words = NULL, *fof = NULL;
 	char *end;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
@@ -270,6 +362,7 @@ int cmd_build(int argc, char **argv)
 			break;
 		}
 		case 'W': per_record = 1; break;
+		case 1001: fof = optarg; break;
 		case 'q': quiet = 1; break;
 		case 's': stats = 1; break;
 		case 'h': {
@@ -459,7 +552,13 @@ int cmd_build(int argc, char **argv)
 		                "need --input fasta\n", me);
 		return EXIT_USAGE;
 	}
-	if (out == NULL || optind >= argc || (!fasta && !text && !docs && optind != argc - 1)) {
+	if (fof && (optind < argc || tsv || text || docs || filters || per_record)) {
+		fprintf(stderr, "%s: --fof names the inputs itself, of keys or of --input fasta: give "
+		                "no INPUT, and no --input other than those\n", me);
+		return usage_try(me + 4);
+	}
+	if (out == NULL || (optind >= argc && !fof) ||
+	    (!fof && !fasta && !text && !docs && optind != argc - 1)) {
 		fprintf(stderr, "%s: need -o SNAP and %s\n", me,
 		        fasta || text || docs ? "at least one INPUT" : "exactly one INPUT");
 		return usage_try(me + 4);
@@ -488,7 +587,7 @@ int cmd_build(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", me, why);
 		return EXIT_USAGE;
 	}
-	const char *input = argv[optind];
+	const char *input = fof ? fof : argv[optind];
 	struct ctx ctx;
 	progress_init(&ctx.p, quiet);
 	o.progress = on_progress;
@@ -524,6 +623,8 @@ int cmd_build(int argc, char **argv)
 	} else if (text) {
 		for (int i = optind; i < argc && rc == 0; i++)
 			rc = bfi_writer_add_text(w, argv[i], max_term, stop_words);
+	} else if (fof) {
+		rc = add_fof(w, fof, fasta ? "fasta" : "keys", kmer);
 	} else if (fasta) {
 		for (int i = optind; i < argc && rc == 0; i++)
 			rc = bfi_writer_add_fasta(w, argv[i], kmer, per_record);
@@ -537,7 +638,8 @@ int cmd_build(int argc, char **argv)
 	print_warnings(w, warned);
 	if (rc) {
 		const char *msg = bfi_writer_errmsg(w);
-		fprintf(stderr, "%s: %s\n", me, *msg ? msg : bfi_strerror(rc));
+		if (rc < 0) /* > 0: add_fof said what is wrong with its file */
+			fprintf(stderr, "%s: %s\n", me, *msg ? msg : bfi_strerror(rc));
 		bfi_writer_destroy(&w);
 		return EXIT_USAGE;
 	}
