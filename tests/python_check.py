@@ -244,6 +244,30 @@ def joins():
     assert bfi.compact(f"{T}/C2", full=True)[0] == 0  # nothing left to do
 
 
+def matrix():
+    """Snapshot.matrix: bfi query --format matrix's table, as names and a NumPy array."""
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        raise AssertionError("NumPy is missing (configure installs python3-numpy)")
+    reads = [l for l in lines(f"{T}/reads.fa") if not l.startswith(">")]
+    for snap, qs, theta in (("F", reads, 0.8), ("K", keys, None), ("X", texts, 0.5)):
+        args = ["--format", "matrix"] + (["-t", str(theta)] if theta else [])
+        out = subprocess.run([BFI, "query", *args, f"{T}/{snap}"], input="\n".join(qs).encode() + b"\n",
+                             capture_output=True, check=True).stdout.decode("utf-8", "surrogateescape")
+        rows = [l.split("\t") for l in out.splitlines()]
+        with bfi.open(f"{T}/{snap}") as s:
+            names, m = s.matrix(qs, threshold=theta)
+        assert names == rows[0][1:], (snap, names[:5], rows[0][1:6])
+        assert m.shape == (len(qs), len(names)), (snap, m.shape)
+        for i, row in enumerate(rows[1:]):
+            want = [float(x) for x in row[1:]]
+            got = [float(x) for x in m[i]]
+            # the CLI prints 4 decimals
+            assert all(abs(g - w) <= 6e-5 for g, w in zip(got, want)), (snap, i, got[:8], want[:8])
+        assert m.sum() > 0, f"{snap}: an empty matrix: the check means little"
+
+
 def client():
     """bfi.Client against a bfi serve of the same snapshots: the local answers, type for type."""
     import re
@@ -476,6 +500,7 @@ check("query_path answers as bfi query on JSON documents", paths_all)
 check("query() with no options forms text, k-mer and path queries as bfi query does", formed)
 check("a collection with removed sets answers as bfi query", collection)
 check("bfi.Client of a bfi serve answers as the local snapshot, type for type", client)
+check("Snapshot.matrix is bfi query --format matrix's table, as a NumPy array", matrix)
 check("merge and compact through the library: answers kept, notes said, refusals named", joins)
 check("sets() is bfi inspect --sets; info() agrees with inspect --json", info_sets)
 check("errors carry the library's code and name; the code table is bfi_error.h's", errors)

@@ -201,6 +201,10 @@ _expr_text = _fn("bfi_expr_text", ctypes.c_int, _P, ctypes.c_char_p, _SZ, ctypes
 _expr_kmers = _fn("bfi_expr_kmers", ctypes.c_int, _P, ctypes.c_char_p, _SZ, ctypes.c_uint,
                   _PP)
 _expr_keys = _fn("bfi_expr_keys", _SZ, _P)
+_expr_query = _fn("bfi_expr_query", ctypes.c_int, _P, ctypes.c_char_p, _SZ, ctypes.c_double,
+                  _PP)
+_query_compiled = _fn("bfi_query_compiled", ctypes.c_int, _P, ctypes.c_uint, _P,
+                      ctypes.c_double, _P)
 _query_many = _fn("bfi_query_many", ctypes.c_int, _P, ctypes.c_uint, ctypes.c_int, ctypes.c_uint,
                   ctypes.c_double, ctypes.c_char_p, ctypes.POINTER(_SZ), _SZ, _P,
                   ctypes.POINTER(_SZ), ctypes.POINTER(_SZ))
@@ -954,6 +958,40 @@ class Snapshot:
         items = [_bytes(x[1] if isinstance(x, tuple) else x) for x in seqs]
         return self._many(_MANY_SEQUENCES, items, k, 0.0 if threshold is None else threshold,
                           _layout(layout), ordinals, as_array, threads, "sequence")
+
+    @_held
+    def matrix(self, queries, *, threshold=None, layout=None):
+        """Queries (formed as query() forms them: the catalog's rules) against
+        every live set, as bfi query --format matrix: (set names, a NumPy
+        float64 array of queries x sets), each cell the share of the query's
+        terms the set holds (a term list's; 1 or 0 for a key, a path or an
+        expression), 0 for a set that does not answer. threshold in (0, 1]
+        asks for term lists (0 below it), as bfi query -t does."""
+        import numpy
+
+        if isinstance(queries, (str, bytes)):
+            queries = [queries]
+        theta = 0.0 if threshold is None else threshold
+        s, r = self._snap(), self._res()
+        live = [x["ordinal"] for x in self.sets()]
+        col = {o: c for c, o in enumerate(live)}
+        out = numpy.zeros((len(queries), len(live)), dtype=numpy.float64)
+        for i, q in enumerate(queries):
+            b = _bytes(q)
+            e = _Expr()
+            _check(_expr_query(s, b, len(b), theta, ctypes.byref(e.p)), "matrix")
+            _check(_query_compiled(s, _layout(layout), e.p, theta, r), "matrix")
+            n = _result_count(r)
+            ords = _u32(_result_ordinals(r), n) if n else []
+            sc = _result_scores(r)
+            if sc and n:
+                terms = _expr_keys(e.p) or 1
+                for o, v in zip(ords, _u32(sc, n)):
+                    out[i, col[o]] = v / terms
+            else:
+                for o in ords:
+                    out[i, col[o]] = 1.0
+        return [self.name(o) for o in live], out
 
     @_held
     def terms(self, text=None, *, sequence=None, k=0):
