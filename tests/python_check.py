@@ -244,6 +244,29 @@ def joins():
     assert bfi.compact(f"{T}/C2", full=True)[0] == 0  # nothing left to do
 
 
+def building():
+    """bfi.build: the snapshots bfi build makes of the same sets, set for set."""
+    def sets_of(path):
+        out = subprocess.run([BFI, "inspect", "--sets", path], capture_output=True,
+                             check=True).stdout.decode("utf-8", "surrogateescape")
+        return sorted(l.split("\t", 1)[1] for l in out.splitlines())
+    groups = {}
+    for l in lines(f"{T}/keysA.tsv"):
+        name, key = l.split("\t", 1)
+        groups.setdefault(name, []).append(key)
+    bfi.build(f"{T}/PYK", groups, layouts=("flat", "tree", "rambo", "plain"))
+    assert sets_of(f"{T}/PYK") == sets_of(f"{T}/K"), "sets differ from bfi build's"
+    with bfi.open(f"{T}/PYK") as s, bfi.open(f"{T}/K") as k:
+        expect(s.query(keys), k.query(keys), "build(sets): answers")
+        assert s.info()["layouts"].keys() == k.info()["layouts"].keys()
+    bfi.build(f"{T}/PYF", fasta=f"{T}/genomes", kmer=21)
+    assert sets_of(f"{T}/PYF") == sets_of(f"{T}/F"), "FASTA sets differ from bfi build's"
+    raises("BFI_E_INVALID", lambda: bfi.build(f"{T}/PYX", {"a": ["k"]}, fpr=2), "fpr 2")
+    raises(ValueError, lambda: bfi.build(f"{T}/PYX", {"a": ["k"]}, layouts=("nosuch",)),
+           "an unknown layout")
+    assert not os.path.exists(f"{T}/PYX")
+
+
 def matrix():
     """Snapshot.matrix: bfi query --format matrix's table, as names and a NumPy array."""
     try:
@@ -501,6 +524,7 @@ check("query() with no options forms text, k-mer and path queries as bfi query d
 check("a collection with removed sets answers as bfi query", collection)
 check("bfi.Client of a bfi serve answers as the local snapshot, type for type", client)
 check("Snapshot.matrix is bfi query --format matrix's table, as a NumPy array", matrix)
+check("bfi.build makes the sets bfi build makes, from a mapping or from FASTA", building)
 check("merge and compact through the library: answers kept, notes said, refusals named", joins)
 check("sets() is bfi inspect --sets; info() agrees with inspect --json", info_sets)
 check("errors carry the library's code and name; the code table is bfi_error.h's", errors)
