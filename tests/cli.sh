@@ -249,6 +249,28 @@ fof_ok() {
 	! "$BFI" build -q -o "$T/x" --fof "$T/fof/list.txt" "$T/fof/b/1.fa" 2>/dev/null
 }
 check "build --fof: a set of several files (gzip, xz, plain) is those files as one; bad lines said" fof_ok
+# --min-count: a read seen three times keeps its k-mers, a read with an error seen once loses its own
+min_count_ok() {
+	mkdir -p "$T/mc/raw" "$T/mc/clean" || return 1
+	r=ACGTTGCATGCAAGTCTAGCTAGGATCCAGTACGGTACCATGGAT
+	e=ACGTTGCATGCAAGTCTAGCTAGGTTCCAGTACGGTACCATGGAT # one base changed
+	printf '@a\n%s\n+\n%s\n' "$r" "$(echo "$r" | tr ACGT IIII)" >"$T/mc/one.fq"
+	{ cat "$T/mc/one.fq" "$T/mc/one.fq" "$T/mc/one.fq"
+	  printf '@e\n%s\n+\n%s\n' "$e" "$(echo "$e" | tr ACGT IIII)"; } | gzip -c >"$T/mc/raw/s.fq.gz" &&
+		cp "$T/mc/one.fq" "$T/mc/clean/s.fq" || return 1
+	"$BFI" build -q -o "$T/mc/p" --input fasta --kmer 15 "$T/mc/raw" &&
+		"$BFI" build -q -o "$T/mc/m" --input fasta --kmer 15 --min-count 2 "$T/mc/raw" &&
+		"$BFI" build -q -o "$T/mc/c" --input fasta --kmer 15 "$T/mc/clean" || return 1
+	keys() { "$BFI" inspect --sets "$1" | cut -f3; }
+	[ "$(keys "$T/mc/m")" = "$(keys "$T/mc/c")" ] && [ "$(keys "$T/mc/p")" -gt "$(keys "$T/mc/c")" ] ||
+		{ echo "min-count $(keys "$T/mc/m"), clean $(keys "$T/mc/c"), plain $(keys "$T/mc/p")"; return 1; }
+	# the error's k-mers: in the plain build, not in the counted one (a threshold of every term)
+	"$BFI" query "$T/mc/p" GCTAGGTTCCAGTAC | grep -q '	s	' &&
+		! "$BFI" query "$T/mc/m" GCTAGGTTCCAGTAC | grep -q '	s	' &&
+		"$BFI" query "$T/mc/m" GCTAGGATCCAGTAC | grep -q '	s	' &&
+		! "$BFI" build -q -o "$T/x" --min-count 0 "$T/mc/raw" 2>/dev/null
+}
+check "build --min-count 2: k-mers seen once (a read's error) dropped, those seen thrice kept" min_count_ok
 # --format tsv and matrix: a header, every query (unmatched too), ratios, ties by name
 tables() {
 	printf 'b\tk\nb\tm\nc\tk\na\tk\na\tm\nd\tz\n' >"$T/tab.tsv" &&

@@ -131,6 +131,14 @@ struct bfi_build_options {
 	 * which answers in one load.
 	 */
 	int classic_prefilters;
+	/*
+	 * Keep only the keys a set's files give at least this often (0 or 1:
+	 * every key): k-mers seen once or twice in raw reads are mostly
+	 * sequencing errors (kmindex's --hard-min). The keys of each set read
+	 * from files are counted in memory, about 32 bytes a distinct key
+	 * plus the key itself, before they are kept.
+	 */
+	uint32_t min_count;
 };
 
 /* Fill o with the defaults shown above, and its size. */

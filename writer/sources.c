@@ -82,9 +82,68 @@ static size_t group_name(const char *file, const char **name)
 }
 
 /* how's keys of file, or of each file of a group in turn, into emit. */
-static int source_keys(const struct source_kind *how, const bfi_writer *w, const char *file,
-                       unsigned k, int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
-                       unsigned *deepest, char *err, size_t errlen)
+/*
+ * --min-count: a set's keys counted (open addressing on the key's hash,
+ * the keys kept in an arena), then those seen often enough emitted.
+ */
+struct counted {
+	struct centry {
+		uint64_t h;
+		uint64_t off; /* of the key in arena */
+		uint32_t len, n;
+	} *t;
+	size_t cap, used; /* slots (a power of two), and filled */
+	char *arena;
+	size_t arena_len, arena_cap;
+};
+
+static int count_key(void *ctx, const char *key, size_t len)
+{
+	struct counted *c = ctx;
+	if (2 * (c->used + 1) > c->cap) { /* at most half full */
+		size_t cap = c->cap ? 2 * c->cap : 1024;
+		struct centry *t = calloc(cap, sizeof *t);
+		if (t == NULL)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->cap; i++)
+			if (c->t[i].n) {
+				size_t j = c->t[i].h & (cap - 1);
+				while (t[j].n)
+					j = (j + 1) & (cap - 1);
+				t[j] = c->t[i];
+			}
+		free(c->t);
+		c->t = t;
+		c->cap = cap;
+	}
+	uint64_t h = bfi_hash_key(key, len).h1;
+	size_t j = h & (c->cap - 1);
+	for (; c->t[j].n; j = (j + 1) & (c->cap - 1))
+		if (c->t[j].h == h && c->t[j].len == len && !memcmp(c->arena + c->t[j].off, key, len)) {
+			c->t[j].n += c->t[j].n < UINT32_MAX;
+			return 0;
+		}
+	if (c->arena_len + len > c->arena_cap) {
+		size_t cap = c->arena_cap ? 2 * c->arena_cap : 65536;
+		while (cap < c->arena_len + len)
+			cap *= 2;
+		char *a = realloc(c->arena, cap);
+		if (a == NULL)
+			return -ENOMEM;
+		c->arena = a;
+		c->arena_cap = cap;
+	}
+	memcpy(c->arena + c->arena_len, key, len);
+	c->t[j] = (struct centry){h, c->arena_len, (uint32_t)len, 1};
+	c->arena_len += len;
+	c->used++;
+	return 0;
+}
+
+/* how's keys of file, or of each file of a group in turn, into emit. */
+static int file_or_group(const struct source_kind *how, const bfi_writer *w, const char *file,
+                         unsigned k, int (*emit)(void *ctx, const char *key, size_t len),
+                         void *ctx, unsigned *deepest, char *err, size_t errlen)
 {
 	if (!is_group(file))
 		return how->file_keys(w, file, k, emit, ctx, deepest, err, errlen);
@@ -98,6 +157,49 @@ static int source_keys(const struct source_kind *how, const bfi_writer *w, const
 	return rc;
 }
 
+static int by_offset(const void *a, const void *b, void *t)
+{
+	const struct centry *e = t;
+	uint64_t x = e[*(const uint64_t *)a].off, y = e[*(const uint64_t *)b].off;
+	return (x > y) - (x < y);
+}
+
+/*
+ * A set's keys from its file or group into emit; with --min-count, only
+ * those it gives that often, in the order first seen (the same on every
+ * reading, so the second reading checks against the first).
+ */
+static int source_keys(const struct source_kind *how, const bfi_writer *w, const char *file,
+                       unsigned k, int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
+                       unsigned *deepest, char *err, size_t errlen)
+{
+	uint32_t least = w->opt.min_count;
+	if (least <= 1)
+		return file_or_group(how, w, file, k, emit, ctx, deepest, err, errlen);
+	struct counted c = {0};
+	int rc = file_or_group(how, w, file, k, count_key, &c, deepest, err, errlen);
+	if (rc == -ENOMEM && !err[0])
+		snprintf(err, errlen, "%.200s: counting its keys (--min-count) needs more memory", file);
+	/* the arena holds the keys in the order first seen: walk it by the table's offsets */
+	uint64_t *order = rc == 0 && c.used ? malloc(c.used * sizeof *order) : NULL;
+	if (rc == 0 && c.used && order == NULL)
+		rc = -ENOMEM;
+	size_t m = 0;
+	for (size_t i = 0; rc == 0 && i < c.cap; i++)
+		if (c.t[i].n >= least)
+			order[m++] = (uint64_t)i;
+	/* emitted first seen first: the same order whatever the table's size */
+	if (rc == 0 && m > 1)
+		qsort_r(order, m, sizeof *order, by_offset, c.t);
+	for (size_t i = 0; rc == 0 && i < m; i++) {
+		const struct centry *e = &c.t[order[i]];
+		rc = emit(ctx, c.arena + e->off, e->len);
+	}
+	free(order);
+	free(c.t);
+	free(c.arena);
+	return rc;
+}
 /*
  * One thread's first reading of one set's file. Its distinct key hashes go
  * to an open-addressing table (linear probing, at most half full) while

@@ -50,6 +50,9 @@ static const char help[] =
 	"                      layout at their width (rambo cells: the OR of\n"
 	"                      their sets' filters)\n"
 	"      --per-record    fasta: each record is a set, named by its id\n"
+	"      --min-count N   keep only the keys a set's files give N times or more\n"
+	"                      (k-mers seen once in raw reads are mostly errors);\n"
+	"                      counted in memory, some 32 bytes a distinct key\n"
 	"      --fof FILE      the sets from FILE, a line each, NAME: PATH[; PATH...]\n"
 	"                      (kmindex's file of files): each set is its files\n"
 	"                      read as one, FASTA/FASTQ with --input fasta, else key\n"
@@ -291,7 +294,7 @@ int cmd_build(int argc, char **argv)
 		{"max-term", required_argument, 0, 'T'}, {"stop-words", required_argument, 0, 'S'},
 		{"from-filters", no_argument, 0, 'G'}, {"paths", required_argument, 0, 'Q'},
 		{"path-max", required_argument, 0, 'J'}, {"threads", required_argument, 0, 'j'},
-		{"fof", required_argument, 0, 1001},
+		{"fof", required_argument, 0, 1001}, {"min-count", required_argument, 0, 1002},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
@@ -363,6 +366,15 @@ int cmd_build(int argc, char **argv)
 		}
 		case 'W': per_record = 1; break;
 		case 1001: fof = optarg; break;
+		case 1002: {
+			uint64_t v;
+			if (parse_size(optarg, &v) || v < 1 || v > UINT32_MAX) {
+				fprintf(stderr, "%s: --min-count must be 1 or more\n", me);
+				return EXIT_USAGE;
+			}
+			o.min_count = (uint32_t)v;
+			break;
+		}
 		case 'q': quiet = 1; break;
 		case 's': stats = 1; break;
 		case 'h': {

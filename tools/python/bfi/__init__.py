@@ -1123,7 +1123,8 @@ class _BuildOptions(ctypes.Structure):
                 ("all_levels", ctypes.c_int), ("bloofi_incremental", ctypes.c_int),
                 ("memory", ctypes.c_uint64), ("threads", ctypes.c_uint),
                 ("progress", _PROGRESS), ("progress_ctx", ctypes.c_void_p),
-                ("max_block_sets", ctypes.c_uint32), ("classic_prefilters", ctypes.c_int)]
+                ("max_block_sets", ctypes.c_uint32), ("classic_prefilters", ctypes.c_int),
+                ("min_count", ctypes.c_uint32)]
 
 
 _build_options_init = _fn("bfi_build_options_init", None, ctypes.POINTER(_BuildOptions))
