@@ -412,6 +412,14 @@ int sources_add(bfi_writer *w, const char *path, const struct source_kind *how, 
 /* FASTA/FASTQ files as sets (seq.c): their kind, and the catalog's key rules for k. */
 const struct source_kind *writer_fasta_source(void);
 int writer_fasta_setup(bfi_writer *w, unsigned k);
+/* Key files as sets (sources.c): their kind. */
+const struct source_kind *writer_key_source(void);
+/*
+ * Queue one set named name[0 .. len) of the files paths[0 .. n) of kind
+ * how, read one after another as one (sources.c; bfi_writer_add_group).
+ */
+int sources_add_group(bfi_writer *w, const char *name, size_t len, const char *const *paths,
+                      size_t n, const struct source_kind *how, unsigned k);
 /* Read the files sources_add has queued: 0, or the first error (writer_fail'd). */
 int sources_flush(bfi_writer *w);
 void sources_free(bfi_writer *w);

@@ -861,25 +861,16 @@ int bfi_writer_add_dir(bfi_writer *w, const char *dir)
 	return rc ? rc : sources_add(w, dir, &key_source, 0);
 }
 
-int bfi_writer_add_group(bfi_writer *w, const char *name, size_t len, const char *const *paths,
-                         size_t n, const char *input, unsigned k)
+const struct source_kind *writer_key_source(void)
 {
-	if (w == NULL || name == NULL || len == 0 || paths == NULL || n == 0 || input == NULL ||
-	    memchr(name, '\n', len))
-		return BFI_E_INVALID;
-	const struct source_kind *how = &key_source;
-	int rc = 0;
-	if (!strcmp(input, "fasta")) {
-		how = writer_fasta_source();
-		rc = writer_fasta_setup(w, k);
-	} else if (strcmp(input, "keys")) {
-		return writer_fail(w, BFI_E_INVALID, "a group of files takes fasta or keys input, not %s",
-		                   input);
-	} else {
-		k = 0;
-	}
+	return &key_source;
+}
+
+int sources_add_group(bfi_writer *w, const char *name, size_t len, const char *const *paths,
+                      size_t n, const struct source_kind *how, unsigned k)
+{
 	size_t size = len + 3;
-	for (size_t i = 0; rc == 0 && i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct stat st;
 		if (paths[i] == NULL || strchr(paths[i], '\n'))
 			return writer_fail(w, BFI_E_INVALID, "%.*s: a path holds a newline", (int)len, name);
@@ -890,10 +881,9 @@ int bfi_writer_add_group(bfi_writer *w, const char *name, size_t len, const char
 			                   strerror(EISDIR));
 		size += strlen(paths[i]) + 1;
 	}
-	if (rc)
-		return rc;
 	/* files of another kind, or k-mers of another k, are read apart */
-	if (w->pend.n && (w->pend.how != how || w->pend.k != k) && (rc = sources_flush(w)) != 0)
+	int rc = w->pend.n && (w->pend.how != how || w->pend.k != k) ? sources_flush(w) : 0;
+	if (rc)
 		return rc;
 	w->pend.how = how;
 	w->pend.k = k;
