@@ -7,7 +7,10 @@
 # bases a sample, distinct canonical 31-mers a sample (the genome's and
 # the errors'), then a build of all N at 1 and 2 threads: seconds, 31-mer
 # occurrences a second a core, peak RSS, index bytes a set.
-# Usage: BFI=/path/to/release/bfi [N=8] [G=1000000] [COV=30] [ERR=0.005]
+# With MIN_COUNT=M, also a build at 2 threads keeping only the 31-mers a
+# sample gives M times or more (--min-count): its seconds and peak RSS
+# against the plain build's, and the distinct 31-mers a set it keeps.
+# Usage: BFI=/path/to/release/bfi [N=8] [G=1000000] [COV=30] [ERR=0.005] [MIN_COUNT=2]
 #        sh tests/bench/reads.sh [WORKDIR]    (needs python3-numpy)
 set -eu
 cd "$(dirname "$0")/../.."
@@ -69,3 +72,12 @@ for t in 1 2; do
 	echo "$N samples at $t thread(s): $s s, $("$PY" -c "print('%.2f' % ($occ / $s / $t / 1e6))") M 31-mer occurrences a second a core, peak RSS $((kb / 1024)) MB, index $(($(stat -c %s "$W/snap-$t/index.bfi") / N)) bytes a set"
 done
 cmp "$W/snap-1/index.bfi" "$W/snap-2/index.bfi" && echo "the same index at 1 and 2 threads"
+keys_a_set() { "$BFI" inspect --sets "$1" | awk -F '\t' '{ s += $3 } END { printf "%.0f", s / NR }'; }
+echo "plain: $(keys_a_set "$W/snap-2") distinct 31-mers a set"
+if [ -n "${MIN_COUNT:-}" ]; then
+	rm -rf "$W/snap-mc"
+	/usr/bin/time -f "%e %M" -o "$W/time" "$BFI" build -q --threads 2 --input fasta --kmer 31 \
+		--min-count "$MIN_COUNT" -o "$W/snap-mc" "$W/fq"
+	read -r s kb <"$W/time"
+	echo "--min-count $MIN_COUNT at 2 threads: $s s, peak RSS $((kb / 1024)) MB, $(keys_a_set "$W/snap-mc") distinct 31-mers a set kept, index $(($(stat -c %s "$W/snap-mc/index.bfi") / N)) bytes a set"
+fi
