@@ -48,8 +48,11 @@ run() {
 	st=$?
 	tail -1 "$T/log"
 	[ "$st" -eq 0 ] || { tail -15 "$T/log"; return 1; }
+	# its files in tour/ alone: nothing written beside the source
+	[ "$(ls -A "$T/run" | tr '\n' ' ')" = "tests tour " ] ||
+		{ echo "the tour wrote into the source root: $(ls -A "$T/run" | tr '\n' ' ')"; return 1; }
 }
-check "the README's tour runs as written, from the files it makes, and prints what it shows" run
+check "the README's tour runs as written, in tour/ alone, and prints what it shows" run
 
 # the quick start: its blocks as typed, from a copy of the source root's view
 # (./bfi and tests/), with a PATH that holds no bfi; each command's output

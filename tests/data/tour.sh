@@ -1,8 +1,7 @@
 #!/bin/sh
 # tour.sh [DIR] - the inputs of the README's tour and quick start, written
-# into DIR (default: the current directory) from the demo data (run from
-# the source root, or from a directory where tests/data/demo is found).
-# Deterministic:
+# into DIR (default: the current directory) from the demo data beside this
+# script, wherever it is run from. Deterministic:
 #   sets.tsv          the demo's 54 sets as set<TAB>word lines
 #   more.tsv          two more sets, extra1 and extra2
 #   fixed.tsv         a new version of the set zstd
@@ -16,8 +15,8 @@
 #   site1-keys.txt, more-keys.txt   a federated site's keys, in two parts
 #   trec_topics.txt   multi-word AND queries
 set -eu
-D=$(pwd)/tests/data/demo
-[ -d "$D" ] || { echo "tour.sh: no tests/data/demo here: run it from the source root" >&2; exit 2; }
+D=$(cd "$(dirname "$0")" && pwd)/demo
+[ -d "$D" ] || { echo "tour.sh: no demo data beside this script ($D)" >&2; exit 2; }
 mkdir -p "${1:-.}"
 cd "${1:-.}"
 for f in "$D"/*; do awk -v s="${f##*/}" '{ print s "\t" $0 }' "$f"; done >sets.tsv
