@@ -303,13 +303,9 @@ static int input_is(const bfi_snapshot *snap, const char *want)
 int bfi__query_terms(const bfi_snapshot *snap, double theta)
 {
 	struct bfi_form f;
-	return bfi_query_form(snap, BFI_FORM_AUTO, 0, theta, &f) == 0 && bfi__form_terms(&f);
-}
-
-int bfi__form_terms(const struct bfi_form *f)
-{
-	return f->form == BFI_FORM_KMERS || f->form == BFI_FORM_WORDS ||
-	       (f->form == BFI_FORM_TEXT && f->theta > 0);
+	return bfi_query_form(snap, BFI_FORM_AUTO, 0, theta, &f) == 0 &&
+	       (f.form == BFI_FORM_KMERS || f.form == BFI_FORM_WORDS ||
+	        (f.form == BFI_FORM_TEXT && f.theta > 0));
 }
 
 /*

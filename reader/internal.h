@@ -215,8 +215,6 @@ static inline const bfi_snapshot *bfi__catalog_snap(const bfi_snapshot *s)
 unsigned bfi__meta_uint(const bfi_snapshot *snap, const char *key, unsigned dflt);
 /* Does bfi_expr_query() form term lists on snap at theta (compile.c)? */
 int bfi__query_terms(const bfi_snapshot *snap, double theta);
-/* Is a query of form f a term list (answered by threshold, with scores)? */
-int bfi__form_terms(const struct bfi_form *f);
 /*
  * Kernels (kernel.c): AND the k rows of one block, words 64-bit words
  * long, and append base + j for every bit j < limit left set. out must

@@ -310,14 +310,12 @@ static int rambo(const bfi_snapshot *s, const struct bfi_info *in)
 		rc = bfi_rambo_rep(s, rep, &m, cells);
 		if (rc)
 			break;
-		uint64_t top = 1, least = UINT64_MAX;
+		uint64_t least = UINT64_MAX, most = 0;
 		for (uint64_t c = 0; c < B; c++) {
-			top = cells[c].sets > top ? cells[c].sets : top;
 			least = cells[c].sets < least ? cells[c].sets : least;
-		}
-		uint64_t most = 0;
-		for (uint64_t c = 0; c < B; c++)
 			most = cells[c].sets > most ? cells[c].sets : most;
+		}
+		uint64_t top = most > 1 ? most : 1; /* the bars' scale */
 		fprintf(o, "<svg class=\"rambo-rep\" data-rep=\"%u\" data-min=\"%llu\" data-mean=\"%.2f\" "
 		        "data-max=\"%llu\" width=\"900\" height=\"100\" role=\"img\">\n"
 		        "<text x=\"10\" y=\"12\" font-size=\"12\">repetition %u: sets per cell, min %llu, "

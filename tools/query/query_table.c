@@ -117,29 +117,24 @@ static int matrix_row(const uint32_t *ords, const uint32_t *scores, size_t n, co
                       const struct query *q)
 {
 	uint32_t terms = terms_of(q, scores);
+	/* each answer's score by ordinal (a threshold's come ranked, not in ordinal order) */
+	size_t span = o->n_cols ? (size_t)o->cols[o->n_cols - 1] + 1 : 1;
+	uint32_t *by_ord = calloc(span, sizeof *by_ord);
+	if (by_ord == NULL)
+		return -12;
+	for (size_t i = 0; i < n; i++)
+		if (ords[i] < span)
+			by_ord[ords[i]] = scores ? scores[i] : 1;
 	print_query(q, 0);
-	/* ords ascend for keys and expressions; a threshold's are ranked: look each column up */
-	size_t at = 0;
 	for (size_t c = 0; c < o->n_cols; c++) {
-		uint32_t ord = o->cols[c], score = 0;
-		if (scores == NULL) {
-			while (at < n && ords[at] < ord)
-				at++;
-			score = at < n && ords[at] == ord;
-		} else {
-			for (size_t i = 0; i < n; i++)
-				if (ords[i] == ord) {
-					score = scores[i];
-					break;
-				}
-		}
 		out_char('\t');
 		if (scores)
-			ratio(score, terms);
+			ratio(by_ord[o->cols[c]], terms);
 		else
-			out_char(score ? '1' : '0');
+			out_char(by_ord[o->cols[c]] ? '1' : '0');
 	}
 	out_char('\n');
+	free(by_ord);
 	return 0;
 }
 
