@@ -150,14 +150,15 @@ static void stop(struct zin *r)
 {
 	if (r->dec == NULL)
 		return;
-	if (r->codec == ZIN_XZ)
-		lzma_end(r->dec);
-	else if (r->codec == ZIN_BZIP2)
-		BZ2_bzDecompressEnd(r->dec);
-	if (r->codec == ZIN_ZSTD)
+	if (r->codec == ZIN_ZSTD) {
 		ZSTD_freeDStream(r->dec);
-	else
+	} else { /* xz's and bzip2's streams are ours: the library's state, then the struct */
+		if (r->codec == ZIN_XZ)
+			lzma_end(r->dec);
+		else
+			BZ2_bzDecompressEnd(r->dec);
 		free(r->dec);
+	}
 	r->dec = NULL;
 }
 
