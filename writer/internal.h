@@ -420,6 +420,27 @@ const struct source_kind *writer_key_source(void);
  */
 int sources_add_group(bfi_writer *w, const char *name, size_t len, const char *const *paths,
                       size_t n, const struct source_kind *how, unsigned k);
+/*
+ * How often each key of one set occurs (count.c), for --min-count: keys
+ * given to counter_key (an emit callback), then counter_emit gives each
+ * distinct key hash seen least times or more, in no set order.
+ */
+#define COUNT_BATCH 32      /* keys hashed and fetched ahead before any is probed */
+#define COUNT_FIRST_BITS 16 /* the table starts with 2^16 slots */
+struct counter {
+	bfi_keyhash *t; /* 2^bits slots; a slot is empty while its count is 0 */
+	uint32_t *n;    /* each slot's count, up to least */
+	unsigned bits;
+	size_t used;
+	uint32_t least;
+	uint64_t keys; /* given, repeats and all */
+	bfi_keyhash batch[COUNT_BATCH];
+	size_t n_batch;
+};
+void counter_init(struct counter *c, uint32_t least);
+int counter_key(void *ctx, const char *key, size_t len);
+int counter_emit(struct counter *c, int (*emit)(void *ctx, bfi_keyhash h), void *ctx);
+void counter_free(struct counter *c);
 /* Read the files sources_add has queued: 0, or the first error (writer_fail'd). */
 int sources_flush(bfi_writer *w);
 void sources_free(bfi_writer *w);

@@ -12,7 +12,9 @@
  * file's keys per thread, not the whole input. A file whose keys do not
  * fit the thread's share of the budget, and every set when a layout needs
  * the keys in one place (bloofi's insertion build), goes to the spool
- * instead, as every other input does.
+ * instead, as every other input does. With --min-count a set's keys are
+ * counted (count.c) as its file is read, and only those seen often enough
+ * go to the spool: counting once costs more than the spool's sort.
  *
  * The second reading must give the keys the first did: their count and the
  * sum of their hashes are compared, and a file changed between the two
@@ -82,65 +84,6 @@ static size_t group_name(const char *file, const char **name)
 }
 
 /* how's keys of file, or of each file of a group in turn, into emit. */
-/*
- * --min-count: a set's keys counted (open addressing on the key's hash,
- * the keys kept in an arena), then those seen often enough emitted.
- */
-struct counted {
-	struct centry {
-		uint64_t h;
-		uint64_t off; /* of the key in arena */
-		uint32_t len, n;
-	} *t;
-	size_t cap, used; /* slots (a power of two), and filled */
-	char *arena;
-	size_t arena_len, arena_cap;
-};
-
-static int count_key(void *ctx, const char *key, size_t len)
-{
-	struct counted *c = ctx;
-	if (2 * (c->used + 1) > c->cap) { /* at most half full */
-		size_t cap = c->cap ? 2 * c->cap : 1024;
-		struct centry *t = calloc(cap, sizeof *t);
-		if (t == NULL)
-			return -ENOMEM;
-		for (size_t i = 0; i < c->cap; i++)
-			if (c->t[i].n) {
-				size_t j = c->t[i].h & (cap - 1);
-				while (t[j].n)
-					j = (j + 1) & (cap - 1);
-				t[j] = c->t[i];
-			}
-		free(c->t);
-		c->t = t;
-		c->cap = cap;
-	}
-	uint64_t h = bfi_hash_key(key, len).h1;
-	size_t j = h & (c->cap - 1);
-	for (; c->t[j].n; j = (j + 1) & (c->cap - 1))
-		if (c->t[j].h == h && c->t[j].len == len && !memcmp(c->arena + c->t[j].off, key, len)) {
-			c->t[j].n += c->t[j].n < UINT32_MAX;
-			return 0;
-		}
-	if (c->arena_len + len > c->arena_cap) {
-		size_t cap = c->arena_cap ? 2 * c->arena_cap : 65536;
-		while (cap < c->arena_len + len)
-			cap *= 2;
-		char *a = realloc(c->arena, cap);
-		if (a == NULL)
-			return -ENOMEM;
-		c->arena = a;
-		c->arena_cap = cap;
-	}
-	memcpy(c->arena + c->arena_len, key, len);
-	c->t[j] = (struct centry){h, c->arena_len, (uint32_t)len, 1};
-	c->arena_len += len;
-	c->used++;
-	return 0;
-}
-
-/* how's keys of file, or of each file of a group in turn, into emit. */
 static int file_or_group(const struct source_kind *how, const bfi_writer *w, const char *file,
                          unsigned k, int (*emit)(void *ctx, const char *key, size_t len),
                          void *ctx, unsigned *deepest, char *err, size_t errlen)
@@ -157,49 +100,6 @@ static int file_or_group(const struct source_kind *how, const bfi_writer *w, con
 	return rc;
 }
 
-static int by_offset(const void *a, const void *b, void *t)
-{
-	const struct centry *e = t;
-	uint64_t x = e[*(const uint64_t *)a].off, y = e[*(const uint64_t *)b].off;
-	return (x > y) - (x < y);
-}
-
-/*
- * A set's keys from its file or group into emit; with --min-count, only
- * those it gives that often, in the order first seen (the same on every
- * reading, so the second reading checks against the first).
- */
-static int source_keys(const struct source_kind *how, const bfi_writer *w, const char *file,
-                       unsigned k, int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
-                       unsigned *deepest, char *err, size_t errlen)
-{
-	uint32_t least = w->opt.min_count;
-	if (least <= 1)
-		return file_or_group(how, w, file, k, emit, ctx, deepest, err, errlen);
-	struct counted c = {0};
-	int rc = file_or_group(how, w, file, k, count_key, &c, deepest, err, errlen);
-	if (rc == -ENOMEM && !err[0])
-		snprintf(err, errlen, "%.200s: counting its keys (--min-count) needs more memory", file);
-	/* the arena holds the keys in the order first seen: walk it by the table's offsets */
-	uint64_t *order = rc == 0 && c.used ? malloc(c.used * sizeof *order) : NULL;
-	if (rc == 0 && c.used && order == NULL)
-		rc = -ENOMEM;
-	size_t m = 0;
-	for (size_t i = 0; rc == 0 && i < c.cap; i++)
-		if (c.t[i].n >= least)
-			order[m++] = (uint64_t)i;
-	/* emitted first seen first: the same order whatever the table's size */
-	if (rc == 0 && m > 1)
-		qsort_r(order, m, sizeof *order, by_offset, c.t);
-	for (size_t i = 0; rc == 0 && i < m; i++) {
-		const struct centry *e = &c.t[order[i]];
-		rc = emit(ctx, c.arena + e->off, e->len);
-	}
-	free(order);
-	free(c.t);
-	free(c.arena);
-	return rc;
-}
 /*
  * One thread's first reading of one set's file. Its distinct key hashes go
  * to an open-addressing table (linear probing, at most half full) while
@@ -226,6 +126,7 @@ struct sink {
 	uint8_t *all; /* the thread's sketch of the union, or NULL */
 	unsigned deepest; /* JSON/XML: the deepest document the thread read */
 	uint64_t keys, check;
+	struct counter count; /* --min-count's, or least 0 */
 	struct rec chunk[SPOOL_CHUNK]; /* spooled keys on their way */
 	size_t chunked;
 };
@@ -241,6 +142,11 @@ static int sink_spool(struct sink *s, bfi_keyhash h)
 {
 	s->chunk[s->chunked++] = (struct rec){h.h1, h.h2, s->ord, 0};
 	return s->chunked == SPOOL_CHUNK ? sink_flush(s) : 0;
+}
+
+static int sink_spool_kept(void *ctx, bfi_keyhash h)
+{
+	return sink_spool(ctx, h);
 }
 
 /* Put h in the table (which has room); 1 if it was new. */
@@ -404,8 +310,28 @@ static int read_source(void *ctx, uint64_t i, unsigned thread)
 		s->direct = w->direct;
 		s->keys = s->check = 0;
 		s->all = j->all ? j->all[thread] : NULL;
-		rc = source_keys(j->how, w, j->files[i], j->k, sink_key, s, &s->deepest, err,
-		                 sizeof j->err[i]);
+		if (w->opt.min_count > 1) {
+			/*
+			 * Counted, and only the keys seen often enough spooled: the
+			 * spool gives them back for the rows, so the file is read
+			 * and counted once, not again at the fill.
+			 */
+			s->direct = 0;
+			counter_init(&s->count, w->opt.min_count);
+			rc = file_or_group(j->how, w, j->files[i], j->k, counter_key, &s->count,
+			                   &s->deepest, err, sizeof j->err[i]);
+			if (rc == 0)
+				rc = counter_emit(&s->count, sink_spool_kept, s);
+			if (rc == -ENOMEM && !err[0])
+				snprintf(err, sizeof j->err[i],
+				         "%.200s: counting its keys (--min-count) needs more memory",
+				         j->files[i]);
+			s->keys = s->count.keys;
+			counter_free(&s->count);
+		} else {
+			rc = file_or_group(j->how, w, j->files[i], j->k, sink_key, s, &s->deepest, err,
+			                   sizeof j->err[i]);
+		}
 		if (rc == 0 && s->direct) {
 			w->sums.distinct[s->ord] = sink_finish(s);
 			struct set_src *src = &w->src[s->ord];
@@ -802,7 +728,7 @@ int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, const bfi_keyhash
 		return rc ? writer_fail_shared(w, rc, "reading spilled keys: %s", bfi_strerror(rc)) : 0;
 	}
 	char err[512] = "";
-	int rc = source_keys(s->how, w, s->path, w->kmer, rekey, &r, NULL, err, sizeof err);
+	int rc = file_or_group(s->how, w, s->path, w->kmer, rekey, &r, NULL, err, sizeof err);
 	if (rc == 0 && r.n)
 		rc = fn(ctx, r.h, r.n);
 	if (rc)

@@ -52,7 +52,7 @@ static const char help[] =
 	"      --per-record    fasta: each record is a set, named by its id\n"
 	"      --min-count N   keep only the keys a set's files give N times or more\n"
 	"                      (k-mers seen once in raw reads are mostly errors);\n"
-	"                      counted in memory, some 32 bytes a distinct key\n"
+	"                      counted in memory, 27 to 54 bytes a distinct key\n"
 	"      --fof FILE      the sets from FILE, a line each, NAME: PATH[; PATH...]\n"
 	"                      (kmindex's file of files): each set is its files\n"
 	"                      read as one, FASTA/FASTQ with --input fasta, else key\n"
