@@ -291,6 +291,25 @@ def matrix():
         assert m.sum() > 0, f"{snap}: an empty matrix: the check means little"
 
 
+def table():
+    """Snapshot.table: bfi query --format tsv's rows, ties by name, unmatched queries kept."""
+    reads = [l for l in lines(f"{T}/reads.fa") if not l.startswith(">")]
+    for snap, qs, theta in (("F", reads + ["ACGT" * 10], 0.8), ("K", keys + ["no-such-key"], None),
+                            ("X", texts, 0.5)):
+        args = ["--format", "tsv"] + (["-t", str(theta)] if theta else [])
+        out = subprocess.run([BFI, "query", *args, f"{T}/{snap}"], input="\n".join(qs).encode() + b"\n",
+                             capture_output=True, check=True).stdout.decode("utf-8", "surrogateescape")
+        with bfi.open(f"{T}/{snap}") as s:
+            rows = s.table(qs, threshold=theta)
+            named = s.table([(f"q{i}", q) for i, q in enumerate(qs[:3])], threshold=theta)
+            one = [(f"q{i}",) + r[1:] for i, q in enumerate(qs[:3]) for r in s.table(q, threshold=theta)]
+        assert named == one, (snap, named[:3], one[:3])
+        text = "".join(f"{q}\t{n or ''}\t{v}\t{r:.4f}\n" for q, n, v, r in rows)
+        assert "#query\tset\tscore\tratio\n" + text == out, (snap, text[:300], out[:300])
+        assert any(n is None for _, n, _, _ in rows), f"{snap}: no unmatched query: the check means little"
+        assert sum(1 for _, n, _, _ in rows if n) >= 3, f"{snap}: too few rows: the check means little"
+
+
 def client():
     """bfi.Client against a bfi serve of the same snapshots: the local answers, type for type."""
     import re
@@ -323,6 +342,16 @@ def client():
                    s.query_sequences(reads, threshold=0.8), "Client query_sequences")
         with bfi.open(f"{T}/P") as s:
             expect(c.open("p").query_path(paths), s.query_path(paths), "Client query_path")
+        # tables: a query twice over, and one that matches nothing, keep their
+        # rows apart; the server's ratios have the CLI's 4 decimals
+        def rounded(rows):
+            return [(q, n, v, round(r, 4)) for q, n, v, r in rows]
+        with bfi.open(f"{T}/K") as s:
+            qs = keys[:5] + [keys[0], keys[0], "no-such-key"]
+            expect(c.open("k").table(qs), s.table(qs), "Client table(keys)")
+        with bfi.open(f"{T}/X") as s:
+            expect(rounded(c.open("x").table(texts, threshold=0.5)),
+                   rounded(s.table(texts, threshold=0.5)), "Client table(texts, threshold)")
         try:
             c.open("nosuch").query("a")
             raise AssertionError("an unknown name answered")
@@ -524,6 +553,7 @@ check("query() with no options forms text, k-mer and path queries as bfi query d
 check("a collection with removed sets answers as bfi query", collection)
 check("bfi.Client of a bfi serve answers as the local snapshot, type for type", client)
 check("Snapshot.matrix is bfi query --format matrix's table, as a NumPy array", matrix)
+check("Snapshot.table is bfi query --format tsv's rows, unmatched queries kept", table)
 check("bfi.build makes the sets bfi build makes, from a mapping or from FASTA", building)
 check("merge and compact through the library: answers kept, notes said, refusals named", joins)
 check("sets() is bfi inspect --sets; info() agrees with inspect --json", info_sets)

@@ -995,6 +995,38 @@ class Snapshot:
         return [self.name(o) for o in live], out
 
     @_held
+    def table(self, queries, *, threshold=None, layout=None):
+        """Queries (formed as query() forms them) as bfi query --format tsv's
+        rows: a list of (query, set, score, ratio) tuples, each query's
+        matching sets best first (score, then name), and a query matching
+        none as one row (query, None, 0, 0.0). score is the terms held (1
+        for a key, a path or an expression), ratio its share of the query's
+        terms. A query may be an (id, query) pair, named by its id.
+        csv.writer(f, delimiter="\\t") writes the rows as the CLI's table."""
+        if isinstance(queries, (str, bytes)):
+            queries = [queries]
+        theta = 0.0 if threshold is None else threshold
+        s, r = self._snap(), self._res()
+        rows = []
+        for q in queries:
+            qid, q = q if isinstance(q, tuple) else (q, q)
+            if isinstance(qid, bytes):
+                qid = qid.decode("utf-8", "surrogateescape")
+            b = _bytes(q)
+            e = _Expr()
+            _check(_expr_query(s, b, len(b), theta, ctypes.byref(e.p)), "table")
+            _check(_query_compiled(s, _layout(layout), e.p, theta, r), "table")
+            n = _result_count(r)
+            ords = _u32(_result_ordinals(r), n) if n else []
+            sc = _result_scores(r)
+            terms = (_expr_keys(e.p) or 1) if sc else 1
+            scores = _u32(sc, n) if sc and n else [1] * len(ords)
+            hits = sorted(((v, self.name(o)) for o, v in zip(ords, scores)),
+                          key=lambda x: (-x[0], x[1].encode("utf-8", "surrogateescape")))
+            rows += [(qid, name, v, v / terms) for v, name in hits] or [(qid, None, 0, 0.0)]
+        return rows
+
+    @_held
     def terms(self, text=None, *, sequence=None, k=0):
         """How many distinct terms a text (or k-mers a sequence) compiles
         to: the denominator of a threshold query's scores."""
@@ -1016,7 +1048,7 @@ class Client:
         self.url = url.rstrip("/")
         self.timeout = timeout
 
-    def _call(self, path, body=None):
+    def _call(self, path, body=None, raw=False):
         import json
         import urllib.error
         import urllib.request
@@ -1026,7 +1058,8 @@ class Client:
                                      headers={"Content-Type": "application/json"} if data else {})
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as r:
-                return json.loads(r.read().decode("utf-8", "surrogatepass"))
+                got = r.read().decode("utf-8", "surrogateescape" if raw else "surrogatepass")
+                return got if raw else json.loads(got)
         except urllib.error.HTTPError as e:
             try:
                 err = json.loads(e.read().decode("utf-8", "surrogatepass"))
@@ -1098,6 +1131,33 @@ class RemoteSnapshot:
 
     def query_path(self, path, *, ordinals=False):
         return self._ask("path", path, ordinals=ordinals)
+
+    def table(self, queries, *, threshold=None):
+        """The server's "format": "tsv" table as Snapshot.table's rows:
+        (query, set, score, ratio) tuples, None for no set."""
+        import urllib.request
+
+        qs = [queries] if isinstance(queries, (str, bytes)) else list(queries)
+        ids = [q[0] if isinstance(q, tuple) else q for q in qs]
+        qs = [q[1] if isinstance(q, tuple) else q for q in qs]
+        qs = [q.decode("utf-8", "surrogateescape") if isinstance(q, bytes) else q for q in qs]
+        body = {"queries": qs, "format": "tsv"}
+        if threshold is not None:
+            body["threshold"] = threshold
+        text = self.client._call(f"/v1/{self.name}/query", body, raw=True)
+        rows, at, seen = [], -1, set()
+        for line in text.splitlines()[1:]:  # after the header
+            q, name, score, ratio = line.split("\t")
+            # the next query's rows, in order: another query, a set named
+            # again (the same query twice), or after a query's empty row
+            if at < 0 or q != qs[at] or name in seen or rows[-1][1] is None:
+                at, seen = at + 1, set()
+            seen.add(name)
+            qid = ids[at] if at < len(ids) else q
+            if isinstance(qid, bytes):
+                qid = qid.decode("utf-8", "surrogateescape")
+            rows.append((qid, name or None, int(score), float(ratio)))
+        return rows
 
     def info(self):
         """What bfi inspect --json says of it."""
