@@ -81,4 +81,42 @@ EOF
 	tail -1 "$T/qs.log"
 }
 check "the README's quick start runs as typed from the source root, with no bfi on PATH, and shows answers" quick
+
+# the server's and the module's examples, in tour/ after the tour, as the
+# README shows them: every curl answered 200 with what it names, and the
+# Python block run on this build's library
+blocks() {
+	[ -d "$T/run/tour" ] || { echo "the tour did not run"; return 1; }
+	python3 - "$ROOT/README.md" "$T" <<'EOF' || return 1
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+for head, lang, out in (("Serving over HTTP", "sh", "serve.sh"), ("Python", "python", "readme.py")):
+    m = re.search(r"^## " + head + r"\n(.*?)^## ", text, re.S | re.M)
+    b = re.search(r"^```" + lang + r"\n(.*?)^```", m.group(1), re.S | re.M)
+    open(f"{sys.argv[2]}/{out}", "w").write(b.group(1))
+EOF
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	# each curl fails on an HTTP error and ends its answer with a newline
+	# and the server (the block's one job) stops when the block ends or fails
+	{ echo "trap 'kill \$! 2>/dev/null; wait' EXIT"
+	  sed -e "s/127\.0\.0\.1:8080/127.0.0.1:$port/g" -e 's/^curl /curl -sSf /' \
+		-e 's/^\(curl .*\)$/\1; echo/' "$T/serve.sh"; } >"$T/serve1.sh"
+	(cd "$T/run/tour" && PATH="$T/bin:$PATH" timeout 60 sh -e "$T/serve1.sh") >"$T/serve.log" \
+		2>"$T/serve.err" || { cat "$T/serve.err" "$T/serve.log"; return 1; }
+	n=$(grep -c '^curl ' "$T/serve.sh")
+	[ "$n" -ge 8 ] && [ "$(grep -c '"matches"' "$T/serve.log")" -ge 4 ] &&
+		grep -q '"count"' "$T/serve.log" && grep -q '"snapshots"' "$T/serve.log" &&
+		grep -q '^# TYPE' "$T/serve.log" || { echo "the server's answers:"; cat "$T/serve.log"; return 1; }
+	# the module's block on this build's library (preloading ASan's runtime for a sanitized one)
+	pre=
+	if ldd "$ROOT/libbfi.so" 2>/dev/null | grep -q libasan; then
+		pre=$(${CC:-cc} -print-file-name=libasan.so)
+	fi
+	(cd "$T/run/tour" && BFI_LIBRARY="$ROOT/libbfi.so" PYTHONPATH="$ROOT/tools/python" \
+		PYTHONDONTWRITEBYTECODE=1 LD_PRELOAD=$pre \
+		ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 timeout 120 python3 "$T/readme.py") ||
+		return 1
+	echo "the server's $n requests and the module's block ran"
+}
+check "the README's server and Python examples run in tour/ and answer" blocks
 [ "$fails" -eq 0 ]
