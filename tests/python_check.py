@@ -261,6 +261,19 @@ def building():
         assert s.info()["layouts"].keys() == k.info()["layouts"].keys()
     bfi.build(f"{T}/PYF", fasta=f"{T}/genomes", kmer=21)
     assert sets_of(f"{T}/PYF") == sets_of(f"{T}/F"), "FASTA sets differ from bfi build's"
+    # groups of files and min_count, as --fof and --min-count: a file named
+    # twice keeps all its k-mers at 2, one named once only its repeats
+    g = [f"{T}/genomes/{f}" for f in sorted(os.listdir(f"{T}/genomes"))][:2]
+    with open(f"{T}/fof", "w") as f:
+        f.write(f"twice: {g[0]}; {g[0]}\nonce: {g[1]}\n")
+    subprocess.run([BFI, "build", "-q", "-o", f"{T}/G", "--input", "fasta", "--kmer", "21",
+                    "--min-count", "2", "--fof", f"{T}/fof"], check=True)
+    bfi.build(f"{T}/PYG", groups={"twice": [g[0], g[0]], "once": [g[1]]}, kmer=21, min_count=2)
+    assert sets_of(f"{T}/PYG") == sets_of(f"{T}/G"), (sets_of(f"{T}/PYG"), sets_of(f"{T}/G"))
+    kept = {l.split("\t")[0]: int(l.split("\t")[1]) for l in sets_of(f"{T}/G")}
+    whole = {l.split("\t")[0]: int(l.split("\t")[1]) for l in sets_of(f"{T}/F")}
+    first = os.path.basename(g[0]).split(".")[0]
+    assert kept["twice"] == whole[first] and kept["once"] < kept["twice"], (kept, whole)
     raises("BFI_E_INVALID", lambda: bfi.build(f"{T}/PYX", {"a": ["k"]}, fpr=2), "fpr 2")
     raises(ValueError, lambda: bfi.build(f"{T}/PYX", {"a": ["k"]}, layouts=("nosuch",)),
            "an unknown layout")

@@ -1196,25 +1196,30 @@ _writer_key = _fn("bfi_writer_key", ctypes.c_int, _P, ctypes.c_uint32, ctypes.c_
 _writer_add_dir = _fn("bfi_writer_add_dir", ctypes.c_int, _P, ctypes.c_char_p)
 _writer_add_fasta = _fn("bfi_writer_add_fasta", ctypes.c_int, _P, ctypes.c_char_p,
                         ctypes.c_uint, ctypes.c_int)
+_writer_add_group = _fn("bfi_writer_add_group", ctypes.c_int, _P, ctypes.c_char_p, _SZ,
+                        ctypes.POINTER(ctypes.c_char_p), _SZ, ctypes.c_char_p, ctypes.c_uint)
 _writer_finish = _fn("bfi_writer_finish", ctypes.c_int, _P, ctypes.c_char_p, ctypes.c_void_p)
 _writer_errmsg = _fn("bfi_writer_errmsg", ctypes.c_char_p, _P)
 
 
-def build(out, sets=None, *, keys_dir=None, fasta=None, kmer=None, fpr=0.01, layouts=("flat",),
-          memory=0, threads=0, keep_order=False, expected_keys=0, bits=0, hashes=0):
+def build(out, sets=None, *, keys_dir=None, fasta=None, groups=None, kmer=None, fpr=0.01,
+          layouts=("flat",), memory=0, threads=0, keep_order=False, expected_keys=0, bits=0,
+          hashes=0, min_count=1):
     """Build a snapshot at out, as bfi build does (published atomically).
 
     sets: a mapping of set name to an iterable of keys (str or bytes), or an
     iterable of (name, keys) pairs; keys_dir: a directory of key files, a
     set each (bfi build DIR); fasta: FASTA/FASTQ files or directories, a
-    set a file, by their k-mers of length kmer (bfi build --input fasta).
-    fpr, layouts (names, as --layout), memory, threads, keep_order,
-    expected_keys, bits and hashes are bfi build's options. Raises Error,
-    whose message is the writer's."""
+    set a file, by their k-mers of length kmer (bfi build --input fasta);
+    groups: a mapping of set name to its several files (bfi build --fof),
+    FASTA/FASTQ with kmer, else key files. fpr, layouts (names, as
+    --layout), memory, threads, keep_order, expected_keys, bits, hashes and
+    min_count are bfi build's options. Raises Error, whose message is the
+    writer's."""
     o = _BuildOptions()
     _build_options_init(ctypes.byref(o))
     o.fpr, o.memory, o.threads, o.keep_order = fpr, memory, threads, int(keep_order)
-    o.expected_keys, o.bits, o.hashes = expected_keys, bits, hashes
+    o.expected_keys, o.bits, o.hashes, o.min_count = expected_keys, bits, hashes, min_count
     o.layouts = 0
     for name in ([layouts] if isinstance(layouts, str) else layouts):
         o.layouts |= _layout(name)
@@ -1247,6 +1252,14 @@ def build(out, sets=None, *, keys_dir=None, fasta=None, kmer=None, fpr=0.01, lay
                 fail(rc)
         for p in ([fasta] if isinstance(fasta, (str, bytes, os.PathLike)) else (fasta or [])):
             rc = _writer_add_fasta(w, _bytes(os.fspath(p)), kmer, 0)
+            if rc:
+                fail(rc)
+        for name, files in (groups.items() if hasattr(groups, "items") else (groups or [])):
+            nb = _bytes(name)
+            paths = [_bytes(os.fspath(f)) for f in files]
+            arr = (ctypes.c_char_p * max(len(paths), 1))(*paths)
+            rc = _writer_add_group(w, nb, len(nb), arr, len(paths),
+                                   b"fasta" if kmer else b"keys", kmer or 0)
             if rc:
                 fail(rc)
         rc = _writer_finish(w, _bytes(os.fspath(out)), None)
