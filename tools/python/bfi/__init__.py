@@ -972,27 +972,31 @@ class Snapshot:
 
         if isinstance(queries, (str, bytes)):
             queries = [queries]
-        theta = 0.0 if threshold is None else threshold
-        s, r = self._snap(), self._res()
         live = [x["ordinal"] for x in self.sets()]
         col = {o: c for c, o in enumerate(live)}
         out = numpy.zeros((len(queries), len(live)), dtype=numpy.float64)
         for i, q in enumerate(queries):
-            b = _bytes(q)
-            e = _Expr()
-            _check(_expr_query(s, b, len(b), theta, ctypes.byref(e.p)), "matrix")
-            _check(_query_compiled(s, _layout(layout), e.p, theta, r), "matrix")
-            n = _result_count(r)
-            ords = _u32(_result_ordinals(r), n) if n else []
-            sc = _result_scores(r)
-            if sc and n:
-                terms = _expr_keys(e.p) or 1
-                for o, v in zip(ords, _u32(sc, n)):
-                    out[i, col[o]] = v / terms
-            else:
-                for o in ords:
-                    out[i, col[o]] = 1.0
+            hits, terms = self._scored(q, threshold, layout, "matrix")
+            for o, v in hits:
+                out[i, col[o]] = v / terms
         return [self.name(o) for o in live], out
+
+    def _scored(self, q, threshold, layout, what):
+        """One query, formed by the catalog's rules: its answers as
+        [(ordinal, score)] and its terms; a key, a path or an expression
+        scores 1 of 1 term."""
+        s, r = self._snap(), self._res()
+        theta = 0.0 if threshold is None else threshold
+        b = _bytes(q)
+        e = _Expr()
+        _check(_expr_query(s, b, len(b), theta, ctypes.byref(e.p)), what)
+        _check(_query_compiled(s, _layout(layout), e.p, theta, r), what)
+        n = _result_count(r)
+        ords = _u32(_result_ordinals(r), n) if n else []
+        sc = _result_scores(r)
+        if sc and n:
+            return list(zip(ords, _u32(sc, n))), _expr_keys(e.p) or 1
+        return [(o, 1) for o in ords], 1
 
     @_held
     def table(self, queries, *, threshold=None, layout=None):
@@ -1005,23 +1009,13 @@ class Snapshot:
         csv.writer(f, delimiter="\\t") writes the rows as the CLI's table."""
         if isinstance(queries, (str, bytes)):
             queries = [queries]
-        theta = 0.0 if threshold is None else threshold
-        s, r = self._snap(), self._res()
         rows = []
         for q in queries:
             qid, q = q if isinstance(q, tuple) else (q, q)
             if isinstance(qid, bytes):
                 qid = qid.decode("utf-8", "surrogateescape")
-            b = _bytes(q)
-            e = _Expr()
-            _check(_expr_query(s, b, len(b), theta, ctypes.byref(e.p)), "table")
-            _check(_query_compiled(s, _layout(layout), e.p, theta, r), "table")
-            n = _result_count(r)
-            ords = _u32(_result_ordinals(r), n) if n else []
-            sc = _result_scores(r)
-            terms = (_expr_keys(e.p) or 1) if sc else 1
-            scores = _u32(sc, n) if sc and n else [1] * len(ords)
-            hits = sorted(((v, self.name(o)) for o, v in zip(ords, scores)),
+            scored, terms = self._scored(q, threshold, layout, "table")
+            hits = sorted(((v, self.name(o)) for o, v in scored),
                           key=lambda x: (-x[0], x[1].encode("utf-8", "surrogateescape")))
             rows += [(qid, name, v, v / terms) for v, name in hits] or [(qid, None, 0, 0.0)]
         return rows
