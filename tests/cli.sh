@@ -274,7 +274,8 @@ check "build --min-count 2: k-mers seen once (a read's error) dropped, those see
 # --min-count against an exact oracle: key files whose lines repeat 1 to 4
 # times, counted by sort | uniq -c; each set's kept count is exact, every
 # kept key is found (no false negative), the dropped ones rarely; the same
-# on two threads with the spool spilling (a small --memory)
+# bytes on two threads, and with a --memory so small that both the counts
+# and the kept keys go through scratch files
 min_count_oracle() {
 	mkdir -p "$T/mo/in" || return 1
 	awk 'BEGIN { srand(7); for (s = 0; s < 5; s++) { f = sprintf("'"$T"'/mo/in/s%d", s)
@@ -292,8 +293,14 @@ min_count_oracle() {
 		"$BFI" build -q -o "$T/mo/b" --min-count 3 --threads 2 "$T/mo/in" &&
 		"$BFI" build -q -o "$T/mo/c" --min-count 3 --memory 4M "$T/mo/in" 2>"$T/mo/err" ||
 		return 1
-	grep -q 'scratch file' "$T/mo/err" || { echo "  the small build did not spill"; cat "$T/mo/err"; return 1; }
 	cmp "$T/mo/a/index.bfi" "$T/mo/b/index.bfi" && cmp "$T/mo/a/index.bfi" "$T/mo/c/index.bfi" || return 1
+	# a scratch directory that cannot be written: the build stops, naming it, and writes nothing
+	! TMPDIR="$T/mo/nosuch" "$BFI" build -q -o "$T/mo/d" --min-count 3 --memory 4M "$T/mo/in" \
+		2>"$T/mo/err2" && grep -q "counting its keys (--min-count) in $T/mo/nosuch: " "$T/mo/err2" &&
+		[ ! -e "$T/mo/d" ] || { echo "  an unwritable scratch:"; cat "$T/mo/err2"; return 1; }
+	# both the counts (in sorted runs, merged) and the kept keys went through scratch files
+	grep -q 'min-count: .*scratch file' "$T/mo/err" && grep -q 'could not hold the keys' "$T/mo/err" ||
+		{ echo "  the small build did not spill"; cat "$T/mo/err"; return 1; }
 	"$BFI" inspect --sets "$T/mo/a" | cut -f2,3 >"$T/mo/sets" || return 1
 	for s in 0 1 2 3 4; do
 		want=$(wc -l <"$T/mo/kept$s")

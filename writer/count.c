@@ -8,13 +8,27 @@
  * cache miss: keys are hashed a batch at a time and their slots fetched
  * ahead before any is probed, which overlaps the misses. Counts stop at
  * the least count kept, so they never overflow.
+ *
+ * The table grows to its share of --memory and no further. Full there,
+ * its entries are sorted by hash and appended to a scratch file as a run,
+ * and the table starts again empty; at the end the runs are merged, each
+ * hash's counts summed, so a set with more distinct keys than memory
+ * holds is counted exactly, in a sequential write and read of its runs.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bfi_hash.h"
 #include "internal.h"
+
+/* A counted hash in a run of the scratch file. */
+struct crec {
+	uint64_t h1, h2, n;
+};
+
+#define MERGE_READ 2048 /* records a run gives the merge at a time */
 
 static size_t slot_of(const struct counter *c, bfi_keyhash h)
 {
@@ -65,12 +79,58 @@ static int grow(struct counter *c)
 	return 0;
 }
 
+static int crec_cmp(const void *a, const void *b)
+{
+	const struct crec *x = a, *y = b;
+	if (x->h1 != y->h1)
+		return x->h1 < y->h1 ? -1 : 1;
+	return (x->h2 > y->h2) - (x->h2 < y->h2);
+}
+
+/* The table's entries, sorted, appended to the scratch file as a run; the table emptied. */
+static int spill(struct counter *c)
+{
+	if (c->fd < 0) {
+		char path[4200];
+		snprintf(path, sizeof path, "%s/bfi-count-XXXXXX", c->dir);
+		c->fd = mkstemp(path);
+		if (c->fd < 0)
+			return c->scratch_rc = -errno;
+		unlink(path); /* the scratch lives only as long as the counting */
+	}
+	if (c->n_runs == c->cap_runs) {
+		size_t cap = c->cap_runs ? 2 * c->cap_runs : 16;
+		uint64_t *r = realloc(c->runs, cap * sizeof *r);
+		if (r == NULL)
+			return -ENOMEM;
+		c->runs = r;
+		c->cap_runs = cap;
+	}
+	struct crec *r = malloc((c->used ? c->used : 1) * sizeof *r);
+	if (r == NULL)
+		return -ENOMEM;
+	size_t m = 0;
+	for (size_t i = 0; i < (size_t)1 << c->bits; i++)
+		if (c->n[i])
+			r[m++] = (struct crec){c->t[i].h1, c->t[i].h2, c->n[i]};
+	qsort(r, m, sizeof *r, crec_cmp);
+	int rc = pwrite_all(c->fd, r, m * sizeof *r, c->spilled * sizeof *r);
+	free(r);
+	if (rc)
+		return c->scratch_rc = rc;
+	c->runs[c->n_runs++] = c->spilled;
+	c->spilled += m;
+	memset(c->n, 0, ((size_t)1 << c->bits) * sizeof *c->n);
+	c->used = 0;
+	return 0;
+}
+
 /* The batch into the table. */
 static int drain(struct counter *c)
 {
 	/* room for the whole batch first, so that no slot moves under it */
-	while (4 * (c->used + c->n_batch) > 3 * ((size_t)1 << c->bits) || c->bits == 0) {
-		int rc = grow(c);
+	while (c->bits == 0 || 4 * (c->used + c->n_batch) > 3 * ((size_t)1 << c->bits)) {
+		int rc = c->bits && c->bits >= c->most_bits ? spill(c) : grow(c);
 		if (rc)
 			return rc;
 	}
@@ -80,10 +140,16 @@ static int drain(struct counter *c)
 	return 0;
 }
 
-void counter_init(struct counter *c, uint32_t least)
+void counter_init(struct counter *c, uint32_t least, uint64_t most, const char *dir)
 {
 	memset(c, 0, sizeof *c);
 	c->least = least;
+	c->dir = dir;
+	c->fd = -1;
+	/* the largest table of 20-byte slots, its spill's sorted copy (at most 18 bytes a slot) beside it */
+	c->most_bits = COUNT_FIRST_BITS;
+	while (c->most_bits < 40 && ((uint64_t)38 << (c->most_bits + 1)) <= most)
+		c->most_bits++;
 }
 
 int counter_key(void *ctx, const char *key, size_t len)
@@ -100,9 +166,74 @@ int counter_key(void *ctx, const char *key, size_t len)
 	return c->n_batch == COUNT_BATCH ? drain(c) : 0;
 }
 
+/* One run being merged: its records [at, end) of the scratch file, buf[i, n) read. */
+struct run_in {
+	uint64_t at, end;
+	struct crec buf[MERGE_READ];
+	size_t i, n;
+};
+
+/* The run's next record into its buffer, if any: 1, 0 at its end, or -errno. */
+static int run_fill(const struct counter *c, struct run_in *r)
+{
+	if (r->i < r->n)
+		return 1;
+	if (r->at == r->end)
+		return 0;
+	size_t n = r->end - r->at < MERGE_READ ? (size_t)(r->end - r->at) : MERGE_READ;
+	int rc = pread_all(c->fd, r->buf, n * sizeof *r->buf, r->at * sizeof *r->buf);
+	if (rc)
+		return rc;
+	r->at += n;
+	r->i = 0;
+	r->n = n;
+	return 1;
+}
+
+/* The runs merged, each hash's counts summed, those reaching least to emit. */
+static int merge(struct counter *c, int (*emit)(void *ctx, bfi_keyhash h), void *ctx)
+{
+	struct run_in *in = calloc(c->n_runs, sizeof *in);
+	if (in == NULL)
+		return -ENOMEM;
+	int rc = 0;
+	for (size_t i = 0; i < c->n_runs; i++) {
+		in[i].at = c->runs[i];
+		in[i].end = i + 1 < c->n_runs ? c->runs[i + 1] : c->spilled;
+	}
+	for (;;) {
+		/* the least hash at the head of a run (runs are few: a scan) */
+		const struct crec *low = NULL;
+		for (size_t i = 0; rc == 0 && i < c->n_runs; i++) {
+			int more = run_fill(c, &in[i]);
+			if (more < 0)
+				rc = c->scratch_rc = more;
+			else if (more && (low == NULL || crec_cmp(&in[i].buf[in[i].i], low) < 0))
+				low = &in[i].buf[in[i].i];
+		}
+		if (rc || low == NULL)
+			break;
+		struct crec x = *low;
+		uint64_t n = 0;
+		for (size_t i = 0; i < c->n_runs; i++)
+			if (in[i].i < in[i].n && crec_cmp(&in[i].buf[in[i].i], &x) == 0)
+				n += in[i].buf[in[i].i++].n;
+		if (n >= c->least)
+			rc = emit(ctx, (bfi_keyhash){x.h1, x.h2});
+		if (rc)
+			break;
+	}
+	free(in);
+	return rc;
+}
+
 int counter_emit(struct counter *c, int (*emit)(void *ctx, bfi_keyhash h), void *ctx)
 {
 	int rc = c->n_batch ? drain(c) : 0;
+	if (rc == 0 && c->fd >= 0) {
+		rc = c->used ? spill(c) : 0;
+		return rc ? rc : merge(c, emit, ctx);
+	}
 	for (size_t i = 0; rc == 0 && c->bits && i < (size_t)1 << c->bits; i++)
 		if (c->n[i] >= c->least)
 			rc = emit(ctx, c->t[i]);
@@ -113,5 +244,9 @@ void counter_free(struct counter *c)
 {
 	free(c->t);
 	free(c->n);
+	free(c->runs);
+	if (c->fd >= 0)
+		close(c->fd);
 	memset(c, 0, sizeof *c);
+	c->fd = -1;
 }

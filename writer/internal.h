@@ -253,6 +253,7 @@ struct bfi_writer {
 	unsigned kmer;  /* FASTA sources: the k-mer length */
 	pthread_mutex_t err_lock; /* writer_fail_shared's */
 	uint64_t keys_in;
+	uint64_t count_spilled; /* --min-count's counts that went through a scratch file, bytes (atomic) */
 	int plain_keys; /* keys as given were added (bfi_writer_add_dir, _add_tsv) */
 	int finished;
 	char errmsg[512];
@@ -423,21 +424,29 @@ int sources_add_group(bfi_writer *w, const char *name, size_t len, const char *c
 /*
  * How often each key of one set occurs (count.c), for --min-count: keys
  * given to counter_key (an emit callback), then counter_emit gives each
- * distinct key hash seen least times or more, in no set order.
+ * distinct key hash seen least times or more, in no set order. The table
+ * stays within most bytes: when full there, its counts go to a scratch
+ * file in dir as a sorted run, and counter_emit merges the runs.
  */
 #define COUNT_BATCH 32      /* keys hashed and fetched ahead before any is probed */
-#define COUNT_FIRST_BITS 16 /* the table starts with 2^16 slots */
+#define COUNT_FIRST_BITS 12 /* the table starts with 2^12 slots */
 struct counter {
 	bfi_keyhash *t; /* 2^bits slots; a slot is empty while its count is 0 */
 	uint32_t *n;    /* each slot's count, up to least */
-	unsigned bits;
+	unsigned bits, most_bits; /* most_bits: the most the table may have */
 	size_t used;
 	uint32_t least;
 	uint64_t keys; /* given, repeats and all */
 	bfi_keyhash batch[COUNT_BATCH];
 	size_t n_batch;
+	const char *dir; /* for the scratch file */
+	int fd;          /* the scratch file, or -1 */
+	int scratch_rc;  /* why writing or reading it failed, or 0 */
+	uint64_t spilled; /* records in it */
+	uint64_t *runs;   /* where each run starts in it, in records */
+	size_t n_runs, cap_runs;
 };
-void counter_init(struct counter *c, uint32_t least);
+void counter_init(struct counter *c, uint32_t least, uint64_t most, const char *dir);
 int counter_key(void *ctx, const char *key, size_t len);
 int counter_emit(struct counter *c, int (*emit)(void *ctx, bfi_keyhash h), void *ctx);
 void counter_free(struct counter *c);

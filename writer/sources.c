@@ -317,16 +317,23 @@ static int read_source(void *ctx, uint64_t i, unsigned thread)
 			 * and counted once, not again at the fill.
 			 */
 			s->direct = 0;
-			counter_init(&s->count, w->opt.min_count);
+			counter_init(&s->count, w->opt.min_count, (uint64_t)j->most * sizeof(struct rec),
+			             w->spool.dir);
 			rc = file_or_group(j->how, w, j->files[i], j->k, counter_key, &s->count,
 			                   &s->deepest, err, sizeof j->err[i]);
 			if (rc == 0)
 				rc = counter_emit(&s->count, sink_spool_kept, s);
-			if (rc == -ENOMEM && !err[0])
+			if (rc && s->count.scratch_rc && !err[0])
+				snprintf(err, sizeof j->err[i],
+				         "%.100s: counting its keys (--min-count) in %.60s: %s", j->files[i],
+				         w->spool.dir, bfi_strerror(rc));
+			else if (rc == -ENOMEM && !err[0])
 				snprintf(err, sizeof j->err[i],
 				         "%.200s: counting its keys (--min-count) needs more memory",
 				         j->files[i]);
 			s->keys = s->count.keys;
+			__atomic_fetch_add(&w->count_spilled, s->count.spilled * 3 * sizeof(uint64_t),
+			                   __ATOMIC_RELAXED);
 			counter_free(&s->count);
 		} else {
 			rc = file_or_group(j->how, w, j->files[i], j->k, sink_key, s, &s->deepest, err,
@@ -560,6 +567,12 @@ static int add_files(bfi_writer *w, char **files, size_t n, const struct source_
 		free(j.all[t]);
 	}
 	w->keys_in += j.keys;
+	if (rc == 0 && w->count_spilled)
+		writer_warn(w, "--min-count: the keys' counts passed --memory's share for them, so "
+		            "%llu MiB of them went through a scratch file in %s; a larger --memory "
+		            "keeps them in memory",
+		            (unsigned long long)((w->count_spilled + (1u << 20) - 1) >> 20), w->spool.dir);
+	w->count_spilled = 0;
 	if (rc == 0 && w->opt.progress)
 		w->opt.progress(w->opt.progress_ctx, "sets", n, n);
 	for (unsigned t = 0; j.sink && t < threads; t++) {
