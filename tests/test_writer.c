@@ -962,6 +962,113 @@ static void test_sources(void)
 	bfi_writer_destroy(&w);
 }
 
+/*
+ * --min-count's counter (writer/count.c) against an exact count: 60,000
+ * distinct keys seen 1 to 5 times in a shuffled order, counted in memory
+ * and in a table of 4,096 slots, whose counts go through dozens of
+ * sorted runs merged by a heap. Both must keep exactly the keys seen at
+ * least 3 times.
+ */
+struct kept {
+	uint8_t *seen;             /* by key number */
+	const bfi_keyhash *hashes; /* by key number */
+	const uint32_t *by_h1;     /* key numbers in h1 order, to look a hash up */
+	size_t n, emitted, wrong;
+};
+
+static const bfi_keyhash *sort_hashes;
+
+static int by_h1(const void *a, const void *b)
+{
+	uint64_t x = sort_hashes[*(const uint32_t *)a].h1, y = sort_hashes[*(const uint32_t *)b].h1;
+	return (x > y) - (x < y);
+}
+
+static int kept_one(void *ctx, bfi_keyhash h)
+{
+	struct kept *k = ctx;
+	k->emitted++;
+	size_t lo = 0, hi = k->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k->hashes[k->by_h1[mid]].h1 < h.h1)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < k->n && k->hashes[k->by_h1[lo]].h1 == h.h1; lo++)
+		if (k->hashes[k->by_h1[lo]].h2 == h.h2) {
+			k->wrong += k->seen[k->by_h1[lo]] != 0; /* emitted twice */
+			k->seen[k->by_h1[lo]] = 1;
+			return 0;
+		}
+	k->wrong++; /* a hash never given */
+	return 0;
+}
+
+static void test_min_count(void)
+{
+	enum { KEYS = 60000, LEAST = 3 };
+	uint32_t *times = malloc(KEYS * sizeof *times);
+	bfi_keyhash *hashes = malloc(KEYS * sizeof *hashes);
+	size_t total = 0;
+	uint64_t x = 88172645463325252ull;
+	for (uint32_t i = 0; i < KEYS; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		times[i] = 1 + (uint32_t)(x % 5);
+		total += times[i];
+		char key[16];
+		int n = snprintf(key, sizeof key, "k%u", i);
+		hashes[i] = bfi_hash_key(key, (size_t)n);
+	}
+	uint32_t *order = malloc(total * sizeof *order);
+	size_t at = 0;
+	for (uint32_t i = 0; i < KEYS; i++)
+		for (uint32_t t = 0; t < times[i]; t++)
+			order[at++] = i;
+	for (size_t i = total - 1; i > 0; i--) { /* shuffled: a key's repeats fall in different runs */
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		size_t j = (size_t)(x % (i + 1));
+		uint32_t t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	size_t want = 0;
+	uint32_t *sorted = malloc(KEYS * sizeof *sorted);
+	for (uint32_t i = 0; i < KEYS; i++) {
+		want += times[i] >= LEAST;
+		sorted[i] = i;
+	}
+	sort_hashes = hashes;
+	qsort(sorted, KEYS, sizeof *sorted, by_h1);
+	for (int small = 0; small < 2; small++) {
+		struct counter c;
+		counter_init(&c, LEAST, small ? 0 : UINT64_C(1) << 30, test_tmpdir());
+		for (size_t i = 0; i < total; i++) {
+			char key[16];
+			int n = snprintf(key, sizeof key, "k%u", order[i]);
+			EXPECT_RC(counter_key(&c, key, (size_t)n), 0);
+		}
+		EXPECT(c.keys == total);
+		struct kept k = {calloc(KEYS, 1), hashes, sorted, KEYS, 0, 0};
+		EXPECT_RC(counter_emit(&c, kept_one, &k), 0);
+		EXPECT(small ? c.n_runs > 40 : c.fd < 0);
+		if (small)
+			printf("  %zu runs merged\n", c.n_runs);
+		EXPECT(k.emitted == want && k.wrong == 0);
+		size_t bad = 0;
+		for (uint32_t i = 0; i < KEYS; i++)
+			bad += k.seen[i] != (times[i] >= LEAST);
+		EXPECT(bad == 0);
+		free(k.seen);
+		counter_free(&c);
+	}
+	free(sorted);
+	free(order);
+	free(hashes);
+	free(times);
+}
+
 int main(void)
 {
 	test_run("writer: malformed input refused with its location", test_bad_input);
@@ -987,5 +1094,7 @@ int main(void)
 	         test_line_prefilter_rate);
 	test_run("writer: key files read twice, as spooled, in every layout; a change stops the build",
 	         test_sources);
+	test_run("writer: --min-count's counts exact in memory and through dozens of merged runs",
+	         test_min_count);
 	return test_exit();
 }

@@ -28,7 +28,9 @@ struct crec {
 	uint64_t h1, h2, n;
 };
 
-#define MERGE_READ 2048 /* records a run gives the merge at a time */
+/* records a run gives the merge at a time: its share of the table's memory, within these */
+#define MERGE_LEAST 64
+#define MERGE_MOST 4096
 
 static size_t slot_of(const struct counter *c, bfi_keyhash h)
 {
@@ -144,6 +146,7 @@ void counter_init(struct counter *c, uint32_t least, uint64_t most, const char *
 {
 	memset(c, 0, sizeof *c);
 	c->least = least;
+	c->most = most;
 	c->dir = dir;
 	c->fd = -1;
 	/* the largest table of 20-byte slots, its spill's sorted copy (at most 18 bytes a slot) beside it */
@@ -169,18 +172,18 @@ int counter_key(void *ctx, const char *key, size_t len)
 /* One run being merged: its records [at, end) of the scratch file, buf[i, n) read. */
 struct run_in {
 	uint64_t at, end;
-	struct crec buf[MERGE_READ];
+	struct crec *buf;
 	size_t i, n;
 };
 
-/* The run's next record into its buffer, if any: 1, 0 at its end, or -errno. */
-static int run_fill(const struct counter *c, struct run_in *r)
+/* The run's next records into its buffer of cap, if it is used up: 1, 0 at its end, or -errno. */
+static int run_fill(const struct counter *c, struct run_in *r, size_t cap)
 {
 	if (r->i < r->n)
 		return 1;
 	if (r->at == r->end)
 		return 0;
-	size_t n = r->end - r->at < MERGE_READ ? (size_t)(r->end - r->at) : MERGE_READ;
+	size_t n = r->end - r->at < cap ? (size_t)(r->end - r->at) : cap;
 	int rc = pread_all(c->fd, r->buf, n * sizeof *r->buf, r->at * sizeof *r->buf);
 	if (rc)
 		return rc;
@@ -190,39 +193,75 @@ static int run_fill(const struct counter *c, struct run_in *r)
 	return 1;
 }
 
-/* The runs merged, each hash's counts summed, those reaching least to emit. */
+static const struct crec *head(const struct run_in *in, size_t r)
+{
+	return &in[r].buf[in[r].i];
+}
+
+/* Heap h[0, n) of runs by their head record, least first: h[at] moved down to its place. */
+static void sift(const struct run_in *in, size_t *h, size_t n, size_t at)
+{
+	for (;;) {
+		size_t l = 2 * at + 1, least = at;
+		if (l < n && crec_cmp(head(in, h[l]), head(in, h[least])) < 0)
+			least = l;
+		if (l + 1 < n && crec_cmp(head(in, h[l + 1]), head(in, h[least])) < 0)
+			least = l + 1;
+		if (least == at)
+			return;
+		size_t t = h[at];
+		h[at] = h[least];
+		h[least] = t;
+		at = least;
+	}
+}
+
+/*
+ * The runs merged through a heap of their heads, each hash's counts
+ * summed, those reaching least to emit. Each run reads a buffer at a
+ * time, the buffers together within the table's share of memory.
+ */
 static int merge(struct counter *c, int (*emit)(void *ctx, bfi_keyhash h), void *ctx)
 {
-	struct run_in *in = calloc(c->n_runs, sizeof *in);
-	if (in == NULL)
-		return -ENOMEM;
-	int rc = 0;
-	for (size_t i = 0; i < c->n_runs; i++) {
-		in[i].at = c->runs[i];
-		in[i].end = i + 1 < c->n_runs ? c->runs[i + 1] : c->spilled;
+	size_t runs = c->n_runs;
+	uint64_t per = c->most / sizeof(struct crec) / (runs ? runs : 1);
+	size_t cap = per < MERGE_LEAST ? MERGE_LEAST : per > MERGE_MOST ? MERGE_MOST : (size_t)per;
+	struct run_in *in = calloc(runs, sizeof *in);
+	size_t *h = malloc(runs * sizeof *h);
+	struct crec *bufs = malloc(runs * cap * sizeof *bufs);
+	int rc = in && h && bufs ? 0 : -ENOMEM;
+	size_t n = 0;
+	for (size_t r = 0; rc == 0 && r < runs; r++) {
+		in[r].at = c->runs[r];
+		in[r].end = r + 1 < runs ? c->runs[r + 1] : c->spilled;
+		in[r].buf = bufs + r * cap;
+		int more = run_fill(c, &in[r], cap);
+		if (more < 0)
+			rc = c->scratch_rc = more;
+		else if (more)
+			h[n++] = r;
 	}
-	for (;;) {
-		/* the least hash at the head of a run (runs are few: a scan) */
-		const struct crec *low = NULL;
-		for (size_t i = 0; rc == 0 && i < c->n_runs; i++) {
-			int more = run_fill(c, &in[i]);
+	for (size_t at = n / 2; rc == 0 && at-- > 0;)
+		sift(in, h, n, at);
+	while (rc == 0 && n) {
+		struct crec x = *head(in, h[0]);
+		uint64_t count = 0;
+		/* every run's record of this hash (a run holds a hash once) */
+		while (rc == 0 && n && crec_cmp(head(in, h[0]), &x) == 0) {
+			count += in[h[0]].buf[in[h[0]].i++].n;
+			int more = run_fill(c, &in[h[0]], cap);
 			if (more < 0)
 				rc = c->scratch_rc = more;
-			else if (more && (low == NULL || crec_cmp(&in[i].buf[in[i].i], low) < 0))
-				low = &in[i].buf[in[i].i];
+			else if (more == 0)
+				h[0] = h[--n];
+			if (rc == 0 && n)
+				sift(in, h, n, 0);
 		}
-		if (rc || low == NULL)
-			break;
-		struct crec x = *low;
-		uint64_t n = 0;
-		for (size_t i = 0; i < c->n_runs; i++)
-			if (in[i].i < in[i].n && crec_cmp(&in[i].buf[in[i].i], &x) == 0)
-				n += in[i].buf[in[i].i++].n;
-		if (n >= c->least)
+		if (rc == 0 && count >= c->least)
 			rc = emit(ctx, (bfi_keyhash){x.h1, x.h2});
-		if (rc)
-			break;
 	}
+	free(bufs);
+	free(h);
 	free(in);
 	return rc;
 }
@@ -232,6 +271,13 @@ int counter_emit(struct counter *c, int (*emit)(void *ctx, bfi_keyhash h), void 
 	int rc = c->n_batch ? drain(c) : 0;
 	if (rc == 0 && c->fd >= 0) {
 		rc = c->used ? spill(c) : 0;
+		/* the table's memory to the merge's buffers */
+		free(c->t);
+		free(c->n);
+		c->t = NULL;
+		c->n = NULL;
+		c->bits = 0;
+		c->used = 0;
 		return rc ? rc : merge(c, emit, ctx);
 	}
 	for (size_t i = 0; rc == 0 && c->bits && i < (size_t)1 << c->bits; i++)

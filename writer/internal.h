@@ -434,6 +434,7 @@ struct counter {
 	bfi_keyhash *t; /* 2^bits slots; a slot is empty while its count is 0 */
 	uint32_t *n;    /* each slot's count, up to least */
 	unsigned bits, most_bits; /* most_bits: the most the table may have */
+	uint64_t most;            /* bytes the counting may hold */
 	size_t used;
 	uint32_t least;
 	uint64_t keys; /* given, repeats and all */
