@@ -92,13 +92,10 @@ static int crec_cmp(const void *a, const void *b)
 /* The table's entries, sorted, appended to the scratch file as a run; the table emptied. */
 static int spill(struct counter *c)
 {
-	if (c->fd < 0) {
-		char path[4200];
-		snprintf(path, sizeof path, "%s/bfi-count-XXXXXX", c->dir);
-		c->fd = mkstemp(path);
-		if (c->fd < 0)
-			return c->scratch_rc = -errno;
-		unlink(path); /* the scratch lives only as long as the counting */
+	if (c->fd < 0 && (c->fd = scratch_open(c->dir, "count")) < 0) {
+		c->scratch_rc = c->fd;
+		c->fd = -1;
+		return c->scratch_rc;
 	}
 	if (c->n_runs == c->cap_runs) {
 		size_t cap = c->cap_runs ? 2 * c->cap_runs : 16;

@@ -390,12 +390,9 @@ int fill_block_sliced(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, 
 	threads = groups < threads ? (unsigned)groups : threads;
 	while (threads > 1 && (thread_bytes + pre_bytes) * threads > budget)
 		threads--;
-	char path[4200];
-	snprintf(path, sizeof path, "%s/bfi-slices-XXXXXX", w->spool.dir);
-	j.fd = mkstemp(path);
+	j.fd = scratch_open(w->spool.dir, "slices"); /* lives only as long as this block's fill */
 	if (j.fd < 0)
-		return -errno;
-	unlink(path); /* lives only as long as this block's fill */
+		return j.fd;
 	j.filt = calloc(threads, sizeof *j.filt);
 	j.chunk = calloc(threads, sizeof *j.chunk);
 	j.pre = calloc(threads, sizeof *j.pre);

@@ -536,6 +536,8 @@ unsigned pool_threads(unsigned asked);
  */
 int pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 int pread_all(int fd, void *buf, size_t len, uint64_t off);
+/* A scratch file in dir, named bfi-NAME-XXXXXX and unlinked at once: its fd, or -errno. */
+int scratch_open(const char *dir, const char *name);
 /*
  * A block's rows written on a thread of their own while the next block
  * fills (fill.c): the kernel's copy of them into the page cache, and any

@@ -1,8 +1,10 @@
 /*
  * io.c - whole reads and writes at an offset, through short transfers and
- * EINTR.
+ * EINTR; scratch files.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -41,4 +43,15 @@ int pread_all(int fd, void *buf, size_t len, uint64_t off)
 		off += (uint64_t)n;
 	}
 	return 0;
+}
+
+int scratch_open(const char *dir, const char *name)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/bfi-%s-XXXXXX", dir, name);
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -errno;
+	unlink(path); /* it lives as long as the descriptor, and no crash leaves it behind */
+	return fd;
 }

@@ -210,13 +210,10 @@ static int add_group(struct spool *sp, uint32_t ord, uint64_t off, uint64_t n)
 /* Append the sorted buffer to the spill file as one run. */
 static int spill(struct spool *sp)
 {
-	if (sp->fd < 0) {
-		char path[4200];
-		snprintf(path, sizeof path, "%s/bfi-spool-XXXXXX", sp->dir);
-		sp->fd = mkstemp(path);
-		if (sp->fd < 0)
-			return -errno;
-		unlink(path); /* the spill lives only as long as this writer */
+	if (sp->fd < 0 && (sp->fd = scratch_open(sp->dir, "spool")) < 0) {
+		int rc = sp->fd;
+		sp->fd = -1;
+		return rc;
 	}
 	size_t n = sort_unique(sp);
 	int rc = pwrite_all(sp->fd, sp->buf, n * sizeof *sp->buf, sp->spilled * sizeof *sp->buf);
