@@ -14,7 +14,8 @@
  * the keys in one place (bloofi's insertion build), goes to the spool
  * instead, as every other input does. With --min-count a set's keys are
  * counted (count.c) as its file is read, and only those seen often enough
- * go to the spool: counting once costs more than the spool's sort.
+ * go to the spool, which gives them back for the fill: the counting costs
+ * more than the spool's sort, so it is done once.
  *
  * The second reading must give the keys the first did: their count and the
  * sum of their hashes are compared, and a file changed between the two
@@ -126,7 +127,7 @@ struct sink {
 	uint8_t *all; /* the thread's sketch of the union, or NULL */
 	unsigned deepest; /* JSON/XML: the deepest document the thread read */
 	uint64_t keys, check;
-	struct counter count; /* --min-count's, or least 0 */
+	struct counter count; /* --min-count's, while a set is read */
 	struct rec chunk[SPOOL_CHUNK]; /* spooled keys on their way */
 	size_t chunked;
 };
