@@ -23,7 +23,12 @@ int bfi__group_fast(const struct bfi_rblock *b0)
 
 #define AHEAD 24 /* probes whose lines are asked for before they are read: enough to arrive in time */
 
-/* The acc of each block of the run for the k probes z: its rows ANDed. */
+/*
+ * The acc of each block of the run for the k probes z: its rows ANDed.
+ * Since every block's m is G q_b, a probe's row within its group, the
+ * row floor(z G q_b / 2^64) less g q_b, is floor(lo q_b / 2^64), where g
+ * and lo are the high and low halves of z G: one product a block.
+ */
 static inline void group_rows(const struct bfi_rblock *b0, const uint64_t *z, uint32_t k,
                               uint64_t *acc)
 {
@@ -32,11 +37,12 @@ static inline void group_rows(const struct bfi_rblock *b0, const uint64_t *z, ui
 	for (uint32_t b = 0; b < nb; b++)
 		acc[b] = ~UINT64_C(0);
 	for (uint32_t i = 0; i < k; i++) {
-		uint64_t g = bfi_reduce(z[i], groups);
+		unsigned __int128 t = (unsigned __int128)z[i] * groups;
+		uint64_t g = (uint64_t)(t >> 64), lo = (uint64_t)t;
 		const uint8_t *line = b0->rows + g * gbytes;
 		for (uint32_t b = 0; b < nb; b++) {
 			const struct bfi_rblock *blk = &b0[b];
-			uint64_t bit = blk->seg + (bfi_reduce(z[i], blk->m) - g * blk->q) * blk->n, v;
+			uint64_t bit = blk->seg + bfi_reduce(lo, blk->q) * blk->n, v;
 			uint64_t at = bit / 8 < gbytes - 8 ? bit / 8 : gbytes - 8;
 			memcpy(&v, line + at, 8);
 			acc[b] &= le64toh(v) >> (bit - 8 * at);
