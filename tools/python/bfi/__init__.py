@@ -1080,7 +1080,7 @@ class RemoteError(Error):
 
 class RemoteSnapshot:
     """A snapshot served by bfi serve: query, query_text, query_sequences,
-    query_expr, query_path and info, as Snapshot's (Client)."""
+    query_expr, query_path, table and info, as Snapshot's (Client)."""
 
     def __init__(self, client, name):
         self.client, self.name = client, name
