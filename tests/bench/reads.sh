@@ -10,8 +10,8 @@
 # With MIN_COUNT=M, also a build at 2 threads keeping only the 31-mers a
 # sample gives M times or more (--min-count): its seconds and peak RSS
 # against the plain build's, and the distinct 31-mers a set it keeps.
-# Usage: BFI=/path/to/release/bfi [N=8] [G=1000000] [COV=30] [ERR=0.005] [MIN_COUNT=2]
-#        sh tests/bench/reads.sh [WORKDIR]    (needs python3-numpy)
+# Usage: BFI=/path/to/release/bfi [N=8] [G=1000000] [COV=30] [ERR=0.005] [MIN_COUNT=2
+#        [MEMORY=256M [LIMIT=320M]]] sh tests/bench/reads.sh [WORKDIR]    (needs python3-numpy)
 set -eu
 cd "$(dirname "$0")/../.."
 W=${1:-${TMPDIR:-/tmp}/bfi-bench-reads}
@@ -80,4 +80,27 @@ if [ -n "${MIN_COUNT:-}" ]; then
 		--min-count "$MIN_COUNT" -o "$W/snap-mc" "$W/fq"
 	read -r s kb <"$W/time"
 	echo "--min-count $MIN_COUNT at 2 threads: $s s, peak RSS $((kb / 1024)) MB, $(keys_a_set "$W/snap-mc") distinct 31-mers a set kept, index $(($(stat -c %s "$W/snap-mc/index.bfi") / N)) bytes a set"
+fi
+# With MIN_COUNT and MEMORY (and LIMIT, as root: a cgroup v1 memory limit,
+# page cache included), the same build at --memory MEMORY, where the counts
+# go through scratch runs: its seconds, peak RSS and the cgroup's peak, and
+# whether its index is the one built in memory.
+if [ -n "${MIN_COUNT:-}" ] && [ -n "${MEMORY:-}" ]; then
+	rm -rf "$W/snap-mcm"
+	CG=
+	if [ -n "${LIMIT:-}" ]; then
+		CG=/sys/fs/cgroup/memory/bfi-reads-bench
+		mkdir -p "$CG" && echo "$LIMIT" >"$CG/memory.limit_in_bytes" && echo 0 >"$CG/memory.max_usage_in_bytes"
+	fi
+	/usr/bin/time -f "%e %M" -o "$W/time" sh -c '[ -z "$1" ] || echo $$ >"$1/cgroup.procs"; shift; exec "$@"' sh \
+		"$CG" "$BFI" build -q --threads 2 --memory "$MEMORY" --input fasta --kmer 31 \
+		--min-count "$MIN_COUNT" -o "$W/snap-mcm" "$W/fq" 2>"$W/warn"
+	read -r s kb <"$W/time"
+	peak=
+	[ -z "$CG" ] || peak=", cgroup peak $(($(cat "$CG/memory.max_usage_in_bytes") / 1048576)) MiB (limit $LIMIT)"
+	[ -z "$CG" ] || rmdir "$CG"
+	same="a different index"
+	cmp -s "$W/snap-mc/index.bfi" "$W/snap-mcm/index.bfi" && same="the same index"
+	echo "--min-count $MIN_COUNT at --memory $MEMORY: $s s, peak RSS $((kb / 1024)) MB$peak; $same as in memory"
+	sed 's/^/  /' "$W/warn"
 fi
