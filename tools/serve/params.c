@@ -138,6 +138,19 @@ out:
 const char *const kind_names[N_KINDS] = {"keys", "text", "sequences", "expr", "path",
                                           "queries"};
 
+/* Items for the array v, within max (-3) and memory (-2), with why. */
+static int items_for(json_object *v, struct item **items, size_t *len, size_t max, char *why,
+                     size_t cap)
+{
+	*len = json_object_array_length(v);
+	if (*len > max)
+		return snprintf(why, cap, "%zu queries, more than --max-keys %zu", *len, max), -3;
+	*items = calloc(*len ? *len : 1, sizeof **items);
+	if (*items == NULL)
+		return snprintf(why, cap, "out of memory"), -2;
+	return 0;
+}
+
 /* A string, or (many) an array of strings, into items; else -1 with why. */
 static int take_strings(json_object *v, int many, struct item **items, size_t *n, size_t max,
                         char *why, size_t cap)
@@ -156,12 +169,10 @@ static int take_strings(json_object *v, int many, struct item **items, size_t *n
 	if (!json_object_is_type(v, json_type_array))
 		return snprintf(why, cap, many == 2 ? "must be an array of strings"
 		                                    : "must be a string or an array of strings"), -1;
-	size_t len = json_object_array_length(v);
-	if (len > max)
-		return snprintf(why, cap, "%zu queries, more than --max-keys %zu", len, max), -3;
-	*items = calloc(len ? len : 1, sizeof **items);
-	if (*items == NULL)
-		return snprintf(why, cap, "out of memory"), -2;
+	size_t len;
+	int rc = items_for(v, items, &len, max, why, cap);
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < len; i++) {
 		json_object *e = json_object_array_get_idx(v, i);
 		if (!json_object_is_type(e, json_type_string))
@@ -179,12 +190,10 @@ static int take_sequences(json_object *v, struct item **items, size_t *n, size_t
 {
 	if (!json_object_is_type(v, json_type_array))
 		return snprintf(why, cap, "must be an array of {\"id\", \"seq\"} objects"), -1;
-	size_t len = json_object_array_length(v);
-	if (len > max)
-		return snprintf(why, cap, "%zu queries, more than --max-keys %zu", len, max), -3;
-	*items = calloc(len ? len : 1, sizeof **items);
-	if (*items == NULL)
-		return snprintf(why, cap, "out of memory"), -2;
+	size_t len;
+	int rc = items_for(v, items, &len, max, why, cap);
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < len; i++) {
 		json_object *e = json_object_array_get_idx(v, i), *id = NULL, *seq = NULL;
 		if (!json_object_is_type(e, json_type_object))
