@@ -23,11 +23,6 @@
 #include "bfi_hash.h"
 #include "internal.h"
 
-/* A counted hash in a run of the scratch file. */
-struct crec {
-	uint64_t h1, h2, n;
-};
-
 /* records a run gives the merge at a time: its share of the table's memory, within these */
 #define MERGE_LEAST 64
 #define MERGE_MOST 4096
@@ -81,9 +76,9 @@ static int grow(struct counter *c)
 	return 0;
 }
 
-static int crec_cmp(const void *a, const void *b)
+static int by_hash(const void *a, const void *b)
 {
-	const struct crec *x = a, *y = b;
+	const struct count_rec *x = a, *y = b;
 	if (x->h1 != y->h1)
 		return x->h1 < y->h1 ? -1 : 1;
 	return (x->h2 > y->h2) - (x->h2 < y->h2);
@@ -105,14 +100,14 @@ static int spill(struct counter *c)
 		c->runs = r;
 		c->cap_runs = cap;
 	}
-	struct crec *r = malloc((c->used ? c->used : 1) * sizeof *r);
+	struct count_rec *r = malloc((c->used ? c->used : 1) * sizeof *r);
 	if (r == NULL)
 		return -ENOMEM;
 	size_t m = 0;
 	for (size_t i = 0; i < (size_t)1 << c->bits; i++)
 		if (c->n[i])
-			r[m++] = (struct crec){c->t[i].h1, c->t[i].h2, c->n[i]};
-	qsort(r, m, sizeof *r, crec_cmp);
+			r[m++] = (struct count_rec){c->t[i].h1, c->t[i].h2, c->n[i]};
+	qsort(r, m, sizeof *r, by_hash);
 	int rc = pwrite_all(c->fd, r, m * sizeof *r, c->spilled * sizeof *r);
 	free(r);
 	if (rc)
@@ -169,7 +164,7 @@ int counter_key(void *ctx, const char *key, size_t len)
 /* One run being merged: its records [at, end) of the scratch file, buf[i, n) read. */
 struct run_in {
 	uint64_t at, end;
-	struct crec *buf;
+	struct count_rec *buf;
 	size_t i, n;
 };
 
@@ -190,7 +185,7 @@ static int run_fill(const struct counter *c, struct run_in *r, size_t cap)
 	return 1;
 }
 
-static const struct crec *head(const struct run_in *in, size_t r)
+static const struct count_rec *head(const struct run_in *in, size_t r)
 {
 	return &in[r].buf[in[r].i];
 }
@@ -200,9 +195,9 @@ static void sift(const struct run_in *in, size_t *h, size_t n, size_t at)
 {
 	for (;;) {
 		size_t l = 2 * at + 1, least = at;
-		if (l < n && crec_cmp(head(in, h[l]), head(in, h[least])) < 0)
+		if (l < n && by_hash(head(in, h[l]), head(in, h[least])) < 0)
 			least = l;
-		if (l + 1 < n && crec_cmp(head(in, h[l + 1]), head(in, h[least])) < 0)
+		if (l + 1 < n && by_hash(head(in, h[l + 1]), head(in, h[least])) < 0)
 			least = l + 1;
 		if (least == at)
 			return;
@@ -221,11 +216,11 @@ static void sift(const struct run_in *in, size_t *h, size_t n, size_t at)
 static int merge(struct counter *c, int (*emit)(void *ctx, bfi_keyhash h), void *ctx)
 {
 	size_t runs = c->n_runs;
-	uint64_t per = c->most / sizeof(struct crec) / (runs ? runs : 1);
+	uint64_t per = c->most / sizeof(struct count_rec) / (runs ? runs : 1);
 	size_t cap = per < MERGE_LEAST ? MERGE_LEAST : per > MERGE_MOST ? MERGE_MOST : (size_t)per;
 	struct run_in *in = calloc(runs, sizeof *in);
 	size_t *h = malloc(runs * sizeof *h);
-	struct crec *bufs = malloc(runs * cap * sizeof *bufs);
+	struct count_rec *bufs = malloc(runs * cap * sizeof *bufs);
 	int rc = in && h && bufs ? 0 : -ENOMEM;
 	size_t n = 0;
 	for (size_t r = 0; rc == 0 && r < runs; r++) {
@@ -241,10 +236,10 @@ static int merge(struct counter *c, int (*emit)(void *ctx, bfi_keyhash h), void 
 	for (size_t at = n / 2; rc == 0 && at-- > 0;)
 		sift(in, h, n, at);
 	while (rc == 0 && n) {
-		struct crec x = *head(in, h[0]);
+		struct count_rec x = *head(in, h[0]);
 		uint64_t count = 0;
 		/* every run's record of this hash (a run holds a hash once) */
-		while (rc == 0 && n && crec_cmp(head(in, h[0]), &x) == 0) {
+		while (rc == 0 && n && by_hash(head(in, h[0]), &x) == 0) {
 			count += in[h[0]].buf[in[h[0]].i++].n;
 			int more = run_fill(c, &in[h[0]], cap);
 			if (more < 0)

@@ -428,6 +428,9 @@ int sources_add_group(bfi_writer *w, const char *name, size_t len, const char *c
  * stays within most bytes: when full there, its counts go to a scratch
  * file in dir as a sorted run, and counter_emit merges the runs.
  */
+struct count_rec { /* a counted hash in a run of the scratch file */
+	uint64_t h1, h2, n;
+};
 #define COUNT_BATCH 32      /* keys hashed and fetched ahead before any is probed */
 #define COUNT_FIRST_BITS 12 /* the table starts with 2^12 slots */
 struct counter {

@@ -127,7 +127,6 @@ struct sink {
 	uint8_t *all; /* the thread's sketch of the union, or NULL */
 	unsigned deepest; /* JSON/XML: the deepest document the thread read */
 	uint64_t keys, check;
-	struct counter count; /* --min-count's, while a set is read */
 	struct rec chunk[SPOOL_CHUNK]; /* spooled keys on their way */
 	size_t chunked;
 };
@@ -139,15 +138,12 @@ static int sink_flush(struct sink *s)
 	return rc;
 }
 
-static int sink_spool(struct sink *s, bfi_keyhash h)
+/* h of the sink's set to the spool (ctx: the sink; also counter_emit's callback). */
+static int sink_spool(void *ctx, bfi_keyhash h)
 {
+	struct sink *s = ctx;
 	s->chunk[s->chunked++] = (struct rec){h.h1, h.h2, s->ord, 0};
 	return s->chunked == SPOOL_CHUNK ? sink_flush(s) : 0;
-}
-
-static int sink_spool_kept(void *ctx, bfi_keyhash h)
-{
-	return sink_spool(ctx, h);
 }
 
 /* Put h in the table (which has room); 1 if it was new. */
@@ -297,6 +293,34 @@ struct source_job {
 	uint64_t keys, done; /* atomic */
 };
 
+/*
+ * --min-count: the keys of file i counted, and only those seen often
+ * enough spooled: the spool gives them back for the rows, so the file is
+ * read and counted once, not again at the fill.
+ */
+static int counted_keys(struct source_job *j, uint64_t i, struct sink *s)
+{
+	bfi_writer *w = j->w;
+	char *err = j->err[i];
+	struct counter c;
+	s->direct = 0;
+	counter_init(&c, w->opt.min_count, (uint64_t)j->most * sizeof(struct rec), w->spool.dir);
+	int rc = file_or_group(j->how, w, j->files[i], j->k, counter_key, &c, &s->deepest, err,
+	                       sizeof j->err[i]);
+	if (rc == 0)
+		rc = counter_emit(&c, sink_spool, s);
+	if (rc && c.scratch_rc && !err[0])
+		snprintf(err, sizeof j->err[i], "%.100s: counting its keys (--min-count) in %.60s: %s",
+		         j->files[i], w->spool.dir, bfi_strerror(rc));
+	else if (rc == -ENOMEM && !err[0])
+		snprintf(err, sizeof j->err[i], "%.200s: counting its keys (--min-count) needs more memory",
+		         j->files[i]);
+	s->keys = c.keys;
+	__atomic_fetch_add(&w->count_spilled, c.spilled * sizeof(struct count_rec), __ATOMIC_RELAXED);
+	counter_free(&c);
+	return rc;
+}
+
 static int read_source(void *ctx, uint64_t i, unsigned thread)
 {
 	struct source_job *j = ctx;
@@ -312,30 +336,7 @@ static int read_source(void *ctx, uint64_t i, unsigned thread)
 		s->keys = s->check = 0;
 		s->all = j->all ? j->all[thread] : NULL;
 		if (w->opt.min_count > 1) {
-			/*
-			 * Counted, and only the keys seen often enough spooled: the
-			 * spool gives them back for the rows, so the file is read
-			 * and counted once, not again at the fill.
-			 */
-			s->direct = 0;
-			counter_init(&s->count, w->opt.min_count, (uint64_t)j->most * sizeof(struct rec),
-			             w->spool.dir);
-			rc = file_or_group(j->how, w, j->files[i], j->k, counter_key, &s->count,
-			                   &s->deepest, err, sizeof j->err[i]);
-			if (rc == 0)
-				rc = counter_emit(&s->count, sink_spool_kept, s);
-			if (rc && s->count.scratch_rc && !err[0])
-				snprintf(err, sizeof j->err[i],
-				         "%.100s: counting its keys (--min-count) in %.60s: %s", j->files[i],
-				         w->spool.dir, bfi_strerror(rc));
-			else if (rc == -ENOMEM && !err[0])
-				snprintf(err, sizeof j->err[i],
-				         "%.200s: counting its keys (--min-count) needs more memory",
-				         j->files[i]);
-			s->keys = s->count.keys;
-			__atomic_fetch_add(&w->count_spilled, s->count.spilled * 3 * sizeof(uint64_t),
-			                   __ATOMIC_RELAXED);
-			counter_free(&s->count);
+			rc = counted_keys(j, i, s);
 		} else {
 			rc = file_or_group(j->how, w, j->files[i], j->k, sink_key, s, &s->deepest, err,
 			                   sizeof j->err[i]);
