@@ -1085,15 +1085,21 @@ class RemoteSnapshot:
     def __init__(self, client, name):
         self.client, self.name = client, name
 
+    @staticmethod
+    def _body(kind, qs, threshold, fmt):
+        """A query request's body: the queries as text, and what is asked of them."""
+        body = {kind: [q.decode("utf-8", "surrogateescape") if isinstance(q, bytes) else q
+                       for q in qs]}
+        if threshold is not None:
+            body["threshold"] = threshold
+        if fmt:
+            body["format"] = fmt
+        return body
+
     def _ask(self, kind, items, threshold=None, ordinals=False):
         one = isinstance(items, (str, bytes))
         qs = [items] if one else list(items)
-        qs = [q.decode("utf-8", "surrogateescape") if isinstance(q, bytes) else q for q in qs]
-        body = {kind: qs}
-        if threshold is not None:
-            body["threshold"] = threshold
-        if ordinals:
-            body["format"] = "ordinals"
+        body = self._body(kind, qs, threshold, "ordinals" if ordinals else None)
         res = self.client._call(f"/v1/{self.name}/query", body)["results"]
         out = [list(zip(r["matches"], r["scores"])) if "scores" in r else r["matches"]
                for r in res]
@@ -1113,9 +1119,8 @@ class RemoteSnapshot:
         else:
             items, one = [x[1] if isinstance(x, tuple) else x for x in seqs], False
         items = [{"seq": s.decode() if isinstance(s, bytes) else s} for s in items]
-        body = {"sequences": items, "threshold": threshold}
-        if ordinals:
-            body["format"] = "ordinals"
+        body = self._body("sequences", items, None, "ordinals" if ordinals else None)
+        body["threshold"] = threshold
         res = self.client._call(f"/v1/{self.name}/query", body)["results"]
         out = [list(zip(r["matches"], r["scores"])) for r in res]
         return out[0] if one else out
@@ -1129,15 +1134,11 @@ class RemoteSnapshot:
     def table(self, queries, *, threshold=None):
         """The server's "format": "tsv" table as Snapshot.table's rows:
         (query, set, score, ratio) tuples, None for no set."""
-        import urllib.request
-
         qs = [queries] if isinstance(queries, (str, bytes)) else list(queries)
         ids = [q[0] if isinstance(q, tuple) else q for q in qs]
-        qs = [q[1] if isinstance(q, tuple) else q for q in qs]
-        qs = [q.decode("utf-8", "surrogateescape") if isinstance(q, bytes) else q for q in qs]
-        body = {"queries": qs, "format": "tsv"}
-        if threshold is not None:
-            body["threshold"] = threshold
+        body = self._body("queries", [q[1] if isinstance(q, tuple) else q for q in qs], threshold,
+                          "tsv")
+        qs = body["queries"]
         text = self.client._call(f"/v1/{self.name}/query", body, raw=True)
         rows, at, seen = [], -1, set()
         for line in text.splitlines()[1:]:  # after the header
