@@ -59,6 +59,7 @@ static int flat_open(bfi_snapshot *s, const uint8_t *sec, uint64_t size, struct 
 			struct bfi_rblock *b = &f->blocks[i];
 			b->q = table[i].group & BFI_GROUP_Q_MASK;
 			b->group_bits = group_bits;
+			b->groups = groups;
 			b->seg = seg;
 			seg += b->q * b->row_bits;
 		}
@@ -67,6 +68,16 @@ static int flat_open(bfi_snapshot *s, const uint8_t *sec, uint64_t size, struct 
 		f->runs += n > 1;
 	}
 	free(table);
+	uint32_t lanes = 0;
+	for (uint32_t i = 0; rc == 0 && i < f->n_blocks; i++)
+		lanes += f->blocks[i].run_n > 1 && bfi__group_lanes_fit(&f->blocks[i]);
+	if (rc == 0 && lanes && (f->gvec = calloc(lanes, sizeof *f->gvec)) == NULL)
+		rc = -ENOMEM;
+	for (uint32_t i = 0, g = 0; rc == 0 && lanes && i < f->n_blocks; i++)
+		if (f->blocks[i].run_n > 1 && bfi__group_lanes_fit(&f->blocks[i])) {
+			bfi__group_lanes(&f->blocks[i], &f->gvec[g]);
+			f->blocks[i].vec = &f->gvec[g++];
+		}
 	return rc;
 }
 
@@ -74,6 +85,7 @@ static void flat_close(bfi_snapshot *s)
 {
 	struct bfi_flat *f = s->view[BFI_ROW_FLAT];
 	free(f->blocks);
+	free(f->gvec);
 }
 
 /* The block holding ordinal ord (which must be < n_sets): a binary search of the blocks. */
@@ -179,7 +191,7 @@ static int packed_padding(const bfi_snapshot *s, const struct bfi_rblock *b, str
 	uint64_t end = bfi_block_rows_bytes(b->m, b->row_bits) * 8, at = UINT64_MAX;
 	if (b->q) {
 		/* a run's: past its blocks' rows in each group, and the line after the groups */
-		uint64_t groups = b->m / b->q;
+		uint64_t groups = b->groups;
 		for (uint64_t g = 0; b->run_used && g < groups && at == UINT64_MAX; g++)
 			at = bfi__first_set_bit(b->rows, g * b->group_bits + b->run_used,
 			                        (g + 1) * b->group_bits);
@@ -583,6 +595,7 @@ static int flat_scan_view(const bfi_snapshot *s, uint64_t first, uint64_t n, con
 	const struct bfi_flat *f = bfi__flat(s);
 	struct bfi_flat *part = v->view[BFI_ROW_FLAT];
 	*part = *f;
+	part->gvec = NULL; /* its blocks' lanes are s's, which outlives the view */
 	part->blocks = malloc((size_t)n * sizeof *part->blocks);
 	if (part->blocks == NULL)
 		return -ENOMEM;

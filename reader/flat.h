@@ -24,14 +24,29 @@ struct bfi_rblock {
 	uint64_t row_bytes;  /* bfi_bits_bytes(n): a row in whole lines, in place or copied out */
 	uint64_t row_bits;   /* the stride in the file */
 	/* a grouped run's block (q > 0): rows at bfi_group_row_bit from the run's rows */
-	uint64_t q, group_bits, seg;
+	uint64_t q, group_bits, seg, groups; /* groups: the run's G */
 	uint64_t run_used;   /* the run's first block: the bits its blocks take a group, else 0 */
 	uint32_t run_n;      /* the run's first block: its blocks, else 0 */
 	uint32_t first, n;
+	const struct bfi_gvec *vec; /* the run's first block: its lanes for group.c's AVX2 key path, or NULL */
+};
+
+/*
+ * A grouped run of at most 8 blocks in one line a group, rows of at most
+ * 32 bits and 64 sets in all, as AVX2 lanes (group.c): lane b holds block
+ * b's q, n and seg, the mask of its n bits and the place of its first set
+ * among the run's; lanes past the run are zero. Its sets' answers then
+ * come as the bits of one word.
+ */
+#define BFI_GVEC_LANES 8
+struct bfi_gvec {
+	uint64_t q[BFI_GVEC_LANES], n[BFI_GVEC_LANES], seg[BFI_GVEC_LANES];
+	uint64_t mask[BFI_GVEC_LANES], shl[BFI_GVEC_LANES];
 };
 
 struct bfi_flat {
 	struct bfi_flat_desc d;
+	struct bfi_gvec *gvec;     /* the lanes of runs that take them, owned (NULL in a scan's view) */
 	uint32_t n_blocks, k;
 	struct bfi_rblock *blocks;
 	uint64_t max_row_bytes;    /* of all blocks: sizes a query's scratch */
@@ -178,5 +193,8 @@ void bfi__group_ask(const struct bfi_rblock *b0, const uint64_t *z, uint32_t k);
  * leave the later probes' loads waiting for the earlier ones.
  */
 size_t bfi__group_key(const struct bfi_rblock *b0, const uint64_t *z, uint32_t k, uint32_t *out);
+/* Does the run beginning at b0 fit struct bfi_gvec? Then bfi__group_lanes fills v. */
+int bfi__group_lanes_fit(const struct bfi_rblock *b0);
+void bfi__group_lanes(const struct bfi_rblock *b0, struct bfi_gvec *v);
 
 #endif

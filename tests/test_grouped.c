@@ -3,12 +3,14 @@
  * sets of widths far apart become a run whose blocks share their rows'
  * lines. Every key is found, the false-positive rate is the target's,
  * threshold scores (answered a run at a time) equal the per-key answers
- * tallied, the rows copied out are those the queries read, and each
- * broken field of the run is refused, its padding caught by verify.
+ * tallied, the rows copied out are those the queries read, each broken
+ * field of the run is refused, its padding caught by verify, and a run's
+ * AVX2 lanes answer as its rows, read by the spec's formula, say.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "flat.h"
 #include "format.h"
 #include "internal.h"
 #include "test.h"
@@ -455,6 +457,92 @@ static void test_fields(void)
 	free(b);
 }
 
+/*
+ * Runs made in memory, of random geometry within struct bfi_gvec's limits
+ * (2 to 8 blocks of 1 to 32 sets, a group one line) over random bits: a
+ * key's sets and a list's counts, with lanes, without them, and from the
+ * spec's formula for where a row starts, bit by bit, must agree.
+ */
+static void test_lanes(void)
+{
+	uint64_t seed = 5, bad = 0, found = 0, laned = 0;
+	for (int trial = 0; trial < 300; trial++) {
+		struct bfi_rblock b[BFI_GVEC_LANES];
+		memset(b, 0, sizeof b);
+		uint32_t nb = 2 + (uint32_t)(test_rand(&seed) % 7), sets = 0;
+		uint64_t used = 0, groups = 1 + test_rand(&seed) % 3000;
+		for (uint32_t i = 0; i < nb; i++) {
+			uint32_t room = 64 - sets - (nb - 1 - i); /* a set for each block left */
+			uint32_t n = 1 + (uint32_t)(test_rand(&seed) % (room < 32 ? room : 32));
+			uint64_t left = 512 - used - (nb - 1 - i) * 32; /* room for the blocks left */
+			uint64_t q = left / n > 1 ? 1 + test_rand(&seed) % (left / n) : 1;
+			b[i] = (struct bfi_rblock){.first = sets, .n = n, .q = q, .m = groups * q,
+			                           .group_bits = 512, .groups = groups, .seg = used,
+			                           .row_bits = n, .packed = 1};
+			sets += n;
+			used += q * n;
+		}
+		b[0].run_n = nb;
+		b[0].run_used = used;
+		size_t bytes = (size_t)groups * 64 + 64;
+		uint8_t *rows = malloc(bytes);
+		if (rows == NULL || used > 512 || sets > 64) {
+			bad++;
+			free(rows);
+			break;
+		}
+		for (size_t i = 0; i < bytes; i++) /* dense enough that keys are found */
+			rows[i] = (uint8_t)(test_rand(&seed) | test_rand(&seed) | test_rand(&seed));
+		for (uint32_t i = 0; i < nb; i++)
+			b[i].rows = rows;
+		struct bfi_gvec v;
+		EXPECT(bfi__group_lanes_fit(b));
+		bfi__group_lanes(b, &v);
+		uint32_t k = 1 + (uint32_t)(test_rand(&seed) % 7), terms = 1 + (uint32_t)(test_rand(&seed) % 20);
+		uint64_t z[20 * 7];
+		for (uint32_t i = 0; i < terms * k; i++)
+			z[i] = test_rand(&seed);
+		uint32_t want[20][64] = {{0}}, out[2][64], counts[2][64];
+		size_t n_want[20] = {0};
+		for (uint32_t t = 0; t < terms; t++)
+			for (uint32_t i = 0; i < nb; i++)
+				for (uint32_t c = 0; c < b[i].n; c++) {
+					int all = 1;
+					for (uint32_t x = 0; x < k && all; x++) {
+						uint64_t r = bfi_reduce(z[t * k + x], b[i].m);
+						uint64_t bit = r / b[i].q * 512 + b[i].seg + r % b[i].q * b[i].n + c;
+						all = rows[bit / 8] >> (bit % 8) & 1;
+					}
+					if (all)
+						want[t][n_want[t]++] = b[i].first + c;
+				}
+		for (int with = 0; with < 2; with++) {
+			b[0].vec = with ? &v : NULL;
+			memset(counts[with], 0, sizeof counts[with]);
+			bfi__group_terms(b, z, terms, k, counts[with]);
+			for (uint32_t t = 0; t < terms; t++) {
+				size_t n = bfi__group_key(b, z + t * k, k, out[with]);
+				bad += n != n_want[t] || memcmp(out[with], want[t], n * sizeof *out[with]) != 0;
+				found += with ? n : 0;
+			}
+			uint32_t tally[64] = {0};
+			for (uint32_t t = 0; t < terms; t++)
+				for (size_t i = 0; i < n_want[t]; i++)
+					tally[want[t][i]]++;
+			bad += memcmp(tally, counts[with], sets * sizeof *tally) != 0;
+		}
+		laned += bfi__and_rows() == bfi__and_rows_avx2;
+		free(rows);
+	}
+	EXPECT(bad == 0 && found > 1000);
+	if (bad || found <= 1000)
+		fprintf(stderr, "lanes: %llu disagreements, %llu sets found\n", (unsigned long long)bad,
+		        (unsigned long long)found);
+	/* where the CPU has AVX2, the lanes were the ones asked */
+	__builtin_cpu_init();
+	EXPECT(laned == 300 || !__builtin_cpu_supports("avx2") || getenv("BFI_KERNEL"));
+}
+
 int main(void)
 {
 	snprintf(snap, sizeof snap, "%s/grouped", test_tmpdir());
@@ -480,6 +568,8 @@ int main(void)
 		test_run("grouped: each broken field of a run refused; its padding caught by verify",
 		         test_fields);
 	}
+	test_run("grouped: a run's AVX2 lanes answer as the spec's rows say, keys and counts",
+	         test_lanes);
 	free(index_bytes);
 	return test_exit();
 }
