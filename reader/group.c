@@ -161,6 +161,11 @@ static inline void group_rows(const struct bfi_rblock *b0, const uint64_t *z, ui
 void bfi__group_ask(const struct bfi_rblock *b0, const uint64_t *z, uint32_t k)
 {
 	uint64_t groups = b0->groups, gbytes = b0->group_bits / 8;
+	if (gbytes == 64) { /* a line a group, the common case: one request a probe */
+		for (uint32_t i = 0; i < k; i++)
+			bfi__prefetch(b0->rows + bfi_reduce(z[i], groups) * 64);
+		return;
+	}
 	for (uint32_t i = 0; i < k; i++) {
 		const uint8_t *at = b0->rows + bfi_reduce(z[i], groups) * gbytes;
 		for (uint64_t y = 0; y < gbytes; y += 64)
