@@ -68,13 +68,11 @@ static int flat_open(bfi_snapshot *s, const uint8_t *sec, uint64_t size, struct 
 		f->runs += n > 1;
 	}
 	free(table);
-	uint32_t lanes = 0;
-	for (uint32_t i = 0; rc == 0 && i < f->n_blocks; i++)
-		lanes += f->blocks[i].run_n > 1 && bfi__group_lanes_fit(&f->blocks[i]);
-	if (rc == 0 && lanes && (f->gvec = calloc(lanes, sizeof *f->gvec)) == NULL)
+	/* the lanes of the runs that take them (group.c), at most one a run */
+	if (rc == 0 && f->runs && (f->gvec = calloc(f->runs, sizeof *f->gvec)) == NULL)
 		rc = -ENOMEM;
-	for (uint32_t i = 0, g = 0; rc == 0 && lanes && i < f->n_blocks; i++)
-		if (f->blocks[i].run_n > 1 && bfi__group_lanes_fit(&f->blocks[i])) {
+	for (uint32_t i = 0, g = 0; rc == 0 && f->runs && i < f->n_blocks; i++)
+		if (bfi__group_lanes_fit(&f->blocks[i])) {
 			bfi__group_lanes(&f->blocks[i], &f->gvec[g]);
 			f->blocks[i].vec = &f->gvec[g++];
 		}

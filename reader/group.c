@@ -33,7 +33,7 @@ int bfi__group_lanes_fit(const struct bfi_rblock *b0)
 	    bfi__run_sets(b0) > 64)
 		return 0;
 	for (uint32_t b = 0; b < b0->run_n; b++)
-		if (b0[b].n > 32 || b0[b].q > UINT32_MAX)
+		if (b0[b].n > 32)
 			return 0;
 	return 1;
 }
@@ -54,7 +54,7 @@ void bfi__group_lanes(const struct bfi_rblock *b0, struct bfi_gvec *v)
 /*
  * Four blocks' rows for one probe, in lanes, from its line in l0 and l1:
  * the row r = floor(lo q / 2^64) from 32-bit products, exact since q <
- * 2^32: with lo = hi 2^32 + low, floor(lo q / 2^32) = hi q + floor(low q /
+ * 2^32 (its field's 32 bits): with lo = hi 2^32 + low, floor(lo q / 2^32) = hi q + floor(low q /
  * 2^32), which fits 64 bits, and r is that over 2^32. Then its bit
  * p = seg + r n, then the line's 32-bit words p / 32 and p / 32 + 1 as
  * one lane (a row of at most 32 bits lies in them) shifted by p mod 32.
@@ -104,30 +104,28 @@ __attribute__((target("avx2"))) static uint64_t key_word_avx2(const struct bfi_r
 	__m128i h = _mm_or_si128(_mm256_castsi256_si128(o), _mm256_extracti128_si256(o, 1));
 	return (uint64_t)_mm_cvtsi128_si64(_mm_or_si128(h, _mm_unpackhi_epi64(h, h)));
 }
-#endif
 
 /* Does the run beginning at b0 take its lanes here? Not with the portable kernel chosen. */
 static inline int lanes_on(const struct bfi_rblock *b0)
 {
-#if defined(__x86_64__) && BFI_HAVE_AVX2
 	return b0->vec && bfi__and_rows() == bfi__and_rows_avx2;
+}
+
+#define key_word key_word_avx2
 #else
+static inline int lanes_on(const struct bfi_rblock *b0)
+{
 	(void)b0;
 	return 0;
-#endif
 }
 
-/* Every set of the run that holds all k probes z, a bit each, by first: from lanes_on runs. */
+/* never called: no run takes lanes without AVX2 */
 static inline uint64_t key_word(const struct bfi_rblock *b0, const uint64_t *z, uint32_t k)
 {
-#if defined(__x86_64__) && BFI_HAVE_AVX2
-	return key_word_avx2(b0, z, k);
-#else
 	(void)b0, (void)z, (void)k;
 	return 0;
-#endif
 }
-
+#endif
 
 #define AHEAD 24 /* probes whose lines are asked for before they are read: enough to arrive in time */
 
