@@ -9,6 +9,7 @@
  * one row a query, each cell the set's ratio (a term list's share of terms
  * held; 1 or 0 for keys and expressions).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ int table_head(const bfi_snapshot *s, struct opts *o)
 	bfi_info(s, &in);
 	o->cols = malloc((in.ordinals ? in.ordinals : 1) * sizeof *o->cols);
 	if (o->cols == NULL)
-		return -12;
+		return -ENOMEM;
 	o->n_cols = 0;
 	out_str("#query");
 	for (uint64_t ord = 0; ord < in.ordinals; ord++) {
@@ -89,7 +90,7 @@ static int tsv_rows(const bfi_snapshot *s, const uint32_t *ords, const uint32_t 
 	}
 	struct ranked *r = malloc(n * sizeof *r);
 	if (r == NULL)
-		return -12;
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		r[i] = (struct ranked){NULL, 0, ords[i], scores ? scores[i] : 1};
 		int rc = set_name(s, o, ords[i], &r[i].name, &r[i].len);
@@ -121,7 +122,7 @@ static int matrix_row(const uint32_t *ords, const uint32_t *scores, size_t n, co
 	size_t span = o->n_cols ? (size_t)o->cols[o->n_cols - 1] + 1 : 1;
 	uint32_t *by_ord = calloc(span, sizeof *by_ord);
 	if (by_ord == NULL)
-		return -12;
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		if (ords[i] < span)
 			by_ord[ords[i]] = scores ? scores[i] : 1;
