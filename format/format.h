@@ -465,4 +465,8 @@ uint64_t bfi_section_head(uint32_t kind, const uint8_t desc[64], uint64_t size);
 uint64_t bfi_checksum64(const void *p, size_t len);
 void bfi_digest128(const void *p, size_t len, uint8_t out[16]);
 
+/* bfi_memory_limits (memory.c), reading /proc and /sys under root, RLIMIT_AS given (0: none). */
+struct bfi_memory_limits;
+void bfi__memory_limits_at(const char *root, uint64_t rlimit_as, struct bfi_memory_limits *out);
+
 #endif

@@ -50,6 +50,7 @@
 #include "bfi_error.h"
 #include "bfi_hash.h"
 #include "bfi_layout.h"
+#include "bfi_memory.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -550,11 +551,33 @@ struct bfi_scan_stats {
 	uint64_t rounds;     /* rounds of queries over a part */
 	uint64_t peak;       /* the most bytes one round or range held: pages, and state */
 	uint64_t ranges;     /* ranges read by passes over a part's rows */
+	uint64_t answers;    /* the most bytes the answers held at a part's start */
 };
 BFI_API BFI_MUST_CHECK int bfi_scan(const bfi_snapshot *snap, unsigned layout,
                                     const bfi_expr *const *qs, size_t n, double theta,
                                     bfi_result *const *res, uint64_t memory,
                                     struct bfi_scan_stats *st);
+/*
+ * What bfi_scan holds beside the index pages it reads, for a caller that
+ * sizes its batches to fit a memory bound (bfi query): memory counts
+ * the batch's answers as they grow, and the pages a pass may hold are
+ * what is left. A pass over a part's rows that reads each page once
+ * keeps key_state bytes for each key of the batch; if the batch's state
+ * does not fit beside a range of rows, the part is answered in rounds
+ * of queries that read shared pages again. Each answer holds a 4-byte
+ * ordinal a set it names (8 with scores); a key no set holds is expected
+ * to name key_matches sets (the layout's false-positive model times its
+ * sets). fixed is what a scan holds whatever its batch (a query's
+ * scratch, sized for a part's sets) plus the least range of rows it
+ * reads: less memory than fixed cannot scan.
+ */
+struct bfi_scan_cost {
+	uint64_t key_state;
+	uint64_t fixed;
+	double key_matches;
+};
+BFI_API BFI_MUST_CHECK int bfi_scan_cost(const bfi_snapshot *snap, unsigned layout,
+                                         struct bfi_scan_cost *out);
 
 /*
  * Scores of the last query into res, parallel to bfi_result_ordinals(), or

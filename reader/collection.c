@@ -314,7 +314,10 @@ static int coll_scan(const bfi_snapshot *s, unsigned layout, const struct bfi_ex
 	}
 	struct bfi_scan_stats one;
 	for (uint32_t i = 0; i < c->m.n_segments && rc == 0; i++) {
-		rc = bfi_scan(c->seg[i], layout, (const bfi_expr *const *)qs, n, theta, w, memory,
+		/* the segments' answers so far count against the memory the next may hold */
+		uint64_t held = memory ? bfi__results_bytes(res, n) : 0;
+		uint64_t left = held < memory - memory / 8 ? memory - held : memory / 8;
+		rc = bfi_scan(c->seg[i], layout, (const bfi_expr *const *)qs, n, theta, w, left,
 		              st ? &one : NULL);
 		for (size_t q = 0; q < n && rc == 0; q++)
 			rc = take(c, i, w[q], res[q]);
@@ -324,6 +327,7 @@ static int coll_scan(const bfi_snapshot *s, unsigned layout, const struct bfi_ex
 			st->passes += one.passes;
 			st->rounds += one.rounds;
 			st->peak = one.peak > st->peak ? one.peak : st->peak;
+			st->answers = one.answers + held > st->answers ? one.answers + held : st->answers;
 		}
 	}
 	for (size_t q = 0; q < n && rc == 0; q++)
@@ -331,6 +335,21 @@ static int coll_scan(const bfi_snapshot *s, unsigned layout, const struct bfi_ex
 	for (size_t q = 0; w && q < n; q++)
 		bfi_result_destroy(&w[q]);
 	free(w);
+	return rc;
+}
+
+/* A scan's cost on a collection: its costliest segment's, the sets' matches summed. */
+static int coll_scan_cost(const bfi_snapshot *s, unsigned layout, struct bfi_scan_cost *out)
+{
+	const struct bfi_coll *c = s->coll;
+	int rc = 0;
+	for (uint32_t i = 0; i < c->m.n_segments && rc == 0; i++) {
+		struct bfi_scan_cost one;
+		rc = bfi_scan_cost(c->seg[i], layout, &one);
+		out->key_state = one.key_state > out->key_state ? one.key_state : out->key_state;
+		out->fixed = one.fixed > out->fixed ? one.fixed : out->fixed;
+		out->key_matches += one.key_matches;
+	}
 	return rc;
 }
 
@@ -493,6 +512,7 @@ static const struct bfi_coll_ops coll_ops = {
 	.threshold = coll_threshold,
 	.keys = coll_keys,
 	.scan = coll_scan,
+	.scan_cost = coll_scan_cost,
 	.set_name = coll_set_name,
 	.set_find = coll_set_find,
 	.set_stats = coll_set_stats,

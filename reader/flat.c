@@ -612,5 +612,5 @@ const struct bfi_layout_ops bfi__flat_ops = {
 	.info = flat_info, .verify = flat_verify, .set_bits = flat_set_bits,
 	.expr = flat_expr, .batch = flat_batch, .keys = flat_keys, .threshold = flat_threshold,
 	.scan_part = flat_scan_part, .scan_bytes = flat_scan_bytes, .scan_view = flat_scan_view,
-	.scan_rows = bfi__flat_scan_rows,
+	.scan_rows = bfi__flat_scan_rows, .scan_key_state = bfi__flat_scan_key_state,
 };

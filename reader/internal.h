@@ -83,6 +83,7 @@ struct bfi_coll_ops {
 	            bfi_result *res, size_t *ends);
 	int (*scan)(const bfi_snapshot *s, unsigned layout, const struct bfi_expr *const *qs, size_t n,
 	            double theta, bfi_result *const *res, uint64_t memory, struct bfi_scan_stats *st);
+	int (*scan_cost)(const bfi_snapshot *s, unsigned layout, struct bfi_scan_cost *out);
 	int (*set_name)(const bfi_snapshot *s, uint32_t ord, const char **name, size_t *len);
 	int (*set_find)(const bfi_snapshot *s, const char *name, size_t len, uint32_t *ord);
 	int (*set_stats)(const bfi_snapshot *s, uint32_t ord, struct bfi_set_stats *out);

@@ -100,6 +100,12 @@ struct bfi_layout_ops {
 	int (*scan_rows)(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	                 const struct bfi_expr *const *qs, size_t nq, double theta,
 	                 bfi_result *const *res, struct bfi_scan_io *io);
+	/*
+	 * With scan_rows: the bytes its pass keeps for each key of the batch
+	 * in the part that keeps the most (a row, its probes, its key), so
+	 * that a caller can size batches whose state fits (bfi_scan_cost).
+	 */
+	uint64_t (*scan_key_state)(const bfi_snapshot *s);
 };
 
 /* What a scan's round wants (scan.c): a bit a page of the index. */
@@ -323,6 +329,8 @@ int bfi__threshold(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
                    const struct bfi_expr *e, uint32_t need, bfi_result *res);
 /* Rank res's answers: highest score first, then by ordinal; grows its own scratch. 0 or -ENOMEM. */
 int bfi__rank(bfi_result *res);
+/* Bytes results res[0..n) hold, answers and scratch (scan.c). */
+uint64_t bfi__results_bytes(bfi_result *const *res, size_t n);
 /* Can e be answered into res by bfi_query_expr (keys, not a term list)? 0 or BFI_E_INVALID. */
 int bfi__check_query(const struct bfi_expr *e, const bfi_result *res);
 /* bfi_query_keys one key at a time, each answered as bfi_query_expr answers it (result.c). */

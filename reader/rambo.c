@@ -401,6 +401,14 @@ static size_t *rambo_attach(void *ctx, void *view)
 	return &part->acc_key0;
 }
 
+/* The state a pass keeps for a key: a bitmap of cells a repetition, its key, its probes. */
+static uint64_t rambo_key_state(const bfi_snapshot *s)
+{
+	const struct bfi_rambo *v = rambo_of(s);
+	return v->d.reps * row_words(v->reps[0].row_bytes) * 8 + sizeof(bfi_keyhash *) +
+	       (uint64_t)v->d.reps * v->d.k * sizeof(struct bfi_probe);
+}
+
 static int rambo_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
                            const struct bfi_expr *const *qs, size_t nq, double theta,
                            bfi_result *const *res, struct bfi_scan_io *io)
@@ -429,8 +437,7 @@ static int rambo_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	size_t pages = (size_t)(hi / BFI_SCAN_PAGE - lo / BFI_SCAN_PAGE + 2);
 	uint64_t n_probes = keys * d->reps * d->k;
 	/* the state: the bitmaps, the keys, the probes and their count a page */
-	uint64_t state = bfi__mul_add(keys, d->reps * p.words * 8 + sizeof *p.key, 0);
-	state = bfi__mul_add(n_probes, sizeof(struct bfi_probe), state);
+	uint64_t state = bfi__mul_add(keys, rambo_key_state(s), 0);
 	state = bfi__mul_add(pages + 1, sizeof(uint32_t), state);
 	if (bfi__pass_fits(io, state, tables, span, n_probes))
 		return BFI_SCAN_DECLINE;
@@ -509,5 +516,5 @@ const struct bfi_layout_ops bfi__rambo_ops = {
 	.info = rambo_info, .verify = rambo_verify, .set_bits = rambo_set_bits,
 	.conj = rambo_conj, .scratch = rambo_scratch,
 	.scan_part = bfi__scan_whole, .scan_bytes = rambo_scan_bytes, .scan_view = rambo_scan_view,
-	.scan_rows = rambo_scan_rows,
+	.scan_rows = rambo_scan_rows, .scan_key_state = rambo_key_state,
 };

@@ -266,6 +266,22 @@ static int flat_probe(void *ctx, size_t g, uint32_t j, uint64_t *off)
 	return 1;
 }
 
+/* The state a pass keeps for a key on block b: its row, its key and flag, its k probes. */
+static uint64_t key_state(const struct bfi_rblock *b, uint32_t k)
+{
+	return b->row_bytes + sizeof(bfi_keyhash *) + 1 + (uint64_t)k * sizeof(struct bfi_probe);
+}
+
+uint64_t bfi__flat_scan_key_state(const bfi_snapshot *s)
+{
+	const struct bfi_flat *f = bfi__flat(s);
+	uint64_t most = 0;
+	for (uint32_t i = 0; i < f->n_blocks; i++)
+		if (!f->blocks[i].q && key_state(&f->blocks[i], f->k) > most)
+			most = key_state(&f->blocks[i], f->k);
+	return most;
+}
+
 int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
                         const struct bfi_expr *const *qs, size_t nq, double theta,
                         bfi_result *const *res, struct bfi_scan_io *io)
@@ -289,8 +305,7 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	                          ? bfi_block_rows_bytes(b->m, b->row_bits)
 	                          : bfi_bits_bytes(b->pre_m)) / BFI_SCAN_PAGE + 3;
 	/* the state: accumulators, keys, probes, their count a page, vectors, counts, an answer */
-	uint64_t state = bfi__mul_add(keys, b->row_bytes + sizeof(bfi_keyhash *) + 1, 0);
-	state = bfi__mul_add(n_probes, sizeof(struct bfi_probe), state);
+	uint64_t state = bfi__mul_add(keys, key_state(b, f->k), 0);
 	state = bfi__mul_add(pages + 1, sizeof(uint32_t), state);
 	state = bfi__mul_add(levels + 1, b->row_bytes, state);
 	state = bfi__mul_add(b->row_bytes * 8 + 2 * (uint64_t)b->n, sizeof(uint32_t), state);

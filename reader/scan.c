@@ -54,6 +54,8 @@ struct scan {
 	int fd;                /* the index, opened again for the scan's own reads; or the snapshot's */
 	bfi_result *w_res;     /* each query's scratch, its answer copied out */
 	struct bfi_scan_io io; /* a layout's pass over a part range by range */
+	uint64_t memory;       /* what the scan may hold in all (0: no bound) */
+	uint64_t part_memory;  /* what the part may: memory less the answers so far */
 };
 
 static int bit(const uint64_t *v, uint64_t p)
@@ -263,6 +265,43 @@ static int all_fit(struct scan *c, const bfi_expr *const *qs, size_t n, int *fit
 	return rc;
 }
 
+/* Bytes result r holds: its answer, and the scratch a query grew in it. */
+static uint64_t result_bytes(const bfi_result *r)
+{
+	return (uint64_t)r->cap * sizeof *r->ords + (uint64_t)r->scores_cap * sizeof *r->scores +
+	       (uint64_t)r->z_cap * sizeof *r->z + (uint64_t)r->rows_cap * sizeof *r->rows +
+	       (uint64_t)r->vec_cap * sizeof *r->vec + (uint64_t)r->counts_cap * sizeof *r->counts +
+	       (uint64_t)r->rank_cap * sizeof *r->rank + (uint64_t)r->frontier_cap * sizeof *r->frontier;
+}
+
+uint64_t bfi__results_bytes(bfi_result *const *res, size_t n)
+{
+	uint64_t b = 0;
+	for (size_t i = 0; i < n; i++)
+		b += result_bytes(res[i]);
+	return b;
+}
+
+/*
+ * What a part may hold of memory: the whole, less the answers so far
+ * and the query scratch (memory bounds them too, and they grow from part
+ * to part). Never less than an eighth: answers past the rest still get
+ * pages to be read with, in more, smaller ranges.
+ */
+static void part_budget(struct scan *c, bfi_result *const *res, size_t n)
+{
+	if (c->memory == 0)
+		return;
+	uint64_t held = bfi__results_bytes(res, n) + (c->w_res ? result_bytes(c->w_res) : 0);
+	uint64_t left = c->memory > held ? c->memory - held : 0;
+	if (left < c->memory / 8)
+		left = c->memory / 8;
+	c->io.budget = c->part_memory = left;
+	c->budget = left / PAGE ? left / PAGE : 1;
+	if (c->st && held > c->st->answers)
+		c->st->answers = held;
+}
+
 /*
  * The part [c->first, + c->n), for every query: in one round if its pages
  * fit the budget; else in one pass over them range by range, if the
@@ -343,10 +382,14 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 		c.fd = scan_fd(s, &own_fd);
 	for (size_t i = 0; i < n; i++)
 		bfi__reset_result(res[i], 0);
-	uint64_t part_budget = memory ? memory : UINT64_MAX;
-	for (c.first = 0; rc == 0 && (c.n = c.ops->scan_part(s, c.first, part_budget)) > 0;
-	     c.first += c.n)
+	c.memory = memory;
+	c.part_memory = memory ? memory : UINT64_MAX;
+	for (c.first = 0; rc == 0; c.first += c.n) {
+		part_budget(&c, res, n);
+		if ((c.n = c.ops->scan_part(s, c.first, c.part_memory)) == 0)
+			break;
 		rc = scan_part(&c, qs, n, theta, res);
+	}
 	if (c.io.drop) /* before the ranking, which takes memory of its own */
 		c.io.drop(c.io.keep);
 	c.io.drop = NULL;
@@ -367,4 +410,39 @@ out:
 	free(c.w.fresh);
 	bfi_result_destroy(&c.w_res);
 	return rc;
+}
+
+int bfi_scan_cost(const bfi_snapshot *s, unsigned layout, struct bfi_scan_cost *out)
+{
+	if (s == NULL || out == NULL)
+		return BFI_E_INVALID;
+	memset(out, 0, sizeof *out);
+	if (s->cops)
+		return s->cops->scan_cost(s, layout, out);
+	const struct bfi_layout_ops *ops;
+	int rc = bfi__row_of(s, layout, &ops);
+	if (rc)
+		return rc;
+	struct bfi_info info;
+	bfi_info(s, &info);
+	int row = 0;
+	while (bfi__layouts[row] != ops)
+		row++;
+	struct bfi_fpr_model m;
+	if (bfi_layout_fpr(s, bfi_layout_rows[row].flag, &m) == 0)
+		out->key_matches = m.expected * (double)info.n_sets;
+	out->key_state = ops->scan_rows && ops->scan_key_state ? ops->scan_key_state(s) : 0;
+	/*
+	 * A query's scratch, sized for a part's sets: its ordinals, scores,
+	 * counts and ranking keys (20 bytes a set); a pass's vectors and
+	 * counts on a block (about 40 bytes a set); and the least range of
+	 * rows, eight of the widest row's pages and one of each table.
+	 */
+	uint64_t sets = info.n_sets ? info.n_sets : 1, widest = 0;
+	struct bfi_block_info b;
+	for (uint32_t i = 0; bfi_block(s, i, &b) == 0; i++)
+		if ((b.row_bits + 7) / 8 > widest)
+			widest = (b.row_bits + 7) / 8;
+	out->fixed = bfi__mul_add(sets, 60, bfi__mul_add(widest / PAGE + 3, 8 * PAGE, 0));
+	return 0;
 }

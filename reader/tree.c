@@ -769,6 +769,17 @@ static size_t *tree_attach(void *ctx, void *view)
 	return &part->acc_key0;
 }
 
+/* The state a pass keeps for a key: a row of every level, its key and flag, its probes. */
+static uint64_t tree_key_state(const bfi_snapshot *s)
+{
+	const struct bfi_tree *t = tree_of(s);
+	uint64_t words = 0;
+	for (uint32_t l = 0; l < t->d.levels; l++)
+		words += t->levels[l].row_bytes / 8;
+	return words * 8 + sizeof(bfi_keyhash *) + 1 +
+	       (uint64_t)t->d.levels * t->d.k * sizeof(struct bfi_probe);
+}
+
 static int tree_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
                           const struct bfi_expr *const *qs, size_t nq, double theta,
                           bfi_result *const *res, struct bfi_scan_io *io)
@@ -796,8 +807,7 @@ static int tree_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	pages = pre_pages > pages ? pre_pages : pages;
 	uint64_t n_probes = keys * t->d.levels * t->d.k;
 	/* the state: the rows, the keys and their flags, the probes and their count a page */
-	uint64_t state = bfi__mul_add(keys, p.stride * 8 + sizeof *p.key + 1, 0);
-	state = bfi__mul_add(n_probes, sizeof(struct bfi_probe), state);
+	uint64_t state = bfi__mul_add(keys, tree_key_state(s), 0);
 	state = bfi__mul_add(pages + 1, sizeof(uint32_t), state);
 	if (bfi__pass_fits(io, state, tables, span, n_probes))
 		return BFI_SCAN_DECLINE;
@@ -841,5 +851,5 @@ const struct bfi_layout_ops bfi__tree_ops = {
 	.info = tree_info, .verify = tree_verify, .set_bits = tree_set_bits,
 	.conj = tree_conj, .scratch = tree_scratch, .threshold = tree_threshold,
 	.scan_part = bfi__scan_whole, .scan_bytes = tree_scan_bytes, .scan_view = tree_scan_view,
-	.scan_rows = tree_scan_rows,
+	.scan_rows = tree_scan_rows, .scan_key_state = tree_key_state,
 };

@@ -19,9 +19,11 @@ awk 'BEGIN { srand(7); split("ACGT", b, ""); for (d = 0; d < 40; d++) { s = ""; 
 same() { # same IN ARGS...: bfi query ARGS <IN, mapped and scanned, byte-identical
 	in=$1
 	shift
-	"$BFI" query "$@" <"$in" >"$T/mapped" && "$BFI" query --scan --memory 16K "$@" <"$in" >"$T/scanned" &&
+	"$BFI" query "$@" <"$in" >"$T/mapped" && "$BFI" query --scan --memory "${MEM:-16K}" "$@" <"$in" >"$T/scanned" &&
 		cmp "$T/mapped" "$T/scanned" && [ -s "$T/mapped" ]
 }
+# a read's 120 k-mers take more state than 16K holds: 64K, still many passes
+reads() { MEM=64K same "$@"; }
 cut -f2 "$T/sets.tsv" | sort -u | head -3000 >"$T/keys"
 awk 'BEGIN { for (i = 0; i < 500; i++) print "absent-" i }' >>"$T/keys"
 check "keys, present and absent, in passes of 16 KiB: the mapped answers" same "$T/keys" "$T/snap"
@@ -30,8 +32,8 @@ exprs() {
 	same "$T/exprs" -e --json "$T/snap"
 }
 check "expressions, as JSON: the mapped answers" exprs
-check "FASTA reads at -t 0.8 with scores, k = 31: the mapped answers" \
-	same /dev/null --json --kmer 31 --threshold 0.8 --fasta "$T/reads.fa" "$T/dna"
+check "FASTA reads at -t 0.8 with scores, k = 31, in passes of 64 KiB: the mapped answers" \
+	reads /dev/null --json --kmer 31 --threshold 0.8 --fasta "$T/reads.fa" "$T/dna"
 collection() {
 	head -40000 "$T/sets.tsv" >"$T/a.tsv"
 	tail -n +40001 "$T/sets.tsv" | sed 's/^set/more/' >"$T/b.tsv"
@@ -44,7 +46,7 @@ layouts() {
 		"$BFI" build -q -o "$T/dna-tree" --layout tree --input fasta --kmer 31 --per-record "$T/docs.fa" &&
 		same "$T/keys" --layout plain "$T/all" && same "$T/exprs" -e --layout tree "$T/all" &&
 		same "$T/keys" --json --layout rambo "$T/all" &&
-		same /dev/null --kmer 31 -t 0.8 --fasta "$T/reads.fa" "$T/dna-tree"
+		reads /dev/null --kmer 31 -t 0.8 --fasta "$T/reads.fa" "$T/dna-tree"
 }
 check "plain, tree and RAMBO layouts, keys, expressions and reads: the mapped answers" layouts
 packs() {
@@ -64,25 +66,43 @@ ranges() { # one block of 300 sets of 2,000 keys: its rows pass 640K, a row a ke
 		awk 'NR % 300 == 1 { print $2 } END { for (i = 0; i < 1000; i++) print "absent-" i }' "$T/big.tsv" >"$T/bigkeys" &&
 		"$BFI" query --json "$T/big" <"$T/bigkeys" >"$T/mapped" &&
 		"$BFI" query --scan --memory 640K --json "$T/big" <"$T/bigkeys" >"$T/scanned" 2>"$T/e" &&
-		cmp "$T/mapped" "$T/scanned" && [ ! -s "$T/e" ] &&
+		cmp "$T/mapped" "$T/scanned" && ! grep -q warning "$T/e" &&
 		"$BFI" query --layout rambo --json "$T/big" <"$T/bigkeys" >"$T/mapped" &&
 		"$BFI" query --scan --memory 2M --layout rambo --json "$T/big" <"$T/bigkeys" >"$T/scanned" 2>"$T/e" &&
-		cmp "$T/mapped" "$T/scanned" && [ ! -s "$T/e" ] &&
+		cmp "$T/mapped" "$T/scanned" && ! grep -q warning "$T/e" &&
 		"$BFI" build -q -o "$T/bigtree" --layout tree --tsv "$T/big.tsv" &&
 		"$BFI" query --layout tree --json "$T/bigtree" <"$T/bigkeys" >"$T/mapped" &&
 		"$BFI" query --scan --memory 600K --layout tree --json "$T/bigtree" <"$T/bigkeys" >"$T/scanned" 2>"$T/e" &&
-		cmp "$T/mapped" "$T/scanned" && [ ! -s "$T/e" ]
+		cmp "$T/mapped" "$T/scanned" && ! grep -q warning "$T/e"
 }
 check "a flat block, RAMBO's rows and a tree's (774 KB) that pass --memory, read once range by range: the mapped answers, no warning" ranges
-warned() { # 16K holds less than a block's rows: many rounds, read again, and a warning
+warned() { # 16K holds a few keys' state: many batches, each a pass, and a note says so
 	"$BFI" query --scan --memory 16K "$T/snap" <"$T/keys" >/dev/null 2>"$T/e" &&
-		grep -q "warning: the scan read .* times the index's bytes" "$T/e" &&
+		grep -q "note: --memory 16K held the queries' state and answers in [0-9]* batches, each a pass: the index was read .* times over" "$T/e" &&
 		"$BFI" query --scan "$T/snap" <"$T/keys" >/dev/null 2>"$T/e" && [ ! -s "$T/e" ]
 }
-check "a --memory that makes the scan read the index again says so; one pass says nothing" warned
+check "a --memory that makes the scan read the index again (in batches) says so; one pass says nothing" warned
 refused() {
 	! "$BFI" query --scan --layout tree "$T/snap" x 2>"$T/e" && grep -q "layout" "$T/e" &&
-		! "$BFI" query --memory 1M "$T/snap" x 2>"$T/e" && grep -q "give --scan" "$T/e"
+		! "$BFI" query --scan --no-scan "$T/snap" x 2>"$T/e" && grep -q "contradict" "$T/e"
 }
-check "--scan refuses a layout the snapshot lacks; --memory needs --scan" refused
+check "--scan refuses a layout the snapshot lacks, and --no-scan" refused
+chosen() { # an index larger than --memory is scanned unasked, said once; --no-scan maps it
+	"$BFI" query --memory 16K "$T/snap" <"$T/keys" >"$T/scanned" 2>"$T/e" &&
+		[ "$(grep -c 'is larger than the 1 MiB this query may hold (--memory): answering in passes' "$T/e")" = 1 ] &&
+		"$BFI" query "$T/snap" <"$T/keys" >"$T/mapped" && cmp "$T/mapped" "$T/scanned" &&
+		"$BFI" query --memory 16K --no-scan "$T/snap" <"$T/keys" >"$T/scanned" 2>"$T/e" &&
+		[ ! -s "$T/e" ] && cmp "$T/mapped" "$T/scanned" &&
+		"$BFI" query --memory 1G "$T/snap" <"$T/keys" >"$T/scanned" 2>"$T/e" && [ ! -s "$T/e" ]
+}
+check "an index larger than --memory is scanned without --scan, said once; --no-scan and a --memory it fits map it" chosen
+toolarge() { # a query whose keys alone pass what --memory leaves is refused before any read
+	awk 'BEGIN { for (i = 0; i < 20000; i++) printf "k%d ", i; print "" }' >"$T/long" &&
+		! "$BFI" query --scan --memory 64K -t 0.5 "$T/snap" <"$T/long" >"$T/out" 2>"$T/e" &&
+		grep -q "this query needs about .* to be scanned .* give --memory [0-9]*[KM] or more" "$T/e" &&
+		[ ! -s "$T/out" ] && need=$(sed 's/.*give --memory \([0-9]*[KM]\) or more.*/\1/' "$T/e") &&
+		"$BFI" query --scan --memory "$need" -t 0.5 "$T/snap" <"$T/long" >"$T/out" &&
+		"$BFI" query -t 0.5 "$T/snap" <"$T/long" | cmp - "$T/out"
+}
+check "a query too large for --memory is refused before any read, naming the --memory that answers it" toolarge
 [ "$fails" -eq 0 ]

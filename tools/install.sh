@@ -56,7 +56,7 @@ echo "$prefix/lib/libbfi_read.so" >>"$list.new"
 # every public header: those with BFI_API calls or types, bfi_manifest.h's internals aside
 for h in reader/bfi.h writer/bfi_writer.h format/bfi_error.h format/bfi_hash.h \
 	format/bfi_text.h format/bfi_catalog.h format/bfi_layout.h format/bfi_seq.h \
-	format/bfi_paths.h; do
+	format/bfi_paths.h format/bfi_memory.h; do
 	put 644 "$h" "include/bfi/$(basename "$h")"
 done
 tmp=$(mktemp "${TMPDIR:-/tmp}/bfi-install.XXXXXX")

@@ -23,6 +23,7 @@
 
 #include "bfi_error.h"
 #include "bfi_layout.h"
+#include "bfi_memory.h"
 #include "bfi_seq.h"
 
 #ifdef __cplusplus
@@ -102,8 +103,8 @@ struct bfi_build_options {
 	 */
 	int bloofi_incremental;
 	/*
-	 * The build's peak memory, the program's own included (0: a quarter of
-	 * physical memory, bfi_default_memory(); at least 4 MiB): keys being
+	 * The build's peak memory, the program's own included (0:
+	 * bfi_default_memory(); at least 4 MiB): keys being
 	 * read, sketches and rows being filled stay within it; spooled keys
 	 * beyond it spill to $TMPDIR.
 	 */
@@ -184,7 +185,11 @@ struct bfi_phase_stats {
 BFI_API BFI_MUST_CHECK int bfi_writer_phase(const bfi_writer *w, unsigned i,
                                             struct bfi_phase_stats *out);
 
-/* A quarter of physical memory, between 256 MiB and 64 GiB (1 GiB where unknown). */
+/*
+ * A quarter of physical memory, between 256 MiB and 64 GiB, but at most
+ * half of what the process may hold (bfi_memory_limits: its cgroup's
+ * limit, ulimit -v, MemAvailable), and at least 8 MiB.
+ */
 BFI_API uint64_t bfi_default_memory(void);
 
 /* Returns 0, -ENOMEM or BFI_E_INVALID (for options out of range). */

@@ -93,10 +93,20 @@ int writer_fail(bfi_writer *w, int rc, const char *fmt, ...)
 
 uint64_t bfi_default_memory(void)
 {
-	/* a quarter of the machine: a build neither swaps nor, on a laptop, spills needlessly */
-	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-	uint64_t m = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 4 : 1ull << 30;
-	return m < (256ull << 20) ? 256ull << 20 : m > (64ull << 30) ? 64ull << 30 : m;
+	/*
+	 * A quarter of the machine: a build neither swaps nor, on a laptop,
+	 * spills needlessly. But no more than half of what the process may
+	 * really hold (its cgroup's limit, ulimit -v, MemAvailable): the
+	 * build's own buffers, the page cache of what it writes (a cgroup
+	 * counts it) and libraries take the rest.
+	 */
+	struct bfi_memory_limits l;
+	bfi_memory_limits(&l);
+	uint64_t m = l.physical / 4;
+	m = m < (256ull << 20) ? 256ull << 20 : m > (64ull << 30) ? 64ull << 30 : m;
+	if (m > l.usable / 2)
+		m = l.usable / 2;
+	return m < (8ull << 20) ? 8ull << 20 : m;
 }
 
 int writer_room_for_sets(bfi_writer *w, size_t n, int finishing)

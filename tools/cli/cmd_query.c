@@ -76,21 +76,28 @@ static const char help[] =
 	"                     more throughput on short rows (keys:\n"
 	"                     bfi_query_keys; expressions: bfi_query_batch)\n"
 	"      --batch-size N\n"
-	"                     queries per batch (default 1000; with --scan 100000)\n"
+	"                     queries per batch (default 1000; with --scan 100000,\n"
+	"                     and fewer where --memory holds fewer)\n"
+	"      --memory SIZE  what the query may hold in all (K, M, G suffixes):\n"
+	"                     index pages, each key's state, the batch's answers.\n"
+	"                     Default: three quarters of what this process may\n"
+	"                     hold, the least of MemAvailable, its memory cgroup's\n"
+	"                     limit (v1 or v2) and ulimit -v. An index larger than\n"
+	"                     it is scanned (--scan), saying so once on stderr\n"
 	"      --scan         answer each batch in passes over the index, not from\n"
 	"                     its mapping, for an index larger than memory: a pass\n"
-	"                     reads the pages its queries need once, in file order,\n"
-	"                     within --memory (bfi_scan); same answers, on any\n"
-	"                     layout; a collection is scanned segment by segment,\n"
-	"                     and a pack in place, frame by frame, never unpacked\n"
-	"      --memory SIZE  with --scan, the index bytes a pass may hold (K, M, G\n"
-	"                     suffixes; default: no bound). Each byte is read once\n"
-	"                     a batch if the rows its queries need of a flat block\n"
-	"                     (or of a tree or RAMBO) fit, or if they can be read\n"
-	"                     range by range with a row of state a key (a level\n"
-	"                     or repetition); else in rounds, again, and a warning\n"
-	"                     says so.\n"
-	"                     The batch's answers take memory beside it\n"
+	"                     reads the pages its queries need once, in file order\n"
+	"                     (bfi_scan); same answers, on any layout; a collection\n"
+	"                     is scanned segment by segment, and a pack in place,\n"
+	"                     frame by frame, never unpacked. A batch is cut where\n"
+	"                     its keys' state and expected answers would pass half\n"
+	"                     of --memory, so that each pass reads each byte of the\n"
+	"                     index at most once; a query too large to fit alone is\n"
+	"                     refused before anything is read, naming the --memory\n"
+	"                     it needs. If a pass still cannot hold a block's rows\n"
+	"                     with a row of state a key, rounds read pages again,\n"
+	"                     and a warning says so\n"
+	"      --no-scan      map the index even if it is larger than --memory\n"
 	"      --layout L     flat, plain, rambo or tree: answer from this layout\n"
 	"                     (default: flat, else tree, else rambo, else plain)\n"
 	"      --json         one JSON object per query\n"
@@ -141,6 +148,7 @@ int cmd_query(int argc, char **argv)
 	                                     {"batch", no_argument, 0, 'B'},
 	                                     {"batch-size", required_argument, 0, 'S'},
 	                                     {"scan", no_argument, 0, 'Z'},
+	                                     {"no-scan", no_argument, 0, 'z'},
 	                                     {"memory", required_argument, 0, 'Y'},
 	                                     {"layout", required_argument, 0, 'L'},
 	                                     {"keys", no_argument, 0, 'K'},
@@ -151,7 +159,7 @@ int cmd_query(int argc, char **argv)
 	struct opts o = {.mode = M_KEY, .batch_size = 1000};
 	unsigned flags = 0;
 	const char *fasta = NULL;
-	int c, status = EXIT_OK, keys = 0, batch_size_given = 0;
+	int c, status = EXIT_OK, keys = 0, batch_size_given = 0, memory_given = 0, no_scan = 0;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t threads = cores > 0 ? (uint64_t)cores : 1;
 	char *end;
@@ -173,7 +181,9 @@ int cmd_query(int argc, char **argv)
 				fprintf(stderr, "bfi query: --memory: not a size: %s\n", optarg);
 				return EXIT_USAGE;
 			}
+			memory_given = 1;
 			break;
+		case 'z': no_scan = 1; break;
 		case 'X': o.text = 1; break;
 		case 'P': o.mode = M_PATH; break;
 		case 'F': fasta = optarg; break;
@@ -246,16 +256,9 @@ int cmd_query(int argc, char **argv)
 		fprintf(stderr, "bfi query: --format does not combine with --json, --count or --ordinals\n");
 		return EXIT_USAGE;
 	}
-	if (o.memory && !o.scan) {
-		fprintf(stderr, "bfi query: --memory bounds --scan; give --scan too\n");
+	if (o.scan && no_scan) {
+		fprintf(stderr, "bfi query: --scan and --no-scan contradict each other\n");
 		return EXIT_USAGE;
-	}
-	if (o.scan) {
-		o.batch = 1; /* the batch is what a pass answers: one thread reads them all */
-		threads = 1;
-		flags |= BFI_OPEN_SCAN; /* a pack: its index stays in the pack, read as a pass needs */
-		if (!batch_size_given)
-			o.batch_size = 100000;
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "bfi query: need SNAP\n");
@@ -274,13 +277,35 @@ int cmd_query(int argc, char **argv)
 	bfi_snapshot *s = NULL;
 	bfi_result *res = NULL;
 	guard_during(path, EXIT_USAGE);
+	/* a pack is opened to be scanned until its index's size says whether it fits */
+	struct stat path_st;
+	if (!no_scan && stat(path, &path_st) == 0 && S_ISREG(path_st.st_mode))
+		flags |= BFI_OPEN_SCAN;
 	int rc = bfi_open(path, flags, &s);
 	if (rc == -ENOENT && (o.ordinals || o.count) && !(flags & BFI_OPEN_NO_CATALOG)) {
 		/* no catalog to read the key rules from: ordinals and counts do without */
 		flags |= BFI_OPEN_NO_CATALOG;
 		rc = bfi_open(path, flags, &s);
 	}
+	int mapped = 0;
+	if (rc == 0 && (rc = query_memory(s, &o, memory_given, no_scan, path, &mapped)) != 0) {
+		guard_during(NULL, 0);
+		bfi_close(&s);
+		return EXIT_USAGE;
+	}
+	if (rc == 0 && mapped && (flags & BFI_OPEN_SCAN)) {
+		/* a pack that fits: read into memory, for the mapped path */
+		bfi_close(&s);
+		flags &= ~BFI_OPEN_SCAN;
+		rc = bfi_open(path, flags, &s);
+	}
 	guard_during(NULL, 0);
+	if (rc == 0 && o.scan) {
+		o.batch = 1; /* the batch is what a pass answers: one thread reads them all */
+		threads = 1;
+		if (!batch_size_given)
+			o.batch_size = 100000;
+	}
 	if (rc) {
 		fprintf(stderr, "bfi query: %s: %s\n", path, bfi_strerror(rc));
 		return EXIT_USAGE;
@@ -388,6 +413,10 @@ int cmd_query(int argc, char **argv)
 			rc = query_run_one(s, res, &o, &q);
 			continue;
 		}
+		if (o.scan) {
+			rc = batcher_scan_add(s, &o, &bt, q.text, q.len, NULL, 0);
+			continue;
+		}
 		rc = batcher_add(&bt, q.text, q.len);
 		if (rc == 0 && bt.n == o.batch_size)
 			rc = run_batch(s, &o, &bt);
@@ -402,6 +431,8 @@ int cmd_query(int argc, char **argv)
 		rc = run_batch(s, &o, &bt);
 	if (o.batch)
 		batcher_free(&bt, &o);
+	if (rc == 0 && o.scan)
+		scan_summary(s, &o);
 	/* answers given since the last check may be wrong if a file changed: say so */
 	if (rc == 0)
 		rc = bfi_check_files(s);

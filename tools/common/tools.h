@@ -189,6 +189,8 @@ FILE *outfile_append(const char *cmd, const char *path);
 
 /* Parse "123", "64M", "2G" (binary units). Returns 0 on success. */
 int parse_size(const char *s, uint64_t *out);
+/* v bytes, rounded up, as parse_size reads them: 900, 12K, 80M, 3G; into buf (cap >= 24). */
+const char *size_arg(uint64_t v, char *buf, size_t cap);
 /*
  * The names of the layouts in mask (0: every one the library knows), in
  * the library's order, joined by sep, into buf. Returns buf.

@@ -250,6 +250,21 @@ int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+const char *size_arg(uint64_t v, char *buf, size_t cap)
+{
+	static const char unit[] = "KMGT";
+	int u = -1;
+	while (u < 3 && (v >= (uint64_t)10 << 10 || (u < 0 && v >= 1024))) {
+		v = (v + 1023) >> 10;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, cap, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, cap, "%llu%c", (unsigned long long)v, unit[u]);
+	return buf;
+}
+
 /* Set when bfi started with descriptor 0 closed (bfi.c). */
 int stdin_closed;
 

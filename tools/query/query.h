@@ -27,7 +27,9 @@ struct opts {
 	int batch;
 	size_t batch_size;
 	int scan;            /* --scan: each batch through bfi_scan */
-	uint64_t memory;     /* --scan's --memory (0: no bound) */
+	uint64_t memory;     /* --memory, or its default: what a query may hold (query_memory.c) */
+	struct bfi_scan_cost cost; /* a scan's: what it holds beside the pages (bfi_scan_cost) */
+	uint64_t n_sets;     /* the snapshot's */
 	struct names *names; /* set names looked up so far, or NULL */
 	uint64_t limit;      /* at most this many sets an answer (0: all); JSON adds "more" */
 	char *why;           /* what is wrong with a query goes here, not to stderr, if set */
@@ -78,6 +80,16 @@ struct query {
  */
 int query_form(const bfi_snapshot *s, struct opts *o, int keys, int fasta, const char *path,
                char *why, size_t cap);
+
+/*
+ * --memory's default, and the choice between the mapping and the scan
+ * (query_memory.c), once s is open: o->memory set if not given, o->scan
+ * set (and said once) if the index does not fit it and not no_scan,
+ * *mapped if it is not scanned; a scan's cost in o->cost. 0, or SAID
+ * with what is wrong said.
+ */
+int query_memory(const bfi_snapshot *s, struct opts *o, int memory_given, int no_scan,
+                 const char *path, int *mapped);
 
 /* compile()'s return after it has told what is wrong with the query itself */
 #define SAID 1
@@ -141,6 +153,9 @@ struct batcher {
 	const bfi_expr **es; /* expressions: through bfi_query_batch */
 	bfi_result **rs;
 	size_t *label_lens;  /* each query's label (a FASTA id), kept after its text, or 0 */
+	size_t slots;        /* room in qs, starts, label_lens, es and rs */
+	uint64_t cost;       /* a scan's batch: the memory its queries are expected to hold */
+	uint64_t own;        /* of which bfi query's own: texts, slots, expressions */
 };
 int batcher_init(struct batcher *b, const struct opts *o);
 void batcher_free(struct batcher *b, const struct opts *o);
@@ -149,6 +164,17 @@ int batcher_add(struct batcher *b, const char *t, size_t len);
 int batcher_add_labeled(struct batcher *b, const char *t, size_t len, const char *label,
                         size_t label_len);
 int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b);
+/*
+ * A query for a scan's batch (--scan): the batch is answered first if
+ * the query's expected memory would take it past half of what --memory
+ * leaves beside the scan's fixed cost (the rest is for the index's
+ * pages), and after, once it holds batch_size. A query that cannot fit
+ * alone is refused, saying the memory it needs (SAID).
+ */
+int batcher_scan_add(const bfi_snapshot *s, const struct opts *o, struct batcher *b, const char *t,
+                     size_t len, const char *label, size_t label_len);
+/* After the last batch: a note if the batches' passes read the index more than 1.5 times over. */
+void scan_summary(const bfi_snapshot *s, const struct opts *o);
 
 /* --fasta (query_in.c): each record a query, through bfi_seq_read. */
 struct fasta_ctx {

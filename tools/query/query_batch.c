@@ -14,13 +14,15 @@
 
 int batcher_init(struct batcher *b, const struct opts *o)
 {
-	size_t bs = o->batch_size;
+	/* a scan's batch is cut by memory, not count: its arrays grow with it */
+	size_t bs = o->scan && o->batch_size > 1024 ? 1024 : o->batch_size;
 	memset(b, 0, sizeof *b);
 	b->qs = calloc(bs, sizeof *b->qs);
 	b->starts = calloc(bs, sizeof *b->starts);
 	b->label_lens = calloc(bs, sizeof *b->label_lens);
 	if (b->qs == NULL || b->starts == NULL || b->label_lens == NULL)
 		return -ENOMEM;
+	b->slots = bs;
 	if (o->mode == M_KEY && !o->scan) {
 		b->hs = calloc(bs, sizeof *b->hs);
 		b->ends = calloc(bs, sizeof *b->ends);
@@ -29,14 +31,15 @@ int batcher_init(struct batcher *b, const struct opts *o)
 	b->es = calloc(bs, sizeof *b->es);
 	b->rs = calloc(bs, sizeof *b->rs);
 	int rc = b->es && b->rs ? 0 : -ENOMEM;
-	for (size_t i = 0; i < bs && rc == 0; i++)
+	for (size_t i = 0; i < bs && rc == 0 && !o->scan; i++) /* a scan's, as queries come */
 		rc = bfi_result_create(&b->rs[i]);
 	return rc;
 }
 
 void batcher_free(struct batcher *b, const struct opts *o)
 {
-	for (size_t i = 0; b->rs && i < o->batch_size; i++)
+	(void)o;
+	for (size_t i = 0; b->rs && i < b->slots; i++)
 		bfi_result_destroy(&b->rs[i]);
 	bfi_result_destroy(&b->all);
 	free(b->qs);
@@ -49,11 +52,40 @@ void batcher_free(struct batcher *b, const struct opts *o)
 	free(b->rs);
 }
 
+/* Room for one more query in a scan's batch, whose arrays grow (hs and ends: never a scan's). */
+static int more_slots(struct batcher *b)
+{
+	size_t want = b->slots * 2;
+	struct query *qs = realloc(b->qs, want * sizeof *qs);
+	if (qs)
+		b->qs = qs;
+	size_t *st = realloc(b->starts, want * sizeof *st);
+	if (st)
+		b->starts = st;
+	size_t *ll = realloc(b->label_lens, want * sizeof *ll);
+	if (ll)
+		b->label_lens = ll;
+	const bfi_expr **es = b->es ? realloc(b->es, want * sizeof *es) : NULL;
+	if (es)
+		b->es = es;
+	bfi_result **rs = b->rs ? realloc(b->rs, want * sizeof *rs) : NULL;
+	if (rs) {
+		memset(rs + b->slots, 0, (want - b->slots) * sizeof *rs);
+		b->rs = rs;
+	}
+	if (!qs || !st || !ll || !es || !rs)
+		return -ENOMEM;
+	b->slots = want;
+	return 0;
+}
+
 /* Keep query text t (len bytes), and its label after it, for the batch. */
 int batcher_add_labeled(struct batcher *b, const char *t, size_t len, const char *label,
                         size_t label_len)
 {
 	size_t need = len + label_len;
+	if (b->n == b->slots && more_slots(b))
+		return -ENOMEM;
 	if (b->cap - b->len < need) {
 		size_t want = b->len + need > 2 * b->cap ? b->len + need : 2 * b->cap;
 		char *p = realloc(b->text, want ? want : 1);
@@ -84,6 +116,11 @@ int batcher_add(struct batcher *b, const char *t, size_t len)
  * it. Expressions: those before one that does not parse are answered,
  * then that one's error is returned.
  */
+/* What the scans of this run read, for scan_summary. */
+static struct {
+	uint64_t bytes, passes;
+} scans;
+
 /*
  * Once, if a scan read the index more than once over: its queries needed
  * more of a part (a flat block, or a layout scanned whole) than --memory
@@ -96,6 +133,8 @@ static void scan_warn(const bfi_snapshot *s, const struct bfi_scan_stats *st)
 	static int warned;
 	struct bfi_info in;
 	bfi_info(s, &in);
+	scans.bytes += st->bytes_read;
+	scans.passes++;
 	if (warned || (double)st->bytes_read <= 1.5 * (double)in.file_size)
 		return;
 	warned = 1;
@@ -105,6 +144,71 @@ static void scan_warn(const bfi_snapshot *s, const struct bfi_scan_stats *st)
 	        "its rows with state for each key does not fit either (more --memory, a smaller "
 	        "--batch-size, or a build with smaller --block-sets, reads each byte once)\n",
 	        (double)st->bytes_read / (double)in.file_size, (unsigned long long)st->rounds);
+}
+
+void scan_summary(const bfi_snapshot *s, const struct opts *o)
+{
+	struct bfi_info in;
+	bfi_info(s, &in);
+	char m[24];
+	if (scans.passes > 1 && (double)scans.bytes > 1.5 * (double)in.file_size)
+		fprintf(stderr, "bfi query: note: --memory %s held the queries' state and answers in "
+		        "%llu batches, each a pass: the index was read %.1f times over (more --memory "
+		        "reads it fewer times)\n", size_arg(o->memory, m, sizeof m),
+		        (unsigned long long)scans.passes, (double)scans.bytes / (double)in.file_size);
+}
+
+/*
+ * A scan's batch is cut by memory (--memory, or its default): what a
+ * query is expected to hold, from its text before it is compiled. own:
+ * bfi query's part (the text and label, its slots, its result and the
+ * compiled expression's heads, a key's hash and node); all: that, the state a pass over a
+ * part's rows keeps for its keys, and its answer, a 4-byte ordinal and
+ * score a set (and half again, for the arrays' doubling): for a key, or a term
+ * list of one or two, the sets a key is expected to match falsely; for a
+ * longer term list, whose false matches must pass its threshold, 64.
+ */
+static void scan_costs(const struct opts *o, size_t len, size_t label_len, uint64_t *own,
+                       uint64_t *all)
+{
+	uint64_t keys = o->form.form == BFI_FORM_KEY ? 1
+	                : o->form.form == BFI_FORM_KMERS ? (len >= o->form.k ? len - o->form.k + 1 : 0)
+	                                                 : len / 2 + 1;
+	*own = len + label_len + sizeof(struct query) + 2 * sizeof(size_t) + 2 * sizeof(void *) + 320 +
+	       keys * 48;
+	double sets = o->form.theta > 0 && keys > 2 ? 64 : (keys ? (double)keys : 1) * o->cost.key_matches;
+	if (sets > (double)o->n_sets)
+		sets = (double)o->n_sets;
+	*all = *own + keys * o->cost.key_state + (uint64_t)(sets * 12) + 64;
+}
+
+int batcher_scan_add(const bfi_snapshot *s, const struct opts *o, struct batcher *b, const char *t,
+                     size_t len, const char *label, size_t label_len)
+{
+	/* what the batch may hold beside the scan's fixed cost: at least half, on a small --memory */
+	uint64_t own, all;
+	uint64_t room = o->memory > 2 * o->cost.fixed ? o->memory - o->cost.fixed : o->memory / 2;
+	scan_costs(o, len, label_len, &own, &all);
+	if (b->n && b->cost + all > room / 2) { /* the rest is the pages' */
+		int rc = run_batch(s, o, b);
+		if (rc)
+			return rc;
+	}
+	if (b->n == 0 && all > o->memory) { /* alone, it may take all */
+		char q[80], need[24], given[24], advice[24];
+		fprintf(stderr, "bfi query: %s: this query needs about %s to be scanned (the state and "
+		        "answer of its keys), more than --memory %s; give --memory %s or more\n",
+		        shown(label_len ? label : t, label_len ? label_len : len, q, sizeof q),
+		        size_arg(all, need, sizeof need), size_arg(o->memory, given, sizeof given),
+		        size_arg(all + o->cost.fixed, advice, sizeof advice));
+		return SAID;
+	}
+	int rc = batcher_add_labeled(b, t, len, label, label_len);
+	if (rc)
+		return rc;
+	b->cost += all;
+	b->own += own;
+	return b->n == o->batch_size ? run_batch(s, o, b) : 0;
 }
 
 int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
@@ -119,7 +223,9 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 			qs[i].label_len = b->label_lens[i];
 		}
 	}
+	uint64_t own = b->own;
 	b->n = b->len = 0;
+	b->cost = b->own = 0;
 	if (o->mode == M_KEY && !o->scan) {
 		for (size_t i = 0; i < m; i++)
 			b->hs[i] = bfi_hash_key(qs[i].text, qs[i].len);
@@ -141,9 +247,16 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 	if (bad)
 		ok--;
 	if (o->scan) {
+		/* the results, made for the batch and freed after it: answers held no longer */
+		for (size_t i = 0; i < ok && rc == 0; i++)
+			if (b->rs[i] == NULL)
+				rc = bfi_result_create(&b->rs[i]);
 		struct bfi_scan_stats st;
-		rc = bfi_scan(s, o->layout, b->es, ok, o->theta, b->rs, o->memory, &st);
-		scan_warn(s, &st);
+		uint64_t memory = o->memory > own + o->memory / 4 ? o->memory - own : o->memory / 4;
+		if (rc == 0)
+			rc = bfi_scan(s, o->layout, b->es, ok, o->theta, b->rs, memory, &st);
+		if (rc == 0)
+			scan_warn(s, &st);
 	} else {
 		rc = bfi_query_batch(s, o->layout, b->es, ok, b->rs);
 	}
@@ -151,5 +264,7 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 		rc = print_answer(s, b->rs[i], o, &qs[i]);
 	for (size_t i = 0; i < m; i++)
 		bfi_expr_free(&qs[i].e);
+	for (size_t i = 0; o->scan && i < ok; i++)
+		bfi_result_destroy(&b->rs[i]);
 	return rc ? rc : bad;
 }

@@ -24,10 +24,8 @@ int on_fasta_query(void *ctx, const char *id, size_t id_len, const char *seq, si
 	}
 	if (fc->qp)
 		return qpool_add(fc->qp, seq, len, id, id_len);
-	if (fc->bt) { /* --scan: the record waits for its batch */
-		int rc = batcher_add_labeled(fc->bt, seq, len, id, id_len);
-		return rc == 0 && fc->bt->n == fc->o->batch_size ? run_batch(fc->s, fc->o, fc->bt) : rc;
-	}
+	if (fc->bt) /* --scan: the record waits for its batch */
+		return batcher_scan_add(fc->s, fc->o, fc->bt, seq, len, id, id_len);
 	struct query q = {(char *)seq, len, NULL, id, id_len};
 	return query_run_one(fc->s, fc->res, fc->o, &q);
 }
