@@ -542,7 +542,9 @@ BFI_API BFI_MUST_CHECK int bfi_query_threshold(const bfi_snapshot *snap, unsigne
  * scores) bfi_query_expr() or, for a term list, bfi_query_threshold() at
  * theta gives on that layout. A collection is scanned segment by segment,
  * its answers in global ordinals as bfi_query_expr() gives them. st, if
- * not NULL, counts what was read.
+ * not NULL, counts what was read. memory bounds the answers too: once
+ * they pass seven eighths of it, the scan stops with BFI_E_LIMIT, and the
+ * caller answers the batch in smaller ones (bfi query halves it).
  */
 struct bfi_scan_stats {
 	uint64_t bytes_read; /* of the index, by pread */

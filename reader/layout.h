@@ -146,7 +146,8 @@ static inline void bfi__unwant_fresh(struct bfi_want *w)
  * until the next would take n_want past pages; then fill reads them into
  * shadow (at their own offsets), lets go of those the range before held
  * and this one does not, and clears w for the next. append adds a
- * query's answer in the part (its ordinals from ord0) to its result.
+ * query's answer in the part (its ordinals from ord0) to its result:
+ * 0, or BFI_E_LIMIT once the batch's answers pass the scan's memory.
  * (The scan's functions come through here, so that no layout calls
  * scan.c, which calls the layouts.)
  */
@@ -160,7 +161,7 @@ struct bfi_scan_io {
 	void *keep;      /* the layout's buffers, kept from part to part of a scan */
 	void (*drop)(void *keep); /* frees keep at the scan's end */
 	int (*fill)(struct bfi_scan_io *io);
-	int (*append)(const bfi_result *w, uint32_t ord0, bfi_result *res);
+	int (*append)(struct bfi_scan_io *io, const bfi_result *w, uint32_t ord0, bfi_result *res);
 };
 #define BFI_SCAN_DECLINE 1
 

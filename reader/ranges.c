@@ -126,7 +126,7 @@ int bfi__view_answer(struct bfi_scan_io *io, const bfi_snapshot *s,
 			rc = terms ? bfi__threshold(&v, ops, e, bfi__need(e, theta), w)
 			           : bfi__answer(&v, ops, e, w);
 		if (rc == 0)
-			rc = io->append(w, ord0, res[q]);
+			rc = io->append(io, w, ord0, res[q]);
 		g += e->n_keys;
 	}
 	if (v.view[row] && ops->close)

@@ -364,7 +364,7 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 		rc = bfi__probe_ranges(io, &k->probes, span, NULL, apply_row, NULL, &p);
 	for (size_t q = 0, g = 0; q < nq && rc == 0; q++) {
 		answer(&p, qs[q], g, theta, k->vec, k->counts, k->ans);
-		rc = io->append(k->ans, 0, res[q]);
+		rc = io->append(io, k->ans, 0, res[q]);
 		g += qs[q]->n_keys;
 	}
 	return rc;

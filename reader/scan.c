@@ -56,6 +56,7 @@ struct scan {
 	struct bfi_scan_io io; /* a layout's pass over a part range by range */
 	uint64_t memory;       /* what the scan may hold in all (0: no bound) */
 	uint64_t part_memory;  /* what the part may: memory less the answers so far */
+	uint64_t answers;      /* bytes the batch's answers have grown by */
 };
 
 static int bit(const uint64_t *v, uint64_t p)
@@ -201,14 +202,20 @@ static int scan_fill(struct bfi_scan_io *io)
  * scratch (counts and ordinals sized for every set), which for 10^5
  * queries over 10^5 sets would dwarf the pass.
  */
-static int scan_append(const bfi_result *w, uint32_t ord0, bfi_result *res)
+static int scan_append(struct bfi_scan_io *io, const bfi_result *w, uint32_t ord0, bfi_result *res)
 {
+	struct scan *c = (struct scan *)(void *)((char *)io - offsetof(struct scan, io));
 	size_t n = res->n + w->n ? res->n + w->n : 1; /* never a null pointer */
+	uint64_t was = (uint64_t)res->cap * sizeof *res->ords + res->scores_cap * sizeof *res->scores;
 	int rc = bfi__grow(&res->ords, &res->cap, n, sizeof *res->ords);
 	if (rc == 0 && w->have_scores)
 		rc = bfi__grow(&res->scores, &res->scores_cap, n, sizeof *res->scores);
 	if (rc)
 		return rc;
+	/* the answers are held until the batch ends: past the memory, the caller splits the batch */
+	c->answers += (uint64_t)res->cap * sizeof *res->ords + res->scores_cap * sizeof *res->scores - was;
+	if (c->memory && c->answers > c->memory - c->memory / 8)
+		return BFI_E_LIMIT;
 	for (size_t i = 0; i < w->n; i++)
 		res->ords[res->n + i] = w->ords[i] + ord0;
 	if (w->n && w->have_scores)

@@ -72,8 +72,8 @@ static int setup(void)
 	sv.max_keys = 256;
 	sv.max_reply = 1 << 16;
 	sv.timeout = 5;
-	char why[300];
-	if (slot_reload(&sv, &slot, why, sizeof why) != 1)
+	char why[600], note[400];
+	if (slot_reload(&sv, &slot, why, sizeof why, note, sizeof note) != 1)
 		return state = -1;
 	atomic_store(&sv.ready, 1);
 	atexit(done);

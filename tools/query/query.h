@@ -156,6 +156,8 @@ struct batcher {
 	size_t slots;        /* room in qs, starts, label_lens, es and rs */
 	uint64_t cost;       /* a scan's batch: the memory its queries are expected to hold */
 	uint64_t own;        /* of which bfi query's own: texts, slots, expressions */
+	double seen_matches; /* the most sets a key matched on average in a batch scanned */
+	double seen_answer;  /* the most sets a query matched on average in a batch scanned */
 };
 int batcher_init(struct batcher *b, const struct opts *o);
 void batcher_free(struct batcher *b, const struct opts *o);

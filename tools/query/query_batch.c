@@ -165,18 +165,22 @@ void scan_summary(const bfi_snapshot *s, const struct opts *o)
  * compiled expression's heads, a key's hash and node); all: that, the state a pass over a
  * part's rows keeps for its keys, and its answer, a 4-byte ordinal and
  * score a set (and half again, for the arrays' doubling): for a key, or a term
- * list of one or two, the sets a key is expected to match falsely; for a
- * longer term list, whose false matches must pass its threshold, 64.
+ * list of one or two, the sets a key is expected to match falsely, or
+ * as many as the batches before matched a key, if more; for a longer
+ * term list, whose false matches must pass its threshold, 64, or as
+ * many as the batches before answered a query, if more.
  */
-static void scan_costs(const struct opts *o, size_t len, size_t label_len, uint64_t *own,
-                       uint64_t *all)
+static void scan_costs(const struct opts *o, const struct batcher *b, size_t len, size_t label_len,
+                       uint64_t *own, uint64_t *all)
 {
+	double matches = o->cost.key_matches > b->seen_matches ? o->cost.key_matches : b->seen_matches;
 	uint64_t keys = o->form.form == BFI_FORM_KEY ? 1
 	                : o->form.form == BFI_FORM_KMERS ? (len >= o->form.k ? len - o->form.k + 1 : 0)
 	                                                 : len / 2 + 1;
 	*own = len + label_len + sizeof(struct query) + 2 * sizeof(size_t) + 2 * sizeof(void *) + 320 +
 	       keys * 48;
-	double sets = o->form.theta > 0 && keys > 2 ? 64 : (keys ? (double)keys : 1) * o->cost.key_matches;
+	double sets = o->form.theta > 0 && keys > 2 ? (b->seen_answer > 64 ? b->seen_answer : 64)
+	                                            : (keys ? (double)keys : 1) * matches;
 	if (sets > (double)o->n_sets)
 		sets = (double)o->n_sets;
 	*all = *own + keys * o->cost.key_state + (uint64_t)(sets * 12) + 64;
@@ -188,7 +192,7 @@ int batcher_scan_add(const bfi_snapshot *s, const struct opts *o, struct batcher
 	/* what the batch may hold beside the scan's fixed cost: at least half, on a small --memory */
 	uint64_t own, all;
 	uint64_t room = o->memory > 2 * o->cost.fixed ? o->memory - o->cost.fixed : o->memory / 2;
-	scan_costs(o, len, label_len, &own, &all);
+	scan_costs(o, b, len, label_len, &own, &all);
 	if (b->n && b->cost + all > room / 2) { /* the rest is the pages' */
 		int rc = run_batch(s, o, b);
 		if (rc)
@@ -209,6 +213,59 @@ int batcher_scan_add(const bfi_snapshot *s, const struct opts *o, struct batcher
 	b->cost += all;
 	b->own += own;
 	return b->n == o->batch_size ? run_batch(s, o, b) : 0;
+}
+
+/*
+ * Scan queries [from, to) of the batch and print their answers, in
+ * order. The results are made for them and freed after, so that no
+ * answer is held past its batch. If their answers pass memory (sets
+ * that share most keys answer far more than the false-positive model
+ * expects), the queries are answered in two halves, each its own pass,
+ * and later batches are sized by the answers seen.
+ */
+static int scan_some(const bfi_snapshot *s, const struct opts *o, struct batcher *b, size_t from,
+                     size_t to, uint64_t memory)
+{
+	int rc = 0;
+	for (size_t i = from; i < to && rc == 0; i++)
+		if (b->rs[i] == NULL)
+			rc = bfi_result_create(&b->rs[i]);
+	struct bfi_scan_stats st;
+	if (rc == 0)
+		rc = bfi_scan(s, o->layout, b->es + from, to - from, o->theta, b->rs + from, memory, &st);
+	if (rc == BFI_E_LIMIT && to - from > 1) {
+		for (size_t i = from; i < to; i++)
+			bfi_result_destroy(&b->rs[i]);
+		size_t mid = from + (to - from) / 2;
+		rc = scan_some(s, o, b, from, mid, memory);
+		return rc ? rc : scan_some(s, o, b, mid, to, memory);
+	}
+	if (rc == BFI_E_LIMIT) {
+		char q[80], m[24];
+		const struct query *x = &b->qs[from];
+		fprintf(stderr, "bfi query: %s: its answer alone passes --memory %s; give more\n",
+		        shown(x->label ? x->label : x->text, x->label ? x->label_len : x->len, q, sizeof q),
+		        size_arg(o->memory, m, sizeof m));
+		rc = SAID;
+	}
+	if (rc == 0) {
+		scan_warn(s, &st);
+		/* what the answers took a key, for the next batches' sizing */
+		uint64_t keys = 0, sets = 0;
+		for (size_t i = from; i < to; i++) {
+			keys += bfi_expr_keys(b->es[i]);
+			sets += bfi_result_count(b->rs[i]);
+		}
+		if (keys && (double)sets / (double)keys > b->seen_matches)
+			b->seen_matches = (double)sets / (double)keys;
+		if ((double)sets / (double)(to - from) > b->seen_answer)
+			b->seen_answer = (double)sets / (double)(to - from);
+	}
+	for (size_t i = from; i < to && rc == 0; i++)
+		rc = print_answer(s, b->rs[i], o, &b->qs[i]);
+	for (size_t i = from; i < to; i++)
+		bfi_result_destroy(&b->rs[i]);
+	return rc;
 }
 
 int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
@@ -247,24 +304,14 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 	if (bad)
 		ok--;
 	if (o->scan) {
-		/* the results, made for the batch and freed after it: answers held no longer */
-		for (size_t i = 0; i < ok && rc == 0; i++)
-			if (b->rs[i] == NULL)
-				rc = bfi_result_create(&b->rs[i]);
-		struct bfi_scan_stats st;
 		uint64_t memory = o->memory > own + o->memory / 4 ? o->memory - own : o->memory / 4;
-		if (rc == 0)
-			rc = bfi_scan(s, o->layout, b->es, ok, o->theta, b->rs, memory, &st);
-		if (rc == 0)
-			scan_warn(s, &st);
+		rc = scan_some(s, o, b, 0, ok, memory);
 	} else {
 		rc = bfi_query_batch(s, o->layout, b->es, ok, b->rs);
+		for (size_t i = 0; i < ok && rc == 0; i++)
+			rc = print_answer(s, b->rs[i], o, &qs[i]);
 	}
-	for (size_t i = 0; i < ok && rc == 0; i++)
-		rc = print_answer(s, b->rs[i], o, &qs[i]);
 	for (size_t i = 0; i < m; i++)
 		bfi_expr_free(&qs[i].e);
-	for (size_t i = 0; o->scan && i < ok; i++)
-		bfi_result_destroy(&b->rs[i]);
 	return rc ? rc : bad;
 }

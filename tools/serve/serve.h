@@ -87,9 +87,12 @@ void gen_release(struct server *sv, struct gen *g);
 /*
  * Open the slot's path and swap it in if it differs from the current one
  * (id or generation): 1 swapped, 0 the same, or an error with why (the
- * current one is kept).
+ * current one is kept). note says what was decided of memory (a
+ * snapshot larger than the process may hold: mapped, not warmed), or is
+ * empty; a pack whose index passes it is refused, BFI_E_LIMIT.
  */
-int slot_reload(struct server *sv, struct slot *sl, char *why, size_t cap);
+int slot_reload(struct server *sv, struct slot *sl, char *why, size_t cap, char *note,
+                size_t note_cap);
 /* Close every slot's generation (at exit, once no request is in flight). */
 void slots_close(struct server *sv);
 /*

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "bfi_catalog.h"
@@ -139,14 +140,69 @@ static int load_inspect(struct gen *g)
 	return 0;
 }
 
-static struct gen *gen_open(struct server *sv, struct slot *sl, int *rc)
+/*
+ * A snapshot larger than the memory this process may hold is served
+ * from its mapping all the same: each request reads the pages its keys
+ * need, a few a key, and the page cache keeps those asked for most
+ * (a scan reads the whole index a batch, which a request of a few keys
+ * never pays back). So it is not warmed (--warm would read in what
+ * cannot stay), and note says so. A pack, which is read into memory
+ * whole to be served, is refused where its index does not fit, with why.
+ */
+static int fits(struct server *sv, struct slot *sl, int *warm, char *note, size_t cap)
 {
+	struct bfi_memory_limits lim;
+	bfi_memory_limits(&lim);
+	uint64_t room = lim.usable / 4 * 3;
+	struct stat st;
+	*warm = sv->warm;
+	if (stat(sl->path, &st) != 0)
+		return 0; /* bfi_open says why */
+	uint64_t size = 0;
+	if (S_ISREG(st.st_mode)) { /* a pack: its index's size, from its tables alone */
+		bfi_snapshot *p = NULL;
+		if (bfi_open(sl->path, BFI_OPEN_SCAN | BFI_OPEN_NO_CATALOG, &p) != 0)
+			return 0;
+		struct bfi_info in;
+		bfi_info(p, &in);
+		bfi_close(&p);
+		if (in.file_size > room) {
+			snprintf(note, cap, "a pack is read into memory whole to be served, and its index "
+			         "(%llu MiB) passes the %llu MiB this process may hold (three quarters of "
+			         "the %s): unpack it (bfi unpack) and serve the snapshot, which is mapped",
+			         (unsigned long long)(in.file_size >> 20), (unsigned long long)(room >> 20),
+			         bfi_memory_bound_name(lim.bound));
+			return BFI_E_LIMIT;
+		}
+		return 0;
+	}
+	char path[4200];
+	snprintf(path, sizeof path, "%s/index.bfi", sl->path);
+	if (stat(path, &st) == 0)
+		size = (uint64_t)st.st_size;
+	if (size > room) {
+		*warm = 0;
+		snprintf(note, cap, "its index (%llu MiB) passes the %llu MiB this process may hold "
+		         "(three quarters of the %s): served from its mapping, %sits pages read as "
+		         "requests need them", (unsigned long long)(size >> 20),
+		         (unsigned long long)(room >> 20), bfi_memory_bound_name(lim.bound),
+		         sv->warm ? "not warmed, " : "");
+	}
+	return 0;
+}
+
+static struct gen *gen_open(struct server *sv, struct slot *sl, int *rc, char *note, size_t cap)
+{
+	int warm;
+	note[0] = 0;
+	if ((*rc = fits(sv, sl, &warm, note, cap)) != 0)
+		return NULL;
 	struct gen *g = calloc(1, sizeof *g);
 	if (g == NULL) {
 		*rc = -ENOMEM;
 		return NULL;
 	}
-	*rc = bfi_open(sl->path, sv->warm ? BFI_OPEN_WARM : 0, &g->snap);
+	*rc = bfi_open(sl->path, warm ? BFI_OPEN_WARM : 0, &g->snap);
 	struct bfi_info in;
 	if (*rc == 0) {
 		bfi_info(g->snap, &in);
@@ -200,7 +256,8 @@ void gen_kill(struct slot *sl, struct gen *g)
 	}
 }
 
-int slot_reload(struct server *sv, struct slot *sl, char *why, size_t cap)
+int slot_reload(struct server *sv, struct slot *sl, char *why, size_t cap, char *note,
+                size_t note_cap)
 {
 	int rc;
 	struct gen *g;
@@ -208,7 +265,7 @@ int slot_reload(struct server *sv, struct slot *sl, char *why, size_t cap)
 	sigjmp_buf env;
 	if (sigsetjmp(env, 0) == 0) { /* the mask need not be saved: serve_guard.c */
 		serve_guard_enter(&env, NULL);
-		g = gen_open(sv, sl, &rc);
+		g = gen_open(sv, sl, &rc, note, note_cap);
 		serve_guard_leave();
 	} else {
 		serve_guard_leave();
@@ -221,7 +278,7 @@ int slot_reload(struct server *sv, struct slot *sl, char *why, size_t cap)
 		struct gen *old = gen_acquire(sl);
 		int dead = old && gen_changed(sl, old);
 		gen_release(sv, old);
-		snprintf(why, cap, "%s; %s", bfi_strerror(rc),
+		snprintf(why, cap, "%s; %s", rc == BFI_E_LIMIT && note[0] ? note : bfi_strerror(rc),
 		         old == NULL ? "nothing is served under this name yet"
 		         : dead ? "the generation before was changed in place too: its requests get 503 "
 		                  "until a whole snapshot is published there"

@@ -71,11 +71,12 @@ static void watch_slot(struct server *sv, struct watches *ws, size_t i)
 static int reload(struct server *sv, size_t i, int first)
 {
 	struct slot *sl = &sv->slots[i];
-	char why[300];
+	char why[600], note[400];
 	double t = mono();
-	int rc = slot_reload(sv, sl, why, sizeof why);
+	int rc = slot_reload(sv, sl, why, sizeof why, note, sizeof note);
 	if (rc < 0) {
-		fprintf(stderr, "bfi serve: %s: %s: %s\n", sl->name, sl->path, first ? bfi_strerror(rc) : why);
+		fprintf(stderr, "bfi serve: %s: %s: %s\n", sl->name, sl->path,
+		        first && !(rc == BFI_E_LIMIT && note[0]) ? bfi_strerror(rc) : why);
 		return rc;
 	}
 	if (rc > 0) {
@@ -83,6 +84,8 @@ static int reload(struct server *sv, size_t i, int first)
 		fprintf(stderr, "bfi serve: %s: %s: generation %llu open in %.3f s\n", sl->name,
 		        sl->path, (unsigned long long)(g ? g->generation : 0), mono() - t);
 		gen_release(sv, g);
+		if (note[0])
+			fprintf(stderr, "bfi serve: %s: note: %s\n", sl->name, note);
 	}
 	return 0;
 }
