@@ -127,9 +127,12 @@ static const char help[] =
 	"                      rows being filled stay within it; spooled keys beyond\n"
 	"                      it spill to $TMPDIR. At least 4M (less is raised, with\n"
 	"                      a warning; under about 7M a build takes 2 MiB anyway).\n"
-	"                      Default: a quarter of this machine's memory, %s\n"
-	"                      here, so that a build neither swaps nor, with rows\n"
-	"                      that fit, goes through a scratch file\n"
+	"                      Default: a quarter of this machine's memory, but at\n"
+	"                      most half of what this process may hold (the least of\n"
+	"                      MemAvailable, its memory cgroup's limit and ulimit\n"
+	"                      -v): %s here, so that a build neither swaps, nor is\n"
+	"                      killed, nor, with rows that fit, goes through a\n"
+	"                      scratch file\n"
 	"      --threads N     threads for reading key, FASTA, text, JSON and XML\n"
 	"                      files, sorting keys and filling rows (default: one per\n"
 	"                      online core); the output is the same for any N\n"
@@ -171,6 +174,20 @@ static void print_stats(const bfi_writer *w, const char *cmd)
 	}
 	fprintf(stderr, "%s: %-11s %8.3f %8.3f %9.3f %12.2fx\n", cmd, "all", wall, cpu, busiest,
 	        busiest > 0 ? cpu / busiest : 1.0);
+}
+
+/* --stats: the memory the build held itself to, and where the figure came from. */
+static void print_memory(const char *cmd, uint64_t memory, int given)
+{
+	struct bfi_memory_limits l;
+	bfi_memory_limits(&l);
+	if (given)
+		fprintf(stderr, "%s: memory      %.1f MiB (--memory)\n", cmd, (double)memory / (1 << 20));
+	else
+		fprintf(stderr, "%s: memory      %.1f MiB (the default: a quarter of the machine's "
+		        "%.1f GiB, at most half of the %s, %.1f MiB)\n", cmd, (double)memory / (1 << 20),
+		        (double)l.physical / (1u << 30), bfi_memory_bound_name(l.bound),
+		        (double)l.usable / (1 << 20));
 }
 
 /* The writer's warnings from byte from on; returns where they end. */
@@ -656,8 +673,10 @@ int cmd_build(int argc, char **argv)
 		bfi_writer_destroy(&w);
 		return EXIT_USAGE;
 	}
-	if (stats)
+	if (stats) {
 		print_stats(w, me);
+		print_memory(me, o.memory ? o.memory : bfi_default_memory(), o.memory != 0);
+	}
 	bfi_writer_destroy(&w);
 	if (!quiet)
 		fprintf(stderr,

@@ -307,7 +307,7 @@ int cmd_query(int argc, char **argv)
 			o.batch_size = 100000;
 	}
 	if (rc) {
-		fprintf(stderr, "bfi query: %s: %s\n", path, bfi_strerror(rc));
+		query_open_failed(path, rc);
 		return EXIT_USAGE;
 	}
 	guard_watch(s, path);

@@ -91,6 +91,9 @@ int query_form(const bfi_snapshot *s, struct opts *o, int keys, int fasta, const
 int query_memory(const bfi_snapshot *s, struct opts *o, int memory_given, int no_scan,
                  const char *path, int *mapped);
 
+/* Say why s could not be opened: for -ENOMEM under a ulimit -v the index passes, that. */
+void query_open_failed(const char *path, int rc);
+
 /* compile()'s return after it has told what is wrong with the query itself */
 #define SAID 1
 /* Make q's expression: 0, SAID (a bad query, reported), or an error code (query_run.c). */

@@ -7,7 +7,9 @@
  * a scan's batches are then cut so that their state and answers fit it
  * beside the pages (batcher_scan_add).
  */
+#include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "query.h"
 #include "tools.h"
@@ -49,4 +51,23 @@ int query_memory(const bfi_snapshot *s, struct opts *o, int memory_given, int no
 		return SAID;
 	}
 	return 0;
+}
+
+void query_open_failed(const char *path, int rc)
+{
+	struct bfi_memory_limits lim;
+	bfi_memory_limits(&lim);
+	char index[4200];
+	struct stat st;
+	snprintf(index, sizeof index, "%s/index.bfi", path);
+	/* a mapping needs address space as large as the index, whatever memory it takes */
+	if (rc == -ENOMEM && lim.address && stat(index, &st) == 0 && (uint64_t)st.st_size > lim.address) {
+		fprintf(stderr, "bfi query: %s: its index (%llu MiB) cannot be mapped within ulimit -v "
+		        "(%llu MiB of address space left): bfi query maps the index, and a scan keeps a "
+		        "sparse copy of it at its own offsets, which take address space, not memory; "
+		        "raise ulimit -v past %llu MiB, or bound the memory with a cgroup instead\n",
+		        path, mib((uint64_t)st.st_size), mib(lim.address), mib(2 * (uint64_t)st.st_size));
+		return;
+	}
+	fprintf(stderr, "bfi query: %s: %s\n", path, bfi_strerror(rc));
 }
