@@ -225,6 +225,31 @@ static la_int64_t on_skip(struct archive *a, void *data, la_int64_t request)
 	return done;
 }
 
+/*
+ * Does the zstd stream of fd begin as a pack's does, a ustar header in its
+ * first frame? Then a pack without its seek table was cut short, not some
+ * other file.
+ */
+static int starts_as_pack(int fd)
+{
+	enum { IN = 256 << 10 }; /* a block of zstd is 128 KiB at most: the first one whole */
+	uint8_t *in = malloc(IN), out[512];
+	ssize_t got = in ? pread(fd, in, IN, 0) : -1;
+	ZSTD_DStream *ds = ZSTD_createDStream();
+	if (got <= 0 || ds == NULL) {
+		ZSTD_freeDStream(ds);
+		free(in);
+		return 0;
+	}
+	ZSTD_inBuffer ib = {in, (size_t)got, 0};
+	ZSTD_outBuffer ob = {out, sizeof out, 0};
+	while (ob.pos < ob.size && ib.pos < ib.size && !ZSTD_isError(ZSTD_decompressStream(ds, &ob, &ib)))
+		;
+	ZSTD_freeDStream(ds);
+	free(in);
+	return ob.pos == sizeof out && memcmp(out + 257, "ustar", 5) == 0;
+}
+
 /* The seek table of the pack of size bytes in fd, checked, into *t. */
 static int read_table(int fd, uint64_t size, struct bfi_pack_table *t, struct bfi_pack_error *e)
 {
@@ -248,6 +273,11 @@ static int read_table(int fd, uint64_t size, struct bfi_pack_table *t, struct bf
 		const char *what = NULL;
 		rc = bfi_pack_table_decode(tail, len, size, t, &need, &what);
 		free(tail);
+		if (rc == BFI_E_PACK && need == 0 && t->n == 0 && what &&
+		    !strcmp(what, "no seek table at its end (not a bfi pack)") && starts_as_pack(fd))
+			return fail(e, BFI_E_PACK_TRUNCATED, "the pack ends before its seek table: it begins "
+			            "as a bfi pack does (a tar stream in zstd frames), so it was cut short",
+			            size);
 		if (rc)
 			return fail(e, rc, what, size > len ? size - len : 0);
 		if (t->n)

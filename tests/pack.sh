@@ -58,9 +58,18 @@ damaged() {
 	[ $? -eq 1 ] && grep -q "frame" "$T/e" && [ ! -e "$T/bad.out" ] || return 1
 	head -c $((size - 3)) "$T/t1.pack" >"$T/cut.pack"
 	"$BFI" unpack -q -o "$T/bad.out" "$T/cut.pack" 2>"$T/e"
-	[ $? -eq 1 ] && [ ! -e "$T/bad.out" ] && ! ls "$T" | grep -q 'tmp-'
+	[ $? -eq 1 ] && [ ! -e "$T/bad.out" ] && ! ls "$T" | grep -q 'tmp-' || return 1
+	# cut before its seek table, and halfway: named truncated, not "not a pack"
+	for cut in $((size - 3)) $((size / 2)); do
+		head -c "$cut" "$T/t1.pack" >"$T/cut.pack"
+		! "$BFI" query "$T/cut.pack" x 2>"$T/e" && grep -q "truncated" "$T/e" &&
+			! "$BFI" verify "$T/cut.pack" >"$T/v" && grep -q "truncated\|cut short" "$T/v" || return 1
+	done
+	# a zstd file that is no pack is still called so
+	printf 'hello\n' | zstd -q >"$T/hello.zst" && ! "$BFI" query "$T/hello.zst" x 2>"$T/e" &&
+		grep -q "not a bfi pack" "$T/e" && ! grep -q truncated "$T/e"
 }
-check "a damaged or truncated pack: status 1, nothing written" damaged
+check "a damaged or truncated pack: status 1, nothing written; a cut one named truncated" damaged
 killed() { # a pack killed midway (SIGXFSZ at 4 KiB written) leaves no file behind
 	(ulimit -f 8 && exec "$BFI" pack -q --frame 4K -o "$T/killed.pack" "$T/snap") 2>/dev/null
 	st=$?
