@@ -57,6 +57,7 @@ struct scan {
 	uint64_t memory;       /* what the scan may hold in all (0: no bound) */
 	uint64_t part_memory;  /* what the part may: memory less the answers so far */
 	uint64_t answers;      /* bytes the batch's answers have grown by */
+	uint64_t results_base; /* bytes the results held when the scan began: the caller's */
 };
 
 static int bit(const uint64_t *v, uint64_t p)
@@ -290,16 +291,18 @@ uint64_t bfi__results_bytes(bfi_result *const *res, size_t n)
 }
 
 /*
- * What a part may hold of memory: the whole, less the answers so far
- * and the query scratch (memory bounds them too, and they grow from part
- * to part). Never less than an eighth: answers past the rest still get
+ * What a part may hold of memory: the whole, less what the answers have
+ * grown by so far and the query scratch (memory bounds them too, and
+ * they grow from part to part; what the results held before is the
+ * caller's). Never less than an eighth: answers past the rest still get
  * pages to be read with, in more, smaller ranges.
  */
 static void part_budget(struct scan *c, bfi_result *const *res, size_t n)
 {
 	if (c->memory == 0)
 		return;
-	uint64_t held = bfi__results_bytes(res, n) + (c->w_res ? result_bytes(c->w_res) : 0);
+	uint64_t held = bfi__results_bytes(res, n) - c->results_base +
+	                (c->w_res ? result_bytes(c->w_res) : 0);
 	uint64_t left = c->memory > held ? c->memory - held : 0;
 	if (left < c->memory / 8)
 		left = c->memory / 8;
@@ -391,6 +394,7 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 		bfi__reset_result(res[i], 0);
 	c.memory = memory;
 	c.part_memory = memory ? memory : UINT64_MAX;
+	c.results_base = memory ? bfi__results_bytes(res, n) : 0;
 	for (c.first = 0; rc == 0; c.first += c.n) {
 		part_budget(&c, res, n);
 		if ((c.n = c.ops->scan_part(s, c.first, c.part_memory)) == 0)
