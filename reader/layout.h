@@ -161,6 +161,8 @@ struct bfi_scan_io {
 	void *keep;      /* the layout's buffers, kept from part to part of a scan */
 	void (*drop)(void *keep); /* frees keep at the scan's end */
 	int (*fill)(struct bfi_scan_io *io);
+	/* index bytes [off, off + len) will be read next: ask the disk for them now (may be NULL) */
+	void (*ahead)(struct bfi_scan_io *io, uint64_t off, uint64_t len);
 	int (*append)(struct bfi_scan_io *io, const bfi_result *w, uint32_t ord0, bfi_result *res);
 };
 #define BFI_SCAN_DECLINE 1

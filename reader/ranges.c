@@ -45,6 +45,34 @@ int bfi__probes_by_page(struct bfi_probes *p, uint64_t base, size_t pages, size_
 	return 0;
 }
 
+/*
+ * The pages of the range that starts at probe i, asked of the disk
+ * (io->ahead) while the range before is applied, so that reading and
+ * computing overlap: as many as a range holds, in runs of whole pages.
+ */
+static void read_ahead(struct bfi_scan_io *io, const struct bfi_probes *p, size_t i, uint64_t span,
+                       uint64_t (*len)(void *ctx, uint32_t j), void *ctx)
+{
+	uint64_t pages = 0, lo = 0, hi = 0;
+	for (; i < p->n && pages < io->pages; i++) {
+		const struct bfi_probe *pr = &p->pr[i];
+		uint64_t a = pr->off / BFI_SCAN_PAGE;
+		uint64_t b = (pr->off + (len ? len(ctx, pr->j) : span) + BFI_SCAN_PAGE - 1) / BFI_SCAN_PAGE;
+		if (hi > lo && a <= hi) { /* probes come in the order of their pages: runs grow */
+			pages += b > hi ? b - hi : 0;
+			hi = b > hi ? b : hi;
+			continue;
+		}
+		if (hi > lo)
+			io->ahead(io, lo * BFI_SCAN_PAGE, (hi - lo) * BFI_SCAN_PAGE);
+		lo = a;
+		hi = b;
+		pages += b - a;
+	}
+	if (hi > lo)
+		io->ahead(io, lo * BFI_SCAN_PAGE, (hi - lo) * BFI_SCAN_PAGE);
+}
+
 int bfi__probe_ranges(struct bfi_scan_io *io, const struct bfi_probes *p, uint64_t span,
                       uint64_t (*len)(void *ctx, uint32_t j),
                       void (*apply)(void *ctx, const struct bfi_probe *pr),
@@ -68,6 +96,8 @@ int bfi__probe_ranges(struct bfi_scan_io *io, const struct bfi_probes *p, uint64
 		int rc = io->fill(io);
 		if (rc)
 			return rc;
+		if (io->ahead && i < p->n)
+			read_ahead(io, p, i, span, len, ctx);
 		if (all && from == 0 && i == p->n) { /* one range holds them all */
 			all(ctx);
 			return 1;

@@ -52,7 +52,7 @@ sections() {
 		grep -q "bfi-$c(1)" "$T/page" || { echo "bfi(1) does not point to bfi-$c(1)"; return 1; }
 	done
 	render build/man/bfi.3
-	for f in $(grep -ho 'BFI_API[^(]*(' reader/bfi.h format/bfi_error.h format/bfi_hash.h |
+	for f in $(grep -ho 'BFI_API[^(]*(' reader/bfi.h format/bfi_error.h format/bfi_hash.h format/bfi_memory.h |
 		grep -o 'bfi_[a-z_0-9]*($' | tr -d '('); do
 		grep -q "$f" "$T/page" || { echo "bfi(3) does not name $f"; return 1; }
 	done

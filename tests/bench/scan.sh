@@ -17,15 +17,25 @@
 # the same scans run from the pack in place, against zstd -dc of it.
 # The keys are READS's k-mers, or those of KEYS (FASTA) when given.
 # VS (another bfi binary, such as the build before a change) runs the
-# same scans after each of BFI's, whose answers must match.
+# same scans after each of BFI's, whose answers must match. MEMORY=
+# (empty) gives no --memory: bfi query takes its default from the limits
+# it runs under. AUTO=1 gives no --scan either: the reader must choose it.
+# FREE=1 runs the mapped path outside the cgroup, cold: the figure a scan
+# is held to. Each line gives the bytes read from the disk as a multiple
+# of the index.
 # Usage: MEMORY=1G [LIMIT=1400M] [Q="10000 100000"] [ROUNDS=3] [MAPPED=0] [PACK=SNAP.pack]
-#        [KEYS=more.fa] [BATCH=100000] [VS=old/bfi] sh tests/bench/scan.sh SNAP READS.fa
+#        [KEYS=more.fa] [BATCH=100000] [VS=old/bfi] [AUTO=1] [FREE=1]
+#        sh tests/bench/scan.sh SNAP READS.fa
 set -eu
 cd "$(dirname "$0")/../.."
 BFI=${BFI:-$PWD/bfi}
 SNAP=$1
 READS=$2
-MEMORY=${MEMORY:-1G}
+MEMORY=${MEMORY-1G}
+SCAN=--scan
+[ "${AUTO:-0}" = 1 ] && SCAN=
+MEM=${MEMORY:+--memory $MEMORY}
+BATCHARG=${BATCH:+--batch-size $BATCH}
 W=$(mktemp -d "${TMPDIR:-/tmp}/bfi-scan.XXXXXX")
 CG=
 if [ -n "${LIMIT:-}" ]; then
@@ -47,7 +57,7 @@ run() {
 	shift
 	cold
 	peak=
-	if [ -n "$CG" ]; then
+	if [ -n "$CG" ] && { [ "${FREE:-0}" != 1 ] || [ "${label#mapped}" = "$label" ]; }; then
 		echo 0 >"$CG/memory.max_usage_in_bytes"
 		/usr/bin/time -f "%e %I %M" -o "$W/t" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@" >"$W/$label.out"
 		peak=", cgroup peak $(($(cat "$CG/memory.max_usage_in_bytes") / 1048576)) MiB"
@@ -55,10 +65,10 @@ run() {
 		/usr/bin/time -f "%e %I %M" -o "$W/t" "$@" >"$W/$label.out"
 	fi
 	read -r s blocks kb <"$W/t"
-	echo "$label $s s, $((blocks * 512)) bytes from disk, peak RSS $((kb / 1024)) MiB$peak"
+	echo "$label $s s, $((blocks * 512)) bytes from disk ($(awk "BEGIN { printf \"%.2f\", $blocks * 512 / $size }")x the index), peak RSS $((kb / 1024)) MiB$peak"
 }
 size=$(stat -c %s "$SNAP/index.bfi")
-echo "index $size bytes, --memory $MEMORY${LIMIT:+, cgroup limit $LIMIT}"
+echo "index $size bytes, --memory ${MEMORY:-default}${LIMIT:+, cgroup limit $LIMIT}${SCAN:+, --scan}"
 grep -v '^>' "${KEYS:-$READS}" | awk '{ for (i = 1; i + 30 <= length($0); i++) print substr($0, i, 31) }' >"$W/kmers.all"
 r=0
 while [ "$r" -lt "${ROUNDS:-3}" ]; do
@@ -67,26 +77,26 @@ while [ "$r" -lt "${ROUNDS:-3}" ]; do
 	for q in ${Q:-10000 100000}; do
 		head -n "$q" "$W/kmers.all" >"$W/k"
 		[ "$(wc -l <"$W/k")" -eq "$q" ] || { echo "the reads hold fewer than $q k-mers"; exit 1; }
-		run "scan-keys-$q" "$BFI" query --scan --batch-size "${BATCH:-$q}" --memory "$MEMORY" --kmer 31 "$SNAP" <"$W/k"
+		run "scan-keys-$q" "$BFI" query $SCAN --batch-size "${BATCH:-$q}" $MEM --kmer 31 "$SNAP" <"$W/k"
 		if [ -n "${VS:-}" ]; then
-			run "vs-scan-keys-$q" "$VS" query --scan --batch-size "${BATCH:-$q}" --memory "$MEMORY" --kmer 31 "$SNAP" <"$W/k" 2>/dev/null
+			run "vs-scan-keys-$q" "$VS" query $SCAN --batch-size "${BATCH:-$q}" $MEM --kmer 31 "$SNAP" <"$W/k" 2>/dev/null
 			cmp -s "$W/scan-keys-$q.out" "$W/vs-scan-keys-$q.out" || { echo "answers differ"; exit 1; }
 		fi
 		if [ -n "$PACK" ]; then
-			run "pack-keys-$q" "$BFI" query --scan --batch-size "${BATCH:-$q}" --memory "$MEMORY" --kmer 31 "$PACK" <"$W/k"
+			run "pack-keys-$q" "$BFI" query $SCAN --batch-size "${BATCH:-$q}" $MEM --kmer 31 "$PACK" <"$W/k"
 			cmp -s "$W/scan-keys-$q.out" "$W/pack-keys-$q.out" || { echo "answers differ"; exit 1; }
 		fi
 		[ "$MAPPED" = 0 ] && continue
 		run "mapped-keys-$q" "$BFI" query --threads 1 --kmer 31 "$SNAP" <"$W/k"
 		cmp -s "$W/scan-keys-$q.out" "$W/mapped-keys-$q.out" || { echo "answers differ"; exit 1; }
 	done
-	run scan-reads "$BFI" query --scan --memory "$MEMORY" --kmer 31 -t 0.8 --fasta "$READS" "$SNAP"
+	run scan-reads "$BFI" query $SCAN $MEM --kmer 31 -t 0.8 --fasta "$READS" "$SNAP"
 	if [ -n "${VS:-}" ]; then
-		run vs-scan-reads "$VS" query --scan --memory "$MEMORY" --kmer 31 -t 0.8 --fasta "$READS" "$SNAP" 2>/dev/null
+		run vs-scan-reads "$VS" query $SCAN $MEM --kmer 31 -t 0.8 --fasta "$READS" "$SNAP" 2>/dev/null
 		cmp -s "$W/scan-reads.out" "$W/vs-scan-reads.out" || { echo "answers differ"; exit 1; }
 	fi
 	if [ -n "$PACK" ]; then
-		run pack-reads "$BFI" query --scan --memory "$MEMORY" --kmer 31 -t 0.8 --fasta "$READS" "$PACK"
+		run pack-reads "$BFI" query $SCAN $MEM --kmer 31 -t 0.8 --fasta "$READS" "$PACK"
 		cmp -s "$W/scan-reads.out" "$W/pack-reads.out" || { echo "answers differ"; exit 1; }
 	fi
 	if [ "$MAPPED" != 0 ]; then

@@ -12,5 +12,5 @@ summary=$(./bfi --help | awk -v c="$cmd" '$1 == c { $1 = ""; sub(/^ +/, ""); pri
 	./bfi "$cmd" --help | awk -v page="bfi-$cmd" -v section=1 -v summary="$summary" \
 		-f tools/man/help2scd.awk
 	cat "tools/man/bfi-$cmd.scd"
-} | sed 's/ memory, [0-9.]* [KMGT]iB here, so/ memory, so/' | scdoc >"$out.tmp"
+} | sed 's/: [0-9.]* [KMGT]iB here, so/, so/' | scdoc >"$out.tmp"
 mv "$out.tmp" "$out"
