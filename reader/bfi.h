@@ -731,6 +731,19 @@ BFI_API BFI_MUST_CHECK int bfi_query_many(const bfi_snapshot *snap, unsigned lay
                                           unsigned k, double theta, const char *buf,
                                           const size_t *ends, size_t n, bfi_result *res,
                                           size_t *answer_ends, size_t *done);
+/*
+ * The same answers, byte for byte, through bfi_scan(): for an index
+ * larger than memory. The queries are compiled and scanned in batches
+ * whose keys' state and expected answers (bfi_scan_cost) fit half of
+ * memory, each batch one pass over the index within memory; a batch
+ * whose answers pass it is answered in halves. res holds every answer,
+ * as bfi_query_many() leaves it. On an error *done is the query that
+ * failed to compile, or the first of the batch whose scan failed.
+ */
+BFI_API BFI_MUST_CHECK int bfi_scan_many(const bfi_snapshot *snap, unsigned layout, int what,
+                                         unsigned k, double theta, const char *buf,
+                                         const size_t *ends, size_t n, bfi_result *res,
+                                         size_t *answer_ends, size_t *done, uint64_t memory);
 
 /*
  * The k-mer keys of a DNA sequence, for genome queries (spec/format.md,

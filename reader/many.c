@@ -114,3 +114,141 @@ int bfi_query_as(const bfi_snapshot *s, unsigned layout, const struct bfi_form *
 	bfi_expr_free(&e);
 	return rc;
 }
+
+/* Query i of buf, compiled as bfi_query_many compiles it (NULL: no terms). */
+static int compile(const bfi_snapshot *s, int what, unsigned k, double theta, int scored,
+                   const char *q, size_t len, bfi_expr **e)
+{
+	*e = NULL;
+	if (what == BFI_MANY_QUERIES)
+		return bfi_expr_query(s, q, len, theta, e);
+	if (what == BFI_MANY_SEQUENCES)
+		return bfi_expr_kmers(s, q, len, k, e);
+	return bfi_expr_text(s, q, len, scored ? BFI_TEXT_TERMS : BFI_TEXT_ALL, e);
+}
+
+/* A scan's batch: queries [from, to) of es, their answers appended to res in order. */
+struct scan_batch {
+	const bfi_snapshot *s;
+	unsigned layout;
+	double theta;
+	int scored;
+	uint64_t memory;
+	bfi_expr **es;
+	bfi_result **rs;
+	const bfi_expr **live; /* the batch's queries with terms, for bfi_scan */
+	bfi_result **live_rs;
+};
+
+static int scan_batch(struct scan_batch *b, size_t from, size_t to)
+{
+	size_t m = 0;
+	int rc = 0;
+	for (size_t i = from; i < to && rc == 0; i++)
+		if (b->es[i] && bfi_expr_keys(b->es[i])) {
+			rc = b->rs[i] ? 0 : bfi_result_create(&b->rs[i]);
+			b->live[m] = b->es[i];
+			b->live_rs[m++] = b->rs[i];
+		}
+	double theta = b->theta > 0 ? b->theta : 1.0;
+	if (rc == 0 && m)
+		rc = bfi_scan(b->s, b->layout, b->live, m, theta, b->live_rs, b->memory, NULL);
+	if (rc == BFI_E_LIMIT && m > 1) { /* the answers passed memory: each half a pass of its own */
+		size_t mid = from, seen = 0;
+		while (seen < m / 2)
+			seen += b->es[mid] && bfi_expr_keys(b->es[mid]), mid++;
+		rc = scan_batch(b, from, mid);
+		return rc ? rc : scan_batch(b, mid, to);
+	}
+	return rc;
+}
+
+int bfi_scan_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, double theta,
+                  const char *buf, const size_t *ends, size_t n, bfi_result *res,
+                  size_t *answer_ends, size_t *done, uint64_t memory)
+{
+	if (done)
+		*done = 0;
+	if (s == NULL || res == NULL || done == NULL || memory == 0 ||
+	    (n && (buf == NULL || ends == NULL || answer_ends == NULL)))
+		return BFI_E_INVALID;
+	if (what != BFI_MANY_SEQUENCES && what != BFI_MANY_TEXTS && what != BFI_MANY_QUERIES)
+		return BFI_E_INVALID;
+	int scored = what == BFI_MANY_QUERIES ? bfi__query_terms(s, theta) : theta != 0;
+	if (!(theta >= 0 && theta <= 1) || (what == BFI_MANY_SEQUENCES && !scored))
+		return BFI_E_INVALID;
+	struct bfi_scan_cost cost;
+	struct bfi_info info;
+	int rc = bfi_scan_cost(s, layout, &cost);
+	if (rc)
+		return rc;
+	bfi_info(s, &info);
+	bfi__reset_result(res, scored);
+	struct scan_batch b = {.s = s, .layout = layout, .theta = theta, .scored = scored,
+	                       .memory = memory};
+	size_t cap = n ? n : 1;
+	b.es = calloc(cap, sizeof *b.es);
+	b.rs = calloc(cap, sizeof *b.rs);
+	b.live = calloc(cap, sizeof *b.live);
+	b.live_rs = calloc(cap, sizeof *b.live_rs);
+	if (b.es == NULL || b.rs == NULL || b.live == NULL || b.live_rs == NULL)
+		rc = -ENOMEM;
+	/*
+	 * Queries compiled and held while their expected memory (their keys'
+	 * state in a pass and their answers, bfi_scan_cost) fits half of what
+	 * memory leaves beside the scan's fixed cost; then scanned, their
+	 * answers appended in order, and let go.
+	 */
+	uint64_t room = memory > 2 * cost.fixed ? memory - cost.fixed : memory / 2, held = 0;
+	size_t from = 0, i = 0, bad = n;
+	for (; i <= n && rc == 0; i++) {
+		uint64_t need = 0;
+		if (i < n) {
+			if (ends[i] < (i ? ends[i - 1] : 0)) {
+				bad = i;
+				rc = BFI_E_INVALID;
+			} else {
+				size_t at = i ? ends[i - 1] : 0;
+				rc = compile(s, what, k, theta, scored, buf + at, ends[i] - at, &b.es[i]);
+				if (rc)
+					bad = i;
+			}
+			uint64_t keys = rc == 0 && b.es[i] ? bfi_expr_keys(b.es[i]) : 0;
+			double sets = scored && keys > 2 ? 64 : (double)(keys ? keys : 1) * cost.key_matches;
+			if (sets > (double)info.n_sets)
+				sets = (double)info.n_sets;
+			need = 512 + keys * (48 + cost.key_state) + (uint64_t)(sets * 12);
+		}
+		/* the batch so far answered: at the end, before a failure, or where this one passes room */
+		if (i == n || rc || (i > from && held + need > room / 2)) {
+			int brc = scan_batch(&b, from, i);
+			for (size_t x = from; x < i && brc == 0; x++) {
+				brc = b.rs[x] ? append(res, b.rs[x], scored) : 0;
+				answer_ends[x] = res->n;
+			}
+			for (size_t x = from; x < i; x++) {
+				bfi_expr_free(&b.es[x]);
+				bfi_result_destroy(&b.rs[x]);
+			}
+			if (brc) {
+				rc = brc;
+				bad = from; /* which query of the batch failed is not known: its first */
+				break;
+			}
+			from = i;
+			held = 0;
+		}
+		held += need;
+	}
+	for (size_t x = from; x < n && b.es; x++) {
+		bfi_expr_free(&b.es[x]);
+		if (b.rs)
+			bfi_result_destroy(&b.rs[x]);
+	}
+	*done = rc ? bad : n;
+	free(b.es);
+	free(b.rs);
+	free(b.live);
+	free(b.live_rs);
+	return rc;
+}

@@ -555,7 +555,42 @@ def numpy_arrays():
                    f"query_sequences(as_array=True, threads={t})")
 
 
+def scanned():
+    """A snapshot larger than the memory given is scanned, said once as a ScanWarning, and
+    answers lists of sequences, keys and texts as the CLI does; a pack of it too, in place."""
+    import warnings
+
+    recs = [l for l in lines(f"{T}/reads.fa") if not l.startswith(">")]
+    want = [ranked(o) for o in cli("--fasta", f"{T}/reads.fa", "-t", "0.8", f"{T}/F")]
+    keys = [l.split("\t")[1] for l in lines(f"{T}/keysA.tsv")][:400] + ["absent-1", "absent-2"]
+    want_keys = [o["matches"] for o in cli("--keys", f"{T}/K", stdin="\n".join(keys).encode() + b"\n")]
+    subprocess.run([BFI, "pack", "-q", "-o", f"{T}/F.pack", f"{T}/F"], check=True)
+    for path in (f"{T}/F", f"{T}/F.pack"):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            s = bfi.Snapshot(path, memory=64 << 10)
+        said = [x for x in w if issubclass(x.category, bfi.ScanWarning)]
+        assert s.scan and len(said) == 1 and "answered in passes over it" in str(said[0].message), \
+            [str(x.message) for x in w]
+        with s:
+            # 64 KiB holds few reads' state: many batches, each a pass
+            expect(s.query_sequences(recs, threshold=0.8), want, f"query_sequences, scanned ({path})")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with bfi.Snapshot(f"{T}/K", memory=64 << 10) as s:
+            expect(s.query(keys), want_keys, "query(keys), scanned")
+        with bfi.Snapshot(f"{T}/K", memory=64 << 10, scan=False) as s:
+            assert not s.scan
+            expect(s.query(keys), want_keys, "query(keys), scan=False")
+        with bfi.Snapshot(f"{T}/K") as s:  # the default: it fits
+            assert not s.scan
+    assert sum(issubclass(x.category, bfi.ScanWarning) for x in w) == 1, [str(x.message) for x in w]
+    lim = bfi.memory_limits()
+    assert 0 < lim["usable"] <= lim["physical"] and lim["bound"], lim
+
+
 check("every ctypes mirror of a C struct matches it, field for field (offsetof, sizeof)", mirrors)
+check("a snapshot and a pack larger than memory= are scanned, said once, with the CLI's answers", scanned)
 check("query(key) answers as bfi query --json --keys, one by one", keys_one)
 check("query(keys) in batches, bytes, ordinals, iter_query and every layout", keys_batch)
 check("query_expr answers as bfi query -e", exprs_all)

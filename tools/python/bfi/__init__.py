@@ -28,6 +28,7 @@ import array
 import ctypes
 import ctypes.util
 import errno as _errno
+import functools
 import gc
 import itertools
 import os
@@ -209,6 +210,25 @@ _query_compiled = _fn("bfi_query_compiled", ctypes.c_int, _P, ctypes.c_uint, _P,
 _query_many = _fn("bfi_query_many", ctypes.c_int, _P, ctypes.c_uint, ctypes.c_int, ctypes.c_uint,
                   ctypes.c_double, ctypes.c_char_p, ctypes.POINTER(_SZ), _SZ, _P,
                   ctypes.POINTER(_SZ), ctypes.POINTER(_SZ))
+_scan_many = _fn("bfi_scan_many", ctypes.c_int, _P, ctypes.c_uint, ctypes.c_int, ctypes.c_uint,
+                  ctypes.c_double, ctypes.c_char_p, ctypes.POINTER(_SZ), _SZ, _P,
+                  ctypes.POINTER(_SZ), ctypes.POINTER(_SZ), ctypes.c_uint64)
+
+
+def _scan_many_at(memory, *args):
+    """bfi_scan_many with memory last, as _query_many is called."""
+    return _scan_many(*args, memory)
+
+
+class _MemoryLimits(ctypes.Structure):  # struct bfi_memory_limits (bfi_memory.h)
+    _c_ = "struct bfi_memory_limits"  # mirrored: tests/python_check.py checks it against offsetof
+    _fields_ = [("physical", ctypes.c_uint64), ("available", ctypes.c_uint64),
+                ("cgroup", ctypes.c_uint64), ("address", ctypes.c_uint64),
+                ("usable", ctypes.c_uint64), ("bound", ctypes.c_int)]
+
+
+_memory_limits = _fn("bfi_memory_limits", None, ctypes.POINTER(_MemoryLimits))
+_memory_bound_name = _fn("bfi_memory_bound_name", ctypes.c_char_p, ctypes.c_int)
 _expr_free = _fn("bfi_expr_free", None, _PP)
 _set_name = _fn("bfi_set_name", ctypes.c_int, _P, ctypes.c_uint32, _PP, ctypes.POINTER(_SZ))
 _set_find = _fn("bfi_set_find", ctypes.c_int, _P, ctypes.c_char_p, _SZ,
@@ -287,6 +307,24 @@ def _library_layouts():
 
 LAYOUTS = _library_layouts()
 _OPEN_FLAGS = {"trusted": 1, "no_catalog": 2, "small_pages": 4, "warm": 8}
+_OPEN_SCAN = 16  # BFI_OPEN_SCAN (bfi.h): a pack's index left in the pack, for a scan
+
+
+def memory_limits():
+    """What this process may hold, as bfi query sizes its default --memory:
+    a dict of physical, available (MemAvailable), cgroup (its memory
+    cgroup's limit, v1 or v2), address (ulimit -v less what is mapped) and
+    usable (the least of those known), in bytes (0: none or unknown), and
+    bound, which of them usable is."""
+    m = _MemoryLimits()
+    _memory_limits(ctypes.byref(m))
+    out = {k: getattr(m, k) for k in ("physical", "available", "cgroup", "address", "usable")}
+    out["bound"] = _memory_bound_name(m.bound).decode()
+    return out
+
+
+class ScanWarning(UserWarning):
+    """A snapshot larger than the memory given is answered by scans."""
 _BATCH = 4096  # keys a call into the library
 _NAMES_LISTED = 1 << 22  # up to this many ordinals, names are kept in a list, else a dict
 if array.array("I").itemsize != 4:
@@ -342,11 +380,13 @@ def _held(method):
     return run
 
 
-def open(path, *, trusted=False, no_catalog=False, small_pages=False, warm=False):
-    """Open the snapshot or collection at path (a directory). Use as a
-    context manager, or call close(). Raises Error."""
+def open(path, *, trusted=False, no_catalog=False, small_pages=False, warm=False, scan=None,
+         memory=None):
+    """Open the snapshot or collection at path (a directory), or a pack of
+    either. Use as a context manager, or call close(). Raises Error. scan
+    and memory: see Snapshot."""
     return Snapshot(path, trusted=trusted, no_catalog=no_catalog, small_pages=small_pages,
-                    warm=warm)
+                    warm=warm, scan=scan, memory=memory)
 
 
 # ---- joins: bfi merge and bfi compact, through the library ----
@@ -469,14 +509,24 @@ class Snapshot:
     may be called while other threads query: their calls in progress end
     normally, the snapshot is unmapped when the last of them returns, and
     every call after close() raises ValueError.
+
+    An index larger than memory (bytes; default three quarters of
+    memory_limits()["usable"]) is scanned: a ScanWarning says so once, and
+    lists of queries are answered in passes over it (bfi_scan_many), in
+    batches within memory, with the mapped path's answers. scan=False maps
+    it anyway; scan=True scans one that fits. A pack so scanned is read in
+    place and answers lists only (other calls raise BFI_E_SCAN_ONLY).
     """
 
     def __init__(self, path, *, trusted=False, no_catalog=False, small_pages=False,
-                 warm=False):
+                 warm=False, scan=None, memory=None):
         self.path = os.fspath(path)
         bpath = os.fsencode(self.path)
         if b"\0" in bpath:
             raise ValueError("bfi: embedded null byte in the path")
+        if memory is not None and (not isinstance(memory, int) or isinstance(memory, bool)
+                                   or memory <= 0):
+            raise ValueError(f"bfi: memory is a positive number of bytes, not {memory!r}")
         flags = 0
         for k, v in (("trusted", trusted), ("no_catalog", no_catalog),
                      ("small_pages", small_pages), ("warm", warm)):
@@ -488,9 +538,26 @@ class Snapshot:
         self._local = threading.local()
         self._users = 0  # calls running on the snapshot (_enter, _leave)
         self._closing = False
-        _check(_open(bpath, flags, ctypes.byref(self._p)), self.path)
+        # memory bounds a scan's batches; by default three quarters of what the process may hold
+        self.memory = memory or memory_limits()["usable"] // 4 * 3
+        # a pack is opened to be scanned until its index's size says whether it fits
+        pack = scan is not False and os.path.isfile(self.path)
+        _check(_open(bpath, flags | (_OPEN_SCAN if pack else 0), ctypes.byref(self._p)),
+               self.path)
         i = _Info()
         _info(self._p, ctypes.byref(i))
+        self.scan = bool(scan) if scan is not None else i.file_size > self.memory
+        if scan is None and self.scan:
+            import warnings
+
+            warnings.warn(f"bfi: {self.path}: the index ({i.file_size >> 20} MiB) is larger "
+                          f"than the {self.memory >> 20} MiB this process may hold: lists of "
+                          "queries are answered in passes over it (scan=False maps it instead)",
+                          ScanWarning, stacklevel=2)
+        if pack and not self.scan:  # a pack that fits: read into memory, for the mapped path
+            _close(ctypes.byref(self._p))
+            _check(_open(bpath, flags, ctypes.byref(self._p)), self.path)
+            _info(self._p, ctypes.byref(i))
         self._ordinals = i.ordinals
         self._names = [None] * i.ordinals if i.ordinals <= _NAMES_LISTED else {}
         self._form = None  # whether queries are formed by the catalog's rules (_formed)
@@ -709,6 +776,10 @@ class Snapshot:
         s = self._snap()
         scored = theta != 0 if scored is None else scored
         size = max(1, min(_MANY, -(-n // (threads * 4))))
+        call = _query_many
+        if self.scan:  # one call: the library cuts the batches by memory, each a pass
+            threads, size = 1, n
+            call = functools.partial(_scan_many_at, self.memory)
         chunks = [(i, items[i:i + size]) for i in range(0, n, size)]
         spare, made = [], []  # results of this call, one per thread at most
 
@@ -724,8 +795,8 @@ class Snapshot:
                 buf = b"".join(part)
                 ends = (_SZ * len(part))(*itertools.accumulate(map(len, part)))
                 aends, done = (_SZ * len(part))(), _SZ()
-                rc = _query_many(s, layout, what, k, theta, buf, ends, len(part), r, aends,
-                                 ctypes.byref(done))
+                rc = call(s, layout, what, k, theta, buf, ends, len(part), r, aends,
+                          ctypes.byref(done))
                 if rc:
                     raise Error(rc, f"{label} {start + done.value}")
                 total = aends[len(part) - 1]
@@ -852,7 +923,7 @@ class Snapshot:
 
     @_held
     def _keys(self, bkeys, layout, ordinals, as_array):
-        if self._formed():
+        if self._formed() or self.scan:  # a scan compiles each key as the catalog says
             return self._many(_MANY_QUERIES, bkeys, 0, 0.0, _layout(layout), ordinals, as_array,
                               1, "query", scored=False)
         s, r = self._snap(), self._res()
