@@ -250,6 +250,21 @@ static int starts_as_pack(int fd)
 	return ob.pos == sizeof out && memcmp(out + 257, "ustar", 5) == 0;
 }
 
+/*
+ * Does a seek table of n frames end the file of size bytes in fd, its
+ * skippable frame's header in place, whatever its last magic says? Then
+ * the file was damaged there, not cut short.
+ */
+static int table_there(int fd, uint64_t size, uint32_t n)
+{
+	uint8_t head[8];
+	if (n == 0 || n > BFI_PACK_FRAMES_MAX || bfi_pack_table_size(n) > size)
+		return 0;
+	uint64_t tsize = bfi_pack_table_size(n);
+	return pread(fd, head, 8, (off_t)(size - tsize)) == 8 &&
+	       bfi_get32(head) == BFI_PACK_TABLE_MAGIC && bfi_get32(head + 4) == tsize - 8;
+}
+
 /* The seek table of the pack of size bytes in fd, checked, into *t. */
 static int read_table(int fd, uint64_t size, struct bfi_pack_table *t, struct bfi_pack_error *e)
 {
@@ -272,9 +287,11 @@ static int read_table(int fd, uint64_t size, struct bfi_pack_table *t, struct bf
 		}
 		const char *what = NULL;
 		rc = bfi_pack_table_decode(tail, len, size, t, &need, &what);
+		uint32_t n_said = len >= BFI_PACK_FOOTER ? bfi_get32(tail + len - BFI_PACK_FOOTER) : 0;
 		free(tail);
 		if (rc == BFI_E_PACK && need == 0 && t->n == 0 && what &&
-		    !strcmp(what, "no seek table at its end (not a bfi pack)") && starts_as_pack(fd))
+		    !strcmp(what, "no seek table at its end (not a bfi pack)") &&
+		    !table_there(fd, size, n_said) && starts_as_pack(fd))
 			return fail(e, BFI_E_PACK_TRUNCATED, "the pack ends before its seek table: it begins "
 			            "as a bfi pack does (a tar stream in zstd frames), so it was cut short",
 			            size);
