@@ -1,7 +1,7 @@
 /*
  * pack.c - bfi pack: a snapshot or a collection as one file (spec/format.md,
  * "Packs"). The files go into a tar stream (libarchive, ustar), the
- * stream is cut into frames of 4 MiB, each compressed on its own (zstd,
+ * stream is cut into frames of 64 KiB, each compressed on its own (zstd,
  * content checksum on) so that the frames of a batch compress on all
  * threads at once and a reader can skip or seek by frame; a seek table in
  * a skippable frame ends the file (zstd's seekable format). The same

@@ -304,7 +304,9 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 	if (bad)
 		ok--;
 	if (o->scan) {
-		uint64_t memory = o->memory > own + o->memory / 4 ? o->memory - own : o->memory / 4;
+		/* less what the batch holds here, and a sixteenth for the allocator's own */
+		uint64_t keep = own + o->memory / 16;
+		uint64_t memory = o->memory > keep + o->memory / 4 ? o->memory - keep : o->memory / 4;
 		rc = scan_some(s, o, b, 0, ok, memory);
 	} else {
 		rc = bfi_query_batch(s, o->layout, b->es, ok, b->rs);
