@@ -1,5 +1,8 @@
 /* query_batch.c - bfi query --batch: queries answered together, through the library's batch calls. */
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,6 +268,10 @@ static int scan_some(const bfi_snapshot *s, const struct opts *o, struct batcher
 		rc = print_answer(s, b->rs[i], o, &b->qs[i]);
 	for (size_t i = from; i < to; i++)
 		bfi_result_destroy(&b->rs[i]);
+#ifdef __GLIBC__
+	/* what the answers held goes back to the system, not kept beside the next pass's pages */
+	malloc_trim(0);
+#endif
 	return rc;
 }
 
@@ -304,8 +311,8 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 	if (bad)
 		ok--;
 	if (o->scan) {
-		/* less what the batch holds here, and a sixteenth for the allocator's own */
-		uint64_t keep = own + o->memory / 16;
+		/* less what the batch holds here, and an eighth for the allocator's own */
+		uint64_t keep = own + o->memory / 8;
 		uint64_t memory = o->memory > keep + o->memory / 4 ? o->memory - keep : o->memory / 4;
 		rc = scan_some(s, o, b, 0, ok, memory);
 	} else {
