@@ -122,5 +122,7 @@ int bfi_pack_frames_open(int fd, struct bfi_pack_frames **out, struct bfi_pack_e
 int bfi_pack_frames_read(struct bfi_pack_frames *f, void *buf, uint64_t len, uint64_t at,
                          struct bfi_pack_error *e);
 void bfi_pack_frames_close(struct bfi_pack_frames **f);
+/* Compressed bytes read and decompressed so far: a frame read twice counts twice. */
+uint64_t bfi_pack_frames_bytes(const struct bfi_pack_frames *f);
 
 #endif

@@ -573,13 +573,23 @@ void bfi_pack_in_close(struct bfi_pack_in **pp)
 	*pp = NULL;
 }
 
+/*
+ * The frames last decompressed, kept: a scan comes back to a frame when a
+ * pass turns from a block's pre-filter to its rows, from one range to
+ * the next, or to a layout's tables, and would decompress it again. Four
+ * of frames up to 1 MiB (the default is 64 KiB), else one.
+ */
+#define FRAME_SLOTS 4
 struct bfi_pack_frames {
 	int fd;
 	struct bfi_pack_table t;
 	ZSTD_DCtx *dctx;
-	struct fbuf b;
-	int64_t cached; /* the frame in b.dbuf, or -1 */
-	uint64_t read;  /* compressed bytes read (load_into counts them) */
+	struct fbuf b[FRAME_SLOTS];
+	int64_t cached[FRAME_SLOTS]; /* the frame in b[s].dbuf, or -1 */
+	uint64_t used[FRAME_SLOTS];  /* when each was last read from, for the least recent */
+	uint64_t clock;
+	unsigned slots;
+	uint64_t read; /* compressed bytes read (load_into counts them) */
 };
 
 int bfi_pack_frames_open(int fd, struct bfi_pack_frames **out, struct bfi_pack_error *e)
@@ -594,8 +604,13 @@ int bfi_pack_frames_open(int fd, struct bfi_pack_frames **out, struct bfi_pack_e
 		return rc;
 	}
 	f->fd = fd;
-	f->cached = -1;
+	for (unsigned i = 0; i < FRAME_SLOTS; i++)
+		f->cached[i] = -1;
 	int rc = read_table(fd, (uint64_t)end, &f->t, e);
+	uint32_t widest = 0;
+	for (uint32_t i = 0; rc == 0 && i < f->t.n; i++)
+		widest = f->t.f[i].dsize > widest ? f->t.f[i].dsize : widest;
+	f->slots = widest <= (1u << 20) ? FRAME_SLOTS : 1;
 	if (rc == 0 && (f->dctx = ZSTD_createDCtx()) == NULL)
 		rc = -ENOMEM;
 	if (rc) {
@@ -624,23 +639,35 @@ int bfi_pack_frames_read(struct bfi_pack_frames *f, void *buf, uint64_t len, uin
 			else
 				hi = mid;
 		}
-		if (f->cached != (int64_t)lo) {
-			f->cached = -1;
-			int rc = load_into(f->fd, &f->t, f->dctx, &f->b, lo, &f->read, e);
+		unsigned slot = 0;
+		while (slot < f->slots && f->cached[slot] != (int64_t)lo)
+			slot++;
+		if (slot == f->slots) { /* not kept: into the least recently read slot */
+			slot = 0;
+			for (unsigned x = 1; x < f->slots; x++)
+				slot = f->used[x] < f->used[slot] ? x : slot;
+			f->cached[slot] = -1;
+			int rc = load_into(f->fd, &f->t, f->dctx, &f->b[slot], lo, &f->read, e);
 			if (rc)
 				return rc;
-			f->cached = lo;
+			f->cached[slot] = lo;
 		}
+		f->used[slot] = ++f->clock;
 		const struct bfi_pack_frame *fr = &f->t.f[lo];
 		uint64_t in = at - fr->from, n = fr->dsize - in < len ? fr->dsize - in : len;
 		if (fr->dsize <= in) /* an empty frame: the table's sums rule it out, but never loop */
 			return fail(e, BFI_E_PACK, "the seek table leaves a gap in the tar stream", fr->at);
-		memcpy(out, f->b.dbuf + in, (size_t)n);
+		memcpy(out, f->b[slot].dbuf + in, (size_t)n);
 		out += n;
 		at += n;
 		len -= n;
 	}
 	return 0;
+}
+
+uint64_t bfi_pack_frames_bytes(const struct bfi_pack_frames *f)
+{
+	return f->read;
 }
 
 void bfi_pack_frames_close(struct bfi_pack_frames **pf)
@@ -651,8 +678,10 @@ void bfi_pack_frames_close(struct bfi_pack_frames **pf)
 	if (f->fd >= 0)
 		close(f->fd);
 	ZSTD_freeDCtx(f->dctx);
-	free(f->b.cbuf);
-	free(f->b.dbuf);
+	for (unsigned i = 0; i < FRAME_SLOTS; i++) {
+		free(f->b[i].cbuf);
+		free(f->b[i].dbuf);
+	}
 	free(f->t.f);
 	free(f);
 	*pf = NULL;

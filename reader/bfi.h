@@ -554,6 +554,7 @@ struct bfi_scan_stats {
 	uint64_t peak;       /* the most bytes one round or range held: pages, and state */
 	uint64_t ranges;     /* ranges read by passes over a part's rows */
 	uint64_t answers;    /* the most bytes the answers held at a part's start */
+	uint64_t packed;     /* a pack read in place: its compressed bytes decompressed */
 };
 BFI_API BFI_MUST_CHECK int bfi_scan(const bfi_snapshot *snap, unsigned layout,
                                     const bfi_expr *const *qs, size_t n, double theta,

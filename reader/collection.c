@@ -324,6 +324,7 @@ static int coll_scan(const bfi_snapshot *s, unsigned layout, const struct bfi_ex
 		if (rc == 0 && st) {
 			st->bytes_read += one.bytes_read;
 			st->reads += one.reads;
+			st->packed += one.packed;
 			st->passes += one.passes;
 			st->rounds += one.rounds;
 			st->peak = one.peak > st->peak ? one.peak : st->peak;

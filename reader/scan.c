@@ -442,6 +442,7 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 		c.fd = scan_fd(s, &own_fd);
 	for (size_t i = 0; i < n; i++)
 		bfi__reset_result(res[i], 0);
+	uint64_t packed0 = s->lazy ? bfi_pack_frames_bytes(s->lazy->f) : 0;
 	c.memory = memory;
 	c.part_memory = memory ? memory : UINT64_MAX;
 	c.results_base = memory ? bfi__results_bytes(res, n) : 0;
@@ -451,6 +452,8 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 			break;
 		rc = scan_part(&c, qs, n, theta, res);
 	}
+	if (st && s->lazy)
+		st->packed = bfi_pack_frames_bytes(s->lazy->f) - packed0;
 	if (c.io.drop) /* before the ranking, which takes memory of its own */
 		c.io.drop(c.io.keep);
 	c.io.drop = NULL;
