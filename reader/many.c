@@ -43,9 +43,13 @@ int bfi_query_compiled(const bfi_snapshot *s, unsigned layout, const bfi_expr *e
 	             : bfi_query_expr(s, layout, e, res);
 }
 
-int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, double theta,
-                   const char *buf, const size_t *ends, size_t n, bfi_result *res,
-                   size_t *answer_ends, size_t *done)
+/*
+ * The arguments of bfi_query_many and bfi_scan_many checked: 0 with
+ * *scored (the answers carry scores), or BFI_E_INVALID; *done is 0.
+ */
+static int many_args(const bfi_snapshot *s, int what, double theta, const char *buf,
+                     const size_t *ends, size_t n, const bfi_result *res,
+                     const size_t *answer_ends, size_t *done, int *scored)
 {
 	if (done)
 		*done = 0;
@@ -55,10 +59,32 @@ int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k,
 	if (what != BFI_MANY_SEQUENCES && what != BFI_MANY_TEXTS && what != BFI_MANY_QUERIES)
 		return BFI_E_INVALID;
 	/* theta in (0, 1]; texts and queries may ask for every term with 0 */
-	int scored = what == BFI_MANY_QUERIES ? bfi__query_terms(s, theta) : theta != 0;
-	if (!(theta >= 0 && theta <= 1) || (what == BFI_MANY_SEQUENCES && !scored))
+	*scored = what == BFI_MANY_QUERIES ? bfi__query_terms(s, theta) : theta != 0;
+	if (!(theta >= 0 && theta <= 1) || (what == BFI_MANY_SEQUENCES && !*scored))
 		return BFI_E_INVALID;
-	int rc = res->scratch ? 0 : bfi_result_create(&res->scratch);
+	return 0;
+}
+
+/* A query of buf, compiled as the many calls compile it (NULL: no terms). */
+static int compile(const bfi_snapshot *s, int what, unsigned k, double theta, int scored,
+                   const char *q, size_t len, bfi_expr **e)
+{
+	*e = NULL;
+	if (what == BFI_MANY_QUERIES)
+		return bfi_expr_query(s, q, len, theta, e);
+	if (what == BFI_MANY_SEQUENCES)
+		return bfi_expr_kmers(s, q, len, k, e);
+	return bfi_expr_text(s, q, len, scored ? BFI_TEXT_TERMS : BFI_TEXT_ALL, e);
+}
+
+int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, double theta,
+                   const char *buf, const size_t *ends, size_t n, bfi_result *res,
+                   size_t *answer_ends, size_t *done)
+{
+	int scored, rc = many_args(s, what, theta, buf, ends, n, res, answer_ends, done, &scored);
+	if (rc)
+		return rc;
+	rc = res->scratch ? 0 : bfi_result_create(&res->scratch);
 	if (rc)
 		return rc;
 	bfi_result *w = res->scratch;
@@ -74,12 +100,7 @@ int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k,
 		const char *q = buf + from;
 		size_t len = ends[i] - from;
 		bfi_expr *e = NULL;
-		if (what == BFI_MANY_QUERIES)
-			rc = bfi_expr_query(s, q, len, theta, &e);
-		else if (what == BFI_MANY_SEQUENCES)
-			rc = bfi_expr_kmers(s, q, len, k, &e);
-		else
-			rc = bfi_expr_text(s, q, len, scored ? BFI_TEXT_TERMS : BFI_TEXT_ALL, &e);
+		rc = compile(s, what, k, theta, scored, q, len, &e);
 		if (rc == 0)
 			rc = bfi_query_compiled(s, layout, e, theta, w);
 		bfi_expr_free(&e);
@@ -113,18 +134,6 @@ int bfi_query_as(const bfi_snapshot *s, unsigned layout, const struct bfi_form *
 		rc = bfi_query_compiled(s, layout, e, f->theta, res);
 	bfi_expr_free(&e);
 	return rc;
-}
-
-/* Query i of buf, compiled as bfi_query_many compiles it (NULL: no terms). */
-static int compile(const bfi_snapshot *s, int what, unsigned k, double theta, int scored,
-                   const char *q, size_t len, bfi_expr **e)
-{
-	*e = NULL;
-	if (what == BFI_MANY_QUERIES)
-		return bfi_expr_query(s, q, len, theta, e);
-	if (what == BFI_MANY_SEQUENCES)
-		return bfi_expr_kmers(s, q, len, k, e);
-	return bfi_expr_text(s, q, len, scored ? BFI_TEXT_TERMS : BFI_TEXT_ALL, e);
 }
 
 /* A scan's batch: queries [from, to) of es, their answers appended to res in order. */
@@ -167,19 +176,13 @@ int bfi_scan_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, 
                   const char *buf, const size_t *ends, size_t n, bfi_result *res,
                   size_t *answer_ends, size_t *done, uint64_t memory)
 {
-	if (done)
-		*done = 0;
-	if (s == NULL || res == NULL || done == NULL || memory == 0 ||
-	    (n && (buf == NULL || ends == NULL || answer_ends == NULL)))
-		return BFI_E_INVALID;
-	if (what != BFI_MANY_SEQUENCES && what != BFI_MANY_TEXTS && what != BFI_MANY_QUERIES)
-		return BFI_E_INVALID;
-	int scored = what == BFI_MANY_QUERIES ? bfi__query_terms(s, theta) : theta != 0;
-	if (!(theta >= 0 && theta <= 1) || (what == BFI_MANY_SEQUENCES && !scored))
-		return BFI_E_INVALID;
+	int scored, rc = many_args(s, what, theta, buf, ends, n, res, answer_ends, done, &scored);
+	if (rc == 0 && memory == 0)
+		rc = BFI_E_INVALID;
 	struct bfi_scan_cost cost;
 	struct bfi_info info;
-	int rc = bfi_scan_cost(s, layout, &cost);
+	if (rc == 0)
+		rc = bfi_scan_cost(s, layout, &cost);
 	if (rc)
 		return rc;
 	bfi_info(s, &info);
