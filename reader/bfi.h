@@ -567,20 +567,31 @@ BFI_API BFI_MUST_CHECK int bfi_scan(const bfi_snapshot *snap, unsigned layout,
  * what is left. A pass over a part's rows that reads each page once
  * keeps key_state bytes for each key of the batch; if the batch's state
  * does not fit beside a range of rows, the part is answered in rounds
- * of queries that read shared pages again. Each answer holds a 4-byte
- * ordinal a set it names (8 with scores); a key no set holds is expected
- * to name key_matches sets (the layout's false-positive model times its
- * sets). fixed is what a scan holds whatever its batch (a query's
- * scratch, sized for a part's sets) plus the least range of rows it
- * reads: less memory than fixed cannot scan.
+ * of queries that read shared pages again. fixed is what a scan holds
+ * whatever its batch (a query's scratch, sized for the sets, and the
+ * least range of rows it reads). A key no set holds is expected to name
+ * key_matches of the sets (the layout's false-positive model); a term
+ * list of more than two terms, whose false matches must pass its
+ * threshold, answer_sets (64). A caller that has seen more may raise
+ * them in its copy (bfi_scan_query_bytes reads them).
  */
 struct bfi_scan_cost {
 	uint64_t key_state;
 	uint64_t fixed;
+	uint64_t sets;
 	double key_matches;
+	double answer_sets;
 };
 BFI_API BFI_MUST_CHECK int bfi_scan_cost(const bfi_snapshot *snap, unsigned layout,
                                          struct bfi_scan_cost *out);
+/*
+ * The bytes a query of keys keys (term_list: a term list) is expected to
+ * hold in a scan, by c: its keys' state in a pass, its answer (a 4-byte
+ * ordinal and score a set, and half again for the arrays' doubling; at
+ * most every set), and its compiled expression (48 bytes a key, 320 a
+ * query).
+ */
+BFI_API uint64_t bfi_scan_query_bytes(const struct bfi_scan_cost *c, uint64_t keys, int term_list);
 
 /*
  * Scores of the last query into res, parallel to bfi_result_ordinals(), or

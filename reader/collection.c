@@ -350,6 +350,7 @@ static int coll_scan_cost(const bfi_snapshot *s, unsigned layout, struct bfi_sca
 		out->key_state = one.key_state > out->key_state ? one.key_state : out->key_state;
 		out->fixed = one.fixed > out->fixed ? one.fixed : out->fixed;
 		out->key_matches += one.key_matches;
+		out->sets += one.sets;
 	}
 	return rc;
 }

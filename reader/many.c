@@ -141,7 +141,6 @@ struct scan_batch {
 	const bfi_snapshot *s;
 	unsigned layout;
 	double theta;
-	int scored;
 	uint64_t memory;
 	bfi_expr **es;
 	bfi_result **rs;
@@ -180,15 +179,12 @@ int bfi_scan_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, 
 	if (rc == 0 && memory == 0)
 		rc = BFI_E_INVALID;
 	struct bfi_scan_cost cost;
-	struct bfi_info info;
 	if (rc == 0)
 		rc = bfi_scan_cost(s, layout, &cost);
 	if (rc)
 		return rc;
-	bfi_info(s, &info);
 	bfi__reset_result(res, scored);
-	struct scan_batch b = {.s = s, .layout = layout, .theta = theta, .scored = scored,
-	                       .memory = memory};
+	struct scan_batch b = {.s = s, .layout = layout, .theta = theta, .memory = memory};
 	size_t cap = n ? n : 1;
 	b.es = calloc(cap, sizeof *b.es);
 	b.rs = calloc(cap, sizeof *b.rs);
@@ -217,10 +213,7 @@ int bfi_scan_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, 
 					bad = i;
 			}
 			uint64_t keys = rc == 0 && b.es[i] ? bfi_expr_keys(b.es[i]) : 0;
-			double sets = scored && keys > 2 ? 64 : (double)(keys ? keys : 1) * cost.key_matches;
-			if (sets > (double)info.n_sets)
-				sets = (double)info.n_sets;
-			need = 512 + keys * (48 + cost.key_state) + (uint64_t)(sets * 12);
+			need = bfi_scan_query_bytes(&cost, keys, scored);
 		}
 		/* the batch so far answered: at the end, before a failure, or where this one passes room */
 		if (i == n || rc || (i > from && held + need > room / 2)) {

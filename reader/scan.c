@@ -323,6 +323,15 @@ static int all_fit(struct scan *c, const bfi_expr *const *qs, size_t n, int *fit
 	return rc;
 }
 
+/* The row of the layouts' table that ops is. */
+static int row_index(const struct bfi_layout_ops *ops)
+{
+	int row = 0;
+	while (bfi__layouts[row] != ops)
+		row++;
+	return row;
+}
+
 /* Bytes result r holds: its answer, and the scratch a query grew in it. */
 static uint64_t result_bytes(const bfi_result *r)
 {
@@ -419,8 +428,7 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 		return rc;
 	if (n == 0)
 		return 0;
-	for (c.row = 0; bfi__layouts[c.row] != c.ops; c.row++)
-		;
+	c.row = row_index(c.ops);
 	c.pages = (s->size + PAGE - 1) / PAGE;
 	c.budget = memory ? memory / PAGE : UINT64_MAX;
 	if (c.budget == 0)
@@ -481,6 +489,7 @@ int bfi_scan_cost(const bfi_snapshot *s, unsigned layout, struct bfi_scan_cost *
 	if (s == NULL || out == NULL)
 		return BFI_E_INVALID;
 	memset(out, 0, sizeof *out);
+	out->answer_sets = 64;
 	if (s->cops)
 		return s->cops->scan_cost(s, layout, out);
 	const struct bfi_layout_ops *ops;
@@ -489,24 +498,26 @@ int bfi_scan_cost(const bfi_snapshot *s, unsigned layout, struct bfi_scan_cost *
 		return rc;
 	struct bfi_info info;
 	bfi_info(s, &info);
-	int row = 0;
-	while (bfi__layouts[row] != ops)
-		row++;
+	out->sets = info.n_sets;
 	struct bfi_fpr_model m;
-	if (bfi_layout_fpr(s, bfi_layout_rows[row].flag, &m) == 0)
+	if (bfi_layout_fpr(s, bfi_layout_rows[row_index(ops)].flag, &m) == 0)
 		out->key_matches = m.expected * (double)info.n_sets;
 	out->key_state = ops->scan_rows && ops->scan_key_state ? ops->scan_key_state(s) : 0;
 	/*
-	 * A query's scratch, sized for a part's sets: its ordinals, scores,
-	 * counts and ranking keys (20 bytes a set); a pass's vectors and
-	 * counts on a block (about 40 bytes a set); and the least range of
-	 * rows, eight of the widest row's pages and one of each table.
+	 * A query's scratch, sized for the sets: its ordinals, scores, counts
+	 * and ranking keys (20 bytes a set), a pass's vectors and counts
+	 * (about 40 bytes a set); and the least range of rows, eight of the
+	 * pages a key's state spans (a row of the widest part's).
 	 */
-	uint64_t sets = info.n_sets ? info.n_sets : 1, widest = 0;
-	struct bfi_block_info b;
-	for (uint32_t i = 0; bfi_block(s, i, &b) == 0; i++)
-		if ((b.row_bits + 7) / 8 > widest)
-			widest = (b.row_bits + 7) / 8;
-	out->fixed = bfi__mul_add(sets, 60, bfi__mul_add(widest / PAGE + 3, 8 * PAGE, 0));
+	out->fixed = bfi__mul_add(info.n_sets ? info.n_sets : 1, 60,
+	                          bfi__mul_add(out->key_state / PAGE + 3, 8 * PAGE, 0));
 	return 0;
+}
+
+uint64_t bfi_scan_query_bytes(const struct bfi_scan_cost *c, uint64_t keys, int term_list)
+{
+	double sets = term_list && keys > 2 ? c->answer_sets : (double)(keys ? keys : 1) * c->key_matches;
+	if (c->sets && sets > (double)c->sets)
+		sets = (double)c->sets;
+	return 320 + keys * (48 + c->key_state) + (uint64_t)(sets * 12);
 }

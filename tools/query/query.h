@@ -29,7 +29,6 @@ struct opts {
 	int scan;            /* --scan: each batch through bfi_scan */
 	uint64_t memory;     /* --memory, or its default: what a query may hold (query_memory.c) */
 	struct bfi_scan_cost cost; /* a scan's: what it holds beside the pages (bfi_scan_cost) */
-	uint64_t n_sets;     /* the snapshot's */
 	struct names *names; /* set names looked up so far, or NULL */
 	uint64_t limit;      /* at most this many sets an answer (0: all); JSON adds "more" */
 	char *why;           /* what is wrong with a query goes here, not to stderr, if set */
@@ -159,8 +158,8 @@ struct batcher {
 	size_t slots;        /* room in qs, starts, label_lens, es and rs */
 	uint64_t cost;       /* a scan's batch: the memory its queries are expected to hold */
 	uint64_t own;        /* of which bfi query's own: texts, slots, expressions */
-	double seen_matches; /* the most sets a key matched on average in a batch scanned */
-	double seen_answer;  /* the most sets a query matched on average in a batch scanned */
+	/* a scan's cost (bfi_scan_cost), its expected answers raised to what batches matched */
+	struct bfi_scan_cost seen;
 };
 int batcher_init(struct batcher *b, const struct opts *o);
 void batcher_free(struct batcher *b, const struct opts *o);

@@ -20,6 +20,7 @@ int batcher_init(struct batcher *b, const struct opts *o)
 	/* a scan's batch is cut by memory, not count: its arrays grow with it */
 	size_t bs = o->scan && o->batch_size > 1024 ? 1024 : o->batch_size;
 	memset(b, 0, sizeof *b);
+	b->seen = o->cost; /* a scan's: the library's model, raised as answers come */
 	b->qs = calloc(bs, sizeof *b->qs);
 	b->starts = calloc(bs, sizeof *b->starts);
 	b->label_lens = calloc(bs, sizeof *b->label_lens);
@@ -163,30 +164,21 @@ void scan_summary(const bfi_snapshot *s, const struct opts *o)
 
 /*
  * A scan's batch is cut by memory (--memory, or its default): what a
- * query is expected to hold, from its text before it is compiled. own:
- * bfi query's part (the text and label, its slots, its result and the
- * compiled expression's heads, a key's hash and node); all: that, the state a pass over a
- * part's rows keeps for its keys, and its answer, a 4-byte ordinal and
- * score a set (and half again, for the arrays' doubling): for a key, or a term
- * list of one or two, the sets a key is expected to match falsely, or
- * as many as the batches before matched a key, if more; for a longer
- * term list, whose false matches must pass its threshold, 64, or as
- * many as the batches before answered a query, if more.
+ * query is expected to hold, from its text before it is compiled (its
+ * keys at most: a key, a sequence's k-mers, a word every two bytes).
+ * all: its text and label and their slots, and what bfi_scan_query_bytes
+ * counts by the batches' cost as seen; own: of that, what bfi query
+ * holds beside the scan, the text and the compiled expression.
  */
 static void scan_costs(const struct opts *o, const struct batcher *b, size_t len, size_t label_len,
                        uint64_t *own, uint64_t *all)
 {
-	double matches = o->cost.key_matches > b->seen_matches ? o->cost.key_matches : b->seen_matches;
 	uint64_t keys = o->form.form == BFI_FORM_KEY ? 1
 	                : o->form.form == BFI_FORM_KMERS ? (len >= o->form.k ? len - o->form.k + 1 : 0)
 	                                                 : len / 2 + 1;
-	*own = len + label_len + sizeof(struct query) + 2 * sizeof(size_t) + 2 * sizeof(void *) + 320 +
-	       keys * 48;
-	double sets = o->form.theta > 0 && keys > 2 ? (b->seen_answer > 64 ? b->seen_answer : 64)
-	                                            : (keys ? (double)keys : 1) * matches;
-	if (sets > (double)o->n_sets)
-		sets = (double)o->n_sets;
-	*all = *own + keys * o->cost.key_state + (uint64_t)(sets * 12) + 64;
+	uint64_t text = len + label_len + sizeof(struct query) + 2 * sizeof(size_t) + 2 * sizeof(void *);
+	*all = text + bfi_scan_query_bytes(&b->seen, keys, o->form.theta > 0);
+	*own = text + 320 + keys * 48; /* and its compiled expression, as bfi_scan_query_bytes counts it */
 }
 
 int batcher_scan_add(const bfi_snapshot *s, const struct opts *o, struct batcher *b, const char *t,
@@ -259,10 +251,10 @@ static int scan_some(const bfi_snapshot *s, const struct opts *o, struct batcher
 			keys += bfi_expr_keys(b->es[i]);
 			sets += bfi_result_count(b->rs[i]);
 		}
-		if (keys && (double)sets / (double)keys > b->seen_matches)
-			b->seen_matches = (double)sets / (double)keys;
-		if ((double)sets / (double)(to - from) > b->seen_answer)
-			b->seen_answer = (double)sets / (double)(to - from);
+		if (keys && (double)sets / (double)keys > b->seen.key_matches)
+			b->seen.key_matches = (double)sets / (double)keys;
+		if ((double)sets / (double)(to - from) > b->seen.answer_sets)
+			b->seen.answer_sets = (double)sets / (double)(to - from);
 	}
 	for (size_t i = from; i < to && rc == 0; i++)
 		rc = print_answer(s, b->rs[i], o, &b->qs[i]);

@@ -29,7 +29,6 @@ int query_memory(const bfi_snapshot *s, struct opts *o, int memory_given, int no
 		o->memory = lim.usable / 4 * 3;
 	struct bfi_info info;
 	bfi_info(s, &info);
-	o->n_sets = info.n_sets;
 	if (!o->scan && !no_scan && info.file_size > o->memory) {
 		o->scan = 1;
 		char why[160];
