@@ -31,6 +31,12 @@ struct bfi_memory_limits {
 	uint64_t address;   /* RLIMIT_AS less VmSize now, 0: no limit */
 	uint64_t usable;    /* the least of those known: what this process may hold */
 	enum bfi_memory_bound bound;
+	/*
+	 * What a reader may hold by default (bfi query's --memory, the Python
+	 * module's, what bfi serve measures a snapshot by): three quarters of
+	 * usable, the rest for the page cache, libraries and the unforeseen.
+	 */
+	uint64_t query;
 };
 
 /*

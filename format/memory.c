@@ -12,7 +12,6 @@
  * hierarchical_memory_limit; version 2's is the least memory.max from
  * the cgroup up to the mount's root.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +197,7 @@ void bfi__memory_limits_at(const char *root, uint64_t rlimit_as, struct bfi_memo
 			out->usable = each[i].v;
 			out->bound = each[i].b;
 		}
+	out->query = out->usable / 4 * 3;
 }
 
 void bfi_memory_limits(struct bfi_memory_limits *out)

@@ -287,13 +287,12 @@ int cmd_query(int argc, char **argv)
 		flags |= BFI_OPEN_NO_CATALOG;
 		rc = bfi_open(path, flags, &s);
 	}
-	int mapped = 0;
-	if (rc == 0 && (rc = query_memory(s, &o, memory_given, no_scan, path, &mapped)) != 0) {
+	if (rc == 0 && (rc = query_memory(s, &o, memory_given, no_scan, path)) != 0) {
 		guard_during(NULL, 0);
 		bfi_close(&s);
 		return EXIT_USAGE;
 	}
-	if (rc == 0 && mapped && (flags & BFI_OPEN_SCAN)) {
+	if (rc == 0 && !o.scan && (flags & BFI_OPEN_SCAN)) {
 		/* a pack that fits: read into memory, for the mapped path */
 		bfi_close(&s);
 		flags &= ~BFI_OPEN_SCAN;

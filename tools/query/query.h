@@ -83,12 +83,11 @@ int query_form(const bfi_snapshot *s, struct opts *o, int keys, int fasta, const
 /*
  * --memory's default, and the choice between the mapping and the scan
  * (query_memory.c), once s is open: o->memory set if not given, o->scan
- * set (and said once) if the index does not fit it and not no_scan,
- * *mapped if it is not scanned; a scan's cost in o->cost. 0, or SAID
- * with what is wrong said.
+ * set (and said once) if the index does not fit it and not no_scan; a
+ * scan's cost in o->cost. 0, or SAID with what is wrong said.
  */
 int query_memory(const bfi_snapshot *s, struct opts *o, int memory_given, int no_scan,
-                 const char *path, int *mapped);
+                 const char *path);
 
 /* Say why s could not be opened: for -ENOMEM under a ulimit -v the index passes, that. */
 void query_open_failed(const char *path, int rc);

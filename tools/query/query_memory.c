@@ -21,12 +21,12 @@ static unsigned long long mib(uint64_t b)
 }
 
 int query_memory(const bfi_snapshot *s, struct opts *o, int memory_given, int no_scan,
-                 const char *path, int *mapped)
+                 const char *path)
 {
 	struct bfi_memory_limits lim;
 	bfi_memory_limits(&lim);
 	if (!memory_given)
-		o->memory = lim.usable / 4 * 3;
+		o->memory = lim.query;
 	struct bfi_info info;
 	bfi_info(s, &info);
 	if (!o->scan && !no_scan && info.file_size > o->memory) {
@@ -41,7 +41,6 @@ int query_memory(const bfi_snapshot *s, struct opts *o, int memory_given, int no
 		        "this query may hold (%s): answering in passes over it (--scan); --no-scan maps "
 		        "it instead\n", path, mib(info.file_size), mib(o->memory), why);
 	}
-	*mapped = !o->scan;
 	if (!o->scan)
 		return 0;
 	int rc = bfi_scan_cost(s, o->layout, &o->cost);

@@ -153,7 +153,7 @@ static int fits(struct server *sv, struct slot *sl, int *warm, char *note, size_
 {
 	struct bfi_memory_limits lim;
 	bfi_memory_limits(&lim);
-	uint64_t room = lim.usable / 4 * 3;
+	uint64_t room = lim.query;
 	struct stat st;
 	*warm = sv->warm;
 	if (stat(sl->path, &st) != 0)

@@ -224,7 +224,7 @@ class _MemoryLimits(ctypes.Structure):  # struct bfi_memory_limits (bfi_memory.h
     _c_ = "struct bfi_memory_limits"  # mirrored: tests/python_check.py checks it against offsetof
     _fields_ = [("physical", ctypes.c_uint64), ("available", ctypes.c_uint64),
                 ("cgroup", ctypes.c_uint64), ("address", ctypes.c_uint64),
-                ("usable", ctypes.c_uint64), ("bound", ctypes.c_int)]
+                ("usable", ctypes.c_uint64), ("bound", ctypes.c_int), ("query", ctypes.c_uint64)]
 
 
 _memory_limits = _fn("bfi_memory_limits", None, ctypes.POINTER(_MemoryLimits))
@@ -314,11 +314,13 @@ def memory_limits():
     """What this process may hold, as bfi query sizes its default --memory:
     a dict of physical, available (MemAvailable), cgroup (its memory
     cgroup's limit, v1 or v2), address (ulimit -v less what is mapped) and
-    usable (the least of those known), in bytes (0: none or unknown), and
-    bound, which of them usable is."""
+    usable (the least of those known), in bytes (0: none or unknown),
+    bound, which of them usable is, and query, three quarters of usable:
+    what a snapshot may take before it is scanned, by default."""
     m = _MemoryLimits()
     _memory_limits(ctypes.byref(m))
-    out = {k: getattr(m, k) for k in ("physical", "available", "cgroup", "address", "usable")}
+    out = {k: getattr(m, k) for k in ("physical", "available", "cgroup", "address", "usable",
+                                      "query")}
     out["bound"] = _memory_bound_name(m.bound).decode()
     return out
 
@@ -510,8 +512,8 @@ class Snapshot:
     normally, the snapshot is unmapped when the last of them returns, and
     every call after close() raises ValueError.
 
-    An index larger than memory (bytes; default three quarters of
-    memory_limits()["usable"]) is scanned: a ScanWarning says so once, and
+    An index larger than memory (bytes; default memory_limits()["query"],
+    three quarters of what the process may hold) is scanned: a ScanWarning says so once, and
     lists of queries are answered in passes over it (bfi_scan_many), in
     batches within memory, with the mapped path's answers. scan=False maps
     it anyway; scan=True scans one that fits. A pack so scanned is read in
@@ -539,7 +541,7 @@ class Snapshot:
         self._users = 0  # calls running on the snapshot (_enter, _leave)
         self._closing = False
         # memory bounds a scan's batches; by default three quarters of what the process may hold
-        self.memory = memory or memory_limits()["usable"] // 4 * 3
+        self.memory = memory or memory_limits()["query"]
         # a pack is opened to be scanned until its index's size says whether it fits
         pack = scan is not False and os.path.isfile(self.path)
         _check(_open(bpath, flags | (_OPEN_SCAN if pack else 0), ctypes.byref(self._p)),
