@@ -20,7 +20,7 @@
 #define BFI_PACK_ENTRY 12u                /* compressed, decompressed, checksum */
 #define BFI_PACK_CHECKSUMS 0x80u          /* the descriptor's checksum flag */
 #define BFI_PACK_FRAME_MAX (64u << 20)    /* a frame's decompressed bytes at most */
-#define BFI_PACK_FRAME_DEFAULT (64u << 10) /* what bfi pack writes: a key scanned from a pack reads little more than from the index */
+#define BFI_PACK_FRAME_DEFAULT (64u << 10) /* what bfi pack writes: small, for reads in place */
 #define BFI_PACK_FRAMES_MAX 0x8000000u    /* the seekable format's own limit */
 
 struct bfi_pack_frame {

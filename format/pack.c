@@ -287,11 +287,12 @@ static int read_table(int fd, uint64_t size, struct bfi_pack_table *t, struct bf
 		}
 		const char *what = NULL;
 		rc = bfi_pack_table_decode(tail, len, size, t, &need, &what);
-		uint32_t n_said = len >= BFI_PACK_FOOTER ? bfi_get32(tail + len - BFI_PACK_FOOTER) : 0;
+		/* no last magic: a pack cut short, if no table stands there and it begins as one */
+		const uint8_t *foot = len >= BFI_PACK_FOOTER ? tail + len - BFI_PACK_FOOTER : NULL;
+		int cut = rc == BFI_E_PACK && foot && bfi_get32(foot + 5) != BFI_PACK_FOOTER_MAGIC &&
+		          !table_there(fd, size, bfi_get32(foot));
 		free(tail);
-		if (rc == BFI_E_PACK && need == 0 && t->n == 0 && what &&
-		    !strcmp(what, "no seek table at its end (not a bfi pack)") &&
-		    !table_there(fd, size, n_said) && starts_as_pack(fd))
+		if (cut && starts_as_pack(fd))
 			return fail(e, BFI_E_PACK_TRUNCATED, "the pack ends before its seek table: it begins "
 			            "as a bfi pack does (a tar stream in zstd frames), so it was cut short",
 			            size);

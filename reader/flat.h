@@ -125,9 +125,9 @@ static inline void bfi__flat_row_span(const bfi_snapshot *s, const struct bfi_rb
 	}
 }
 
-/* A block's queries in one pass over its rows, range by range (rowpass.c; layout.h, scan_rows). */
 /* The most state a pass over a block's rows keeps for one key (layout.h, scan_key_state). */
 uint64_t bfi__flat_scan_key_state(const bfi_snapshot *s);
+/* A block's queries in one pass over its rows, range by range (rowpass.c; layout.h, scan_rows). */
 int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
                         const struct bfi_expr *const *qs, size_t nq, double theta,
                         bfi_result *const *res, struct bfi_scan_io *io);

@@ -115,11 +115,6 @@ int batcher_add(struct batcher *b, const char *t, size_t len)
 	return batcher_add_labeled(b, t, len, NULL, 0);
 }
 
-/*
- * Answer the batch's queries and print the answers, in order; then empty
- * it. Expressions: those before one that does not parse are answered,
- * then that one's error is returned.
- */
 /* What the scans of this run read, for scan_summary. */
 static struct {
 	uint64_t bytes, passes;
@@ -267,6 +262,11 @@ static int scan_some(const bfi_snapshot *s, const struct opts *o, struct batcher
 	return rc;
 }
 
+/*
+ * Answer the batch's queries and print the answers, in order; then empty
+ * it. Expressions: those before one that does not parse are answered,
+ * then that one's error is returned.
+ */
 int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 {
 	size_t m = b->n, ok = 0;
