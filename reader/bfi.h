@@ -555,11 +555,30 @@ struct bfi_scan_stats {
 	uint64_t ranges;     /* ranges read by passes over a part's rows */
 	uint64_t answers;    /* the most bytes the answers held at a part's start */
 	uint64_t packed;     /* a pack read in place: its compressed bytes decompressed */
+	/*
+	 * Of bytes_read, what the thread that read the most read, summed over
+	 * the rounds and ranges (bfi_scan_parallel): bytes_read / busiest is
+	 * how far the reads spread over the threads. bfi_scan leaves it as
+	 * it was, for a caller built when this struct ended at packed.
+	 */
+	uint64_t busiest;
 };
 BFI_API BFI_MUST_CHECK int bfi_scan(const bfi_snapshot *snap, unsigned layout,
                                     const bfi_expr *const *qs, size_t n, double theta,
                                     bfi_result *const *res, uint64_t memory,
                                     struct bfi_scan_stats *st);
+/*
+ * bfi_scan with the reads of each round or range of rows split over up to
+ * threads threads (1 to BFI_SCAN_THREADS_MAX), each a share of the pages
+ * in file order: the reads' work in the kernel, most of a scan's, then
+ * takes as many cores. The answers are bfi_scan's. A pack scanned in
+ * place is read on one thread.
+ */
+#define BFI_SCAN_THREADS_MAX 64
+BFI_API BFI_MUST_CHECK int bfi_scan_parallel(const bfi_snapshot *snap, unsigned layout,
+                                             const bfi_expr *const *qs, size_t n, double theta,
+                                             bfi_result *const *res, uint64_t memory,
+                                             unsigned threads, struct bfi_scan_stats *st);
 /*
  * What bfi_scan holds beside the index pages it reads, for a caller that
  * sizes its batches to fit a memory bound (bfi query): memory counts

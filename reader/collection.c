@@ -303,7 +303,7 @@ static int coll_threshold(const bfi_snapshot *s, unsigned layout, const struct b
  */
 static int coll_scan(const bfi_snapshot *s, unsigned layout, const struct bfi_expr *const *qs,
                      size_t n, double theta, bfi_result *const *res, uint64_t memory,
-                     struct bfi_scan_stats *st)
+                     unsigned threads, struct bfi_scan_stats *st)
 {
 	const struct bfi_coll *c = s->coll;
 	bfi_result **w = calloc(n ? n : 1, sizeof *w);
@@ -317,12 +317,13 @@ static int coll_scan(const bfi_snapshot *s, unsigned layout, const struct bfi_ex
 		/* the segments' answers so far count against the memory the next may hold */
 		uint64_t held = memory ? bfi__results_bytes(res, n) : 0;
 		uint64_t left = held < memory - memory / 8 ? memory - held : memory / 8;
-		rc = bfi_scan(c->seg[i], layout, (const bfi_expr *const *)qs, n, theta, w, left,
-		              st ? &one : NULL);
+		rc = bfi_scan_parallel(c->seg[i], layout, (const bfi_expr *const *)qs, n, theta, w, left,
+		                       threads, st ? &one : NULL);
 		for (size_t q = 0; q < n && rc == 0; q++)
 			rc = take(c, i, w[q], res[q]);
 		if (rc == 0 && st) {
 			st->bytes_read += one.bytes_read;
+			st->busiest += one.busiest;
 			st->reads += one.reads;
 			st->packed += one.packed;
 			st->passes += one.passes;

@@ -82,7 +82,8 @@ struct bfi_coll_ops {
 	int (*keys)(const bfi_snapshot *s, unsigned layout, const bfi_keyhash *keys, size_t n,
 	            bfi_result *res, size_t *ends);
 	int (*scan)(const bfi_snapshot *s, unsigned layout, const struct bfi_expr *const *qs, size_t n,
-	            double theta, bfi_result *const *res, uint64_t memory, struct bfi_scan_stats *st);
+	            double theta, bfi_result *const *res, uint64_t memory, unsigned threads,
+	            struct bfi_scan_stats *st);
 	int (*scan_cost)(const bfi_snapshot *s, unsigned layout, struct bfi_scan_cost *out);
 	int (*set_name)(const bfi_snapshot *s, uint32_t ord, const char **name, size_t *len);
 	int (*set_find)(const bfi_snapshot *s, const char *name, size_t len, uint32_t *ord);

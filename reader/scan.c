@@ -7,13 +7,16 @@
  * The pass takes the layout part by part (layout.h: a flat block or
  * grouped run, a run of plain filters, a tree or RAMBO whole). For each,
  * the layout names the bytes each query of the batch may read there; the
- * pages holding them are read once, in file order, with pread (coalesced
- * runs, dropped from the page cache behind it) into a private anonymous
- * mapping as large as the index, each at its own offset; every query is
+ * pages holding them are read once, in file order, into a shadow of the
+ * index, each at its own offset: a mapping of the index of the scan's own
+ * whose wanted pages are faulted in run by run (file_shadow), or else a
+ * private anonymous mapping filled with pread; the reads of a round or
+ * range may be shared out over threads (read_split). Every query is
  * answered by the usual query code on a view of just that part pointing
- * there; the answers are appended; and the pages go. A pack opened with
- * BFI_OPEN_SCAN is read the same way, its pages decompressed from the
- * frames that hold them instead of read with pread. Pages no query
+ * there; the answers are appended; and the pages go, from the shadow and
+ * from the page cache. A pack opened with BFI_OPEN_SCAN is read the same
+ * way, its pages decompressed from the frames that hold them into the
+ * anonymous shadow. Pages no query
  * needs are never touched, so they take no memory. A part whose needed
  * pages pass the memory given is read range by range, each query's state
  * kept between ranges, if its layout can (a flat block: rowpass.c; RAMBO
@@ -25,6 +28,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,12 +41,14 @@
 
 #define PAGE BFI_SCAN_PAGE
 #define READ_MAX (8u << 20) /* bytes a pread asks for at most */
+#define AROUND 16u          /* pages a fault may map on either side of its own */
 
 struct scan {
 	const bfi_snapshot *s;
 	const struct bfi_layout_ops *ops;
 	int row;
 	uint8_t *shadow;       /* as large as the index; pages filled as a pass needs them */
+	int file_backed;       /* the shadow is a mapping of the index of the scan's own */
 	uint64_t pages;        /* of the index */
 	struct bfi_want w;
 	uint64_t *loaded;      /* a bit a page: in the shadow now */
@@ -59,6 +65,7 @@ struct scan {
 	uint64_t answers;      /* bytes the batch's answers have grown by */
 	uint64_t results_base; /* bytes the results held when the scan began: the caller's */
 	uint64_t ahead_left;   /* pages scan_ahead may still ask for before the next range */
+	unsigned threads;      /* a round's or range's reads split over at most this many */
 };
 
 static int bit(const uint64_t *v, uint64_t p)
@@ -91,6 +98,11 @@ static int read_pages(struct scan *c, uint64_t off, uint64_t len)
 {
 	if (c->s->lazy)
 		return bfi__lazy_read(c->s->lazy, c->shadow + off, off, len);
+	if (c->file_backed) { /* the page cache holds them; they go when the round lets them go */
+		if (madvise(c->shadow + off, (size_t)len, MADV_POPULATE_READ) == 0)
+			return 0;
+		return errno == EFAULT || errno == EIO ? BFI_E_CHANGED : -errno;
+	}
 	int fd = c->fd;
 	for (uint64_t got = 0; got < len;) {
 		ssize_t r = pread(fd, c->shadow + off + got, (size_t)(len - got), (off_t)(off + got));
@@ -131,6 +143,38 @@ static int scan_fd(const bfi_snapshot *s, int *own)
 }
 
 /*
+ * The shadow for a snapshot's index: the index mapped again, apart from
+ * the snapshot's mapping (whose hints, such as 2 MiB folios, would read
+ * far more than a page a fault). A round's pages are faulted in there
+ * (MADV_POPULATE_READ), which reads them into the page cache and maps
+ * them where the answers read them: no copy into private pages, each
+ * zeroed first. They leave the page cache when the round lets them go.
+ * MAP_FAILED on a kernel without MADV_POPULATE_READ (before Linux
+ * 5.14), or a pack: a private anonymous shadow, filled with pread.
+ */
+static uint8_t *file_shadow(const bfi_snapshot *s, int fd)
+{
+#ifdef MADV_POPULATE_READ
+	if (s->lazy || fd < 0)
+		return MAP_FAILED;
+	void *p = mmap(NULL, (size_t)s->size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return MAP_FAILED;
+	(void)madvise(p, (size_t)s->size, MADV_RANDOM); /* no page a fault did not ask for */
+	if (madvise(p, s->size < PAGE ? (size_t)s->size : PAGE, MADV_POPULATE_READ) != 0) {
+		munmap(p, (size_t)s->size);
+		return MAP_FAILED;
+	}
+	(void)madvise(p, PAGE, MADV_DONTNEED);
+	return p;
+#else
+	(void)s;
+	(void)fd;
+	return MAP_FAILED;
+#endif
+}
+
+/*
  * How far ahead of the read a scan asks the disk for the pages it wants
  * (POSIX_FADV_WILLNEED): the reads then queue together, not one at a
  * time, and the disk works while the answers are computed. Within an
@@ -144,11 +188,11 @@ static uint64_t ahead_window(const struct scan *c)
 	return c->budget / 8 < w ? (c->budget / 8 ? c->budget / 8 : 1) : w;
 }
 
-/* Ask the disk for the wanted pages not yet loaded in [from, to); returns to. */
-static uint64_t advise(struct scan *c, uint64_t from, uint64_t to)
+/* Ask the disk for the wanted pages not yet loaded in [from, to), to at most end; returns to. */
+static uint64_t advise(struct scan *c, uint64_t from, uint64_t to, uint64_t end)
 {
-	if (to > c->w.hi)
-		to = c->w.hi;
+	if (to > end)
+		to = end;
 	for (uint64_t p = from; p < to;) {
 		if (!bit(c->w.want, p) || bit(c->loaded, p)) {
 			p++;
@@ -163,6 +207,119 @@ static uint64_t advise(struct scan *c, uint64_t from, uint64_t to)
 	return to;
 }
 
+/* What one thread read of a round's or range's pages. */
+struct share {
+	struct scan *c;
+	uint64_t from, to; /* its pages: whole words of the bit maps, so no word is another's */
+	uint64_t bytes, reads;
+	int rc;
+};
+
+/*
+ * Read the wanted pages not loaded in [from, to), run by run, in file
+ * order, asking the disk a window ahead; counted in sh if given, else in
+ * the scan's stats. Marks them loaded.
+ */
+static int read_wanted(struct scan *c, uint64_t from, uint64_t to, struct share *sh)
+{
+	uint64_t adv = from, window = ahead_window(c);
+	if (sh && window > 1) /* the threads' windows together: the same as one thread's */
+		window = window / c->threads ? window / c->threads : 1;
+	for (uint64_t p = from; p < to;) {
+		if (!bit(c->w.want, p) || bit(c->loaded, p)) {
+			p++;
+			continue;
+		}
+		if (c->fd >= 0 && adv < p + window)
+			adv = advise(c, adv > p ? adv : p, p + window, to);
+		uint64_t q = p;
+		while (q < to && bit(c->w.want, q) && !bit(c->loaded, q) && (q - p) * PAGE < READ_MAX) {
+			c->loaded[q / 64] |= UINT64_C(1) << (q % 64);
+			q++;
+		}
+		uint64_t off = p * PAGE, len = (q - p) * PAGE;
+		if (off + len > c->s->size)
+			len = c->s->size - off;
+		int rc = read_pages(c, off, len);
+		if (rc)
+			return rc;
+		if (sh) {
+			sh->bytes += len;
+			sh->reads++;
+		} else if (c->st) {
+			c->st->bytes_read += len;
+			c->st->busiest += len;
+			c->st->reads++;
+		}
+		p = q;
+	}
+	return 0;
+}
+
+static void *read_share(void *arg)
+{
+	struct share *sh = arg;
+	sh->rc = read_wanted(sh->c, sh->from, sh->to, sh);
+	return NULL;
+}
+
+/* Pages wanted and not loaded in the bit map's word i. */
+static unsigned to_read(const struct scan *c, uint64_t i)
+{
+	return (unsigned)__builtin_popcountll(c->w.want[i] & ~c->loaded[i]);
+}
+
+/*
+ * The wanted pages read on up to c->threads threads, each its share of
+ * them in file order: the reads' work in the kernel (the page cache's
+ * pages, the requests, the faults) is most of a scan's, and spreads over
+ * cores. Shares are cut on whole words of the bit maps, of about as many
+ * pages each; fewer than SHARE_MIN pages a thread are read on fewer.
+ */
+#define SHARE_MIN 256u
+static int read_split(struct scan *c)
+{
+	uint64_t lo = c->w.lo / 64, hi = (c->w.hi + 63) / 64, total = 0;
+	for (uint64_t i = lo; i < hi; i++)
+		total += to_read(c, i);
+	unsigned t = c->threads;
+	if (t > total / SHARE_MIN)
+		t = (unsigned)(total / SHARE_MIN);
+	if (t < 2)
+		return read_wanted(c, c->w.lo, c->w.hi, NULL);
+	struct share sh[BFI_SCAN_THREADS_MAX];
+	pthread_t tid[BFI_SCAN_THREADS_MAX];
+	uint64_t i = lo, got = 0;
+	for (unsigned k = 0; k < t; k++) {
+		sh[k] = (struct share){.c = c, .from = i * 64};
+		for (uint64_t goal = total * (k + 1) / t; i < hi && (k == t - 1 || got < goal); i++)
+			got += to_read(c, i);
+		sh[k].to = i * 64 < c->pages ? i * 64 : c->pages;
+	}
+	unsigned started = 1;
+	for (; started < t; started++)
+		if (pthread_create(&tid[started], NULL, read_share, &sh[started]) != 0)
+			break;
+	for (unsigned k = started; k < t; k++) /* no thread: read here */
+		read_share(&sh[k]);
+	read_share(&sh[0]);
+	int rc = 0;
+	uint64_t most = 0;
+	for (unsigned k = 0; k < t; k++) {
+		if (k && k < started)
+			pthread_join(tid[k], NULL);
+		rc = rc ? rc : sh[k].rc;
+		if (c->st) {
+			c->st->bytes_read += sh[k].bytes;
+			c->st->reads += sh[k].reads;
+		}
+		most = sh[k].bytes > most ? sh[k].bytes : most;
+	}
+	if (c->st)
+		c->st->busiest += most;
+	return rc;
+}
+
 /*
  * Make the shadow hold the wanted pages: first let go of those loaded for
  * the round before that this one does not want, then read those it wants
@@ -173,44 +330,34 @@ static int gather(struct scan *c)
 {
 	uint64_t lo = c->w.lo < c->ld_lo ? c->w.lo : c->ld_lo;
 	uint64_t hi = c->w.hi > c->ld_hi ? c->w.hi : c->ld_hi;
+	if (c->file_backed && c->ld_hi > c->ld_lo) {
+		/*
+		 * A fault maps the pages around it that the page cache holds
+		 * (fault-around), wanted or not: every page of the last span
+		 * and its edges that this round does not want goes.
+		 */
+		lo = c->ld_lo > AROUND ? c->ld_lo - AROUND : 0;
+		hi = c->ld_hi + AROUND < c->pages ? c->ld_hi + AROUND : c->pages;
+	}
 	for (uint64_t p = lo; p < hi;) {
-		if (!bit(c->loaded, p) || bit(c->w.want, p)) {
+		if ((!c->file_backed && !bit(c->loaded, p)) || bit(c->w.want, p)) {
 			p++;
 			continue;
 		}
 		uint64_t q = p;
-		while (q < c->pages && bit(c->loaded, q) && !bit(c->w.want, q)) {
+		while (q < hi && (c->file_backed || bit(c->loaded, q)) && !bit(c->w.want, q)) {
 			c->loaded[q / 64] &= ~(UINT64_C(1) << (q % 64));
 			q++;
 		}
 		(void)madvise(c->shadow + p * PAGE, (size_t)((q - p) * PAGE), MADV_DONTNEED);
+		if (c->file_backed) /* read once: the page cache need not keep them */
+			(void)posix_fadvise(c->fd, (off_t)(p * PAGE), (off_t)((q - p) * PAGE),
+			                    POSIX_FADV_DONTNEED);
 		p = q;
 	}
-	uint64_t adv = c->w.lo, window = ahead_window(c);
-	for (uint64_t p = c->w.lo; p < c->w.hi;) {
-		if (!bit(c->w.want, p) || bit(c->loaded, p)) {
-			p++;
-			continue;
-		}
-		if (c->fd >= 0 && adv < p + window)
-			adv = advise(c, adv > p ? adv : p, p + window);
-		uint64_t q = p;
-		while (q < c->pages && bit(c->w.want, q) && !bit(c->loaded, q) && (q - p) * PAGE < READ_MAX) {
-			c->loaded[q / 64] |= UINT64_C(1) << (q % 64);
-			q++;
-		}
-		uint64_t off = p * PAGE, len = (q - p) * PAGE;
-		if (off + len > c->s->size)
-			len = c->s->size - off;
-		int rc = read_pages(c, off, len);
-		if (rc)
-			return rc;
-		if (c->st) {
-			c->st->bytes_read += len;
-			c->st->reads++;
-		}
-		p = q;
-	}
+	int rc = c->threads > 1 && !c->s->lazy ? read_split(c) : read_wanted(c, c->w.lo, c->w.hi, NULL);
+	if (rc)
+		return rc;
 	/* what is loaded now is what is wanted */
 	c->ld_lo = c->w.lo;
 	c->ld_hi = c->w.hi;
@@ -409,7 +556,20 @@ static int scan_part(struct scan *c, const bfi_expr *const *qs, size_t n, double
 int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, size_t n,
              double theta, bfi_result *const *res, uint64_t memory, struct bfi_scan_stats *st)
 {
-	if (s == NULL || (n && (qs == NULL || res == NULL)))
+	/* the stats as they were before busiest: a caller built then has room for no more */
+	struct bfi_scan_stats all = {0};
+	int rc = bfi_scan_parallel(s, layout, qs, n, theta, res, memory, 1, st ? &all : NULL);
+	if (st)
+		memcpy(st, &all, offsetof(struct bfi_scan_stats, busiest));
+	return rc;
+}
+
+int bfi_scan_parallel(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, size_t n,
+                      double theta, bfi_result *const *res, uint64_t memory, unsigned threads,
+                      struct bfi_scan_stats *st)
+{
+	if (s == NULL || (n && (qs == NULL || res == NULL)) || threads < 1 ||
+	    threads > BFI_SCAN_THREADS_MAX)
 		return BFI_E_INVALID;
 	if (st)
 		memset(st, 0, sizeof *st);
@@ -420,8 +580,8 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 			return BFI_E_INVALID;
 	}
 	if (s->cops) /* a collection: each segment is an index of its own, scanned in turn */
-		return s->cops->scan(s, layout, qs, n, theta, res, memory, st);
-	struct scan c = {.s = s, .st = st, .fd = -1};
+		return s->cops->scan(s, layout, qs, n, theta, res, memory, threads, st);
+	struct scan c = {.s = s, .st = st, .fd = -1, .threads = threads};
 	int own_fd = 0;
 	int rc = bfi__row_of(s, layout, &c.ops);
 	if (rc)
@@ -437,8 +597,13 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 	c.w.lo = c.ld_lo = UINT64_MAX;
 	c.io = (struct bfi_scan_io){.w = &c.w, .budget = memory, .fill = scan_fill,
 	                            .append = scan_append, .ahead = scan_ahead};
-	c.shadow = mmap(NULL, (size_t)s->size, PROT_READ | PROT_WRITE,
-	                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!s->lazy)
+		c.fd = scan_fd(s, &own_fd);
+	c.shadow = file_shadow(s, c.fd);
+	c.file_backed = c.shadow != MAP_FAILED;
+	if (!c.file_backed)
+		c.shadow = mmap(NULL, (size_t)s->size, PROT_READ | PROT_WRITE,
+		                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	c.w.want = calloc((size_t)((c.pages + 63) / 64), 8);
 	c.loaded = calloc((size_t)((c.pages + 63) / 64), 8);
 	if (c.shadow == MAP_FAILED || c.w.want == NULL || c.loaded == NULL) {
@@ -446,8 +611,6 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 		goto out;
 	}
 	c.io.shadow = c.shadow;
-	if (!s->lazy)
-		c.fd = scan_fd(s, &own_fd);
 	for (size_t i = 0; i < n; i++)
 		bfi__reset_result(res[i], 0);
 	uint64_t packed0 = s->lazy ? bfi_pack_frames_bytes(s->lazy->f) : 0;
@@ -471,8 +634,13 @@ int bfi_scan(const bfi_snapshot *s, unsigned layout, const bfi_expr *const *qs, 
 	if (st)
 		st->passes = 1;
 out:
-	if (c.shadow != MAP_FAILED && c.shadow)
+	if (c.shadow != MAP_FAILED && c.shadow) {
 		munmap(c.shadow, (size_t)s->size);
+		/* the last round's pages, unmapped now, out of the page cache (a mapped page stays) */
+		if (c.file_backed && c.ld_hi > c.ld_lo)
+			(void)posix_fadvise(c.fd, (off_t)(c.ld_lo * PAGE), (off_t)((c.ld_hi - c.ld_lo) * PAGE),
+			                    POSIX_FADV_DONTNEED);
+	}
 	if (own_fd)
 		close(c.fd);
 	if (c.io.drop)

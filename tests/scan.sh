@@ -105,4 +105,15 @@ toolarge() { # a query whose keys alone pass what --memory leaves is refused bef
 		"$BFI" query -t 0.5 "$T/snap" <"$T/long" | cmp - "$T/out"
 }
 check "a query too large for --memory is refused before any read, naming the --memory that answers it" toolarge
+threads() { # a round's reads shared by two threads: the same answers, the spread in --stats
+	"$BFI" build -q -o "$T/wide" --bits 16384 --tsv "$T/sets.tsv" &&
+		"$BFI" query --no-scan "$T/wide" <"$T/keys" >"$T/mapped" &&
+		"$BFI" query --scan --stats --threads 2 --memory 64M "$T/wide" <"$T/keys" >"$T/scanned" 2>"$T/e" &&
+		cmp "$T/mapped" "$T/scanned" && grep -q "1.00 times the index" "$T/e" &&
+		ratio=$(sed -n 's/.*work over the busiest thread: \([0-9.]*\).*/\1/p' "$T/e") &&
+		awk -v r="$ratio" 'BEGIN { exit !(r >= 1.5) }' &&
+		"$BFI" query --scan --stats --threads 1 --memory 64M "$T/wide" <"$T/keys" 2>"$T/e" | cmp - "$T/mapped" &&
+		grep -q "work over the busiest thread: 1.00" "$T/e"
+}
+check "a scan on --threads 2 shares each round's reads (--stats: work over the busiest thread at least 1.5), the mapped answers" threads
 [ "$fails" -eq 0 ]

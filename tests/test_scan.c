@@ -223,6 +223,9 @@ static void test_shapes(void)
  * the rows, range by range, each page read once and no more held than the
  * budget, as mapped; and with a budget too small for that state, in rounds.
  */
+/* Runs of check_rows whose reads three threads shared, none reading three quarters. */
+static int spread;
+
 static void check_rows(const char *name, uint32_t sets, struct bfi_build_options *o, int narrow,
                        unsigned layout)
 {
@@ -240,7 +243,7 @@ static void check_rows(const char *name, uint32_t sets, struct bfi_build_options
 	/* half the pages; a quarter, where the pre-filter then takes several ranges; too little */
 	uint64_t budgets[3] = {all.peak / 2, narrow ? all.peak / 4 : all.peak / 2, 64u << 10};
 	for (int bu = 0; bu < 3; bu++) {
-		struct bfi_scan_stats st;
+		struct bfi_scan_stats st = {.busiest = 7}; /* bfi_scan leaves what it did not know */
 		EXPECT_RC(bfi_scan(s, layout, (const bfi_expr *const *)qs, QUERIES, 0.7, got,
 		                   budgets[bu], &st),
 		          0);
@@ -268,7 +271,33 @@ static void check_rows(const char *name, uint32_t sets, struct bfi_build_options
 			       st.peak <= budgets[bu]);
 		else /* the state does not fit: rounds, which read shared pages again */
 			EXPECT(st.ranges == 0 && st.rounds > 1 && st.bytes_read > all.bytes_read);
+		/*
+		 * The reads split over three threads: the same answers from the
+		 * same bytes, the most any one thread read less than all of them
+		 * where a round or range wants enough pages to share out.
+		 */
+		struct bfi_scan_stats par;
+		EXPECT_RC(bfi_scan_parallel(s, layout, (const bfi_expr *const *)qs, QUERIES, 0.7, got,
+		                            budgets[bu], 3, &par),
+		          0);
+		diff = 0;
+		for (uint32_t q = 0; q < QUERIES; q++)
+			diff += !same(want[q], got[q]);
+		printf("%s: budget %llu on 3 threads: %d answers differ, %llu bytes read, the busiest "
+		       "thread %llu\n",
+		       name, (unsigned long long)budgets[bu], diff, (unsigned long long)par.bytes_read,
+		       (unsigned long long)par.busiest);
+		EXPECT(diff == 0 && par.bytes_read == st.bytes_read && st.busiest == 7 &&
+		       par.busiest <= par.bytes_read && par.busiest > 0);
+		spread += par.busiest < par.bytes_read * 3 / 4;
 	}
+	struct bfi_scan_stats bad;
+	EXPECT_RC(bfi_scan_parallel(s, layout, (const bfi_expr *const *)qs, QUERIES, 0.7, got, 0, 0,
+	                            &bad),
+	          BFI_E_INVALID);
+	EXPECT_RC(bfi_scan_parallel(s, layout, (const bfi_expr *const *)qs, QUERIES, 0.7, got, 0,
+	                            BFI_SCAN_THREADS_MAX + 1, &bad),
+	          BFI_E_INVALID);
 	release(qs, want, got);
 	bfi_close(&s);
 }
@@ -301,6 +330,7 @@ static void test_rows(void)
 	o.layouts = BFI_BUILD_TREE;
 	o.bloofi_incremental = 1; /* explicit groups: their tables read after the rows */
 	check_rows("rows-tree-explicit", 600, &o, 0, BFI_LAYOUT_TREE);
+	EXPECT(spread >= 4); /* the reads of a round or range of more than a few MiB were shared */
 }
 
 /* A collection of two segments, a set of each removed: scanned segment by segment, as mapped. */
@@ -538,7 +568,8 @@ int main(void)
 	         "every kind of flat block, in one pass and in many",
 	         test_shapes);
 	test_run("scan: a block the batch needs more of than memory holds, read once range by range "
-	         "with a row of state a key, as mapped; rounds when that state does not fit",
+	         "with a row of state a key, as mapped; rounds when that state does not fit; the "
+	         "same answers and bytes with the reads shared by three threads",
 	         test_rows);
 	test_run("scan: a collection with removed sets, segment by segment, as mapped",
 	         test_collection);

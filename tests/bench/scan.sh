@@ -21,10 +21,11 @@
 # (empty) gives no --memory: bfi query takes its default from the limits
 # it runs under. AUTO=1 gives no --scan either: the reader must choose it.
 # FREE=1 runs the mapped path outside the cgroup, cold: the figure a scan
-# is held to. Each line gives the bytes read from the disk as a multiple
-# of the index.
+# is held to. THREADS=N gives the scans --threads N (default: a thread a
+# core, over which each range's reads are shared). Each line gives the
+# bytes read from the disk as a multiple of the index.
 # Usage: MEMORY=1G [LIMIT=1400M] [Q="10000 100000"] [ROUNDS=3] [MAPPED=0] [PACK=SNAP.pack]
-#        [KEYS=more.fa] [BATCH=100000] [VS=old/bfi] [AUTO=1] [FREE=1]
+#        [KEYS=more.fa] [BATCH=100000] [VS=old/bfi] [AUTO=1] [FREE=1] [THREADS=N]
 #        sh tests/bench/scan.sh SNAP READS.fa
 set -eu
 cd "$(dirname "$0")/../.."
@@ -34,7 +35,7 @@ READS=$2
 MEMORY=${MEMORY-1G}
 SCAN=--scan
 [ "${AUTO:-0}" = 1 ] && SCAN=
-MEM=${MEMORY:+--memory $MEMORY}
+MEM=${MEMORY:+--memory $MEMORY}${THREADS:+ --threads $THREADS}
 BATCHARG=${BATCH:+--batch-size $BATCH}
 W=$(mktemp -d "${TMPDIR:-/tmp}/bfi-scan.XXXXXX")
 CG=

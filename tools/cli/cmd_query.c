@@ -98,6 +98,9 @@ static const char help[] =
 	"                     with a row of state a key, rounds read pages again,\n"
 	"                     and a warning says so\n"
 	"      --no-scan      map the index even if it is larger than --memory\n"
+	"      --stats        after a scan, on stderr: passes, bytes and reads, the\n"
+	"                     most held, and how the reads spread over --threads\n"
+	"                     (a scan splits each range's reads over them)\n"
 	"      --layout L     flat, plain, rambo or tree: answer from this layout\n"
 	"                     (default: flat, else tree, else rambo, else plain)\n"
 	"      --json         one JSON object per query\n"
@@ -149,6 +152,7 @@ int cmd_query(int argc, char **argv)
 	                                     {"batch-size", required_argument, 0, 'S'},
 	                                     {"scan", no_argument, 0, 'Z'},
 	                                     {"no-scan", no_argument, 0, 'z'},
+	                                     {"stats", no_argument, 0, 'A'},
 	                                     {"memory", required_argument, 0, 'Y'},
 	                                     {"layout", required_argument, 0, 'L'},
 	                                     {"keys", no_argument, 0, 'K'},
@@ -184,6 +188,7 @@ int cmd_query(int argc, char **argv)
 			memory_given = 1;
 			break;
 		case 'z': no_scan = 1; break;
+		case 'A': o.stats = 1; break;
 		case 'X': o.text = 1; break;
 		case 'P': o.mode = M_PATH; break;
 		case 'F': fasta = optarg; break;
@@ -300,7 +305,8 @@ int cmd_query(int argc, char **argv)
 	}
 	guard_during(NULL, 0);
 	if (rc == 0 && o.scan) {
-		o.batch = 1; /* the batch is what a pass answers: one thread reads them all */
+		o.batch = 1; /* the batch is what a pass answers, its reads split over the threads */
+		o.scan_threads = (unsigned)(threads < BFI_SCAN_THREADS_MAX ? threads : BFI_SCAN_THREADS_MAX);
 		threads = 1;
 		if (!batch_size_given)
 			o.batch_size = 100000;

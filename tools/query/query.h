@@ -26,7 +26,9 @@ struct opts {
 	unsigned layout;
 	int batch;
 	size_t batch_size;
-	int scan;            /* --scan: each batch through bfi_scan */
+	int scan;            /* --scan: each batch through bfi_scan_parallel */
+	unsigned scan_threads; /* --threads, for a scan: its reads split over them */
+	int stats;           /* --stats: what the scans read, on stderr at the end */
 	uint64_t memory;     /* --memory, or its default: what a query may hold (query_memory.c) */
 	struct bfi_scan_cost cost; /* a scan's: what it holds beside the pages (bfi_scan_cost) */
 	struct names *names; /* set names looked up so far, or NULL */

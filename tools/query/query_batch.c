@@ -4,6 +4,7 @@
 #include <malloc.h>
 #endif
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "query.h"
@@ -117,7 +118,8 @@ int batcher_add(struct batcher *b, const char *t, size_t len)
 
 /* What the scans of this run read, for scan_summary. */
 static struct {
-	uint64_t bytes, passes;
+	uint64_t bytes, passes, reads, busiest, ranges, rounds, peak;
+	double seconds;
 } scans;
 
 /*
@@ -134,6 +136,11 @@ static void scan_warn(const bfi_snapshot *s, const struct bfi_scan_stats *st)
 	bfi_info(s, &in);
 	scans.bytes += st->bytes_read;
 	scans.passes++;
+	scans.reads += st->reads;
+	scans.busiest += st->busiest;
+	scans.ranges += st->ranges;
+	scans.rounds += st->rounds;
+	scans.peak = st->peak > scans.peak ? st->peak : scans.peak;
 	if (warned || (double)st->bytes_read <= 1.5 * (double)in.file_size)
 		return;
 	warned = 1;
@@ -155,6 +162,22 @@ void scan_summary(const bfi_snapshot *s, const struct opts *o)
 		        "%llu batches, each a pass: the index was read %.1f times over (more --memory "
 		        "reads it fewer times)\n", size_arg(o->memory, m, sizeof m),
 		        (unsigned long long)scans.passes, (double)scans.bytes / (double)in.file_size);
+	if (o->stats && scans.passes) {
+		char r[24], p[24], mem[24];
+		fprintf(stderr,
+		        "bfi query: scan: %llu passes (batches), %s read (%.2f times the index) in %llu "
+		        "reads, %llu ranges, %llu rounds; at most %s of pages and state held, "
+		        "--memory %s; %.2f s in passes\n"
+		        "bfi query: scan: reads shared by up to %u threads: the busiest read %.2f of "
+		        "them (work over the busiest thread: %.2f)\n",
+		        (unsigned long long)scans.passes, size_arg(scans.bytes, r, sizeof r),
+		        (double)scans.bytes / (double)in.file_size, (unsigned long long)scans.reads,
+		        (unsigned long long)scans.ranges, (unsigned long long)scans.rounds,
+		        size_arg(scans.peak, p, sizeof p), size_arg(o->memory, mem, sizeof mem), scans.seconds,
+		        o->scan_threads ? o->scan_threads : 1,
+		        scans.bytes ? (double)scans.busiest / (double)scans.bytes : 1.0,
+		        scans.busiest ? (double)scans.bytes / (double)scans.busiest : 1.0);
+	}
 }
 
 /*
@@ -221,8 +244,13 @@ static int scan_some(const bfi_snapshot *s, const struct opts *o, struct batcher
 		if (b->rs[i] == NULL)
 			rc = bfi_result_create(&b->rs[i]);
 	struct bfi_scan_stats st;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (rc == 0)
-		rc = bfi_scan(s, o->layout, b->es + from, to - from, o->theta, b->rs + from, memory, &st);
+		rc = bfi_scan_parallel(s, o->layout, b->es + from, to - from, o->theta, b->rs + from,
+		                       memory, o->scan_threads ? o->scan_threads : 1, &st);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	scans.seconds += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (rc == BFI_E_LIMIT && to - from > 1) {
 		for (size_t i = from; i < to; i++)
 			bfi_result_destroy(&b->rs[i]);
