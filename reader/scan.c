@@ -60,8 +60,7 @@ struct scan {
 	int fd;                /* the index, opened again for the scan's own reads; or the snapshot's */
 	bfi_result *w_res;     /* each query's scratch, its answer copied out */
 	struct bfi_scan_io io; /* a layout's pass over a part range by range */
-	uint64_t memory;       /* what the scan may hold in all (0: no bound) */
-	uint64_t part_memory;  /* what the part may: memory less the answers so far */
+	uint64_t memory;       /* what the scan may hold in all (0: no bound); a part, io.budget */
 	uint64_t answers;      /* bytes the batch's answers have grown by */
 	uint64_t results_base; /* bytes the results held when the scan began: the caller's */
 	uint64_t ahead_left;   /* pages scan_ahead may still ask for before the next range */
@@ -207,59 +206,45 @@ static uint64_t advise(struct scan *c, uint64_t from, uint64_t to, uint64_t end)
 	return to;
 }
 
-/* What one thread read of a round's or range's pages. */
+/* A thread's share of a round's or range's pages, and what it read of them. */
 struct share {
 	struct scan *c;
 	uint64_t from, to; /* its pages: whole words of the bit maps, so no word is another's */
+	uint64_t window;   /* pages it asks the disk for ahead of its reads */
 	uint64_t bytes, reads;
 	int rc;
 };
 
 /*
- * Read the wanted pages not loaded in [from, to), run by run, in file
- * order, asking the disk a window ahead; counted in sh if given, else in
- * the scan's stats. Marks them loaded.
+ * Read the share's wanted pages not loaded, run by run, in file order,
+ * asking the disk a window ahead; mark them loaded.
  */
-static int read_wanted(struct scan *c, uint64_t from, uint64_t to, struct share *sh)
+static void *read_share(void *arg)
 {
-	uint64_t adv = from, window = ahead_window(c);
-	if (sh && window > 1) /* the threads' windows together: the same as one thread's */
-		window = window / c->threads ? window / c->threads : 1;
-	for (uint64_t p = from; p < to;) {
+	struct share *sh = arg;
+	struct scan *c = sh->c;
+	uint64_t adv = sh->from;
+	for (uint64_t p = sh->from; p < sh->to;) {
 		if (!bit(c->w.want, p) || bit(c->loaded, p)) {
 			p++;
 			continue;
 		}
-		if (c->fd >= 0 && adv < p + window)
-			adv = advise(c, adv > p ? adv : p, p + window, to);
+		if (c->fd >= 0 && adv < p + sh->window)
+			adv = advise(c, adv > p ? adv : p, p + sh->window, sh->to);
 		uint64_t q = p;
-		while (q < to && bit(c->w.want, q) && !bit(c->loaded, q) && (q - p) * PAGE < READ_MAX) {
+		while (q < sh->to && bit(c->w.want, q) && !bit(c->loaded, q) && (q - p) * PAGE < READ_MAX) {
 			c->loaded[q / 64] |= UINT64_C(1) << (q % 64);
 			q++;
 		}
 		uint64_t off = p * PAGE, len = (q - p) * PAGE;
 		if (off + len > c->s->size)
 			len = c->s->size - off;
-		int rc = read_pages(c, off, len);
-		if (rc)
-			return rc;
-		if (sh) {
-			sh->bytes += len;
-			sh->reads++;
-		} else if (c->st) {
-			c->st->bytes_read += len;
-			c->st->busiest += len;
-			c->st->reads++;
-		}
+		if ((sh->rc = read_pages(c, off, len)) != 0)
+			return NULL;
+		sh->bytes += len;
+		sh->reads++;
 		p = q;
 	}
-	return 0;
-}
-
-static void *read_share(void *arg)
-{
-	struct share *sh = arg;
-	sh->rc = read_wanted(sh->c, sh->from, sh->to, sh);
 	return NULL;
 }
 
@@ -270,28 +255,31 @@ static unsigned to_read(const struct scan *c, uint64_t i)
 }
 
 /*
- * The wanted pages read on up to c->threads threads, each its share of
+ * Read the wanted pages on up to c->threads threads, each its share of
  * them in file order: the reads' work in the kernel (the page cache's
  * pages, the requests, the faults) is most of a scan's, and spreads over
  * cores. Shares are cut on whole words of the bit maps, of about as many
- * pages each; fewer than SHARE_MIN pages a thread are read on fewer.
+ * pages each; fewer than SHARE_MIN pages a thread are read on fewer. A
+ * pack's frames are read on one (its cache of frames is not shared).
+ * The threads' read-ahead windows together are one thread's.
  */
 #define SHARE_MIN 256u
-static int read_split(struct scan *c)
+static int read_wanted(struct scan *c)
 {
 	uint64_t lo = c->w.lo / 64, hi = (c->w.hi + 63) / 64, total = 0;
-	for (uint64_t i = lo; i < hi; i++)
+	unsigned t = c->s->lazy ? 1 : c->threads;
+	for (uint64_t i = lo; t > 1 && i < hi; i++)
 		total += to_read(c, i);
-	unsigned t = c->threads;
-	if (t > total / SHARE_MIN)
-		t = (unsigned)(total / SHARE_MIN);
-	if (t < 2)
-		return read_wanted(c, c->w.lo, c->w.hi, NULL);
+	uint64_t fit = total / SHARE_MIN;
+	if (t > fit)
+		t = fit > 1 ? (unsigned)fit : 1;
 	struct share sh[BFI_SCAN_THREADS_MAX];
 	pthread_t tid[BFI_SCAN_THREADS_MAX];
-	uint64_t i = lo, got = 0;
-	for (unsigned k = 0; k < t; k++) {
-		sh[k] = (struct share){.c = c, .from = i * 64};
+	uint64_t window = ahead_window(c) / t ? ahead_window(c) / t : 1;
+	if (t == 1)
+		sh[0] = (struct share){.c = c, .from = c->w.lo, .to = c->w.hi, .window = window};
+	for (uint64_t k = 0, i = lo, got = 0; t > 1 && k < t; k++) {
+		sh[k] = (struct share){.c = c, .from = i * 64, .window = window};
 		for (uint64_t goal = total * (k + 1) / t; i < hi && (k == t - 1 || got < goal); i++)
 			got += to_read(c, i);
 		sh[k].to = i * 64 < c->pages ? i * 64 : c->pages;
@@ -320,6 +308,12 @@ static int read_split(struct scan *c)
 	return rc;
 }
 
+/* Let go of page p, unless this round wants it: in the shadow now, or (file_backed) maybe mapped. */
+static int to_drop(const struct scan *c, uint64_t p)
+{
+	return !bit(c->w.want, p) && (c->file_backed || bit(c->loaded, p));
+}
+
 /*
  * Make the shadow hold the wanted pages: first let go of those loaded for
  * the round before that this one does not want, then read those it wants
@@ -328,34 +322,32 @@ static int read_split(struct scan *c)
  */
 static int gather(struct scan *c)
 {
-	uint64_t lo = c->w.lo < c->ld_lo ? c->w.lo : c->ld_lo;
-	uint64_t hi = c->w.hi > c->ld_hi ? c->w.hi : c->ld_hi;
-	if (c->file_backed && c->ld_hi > c->ld_lo) {
+	/* what the last round held lies in [ld_lo, ld_hi); first, what this round does not want goes */
+	uint64_t lo = c->ld_lo, hi = c->ld_hi;
+	if (c->file_backed && hi > lo) {
 		/*
 		 * A fault maps the pages around it that the page cache holds
 		 * (fault-around), wanted or not: every page of the last span
 		 * and its edges that this round does not want goes.
 		 */
-		lo = c->ld_lo > AROUND ? c->ld_lo - AROUND : 0;
-		hi = c->ld_hi + AROUND < c->pages ? c->ld_hi + AROUND : c->pages;
+		lo = lo > AROUND ? lo - AROUND : 0;
+		hi = hi + AROUND < c->pages ? hi + AROUND : c->pages;
 	}
 	for (uint64_t p = lo; p < hi;) {
-		if ((!c->file_backed && !bit(c->loaded, p)) || bit(c->w.want, p)) {
+		if (!to_drop(c, p)) {
 			p++;
 			continue;
 		}
 		uint64_t q = p;
-		while (q < hi && (c->file_backed || bit(c->loaded, q)) && !bit(c->w.want, q)) {
+		for (; q < hi && to_drop(c, q); q++)
 			c->loaded[q / 64] &= ~(UINT64_C(1) << (q % 64));
-			q++;
-		}
 		(void)madvise(c->shadow + p * PAGE, (size_t)((q - p) * PAGE), MADV_DONTNEED);
 		if (c->file_backed) /* read once: the page cache need not keep them */
 			(void)posix_fadvise(c->fd, (off_t)(p * PAGE), (off_t)((q - p) * PAGE),
 			                    POSIX_FADV_DONTNEED);
 		p = q;
 	}
-	int rc = c->threads > 1 && !c->s->lazy ? read_split(c) : read_wanted(c, c->w.lo, c->w.hi, NULL);
+	int rc = read_wanted(c);
 	if (rc)
 		return rc;
 	/* what is loaded now is what is wanted */
@@ -512,7 +504,7 @@ static void part_budget(struct scan *c, bfi_result *const *res, size_t n)
 	uint64_t left = c->memory > held ? c->memory - held : 0;
 	if (left < c->memory / 8)
 		left = c->memory / 8;
-	c->io.budget = c->part_memory = left;
+	c->io.budget = left;
 	c->budget = left / PAGE ? left / PAGE : 1;
 	if (c->st && held > c->st->answers)
 		c->st->answers = held;
@@ -615,11 +607,10 @@ int bfi_scan_parallel(const bfi_snapshot *s, unsigned layout, const bfi_expr *co
 		bfi__reset_result(res[i], 0);
 	uint64_t packed0 = s->lazy ? bfi_pack_frames_bytes(s->lazy->f) : 0;
 	c.memory = memory;
-	c.part_memory = memory ? memory : UINT64_MAX;
 	c.results_base = memory ? bfi__results_bytes(res, n) : 0;
 	for (c.first = 0; rc == 0; c.first += c.n) {
 		part_budget(&c, res, n);
-		if ((c.n = c.ops->scan_part(s, c.first, c.part_memory)) == 0)
+		if ((c.n = c.ops->scan_part(s, c.first, memory ? c.io.budget : UINT64_MAX)) == 0)
 			break;
 		rc = scan_part(&c, qs, n, theta, res);
 	}

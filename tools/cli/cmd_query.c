@@ -435,7 +435,7 @@ int cmd_query(int argc, char **argv)
 	if (rc == 0 && o.batch && bt.n)
 		rc = run_batch(s, &o, &bt);
 	if (o.batch)
-		batcher_free(&bt, &o);
+		batcher_free(&bt);
 	if (rc == 0 && o.scan)
 		scan_summary(s, &o);
 	/* answers given since the last check may be wrong if a file changed: say so */

@@ -163,7 +163,7 @@ struct batcher {
 	struct bfi_scan_cost seen;
 };
 int batcher_init(struct batcher *b, const struct opts *o);
-void batcher_free(struct batcher *b, const struct opts *o);
+void batcher_free(struct batcher *b);
 int batcher_add(struct batcher *b, const char *t, size_t len);
 /* The same, answered under label (label_len bytes; a FASTA record's id). */
 int batcher_add_labeled(struct batcher *b, const char *t, size_t len, const char *label,

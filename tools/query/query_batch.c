@@ -41,9 +41,8 @@ int batcher_init(struct batcher *b, const struct opts *o)
 	return rc;
 }
 
-void batcher_free(struct batcher *b, const struct opts *o)
+void batcher_free(struct batcher *b)
 {
-	(void)o;
 	for (size_t i = 0; b->rs && i < b->slots; i++)
 		bfi_result_destroy(&b->rs[i]);
 	bfi_result_destroy(&b->all);

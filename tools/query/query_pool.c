@@ -137,7 +137,7 @@ static void *worker(void *p)
 		pthread_mutex_unlock(&qp->mu);
 	}
 	if (wo.batch)
-		batcher_free(&bt, &wo);
+		batcher_free(&bt);
 	bfi_result_destroy(&res);
 	free(names.at);
 	out_free();

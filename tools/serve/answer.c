@@ -136,7 +136,7 @@ static void batch_queries(struct job *j)
 		for (size_t a = head_len; a < answers.len; a++)
 			j->answered += answers.buf[a] == '\n';
 	}
-	batcher_free(&j->bt, &j->o);
+	batcher_free(&j->bt);
 	j->bt_live = 0;
 	j->rc = rc;
 }
@@ -166,7 +166,7 @@ static void job_abandon(struct job *j)
 	if (j->bt_live) {
 		for (size_t i = 0; j->bt.qs && i < j->o.batch_size; i++)
 			bfi_expr_free(&j->bt.qs[i].e);
-		batcher_free(&j->bt, &j->o);
+		batcher_free(&j->bt);
 		j->bt_live = 0;
 	}
 	bfi_expr_free(&j->q.e);
