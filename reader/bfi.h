@@ -562,6 +562,17 @@ struct bfi_scan_stats {
 	 * it was, for a caller built when this struct ended at packed.
 	 */
 	uint64_t busiest;
+	/*
+	 * The state a pass over a part's rows held (or needed, and so was
+	 * declined) for each key of the batch, in bytes: the most over the
+	 * parts, a key's share; 0 if no part took such a pass. A key that a
+	 * flat block's pre-filter rules out holds no row there, so on blocks
+	 * of distinct sets this is well below bfi_scan_cost's key_state, which
+	 * counts a key every part may hold. A caller sizing later batches by
+	 * it (bfi query does) fits more keys in each (bfi_scan_parallel only;
+	 * bfi_scan, like busiest, leaves it as it was).
+	 */
+	uint64_t key_state;
 };
 BFI_API BFI_MUST_CHECK int bfi_scan(const bfi_snapshot *snap, unsigned layout,
                                     const bfi_expr *const *qs, size_t n, double theta,
@@ -591,8 +602,9 @@ BFI_API BFI_MUST_CHECK int bfi_scan_parallel(const bfi_snapshot *snap, unsigned 
  * least range of rows it reads). A key no set holds is expected to name
  * key_matches of the sets (the layout's false-positive model); a term
  * list of more than two terms, whose false matches must pass its
- * threshold, answer_sets (64). A caller that has seen more may raise
- * them in its copy (bfi_scan_query_bytes reads them).
+ * threshold, answer_sets (64). A caller that has seen what batches
+ * really match and hold (bfi_scan_stats: key_state) may set them in its
+ * copy (bfi_scan_query_bytes reads them).
  */
 struct bfi_scan_cost {
 	uint64_t key_state;
@@ -606,8 +618,8 @@ BFI_API BFI_MUST_CHECK int bfi_scan_cost(const bfi_snapshot *snap, unsigned layo
 /*
  * The bytes a query of keys keys (term_list: a term list) is expected to
  * hold in a scan, by c: its keys' state in a pass, its answer (a 4-byte
- * ordinal and score a set, and half again for the arrays' doubling; at
- * most every set), and its compiled expression (48 bytes a key, 320 a
+ * ordinal a set, and a 4-byte score for a term list, and half again for
+ * the allocator; at most every set), and its compiled expression (48 bytes a key, 320 a
  * query).
  */
 BFI_API uint64_t bfi_scan_query_bytes(const struct bfi_scan_cost *c, uint64_t keys, int term_list);

@@ -329,6 +329,7 @@ static int coll_scan(const bfi_snapshot *s, unsigned layout, const struct bfi_ex
 			st->passes += one.passes;
 			st->rounds += one.rounds;
 			st->peak = one.peak > st->peak ? one.peak : st->peak;
+			st->key_state = one.key_state > st->key_state ? one.key_state : st->key_state;
 			st->answers = one.answers + held > st->answers ? one.answers + held : st->answers;
 		}
 	}

@@ -158,6 +158,8 @@ struct bfi_scan_io {
 	uint64_t pages;  /* pages a range may hold: the budget less state */
 	uint64_t budget; /* bytes the part may hold, pages and state */
 	uint64_t state;  /* bytes the layout holds for the queries, set before the first fill */
+	/* the most bytes a pass needed for its keys' state, held or declined (bfi_scan_stats) */
+	uint64_t key_state;
 	void *keep;      /* the layout's buffers, kept from part to part of a scan */
 	void (*drop)(void *keep); /* frees keep at the scan's end */
 	int (*fill)(struct bfi_scan_io *io);

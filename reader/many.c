@@ -146,6 +146,12 @@ struct scan_batch {
 	bfi_result **rs;
 	const bfi_expr **live; /* the batch's queries with terms, for bfi_scan */
 	bfi_result **live_rs;
+	/*
+	 * the cost batches are sized by: bfi_scan_cost's, its keys' matches
+	 * and state set to what batches matched and held (the most seen)
+	 */
+	struct bfi_scan_cost cost;
+	int matched, held;
 };
 
 static int scan_batch(struct scan_batch *b, size_t from, size_t to)
@@ -159,14 +165,31 @@ static int scan_batch(struct scan_batch *b, size_t from, size_t to)
 			b->live_rs[m++] = b->rs[i];
 		}
 	double theta = b->theta > 0 ? b->theta : 1.0;
+	struct bfi_scan_stats st;
 	if (rc == 0 && m)
-		rc = bfi_scan(b->s, b->layout, b->live, m, theta, b->live_rs, b->memory, NULL);
+		rc = bfi_scan_parallel(b->s, b->layout, b->live, m, theta, b->live_rs, b->memory, 1, &st);
 	if (rc == BFI_E_LIMIT && m > 1) { /* the answers passed memory: each half a pass of its own */
 		size_t mid = from, seen = 0;
 		while (seen < m / 2)
 			seen += b->es[mid] && bfi_expr_keys(b->es[mid]), mid++;
 		rc = scan_batch(b, from, mid);
 		return rc ? rc : scan_batch(b, mid, to);
+	}
+	uint64_t keys = 0, sets = 0;
+	for (size_t i = 0; i < m && rc == 0; i++) {
+		keys += bfi_expr_keys(b->live[i]);
+		sets += bfi_result_count(b->live_rs[i]);
+	}
+	/* the model's matches and state are bounds: later batches are sized by what these took */
+	if (keys && (!b->matched || (double)sets / (double)keys > b->cost.key_matches)) {
+		b->cost.key_matches = (double)sets / (double)keys;
+		b->matched = 1;
+	}
+	if (m && (double)sets / (double)m > b->cost.answer_sets)
+		b->cost.answer_sets = (double)sets / (double)m;
+	if (rc == 0 && m && st.key_state && (!b->held || st.key_state > b->cost.key_state)) {
+		b->cost.key_state = st.key_state;
+		b->held = 1;
 	}
 	return rc;
 }
@@ -178,13 +201,12 @@ int bfi_scan_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, 
 	int scored, rc = many_args(s, what, theta, buf, ends, n, res, answer_ends, done, &scored);
 	if (rc == 0 && memory == 0)
 		rc = BFI_E_INVALID;
-	struct bfi_scan_cost cost;
+	struct scan_batch b = {.s = s, .layout = layout, .theta = theta, .memory = memory};
 	if (rc == 0)
-		rc = bfi_scan_cost(s, layout, &cost);
+		rc = bfi_scan_cost(s, layout, &b.cost);
 	if (rc)
 		return rc;
 	bfi__reset_result(res, scored);
-	struct scan_batch b = {.s = s, .layout = layout, .theta = theta, .memory = memory};
 	size_t cap = n ? n : 1;
 	b.es = calloc(cap, sizeof *b.es);
 	b.rs = calloc(cap, sizeof *b.rs);
@@ -194,11 +216,11 @@ int bfi_scan_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, 
 		rc = -ENOMEM;
 	/*
 	 * Queries compiled and held while their expected memory (their keys'
-	 * state in a pass and their answers, bfi_scan_cost) fits half of what
-	 * memory leaves beside the scan's fixed cost; then scanned, their
-	 * answers appended in order, and let go.
+	 * state in a pass and their answers, bfi_scan_cost, then as batches
+	 * took) fits half of what memory leaves beside the scan's fixed cost;
+	 * then scanned, their answers appended in order, and let go.
 	 */
-	uint64_t room = memory > 2 * cost.fixed ? memory - cost.fixed : memory / 2, held = 0;
+	uint64_t room = memory > 2 * b.cost.fixed ? memory - b.cost.fixed : memory / 2, held = 0;
 	size_t from = 0, i = 0, bad = n;
 	for (; i <= n && rc == 0; i++) {
 		uint64_t need = 0;
@@ -213,7 +235,7 @@ int bfi_scan_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, 
 					bad = i;
 			}
 			uint64_t keys = rc == 0 && b.es[i] ? bfi_expr_keys(b.es[i]) : 0;
-			need = bfi_scan_query_bytes(&cost, keys, scored);
+			need = bfi_scan_query_bytes(&b.cost, keys, scored);
 		}
 		/* the batch so far answered: at the end, before a failure, or where this one passes room */
 		if (i == n || rc || (i > from && held + need > room / 2)) {

@@ -4,10 +4,13 @@
  * in file order, range by range, instead of rounds of queries that each
  * read their own rows, and so read again the rows they share.
  *
- * Every key of every query of the batch gets an accumulator, a row of the
- * block's width: all ones, ANDed with each of the key's k rows as the
- * pass reaches them, or zero if the block's pre-filter rules the key out,
- * as the mapped query then skips it. The probes (where in the index, which
+ * Every key of every query of the batch that the block's pre-filter lets
+ * through gets an accumulator, a row of the block's width: all ones,
+ * ANDed with each of the key's k rows as the pass reaches them. A key the
+ * pre-filter rules out, as the mapped query then skips it, reads the one
+ * row of zeros; so the rows the state takes are those of the keys the
+ * block may hold (on blocks of distinct sets, about a block's share of a
+ * batch's keys). The probes (where in the index, which
  * key, which of its k) are sorted by the page they start on; a range
  * takes probes in that order while their pages fit what the budget
  * leaves beside the state, is read (ranges.c), and applied. The
@@ -18,9 +21,10 @@
  * accumulators: AND and OR nodes as bit vectors, a term list as counts
  * per set, as the block's mapped query answers it.
  *
- * The state is a row a key, so a batch whose keys' rows would not fit
- * beside a few of the block's rows is declined, and the scan takes the
- * block in rounds of queries instead (reading its shared rows again).
+ * The state is a row a key let through, so a batch whose keys' rows
+ * would not fit beside a few of the block's rows is declined once the
+ * pre-filter has spoken, and the scan takes the block in rounds of
+ * queries instead (reading its shared rows again).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,8 +39,9 @@ struct pass {
 	uint32_t k;
 	size_t words;               /* of a row in whole lines */
 	const bfi_keyhash **key;    /* each key of the batch */
-	uint64_t *acc;              /* words a key */
+	uint64_t *acc;              /* words an accumulator: the keys let through, then a row of zeros */
 	uint8_t *out;               /* ruled out by the pre-filter: a byte a key */
+	uint32_t *slot;             /* each key's accumulator */
 	uint64_t *row;              /* a packed row copied out */
 	const struct bfi_expr *const *qs;
 	size_t nq;
@@ -129,7 +134,7 @@ static void apply_row(void *ctx, const struct bfi_probe *pr)
 		bfi__unpack_row(v->rows, bfi__row_bit(v, r), v->n, p->row, v->row_bytes);
 		row = (const uint8_t *)p->row;
 	}
-	uint64_t *a = p->acc + (size_t)pr->key * p->words;
+	uint64_t *a = p->acc + (size_t)p->slot[pr->key] * p->words;
 	for (size_t w = 0; w < p->words; w++) {
 		uint64_t x;
 		memcpy(&x, row + w * 8, 8);
@@ -146,7 +151,7 @@ static void eval(const struct pass *p, const struct bfi_expr *e, uint32_t id, si
 	if (nd->type == BFI_EXPR_KEYS) {
 		memset(out, 0xff, words * 8);
 		for (uint32_t j = 0; j < nd->n_keys; j++) {
-			const uint64_t *a = p->acc + (base + e->kidx[nd->first_key + j]) * words;
+			const uint64_t *a = p->acc + (size_t)p->slot[base + e->kidx[nd->first_key + j]] * words;
 			for (size_t w = 0; w < words; w++)
 				out[w] &= a[w];
 		}
@@ -168,6 +173,11 @@ static void answer(const struct pass *p, const struct bfi_expr *e, size_t base, 
 	const struct bfi_rblock *b = p->b;
 	int terms = e->nodes[e->root].type == BFI_EXPR_TERMS;
 	bfi__reset_result(ans, terms);
+	uint32_t in = 0;
+	for (uint32_t t = 0; t < e->n_keys; t++)
+		in += !p->out[base + t];
+	if (in == 0) /* every key ruled out: no set of the block answers */
+		return;
 	if (!terms) {
 		eval(p, e, e->root, base, vec, vec + p->words);
 		for (size_t w = 0; w < p->words; w++)
@@ -185,7 +195,9 @@ static void answer(const struct pass *p, const struct bfi_expr *e, size_t base, 
 	uint32_t need = bfi__need(e, theta);
 	memset(vec, 0, p->words * 8);
 	for (uint32_t t = 0; t < e->n_keys; t++) {
-		const uint64_t *a = p->acc + (base + t) * p->words;
+		if (p->out[base + t])
+			continue;
+		const uint64_t *a = p->acc + (size_t)p->slot[base + t] * p->words;
 		for (size_t w = 0; w < p->words; w++) {
 			vec[w] |= a[w];
 			for (uint64_t x = le64toh(a[w]); x; x &= x - 1)
@@ -217,6 +229,8 @@ struct kept {
 	size_t key_cap;
 	uint8_t *out;
 	size_t out_cap;
+	uint32_t *slot;
+	size_t slot_cap;
 	bfi_result *ans;
 };
 
@@ -225,7 +239,7 @@ static uint64_t held(const struct kept *k)
 {
 	uint64_t n = k->probes.cap * sizeof *k->probes.pr + k->probes.at_cap * sizeof *k->probes.at +
 	             (k->vec_cap + k->acc_cap) * 8 + k->counts_cap * sizeof *k->counts +
-	             k->key_cap * sizeof *k->key + k->out_cap;
+	             k->key_cap * sizeof *k->key + k->out_cap + k->slot_cap * sizeof *k->slot;
 	return k->ans ? n + (k->ans->cap + k->ans->scores_cap) * 4 : n;
 }
 
@@ -241,6 +255,7 @@ static void drop(void *keep)
 	free(k->counts);
 	free(k->key);
 	free(k->out);
+	free(k->slot);
 	bfi_result_destroy(&k->ans);
 	free(k);
 }
@@ -266,10 +281,16 @@ static int flat_probe(void *ctx, size_t g, uint32_t j, uint64_t *off)
 	return 1;
 }
 
-/* The state a pass keeps for a key on block b: its row, its key and flag, its k probes. */
+/* The state a pass keeps for every key on block b: its key, flag and slot, its k probes. */
+static uint64_t key_base(uint32_t k)
+{
+	return sizeof(bfi_keyhash *) + 1 + sizeof(uint32_t) + (uint64_t)k * sizeof(struct bfi_probe);
+}
+
+/* ... and for a key the pre-filter lets through: its row besides. */
 static uint64_t key_state(const struct bfi_rblock *b, uint32_t k)
 {
-	return b->row_bytes + sizeof(bfi_keyhash *) + 1 + (uint64_t)k * sizeof(struct bfi_probe);
+	return b->row_bytes + key_base(k);
 }
 
 uint64_t bfi__flat_scan_key_state(const bfi_snapshot *s)
@@ -304,16 +325,27 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	uint64_t pages = (bfi_block_rows_bytes(b->m, b->row_bits) > bfi_bits_bytes(b->pre_m)
 	                          ? bfi_block_rows_bytes(b->m, b->row_bits)
 	                          : bfi_bits_bytes(b->pre_m)) / BFI_SCAN_PAGE + 3;
-	/* the state: accumulators, keys, probes, their count a page, vectors, counts, an answer */
-	uint64_t state = bfi__mul_add(keys, key_state(b, f->k), 0);
+	/*
+	 * The state: keys, flags, slots and probes, their count a page,
+	 * vectors, counts, an answer, the row of zeros; and, once the
+	 * pre-filter has ruled keys out, the accumulators of the rest.
+	 */
+	uint64_t state = bfi__mul_add(keys, key_base(f->k), 0);
 	state = bfi__mul_add(pages + 1, sizeof(uint32_t), state);
-	state = bfi__mul_add(levels + 1, b->row_bytes, state);
+	state = bfi__mul_add(levels + 2, b->row_bytes, state);
 	state = bfi__mul_add(b->row_bytes * 8 + 2 * (uint64_t)b->n, sizeof(uint32_t), state);
+	uint64_t base_state = state;
+	if (!b->pre) { /* every key holds a row */
+		state = bfi__mul_add(keys, b->row_bytes, state);
+		if (io->key_state < bfi__mul_add(keys, b->row_bytes, keys * key_base(f->k)))
+			io->key_state = bfi__mul_add(keys, b->row_bytes, keys * key_base(f->k));
+	}
 	if (bfi__pass_fits(io, state, 0, span, n_probes))
 		return BFI_SCAN_DECLINE;
 
 	struct kept *k = io->keep;
-	if (k && held(k) > state) { /* kept for a block of wider rows: more than this one may hold */
+	if (k && held(k) > bfi__mul_add(keys, b->row_bytes, base_state)) {
+		/* kept for a block of wider rows: more than this one may hold */
 		drop(k);
 		k = io->keep = NULL;
 	}
@@ -325,7 +357,7 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	                (rc = bfi__grow(&k->counts, &k->counts_cap, b->row_bytes * 8, 4)) ||
 	                (rc = bfi__grow(&k->key, &k->key_cap, nk, sizeof *k->key)) ||
 	                (rc = bfi__grow(&k->out, &k->out_cap, nk, 1)) ||
-	                (rc = bfi__grow(&k->acc, &k->acc_cap, nk * p.words, 8)) ||
+	                (rc = bfi__grow(&k->slot, &k->slot_cap, nk, sizeof *k->slot)) ||
 	                (k->ans == NULL && (rc = bfi_result_create(&k->ans))) ||
 	                (rc = bfi__grow(&k->ans->ords, &k->ans->cap, b->n ? b->n : 1, 4)) ||
 	                (rc = bfi__grow(&k->ans->scores, &k->ans->scores_cap, b->n ? b->n : 1, 4))))
@@ -336,7 +368,7 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	memset(k->out, 0, nk);
 	p.key = k->key;
 	p.out = k->out;
-	p.acc = k->acc;
+	p.slot = k->slot;
 	p.row = k->vec + levels * p.words;
 	p.v = *b;
 	p.v.rows = bfi__in_shadow(s, b->rows, io->shadow);
@@ -355,11 +387,32 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 		rc = rc == 1 ? 0 : rc;
 		p.pre = 0;
 	}
-	for (size_t g = 0; g < keys && rc == 0; g++)
-		memset(p.acc + g * p.words, p.out[g] ? 0 : 0xff, (size_t)b->row_bytes);
-	if (rc == 0)
-		rc = bfi__probes_by_page(&k->probes, (uint64_t)(b->rows - s->map) / BFI_SCAN_PAGE,
-		                         (size_t)pages, keys, f->k, flat_probe, &p);
+	/* each key let through its accumulator, in key order; the rest the row of zeros after them */
+	uint32_t live = 0;
+	for (size_t g = 0; g < keys; g++)
+		live += !p.out[g];
+	for (size_t g = 0, at = 0; g < keys; g++)
+		p.slot[g] = p.out[g] ? live : (uint32_t)at++;
+	if (rc == 0 && b->pre) {
+		uint64_t need = bfi__mul_add(live, b->row_bytes, keys * key_base(f->k));
+		if (io->key_state < need)
+			io->key_state = need;
+		state = bfi__mul_add(live, b->row_bytes, base_state);
+		if (bfi__pass_fits(io, state, 0, span, n_probes))
+			return BFI_SCAN_DECLINE; /* the keys let through do not fit: rounds of queries */
+	}
+	/* as many as this block needs: a block before may have let more through, in more room */
+	size_t want = ((size_t)live + 1) * p.words;
+	if (rc == 0 && (k->acc_cap > want ? bfi__grow_to(&k->acc, &k->acc_cap, want, 8)
+	                                  : bfi__grow(&k->acc, &k->acc_cap, want, 8)))
+		rc = -ENOMEM;
+	if (rc)
+		return rc;
+	p.acc = k->acc;
+	memset(p.acc, 0xff, (size_t)live * (size_t)b->row_bytes);
+	memset(p.acc + (size_t)live * p.words, 0, (size_t)b->row_bytes);
+	rc = bfi__probes_by_page(&k->probes, (uint64_t)(b->rows - s->map) / BFI_SCAN_PAGE,
+	                         (size_t)pages, keys, f->k, flat_probe, &p);
 	if (rc == 0)
 		rc = bfi__probe_ranges(io, &k->probes, span, NULL, apply_row, NULL, &p);
 	for (size_t q = 0, g = 0; q < nq && rc == 0; q++) {

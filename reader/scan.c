@@ -622,8 +622,13 @@ int bfi_scan_parallel(const bfi_snapshot *s, unsigned layout, const bfi_expr *co
 	/* the parts' threshold answers, appended unranked, ranked as one query's */
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = bfi__rank(res[i]);
-	if (st)
+	if (st) {
 		st->passes = 1;
+		uint64_t keys = 0;
+		for (size_t i = 0; i < n; i++)
+			keys += qs[i]->n_keys;
+		st->key_state = c.io.key_state ? c.io.key_state / keys + (c.io.key_state % keys != 0) : 0;
+	}
 out:
 	if (c.shadow != MAP_FAILED && c.shadow) {
 		munmap(c.shadow, (size_t)s->size);
@@ -678,5 +683,5 @@ uint64_t bfi_scan_query_bytes(const struct bfi_scan_cost *c, uint64_t keys, int 
 	double sets = term_list && keys > 2 ? c->answer_sets : (double)(keys ? keys : 1) * c->key_matches;
 	if (c->sets && sets > (double)c->sets)
 		sets = (double)c->sets;
-	return 320 + keys * (48 + c->key_state) + (uint64_t)(sets * 12);
+	return 320 + keys * (48 + c->key_state) + (uint64_t)(sets * (term_list ? 12 : 6));
 }

@@ -116,4 +116,15 @@ threads() { # a round's reads shared by two threads: the same answers, the sprea
 		grep -q "work over the busiest thread: 1.00" "$T/e"
 }
 check "a scan on --threads 2 shares each round's reads (--stats: work over the busiest thread at least 1.5), the mapped answers" threads
+prefiltered() { # 4 blocks of 1,024 sets, pre-filters on; keys of one set each, block after block
+	awk 'BEGIN { for (s = 0; s < 4096; s++) for (i = 0; i < 600; i++) printf "b%d\tq%d-%d\n", s, s, i }' >"$T/blocks.tsv" &&
+		"$BFI" build -q -o "$T/blocks" --block-sets 1024 --prefilter always --tsv "$T/blocks.tsv" &&
+		awk 'BEGIN { for (i = 0; i < 5000; i++) printf "q%d-%d\n", (i * 1031) % 4096, (i * 7) % 600; for (i = 0; i < 1000; i++) print "absent-" i }' >"$T/bkeys" &&
+		"$BFI" query --no-scan "$T/blocks" <"$T/bkeys" >"$T/mapped" &&
+		"$BFI" query --scan --stats --memory 1M "$T/blocks" <"$T/bkeys" >"$T/scanned" 2>"$T/e" &&
+		cmp "$T/mapped" "$T/scanned" &&
+		took=$(sed -n 's/.*a key.s state took at most \([0-9]*\) bytes in a pass (a row in every block: \([0-9]*\)).* the first of \([0-9]*\) queries, the largest \([0-9]*\)/\1 \2 \3 \4/p' "$T/e") &&
+		[ -n "$took" ] && echo "$took" | awk '{ exit !($1 < $2 * 3 / 4 && $4 > $3 * 5 / 4) }'
+}
+check "keys that each block's pre-filter mostly rules out take a row of state only where let through, and later batches are sized by it (--stats), the mapped answers" prefiltered
 [ "$fails" -eq 0 ]

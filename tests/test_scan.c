@@ -333,6 +333,75 @@ static void test_rows(void)
 	EXPECT(spread >= 4); /* the reads of a round or range of more than a few MiB were shared */
 }
 
+/*
+ * Four flat blocks of 1,024 sets, each block's pre-filter on: 2,000 keys,
+ * each of one set (so of one block) or of none. A range pass keeps a row
+ * only for the keys a block's pre-filter lets through, so a budget below
+ * what a row for every key would take (bfi_scan_cost's key_state a key)
+ * still reads each block's rows in one pass, not in rounds; the state a
+ * key took, as bfi_scan_parallel reports it, holds less than half a row;
+ * and the answers are the mapping's.
+ */
+#define SPLIT_KEYS 2000
+static void test_prefiltered_state(void)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.max_block_sets = 1024;
+	o.keep_order = 1;
+	o.prefilter = BFI_PREFILTER_ALWAYS;
+	bfi_snapshot *s = built("split-blocks", 4096, BIG, &o);
+	if (s == NULL)
+		return;
+	EXPECT(parts(s, BFI_LAYOUT_FLAT) == 4);
+	static bfi_expr *qs[SPLIT_KEYS];
+	static bfi_result *want[SPLIT_KEYS], *got[SPLIT_KEYS];
+	uint64_t seed = 99;
+	for (uint32_t q = 0; q < SPLIT_KEYS; q++) {
+		char text[48];
+		uint32_t j = (uint32_t)(test_rand(&seed) % 4096), i = (uint32_t)(test_rand(&seed) % 800);
+		int n = q % 5 == 4 ? snprintf(text, sizeof text, "none-%u", q)
+		                   : snprintf(text, sizeof text, "w%u-%u", j, i);
+		EXPECT_RC(bfi_expr_key(text, (size_t)n, &qs[q]), 0);
+		EXPECT_RC(bfi_result_create(&want[q]), 0);
+		EXPECT_RC(bfi_result_create(&got[q]), 0);
+		EXPECT_RC(bfi_query_expr(s, BFI_LAYOUT_FLAT, qs[q], want[q]), 0);
+	}
+	struct bfi_scan_cost cost;
+	EXPECT_RC(bfi_scan_cost(s, BFI_LAYOUT_FLAT, &cost), 0);
+	/* less than a row for every key and the least range of rows beside it */
+	uint64_t budget = (uint64_t)SPLIT_KEYS * cost.key_state;
+	struct bfi_scan_stats st;
+	EXPECT_RC(bfi_scan_parallel(s, BFI_LAYOUT_FLAT, (const bfi_expr *const *)qs, SPLIT_KEYS, 0.7,
+	                            got, budget, 2, &st),
+	          0);
+	int diff = 0, nonempty = 0;
+	for (uint32_t q = 0; q < SPLIT_KEYS; q++) {
+		diff += !same(want[q], got[q]);
+		nonempty += bfi_result_count(want[q]) > 0;
+	}
+	printf("4 blocks, %u keys, budget %llu (a row for every key: %llu a key): %d answers differ, "
+	       "%llu ranges, %llu rounds, %llu bytes of state a key, at most %llu held\n",
+	       SPLIT_KEYS, (unsigned long long)budget, (unsigned long long)cost.key_state, diff,
+	       (unsigned long long)st.ranges, (unsigned long long)st.rounds,
+	       (unsigned long long)st.key_state, (unsigned long long)st.peak);
+	EXPECT(diff == 0 && nonempty >= SPLIT_KEYS * 3 / 4);
+	EXPECT(st.ranges >= 4 && st.rounds == 0 && st.peak <= budget);
+	EXPECT(st.key_state > 0 && st.key_state < cost.key_state - 128 / 2); /* rows of 128 bytes */
+	/* bfi_scan leaves key_state as it was: a caller built before it has no room for it */
+	struct bfi_scan_stats old = {.key_state = 7};
+	EXPECT_RC(bfi_scan(s, BFI_LAYOUT_FLAT, (const bfi_expr *const *)qs, SPLIT_KEYS, 0.7, got,
+	                   budget, &old),
+	          0);
+	EXPECT(old.key_state == 7 && old.rounds == 0 && old.bytes_read == st.bytes_read);
+	for (uint32_t q = 0; q < SPLIT_KEYS; q++) {
+		bfi_expr_free(&qs[q]);
+		bfi_result_destroy(&want[q]);
+		bfi_result_destroy(&got[q]);
+	}
+	bfi_close(&s);
+}
+
 /* A collection of two segments, a set of each removed: scanned segment by segment, as mapped. */
 static void test_collection(void)
 {
@@ -571,6 +640,9 @@ int main(void)
 	         "with a row of state a key, as mapped; rounds when that state does not fit; the "
 	         "same answers and bytes with the reads shared by three threads",
 	         test_rows);
+	test_run("scan: blocks with pre-filters, a row of state only for the keys each lets "
+	         "through: one range pass in a budget a row for every key would not fit",
+	         test_prefiltered_state);
 	test_run("scan: a collection with removed sets, segment by segment, as mapped",
 	         test_collection);
 	test_run("scan: plain, tree and RAMBO layouts scanned as the mapping answers them",

@@ -159,8 +159,13 @@ struct batcher {
 	size_t slots;        /* room in qs, starts, label_lens, es and rs */
 	uint64_t cost;       /* a scan's batch: the memory its queries are expected to hold */
 	uint64_t own;        /* of which bfi query's own: texts, slots, expressions */
-	/* a scan's cost (bfi_scan_cost), its expected answers raised to what batches matched */
+	/*
+	 * a scan's cost (bfi_scan_cost), its keys' matches and state set to
+	 * what batches matched and passes held (the most seen, once one has
+	 * said), its term lists' answers raised to what they matched
+	 */
 	struct bfi_scan_cost seen;
+	int matches_seen, state_seen;
 };
 int batcher_init(struct batcher *b, const struct opts *o);
 void batcher_free(struct batcher *b);

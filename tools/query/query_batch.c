@@ -118,6 +118,8 @@ int batcher_add(struct batcher *b, const char *t, size_t len)
 /* What the scans of this run read, for scan_summary. */
 static struct {
 	uint64_t bytes, passes, reads, busiest, ranges, rounds, peak;
+	uint64_t key_state; /* the most a key's state took in a pass, 0 if no pass said */
+	uint64_t first, most; /* queries in the first batch, and in the largest */
 	double seconds;
 } scans;
 
@@ -140,6 +142,7 @@ static void scan_warn(const bfi_snapshot *s, const struct bfi_scan_stats *st)
 	scans.ranges += st->ranges;
 	scans.rounds += st->rounds;
 	scans.peak = st->peak > scans.peak ? st->peak : scans.peak;
+	scans.key_state = st->key_state > scans.key_state ? st->key_state : scans.key_state;
 	if (warned || (double)st->bytes_read <= 1.5 * (double)in.file_size)
 		return;
 	warned = 1;
@@ -176,6 +179,12 @@ void scan_summary(const bfi_snapshot *s, const struct opts *o)
 		        o->scan_threads ? o->scan_threads : 1,
 		        scans.bytes ? (double)scans.busiest / (double)scans.bytes : 1.0,
 		        scans.busiest ? (double)scans.bytes / (double)scans.busiest : 1.0);
+		if (scans.key_state)
+			fprintf(stderr, "bfi query: scan: a key's state took at most %llu bytes in a pass "
+			        "(a row in every block: %llu); batches after the first sized by it and by "
+			        "the sets a key matched: the first of %llu queries, the largest %llu\n",
+			        (unsigned long long)scans.key_state, (unsigned long long)o->cost.key_state,
+			        (unsigned long long)scans.first, (unsigned long long)scans.most);
 	}
 }
 
@@ -233,7 +242,7 @@ int batcher_scan_add(const bfi_snapshot *s, const struct opts *o, struct batcher
  * answer is held past its batch. If their answers pass memory (sets
  * that share most keys answer far more than the false-positive model
  * expects), the queries are answered in two halves, each its own pass,
- * and later batches are sized by the answers seen.
+ * and later batches are sized by the answers and the keys' state seen.
  */
 static int scan_some(const bfi_snapshot *s, const struct opts *o, struct batcher *b, size_t from,
                      size_t to, uint64_t memory)
@@ -267,16 +276,37 @@ static int scan_some(const bfi_snapshot *s, const struct opts *o, struct batcher
 	}
 	if (rc == 0) {
 		scan_warn(s, &st);
+		if (scans.first == 0)
+			scans.first = to - from;
+		if (to - from > scans.most)
+			scans.most = to - from;
 		/* what the answers took a key, for the next batches' sizing */
 		uint64_t keys = 0, sets = 0;
 		for (size_t i = from; i < to; i++) {
 			keys += bfi_expr_keys(b->es[i]);
 			sets += bfi_result_count(b->rs[i]);
 		}
-		if (keys && (double)sets / (double)keys > b->seen.key_matches)
+		/*
+		 * the model's false matches are a bound: once a batch has
+		 * matched, the most matched a key since sizes the batches (more
+		 * in one later are halved, above, and raise it)
+		 */
+		if (keys && (!b->matches_seen || (double)sets / (double)keys > b->seen.key_matches)) {
 			b->seen.key_matches = (double)sets / (double)keys;
+			b->matches_seen = 1;
+		}
 		if ((double)sets / (double)(to - from) > b->seen.answer_sets)
 			b->seen.answer_sets = (double)sets / (double)(to - from);
+		/*
+		 * the state a key took: on blocks of distinct sets, only the keys
+		 * a block may hold take a row in its pass. Should a later batch's
+		 * keys need more, its pass is declined for rounds of queries,
+		 * within memory, and the figure raised.
+		 */
+		if (st.key_state && (!b->state_seen || st.key_state > b->seen.key_state)) {
+			b->seen.key_state = st.key_state;
+			b->state_seen = 1;
+		}
 	}
 	for (size_t i = from; i < to && rc == 0; i++)
 		rc = print_answer(s, b->rs[i], o, &b->qs[i]);
