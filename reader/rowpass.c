@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "flat.h"
 
@@ -222,7 +223,8 @@ static void answer(const struct pass *p, const struct bfi_expr *e, size_t base, 
 struct kept {
 	struct bfi_probes probes;
 	uint64_t *vec, *acc;
-	size_t vec_cap, acc_cap;
+	size_t vec_cap;
+	size_t acc_bytes; /* acc: a mapping of its own, resized to each block's keys let through */
 	uint32_t *counts;
 	size_t counts_cap;
 	const bfi_keyhash **key;
@@ -238,7 +240,7 @@ struct kept {
 static uint64_t held(const struct kept *k)
 {
 	uint64_t n = k->probes.cap * sizeof *k->probes.pr + k->probes.at_cap * sizeof *k->probes.at +
-	             (k->vec_cap + k->acc_cap) * 8 + k->counts_cap * sizeof *k->counts +
+	             k->vec_cap * 8 + k->acc_bytes + k->counts_cap * sizeof *k->counts +
 	             k->key_cap * sizeof *k->key + k->out_cap + k->slot_cap * sizeof *k->slot;
 	return k->ans ? n + (k->ans->cap + k->ans->scores_cap) * 4 : n;
 }
@@ -251,13 +253,30 @@ static void drop(void *keep)
 	free(k->probes.pr);
 	free(k->probes.at);
 	free(k->vec);
-	free(k->acc);
+	if (k->acc)
+		munmap(k->acc, k->acc_bytes);
 	free(k->counts);
 	free(k->key);
 	free(k->out);
 	free(k->slot);
 	bfi_result_destroy(&k->ans);
 	free(k);
+}
+
+/* k's accumulators resized to bytes (whole pages): 0 or -ENOMEM. */
+static int acc_resize(struct kept *k, size_t bytes)
+{
+	size_t page = BFI_SCAN_PAGE;
+	bytes = (bytes + page - 1) / page * page;
+	if (bytes == k->acc_bytes)
+		return 0;
+	void *p = k->acc ? mremap(k->acc, k->acc_bytes, bytes, MREMAP_MAYMOVE)
+	                 : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	k->acc = p;
+	k->acc_bytes = bytes;
+	return 0;
 }
 
 /*
@@ -401,11 +420,14 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 		if (bfi__pass_fits(io, state, 0, span, n_probes))
 			return BFI_SCAN_DECLINE; /* the keys let through do not fit: rounds of queries */
 	}
-	/* as many as this block needs: a block before may have let more through, in more room */
-	size_t want = ((size_t)live + 1) * p.words;
-	if (rc == 0 && (k->acc_cap > want ? bfi__grow_to(&k->acc, &k->acc_cap, want, 8)
-	                                  : bfi__grow(&k->acc, &k->acc_cap, want, 8)))
-		rc = -ENOMEM;
+	/*
+	 * As many as this block needs: a block before may have let more
+	 * through, in more room. A mapping, resized, gives back what a block
+	 * no longer needs at once; the heap, reallocated block after block,
+	 * kept the freed rows and passed the budget by as much again.
+	 */
+	if (rc == 0)
+		rc = acc_resize(k, ((size_t)live + 1) * (size_t)b->row_bytes);
 	if (rc)
 		return rc;
 	p.acc = k->acc;
