@@ -289,9 +289,9 @@ min_count_oracle() {
 			sort "$T/mo/in/s$s" | uniq -c | awk '$1 < 3 { print $2 }' >"$T/mo/drop$s" &&
 			rm "$T/mo/in/s$s" || return 1
 	done
-	"$BFI" build -q -o "$T/mo/a" --min-count 3 --threads 1 "$T/mo/in" &&
+	"$BFI" build --stats -o "$T/mo/a" --min-count 3 --threads 1 "$T/mo/in" 2>"$T/mo/stats" &&
 		"$BFI" build -q -o "$T/mo/b" --min-count 3 --threads 2 "$T/mo/in" &&
-		"$BFI" build -q -o "$T/mo/c" --min-count 3 --memory 4M "$T/mo/in" 2>"$T/mo/err" ||
+		"$BFI" build -o "$T/mo/c" --min-count 3 --memory 4M "$T/mo/in" 2>"$T/mo/err" ||
 		return 1
 	cmp "$T/mo/a/index.bfi" "$T/mo/b/index.bfi" && cmp "$T/mo/a/index.bfi" "$T/mo/c/index.bfi" || return 1
 	# a scratch directory that cannot be written: the build stops, naming it, and writes nothing
@@ -302,8 +302,14 @@ min_count_oracle() {
 	grep -q 'min-count: .*scratch file' "$T/mo/err" && grep -q 'could not hold the keys' "$T/mo/err" ||
 		{ echo "  the small build did not spill"; cat "$T/mo/err"; return 1; }
 	"$BFI" inspect --sets "$T/mo/a" | cut -f2,3 >"$T/mo/sets" || return 1
+	all_seen=0 all_kept=0
 	for s in 0 1 2 3 4; do
 		want=$(wc -l <"$T/mo/kept$s")
+		drop=$(wc -l <"$T/mo/drop$s")
+		# --stats: each set's distinct keys seen, kept and dropped, as sort | uniq -c counts them
+		grep -q "^bfi build: s$s  *$((want + drop))  *$want  *$drop\$" "$T/mo/stats" ||
+			{ echo "  s$s: want $((want + drop)) seen, $want kept, $drop dropped in --stats:"; cat "$T/mo/stats"; return 1; }
+		all_seen=$((all_seen + want + drop)) all_kept=$((all_kept + want))
 		got=$(awk -v n="s$s" '$1 == n { print $2 }' "$T/mo/sets")
 		[ "$got" = "$want" ] || { echo "  s$s: $got keys kept, want $want"; return 1; }
 		# every kept key: the set among its answers
@@ -318,8 +324,13 @@ min_count_oracle() {
 		[ $((fp * 100)) -le $((total * 3)) ] ||
 			{ echo "  s$s: $fp of $total dropped keys found"; return 1; }
 	done
+	# the summary line's totals, the same when the counts went through scratch files
+	for f in stats err; do
+		grep -q "; --min-count 3 kept $all_kept of the $all_seen distinct keys the sets' files gave (dropped $((all_seen - all_kept)), " "$T/mo/$f" ||
+			{ echo "  $f: want $all_kept of $all_seen kept:"; cat "$T/mo/$f"; return 1; }
+	done
 }
-check "build --min-count 3: each set's kept keys exact against sort | uniq -c, none lost; the same bytes on two threads and spilled" min_count_oracle
+check "build --min-count 3: each set's kept keys exact against sort | uniq -c, none lost; the distinct keys seen, kept and dropped in --stats and the summary; the same bytes on two threads and spilled" min_count_oracle
 # --format tsv and matrix: a header, every query (unmatched too), ratios, ties by name
 tables() {
 	printf 'b\tk\nb\tm\nc\tk\na\tk\na\tm\nd\tz\n' >"$T/tab.tsv" &&

@@ -268,12 +268,18 @@ def building():
         f.write(f"twice: {g[0]}; {g[0]}\nonce: {g[1]}\n")
     subprocess.run([BFI, "build", "-q", "-o", f"{T}/G", "--input", "fasta", "--kmer", "21",
                     "--min-count", "2", "--fof", f"{T}/fof"], check=True)
-    bfi.build(f"{T}/PYG", groups={"twice": [g[0], g[0]], "once": [g[1]]}, kmer=21, min_count=2)
+    counted = {}
+    bfi.build(f"{T}/PYG", groups={"twice": [g[0], g[0]], "once": [g[1]]}, kmer=21, min_count=2,
+              counts=counted)
     assert sets_of(f"{T}/PYG") == sets_of(f"{T}/G"), (sets_of(f"{T}/PYG"), sets_of(f"{T}/G"))
     kept = {l.split("\t")[0]: int(l.split("\t")[1]) for l in sets_of(f"{T}/G")}
     whole = {l.split("\t")[0]: int(l.split("\t")[1]) for l in sets_of(f"{T}/F")}
     first = os.path.basename(g[0]).split(".")[0]
     assert kept["twice"] == whole[first] and kept["once"] < kept["twice"], (kept, whole)
+    # counts: each set's distinct k-mers seen (the whole genome's) and kept (as inspect --sets)
+    second = os.path.basename(g[1]).split(".")[0]
+    assert counted == {"twice": (whole[first], whole[first]),
+                       "once": (whole[second], kept["once"])}, (counted, whole, kept)
     raises("BFI_E_INVALID", lambda: bfi.build(f"{T}/PYX", {"a": ["k"]}, fpr=2), "fpr 2")
     raises(ValueError, lambda: bfi.build(f"{T}/PYX", {"a": ["k"]}, layouts=("nosuch",)),
            "an unknown layout")

@@ -1056,6 +1056,7 @@ static void test_min_count(void)
 		if (small)
 			printf("  %zu runs merged\n", c.n_runs);
 		EXPECT(k.emitted == want && k.wrong == 0);
+		EXPECT(c.distinct == KEYS); /* every key counted once, of any count */
 		size_t bad = 0;
 		for (uint32_t i = 0; i < KEYS; i++)
 			bad += k.seen[i] != (times[i] >= LEAST);

@@ -186,6 +186,19 @@ BFI_API BFI_MUST_CHECK int bfi_writer_phase(const bfi_writer *w, unsigned i,
                                             struct bfi_phase_stats *out);
 
 /*
+ * With --min-count (min_count > 1): set i's name (input order, as
+ * bfi_writer_set and the adds gave them, from 0), and the distinct keys
+ * its files gave (*seen) and kept (*kept: seen min_count times or more,
+ * the keys its filter holds); seen - kept were dropped. A set whose keys
+ * were given otherwise (bfi_writer_key, TSV) is not counted: seen is
+ * kept. Valid after bfi_writer_finish, until bfi_writer_destroy.
+ * Returns 0, BFI_E_NOT_FOUND past the last set or without --min-count,
+ * or BFI_E_INVALID.
+ */
+BFI_API BFI_MUST_CHECK int bfi_writer_counted(const bfi_writer *w, uint64_t i, const char **name,
+                                              size_t *name_len, uint64_t *seen, uint64_t *kept);
+
+/*
  * A quarter of physical memory, between 256 MiB and 64 GiB, but at most
  * half of what the process may hold (bfi_memory_limits: its cgroup's
  * limit, ulimit -v, MemAvailable), and at least 8 MiB.

@@ -249,6 +249,7 @@ static int merge(struct counter *c, int (*emit)(void *ctx, bfi_keyhash h), void 
 			if (rc == 0 && n)
 				sift(in, h, n, 0);
 		}
+		c->distinct++;
 		if (rc == 0 && count >= c->least)
 			rc = emit(ctx, (bfi_keyhash){x.h1, x.h2});
 	}
@@ -272,9 +273,11 @@ int counter_emit(struct counter *c, int (*emit)(void *ctx, bfi_keyhash h), void 
 		c->used = 0;
 		return rc ? rc : merge(c, emit, ctx);
 	}
-	for (size_t i = 0; rc == 0 && c->bits && i < (size_t)1 << c->bits; i++)
+	for (size_t i = 0; rc == 0 && c->bits && i < (size_t)1 << c->bits; i++) {
+		c->distinct += c->n[i] != 0;
 		if (c->n[i] >= c->least)
 			rc = emit(ctx, c->t[i]);
+	}
 	return rc;
 }
 

@@ -117,7 +117,8 @@ int writer_room_for_sets(bfi_writer *w, size_t n, int finishing)
 	size_t cap = s->cap ? s->cap : 64;
 	while (cap < n)
 		cap *= 2;
-	uint64_t per = sizeof *s->distinct + (s->want_hll ? SET_HLL_REGS : 0) +
+	uint64_t per = sizeof *s->distinct + (s->want_seen ? sizeof *s->seen : 0) +
+	               (s->want_hll ? SET_HLL_REGS : 0) +
 	               (s->want_minhash ? MINHASHES * sizeof *s->minhash : 0);
 	uint64_t grow = (cap - s->cap) * per;
 	if (grow <= writer_budget(w))

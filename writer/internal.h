@@ -118,11 +118,12 @@ void hll_merge(uint8_t *into, const uint8_t *from, size_t regs);
  */
 struct set_sums {
 	uint64_t *distinct;
+	uint64_t *seen;    /* --min-count: 1 + the distinct keys its files gave; 0 not counted; or NULL */
 	uint8_t *hll;      /* SET_HLL_REGS a set, or NULL */
 	uint64_t *minhash; /* MINHASHES a set (clustered order), or NULL */
 	uint8_t *all;      /* HLL_REGS: the union of every set (the tree's pre-filter), or NULL */
 	size_t cap;
-	int want_hll, want_minhash;
+	int want_hll, want_minhash, want_seen;
 };
 int sums_init(struct set_sums *s, const struct bfi_build_options *o);
 /*
@@ -441,6 +442,7 @@ struct counter {
 	size_t used;
 	uint32_t least;
 	uint64_t keys; /* given, repeats and all */
+	uint64_t distinct; /* keys counted, by counter_emit, of any count */
 	bfi_keyhash batch[COUNT_BATCH];
 	size_t n_batch;
 	const char *dir; /* for the scratch file */

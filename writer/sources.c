@@ -316,6 +316,8 @@ static int counted_keys(struct source_job *j, uint64_t i, struct sink *s)
 		snprintf(err, sizeof j->err[i], "%.200s: counting its keys (--min-count) needs more memory",
 		         j->files[i]);
 	s->keys = c.keys;
+	if (rc == 0 && w->sums.seen)
+		w->sums.seen[s->ord] = c.distinct + 1; /* 0: not counted */
 	__atomic_fetch_add(&w->count_spilled, c.spilled * sizeof(struct count_rec), __ATOMIC_RELAXED);
 	counter_free(&c);
 	return rc;

@@ -91,6 +91,20 @@ double stats_thread_cpu(void)
 	return clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
+int bfi_writer_counted(const bfi_writer *w, uint64_t i, const char **name, size_t *name_len,
+                       uint64_t *seen, uint64_t *kept)
+{
+	if (w == NULL || name == NULL || name_len == NULL || seen == NULL || kept == NULL)
+		return BFI_E_INVALID;
+	if (!w->finished || w->opt.min_count < 2 || i >= w->names.n || w->sums.distinct == NULL)
+		return BFI_E_NOT_FOUND;
+	*name = names_get(&w->names, (uint32_t)i, name_len);
+	*kept = w->sums.distinct[i];
+	/* seen holds the count plus one, 0 for a set not counted */
+	*seen = w->sums.seen && w->sums.seen[i] ? w->sums.seen[i] - 1 : *kept;
+	return 0;
+}
+
 int bfi_writer_phase(const bfi_writer *w, unsigned i, struct bfi_phase_stats *out)
 {
 	if (w == NULL || out == NULL)

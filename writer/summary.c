@@ -50,6 +50,7 @@ int sums_init(struct set_sums *s, const struct bfi_build_options *o)
 	int flat_pre = (o->layouts & BFI_BUILD_FLAT) && o->prefilter != BFI_PREFILTER_NEVER;
 	s->want_hll = flat_pre || (o->layouts & BFI_BUILD_TREE) ||
 	              ((o->layouts & BFI_BUILD_RAMBO) && !o->bits);
+	s->want_seen = o->min_count > 1;
 	s->want_minhash =
 	    o->cluster || (o->layouts == BFI_BUILD_TREE && !o->keep_order && !o->bloofi_incremental);
 	if ((o->layouts & BFI_BUILD_TREE) && o->prefilter != BFI_PREFILTER_NEVER &&
@@ -70,6 +71,13 @@ int sums_grow(struct set_sums *s, size_t n)
 		return -ENOMEM;
 	s->distinct = d;
 	memset(d + s->cap, 0, (cap - s->cap) * sizeof *d);
+	if (s->want_seen) {
+		uint64_t *e = realloc(s->seen, cap * sizeof *e);
+		if (e == NULL)
+			return -ENOMEM;
+		s->seen = e;
+		memset(e + s->cap, 0, (cap - s->cap) * sizeof *e);
+	}
 	if (s->want_hll) {
 		uint8_t *h = realloc(s->hll, cap * SET_HLL_REGS);
 		if (h == NULL)
@@ -124,6 +132,7 @@ void sums_drop_sketches(struct set_sums *s)
 void sums_free(struct set_sums *s)
 {
 	free(s->distinct);
+	free(s->seen);
 	free(s->hll);
 	free(s->minhash);
 	free(s->all);

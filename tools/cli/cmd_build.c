@@ -53,7 +53,9 @@ static const char help[] =
 	"      --min-count N   keep only the keys a set's files give N times or more\n"
 	"                      (k-mers seen once in raw reads are mostly errors);\n"
 	"                      counted in memory (27 to 54 bytes a distinct key),\n"
-	"                      past --memory's share in sorted runs in $TMPDIR\n"
+	"                      past --memory's share in sorted runs in $TMPDIR; the\n"
+	"                      summary says how many distinct keys were kept and\n"
+	"                      dropped, --stats each set's\n"
 	"      --fof FILE      the sets from FILE, a line each, NAME: PATH[; PATH...]\n"
 	"                      (kmindex's file of files): each set is its files\n"
 	"                      read as one, FASTA/FASTQ with --input fasta, else key\n"
@@ -141,7 +143,9 @@ static const char help[] =
 	"                      thread had each thread a core (its items' CPU\n"
 	"                      times dealt as the threads take them); CPU over\n"
 	"                      busiest is the speed-up the phase allows on\n"
-	"                      --threads cores, whatever cores ran it\n"
+	"                      --threads cores, whatever cores ran it; with\n"
+	"                      --min-count, each set's distinct keys seen, kept\n"
+	"                      and dropped (past 32 sets, the least and most kept)\n"
 	"  -q, --quiet         no progress and no summary\n"
 	"  -h, --help          show this help\n"
 	"\n"
@@ -174,6 +178,50 @@ static void print_stats(const bfi_writer *w, const char *cmd)
 	}
 	fprintf(stderr, "%s: %-11s %8.3f %8.3f %9.3f %12.2fx\n", cmd, "all", wall, cpu, busiest,
 	        busiest > 0 ? cpu / busiest : 1.0);
+}
+
+/*
+ * --min-count: the distinct keys the sets' files gave and those kept, in
+ * all, for the summary line (as "; ..."); with each (at most PER_SET of
+ * them, else the sets that kept the least and the most of theirs) for
+ * --stats.
+ */
+#define PER_SET 32
+static void print_counted(const bfi_writer *w, uint32_t least, int each, char *line, size_t cap)
+{
+	const char *name, *lo_name = "", *hi_name = "";
+	size_t len, lo_len = 0, hi_len = 0;
+	uint64_t seen, kept, all_seen = 0, all_kept = 0, n = 0;
+	double lo = 2, hi = -1;
+	for (uint64_t i = 0; bfi_writer_counted(w, i, &name, &len, &seen, &kept) == 0; i++, n++) {
+		all_seen += seen;
+		all_kept += kept;
+		double share = seen ? (double)kept / (double)seen : 1.0;
+		if (share < lo)
+			lo = share, lo_name = name, lo_len = len;
+		if (share > hi)
+			hi = share, hi_name = name, hi_len = len;
+	}
+	if (n == 0)
+		return;
+	double dropped = all_seen ? 100.0 * (double)(all_seen - all_kept) / (double)all_seen : 0.0;
+	snprintf(line, cap, "; --min-count %u kept %llu of the %llu distinct keys the sets' files gave "
+	         "(dropped %llu, %.1f%%)", least, (unsigned long long)all_kept,
+	         (unsigned long long)all_seen, (unsigned long long)(all_seen - all_kept), dropped);
+	if (!each)
+		return;
+	fprintf(stderr, "%s: %-11s %12s %12s %12s\n", me, "set", "seen", "kept", "dropped");
+	for (uint64_t i = 0; n <= PER_SET && bfi_writer_counted(w, i, &name, &len, &seen, &kept) == 0;
+	     i++)
+		fprintf(stderr, "%s: %-11.*s %12llu %12llu %12llu\n", me, (int)len, name,
+		        (unsigned long long)seen, (unsigned long long)kept,
+		        (unsigned long long)(seen - kept));
+	if (n > PER_SET)
+		fprintf(stderr, "%s: %llu sets kept from %.1f%% (%.*s) to %.1f%% (%.*s) of their distinct "
+		        "keys\n", me, (unsigned long long)n, 100 * lo, (int)lo_len, lo_name, 100 * hi,
+		        (int)hi_len, hi_name);
+	fprintf(stderr, "%s: %-11s %12llu %12llu %12llu\n", me, "all", (unsigned long long)all_seen,
+	        (unsigned long long)all_kept, (unsigned long long)(all_seen - all_kept));
 }
 
 /* --stats: the memory the build held itself to, and where the figure came from. */
@@ -673,20 +721,22 @@ int cmd_build(int argc, char **argv)
 		bfi_writer_destroy(&w);
 		return EXIT_USAGE;
 	}
+	char counted[256] = "";
 	if (stats) {
 		print_stats(w, me);
 		print_memory(me, o.memory ? o.memory : bfi_default_memory(), o.memory != 0);
 	}
+	print_counted(w, o.min_count, stats, counted, sizeof counted);
 	bfi_writer_destroy(&w);
 	if (!quiet)
 		fprintf(stderr,
 		        "%s: wrote %s: %llu sets, %llu keys (%llu distinct set/key pairs), "
 		        "largest set %llu keys, k=%u, %u blocks, widest m=%llu bits; index %llu bytes, "
-		        "catalog %llu bytes\n", me,
+		        "catalog %llu bytes%s\n", me,
 		        out, (unsigned long long)sum.n_sets, (unsigned long long)sum.keys_in,
 		        (unsigned long long)sum.distinct_pairs, (unsigned long long)sum.max_set_keys,
 		        sum.hashes, sum.blocks, (unsigned long long)sum.bits,
 		        (unsigned long long)sum.index_bytes,
-		        (unsigned long long)sum.catalog_bytes);
+		        (unsigned long long)sum.catalog_bytes, counted);
 	return EXIT_OK;
 }

@@ -1267,12 +1267,15 @@ _writer_add_fasta = _fn("bfi_writer_add_fasta", ctypes.c_int, _P, ctypes.c_char_
 _writer_add_group = _fn("bfi_writer_add_group", ctypes.c_int, _P, ctypes.c_char_p, _SZ,
                         ctypes.POINTER(ctypes.c_char_p), _SZ, ctypes.c_char_p, ctypes.c_uint)
 _writer_finish = _fn("bfi_writer_finish", ctypes.c_int, _P, ctypes.c_char_p, ctypes.c_void_p)
+_writer_counted = _fn("bfi_writer_counted", ctypes.c_int, _P, ctypes.c_uint64,
+                      ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_size_t),
+                      ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64))
 _writer_errmsg = _fn("bfi_writer_errmsg", ctypes.c_char_p, _P)
 
 
 def build(out, sets=None, *, keys_dir=None, fasta=None, groups=None, kmer=None, fpr=0.01,
           layouts=("flat",), memory=0, threads=0, keep_order=False, expected_keys=0, bits=0,
-          hashes=0, min_count=1):
+          hashes=0, min_count=1, counts=None):
     """Build a snapshot at out, as bfi build does (published atomically).
 
     sets: a mapping of set name to an iterable of keys (str or bytes), or an
@@ -1282,8 +1285,11 @@ def build(out, sets=None, *, keys_dir=None, fasta=None, groups=None, kmer=None, 
     groups: a mapping of set name to its several files (bfi build --fof),
     FASTA/FASTQ with kmer, else key files. fpr, layouts (names, as
     --layout), memory, threads, keep_order, expected_keys, bits, hashes and
-    min_count are bfi build's options. Raises Error, whose message is the
-    writer's."""
+    min_count are bfi build's options. counts: with min_count above 1, a
+    dict filled with each set's name (str) and its (seen, kept) distinct
+    keys: those its files gave and those seen min_count times or more,
+    the rest dropped (bfi build --stats). Raises Error, whose message is
+    the writer's."""
     o = _BuildOptions()
     _build_options_init(ctypes.byref(o))
     o.fpr, o.memory, o.threads, o.keep_order = fpr, memory, threads, int(keep_order)
@@ -1333,6 +1339,15 @@ def build(out, sets=None, *, keys_dir=None, fasta=None, groups=None, kmer=None, 
         rc = _writer_finish(w, _bytes(os.fspath(out)), None)
         if rc:
             fail(rc)
+        if counts is not None and min_count > 1:
+            name, nlen = ctypes.c_char_p(), ctypes.c_size_t()
+            seen, kept = ctypes.c_uint64(), ctypes.c_uint64()
+            i = 0
+            while _writer_counted(w, i, ctypes.byref(name), ctypes.byref(nlen), ctypes.byref(seen),
+                                  ctypes.byref(kept)) == 0:
+                nm = ctypes.string_at(name, nlen.value).decode("utf-8", "replace")
+                counts[nm] = (seen.value, kept.value)
+                i += 1
     finally:
         _writer_destroy(ctypes.byref(w))
     return out
