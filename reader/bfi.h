@@ -847,6 +847,16 @@ BFI_API BFI_MUST_CHECK int bfi_set_stats(const bfi_snapshot *snap, uint32_t ord,
                                          struct bfi_set_stats *out);
 
 /*
+ * The distinct keys set ord's files gave before a build with --min-count
+ * dropped those seen fewer times (distinct_keys, bfi_set_stats, are those
+ * kept). Returns 0, BFI_E_NOT_FOUND (ord past the last, or a snapshot
+ * built without --min-count, or merged), or bfi_set_name()'s errors;
+ * BFI_E_CATALOG for a record that is missing, malformed or below the
+ * keys the set kept.
+ */
+BFI_API BFI_MUST_CHECK int bfi_set_seen(const bfi_snapshot *snap, uint32_t ord, uint64_t *seen);
+
+/*
  * A snapshot metadata value from the catalog (spec/format.md, "Catalog"),
  * such as "fpr" or "writer". *val points into the catalog's read-only map
  * and is valid until bfi_close(); do not modify or free it. Returns 0,

@@ -157,6 +157,8 @@ int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
 	if (mdb_dbi_open(txn, "meta", 0, &s->dbi_meta) || mdb_dbi_open(txn, "sets", 0, &s->dbi_sets) ||
 	    mdb_dbi_open(txn, "names", 0, &s->dbi_names))
 		BAD_OUT(BFI_E_CATALOG, 0, size, "catalog lacks the meta, sets or names database");
+	/* optional: a build with --min-count records what each set's files gave */
+	s->has_seen = mdb_dbi_open(txn, "seen", 0, &s->dbi_seen) == 0;
 	MDB_val v;
 	rc = get_meta(txn, s->dbi_meta, "format", &v);
 	if (rc || v.mv_size != strlen(BFI_CATALOG_FORMAT) ||
@@ -270,6 +272,34 @@ int bfi_set_stats(const bfi_snapshot *s, uint32_t ord, struct bfi_set_stats *out
 	out->bits_set = bfi_get64((const uint8_t *)v.mv_data + 8);
 	out->bits = set_width(s, ord);
 	return out->bits_set <= out->bits ? 0 : BFI_E_CATALOG;
+}
+
+int bfi_set_seen(const bfi_snapshot *s, uint32_t ord, uint64_t *seen)
+{
+	if (seen == NULL || s == NULL)
+		return BFI_E_INVALID;
+	if (s->cops)
+		return s->cops->set_seen(s, ord, seen);
+	struct bfi_set_stats st;
+	int rc = bfi_set_stats(s, ord, &st);
+	if (rc)
+		return rc;
+	if (!s->has_seen)
+		return BFI_E_NOT_FOUND;
+	uint32_t be = htobe32(ord);
+	MDB_val k = {sizeof be, &be}, v;
+	MDB_txn *txn;
+	if ((rc = lmdb_rc(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn))) != 0)
+		return rc;
+	rc = mdb_get(txn, s->dbi_seen, &k, &v);
+	mdb_txn_abort(txn);
+	if (rc && rc != MDB_NOTFOUND)
+		return lmdb_rc(rc);
+	/* every set is there, and kept no more than it saw */
+	if (rc == MDB_NOTFOUND || v.mv_size != 8 || bfi_get64(v.mv_data) < st.distinct_keys)
+		return BFI_E_CATALOG;
+	*seen = bfi_get64(v.mv_data);
+	return 0;
 }
 
 int bfi_set_fpr(const bfi_snapshot *s, uint32_t ord, double *fpr)
@@ -413,6 +443,18 @@ int bfi__catalog_check_all(bfi_snapshot *s, struct bfi_bad *bad)
 	MDB_stat st;
 	if (mdb_stat(txn, s->dbi_names, &st) != 0 || st.ms_entries != expect)
 		BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "names table has extra entries");
+	if (s->has_seen && (mdb_stat(txn, s->dbi_seen, &st) != 0 || st.ms_entries != expect))
+		BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "seen table lacks sets or has extra");
+	mdb_cursor_close(cur); /* bfi_set_seen takes a transaction of its own */
+	cur = NULL;
+	mdb_txn_abort(txn);
+	txn = NULL;
+	for (uint64_t o = 0; s->has_seen && o < expect; o++) {
+		uint64_t seen;
+		if (bfi_set_seen(s, (uint32_t)o, &seen) != 0)
+			BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size,
+			    "a set's seen record is malformed, or below the keys it kept");
+	}
 	rc = 0;
 out:
 	if (cur)

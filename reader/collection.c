@@ -413,6 +413,14 @@ static int coll_set_stats(const bfi_snapshot *s, uint32_t ord, struct bfi_set_st
 	return rc ? rc : bfi_set_stats(g, in, out);
 }
 
+static int coll_set_seen(const bfi_snapshot *s, uint32_t ord, uint64_t *seen)
+{
+	const bfi_snapshot *g;
+	uint32_t in;
+	int rc = live(s, ord, &g, &in);
+	return rc ? rc : bfi_set_seen(g, in, seen);
+}
+
 static int coll_set_fpr(const bfi_snapshot *s, uint32_t ord, double *fpr)
 {
 	const bfi_snapshot *g;
@@ -520,6 +528,7 @@ static const struct bfi_coll_ops coll_ops = {
 	.set_name = coll_set_name,
 	.set_find = coll_set_find,
 	.set_stats = coll_set_stats,
+	.set_seen = coll_set_seen,
 	.set_fpr = coll_set_fpr,
 	.check_files = coll_check_files,
 	.mapped_file = coll_mapped_file,

@@ -88,6 +88,7 @@ struct bfi_coll_ops {
 	int (*set_name)(const bfi_snapshot *s, uint32_t ord, const char **name, size_t *len);
 	int (*set_find)(const bfi_snapshot *s, const char *name, size_t len, uint32_t *ord);
 	int (*set_stats)(const bfi_snapshot *s, uint32_t ord, struct bfi_set_stats *out);
+	int (*set_seen)(const bfi_snapshot *s, uint32_t ord, uint64_t *seen);
 	int (*set_fpr)(const bfi_snapshot *s, uint32_t ord, double *fpr);
 	int (*check_files)(const bfi_snapshot *s);
 	/* bfi_mapped_file: only compares addresses (a signal handler calls it) */
@@ -148,6 +149,8 @@ struct bfi_snapshot {
 	/* catalog; env is NULL when opened with BFI_OPEN_NO_CATALOG */
 	MDB_env *env;
 	MDB_dbi dbi_sets, dbi_names, dbi_meta;
+	MDB_dbi dbi_seen; /* --min-count's distinct keys seen a set, if has_seen */
+	int has_seen;
 	struct bfi_file_id index_id, catalog_id; /* as opened */
 	uint8_t head[BFI_HEADER_SIZE];           /* the index's header, as opened */
 	const uint8_t *catalog_map;              /* LMDB's map of the catalog, or NULL */

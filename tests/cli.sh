@@ -259,6 +259,7 @@ min_count_ok() {
 	  printf '@e\n%s\n+\n%s\n' "$e" "$(echo "$e" | tr ACGT IIII)"; } | gzip -c >"$T/mc/raw/s.fq.gz" &&
 		cp "$T/mc/one.fq" "$T/mc/clean/s.fq" || return 1
 	"$BFI" build -q -o "$T/mc/p" --input fasta --kmer 15 "$T/mc/raw" &&
+		[ "$("$BFI" inspect --sets "$T/mc/p" | awk -F'\t' '{ print NF }')" = 6 ] &&
 		"$BFI" build -q -o "$T/mc/m" --input fasta --kmer 15 --min-count 2 "$T/mc/raw" &&
 		"$BFI" build -q -o "$T/mc/c" --input fasta --kmer 15 "$T/mc/clean" || return 1
 	keys() { "$BFI" inspect --sets "$1" | cut -f3; }
@@ -301,7 +302,8 @@ min_count_oracle() {
 	# both the counts (in sorted runs, merged) and the kept keys went through scratch files
 	grep -q 'min-count: .*scratch file' "$T/mo/err" && grep -q 'could not hold the keys' "$T/mo/err" ||
 		{ echo "  the small build did not spill"; cat "$T/mo/err"; return 1; }
-	"$BFI" inspect --sets "$T/mo/a" | cut -f2,3 >"$T/mo/sets" || return 1
+	"$BFI" inspect --sets "$T/mo/a" | cut -f2,3,7,8 >"$T/mo/sets" && "$BFI" verify "$T/mo/a" >/dev/null ||
+		return 1
 	all_seen=0 all_kept=0
 	for s in 0 1 2 3 4; do
 		want=$(wc -l <"$T/mo/kept$s")
@@ -309,6 +311,9 @@ min_count_oracle() {
 		# --stats: each set's distinct keys seen, kept and dropped, as sort | uniq -c counts them
 		grep -q "^bfi build: s$s  *$((want + drop))  *$want  *$drop\$" "$T/mo/stats" ||
 			{ echo "  s$s: want $((want + drop)) seen, $want kept, $drop dropped in --stats:"; cat "$T/mo/stats"; return 1; }
+		# and inspect --sets, from the catalog: kept, seen, dropped
+		grep -q "^s$s	$want	$((want + drop))	$drop\$" "$T/mo/sets" ||
+			{ echo "  s$s: inspect --sets:"; cat "$T/mo/sets"; return 1; }
 		all_seen=$((all_seen + want + drop)) all_kept=$((all_kept + want))
 		got=$(awk -v n="s$s" '$1 == n { print $2 }' "$T/mo/sets")
 		[ "$got" = "$want" ] || { echo "  s$s: $got keys kept, want $want"; return 1; }
@@ -324,13 +329,25 @@ min_count_oracle() {
 		[ $((fp * 100)) -le $((total * 3)) ] ||
 			{ echo "  s$s: $fp of $total dropped keys found"; return 1; }
 	done
+	# a seen record of 0, below the keys kept (the digest check skipped): refused, with no line half written
+	cp -r "$T/mo/a" "$T/mo/bad" && chmod u+w "$T/mo/bad/catalog.mdb" &&
+		python3 -c 'import sys
+p, seen = sys.argv[1], int(sys.argv[2])
+d = open(p, "rb").read()
+old = seen.to_bytes(8, "little")
+assert d.count(old) >= 1, d.count(old)
+open(p, "wb").write(d.replace(old, bytes(8), 1))' "$T/mo/bad/catalog.mdb" "$(awk '$1 == "s0" { print $3 }' "$T/mo/sets")" &&
+		! "$BFI" inspect --trusted --sets "$T/mo/bad" >"$T/mo/out" 2>"$T/mo/e" &&
+		grep -q 'catalog is malformed' "$T/mo/e" && [ "$(wc -l <"$T/mo/out")" -lt 5 ] &&
+		awk -F'\t' 'NF != 8 { exit 1 }' "$T/mo/out" ||
+		{ echo "  a damaged seen record:"; cat "$T/mo/e"; return 1; }
 	# the summary line's totals, the same when the counts went through scratch files
 	for f in stats err; do
 		grep -q "; --min-count 3 kept $all_kept of the $all_seen distinct keys the sets' files gave (dropped $((all_seen - all_kept)), " "$T/mo/$f" ||
 			{ echo "  $f: want $all_kept of $all_seen kept:"; cat "$T/mo/$f"; return 1; }
 	done
 }
-check "build --min-count 3: each set's kept keys exact against sort | uniq -c, none lost; the distinct keys seen, kept and dropped in --stats and the summary; the same bytes on two threads and spilled" min_count_oracle
+check "build --min-count 3: each set's kept keys exact against sort | uniq -c, none lost; the distinct keys seen, kept and dropped in --stats, the summary and inspect --sets (a damaged record refused); the same bytes on two threads and spilled" min_count_oracle
 # --format tsv and matrix: a header, every query (unmatched too), ratios, ties by name
 tables() {
 	printf 'b\tk\nb\tm\nc\tk\na\tk\na\tm\nd\tz\n' >"$T/tab.tsv" &&

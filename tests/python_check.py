@@ -280,6 +280,11 @@ def building():
     second = os.path.basename(g[1]).split(".")[0]
     assert counted == {"twice": (whole[first], whole[first]),
                        "once": (whole[second], kept["once"])}, (counted, whole, kept)
+    # and the snapshot records them: Snapshot.sets()' "seen", none without min_count
+    with bfi.open(f"{T}/PYG") as s, bfi.open(f"{T}/PYF") as f:
+        got = {d["name"]: (d["seen"], d["keys"]) for d in s.sets()}
+        assert got == counted, (got, counted)
+        assert all("seen" not in d for d in f.sets())
     raises("BFI_E_INVALID", lambda: bfi.build(f"{T}/PYX", {"a": ["k"]}, fpr=2), "fpr 2")
     raises(ValueError, lambda: bfi.build(f"{T}/PYX", {"a": ["k"]}, layouts=("nosuch",)),
            "an unknown layout")

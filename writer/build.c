@@ -237,7 +237,7 @@ static int write_catalog(struct finish *f)
 	}
 	if (rc == 0)
 		rc = catalog_write(f->cpath, &w->names, w->meta, w->n_meta, f->p.old_of_new,
-		                   w->sums.distinct, f->p.ones, f->p.k, w->opt.bits ? 0.0 : w->opt.fpr,
+		                   w->sums.distinct, w->sums.seen, f->p.ones, f->p.k, w->opt.bits ? 0.0 : w->opt.fpr,
 		                   f->h.snapshot_id, w->errmsg, sizeof w->errmsg);
 	if (rc)
 		return rc;

@@ -40,13 +40,13 @@ static int put_meta(MDB_txn *txn, MDB_dbi dbi, const char *k, const void *v, siz
 }
 
 int catalog_write(const char *path, const struct names *names, const struct meta_kv *extra,
-                  int n_extra, const uint32_t *old_of_new,
-                  const uint64_t *distinct, const uint64_t *ones, uint32_t k, double fpr,
+                  int n_extra, const uint32_t *old_of_new, const uint64_t *distinct,
+                  const uint64_t *seen, const uint64_t *ones, uint32_t k, double fpr,
                   const uint8_t snapshot_id[16], char *err, size_t errlen)
 {
 	MDB_env *env = NULL;
 	MDB_txn *txn = NULL;
-	MDB_dbi meta, sets, byname;
+	MDB_dbi meta, sets, byname, counted;
 	uint32_t *order = NULL;
 	uint8_t *val = NULL;
 	const char *step = "mdb_env_create";
@@ -69,7 +69,8 @@ int catalog_write(const char *path, const struct names *names, const struct meta
 	step = "mdb_dbi_open";
 	if ((rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &meta)) ||
 	    (rc = mdb_dbi_open(txn, "sets", MDB_CREATE, &sets)) ||
-	    (rc = mdb_dbi_open(txn, "names", MDB_CREATE, &byname)))
+	    (rc = mdb_dbi_open(txn, "names", MDB_CREATE, &byname)) ||
+	    (seen && (rc = mdb_dbi_open(txn, "seen", MDB_CREATE, &counted))))
 		goto out;
 
 	step = "writing meta";
@@ -110,6 +111,12 @@ int catalog_write(const char *path, const struct names *names, const struct meta
 		memcpy(val + 16, p, len);
 		if ((rc = put(txn, sets, &be, 4, val, 16 + len, MDB_APPEND)))
 			goto out;
+		if (seen) { /* a set not counted (its keys given as they are) kept all it saw */
+			uint64_t had = seen[old_of_new[o]];
+			bfi_put64(b8, had ? had - 1 : distinct[old_of_new[o]]);
+			if ((rc = put(txn, counted, &be, 4, b8, 8, MDB_APPEND)))
+				goto out;
+		}
 		order[o] = o;
 	}
 	step = "writing names";

@@ -802,10 +802,11 @@ void snapshot_id(const struct names *names, const uint32_t *old_of_new, const ui
 
 /* Write the LMDB catalog file at path (spec/format.md, "Catalog"). */
 /* Set j of the snapshot is input set old_of_new[j]; distinct is by input
- * ordinal, ones by snapshot ordinal. */
+ * ordinal, ones by snapshot ordinal; seen (--min-count, by input ordinal,
+ * set_sums': 1 + the distinct keys its files gave, 0 not counted) or NULL. */
 int catalog_write(const char *path, const struct names *names, const struct meta_kv *extra,
-                  int n_extra, const uint32_t *old_of_new,
-                  const uint64_t *distinct, const uint64_t *ones, uint32_t k, double fpr,
+                  int n_extra, const uint32_t *old_of_new, const uint64_t *distinct,
+                  const uint64_t *seen, const uint64_t *ones, uint32_t k, double fpr,
                   const uint8_t snapshot_id[16], char *err, size_t errlen);
 
 /*

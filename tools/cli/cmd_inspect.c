@@ -34,7 +34,10 @@ static const char help[] =
 	"                  expected one (default 0: none)\n"
 	"      --sets      one line per set instead, TAB-separated: ordinal, name,\n"
 	"                  distinct keys, filter width m, ones in the filter, and\n"
-	"                  expected false-positive rate (ones / m)^k\n"
+	"                  expected false-positive rate (ones / m)^k; for a\n"
+	"                  build with --min-count, then the distinct keys its\n"
+	"                  files gave and those dropped ('-' for a set not\n"
+	"                  counted: a segment built without)\n"
 	"      --trusted   skip the catalog digest check (trusted files only)\n"
 	"  -h, --help      show this help\n"
 	"\n"
@@ -110,6 +113,12 @@ int cmd_inspect(int argc, char **argv)
 	struct bfi_info in;
 	bfi_info(s, &in);
 	if (sets) {
+		/* --min-count's columns, if any set has them (or a damaged record: said below) */
+		int counted = 0;
+		for (uint64_t o = 0; o < in.ordinals && !counted; o++) {
+			uint64_t seen;
+			counted = bfi_set_seen(s, (uint32_t)o, &seen) != BFI_E_NOT_FOUND;
+		}
 		for (uint64_t o = 0; o < in.ordinals && rc == 0; o++) {
 			struct bfi_set_stats st;
 			const char *name;
@@ -124,11 +133,21 @@ int cmd_inspect(int argc, char **argv)
 				rc = bfi_set_name(s, (uint32_t)o, &name, &nl);
 			if (rc == 0)
 				rc = bfi_set_fpr(s, (uint32_t)o, &fpr);
+			uint64_t seen = 0;
+			int got = rc == 0 && counted ? bfi_set_seen(s, (uint32_t)o, &seen) : BFI_E_NOT_FOUND;
+			if (got != 0 && got != BFI_E_NOT_FOUND)
+				rc = got; /* a damaged record: no line half written */
 			if (rc == 0) {
 				printf("%llu\t", (unsigned long long)o);
 				text_str(stdout, name, nl);
-				printf("\t%llu\t%llu\t%llu\t%.6g\n", (unsigned long long)st.distinct_keys,
+				printf("\t%llu\t%llu\t%llu\t%.6g", (unsigned long long)st.distinct_keys,
 				       (unsigned long long)st.bits, (unsigned long long)st.bits_set, fpr);
+				if (got == 0)
+					printf("\t%llu\t%llu", (unsigned long long)seen,
+					       (unsigned long long)(seen - st.distinct_keys));
+				else if (counted)
+					printf("\t-\t-");
+				putchar('\n');
 			}
 		}
 		bfi_close(&s);

@@ -235,6 +235,7 @@ _set_find = _fn("bfi_set_find", ctypes.c_int, _P, ctypes.c_char_p, _SZ,
                 ctypes.POINTER(ctypes.c_uint32))
 _set_stats = _fn("bfi_set_stats", ctypes.c_int, _P, ctypes.c_uint32,
                  ctypes.POINTER(_SetStats))
+_set_seen = _fn("bfi_set_seen", ctypes.c_int, _P, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint64))
 _catalog_meta = _fn("bfi_catalog_meta", ctypes.c_int, _P, ctypes.c_char_p, _PP,
                     ctypes.POINTER(_SZ))
 
@@ -728,10 +729,13 @@ class Snapshot:
     @_held
     def sets(self):
         """Every live set: a list of dicts with its ordinal, name, distinct
-        keys, filter bits, bits set and fill ratio (bits set / bits)."""
+        keys, filter bits, bits set and fill ratio (bits set / bits); for a
+        build with min_count, also "seen", the distinct keys its files gave
+        (keys of them were kept, the rest dropped)."""
         s = self._snap()
         out = []
         st = _SetStats()
+        seen = ctypes.c_uint64()
         for o in range(self._ordinals):
             rc = _set_stats(s, o, ctypes.byref(st))
             if rc == _NOT_FOUND:  # a removed set's hole in a collection
@@ -740,6 +744,10 @@ class Snapshot:
             out.append({"ordinal": o, "name": self.name(o), "keys": st.distinct_keys,
                         "bits": st.bits, "bits_set": st.bits_set,
                         "fill": st.bits_set / st.bits if st.bits else 0.0})
+            rc = _set_seen(s, o, ctypes.byref(seen))
+            if rc != _NOT_FOUND:
+                _check(rc, f"set {o}")
+                out[-1]["seen"] = seen.value
         return out
 
     # -- answers --
