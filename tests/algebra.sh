@@ -116,3 +116,35 @@ sys.exit(not all(abs(b[2] * 2 - a[2]) <= 128 * a[1] for a, b in zip(rows, rows[1
 }
 if fold_halves; then echo "PASS algebra: each fold halves the rows' bytes, from B = 64 down to 8"; else
 	echo "FAIL algebra: each fold halves the rows' bytes, from B = 64 down to 8"; fi
+# stack_streamed: 4 shards of 16 MB of rows, 4 times --memory 16M: the stack made row range by
+# row range, the same bytes as at 1G (one range), its peak within --memory + 64 MiB; a fold too
+stack_streamed() {
+	command -v python3 >/dev/null || { echo "  no python3 to measure the peak"; return 1; }
+	shards=""
+	for i in 0 1 2 3; do
+		"$BFI" build -q -o "$T/big$i" --layout rambo --reps 4 --bits 540000 --hashes 5 --route "$i/4" \
+			--cells 64 --tsv "$T/sets.tsv" || return 1
+		shards="$shards $T/big$i"
+	done
+	[ "$(du -sbc "$T"/big?/index.bfi | tail -1 | cut -f1)" -ge $((64 << 20)) ] || return 1
+	export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}quarantine_size_mb=0:thread_local_quarantine_size_kb=0"
+	# the process's own baseline (a sanitizer's runtime included): a stack of the small shards
+	peak() { python3 -c '
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)' "$@"; }
+	# shellcheck disable=SC2086
+	base=$(peak "$BFI" stack -q -o "$T/tiny" "$T"/shard0 "$T"/shard1 "$T"/shard2 "$T"/shard3) &&
+		got=$(peak "$BFI" stack -q --memory 16M -o "$T/bigstack" $shards) &&
+		"$BFI" stack -q --memory 1G -o "$T/bigstack1g" $shards || return 1
+	cmp "$T/bigstack/index.bfi" "$T/bigstack1g/index.bfi" && "$BFI" verify "$T/bigstack" >/dev/null || return 1
+	excess=0
+	[ "$base" -gt $((16 << 20)) ] && excess=$((base - (16 << 20)))
+	echo "  stack of 4 x 16 MB at --memory 16M: peak $got bytes (baseline $base)"
+	[ "$got" -le $(((16 << 20) + (64 << 20) + excess)) ] || return 1
+	"$BFI" fold -q --memory 16M -o "$T/bigfold" "$T/bigstack" &&
+		"$BFI" fold -q --memory 1G -o "$T/bigfold1g" "$T/bigstack" &&
+		cmp "$T/bigfold/index.bfi" "$T/bigfold1g/index.bfi"
+}
+if stack_streamed; then echo "PASS algebra: a stack of shards 4 times --memory, made row range by row range within it + 64 MiB, the same bytes as in one; a fold too"; else
+	echo "FAIL algebra: a stack of shards 4 times --memory, made row range by row range within it + 64 MiB, the same bytes as in one; a fold too"; fi

@@ -343,6 +343,22 @@ struct bfi_rambo_rows {
 };
 /* Returns 0 or BFI_E_INVALID. The rows must stay valid until finish. */
 BFI_API BFI_MUST_CHECK int bfi_writer_rambo_rows(bfi_writer *w, const struct bfi_rambo_rows *rows);
+/*
+ * The same with the rows made as the file is written, not held, so that
+ * a result larger than memory is written within the writer's --memory
+ * (bfi stack, bfi fold): rows->rows[r] are not read (NULL), and
+ * row(ctx, r, first, n, dst) writes rows [first, first + n) of
+ * repetition r, ceil(B / 64) * 8 bytes each, into dst (zeroed), and
+ * returns 0, or an error that stops the build. Rows are asked for in
+ * order, repetition after repetition, as many at a time as a share of
+ * --memory holds, from bfi_writer_finish(). Returns 0 or BFI_E_INVALID.
+ */
+BFI_API BFI_MUST_CHECK int bfi_writer_rambo_rows_made(bfi_writer *w,
+                                                      const struct bfi_rambo_rows *rows,
+                                                      int (*row)(void *ctx, uint32_t r,
+                                                                 uint64_t first, uint64_t n,
+                                                                 uint8_t *dst),
+                                                      void *ctx);
 
 /*
  * Compaction and merge (bfi compact, bfi merge; spec/format.md,

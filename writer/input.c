@@ -382,10 +382,25 @@ int bfi_writer_rambo_rows(bfi_writer *w, const struct bfi_rambo_rows *rows)
 	    rows->distinct == NULL)
 		return BFI_E_INVALID;
 	for (uint32_t r = 0; r < rows->reps; r++)
-		if (rows->m[r] == 0 || rows->m[r] > BFI_MAX_BITS || rows->rows[r] == NULL)
+		if (rows->m[r] == 0 || rows->m[r] > BFI_MAX_BITS || (rows->rows[r] == NULL && !w->raw_row))
 			return BFI_E_INVALID;
 	w->raw = rows;
 	return 0;
+}
+
+int bfi_writer_rambo_rows_made(bfi_writer *w, const struct bfi_rambo_rows *rows,
+                               int (*row)(void *ctx, uint32_t r, uint64_t first, uint64_t n,
+                                          uint8_t *dst),
+                               void *ctx)
+{
+	if (w == NULL || row == NULL || w->raw)
+		return BFI_E_INVALID;
+	w->raw_row = row;
+	w->raw_ctx = ctx;
+	int rc = bfi_writer_rambo_rows(w, rows);
+	if (rc)
+		w->raw_row = NULL;
+	return rc;
 }
 
 /* One filter file as the set named after it. */

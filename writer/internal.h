@@ -244,6 +244,9 @@ struct bfi_writer {
 	struct stops *text_stop_list; /* the same, as text.c looks them up */
 	size_t text_stops_len;
 	const struct bfi_rambo_rows *raw; /* fold/stack: rows given, no keys */
+	/* or made as they are written (bfi_writer_rambo_rows_made), where raw's rows are NULL */
+	int (*raw_row)(void *ctx, uint32_t r, uint64_t first, uint64_t n, uint8_t *dst);
+	void *raw_ctx;
 	const struct bfi_flat_given *given; /* compact/merge: flat blocks given, no keys */
 	struct names names;
 	struct spool spool;

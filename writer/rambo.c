@@ -168,25 +168,70 @@ static void rambo_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 	count_columns(c->buf, lo, hi, rp->rows_offset, rp->m, rp->row_bytes, c->p->cell_ones);
 }
 
+/* Repetition 0's ones of n rows of given bytes each, by cell. */
+static void count_cells(const struct plan *p, const uint8_t *rows, uint64_t n, uint64_t given)
+{
+	for (uint64_t i = 0; i < n * given / 8; i++)
+		for (uint64_t x = bfi_get64(rows + i * 8); x; x &= x - 1)
+			p->cell_ones[(i % (given / 8)) * 64 + (uint64_t)__builtin_ctzll(x)]++;
+}
+
+/*
+ * Repetition r of rows made as they are written (bfi_writer_rambo_rows_made):
+ * as many at a time as half the budget holds, narrowed in place for the
+ * file's row width, written, and let go.
+ */
+static int made_rows(bfi_writer *w, const struct plan *p, uint32_t r, int fd, uint64_t sec_off,
+                     uint64_t budget)
+{
+	const struct bfi_rep *rp = &p->reps[r];
+	uint64_t given = bfi_rambo_row_bytes(p->rambo.cells), rb = rp->row_bytes;
+	uint64_t per = budget / 2 / given ? budget / 2 / given : 1;
+	if (per > rp->m)
+		per = rp->m;
+	uint8_t *buf = malloc((size_t)(per * given));
+	if (buf == NULL)
+		return -ENOMEM;
+	int rc = 0;
+	for (uint64_t first = 0; first < rp->m && rc == 0; first += per) {
+		uint64_t n = rp->m - first < per ? rp->m - first : per;
+		memset(buf, 0, (size_t)(n * given));
+		rc = w->raw_row(w->raw_ctx, r, first, n, buf);
+		if (rc) {
+			rc = writer_fail(w, rc, "the rows of repetition %u: %s", r, bfi_strerror(rc));
+			break;
+		}
+		if (r == 0)
+			count_cells(p, buf, n, given);
+		for (uint64_t i = 1; rb != given && i < n; i++) /* narrower rows: packed in place */
+			memmove(buf + i * rb, buf + i * given, (size_t)rb);
+		rc = pwrite_all(fd, buf, (size_t)(n * rb), sec_off + rp->rows_offset + first * rb);
+	}
+	free(buf);
+	return rc;
+}
+
 /*
  * Repetition r of rows given whole (bfi_writer_rambo_rows: ceil(B / 64)
  * words each) as the file's rows, narrower for small B (format 3.1);
  * repetition 0's ones counted per cell.
  */
-static int write_raw_rows(bfi_writer *w, const struct plan *p, uint32_t r, int fd, uint64_t sec_off)
+static int write_raw_rows(bfi_writer *w, const struct plan *p, uint32_t r, int fd, uint64_t sec_off,
+                          uint64_t budget)
 {
 	const struct bfi_rep *rp = &p->reps[r];
 	uint64_t given = bfi_rambo_row_bytes(p->rambo.cells), rb = rp->row_bytes;
 	const uint8_t *in = w->raw->rows[r];
+	if (in == NULL)
+		return made_rows(w, p, r, fd, sec_off, budget);
 	uint8_t *out = rb == given ? NULL : malloc((size_t)(rp->m * rb));
 	if (rb != given && out == NULL)
 		return -ENOMEM;
 	for (uint64_t i = 0; out && i < rp->m; i++)
 		memcpy(out + i * rb, in + i * given, (size_t)rb);
 	int rc = pwrite_all(fd, out ? out : in, (size_t)(rp->m * rb), sec_off + rp->rows_offset);
-	for (uint64_t i = 0; r == 0 && i < rp->m * given / 8; i++)
-		for (uint64_t x = bfi_get64(in + i * 8); x; x &= x - 1)
-			p->cell_ones[(i % (given / 8)) * 64 + (uint64_t)__builtin_ctzll(x)]++;
+	if (r == 0)
+		count_cells(p, in, rp->m, given);
 	free(out);
 	return rc;
 }
@@ -201,7 +246,7 @@ static int rambo_fill(struct stripe_ctx *c)
 	rc = 0;
 	for (uint32_t r = 0; r < p->rambo.reps && rc == 0; r++) {
 		const struct bfi_rep *rp = &p->reps[r];
-		rc = c->w->raw ? write_raw_rows(c->w, p, r, c->fd, c->sec_off)
+		rc = c->w->raw ? write_raw_rows(c->w, p, r, c->fd, c->sec_off, c->budget)
 		               : stripe_units(c, rp->rows_offset, rp->rows_offset + rp->m * rp->row_bytes,
 		                              rp->row_bytes);
 	}

@@ -3,13 +3,18 @@
  * two halves of B together) and bfi stack (shards side by side, by the
  * paper's two-level hash). Both read snapshots through bfi.h and write
  * through the writer's row interface, so the output is an ordinary,
- * checksummed, atomically published snapshot.
+ * checksummed, atomically published snapshot. The rows are made as the
+ * writer writes them, a share of --memory at a time, and the input's
+ * pages let go once read, so a result larger than memory is made within
+ * it.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bfi.h"
 #include "bfi_writer.h"
@@ -27,6 +32,7 @@ static const char fold_help[] =
 	"Options:\n"
 	"  -o, --output OUT   the snapshot to write\n"
 	"      --times N      fold N times (B / 2^N), default 1\n"
+	"      --memory BYTES what the fold may hold (default: bfi build's)\n"
 	"  -q, --quiet        no summary\n"
 	"  -h, --help         show this help\n"
 	"\n"
@@ -47,6 +53,8 @@ static const char stack_help[] =
 	"\n"
 	"Options:\n"
 	"  -o, --output OUT   the snapshot to write\n"
+	"      --memory BYTES what the stack may hold (default: bfi build's); the\n"
+	"                     shards may pass it many times over\n"
 	"  -q, --quiet        no summary\n"
 	"  -h, --help         show this help\n"
 	"\n"
@@ -118,6 +126,58 @@ static void or_bits(uint8_t *dst, uint64_t at, const uint8_t *src, uint64_t rb, 
 	}
 }
 
+/*
+ * The pages of mapped input [lo, hi), read now, let go (rows before lo
+ * were read before; the page hi is in, partly, not yet): the process
+ * holds the rows it makes, not all it reads.
+ */
+static void let_go(const uint8_t *lo, const uint8_t *hi)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)lo & ~(page - 1), b = (uintptr_t)hi & ~(page - 1);
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+/* What the rows of a fold or a stack are made from: its inputs, and their cells' place. */
+struct made {
+	bfi_snapshot **in;
+	int n_in;        /* the shards; one for a fold */
+	uint64_t cells;  /* of the result: B */
+	uint64_t b;      /* of each shard (a stack), or of the input (a fold) */
+	int fold;
+};
+
+/*
+ * Rows [first, first + n) of repetition r into dst (ceil(B / 64) words
+ * each, zeroed): a fold ORs cells c, c + B, c + 2B, ... of the input
+ * into cell c; a stack puts shard i's cell c at i * b + c.
+ */
+static int make_rows(void *ctx, uint32_t r, uint64_t first, uint64_t n, uint8_t *dst)
+{
+	const struct made *mk = ctx;
+	uint64_t nb = (mk->cells + 63) / 64 * 8;
+	for (int i = 0; i < mk->n_in; i++) {
+		const uint8_t *rows;
+		uint64_t m, rb;
+		int rc = bfi_rambo_rows(mk->in[i], r, &rows, &m, &rb);
+		if (rc)
+			return rc;
+		if (first + n > m)
+			return BFI_E_INVALID;
+		for (uint64_t row = first; row < first + n; row++) {
+			uint8_t *d = dst + (row - first) * nb;
+			if (mk->fold)
+				for (uint64_t from = 0; from < mk->b; from += mk->cells)
+					or_bits(d, 0, rows + row * rb, rb, from, mk->cells);
+			else
+				or_bits(d, (uint64_t)i * mk->b, rows + row * rb, rb, 0, mk->b);
+		}
+		let_go(rows + first * rb, rows + (first + n) * rb);
+	}
+	return 0;
+}
+
 static int write_out(const char *out, bfi_writer *w, int quiet)
 {
 	struct bfi_build_summary sum;
@@ -134,12 +194,13 @@ static int write_out(const char *out, bfi_writer *w, int quiet)
 	return 0;
 }
 
-static bfi_writer *rows_writer(const bfi_snapshot *s)
+static bfi_writer *rows_writer(const bfi_snapshot *s, uint64_t memory)
 {
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	o.layouts = BFI_BUILD_RAMBO;
 	o.keep_order = 1;
+	o.memory = memory;
 	const void *v;
 	size_t len;
 	char buf[40];
@@ -160,11 +221,12 @@ int cmd_fold(int argc, char **argv)
 {
 	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
 	                                     {"times", required_argument, 0, 't'},
+	                                     {"memory", required_argument, 0, 'm'},
 	                                     {"quiet", no_argument, 0, 'q'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
 	const char *out = NULL;
-	uint64_t times = 1;
+	uint64_t times = 1, memory = 0;
 	int quiet = 0, c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
@@ -174,6 +236,12 @@ int cmd_fold(int argc, char **argv)
 		case 't':
 			if (parse_size(optarg, &times) || times < 1 || times > 24) {
 				fprintf(stderr, "bfi fold: --times must be 1..24\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'm':
+			if (parse_size(optarg, &memory) || memory == 0) {
+				fprintf(stderr, "bfi fold: --memory must be a size such as 256M\n");
 				return EXIT_USAGE;
 			}
 			break;
@@ -221,25 +289,14 @@ int cmd_fold(int argc, char **argv)
 			S /= 2;
 		B /= 2;
 	}
-	uint8_t *bufs[BFI_RAMBO_MAX_REPS] = {0};
 	uint64_t *distinct = rc ? NULL : calloc(in.n_sets, sizeof *distinct);
-	bfi_writer *w = rc ? NULL : rows_writer(s);
+	bfi_writer *w = rc ? NULL : rows_writer(s, memory);
 	if (rc == 0 && (!distinct || !w))
 		rc = -ENOMEM;
-	uint64_t nb = (B + 63) / 64 * 8; /* spec: RAMBO rows are whole 64-bit words */
-	for (uint32_t r = 0; r < ri.u.rambo.reps && rc == 0; r++) {
-		const uint8_t *rows;
-		uint64_t m, rb;
-		rc = bfi_rambo_rows(s, r, &rows, &m, &rb);
-		if (rc == 0 && (bufs[r] = calloc(m, nb)) == NULL)
-			rc = -ENOMEM;
-		/* cell c of the result ORs cells c, c + B, c + 2B, ... of the input */
-		for (uint64_t i = 0; rc == 0 && i < m; i++)
-			for (uint64_t from = 0; from < ri.u.rambo.cells; from += B)
-				or_bits(bufs[r] + i * nb, 0, rows + i * rb, rb, from, B);
-		rr.m[r] = m;
-		rr.rows[r] = bufs[r];
-	}
+	for (uint32_t r = 0; r < ri.u.rambo.reps && rc == 0; r++)
+		rc = bfi_rambo_rep(s, r, &rr.m[r], NULL);
+	/* cell c of the result ORs cells c, c + B, c + 2B, ... of the input, as it is written */
+	struct made mk = {.in = &s, .n_in = 1, .cells = B, .b = ri.u.rambo.cells, .fold = 1};
 	rr.cells = B;
 	rr.shards = (uint32_t)S;
 	rr.distinct = distinct;
@@ -247,14 +304,12 @@ int cmd_fold(int argc, char **argv)
 	if (rc == 0)
 		rc = add_sets(w, s, distinct, &at);
 	if (rc == 0)
-		rc = bfi_writer_rambo_rows(w, &rr);
+		rc = bfi_writer_rambo_rows_made(w, &rr, make_rows, &mk);
 	if (rc == 0)
 		rc = write_out(out, w, quiet) ? -1 : 0;
 	else if (rc != BFI_E_INVALID)
 		fprintf(stderr, "bfi fold: %s\n", bfi_strerror(rc));
 	bfi_writer_destroy(&w);
-	for (uint32_t r = 0; r < BFI_RAMBO_MAX_REPS; r++)
-		free(bufs[r]);
 	free(distinct);
 	guard_unwatch(s);
 	bfi_close(&s);
@@ -264,16 +319,24 @@ int cmd_fold(int argc, char **argv)
 int cmd_stack(int argc, char **argv)
 {
 	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+	                                     {"memory", required_argument, 0, 'm'},
 	                                     {"quiet", no_argument, 0, 'q'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
 	const char *out = NULL;
+	uint64_t memory = 0;
 	int quiet = 0, c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'q': quiet = 1; break;
+		case 'm':
+			if (parse_size(optarg, &memory) || memory == 0) {
+				fprintf(stderr, "bfi stack: --memory must be a size such as 256M\n");
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h': fputs(stack_help, stdout); return EXIT_OK;
 		default: return usage_try("stack");
 		}
@@ -348,27 +411,14 @@ int cmd_stack(int argc, char **argv)
 	}
 	struct bfi_rambo_rows rr;
 	memset(&rr, 0, sizeof rr);
-	uint8_t *bufs[BFI_RAMBO_MAX_REPS] = {0};
 	uint64_t *distinct = rc ? NULL : calloc(total ? total : 1, sizeof *distinct);
-	bfi_writer *w = rc ? NULL : rows_writer(sh[0]);
+	bfi_writer *w = rc ? NULL : rows_writer(sh[0], memory);
 	if (rc == 0 && (!distinct || !w))
 		rc = -ENOMEM;
-	uint64_t nb = (B + 63) / 64 * 8; /* spec: RAMBO rows are whole 64-bit words */
-	for (uint32_t r = 0; rc == 0 && r < first.u.rambo.reps; r++) {
-		uint64_t m = 0;
-		for (int i = 0; i < ns && rc == 0; i++) {
-			const uint8_t *rows;
-			uint64_t rb;
-			rc = bfi_rambo_rows(sh[i], r, &rows, &m, &rb);
-			if (rc == 0 && i == 0 && (bufs[r] = calloc(m, nb)) == NULL)
-				rc = -ENOMEM;
-			/* shard i's cell c becomes cell i * b + c */
-			for (uint64_t row = 0; rc == 0 && row < m; row++)
-				or_bits(bufs[r] + row * nb, (uint64_t)i * b, rows + row * rb, rb, 0, b);
-		}
-		rr.m[r] = m;
-		rr.rows[r] = bufs[r];
-	}
+	for (uint32_t r = 0; rc == 0 && r < first.u.rambo.reps; r++)
+		rc = bfi_rambo_rep(sh[0], r, &rr.m[r], NULL);
+	/* shard i's cell c becomes cell i * b + c, as the rows are written */
+	struct made mk = {.in = sh, .n_in = ns, .cells = B, .b = b};
 	rr.cells = B;
 	rr.shards = (uint32_t)ns;
 	rr.reps = rc ? 0 : first.u.rambo.reps;
@@ -381,12 +431,10 @@ int cmd_stack(int argc, char **argv)
 	if (rc == BFI_E_DUP_SET)
 		fprintf(stderr, "bfi stack: a set name appears in two shards\n");
 	if (rc == 0)
-		rc = bfi_writer_rambo_rows(w, &rr);
+		rc = bfi_writer_rambo_rows_made(w, &rr, make_rows, &mk);
 	if (rc == 0)
 		rc = write_out(out, w, quiet) ? -1 : 0;
 	bfi_writer_destroy(&w);
-	for (uint32_t r = 0; r < BFI_RAMBO_MAX_REPS; r++)
-		free(bufs[r]);
 	free(distinct);
 	for (int i = 0; sh && i < ns; i++) {
 		guard_unwatch(sh[i]);
