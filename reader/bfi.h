@@ -849,8 +849,9 @@ BFI_API BFI_MUST_CHECK int bfi_set_stats(const bfi_snapshot *snap, uint32_t ord,
 /*
  * The distinct keys set ord's files gave before a build with --min-count
  * dropped those seen fewer times (distinct_keys, bfi_set_stats, are those
- * kept). Returns 0, BFI_E_NOT_FOUND (ord past the last, or a snapshot
- * built without --min-count, or merged), or bfi_set_name()'s errors;
+ * kept; a merge or a compaction carries them over). Returns 0,
+ * BFI_E_NOT_FOUND (ord past the last, or a snapshot built without
+ * --min-count), or bfi_set_name()'s errors;
  * BFI_E_CATALOG for a record that is missing, malformed or below the
  * keys the set kept.
  */

@@ -6,7 +6,9 @@
 # what one snapshot of all the sets answers: the joined index, and a
 # direct build of every set at the same filter width; RAMBO shards routed
 # by the two-level hash, stacked and folded; batches appended to a
-# collection as the sheet grows, only the new ones; plan.py's sizes and
+# collection as the sheet grows, only the new ones; a --fof sheet of runs
+# of several files with min_count 2, as one bfi build --fof --min-count 2
+# (the merged index keeps each set's k-mers seen); plan.py's sizes and
 # Lemma 4.1 rate against shards it parameterizes; the example sheet too.
 # A shard whose input is missing fails and leaves no shard behind;
 # the rerun, once the sheet is fixed, resumes and finishes.
@@ -124,6 +126,31 @@ incremental() { # batches of 5 rows appended to a collection; rows added append 
 		canon "$T/coll.out" >"$T/c" && cmp "$T/a" "$T/c" && grep -q ": ok" "$T/irun/verify.txt"
 }
 check "incremental: rows added append segments, a grown last batch again (--replace); as one direct build" incremental
+raw_runs() { # a --fof sheet of runs of several files, min_count 2: as bfi build --fof --min-count 2
+	# twiceN: docN.fa in two files, each k-mer seen twice, kept; onceN: two docs once each, dropped
+	: >"$T/runs.fof"
+	for n in 0 1 2 3 4 6; do # doc5 is gzipped
+		if [ $((n % 2)) = 0 ]; then
+			printf 'twice%d: docs/doc%d.fa; docs/doc%d.fa\n' "$n" "$n" "$n" >>"$T/runs.fof"
+		else
+			printf 'once%d: docs/doc%d.fa; docs/doc%d.fa\n' "$n" "$n" $((n + 10)) >>"$T/runs.fof"
+		fi
+	done
+	sed -e 's/^samples: samples.tsv/samples: runs.fof/' -e 's/^out: run/out: mrun/' -e 's/^shards: 4/shards: 2/' \
+		"$T/config.yaml" >"$T/raw.yaml" && printf 'min_count: 2\nkind: fasta\n' >>"$T/raw.yaml" &&
+		snake --configfile raw.yaml >"$T/log9" 2>&1 || { cat "$T/log9"; return 1; }
+	(cd "$T" && "$BFI" build -q --input fasta --kmer 31 --bits 30000 --hashes 7 --min-count 2 \
+		--fof runs.fof -o "$T/rawdirect") &&
+		"$BFI" query --kmer 31 -t 0.8 --fasta "$T/reads.fa" "$T/rawdirect" >"$T/rawdirect.out" &&
+		canon "$T/rawdirect.out" >"$T/a" && canon "$T/mrun/answers/reads.fa.tsv" >"$T/b" && cmp "$T/a" "$T/b" &&
+		"$BFI" inspect --sets "$T/mrun/index.snap" >"$T/rawsets" &&
+		# a set seen twice keeps its 1,970 k-mers; one seen once keeps none of its 3,940
+		awk -F'\t' '$2 ~ /^twice/ && !($3 == 1970 && $7 == 1970) { exit 1 }' "$T/rawsets" &&
+		awk -F'\t' '$2 ~ /^once/ && !($3 == 0 && $7 == 3940) { exit 1 }' "$T/rawsets" &&
+		[ "$(awk -F '\t' '$2 ~ /^twice/' "$T/rawsets" | wc -l)" = 4 ] &&
+		grep -q 'twice0' "$T/mrun/answers/reads.fa.tsv"
+}
+check "raw runs: a --fof sheet of several files a set, min_count 2: the k-mers seen once dropped, as one bfi build --fof --min-count 2" raw_runs
 plan() { # plan.py's arithmetic against bfi: 64 sets of 3,000 keys, 2 shards of 8 cells, R = 5
 	python3 "$ROOT/tools/workflow/plan.py" >"$T/plan.md" && grep -q "index, stacked" "$T/plan.md" &&
 		eval "$(python3 "$ROOT/tools/workflow/plan.py" --files 64 --file-mb 1 --genome 3000 \

@@ -145,6 +145,12 @@ void sums_add(struct set_sums *s, uint32_t ord, uint64_t h1, uint8_t *all);
 /* Forget set ord's keys (they will be added again). */
 void sums_reset(struct set_sums *s, uint32_t ord);
 void sums_free(struct set_sums *s);
+/*
+ * A join's sets' distinct keys before a --min-count cut (set_sums' seen:
+ * 1 + the count, 0 not recorded), n of them by input ordinal, for the
+ * catalog: 0 or -ENOMEM.
+ */
+int writer_carry_seen(bfi_writer *w, const uint64_t *seen, size_t n);
 
 /*
  * How sources.c reads one kind of file, a set a file: every key of file to

@@ -37,6 +37,8 @@ struct joiner {
 	size_t n_pc, cap_pc;
 	uint64_t n_sets;
 	uint64_t *distinct, *ones;
+	uint64_t *counted; /* 1 + a set's distinct keys before --min-count's cut; 0 not recorded */
+	int any_counted;
 	size_t cap_sets;
 	bfi_writer *w;
 	uint32_t k;
@@ -148,7 +150,10 @@ static int grow_sets(struct joiner *j)
 	uint64_t *o = d ? realloc(j->ones, cap * sizeof *o) : NULL;
 	if (o)
 		j->ones = o;
-	if (!d || !o)
+	uint64_t *c = o ? realloc(j->counted, cap * sizeof *c) : NULL;
+	if (c)
+		j->counted = c;
+	if (!d || !o || !c)
 		return -ENOMEM;
 	j->cap_sets = cap;
 	return 0;
@@ -279,6 +284,15 @@ static int add_segment(struct joiner *j, const struct join_input *in, const bfi_
 			}
 			if (rc)
 				break;
+			/* what --min-count dropped, carried over where the input recorded it */
+			uint64_t seen;
+			int got = bfi_set_seen(seg, (uint32_t)o, &seen);
+			if (got && got != BFI_E_NOT_FOUND) {
+				rc = got;
+				break;
+			}
+			j->counted[j->n_sets] = got ? 0 : seen + 1;
+			j->any_counted |= !got;
 			j->distinct[j->n_sets] = st.distinct_keys;
 			j->ones[j->n_sets++] = st.bits_set;
 			keep[c / 64] |= UINT64_C(1) << (c % 64);
@@ -635,6 +649,8 @@ int join_write(const struct join_input *in, int n, const char *out,
 	}
 	if (rc == 0)
 		rc = carry_rules(&j, in, n);
+	if (rc == 0 && j.any_counted) /* the writer's catalog takes them as a build's */
+		rc = writer_carry_seen(j.w, j.counted, j.n_sets);
 	struct bfi_build_summary sum;
 	if (rc == 0)
 		rc = bfi_writer_finish(j.w, out, &sum);
@@ -665,6 +681,7 @@ done:
 	free(j.pc);
 	free(j.distinct);
 	free(j.ones);
+	free(j.counted);
 	for (uint32_t r = 0; r < BFI_RAMBO_MAX_REPS; r++)
 		free(j.rrows[r]);
 	bfi_writer_destroy(&j.w);

@@ -129,6 +129,17 @@ void sums_drop_sketches(struct set_sums *s)
 	s->want_hll = s->want_minhash = 0;
 }
 
+int writer_carry_seen(bfi_writer *w, const uint64_t *seen, size_t n)
+{
+	uint64_t *c = malloc((n ? n : 1) * sizeof *c);
+	if (c == NULL)
+		return -ENOMEM;
+	memcpy(c, seen, n * sizeof *c);
+	free(w->sums.seen);
+	w->sums.seen = c;
+	return 0;
+}
+
 void sums_free(struct set_sums *s)
 {
 	free(s->distinct);

@@ -30,8 +30,9 @@ ap.add_argument("--genome", type=float, default=5e6,
                 help="distinct k-mers of a run's genome (a bacterium's: 5 Mbp)")
 ap.add_argument("--input", choices=("raw", "kmers"), default="raw",
                 help="raw: bfi reads the runs' FASTQ.gz and keeps every k-mer, sequencing "
-                     "errors' too; kmers: each run's k-mers with the errors removed first (by "
-                     "another tool: bfi has no abundance filter), a k-mer a line")
+                     "errors' too; kmers: each run's k-mers with the errors removed first, as "
+                     "bfi build --min-count 2 (the workflow's min_count) keeps them; the build "
+                     "figures are for k-mer lists made beforehand, the counting not modelled")
 ap.add_argument("--fpr", type=float, default=0.01,
                 help="Lemma 4.1's rate, for a key of one set, to meet unfolded")
 ap.add_argument("--cells", type=int, default=50_000, help="B, cells a repetition (all shards)")
@@ -54,8 +55,8 @@ ap.add_argument("--speedup16", type=float, default=11.3,
                 help="a build's parallelism at 16 threads, every phase (scaling.sh --stats, "
                      "a flat build)")
 ap.add_argument("--stack-mbs", type=float, default=117,
-                help="bytes a second bfi stack writes, MB/s (plan_check.sh; it holds the "
-                     "whole stack in memory)")
+                help="bytes a second bfi stack writes, MB/s (plan_check.sh, measured when "
+                     "it held the whole stack in memory; it now writes within --memory)")
 ap.add_argument("--shell", action="store_true",
                 help="print the build parameters and predictions as shell assignments")
 a = ap.parse_args()
