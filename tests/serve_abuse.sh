@@ -64,7 +64,9 @@ check "an index overwritten in place: 503 'changed', never a 200; the other name
 
 # A truncated file faults the reader's map (SIGBUS): that request gets 503,
 # the server lives. The check after each query, or the main thread's, may
-# find the change first; then it is 503 all the same.
+# find the change first; then it is 503 all the same, and for index.bfi,
+# whose SIGBUS must be seen caught, the cut is tried again (three times
+# at most: a loaded machine may run the main thread's check first).
 truncated_ok() {
 	for f in index.bfi catalog.mdb; do
 		rm -rf "$T/live.snap" "$T/other.snap"
@@ -73,8 +75,14 @@ truncated_ok() {
 		# index.bfi: the first request reads past its end, and its SIGBUS is caught
 		faults=0
 		[ $f = index.bfi ] && faults=1
-		$A "$(port m1t)" truncated d "$T/live.snap" $f o $faults || return 1
-		"$BFI" build -q -o "$T/live.snap" "$DATA" && $A "$(port m1t)" serves d lmdb liblmdb0 lmdb-utils || return 1
+		for try in 1 2 3; do
+			$A "$(port m1t)" truncated d "$T/live.snap" $f o $faults
+			rc=$?
+			[ $rc = 3 ] || [ $rc = 0 ] || return 1
+			"$BFI" build -q -o "$T/live.snap" "$DATA" && $A "$(port m1t)" serves d lmdb liblmdb0 lmdb-utils || return 1
+			[ $rc = 0 ] && break
+			[ $try = 3 ] && { echo "  $f: no SIGBUS caught in three cuts"; return 1; }
+		done
 		kill -0 "$(cat "$T/m1t.pid")" || { echo "  the server died"; return 1; }
 		stop m1t
 	done

@@ -127,7 +127,9 @@ def truncated():
     link elsewhere (so that no inotify event on SNAP_DIR comes before the
     next request, and its read of the map faults): its requests get 503,
     the server lives, the other name serves; with FAULTS, at least that
-    many SIGBUS were caught."""
+    many SIGBUS were caught, else exit 3: the server's own check of its
+    files, on a loaded machine, may find the cut before a request reads
+    past it, and the caller tries again."""
     name, snap, fname, other = ARGS[:4]
     want_faults = int(ARGS[4]) if len(ARGS) > 4 else 0
     path = os.path.join(snap, fname)
@@ -150,7 +152,8 @@ def truncated():
         fail(f"the other name after {fname} was truncated: {s} {b[:200]}")
     faults = metric("bfi_snapshot_faults_total") - faults0
     if faults < want_faults:
-        fail(f"{fname} truncated: {faults:.0f} SIGBUS caught, {want_faults} wanted")
+        print(f"  {fname} truncated: {faults:.0f} SIGBUS caught, {want_faults} wanted")
+        sys.exit(3)
     print(f"{fname} truncated: 5 of 5 requests 503 'changed', {other} 200; faults caught: {faults:.0f}")
 
 
