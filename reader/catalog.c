@@ -274,32 +274,40 @@ int bfi_set_stats(const bfi_snapshot *s, uint32_t ord, struct bfi_set_stats *out
 	return out->bits_set <= out->bits ? 0 : BFI_E_CATALOG;
 }
 
+/* Set ord's record in the seen table, in txn: at least distinct, the keys it kept. */
+static int seen_in(const bfi_snapshot *s, MDB_txn *txn, uint32_t ord, uint64_t distinct,
+                   uint64_t *seen)
+{
+	uint32_t be = htobe32(ord);
+	MDB_val k = {sizeof be, &be}, v;
+	int rc = mdb_get(txn, s->dbi_seen, &k, &v);
+	if (rc && rc != MDB_NOTFOUND)
+		return lmdb_rc(rc);
+	/* every set is there, and kept no more than it saw */
+	if (rc == MDB_NOTFOUND || v.mv_size != 8 || bfi_get64(v.mv_data) < distinct)
+		return BFI_E_CATALOG;
+	*seen = bfi_get64(v.mv_data);
+	return 0;
+}
+
 int bfi_set_seen(const bfi_snapshot *s, uint32_t ord, uint64_t *seen)
 {
 	if (seen == NULL || s == NULL)
 		return BFI_E_INVALID;
 	if (s->cops)
 		return s->cops->set_seen(s, ord, seen);
-	struct bfi_set_stats st;
-	int rc = bfi_set_stats(s, ord, &st);
+	MDB_val v;
+	int rc = get_set(s, ord, &v);
 	if (rc)
 		return rc;
 	if (!s->has_seen)
 		return BFI_E_NOT_FOUND;
-	uint32_t be = htobe32(ord);
-	MDB_val k = {sizeof be, &be}, v;
 	MDB_txn *txn;
 	if ((rc = lmdb_rc(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn))) != 0)
 		return rc;
-	rc = mdb_get(txn, s->dbi_seen, &k, &v);
+	rc = seen_in(s, txn, ord, bfi_get64(v.mv_data), seen);
 	mdb_txn_abort(txn);
-	if (rc && rc != MDB_NOTFOUND)
-		return lmdb_rc(rc);
-	/* every set is there, and kept no more than it saw */
-	if (rc == MDB_NOTFOUND || v.mv_size != 8 || bfi_get64(v.mv_data) < st.distinct_keys)
-		return BFI_E_CATALOG;
-	*seen = bfi_get64(v.mv_data);
-	return 0;
+	return rc;
 }
 
 int bfi_set_fpr(const bfi_snapshot *s, uint32_t ord, double *fpr)
@@ -430,6 +438,10 @@ int bfi__catalog_check_all(bfi_snapshot *s, struct bfi_bad *bad)
 			    "set ordinals are not 0..n-1 or a record is malformed");
 		if (bfi_get64((const uint8_t *)v.mv_data + 8) > set_width(s, (uint32_t)expect))
 			BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "set bit count exceeds m");
+		uint64_t seen;
+		if (s->has_seen && seen_in(s, txn, (uint32_t)expect, bfi_get64(v.mv_data), &seen) != 0)
+			BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size,
+			    "a set's seen record is missing or malformed, or below the keys it kept");
 		MDB_val nk = {v.mv_size - 16, (uint8_t *)v.mv_data + 16}, nv;
 		if (mdb_get(txn, s->dbi_names, &nk, &nv) != 0 || nv.mv_size != 4 ||
 		    bfi_get32(nv.mv_data) != expect)
@@ -444,17 +456,7 @@ int bfi__catalog_check_all(bfi_snapshot *s, struct bfi_bad *bad)
 	if (mdb_stat(txn, s->dbi_names, &st) != 0 || st.ms_entries != expect)
 		BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "names table has extra entries");
 	if (s->has_seen && (mdb_stat(txn, s->dbi_seen, &st) != 0 || st.ms_entries != expect))
-		BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "seen table lacks sets or has extra");
-	mdb_cursor_close(cur); /* bfi_set_seen takes a transaction of its own */
-	cur = NULL;
-	mdb_txn_abort(txn);
-	txn = NULL;
-	for (uint64_t o = 0; s->has_seen && o < expect; o++) {
-		uint64_t seen;
-		if (bfi_set_seen(s, (uint32_t)o, &seen) != 0)
-			BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size,
-			    "a set's seen record is malformed, or below the keys it kept");
-	}
+		BAD_OUT(BFI_E_CATALOG, 0, s->lay.hdr.catalog_size, "seen table has extra entries");
 	rc = 0;
 out:
 	if (cur)

@@ -354,11 +354,6 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	state = bfi__mul_add(levels + 2, b->row_bytes, state);
 	state = bfi__mul_add(b->row_bytes * 8 + 2 * (uint64_t)b->n, sizeof(uint32_t), state);
 	uint64_t base_state = state;
-	if (!b->pre) { /* every key holds a row */
-		state = bfi__mul_add(keys, b->row_bytes, state);
-		if (io->key_state < bfi__mul_add(keys, b->row_bytes, keys * key_base(f->k)))
-			io->key_state = bfi__mul_add(keys, b->row_bytes, keys * key_base(f->k));
-	}
 	if (bfi__pass_fits(io, state, 0, span, n_probes))
 		return BFI_SCAN_DECLINE;
 
@@ -412,7 +407,7 @@ int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 		live += !p.out[g];
 	for (size_t g = 0, at = 0; g < keys; g++)
 		p.slot[g] = p.out[g] ? live : (uint32_t)at++;
-	if (rc == 0 && b->pre) {
+	if (rc == 0) { /* the rows of the keys let through (without a pre-filter, every key) */
 		uint64_t need = bfi__mul_add(live, b->row_bytes, keys * key_base(f->k));
 		if (io->key_state < need)
 			io->key_state = need;
