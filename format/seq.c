@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "bfi_seq.h"
+#include "seqcut.h"
 #include "zin.h"
 
 enum { S_START, S_HEADER, S_SEQ, S_COMMENT, S_PLUS, S_QUAL };
@@ -148,6 +149,19 @@ static int feed(struct seqread *r, const char *buf, size_t n)
 	return rc;
 }
 
+/* The stream's end: a last line without its newline, and records cut short. */
+static int finish(struct seqread *r)
+{
+	int rc = 0;
+	if (r->state == S_HEADER)
+		rc = feed(r, "\n", 1);
+	if (rc == 0 && r->fastq && (r->state == S_SEQ || r->state == S_PLUS))
+		rc = fail(r, 0, "the last FASTQ record has no quality");
+	if (rc == 0 && r->state == S_QUAL && r->qual_len < r->seq_n)
+		rc = fail(r, 0, "the last FASTQ record's quality is short");
+	return rc ? rc : end_record(r);
+}
+
 int bfi_seq_read(const char *path, bfi_seq_record_fn fn, void *ctx, char *err, size_t errlen)
 {
 	if (path == NULL || fn == NULL)
@@ -185,17 +199,138 @@ int bfi_seq_read(const char *path, bfi_seq_record_fn fn, void *ctx, char *err, s
 			break;
 		rc = feed(&r, buf, (size_t)got);
 	}
-	/* a last line without its newline */
-	if (rc == 0 && r.state == S_HEADER)
-		rc = feed(&r, "\n", 1);
-	if (rc == 0 && r.fastq && (r.state == S_SEQ || r.state == S_PLUS))
-		rc = fail(&r, 0, "the last FASTQ record has no quality");
-	if (rc == 0 && r.state == S_QUAL && r.qual_len < r.seq_n)
-		rc = fail(&r, 0, "the last FASTQ record's quality is short");
 	if (rc == 0)
-		rc = end_record(&r);
+		rc = finish(&r);
 	free(buf);
 	free(r.seq);
 	zin_close(&z);
+	return rc;
+}
+
+/*
+ * The cutter: feed's states at line starts, a line at a time. Headers,
+ * '+' lines and comments end at their newline, so a line start is only
+ * ever between records, in a sequence or in a quality; the quality's
+ * length is all that needs counting.
+ */
+void seq_cutter_init(struct seq_cutter *c, unsigned k, struct seq_at *first)
+{
+	memset(c, 0, sizeof *c);
+	c->state = S_START;
+	c->k = k;
+	memset(first, 0, sizeof *first);
+}
+
+int seq_cutter_may_cut(const struct seq_cutter *c)
+{
+	return !c->failed && (c->state == S_START || (c->state == S_SEQ && c->in_record && !c->fastq));
+}
+
+static int blank(char c)
+{
+	return c == '\n' || c == '\r' || c == ' ' || c == '\t';
+}
+
+int seq_cutter_line(struct seq_cutter *c, const char *p, size_t n)
+{
+	c->line++;
+	if (c->failed || n == 0)
+		return c->failed;
+	char first = p[0];
+	if (c->state == S_START || c->state == S_SEQ) {
+		if (first == '>' || first == '@') {
+			if (c->state == S_SEQ && c->fastq)
+				return c->failed = 1; /* a FASTQ record without its quality */
+			c->fastq = first == '@';
+			c->state = S_SEQ; /* after the header's newline */
+			c->in_record = 1;
+			c->seq_n = 0;
+		} else if (first == '+' && c->fastq) {
+			c->state = S_QUAL;
+			c->qual_n = 0;
+		} else if (first == ';' && !c->fastq) {
+			c->state = S_SEQ; /* a comment, then the sequence goes on */
+		} else if (c->state == S_START) {
+			if (!blank(first))
+				return c->failed = 1; /* not FASTA or FASTQ */
+		} else if (c->fastq) { /* only FASTQ needs the sequence's length */
+			for (size_t i = 0; i < n; i++)
+				c->seq_n += !blank(p[i]);
+		}
+		return 0;
+	}
+	/* S_QUAL: every byte but line ends counts */
+	for (size_t i = 0; i < n; i++)
+		c->qual_n += p[i] != '\n' && p[i] != '\r';
+	if (c->qual_n > c->seq_n)
+		return c->failed = 1;
+	if (c->qual_n == c->seq_n) {
+		c->state = S_START;
+		c->in_record = 0;
+		c->seq_n = 0;
+	}
+	return 0;
+}
+
+void seq_cutter_at(const struct seq_cutter *c, const char *d, size_t len,
+                   const struct seq_at *at0, struct seq_at *at)
+{
+	memset(at, 0, sizeof *at);
+	at->line = c->line;
+	at->fastq = c->fastq;
+	at->in_seq = c->state == S_SEQ && c->in_record;
+	if (!at->in_seq)
+		return;
+	/* the record's last k - 1 bases: its lines back from the cut, comments left out */
+	unsigned want = c->k - 1, got = 0;
+	char rev[BFI_KMER_MAX];
+	size_t end = len;
+	int header = 0;
+	while (got < want && end > 0 && !header) {
+		size_t start = end - 1;
+		while (start > 0 && d[start - 1] != '\n')
+			start--;
+		if (d[start] == '>' || d[start] == '@')
+			header = 1; /* the record begins here */
+		else if (d[start] != ';')
+			for (size_t i = end; i > start && got < want; i--)
+				if (!blank(d[i - 1]))
+					rev[got++] = d[i - 1];
+		end = start;
+	}
+	unsigned from0 = 0;
+	if (got < want && !header && at0->in_seq) /* the part began within the record */
+		from0 = at0->tail_n < want - got ? at0->tail_n : want - got;
+	memcpy(at->tail, at0->tail + at0->tail_n - from0, from0);
+	for (unsigned i = 0; i < got; i++)
+		at->tail[from0 + i] = rev[got - 1 - i];
+	at->tail_n = from0 + got;
+}
+
+int seq_parse_part(const struct seq_at *at, const char *buf, size_t n, int last,
+                   const char *path, bfi_seq_record_fn fn, void *ctx, char *err, size_t errlen)
+{
+	struct seqread r;
+	memset(&r, 0, sizeof r);
+	r.path = strcmp(path, "-") ? path : "(stdin)";
+	r.fn = fn;
+	r.ctx = ctx;
+	r.err = err;
+	r.errlen = errlen;
+	r.at_line_start = 1;
+	r.line = at->line;
+	r.fastq = at->fastq;
+	r.state = at->in_seq ? S_SEQ : S_START;
+	r.in_record = at->in_seq;
+	if (err && errlen)
+		err[0] = '\0';
+	int rc = 0;
+	for (unsigned i = 0; i < at->tail_n && rc == 0; i++)
+		rc = append(&r, at->tail[i]);
+	if (rc == 0)
+		rc = feed(&r, buf, n);
+	if (rc == 0)
+		rc = last ? finish(&r) : end_record(&r); /* a record cut here: its part */
+	free(r.seq);
 	return rc;
 }

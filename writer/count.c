@@ -149,8 +149,11 @@ void counter_init(struct counter *c, uint32_t least, uint64_t most, const char *
 
 int counter_key(void *ctx, const char *key, size_t len)
 {
-	struct counter *c = ctx;
-	bfi_keyhash h = bfi_hash_key(key, len);
+	return counter_add(ctx, bfi_hash_key(key, len));
+}
+
+int counter_add(struct counter *c, bfi_keyhash h)
+{
 	c->keys++;
 	if (c->bits) {
 		size_t i = slot_of(c, h);

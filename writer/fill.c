@@ -10,24 +10,69 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "bfi_hash.h"
 #include "internal.h"
 
-/* A set's filter being filled: m bits at filt, and the block's pre-filter. */
+/*
+ * A set's filter being filled: m bits at filt, and the block's pre-filter;
+ * shared: by several threads at once (one large file read on them,
+ * split.c), so its bits are set with atomic ORs, which give the same
+ * bytes in any order.
+ */
 struct fill_one {
 	const struct plan *p;
 	const struct bfi_block *b;
 	uint64_t *filt;
 	uint8_t *pre;
+	int shared;
 };
 
 #define FILL_AHEAD 16 /* keys whose words are fetched before their bits are set */
 
+/* fill_keys for a filter several threads fill at once. */
+static int fill_keys_shared(const struct fill_one *f, const bfi_keyhash *h, size_t n)
+{
+	const struct bfi_block *b = f->b;
+	uint64_t m = b->m, pre_m = b->pre_m, *filt = f->filt;
+	uint32_t k = f->p->k;
+	int line_pre = f->p->line_pre;
+	if (pre_m == 0) { /* as fill_keys: the words fetched ahead, so that the misses overlap */
+		uint64_t rows[FILL_AHEAD * BFI_MAX_K];
+		for (size_t x0 = 0; x0 < n; x0 += FILL_AHEAD) {
+			size_t nx = n - x0 < FILL_AHEAD ? n - x0 : FILL_AHEAD, r = 0;
+			for (size_t x = x0; x < x0 + nx; x++)
+				for (uint32_t i = 0; i < k; i++) {
+					rows[r] = bfi_reduce(bfi_hash_probe(h[x], i), m);
+					__builtin_prefetch(&filt[rows[r] / 64], 1);
+					r++;
+				}
+			for (size_t i = 0; i < r; i++)
+				__atomic_fetch_or(&filt[rows[i] / 64], UINT64_C(1) << (rows[i] % 64),
+				                  __ATOMIC_RELAXED);
+		}
+		return 0;
+	}
+	for (size_t x = 0; x < n; x++) {
+		uint64_t line = line_pre ? bfi_pre_line(bfi_hash_probe(h[x], 0), pre_m) : 0;
+		for (uint32_t i = 0; i < k; i++) {
+			uint64_t z = bfi_hash_probe(h[x], i), row = bfi_reduce(z, m);
+			__atomic_fetch_or(&filt[row / 64], UINT64_C(1) << (row % 64), __ATOMIC_RELAXED);
+			uint64_t pos = line_pre ? line + bfi_pre_bit(z) : bfi_reduce(z, pre_m);
+			__atomic_fetch_or(&f->pre[pos / 8], (uint8_t)(1u << (pos % 8)), __ATOMIC_RELAXED);
+		}
+	}
+	return 0;
+}
+
+
 static int fill_keys(void *ctx, const bfi_keyhash *h, size_t n)
 {
 	const struct fill_one *f = ctx;
+	if (f->shared)
+		return fill_keys_shared(f, h, n);
 	const struct bfi_block *b = f->b;
 	/* in locals: a store to filt may alias any of these, so the compiler would reload them */
 	uint64_t m = b->m, pre_m = b->pre_m, *filt = f->filt;
@@ -81,14 +126,59 @@ int prebuilt_into(bfi_writer *w, uint32_t ord, uint64_t m, uint64_t *filt)
 	return 0;
 }
 
-/* Set the k bits of every key of input set ord in filt (m bits), and in the pre-filter. */
-static int fill_filter(bfi_writer *w, const struct plan *p, const struct bfi_block *b, uint32_t ord,
-                       uint64_t *filt, uint8_t *pre)
+/* A filter's ones, counted in ONES_RUNS runs of its words on threads. */
+#define ONES_RUNS 64u
+
+struct ones_job {
+	const uint64_t *filt;
+	uint64_t words;
+	uint64_t ones; /* atomic */
+};
+
+static int ones_run(void *ctx, uint64_t r, unsigned thread)
 {
-	if (w->n_filt) /* a prebuilt filter, as wide as the block (its m is --bits) */
-		return prebuilt_into(w, ord, b->m, filt);
-	struct fill_one f = {p, b, filt, pre};
-	return set_keys(w, ord, fill_keys, &f);
+	struct ones_job *j = ctx;
+	(void)thread;
+	uint64_t w0 = j->words * r / ONES_RUNS, w1 = j->words * (r + 1) / ONES_RUNS;
+	__atomic_fetch_add(&j->ones, filter_ones(j->filt + w0, w1 - w0), __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
+ * Set the k bits of every key of input set ord in filt (m bits), and in
+ * the pre-filter, and count the filter's ones. Sets fewer than the
+ * threads leave helpers threads (split.c) to each: its keys are then
+ * read on them all at once, each setting the filter's bits with atomic
+ * ORs, which give the same bytes in any order.
+ */
+static int fill_filter(bfi_writer *w, const struct plan *p, const struct bfi_block *b, uint32_t ord,
+                       uint64_t *filt, uint8_t *pre, unsigned helpers, uint64_t *ones)
+{
+	uint64_t words = (b->m + 63) / 64;
+	int rc;
+	if (w->n_filt) { /* a prebuilt filter, as wide as the block (its m is --bits) */
+		rc = prebuilt_into(w, ord, b->m, filt);
+	} else if (helpers < 2) {
+		struct fill_one f = {p, b, filt, pre, 0};
+		rc = set_keys(w, ord, fill_keys, &f);
+	} else {
+		struct fill_one f = {p, b, filt, pre, 1};
+		void **ctxs = malloc(helpers * sizeof *ctxs);
+		if (ctxs == NULL)
+			return writer_fail_shared(w, -ENOMEM, "%s", strerror(ENOMEM));
+		for (unsigned t = 0; t < helpers; t++)
+			ctxs[t] = &f;
+		rc = set_keys_on(w, ord, helpers, fill_keys, ctxs);
+		free(ctxs);
+	}
+	if (rc == 0 && helpers > 1) {
+		struct ones_job oj = {filt, words, 0};
+		rc = pool_run(helpers, ONES_RUNS, ones_run, &oj);
+		*ones = oj.ones;
+	} else if (rc == 0) {
+		*ones = filter_ones(filt, words);
+	}
+	return rc;
 }
 
 /*
@@ -97,16 +187,16 @@ static int fill_filter(bfi_writer *w, const struct plan *p, const struct bfi_blo
  * ones noted for the catalog. Returns how many sets, or an error.
  */
 static int group_filters(bfi_writer *w, const struct plan *p, const struct bfi_block *b,
-                         uint64_t first, uint64_t words, uint64_t *filt, uint8_t *pre)
+                         uint64_t first, uint64_t words, uint64_t *filt, uint8_t *pre,
+                         unsigned helpers)
 {
 	uint32_t n = b->n_sets - first < 64 ? (uint32_t)(b->n_sets - first) : 64;
 	memset(filt, 0, (size_t)(n * words * 8));
 	for (uint32_t c = 0; c < n; c++) {
 		uint64_t set = b->first_set + first + c, *f = filt + (uint64_t)c * words;
-		int rc = fill_filter(w, p, b, p->old_of_new[set], f, pre);
+		int rc = fill_filter(w, p, b, p->old_of_new[set], f, pre, helpers, &p->ones[set]);
 		if (rc)
 			return rc;
-		p->ones[set] = filter_ones(f, words);
 	}
 	return (int)n;
 }
@@ -123,6 +213,8 @@ struct fill_job {
 	int shared_words; /* packed rows: a row word may hold two groups' columns */
 	uint64_t *every;  /* or every set's filter at once (few groups: a set an item) */
 	const struct rowmap *rm; /* where the block's rows go in out */
+	unsigned helpers; /* threads each set is read on: more than one when sets are fewer than threads */
+	uint64_t parts; /* transpose_group's runs a group: TRANSPOSE_PARTS, or more for fewer groups than threads */
 };
 
 /* Set s of the block into its place in every. */
@@ -131,10 +223,8 @@ static int fill_set(void *ctx, uint64_t s, unsigned thread)
 	struct fill_job *j = ctx;
 	const struct bfi_block *b = j->b;
 	uint64_t set = b->first_set + s, *f = j->every + s * j->words;
-	int rc = fill_filter(j->w, j->p, b, j->p->old_of_new[set], f, j->pre[thread]);
-	if (rc == 0)
-		j->p->ones[set] = filter_ones(f, j->words);
-	return rc;
+	return fill_filter(j->w, j->p, b, j->p->old_of_new[set], f, j->pre[thread], j->helpers,
+	                   &j->p->ones[set]);
 }
 
 /*
@@ -148,12 +238,12 @@ static int transpose_group(void *ctx, uint64_t item, unsigned thread)
 {
 	struct fill_job *j = ctx;
 	const struct bfi_block *b = j->b;
-	uint64_t g = item / TRANSPOSE_PARTS, part = item % TRANSPOSE_PARTS;
+	uint64_t g = item / j->parts, part = item % j->parts;
 	uint32_t n = b->n_sets - g * 64 < 64 ? (uint32_t)(b->n_sets - g * 64) : 64;
 	(void)thread;
 	transpose_filters_part(j->every + g * 64 * j->words, j->words, n, b->m, j->out, j->rm,
-	                       g * 64, j->shared_words, j->words * part / TRANSPOSE_PARTS,
-	                       j->words * (part + 1) / TRANSPOSE_PARTS);
+	                       g * 64, j->shared_words, j->words * part / j->parts,
+	                       j->words * (part + 1) / j->parts);
 	return 0;
 }
 
@@ -163,7 +253,7 @@ static int fill_group(void *ctx, uint64_t g, unsigned thread)
 	struct fill_job *j = ctx;
 	const struct bfi_block *b = j->b;
 	uint64_t first = g * 64, *filt = j->filt[thread];
-	int n = group_filters(j->w, j->p, b, first, j->words, filt, j->pre[thread]);
+	int n = group_filters(j->w, j->p, b, first, j->words, filt, j->pre[thread], j->helpers);
 	if (n < 0)
 		return n;
 	transpose_filters(filt, j->words, (uint32_t)n, b->m, j->out, j->rm, first,
@@ -230,7 +320,9 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	                     NULL,
 	                     !bfi_rows_lined(b->row_bits),
 	                     NULL,
-	                     &p->rowmap[bi]};
+	                     &p->rowmap[bi],
+	                     1,
+	                     TRANSPOSE_PARTS};
 	/* a grouped run's block: into the run's rows, which the caller holds, writes and frees */
 	uint64_t shared = run ? 0 : j.rows_bytes + j.pre_bytes, filt_bytes = 64 * j.words * 8;
 	uint64_t groups = (b->n_sets + 63) / 64;
@@ -255,9 +347,15 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	while (every_threads > 1 && (every_bytes > budget - shared ||
 	                             j.pre_bytes * (every_threads - 1) > budget - shared - every_bytes))
 		every_threads--;
-	int every = every_threads > 1 && groups < 4 * (uint64_t)avail && every_threads > threads / 2;
+	/* one set alone: its filter filled on helpers, and its transposition shared out */
+	int one = b->n_sets == 1 && avail > 1 && every_bytes <= budget - shared;
+	int every = (every_threads > 1 || one) && groups < 4 * (uint64_t)avail &&
+	            every_threads > threads / 2;
 	if (every)
 		threads = every_threads;
+	/* the threads the sets leave idle help read them */
+	uint64_t items = every ? b->n_sets : groups;
+	j.helpers = items < avail ? avail / threads : 1;
 	j.out = run ? run : calloc((size_t)shared, 1);
 	j.filt = calloc(threads, sizeof *j.filt);
 	j.pre = calloc(threads, sizeof *j.pre);
@@ -273,8 +371,12 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	}
 	if (rc == 0 && every) {
 		rc = pool_run(threads, b->n_sets, fill_set, &j);
-		if (rc == 0)
-			rc = pool_run(threads, groups * TRANSPOSE_PARTS, transpose_group, &j);
+		if (rc == 0) {
+			/* no memory of its own: every thread, in runs enough for them to share evenly */
+			if (groups * j.parts < 4 * (uint64_t)avail)
+				j.parts = (4 * (uint64_t)avail + groups - 1) / groups;
+			rc = pool_run(avail, groups * j.parts, transpose_group, &j);
+		}
 	} else if (rc == 0) {
 		rc = pool_run(threads, groups, fill_group, &j);
 	}
@@ -330,7 +432,7 @@ static int slice_group(void *ctx, uint64_t g, unsigned thread)
 	struct slice_job *j = ctx;
 	const struct bfi_block *b = j->b;
 	uint64_t words = j->words, *filt = j->filt[thread], *chunk = j->chunk[thread];
-	int n = group_filters(j->w, j->p, b, g * 64, words, filt, j->pre[thread]);
+	int n = group_filters(j->w, j->p, b, g * 64, words, filt, j->pre[thread], 1);
 	if (n < 0)
 		return n;
 	uint64_t at = 0;

@@ -141,7 +141,7 @@ uint64_t writer_budget(const bfi_writer *w)
 {
 	const struct spool *sp = &w->spool;
 	const struct set_sums *su = &w->sums;
-	uint64_t held = w->program + WRITER_SLACK + w->plan_bytes +
+	uint64_t held = w->program + WRITER_SLACK + w->plan_bytes + w->held_bytes +
 	                (sp->added < sp->cap ? sp->added : sp->cap) * sizeof(struct rec) +
 	                su->cap * (sizeof *su->distinct + (su->hll ? SET_HLL_REGS : 0) +
 	                           (su->minhash ? MINHASHES * sizeof *su->minhash : 0)) +

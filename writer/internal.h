@@ -171,16 +171,36 @@ struct source_kind {
 	 * len, a key a byte at most.
 	 */
 	uint64_t (*sample_keys)(const char *buf, size_t len, unsigned k);
+	int splits; /* FASTA or FASTQ: one large file may be read on every thread (split.c) */
 };
 
 /*
  * Where a set's keys are read from for the second time (sources.c): the
  * spool, or the file that gave them, which must give them again.
  */
+/*
+ * A set's distinct keys held in memory since its first reading (split.c),
+ * in parts: what the fill reads, with no sort and no second reading.
+ */
+struct held_keys {
+	unsigned parts;
+	size_t *n;
+	bfi_keyhash **h;
+	uint64_t bytes;
+};
+void held_free(struct held_keys *k);
+/*
+ * The keys to fn, n at a time, on up to threads threads, thread t's with
+ * ctxs[t] (the same ctx on every thread when fn may be called on them at once).
+ */
+int held_keys_on(const struct held_keys *k, unsigned threads,
+                 int (*fn)(void *ctx, const bfi_keyhash *h, size_t n), void *const *ctxs);
+
 struct set_src {
 	char *path;  /* the file, unless the spool */
 	uint64_t keys, check; /* keys the first reading gave, repeats counted, and the sum of their h1 */
-	const struct source_kind *how; /* NULL: the spool */
+	const struct source_kind *how; /* NULL: the spool (or held) */
+	struct held_keys *held;        /* or the keys themselves, held */
 };
 
 /* Catalog meta fields an input adds (spec/format.md, "Catalog"). */
@@ -212,6 +232,12 @@ struct stats {
 	                  * where the main thread's lane stood when it was handed the write */
 };
 extern _Thread_local struct stats *stats_now;
+/*
+ * Within a pool's item: the critical path of threads the item ran beside
+ * its own (split.c) less its own part, added to the item's time.
+ */
+extern _Thread_local double stats_nested;
+extern _Thread_local int stats_timed; /* running an item of a pool that times its items */
 void stats_begin(bfi_writer *w, const char *name);
 void stats_end(bfi_writer *w);
 double stats_thread_cpu(void);
@@ -263,6 +289,7 @@ struct bfi_writer {
 	unsigned kmer;  /* FASTA sources: the k-mer length */
 	pthread_mutex_t err_lock; /* writer_fail_shared's */
 	uint64_t keys_in;
+	uint64_t held_bytes; /* sets' keys held for the fill (struct held_keys) */
 	uint64_t count_spilled; /* --min-count's counts that went through a scratch file, bytes (atomic) */
 	int plain_keys; /* keys as given were added (bfi_writer_add_dir, _add_tsv) */
 	int finished;
@@ -463,6 +490,7 @@ struct counter {
 };
 void counter_init(struct counter *c, uint32_t least, uint64_t most, const char *dir);
 int counter_key(void *ctx, const char *key, size_t len);
+int counter_add(struct counter *c, bfi_keyhash h); /* a key already hashed */
 int counter_emit(struct counter *c, int (*emit)(void *ctx, bfi_keyhash h), void *ctx);
 void counter_free(struct counter *c);
 /* Read the files sources_add has queued: 0, or the first error (writer_fail'd). */
@@ -475,6 +503,33 @@ void sources_free(bfi_writer *w);
  */
 int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, const bfi_keyhash *h, size_t n),
              void *ctx);
+/*
+ * set_keys, on up to threads threads when the set's keys are held, or
+ * are one large FASTA or FASTQ file (split.c): thread t calls fn with
+ * ctxs[t], at once with the others.
+ */
+int set_keys_on(bfi_writer *w, uint32_t ord, unsigned threads,
+                int (*fn)(void *ctx, const bfi_keyhash *h, size_t n), void *const *ctxs);
+/*
+ * One large FASTA or FASTQ file on threads threads (split.c). split_wanted:
+ * is file worth it, at least share bytes (a compressed file's counted 4
+ * times)? split_first: the first reading of set ord's file, its keys
+ * counted into its summary, or with --min-count (or when the keys go to
+ * the spool) the kept ones spooled; split_again: its keys again, to fn
+ * from every thread. Both give the keys read, repeats and all, and the sum
+ * of their h1; 0, or an error with err set.
+ */
+int split_wanted(const bfi_writer *w, const char *file, uint64_t share, unsigned threads);
+struct split_result {
+	uint64_t keys, check;
+	struct held_keys *held; /* the kept keys, held for the fill; or NULL */
+	int reread;             /* the fill reads the file again (else the spool has the keys) */
+};
+int split_first(bfi_writer *w, const char *path, uint32_t ord, unsigned k, unsigned threads,
+                struct split_result *res, char *err, size_t errlen);
+int split_again(bfi_writer *w, const char *path, unsigned k, unsigned threads,
+                int (*fn)(void *ctx, const bfi_keyhash *h, size_t n), void *const *ctxs,
+                uint64_t *keys, uint64_t *check, char *err, size_t errlen);
 /* Every key of every set, to fn, as set_keys gives them. */
 int each_source_key(bfi_writer *w, int (*fn)(void *ctx, uint32_t ord, bfi_keyhash h), void *ctx);
 /*

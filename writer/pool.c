@@ -37,9 +37,12 @@ static void *worker(void *p)
 		if (i >= j->n)
 			break;
 		double t0 = j->item_cpu ? stats_thread_cpu() : 0;
+		stats_nested = 0;
+		stats_timed = j->item_cpu != NULL;
 		int rc = j->fn(j->ctx, i, a->thread);
+		stats_timed = 0;
 		if (j->item_cpu) {
-			double t = stats_thread_cpu() - t0;
+			double t = stats_thread_cpu() - t0 + stats_nested;
 			j->item_cpu[i] = t;
 			a->cpu += t;
 		}
@@ -98,6 +101,8 @@ int pool_run(unsigned threads, uint64_t n, int (*fn)(void *ctx, uint64_t item, u
              void *ctx)
 {
 	struct stats *st = stats_now;
+	/* a pool an item of a timed pool runs: its span counts in that item's time */
+	int nested = st == NULL && stats_timed;
 	struct pool_job job = {fn, ctx, n, 0, 0, NULL};
 	pthread_t tid[POOL_MAX_THREADS];
 	struct pool_arg arg[POOL_MAX_THREADS];
@@ -105,9 +110,9 @@ int pool_run(unsigned threads, uint64_t n, int (*fn)(void *ctx, uint64_t item, u
 		threads = n ? (unsigned)n : 1;
 	if (threads > POOL_MAX_THREADS)
 		threads = POOL_MAX_THREADS;
-	if (st && n)
+	if ((st || nested) && n)
 		job.item_cpu = calloc(n, sizeof *job.item_cpu); /* NULL: timed by thread below */
-	double main0 = st ? stats_thread_cpu() : 0;
+	double main0 = st || nested ? stats_thread_cpu() : 0;
 	unsigned started = 1;
 	for (unsigned t = 1; t < threads; t++) {
 		arg[t] = (struct pool_arg){&job, t, 0};
@@ -117,10 +122,22 @@ int pool_run(unsigned threads, uint64_t n, int (*fn)(void *ctx, uint64_t item, u
 	}
 	arg[0] = (struct pool_arg){&job, 0, 0};
 	stats_now = NULL; /* a pool an item runs is part of that item's time */
+	double outer_nested = stats_nested; /* the item this pool runs in, if any */
+	int outer_timed = stats_timed;
 	worker(&arg[0]);
+	stats_nested = outer_nested;
+	stats_timed = outer_timed;
 	stats_now = st;
 	for (unsigned t = 1; t < started; t++)
 		pthread_join(tid[t], NULL);
+	if (nested) {
+		double span = job.item_cpu ? schedule_span(job.item_cpu, n, threads) : 0;
+		for (unsigned t = 0; !job.item_cpu && t < started; t++)
+			span = arg[t].cpu > span ? arg[t].cpu : span;
+		double own = stats_thread_cpu() - main0;
+		stats_nested += span > own ? span - own : 0;
+		free(job.item_cpu);
+	}
 	if (st) {
 		st->in_pools += stats_thread_cpu() - main0;
 		if (job.item_cpu) {

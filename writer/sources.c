@@ -66,7 +66,7 @@ static int key_file_keys(const bfi_writer *w, const char *file, unsigned k,
 	return rc;
 }
 
-static const struct source_kind key_source = {key_file_keys, NULL, NULL};
+static const struct source_kind key_source = {key_file_keys, NULL, NULL, 0};
 
 /*
  * A group: several files read one after another as one set
@@ -291,6 +291,7 @@ struct source_job {
 	struct sink **sink; /* each thread's */
 	uint8_t **all; /* each thread's sketch of the union, or NULL */
 	uint64_t keys, done; /* atomic */
+	uint8_t *split; /* read by split.c on every thread, before the others */
 };
 
 /*
@@ -329,7 +330,9 @@ static int read_source(void *ctx, uint64_t i, unsigned thread)
 	bfi_writer *w = j->w;
 	char *err = j->err[i];
 	int rc = 0;
-	if (j->ord[i] != UINT32_MAX) {
+	if (j->split && j->split[i]) {
+		rc = j->rc[i]; /* read already */
+	} else if (j->ord[i] != UINT32_MAX) {
 		struct sink *s = j->sink[thread];
 		s->ord = j->ord[i];
 		s->n = s->chunked = s->n_buf = 0;
@@ -509,13 +512,59 @@ static unsigned reading_threads(bfi_writer *w, char **files, size_t n,
 	return threads;
 }
 
+/*
+ * The files that would keep one thread busy longer than the rest keep
+ * the others (a fair share of every file's bytes, or more) are read
+ * first, each on every thread (split.c), when their kind allows.
+ */
+static int split_files(struct source_job *j)
+{
+	bfi_writer *w = j->w;
+	unsigned threads = pool_threads(w->opt.threads);
+	if (!j->how->splits || threads < 2)
+		return 0;
+	uint64_t total = 0;
+	for (size_t i = 0; i < j->n; i++) {
+		struct stat st;
+		if (!is_group(j->files[i]) && stat(j->files[i], &st) == 0)
+			total += (uint64_t)st.st_size * (zin_suffix(j->files[i], strlen(j->files[i])) ? 4 : 1);
+	}
+	for (size_t i = 0; i < j->n; i++) {
+		if (j->ord[i] == UINT32_MAX || !split_wanted(w, j->files[i], total / threads, threads))
+			continue;
+		if (j->split == NULL && (j->split = calloc(j->n, 1)) == NULL)
+			return writer_fail(w, -ENOMEM, "%s", strerror(ENOMEM));
+		j->split[i] = 1;
+		uint32_t ord = j->ord[i];
+		struct split_result res;
+		int rc = split_first(w, j->files[i], ord, j->k, threads, &res, j->err[i],
+		                     sizeof j->err[i]);
+		struct set_src *src = &w->src[ord];
+		if (rc == 0 && res.held) {
+			src->held = res.held;
+			w->held_bytes += res.held->bytes;
+		} else if (rc == 0 && res.reread) {
+			src->how = j->how;
+			src->keys = res.keys;
+			src->check = res.check;
+			if ((src->path = strdup(j->files[i])) == NULL)
+				rc = -ENOMEM;
+		}
+		j->keys += res.keys;
+		j->rc[i] = rc;
+		if (rc)
+			return writer_fail(w, rc, "%s", j->err[i][0] ? j->err[i] : bfi_strerror(rc));
+	}
+	return 0;
+}
+
 static int add_files(bfi_writer *w, char **files, size_t n, const struct source_kind *how,
                      unsigned k)
 {
 	unsigned threads = reading_threads(w, files, n, how, k);
 	struct source_job j = {w,    files, n,    how, k,    calloc(n, sizeof *j.ord),
 	                       calloc(n, sizeof *j.err), calloc(n, sizeof *j.rc), 0,
-	                       calloc(threads, sizeof *j.sink), NULL, 0,    0};
+	                       calloc(threads, sizeof *j.sink), NULL, 0,    0, NULL};
 	int rc = j.ord && j.err && j.rc && j.sink ? 0 : -ENOMEM;
 	/* a quarter of the budget holds keys being read, shared by the threads */
 	j.most = (size_t)(writer_budget(w) / 4 / threads / sizeof(struct rec));
@@ -559,6 +608,8 @@ static int add_files(bfi_writer *w, char **files, size_t n, const struct source_
 	}
 	if (rc == 0 && (rc = sources_grow(w)) != 0 && rc == -ENOMEM)
 		rc = writer_fail(w, rc, "%s", strerror(ENOMEM));
+	if (rc == 0)
+		rc = split_files(&j);
 	if (rc == 0 && pool_run(threads, n, read_source, &j) != 0)
 		for (size_t i = 0; i < n; i++) /* the first file that failed, in name order */
 			if (j.rc[i]) {
@@ -593,6 +644,7 @@ static int add_files(bfi_writer *w, char **files, size_t n, const struct source_
 	malloc_trim(0); /* the tables' pages back to the system: the budget counts what is held */
 #endif
 	free(j.all);
+	free(j.split);
 	free(j.ord);
 	free(j.err);
 	free(j.rc);
@@ -733,6 +785,8 @@ int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, const bfi_keyhash
 {
 	const struct set_src *s = ord < w->cap_src ? &w->src[ord] : NULL;
 	struct rekey r = {fn, ctx, 0, 0, 0, {{0, 0}}};
+	if (s && s->held)
+		return held_keys_on(s->held, 1, fn, &ctx);
 	if (s == NULL || s->how == NULL) {
 		struct spool_iter it;
 		struct rec x;
@@ -751,6 +805,27 @@ int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, const bfi_keyhash
 	if (rc)
 		return writer_fail_shared(w, rc, "%s", err[0] ? err : bfi_strerror(rc));
 	if (r.keys != s->keys || r.check != s->check)
+		return writer_fail_shared(w, BFI_E_INPUT,
+		                          "%s: changed while the snapshot was being built; build again",
+		                          s->path);
+	return 0;
+}
+
+int set_keys_on(bfi_writer *w, uint32_t ord, unsigned threads,
+                int (*fn)(void *ctx, const bfi_keyhash *h, size_t n), void *const *ctxs)
+{
+	const struct set_src *s = ord < w->cap_src ? &w->src[ord] : NULL;
+	if (threads > 1 && s && s->held)
+		return held_keys_on(s->held, threads, fn, ctxs);
+	if (threads < 2 || s == NULL || s->how == NULL || !s->how->splits ||
+	    !split_wanted(w, s->path, 0, threads))
+		return set_keys(w, ord, fn, ctxs[0]);
+	char err[512] = "";
+	uint64_t keys, check;
+	int rc = split_again(w, s->path, w->kmer, threads, fn, ctxs, &keys, &check, err, sizeof err);
+	if (rc)
+		return writer_fail_shared(w, rc, "%s", err[0] ? err : bfi_strerror(rc));
+	if (keys != s->keys || check != s->check)
 		return writer_fail_shared(w, BFI_E_INPUT,
 		                          "%s: changed while the snapshot was being built; build again",
 		                          s->path);
@@ -785,7 +860,7 @@ int each_source_key(bfi_writer *w, int (*fn)(void *ctx, uint32_t ord, bfi_keyhas
 		return writer_fail_shared(w, rc, "reading spilled keys: %s", bfi_strerror(rc));
 	for (uint32_t o = 0; o < w->cap_src && o < w->names.n && rc == 0; o++) {
 		struct with_ord x = {fn, ctx, o};
-		if (w->src[o].how != NULL)
+		if (w->src[o].how != NULL || w->src[o].held != NULL)
 			rc = set_keys(w, o, call_with_ord, &x);
 	}
 	return rc;

@@ -22,6 +22,8 @@
 
 /* The running phase's stats, on the thread that runs it, or NULL. */
 _Thread_local struct stats *stats_now;
+_Thread_local double stats_nested;
+_Thread_local int stats_timed;
 
 static double clock_s(clockid_t id)
 {

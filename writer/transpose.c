@@ -61,6 +61,13 @@ void transpose_filters_part(const uint64_t *filt, uint64_t words, uint32_t n, ui
                             uint64_t w0, uint64_t w1)
 {
 	uint64_t tile[64];
+	if (n == 1 && col == 0 && rm->q == 0 && rm->row_bits == 1) {
+		/* a lone set's rows of one bit: its filter's bits as they are */
+		for (uint64_t w = w0; w < w1; w++)
+			if (filt[w])
+				put_bits(rows, w * 64, filt[w], shared);
+		return;
+	}
 	for (uint64_t w = w0; w < w1; w++) {
 		transpose_slice(filt, words, n, w, tile);
 		uint64_t r0 = w * 64;

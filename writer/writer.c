@@ -99,8 +99,10 @@ void bfi_writer_destroy(bfi_writer **w)
 	sums_free(&(*w)->sums);
 	text_free(*w);
 	sources_free(*w);
-	for (size_t i = 0; i < (*w)->cap_src; i++)
+	for (size_t i = 0; i < (*w)->cap_src; i++) {
 		free((*w)->src[i].path);
+		held_free((*w)->src[i].held);
+	}
 	free((*w)->src);
 	pthread_mutex_destroy(&(*w)->err_lock);
 	free(*w);
