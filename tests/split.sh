@@ -117,6 +117,15 @@ fastq_same() {
 		read -r distinct kept <"$T/fq.oracle" &&
 		awk -F '\t' -v d="$distinct" '$3 != d { print "distinct " $3 ", the oracle " d; exit 1 }' "$T/q1.sets"
 }
+# two files of half the input each: at one thread neither is split (each is
+# read whole by the per-file path), at four both are: the two ways agree
+two_ways() {
+	mkdir -p "$T/two" && cp "$T/fq/reads.fq" "$T/two/a.fq" && cp "$T/fa/genomes.fa" "$T/two/b.fa" &&
+		build "$T/w1" "$T/two" --threads 1 && build "$T/w4" "$T/two" --threads 4 && same "$T/w1" "$T/w4" &&
+		build "$T/wm1" "$T/two" --threads 1 --min-count 2 &&
+		build "$T/wm4" "$T/two" --threads 4 --min-count 2 && same "$T/wm1" "$T/wm4"
+}
+check "a file read whole on one thread and the same file split on four: the same bytes, plain and --min-count 2" two_ways
 check "FASTQ: the same bytes and catalog at 1, 2, 4 and 7 threads, with parts of 64 KiB and counts spilled (--memory 48M, 8M); distinct k-mers as the oracle counts" fastq_same
 
 compressed_same() {

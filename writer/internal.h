@@ -511,15 +511,17 @@ int set_keys(bfi_writer *w, uint32_t ord, int (*fn)(void *ctx, const bfi_keyhash
 int set_keys_on(bfi_writer *w, uint32_t ord, unsigned threads,
                 int (*fn)(void *ctx, const bfi_keyhash *h, size_t n), void *const *ctxs);
 /*
- * One large FASTA or FASTQ file on threads threads (split.c). split_wanted:
- * is file worth it, at least share bytes (a compressed file's counted 4
- * times)? split_first: the first reading of set ord's file, its keys
- * counted into its summary, or with --min-count (or when the keys go to
- * the spool) the kept ones spooled; split_again: its keys again, to fn
- * from every thread. Both give the keys read, repeats and all, and the sum
- * of their h1; 0, or an error with err set.
+ * One large FASTA or FASTQ file read on threads threads (split.c), or
+ * in parts on the calling thread alone. split_wanted: is file worth it,
+ * 1 MiB and at least share bytes (a compressed file's counted 4 times)?
+ * split_first: the first reading of set ord's file, its keys counted; the
+ * kept ones held for the fill when the counts fit in memory, else spooled
+ * (--min-count, or a layout that reads every set's keys in one pass),
+ * else the fill reads the file again: split_again, its keys to fn from
+ * every thread. Both give the keys read, repeats and all, and the sum of
+ * their h1; 0, or an error with err set.
  */
-int split_wanted(const bfi_writer *w, const char *file, uint64_t share, unsigned threads);
+int split_wanted(const bfi_writer *w, const char *file, uint64_t share);
 struct split_result {
 	uint64_t keys, check;
 	struct held_keys *held; /* the kept keys, held for the fill; or NULL */

@@ -521,7 +521,7 @@ static int split_files(struct source_job *j)
 {
 	bfi_writer *w = j->w;
 	unsigned threads = pool_threads(w->opt.threads);
-	if (!j->how->splits || threads < 2)
+	if (!j->how->splits)
 		return 0;
 	uint64_t total = 0;
 	for (size_t i = 0; i < j->n; i++) {
@@ -530,7 +530,7 @@ static int split_files(struct source_job *j)
 			total += (uint64_t)st.st_size * (zin_suffix(j->files[i], strlen(j->files[i])) ? 4 : 1);
 	}
 	for (size_t i = 0; i < j->n; i++) {
-		if (j->ord[i] == UINT32_MAX || !split_wanted(w, j->files[i], total / threads, threads))
+		if (j->ord[i] == UINT32_MAX || !split_wanted(w, j->files[i], total / threads))
 			continue;
 		if (j->split == NULL && (j->split = calloc(j->n, 1)) == NULL)
 			return writer_fail(w, -ENOMEM, "%s", strerror(ENOMEM));
@@ -818,7 +818,7 @@ int set_keys_on(bfi_writer *w, uint32_t ord, unsigned threads,
 	if (threads > 1 && s && s->held)
 		return held_keys_on(s->held, threads, fn, ctxs);
 	if (threads < 2 || s == NULL || s->how == NULL || !s->how->splits ||
-	    !split_wanted(w, s->path, 0, threads))
+	    !split_wanted(w, s->path, 0))
 		return set_keys(w, ord, fn, ctxs[0]);
 	char err[512] = "";
 	uint64_t keys, check;

@@ -71,7 +71,7 @@ static int part_room(struct part *p, size_t need)
 {
 	if (need <= p->cap)
 		return 0;
-	size_t cap = p->cap ? p->cap : PART_MOST + READ_STEP;
+	size_t cap = p->cap ? p->cap : need;
 	while (cap < need)
 		cap *= 2;
 	char *b = realloc(p->buf, cap);
@@ -87,10 +87,11 @@ static int next_part(struct cutting *cu, struct part *p)
 {
 	if (cu->done)
 		return 0;
-	int rc = part_room(p, cu->carry_n + READ_STEP);
+	int rc = part_room(p, (cu->carry_n > cu->target ? cu->carry_n : cu->target) + READ_STEP);
 	if (rc)
 		return rc;
-	memcpy(p->buf, cu->carry, cu->carry_n);
+	if (cu->carry_n)
+		memcpy(p->buf, cu->carry, cu->carry_n);
 	p->n = cu->carry_n;
 	cu->carry_n = 0;
 	p->at = cu->at;
@@ -140,7 +141,8 @@ cut:;
 		cu->carry = c;
 		cu->carry_cap = rest;
 	}
-	memcpy(cu->carry, p->buf + scanned, rest);
+	if (rest)
+		memcpy(cu->carry, p->buf + scanned, rest);
 	cu->carry_n = rest;
 	p->n = scanned;
 	return 1;
@@ -260,9 +262,50 @@ static void account(double own, double span)
  * Cut the file cu reads into parts, and run r's steps on its threads.
  * 0, or the first error in the stream, with err set.
  */
+static void progress_bytes(struct cutting *cu, uint64_t *read_at)
+{
+	uint64_t at = cu->z.state == ZIN_PLAIN ? cu->z.offset : cu->z.offset + cu->z.pos;
+	if (cu->w->opt.progress && at - *read_at >= (64u << 20)) {
+		*read_at = at;
+		cu->w->opt.progress(cu->w->opt.progress_ctx, "bytes", at, cu->size);
+	}
+}
+
+/* One thread: each part cut, then worked on, in turn. */
+static int rounds_inline(struct rounds *r, struct cutting *cu, char *err, size_t errlen)
+{
+	struct part p;
+	memset(&p, 0, sizeof p);
+	uint64_t read_at = 0;
+	int rc = 0;
+	err[0] = '\0';
+	for (;;) {
+		int got = next_part(cu, &p);
+		if (got < 0) {
+			rc = got;
+			snprintf(err, errlen, "%s", cu->err);
+			break;
+		}
+		if (got == 0)
+			break;
+		rc = r->work(r->ctx, 0, &p, err, errlen);
+		if (rc == 0 && r->after)
+			rc = r->after(r->ctx, 0);
+		if (rc || p.last || p.broken)
+			break;
+		progress_bytes(cu, &read_at);
+	}
+	free(p.buf);
+	if (rc && !err[0])
+		snprintf(err, errlen, "%s: %s", cu->path, bfi_strerror(rc));
+	return rc;
+}
+
 static int rounds_run(struct rounds *r, struct cutting *cu, char *err, size_t errlen)
 {
 	unsigned T = r->threads;
+	if (T == 1)
+		return rounds_inline(r, cu, err, errlen);
 	pthread_t tid[POOL_MAX_THREADS];
 	struct rounds_arg *arg = calloc(T, sizeof *arg);
 	r->parts[0] = calloc(T, sizeof *r->parts[0]);
@@ -325,11 +368,7 @@ static int rounds_run(struct rounds *r, struct cutting *cu, char *err, size_t er
 		pthread_mutex_unlock(&r->mu);
 		if (n == 0)
 			break;
-		uint64_t at = cu->z.state == ZIN_PLAIN ? cu->z.offset : cu->z.offset + cu->z.pos;
-		if (cu->w->opt.progress && at - read_at >= (64u << 20)) {
-			read_at = at;
-			cu->w->opt.progress(cu->w->opt.progress_ctx, "bytes", at, cu->size);
-		}
+		progress_bytes(cu, &read_at);
 	}
 	for (unsigned t = 0; t < started; t++)
 		pthread_join(tid[t], NULL);
@@ -629,11 +668,11 @@ int held_keys_on(const struct held_keys *k, unsigned threads,
 	return rc;
 }
 
-int split_wanted(const bfi_writer *w, const char *file, uint64_t share, unsigned threads)
+int split_wanted(const bfi_writer *w, const char *file, uint64_t share)
 {
 	(void)w;
 	struct stat st;
-	if (threads < 2 || file[0] == '\n' || stat(file, &st) != 0 || !S_ISREG(st.st_mode))
+	if (file[0] == '\n' || stat(file, &st) != 0 || !S_ISREG(st.st_mode))
 		return 0;
 	uint64_t size = (uint64_t)st.st_size;
 	if (zin_suffix(file, strlen(file)))

@@ -9,7 +9,8 @@
 # predicts beside what the run measured, for distinct k-mers a run, build
 # seconds a shard, shard, stack and fold bytes, false sets an absent k-mer
 # reports (Lemma 4.1 with each cell's expected load), the rambo build's rates a core
-# from FASTQ.gz and from k-mer lists (the genomes' k-mers, a line each),
+# from FASTQ.gz, from FASTQ.gz with --min-count 2 (and the k-mers it keeps a run), and
+# from k-mer lists (the genomes' k-mers, a line each),
 # bfi stack's speed, and query time a k-mer on a shard and on the stack,
 # warm and from a cold page cache. reads.sh's figures are kept in WORKDIR
 # and reused.
@@ -62,6 +63,31 @@ print("%.4g" % (occ / cpu))
 EOF
 )
 awk -v r="$rate" '{ w += $1; c += $2 + $3; n++ } END { printf "build a shard: %.1f s wall, %.1f CPU-s a shard (mean of %d, two at once): %.3g occurrences a second a core\n", w / n, c / n, n, r }' "$W/shard-times"
+# the same shards with the workflow's min_count: 2 (bfi build --min-count 2), two at a time
+: >"$W/counted-times"
+i=0
+while [ "$i" -lt "$S" ]; do
+	for j in $i $((i + 1)); do
+		[ "$j" -lt "$S" ] || continue
+		rm -rf "$W/counted.$j"
+		/usr/bin/time -f "%e %U %S %M" -a -o "$W/counted-times" "$BFI" build -q --layout rambo \
+			--threads 1 --min-count 2 --route "$j/$S" --cells "$b" --reps "$R" --bits "$M" \
+			--hashes "$K" --input fasta --kmer 31 -o "$W/counted.$j" "$W/fq" &
+	done
+	wait
+	i=$((i + 2))
+done
+rate_counted=$("$PY" - "$W/counted-times" "$OCC" "$FILES" "$S" <<'EOF'
+import sys
+t = [tuple(map(float, l.split())) for l in open(sys.argv[1])]
+occ = float(sys.argv[2]) * float(sys.argv[3]) / float(sys.argv[4])
+print("%.4g" % (occ / (sum(u + s for w, u, s, m in t) / len(t))))
+EOF
+)
+awk -v r="$rate_counted" '{ w += $1; c += $2 + $3; m = $4 > m ? $4 : m; n++ } END { printf "build a shard with --min-count 2: %.1f s wall, %.1f CPU-s a shard (mean of %d, two at once), peak RSS %d MB: %.3g occurrences a second a core\n", w / n, c / n, n, m / 1024, r }' "$W/counted-times"
+DC=$("$PY" tools/workflow/plan.py "$@" --input counted --shell | tr ' ' '\n' | sed -n 's/^D=//p')
+kept=$("$BFI" inspect --sets "$W/counted.0" | awk -F '\t' '{ k += $3; s += $7; n++ } END { printf "%.0f %.0f", k / n, s / n }')
+echo "kept k-mers a run with --min-count 2: predicted $DC, measured ${kept% *} (of ${kept#* } seen; shard 0's runs)"
 sz() { stat -c %s "$1/index.bfi"; }
 shard_bytes=0
 for j in $(seq 0 $((S - 1))); do shard_bytes=$((shard_bytes + $(sz "$W/shard.$j"))); done
@@ -132,6 +158,8 @@ fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV
 echo "query, cold: $("$PY" -c "print('%.1f' % ($(cat "$W/t") / 2000 * 1e6))") us a k-mer on the stack ($R x $K rows, from the disk)"
 echo "== the plan at this scale, from these rates"
 "$PY" tools/workflow/plan.py "$@" --rate "$rate" --rate-keys "$rate_keys" --stack-mbs "$stack_mbs"
-echo "== the full plan, from these rates: raw runs, then k-mer lists"
-"$PY" tools/workflow/plan.py --rate "$rate" --rate-keys "$rate_keys" --stack-mbs "$stack_mbs"
-"$PY" tools/workflow/plan.py --input kmers --rate "$rate" --rate-keys "$rate_keys" --stack-mbs "$stack_mbs"
+echo "== the full plan, from these rates: raw runs, raw runs with --min-count 2, then k-mer lists"
+set -- --rate "$rate" --rate-counted "$rate_counted" --rate-keys "$rate_keys" --stack-mbs "$stack_mbs"
+"$PY" tools/workflow/plan.py "$@"
+"$PY" tools/workflow/plan.py --input counted "$@"
+"$PY" tools/workflow/plan.py --input kmers "$@"

@@ -7,7 +7,7 @@ figure bfi measured (tests/bench/RESULTS.md), given as an option so that a
 re-measurement, or another machine's, replaces it.
 
 usage: plan.py [--files F] [--tb T] [--nodes N] [--jobs-per-node J]
-               [--threads T] [--genome G] [--input raw|kmers] [--fpr P]
+               [--threads T] [--genome G] [--input raw|counted|kmers] [--fpr P]
                [--cells B] [--reps R] [--folds K] [--file-mb MB] ...
                (plan.py --help lists every option and its source)
 
@@ -28,11 +28,11 @@ ap.add_argument("--threads", type=int, default=16, help="each build job's --thre
 ap.add_argument("--node-mem-gb", type=float, default=192, help="a node's memory")
 ap.add_argument("--genome", type=float, default=5e6,
                 help="distinct k-mers of a run's genome (a bacterium's: 5 Mbp)")
-ap.add_argument("--input", choices=("raw", "kmers"), default="raw",
+ap.add_argument("--input", choices=("raw", "counted", "kmers"), default="raw",
                 help="raw: bfi reads the runs' FASTQ.gz and keeps every k-mer, sequencing "
-                     "errors' too; kmers: each run's k-mers with the errors removed first, as "
-                     "bfi build --min-count 2 (the workflow's min_count) keeps them; the build "
-                     "figures are for k-mer lists made beforehand, the counting not modelled")
+                     "errors' too; counted: bfi reads them with --min-count 2 (the workflow's "
+                     "min_count: 2), counting each run's k-mers and keeping those seen twice or "
+                     "more; kmers: k-mer lists made beforehand, the errors removed")
 ap.add_argument("--fpr", type=float, default=0.01,
                 help="Lemma 4.1's rate, for a key of one set, to meet unfolded")
 ap.add_argument("--cells", type=int, default=50_000, help="B, cells a repetition (all shards)")
@@ -44,9 +44,18 @@ ap.add_argument("--occ-per-mb", type=float, default=24e6 / 14.8,
 ap.add_argument("--err-per-occ", type=float, default=3.40e6 / 24e6,
                 help="error k-mers an occurrence at 0.5%% substitutions (reads.sh: 4.40 M "
                      "distinct, 1.00 M of them the genome's, of 24 M)")
+ap.add_argument("--kept-per-occ", type=float, default=0.21e6 / 96e6,
+                help="error k-mers an occurrence that --min-count 2 keeps, seen twice "
+                     "(reads.sh MIN_COUNT=2, one 4 Mbp genome at 30x: 4.21 M kept of 17.6 M)")
 ap.add_argument("--rate", type=float, default=5.06e6,
                 help="rambo build from FASTQ.gz, occurrences a second a core (plan_check.sh: "
                      "8 shards of 57 runs, R = 5, k = 1, 1 thread)")
+ap.add_argument("--rate-counted", type=float, default=4.4e6,
+                help="rambo build from FASTQ.gz with --min-count 2, occurrences a second a "
+                     "core (plan_check.sh)")
+ap.add_argument("--count-bytes", type=float, default=54,
+                help="bytes a distinct k-mer takes while a run is counted (count.c: 20-byte "
+                     "slots at most three quarters full, doubling: 27 to 54)")
 ap.add_argument("--rate-keys", type=float, default=7.09e6,
                 help="rambo build from k-mer lists, keys a second a core (plan_check.sh)")
 ap.add_argument("--disk-gbs", type=float, default=1.17,
@@ -68,7 +77,8 @@ B, R = a.cells, a.reps
 assert B % S == 0, "cells must be a multiple of the shards"
 file_mb = a.file_mb or a.tb * 1e6 / F
 occ = file_mb * a.occ_per_mb                     # 31-mer occurrences a run
-D = a.genome + (a.err_per_occ * occ if a.input == "raw" else 0)   # distinct k-mers a run
+seen = a.genome + a.err_per_occ * occ              # distinct k-mers a run gives
+D = {"raw": seen, "counted": a.genome + a.kept_per_occ * occ, "kmers": a.genome}[a.input]
 
 def width(n, k, q):
     """bfi's filter_m: the bits at which n keys give rate q with k hashes."""
@@ -119,10 +129,10 @@ shard = R * m * row_bytes(B // S)
 cores = a.threads * a.jobs_per_node
 # a build's speed-up on T threads: measured at 1 and 16 (and taken as linear between), no further
 speed = 1 + (a.speedup16 - 1) * (min(a.threads, 16) - 1) / 15
-node_occ = F / S_nodes * (occ if a.input == "raw" else D)
-rate = a.rate if a.input == "raw" else a.rate_keys
+node_occ = F / S_nodes * (D if a.input == "kmers" else occ)
+rate = {"raw": a.rate, "counted": a.rate_counted, "kmers": a.rate_keys}[a.input]
 hours = node_occ / (rate * speed * a.jobs_per_node) / 3600 if rate else float("nan")
-in_bytes = F * (file_mb * 1e6 if a.input == "raw" else D * 32)   # k-mer lists: 32 bytes a line
+in_bytes = F * (D * 32 if a.input == "kmers" else file_mb * 1e6)   # k-mer lists: 32 bytes a line
 gb = 1e9
 
 if a.shell:
@@ -140,8 +150,10 @@ print("|---|---|---|")
 print("| runs, FASTQ.gz | %d runs, %.0f TB, %.0f MB a run | the data |" % (F, F * file_mb / 1e6, file_mb))
 print("| 31-mer occurrences a run | %.3g | %.3g a MB of FASTQ.gz (measured) |" % (occ, a.occ_per_mb))
 print("| distinct k-mers a run | %.3g | genome %.3g%s |" % (
-    D, a.genome, " + %.3f error k-mers an occurrence (measured)" % a.err_per_occ if a.input == "raw"
-    else "; errors removed before bfi"))
+    D, a.genome, {"raw": " + %.3f error k-mers an occurrence (measured)" % a.err_per_occ,
+                  "counted": " + %.4f error k-mers an occurrence seen twice, kept (measured); "
+                             "%.3g seen, %.0f%% dropped" % (a.kept_per_occ, seen, 100 * (1 - D / seen)),
+                  "kmers": "; errors removed before bfi"}[a.input]))
 print("| shards, nodes | %d shards on %d nodes, %d a node, %d threads each (%d cores a node) | "
       "a shard a build job |" % (S, S_nodes, a.jobs_per_node, a.threads, cores))
 print("| cells B, repetitions R | %d (%d a shard), %d | given: the paper's |" % (B, B // S, R))
@@ -164,9 +176,21 @@ for f in range(1, a.folds + 1):
               lemma(pe2, b2, 10, R), F * pe2 ** R))
 print("| build, a node | **%.2f h** for %.3g %s | %.3g a second a core (measured) x %.1f "
       "(the speed-up at %d threads; 11.3 measured at 16) x %d jobs |" % (hours, node_occ,
-                                             "occurrences" if a.input == "raw" else "keys", rate,
+                                             "keys" if a.input == "kmers" else "occurrences", rate,
                                              speed, a.threads, a.jobs_per_node))
 mem = a.node_mem_gb * 0.9 / a.jobs_per_node * gb   # a job's --memory
+count_scratch = 0.0
+if a.input == "counted":
+    # each thread counts a run in its share of a quarter of --memory; past it, the counts
+    # go to a scratch file as sorted runs of 20-byte records, merged at the run's end
+    share = mem / 4 / a.threads
+    count_mem = seen * a.count_bytes
+    count_scratch = a.threads * seen * 20 if count_mem > share else 0.0
+    print("| counting, a job | each of %d threads counts a run: %s of counts for its %.3g distinct "
+          "k-mers (%d bytes each), against a share of %s; %s | count.c |" % (
+              a.threads, tb(count_mem), seen, a.count_bytes, tb(share),
+              "past it, %s of scratch at once (%d runs' 20-byte counts)" % (tb(count_scratch), a.threads)
+              if count_scratch else "held in memory, no scratch"))
 records = F / S * D * 24                          # the writer's (set, key) records, 24 bytes each
 spill = max(0.0, records - mem)
 stripes = math.ceil(shard / mem)
@@ -179,12 +203,15 @@ if reread:
 print("| memory a job | --memory %.0f GB: the shard's %s of rows in %d stripe%s (each reads the "
       "keys back once) | node memory / jobs, less 10%% |" % (mem / gb, tb(shard), stripes,
                                                            "s" if stripes > 1 else ""))
-print("| disk a job | %s: the keys' spill (%s of 24-byte records, less --memory), the shard and "
-      "its pack | the writer's spool |" % (tb(spill + 2 * shard), tb(records)))
+print("| disk a job | %s: the keys' spill (%s of 24-byte records, less --memory)%s, the shard and "
+      "its pack | the writer's spool |" % (tb(spill + 2 * shard + count_scratch), tb(records),
+                                           ", the counts' scratch (%s)" % tb(count_scratch)
+                                           if count_scratch else ""))
 print("| network | %s in (%s, %s a node); %s of shards to a stacking node, or none "
-      "when each is served where built | |" % (tb(in_bytes), "the runs" if a.input == "raw"
+      "when each is served where built | |" % (tb(in_bytes), "the runs" if a.input != "kmers"
                                                else "k-mer lists", tb(in_bytes / S_nodes), tb(size)))
 print("| a k-mer query reads | %d rows of %d bytes stacked (%.0f KB); %d rows of %d bytes a shard "
       "| R k rows of B/8, of B/S/8 |" % (R * k, row, R * k * row / 1e3, R * k, row_bytes(B // S)))
-print("| stack on one machine | %.1f h at %.0f MB/s, and memory for all of it (%s) | "
-      "bfi stack today |" % (size / (a.stack_mbs * 1e6) / 3600, a.stack_mbs, tb(size)))
+print("| stack on one machine | %.1f h at %.0f MB/s, within its --memory (rows a share at a "
+      "time), and the disk for the stack (%s) | bfi stack |" % (size / (a.stack_mbs * 1e6) / 3600,
+                                                             a.stack_mbs, tb(size)))
