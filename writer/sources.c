@@ -441,13 +441,14 @@ static int sources_grow(bfi_writer *w)
  */
 #define SAMPLE (1u << 20)
 
-static uint64_t largest_file(char **files, size_t n, const struct source_kind *how, unsigned k)
+static uint64_t largest_file(char **files, size_t n, const uint8_t *skip,
+                             const struct source_kind *how, unsigned k)
 {
 	uint64_t most = 0, size = 0;
 	size_t at = n;
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
-		if (stat(files[i], &st) != 0)
+		if ((skip && skip[i]) || stat(files[i], &st) != 0)
 			continue;
 		uint64_t keys = (uint64_t)st.st_size;
 		if (zin_suffix(files[i], strlen(files[i])))
@@ -493,12 +494,15 @@ static uint64_t largest_file(char **files, size_t n, const struct source_kind *h
  * spool, sorted and read back later, which costs more than the thread it
  * would have kept busy. Fewer than asked are said (a warning).
  */
-static unsigned reading_threads(bfi_writer *w, char **files, size_t n,
+static unsigned reading_threads(bfi_writer *w, char **files, size_t n, const uint8_t *split,
                                 const struct source_kind *how, unsigned k)
 {
 	unsigned asked = pool_threads(w->opt.threads);
-	unsigned threads = n < asked ? (unsigned)(n ? n : 1) : asked;
-	uint64_t each = largest_file(files, n, how, k) * sizeof(struct rec),
+	size_t whole = n; /* the files the pool reads, a thread each */
+	for (size_t i = 0; split && i < n; i++)
+		whole -= split[i];
+	unsigned threads = whole < asked ? (unsigned)(whole ? whole : 1) : asked;
+	uint64_t each = largest_file(files, n, split, how, k) * sizeof(struct rec),
 	         room = writer_budget(w) / 4;
 	if (threads > 1 && each && room / threads < each) {
 		unsigned fit = room / each > 1 ? (unsigned)(room / each) : 1;
@@ -514,27 +518,39 @@ static unsigned reading_threads(bfi_writer *w, char **files, size_t n,
 
 /*
  * The files that would keep one thread busy longer than the rest keep
- * the others (a fair share of every file's bytes, or more) are read
- * first, each on every thread (split.c), when their kind allows.
+ * the others (a fair share of every file's bytes, or more), when their
+ * kind allows: each is read on every thread (split.c), before the pool
+ * reads the others a thread a file. Their flags, or NULL when none.
  */
+static uint8_t *split_pick(bfi_writer *w, char **files, size_t n, const struct source_kind *how)
+{
+	if (!how->splits)
+		return NULL;
+	unsigned threads = pool_threads(w->opt.threads);
+	uint64_t total = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (!is_group(files[i]) && stat(files[i], &st) == 0)
+			total += (uint64_t)st.st_size * (zin_suffix(files[i], strlen(files[i])) ? 4 : 1);
+	}
+	uint8_t *split = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!split_wanted(w, files[i], total / threads))
+			continue;
+		if (split == NULL && (split = calloc(n, 1)) == NULL)
+			return NULL; /* no room to say: then each is read whole */
+		split[i] = 1;
+	}
+	return split;
+}
+
 static int split_files(struct source_job *j)
 {
 	bfi_writer *w = j->w;
 	unsigned threads = pool_threads(w->opt.threads);
-	if (!j->how->splits)
-		return 0;
-	uint64_t total = 0;
-	for (size_t i = 0; i < j->n; i++) {
-		struct stat st;
-		if (!is_group(j->files[i]) && stat(j->files[i], &st) == 0)
-			total += (uint64_t)st.st_size * (zin_suffix(j->files[i], strlen(j->files[i])) ? 4 : 1);
-	}
-	for (size_t i = 0; i < j->n; i++) {
-		if (j->ord[i] == UINT32_MAX || !split_wanted(w, j->files[i], total / threads))
+	for (size_t i = 0; j->split && i < j->n; i++) {
+		if (!j->split[i] || j->ord[i] == UINT32_MAX) /* UINT32_MAX: another shard's set */
 			continue;
-		if (j->split == NULL && (j->split = calloc(j->n, 1)) == NULL)
-			return writer_fail(w, -ENOMEM, "%s", strerror(ENOMEM));
-		j->split[i] = 1;
 		uint32_t ord = j->ord[i];
 		struct split_result res;
 		int rc = split_first(w, j->files[i], ord, j->k, threads, &res, j->err[i],
@@ -561,10 +577,11 @@ static int split_files(struct source_job *j)
 static int add_files(bfi_writer *w, char **files, size_t n, const struct source_kind *how,
                      unsigned k)
 {
-	unsigned threads = reading_threads(w, files, n, how, k);
+	uint8_t *split = split_pick(w, files, n, how);
+	unsigned threads = reading_threads(w, files, n, split, how, k);
 	struct source_job j = {w,    files, n,    how, k,    calloc(n, sizeof *j.ord),
 	                       calloc(n, sizeof *j.err), calloc(n, sizeof *j.rc), 0,
-	                       calloc(threads, sizeof *j.sink), NULL, 0,    0, NULL};
+	                       calloc(threads, sizeof *j.sink), NULL, 0,    0, split};
 	int rc = j.ord && j.err && j.rc && j.sink ? 0 : -ENOMEM;
 	/* a quarter of the budget holds keys being read, shared by the threads */
 	j.most = (size_t)(writer_budget(w) / 4 / threads / sizeof(struct rec));
