@@ -57,7 +57,7 @@ static int grow(struct counter *c)
 		return -ENOMEM;
 	size_t slots = (size_t)1 << bits;
 	bfi_keyhash *t = malloc(slots * sizeof *t);
-	uint32_t *n = calloc(slots, sizeof *n);
+	uint32_t *n = writer_zalloc(slots * sizeof *n); /* probed before written */
 	if (t == NULL || n == NULL) {
 		free(t);
 		free(n);

@@ -356,11 +356,11 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	/* the threads the sets leave idle help read them */
 	uint64_t items = every ? b->n_sets : groups;
 	j.helpers = items < avail ? avail / threads : 1;
-	j.out = run ? run : calloc((size_t)shared, 1);
+	j.out = run ? run : writer_zalloc((size_t)shared); /* ORed into */
 	j.filt = calloc(threads, sizeof *j.filt);
 	j.pre = calloc(threads, sizeof *j.pre);
 	int rc = j.out && j.filt && j.pre ? 0 : -ENOMEM;
-	if (rc == 0 && every && (j.every = calloc((size_t)every_bytes, 1)) == NULL)
+	if (rc == 0 && every && (j.every = writer_zalloc((size_t)every_bytes)) == NULL)
 		rc = -ENOMEM;
 	for (unsigned t = 0; rc == 0 && t < threads; t++) {
 		j.filt[t] = every ? NULL : malloc((size_t)filt_bytes);

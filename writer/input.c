@@ -137,6 +137,14 @@ int writer_room_for_sets(bfi_writer *w, size_t n, int finishing)
 	                   (unsigned long long)per, (unsigned long long)((want >> 20) + 1));
 }
 
+void *writer_zalloc(size_t bytes)
+{
+	void *p = malloc(bytes ? bytes : 1);
+	if (p)
+		memset(p, 0, bytes);
+	return p;
+}
+
 uint64_t writer_budget(const bfi_writer *w)
 {
 	const struct spool *sp = &w->spool;

@@ -493,6 +493,14 @@ int counter_key(void *ctx, const char *key, size_t len);
 int counter_add(struct counter *c, bfi_keyhash h); /* a key already hashed */
 int counter_emit(struct counter *c, int (*emit)(void *ctx, bfi_keyhash h), void *ctx);
 void counter_free(struct counter *c);
+/*
+ * bytes of zeroed memory written through at once (malloc and memset),
+ * for memory whose every word is read before it is written: calloc's
+ * fresh pages would be mapped to the zero page on that first read and
+ * copied on the write after, each copy a fault and, with threads, a TLB
+ * flush on every other core. NULL when out of memory.
+ */
+void *writer_zalloc(size_t bytes);
 /* Read the files sources_add has queued: 0, or the first error (writer_fail'd). */
 int sources_flush(bfi_writer *w);
 void sources_free(bfi_writer *w);

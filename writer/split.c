@@ -453,16 +453,37 @@ static int parse(const struct part *p, const char *path, const struct parse_to *
 
 /* ---- the first reading: the set's keys counted, partitioned by hash ---- */
 
+/*
+ * What each thread writes for every key lies in cache lines of its own:
+ * two threads' counts in one line would pass it to and fro at every key.
+ */
+#define LINE 64
+
+/* n zeroed items of size bytes (a multiple of LINE), at a line's start; free() frees them. */
+static void *lines_calloc(size_t n, size_t size)
+{
+	if (n == 0 || size > SIZE_MAX / n)
+		return NULL;
+	void *p = aligned_alloc(LINE, n * size);
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
 struct hashes {
-	bfi_keyhash *h;
+	_Alignas(LINE) bfi_keyhash *h;
 	size_t n, cap;
 };
 
 struct reader {
+	_Alignas(LINE) uint64_t keys, check;
 	struct hashes *out; /* threads: this thread's hashes of each partition */
-	uint64_t keys, check;
 	unsigned threads;
-	int rc;
+};
+
+/* A partition's counts, in lines of its own. */
+struct part_count {
+	_Alignas(LINE) struct counter c;
 };
 
 struct first {
@@ -473,7 +494,7 @@ struct first {
 	int to_spool;        /* kept keys to the spool */
 	int sums;            /* kept keys into the set's summary */
 	struct held_keys *held; /* kept keys held for the fill, or NULL */
-	struct counter *cnt; /* threads: partition t's counts */
+	struct part_count *cnt; /* threads: partition t's counts */
 	struct reader *rd;   /* threads */
 	uint64_t distinct, kept; /* atomic */
 	uint8_t **hll, **all; /* per partition: the summary's sketches, or NULL */
@@ -523,7 +544,7 @@ static int first_count(void *ctx, unsigned t)
 	for (unsigned s = 0; s < f->threads; s++) {
 		struct hashes *o = &f->rd[s].out[t];
 		for (size_t i = 0; i < o->n && rc == 0; i++)
-			rc = counter_add(&f->cnt[t], o->h[i]);
+			rc = counter_add(&f->cnt[t].c, o->h[i]);
 		o->n = 0;
 	}
 	return rc;
@@ -583,7 +604,7 @@ static int first_emit(void *ctx, uint64_t part, unsigned thread)
 	e->n = 0;
 	e->kept = 0;
 	e->cap = 0;
-	struct counter *c = &f->cnt[part];
+	struct counter *c = &f->cnt[part].c;
 	if (f->held && c->least <= 1) { /* every key is kept: its array at its size */
 		e->cap = c->used ? c->used : 1;
 		f->held->h[part] = malloc(e->cap * sizeof *f->held->h[part]);
@@ -734,14 +755,14 @@ int split_first(bfi_writer *w, const char *path, uint32_t ord, unsigned k, unsig
 	uint32_t least = w->opt.min_count > 1 ? w->opt.min_count : 1;
 	struct first f = {.w = w, .path = path, .k = k, .threads = threads, .ord = ord};
 	memset(res, 0, sizeof *res);
-	f.cnt = calloc(threads, sizeof *f.cnt);
-	f.rd = calloc(threads, sizeof *f.rd);
+	f.cnt = lines_calloc(threads, sizeof *f.cnt);
+	f.rd = lines_calloc(threads, sizeof *f.rd);
 	int rc = f.cnt && f.rd ? 0 : -ENOMEM;
 	uint64_t most = writer_budget(w) / 4 / threads;
 	for (unsigned t = 0; rc == 0 && t < threads; t++) {
-		counter_init(&f.cnt[t], least, most, w->spool.dir);
+		counter_init(&f.cnt[t].c, least, most, w->spool.dir);
 		f.rd[t].threads = threads;
-		if ((f.rd[t].out = calloc(threads, sizeof *f.rd[t].out)) == NULL)
+		if ((f.rd[t].out = lines_calloc(threads, sizeof *f.rd[t].out)) == NULL)
 			rc = -ENOMEM;
 	}
 	if (rc)
@@ -772,7 +793,7 @@ int split_first(bfi_writer *w, const char *path, uint32_t ord, unsigned k, unsig
 	 */
 	uint64_t spilled = 0;
 	for (unsigned t = 0; f.cnt && t < threads; t++)
-		spilled += f.cnt[t].spilled + f.cnt[t].used * (f.cnt[t].fd >= 0);
+		spilled += f.cnt[t].c.spilled + f.cnt[t].c.used * (f.cnt[t].c.fd >= 0);
 	if (rc == 0 && spilled == 0 && (f.held = held_new(threads)) == NULL)
 		rc = -ENOMEM;
 	f.to_spool = f.held == NULL && (least > 1 || !w->direct);
@@ -786,7 +807,7 @@ int split_first(bfi_writer *w, const char *path, uint32_t ord, unsigned k, unsig
 			         bfi_strerror(rc));
 	}
 	for (unsigned t = 0; f.cnt && t < threads; t++)
-		counter_free(&f.cnt[t]);
+		counter_free(&f.cnt[t].c);
 	__atomic_fetch_add(&w->count_spilled, spilled * sizeof(struct count_rec), __ATOMIC_RELAXED);
 	for (unsigned t = 0; f.rd && t < threads; t++) {
 		res->keys += f.rd[t].keys;
@@ -815,9 +836,9 @@ int split_first(bfi_writer *w, const char *path, uint32_t ord, unsigned k, unsig
 #define FILL_BATCH 64
 
 struct filler {
+	_Alignas(LINE) uint64_t keys, check;
 	int (*fn)(void *ctx, const bfi_keyhash *h, size_t n);
 	void *ctx;
-	uint64_t keys, check;
 	size_t n;
 	bfi_keyhash h[FILL_BATCH];
 };
@@ -858,7 +879,7 @@ int split_again(bfi_writer *w, const char *path, unsigned k, unsigned threads,
                 int (*fn)(void *ctx, const bfi_keyhash *h, size_t n), void *const *ctxs,
                 uint64_t *keys, uint64_t *check, char *err, size_t errlen)
 {
-	struct again a = {path, k, calloc(threads, sizeof *a.fl)};
+	struct again a = {path, k, lines_calloc(threads, sizeof *a.fl)};
 	if (a.fl == NULL) {
 		snprintf(err, errlen, "%.200s: %s", path, strerror(ENOMEM));
 		return -ENOMEM;
