@@ -324,7 +324,9 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	                     1,
 	                     TRANSPOSE_PARTS};
 	/* a grouped run's block: into the run's rows, which the caller holds, writes and frees */
-	uint64_t shared = run ? 0 : j.rows_bytes + j.pre_bytes, filt_bytes = 64 * j.words * 8;
+	uint64_t shared = run ? 0 : j.rows_bytes + j.pre_bytes;
+	/* a thread's filters: a group's 64, or the block's sets when fewer */
+	uint64_t filt_bytes = (b->n_sets < 64 ? b->n_sets : 64) * j.words * 8;
 	uint64_t groups = (b->n_sets + 63) / 64;
 	/* the rows and pre-filter lie together (pre_offset follows the rows); each
 	 * thread has 64 filters and, past the first, its own pre-filter */

@@ -639,10 +639,16 @@ static int add_files(bfi_writer *w, char **files, size_t n, const struct source_
 		free(j.all[t]);
 	}
 	w->keys_in += j.keys;
-	if (rc == 0 && w->count_spilled)
+	if (rc == 0 && w->count_spilled && w->opt.min_count > 1)
 		writer_warn(w, "--min-count: the keys' counts passed --memory's share for them, so "
 		            "%llu MiB of them went through a scratch file in %s; a larger --memory "
 		            "keeps them in memory",
+		            (unsigned long long)((w->count_spilled + (1u << 20) - 1) >> 20), w->spool.dir);
+	else if (rc == 0 && w->count_spilled) /* only files read on every thread count their keys */
+		writer_warn(w, "the distinct keys of the files read on every thread passed --memory's "
+		            "share for them, so %llu MiB of their counts went through a scratch file "
+		            "in %s, and the fill reads those files again; a larger --memory keeps "
+		            "them in memory",
 		            (unsigned long long)((w->count_spilled + (1u << 20) - 1) >> 20), w->spool.dir);
 	w->count_spilled = 0;
 	if (rc == 0 && w->opt.progress)
