@@ -47,25 +47,26 @@ ap.add_argument("--err-per-occ", type=float, default=3.40e6 / 24e6,
 ap.add_argument("--kept-per-occ", type=float, default=0.21e6 / 96e6,
                 help="error k-mers an occurrence that --min-count 2 keeps, seen twice "
                      "(reads.sh MIN_COUNT=2, one 4 Mbp genome at 30x: 4.21 M kept of 17.6 M)")
-ap.add_argument("--rate", type=float, default=5.06e6,
-                help="rambo build from FASTQ.gz, occurrences a second a core (plan_check.sh: "
-                     "8 shards of 57 runs, R = 5, k = 1, 1 thread)")
-ap.add_argument("--rate-counted", type=float, default=4.4e6,
+ap.add_argument("--rate", type=float, default=2.60e6,
+                help="rambo build from FASTQ.gz, occurrences a second a core (plan_check.sh "
+                     "SCALE=4000: 8 shards of 14 runs, R = 5, k = 1, 1 thread, two at once)")
+ap.add_argument("--rate-counted", type=float, default=7.84e6,
                 help="rambo build from FASTQ.gz with --min-count 2, occurrences a second a "
-                     "core (plan_check.sh)")
+                     "core (plan_check.sh SCALE=4000, the same shards)")
 ap.add_argument("--count-bytes", type=float, default=54,
                 help="bytes a distinct k-mer takes while a run is counted (count.c: 20-byte "
                      "slots at most three quarters full, doubling: 27 to 54)")
-ap.add_argument("--rate-keys", type=float, default=7.09e6,
-                help="rambo build from k-mer lists, keys a second a core (plan_check.sh)")
+ap.add_argument("--rate-keys", type=float, default=3.10e6,
+                help="rambo build from k-mer lists, keys a second a core (plan_check.sh "
+                     "SCALE=4000)")
 ap.add_argument("--disk-gbs", type=float, default=1.17,
                 help="a node's disk, read in sequence, GB/s (scan.sh: cat of a 2.58 GB index)")
 ap.add_argument("--speedup16", type=float, default=11.3,
                 help="a build's parallelism at 16 threads, every phase (scaling.sh --stats, "
                      "a flat build)")
-ap.add_argument("--stack-mbs", type=float, default=117,
-                help="bytes a second bfi stack writes, MB/s (plan_check.sh, measured when "
-                     "it held the whole stack in memory; it now writes within --memory)")
+ap.add_argument("--stack-mbs", type=float, default=57.9,
+                help="bytes a second bfi stack writes, MB/s (plan_check.sh SCALE=4000, "
+                     "streaming its rows within --memory)")
 ap.add_argument("--shell", action="store_true",
                 help="print the build parameters and predictions as shell assignments")
 a = ap.parse_args()
