@@ -6,6 +6,7 @@
 # xz, bzip2 and zstd input; distinct, kept and dropped k-mers exact
 # against an oracle made here; the first error in the file reported as
 # one thread reports it; and --stats showing the reading shared out.
+# BGZF input is decompressed on threads too (writer/bgzf.c).
 # The inputs are made to trip the cutter: FASTA records cut across many
 # parts (lines of 60 and 80, CRLF, blanks, lowercase, N runs, comment
 # lines), FASTQ with qualities that begin with '@' and '+', and records
@@ -63,6 +64,29 @@ kept = sum(1 for v in counts.values() if v >= 2)
 with open(T + "/fq.oracle", "w") as o:
     o.write("%d %d\n" % (distinct, kept))
 raw = open(T + "/fq/reads.fq", "rb").read()
+import os, struct, zlib
+def bgzf_member(data):
+    c = zlib.compressobj(6, zlib.DEFLATED, -15)
+    comp = c.compress(data) + c.flush()
+    head = struct.pack("<BBBBIBBHBBHH", 0x1f, 0x8b, 8, 4, 0, 0, 0xff, 6, 66, 67, 2, 18 + len(comp) + 7)
+    return head + comp + struct.pack("<II", zlib.crc32(data) & 0xffffffff, len(data))
+os.makedirs(T + "/bgzf", exist_ok=True)
+os.makedirs(T + "/badbgzf", exist_ok=True)
+members = [bgzf_member(raw[i:i + 65280]) for i in range(0, len(raw), 65280)]
+with open(T + "/bgzf/reads.fq.gz", "wb") as g:
+    g.write(b"".join(members) + bgzf_member(b""))
+# a plain gzip member among BGZF's (gzip allows it): read on from there in one stream
+import gzip
+os.makedirs(T + "/mixbgzf", exist_ok=True)
+with open(T + "/mixbgzf/reads.fq.gz", "wb") as g:
+    g.write(b"".join(members[:9]) + gzip.compress(raw[9 * 65280:12 * 65280]) +
+            b"".join(members[12:]) + bgzf_member(b""))
+# a member past the middle with a byte of its deflate data changed
+bad = bytearray(members[len(members) * 2 // 3])
+bad[40] ^= 0x55
+with open(T + "/badbgzf/reads.fq.gz", "wb") as g:
+    g.write(b"".join(members[:len(members) * 2 // 3]) + bytes(bad) +
+            b"".join(members[len(members) * 2 // 3 + 1:]) + bgzf_member(b""))
 with gzip.open(T + "/gz/reads.fq.gz", "wb") as g:
     g.write(raw)
 with lzma.open(T + "/xz/reads.fq.xz", "wb") as g:
@@ -137,6 +161,21 @@ compressed_same() {
 	done
 }
 check "FASTQ compressed by gzip, xz, bzip2 and zstd: the plain file's bytes, at 4 threads and at 2 in 48M" compressed_same
+
+bgzf_same() { # BGZF's members decompressed on threads: the plain file's bytes; a bad member an error
+	for t in 2 8; do
+		build "$T/b$t" "$T/bgzf" --threads "$t" && same "$T/q1" "$T/b$t" || { echo "$t differs"; return 1; }
+	done
+	build "$T/bm" "$T/bgzf" --threads 4 --memory 48M && same "$T/q1" "$T/bm" &&
+		build "$T/bx" "$T/mixbgzf" --threads 4 && same "$T/q1" "$T/bx" &&
+		for t in 1 4; do
+			rm -rf "$T/bb"
+			! "$BFI" build -q -o "$T/bb" --threads "$t" --input fasta --kmer 31 "$T/badbgzf" 2>"$T/bb.err" &&
+				grep -q "reads.fq.gz: .*(at byte [0-9]* of the file)" "$T/bb.err" && [ ! -e "$T/bb" ] ||
+				{ cat "$T/bb.err"; return 1; }
+		done
+}
+check "BGZF decompressed on threads: the plain file's bytes at 2, 8 and 4 threads in 48M, and with a plain gzip member among its own; a corrupt member an error at 1 and 4, no snapshot" bgzf_same
 
 fasta_same() {
 	build "$T/a1" "$T/fa" --threads 1 &&

@@ -55,6 +55,8 @@ struct part {
 /* The stream cut into parts (format/seqcut.h), read on the calling thread. */
 struct cutting {
 	struct zin z;
+	struct bgzf *bg; /* a BGZF file's decoders, which read it instead of z */
+	double dec_busiest; /* their busiest's CPU seconds, once they end */
 	const char *path;
 	struct seq_cutter c;
 	struct seq_at at; /* where the next part begins */
@@ -122,7 +124,8 @@ static int next_part(struct cutting *cu, struct part *p)
 		}
 		if ((rc = part_room(p, p->n + READ_STEP)) != 0)
 			return rc;
-		ssize_t got = zin_read(&cu->z, p->buf + p->n, READ_STEP, cu->err, sizeof cu->err);
+		ssize_t got = cu->bg ? bgzf_read(cu->bg, p->buf + p->n, READ_STEP, cu->err, sizeof cu->err)
+		                     : zin_read(&cu->z, p->buf + p->n, READ_STEP, cu->err, sizeof cu->err);
 		if (got < 0)
 			return (int)got;
 		if (got == 0)
@@ -264,7 +267,8 @@ static void account(double own, double span)
  */
 static void progress_bytes(struct cutting *cu, uint64_t *read_at)
 {
-	uint64_t at = cu->z.state == ZIN_PLAIN ? cu->z.offset : cu->z.offset + cu->z.pos;
+	uint64_t at = cu->bg ? bgzf_offset(cu->bg)
+	              : cu->z.state == ZIN_PLAIN ? cu->z.offset : cu->z.offset + cu->z.pos;
 	if (cu->w->opt.progress && at - *read_at >= (64u << 20)) {
 		*read_at = at;
 		cu->w->opt.progress(cu->w->opt.progress_ctx, "bytes", at, cu->size);
@@ -376,6 +380,11 @@ static int rounds_run(struct rounds *r, struct cutting *cu, char *err, size_t er
 		pthread_barrier_destroy(&r->bar);
 	double own = stats_thread_cpu() - own0;
 	/* the cutting runs beside the threads: whichever lane is longer */
+	if (cu->bg) { /* the decoders' lanes ran beside these too */
+		cu->dec_busiest = bgzf_close(cu->bg, NULL);
+		cu->bg = NULL;
+		cut_cpu = cut_cpu > cu->dec_busiest ? cut_cpu : cu->dec_busiest;
+	}
 	account(own, r->span > cut_cpu ? r->span : cut_cpu);
 	for (int b = 0; b < 2; b++) {
 		for (unsigned t = 0; t < T; t++)
@@ -415,11 +424,22 @@ static int cutting_open(struct cutting *cu, bfi_writer *w, const char *path, uns
 	struct stat st;
 	cu->size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 	seq_cutter_init(&cu->c, k, &cu->at);
-	return zin_open(&cu->z, path, err, errlen);
+	/* BGZF: decoded on a thread for every four that parse, and at least two */
+	int rc = bgzf_open(&cu->bg, path, threads < 2 ? 0 : threads < 8 ? 2 : threads / 4, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = zin_open(&cu->z, path, err, errlen);
+	if (rc && cu->bg) {
+		bgzf_close(cu->bg, NULL);
+		cu->bg = NULL;
+	}
+	return rc;
 }
 
 static void cutting_close(struct cutting *cu)
 {
+	if (cu->bg)
+		bgzf_close(cu->bg, NULL);
 	zin_close(&cu->z);
 	free(cu->carry);
 }
