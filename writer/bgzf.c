@@ -29,10 +29,9 @@
 #include "internal.h"
 #include "zin.h"
 
-#define JOB_IN (1u << 20) /* compressed bytes a job, about: whole members */
 #define MEMBER_MAX 65536u /* BGZF's largest member */
 
-enum { FREE, FILLED, TAKEN, DONE };
+enum { FREE, TAKEN, DONE };
 
 struct job {
 	unsigned char *in;
@@ -51,8 +50,10 @@ struct bgzf {
 	int fd;
 	const char *label;
 	unsigned threads, jobs;
+	size_t job_in; /* compressed bytes a job, about: whole members */
 	struct job *job;
-	uint64_t filled, read, taken; /* jobs filled, read back, and taken by a decoder, in order */
+	uint64_t filled, read; /* jobs filled (and so taken by a decoder), and read back, in order */
+	int filling, ended;    /* a decoder is reading the file; the file has no more jobs */
 	uint64_t offset;              /* of the next byte to read from the file */
 	unsigned char *carry;         /* a member cut by the last read */
 	size_t carry_n;
@@ -95,7 +96,8 @@ struct dec_arg {
 	unsigned t;
 };
 
-int bgzf_open(struct bgzf **out, const char *path, unsigned threads, char *err, size_t errlen)
+int bgzf_open(struct bgzf **out, const char *path, unsigned threads, uint64_t memory, char *err,
+              size_t errlen)
 {
 	*out = NULL;
 	if (threads < 2)
@@ -123,8 +125,11 @@ int bgzf_open(struct bgzf **out, const char *path, unsigned threads, char *err, 
 	g->label = path;
 	g->threads = threads > POOL_MAX_THREADS ? POOL_MAX_THREADS : threads;
 	g->jobs = 2 * g->threads;
+	/* the jobs' input (job_in), output (at most 4 job_in) and the carry within memory */
+	uint64_t job = memory / (6 * (uint64_t)g->jobs + 2);
+	g->job_in = job < 2 * MEMBER_MAX ? 2 * MEMBER_MAX : job > (1u << 20) ? (1u << 20) : (size_t)job;
 	g->job = calloc(g->jobs, sizeof *g->job);
-	g->carry = malloc(MEMBER_MAX);
+	g->carry = malloc(g->job_in + MEMBER_MAX);
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->cv, NULL);
 	if (g->job == NULL || g->carry == NULL) {
@@ -154,19 +159,19 @@ int bgzf_open(struct bgzf **out, const char *path, unsigned threads, char *err, 
 /* Fill job j with whole members from the file: 0, or an error in the job. */
 static int fill_job(struct bgzf *g, struct job *j)
 {
-	if (j->in_cap < JOB_IN + MEMBER_MAX) {
-		unsigned char *p = realloc(j->in, JOB_IN + MEMBER_MAX);
+	if (j->in_cap < g->job_in + MEMBER_MAX) {
+		unsigned char *p = realloc(j->in, g->job_in + MEMBER_MAX);
 		if (p == NULL)
 			return -ENOMEM;
 		j->in = p;
-		j->in_cap = JOB_IN + MEMBER_MAX;
+		j->in_cap = g->job_in + MEMBER_MAX;
 	}
 	memcpy(j->in, g->carry, g->carry_n);
 	j->in_n = g->carry_n;
 	j->at = g->offset - g->carry_n;
 	g->carry_n = 0;
-	while (j->in_n < JOB_IN && !g->eof) {
-		ssize_t got = read(g->fd, j->in + j->in_n, JOB_IN - j->in_n);
+	while (j->in_n < g->job_in && !g->eof) { /* a carry as large as a job reads no more */
+		ssize_t got = read(g->fd, j->in + j->in_n, g->job_in - j->in_n);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
@@ -200,6 +205,8 @@ static int fill_job(struct bgzf *g, struct job *j)
 			               (size_t)t[3] << 24;
 			if (isize > MEMBER_MAX)
 				what = "a BGZF member that claims more than 64 KiB";
+			else if (at > 0 && out + isize > 4 * g->job_in)
+				break; /* output enough: the members that compress most wait for the next job */
 			else
 				out += isize;
 		}
@@ -224,8 +231,6 @@ static int fill_job(struct bgzf *g, struct job *j)
 		return 0;
 	}
 	g->carry_n = j->bad ? 0 : j->in_n - at; /* the rest for the next job */
-	if (g->carry_n > MEMBER_MAX) /* cannot be: a member is at most 64 KiB */
-		return -EINVAL;
 	memcpy(g->carry, j->in + at, g->carry_n);
 	j->in_n = at;
 	if (out > j->out_cap) {
@@ -267,6 +272,12 @@ static int inflate_job(z_stream *z, struct job *j, const char *label)
 	return 0;
 }
 
+/*
+ * A decoder: the next job filled from the file, in turn with the other
+ * decoders (the file is read in order), then inflated, while the reader
+ * takes the jobs before it; as many jobs in hand as slots, so the decoding
+ * runs ahead of the reader, not at its call.
+ */
 static void *decoder(void *arg)
 {
 	struct dec_arg *a = arg;
@@ -279,14 +290,29 @@ static void *decoder(void *arg)
 	int ok = inflateInit2(&z, 15 + 16) == Z_OK;
 	pthread_mutex_lock(&g->mu);
 	for (;;) {
-		while (!g->stop && !(g->taken < g->filled && g->job[g->taken % g->jobs].state == FILLED))
+		while (!g->stop && !g->ended && (g->filling || g->filled >= g->read + g->jobs))
 			pthread_cond_wait(&g->cv, &g->mu);
-		if (g->stop)
+		if (g->stop || g->ended)
 			break;
-		struct job *j = &g->job[g->taken++ % g->jobs];
-		j->state = TAKEN;
+		if (g->eof && g->carry_n == 0) { /* nothing more to fill */
+			g->ended = 1;
+			pthread_cond_broadcast(&g->cv);
+			break;
+		}
+		struct job *j = &g->job[g->filled % g->jobs];
+		g->filling = 1;
 		pthread_mutex_unlock(&g->mu);
-		int rc = ok ? inflate_job(&z, j, g->label) : -ENOMEM;
+		int rc = fill_job(g, j);
+		pthread_mutex_lock(&g->mu);
+		g->filled++;
+		g->filling = 0;
+		if (rc || j->bad) /* nothing after a bad member, or a failed read */
+			g->eof = 1, g->carry_n = 0;
+		j->state = TAKEN;
+		pthread_cond_broadcast(&g->cv);
+		pthread_mutex_unlock(&g->mu);
+		if (rc == 0)
+			rc = ok ? inflate_job(&z, j, g->label) : -ENOMEM;
 		pthread_mutex_lock(&g->mu);
 		j->rc = rc;
 		j->state = DONE;
@@ -305,33 +331,19 @@ ssize_t bgzf_read(struct bgzf *g, void *buf, size_t n, char *err, size_t errlen)
 		return zin_read(&g->z, buf, n, err, errlen);
 	for (;;) {
 		pthread_mutex_lock(&g->mu);
-		/* jobs ahead for the decoders, while slots are free and the file goes on */
-		while (g->filled < g->read + g->jobs && (!g->eof || g->carry_n)) {
-			struct job *j = &g->job[g->filled % g->jobs];
-			pthread_mutex_unlock(&g->mu);
-			int rc = fill_job(g, j);
-			pthread_mutex_lock(&g->mu);
-			if (rc) {
-				pthread_mutex_unlock(&g->mu);
-				snprintf(err, errlen, "%s: %s", g->label, strerror(-rc));
-				return rc;
-			}
-			j->state = FILLED;
-			g->filled++;
-			pthread_cond_broadcast(&g->cv);
-			if (j->bad) /* nothing after a bad member */
-				g->eof = 1;
-		}
-		if (g->read == g->filled) {
-			pthread_mutex_unlock(&g->mu);
-			return 0;
-		}
 		struct job *j = &g->job[g->read % g->jobs];
-		while (j->state != DONE)
+		while (!(g->read < g->filled && j->state == DONE) && !(g->ended && g->read == g->filled))
 			pthread_cond_wait(&g->cv, &g->mu);
+		int end = g->read == g->filled;
 		pthread_mutex_unlock(&g->mu);
+		if (end)
+			return 0;
+		if (j->rc && j->rc != BFI_E_INPUT) {
+			snprintf(err, errlen, "%s: %s", g->label, strerror(-j->rc));
+			return j->rc;
+		}
 		if (j->rc) {
-			snprintf(err, errlen, "%s", j->err[0] ? j->err : strerror(-j->rc));
+			snprintf(err, errlen, "%s", j->err[0] ? j->err : "corrupt gzip data");
 			return j->rc;
 		}
 		if (j->out_pos < j->out_n) {
@@ -361,6 +373,7 @@ ssize_t bgzf_read(struct bgzf *g, void *buf, size_t n, char *err, size_t errlen)
 		pthread_mutex_lock(&g->mu);
 		j->state = FREE;
 		g->read++;
+		pthread_cond_broadcast(&g->cv); /* a slot for the decoders to fill */
 		pthread_mutex_unlock(&g->mu);
 	}
 }

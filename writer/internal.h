@@ -532,13 +532,15 @@ int set_keys_on(bfi_writer *w, uint32_t ord, unsigned threads,
 int split_wanted(const bfi_writer *w, const char *file, uint64_t share);
 /*
  * A BGZF file decompressed on threads decoding threads (bgzf.c), read in
- * order. bgzf_open: 1 and *g when path is BGZF (and threads > 1), 0 when
+ * order, its jobs within about memory bytes. bgzf_open: 1 and *g when
+ * path is BGZF (and threads > 1), 0 when
  * it is not (zin.c reads it), or -errno with err set. bgzf_read as
  * zin_read. bgzf_close: the busiest decoder's CPU seconds (*total, if not
  * NULL: all of theirs).
  */
 struct bgzf;
-int bgzf_open(struct bgzf **g, const char *path, unsigned threads, char *err, size_t errlen);
+int bgzf_open(struct bgzf **g, const char *path, unsigned threads, uint64_t memory, char *err,
+              size_t errlen);
 ssize_t bgzf_read(struct bgzf *g, void *buf, size_t n, char *err, size_t errlen);
 uint64_t bgzf_offset(const struct bgzf *g);
 double bgzf_close(struct bgzf *g, double *total);

@@ -425,7 +425,8 @@ static int cutting_open(struct cutting *cu, bfi_writer *w, const char *path, uns
 	cu->size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 	seq_cutter_init(&cu->c, k, &cu->at);
 	/* BGZF: decoded on a thread for every four that parse, and at least two */
-	int rc = bgzf_open(&cu->bg, path, threads < 2 ? 0 : threads < 8 ? 2 : threads / 4, err, errlen);
+	int rc = bgzf_open(&cu->bg, path, threads < 2 ? 0 : threads < 8 ? 2 : threads / 4,
+	                   writer_budget(w) / 8, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = zin_open(&cu->z, path, err, errlen);
