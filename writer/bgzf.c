@@ -179,7 +179,7 @@ static int fill_job(struct bgzf *g, struct job *j)
 		if (got == 0)
 			g->eof = 1;
 		j->in_n += (size_t)got;
-		g->offset += (size_t)got;
+		__atomic_fetch_add(&g->offset, (uint64_t)got, __ATOMIC_RELAXED); /* progress reads it */
 	}
 	/* whole members only; the one cut by the read waits for the next job */
 	size_t at = 0, out = 0;
@@ -380,7 +380,7 @@ ssize_t bgzf_read(struct bgzf *g, void *buf, size_t n, char *err, size_t errlen)
 
 uint64_t bgzf_offset(const struct bgzf *g)
 {
-	return g->whole ? g->z.offset + g->z.pos : g->offset;
+	return g->whole ? g->z.offset + g->z.pos : __atomic_load_n(&g->offset, __ATOMIC_RELAXED);
 }
 
 double bgzf_close(struct bgzf *g, double *total)
