@@ -162,21 +162,28 @@ static int finish(struct seqread *r)
 	return rc ? rc : end_record(r);
 }
 
+/* r at a stream's start (a part's callers move it on). */
+static void reader_init(struct seqread *r, const char *path, bfi_seq_record_fn fn, void *ctx,
+                        char *err, size_t errlen)
+{
+	memset(r, 0, sizeof *r);
+	r->path = strcmp(path, "-") ? path : "(stdin)";
+	r->fn = fn;
+	r->ctx = ctx;
+	r->err = err;
+	r->errlen = errlen;
+	r->at_line_start = 1;
+	r->state = S_START;
+	if (err && errlen)
+		err[0] = '\0';
+}
+
 int bfi_seq_read(const char *path, bfi_seq_record_fn fn, void *ctx, char *err, size_t errlen)
 {
 	if (path == NULL || fn == NULL)
 		return BFI_E_INVALID;
 	struct seqread r;
-	memset(&r, 0, sizeof r);
-	r.path = strcmp(path, "-") ? path : "(stdin)";
-	r.fn = fn;
-	r.ctx = ctx;
-	r.err = err;
-	r.errlen = errlen;
-	r.at_line_start = 1;
-	r.state = S_START;
-	if (err && errlen)
-		err[0] = '\0';
+	reader_init(&r, path, fn, ctx, err, errlen);
 	struct zin z;
 	char zerr[512];
 	int rc = zin_open(&z, path, zerr, sizeof zerr);
@@ -311,19 +318,11 @@ int seq_parse_part(const struct seq_at *at, const char *buf, size_t n, int last,
                    const char *path, bfi_seq_record_fn fn, void *ctx, char *err, size_t errlen)
 {
 	struct seqread r;
-	memset(&r, 0, sizeof r);
-	r.path = strcmp(path, "-") ? path : "(stdin)";
-	r.fn = fn;
-	r.ctx = ctx;
-	r.err = err;
-	r.errlen = errlen;
-	r.at_line_start = 1;
+	reader_init(&r, path, fn, ctx, err, errlen);
 	r.line = at->line;
 	r.fastq = at->fastq;
 	r.state = at->in_seq ? S_SEQ : S_START;
 	r.in_record = at->in_seq;
-	if (err && errlen)
-		err[0] = '\0';
 	int rc = 0;
 	for (unsigned i = 0; i < at->tail_n && rc == 0; i++)
 		rc = append(&r, at->tail[i]);

@@ -218,19 +218,7 @@ static int fill_job(struct bgzf *g, struct job *j)
 		}
 		at += (size_t)size;
 	}
-	if (j->plain_gzip) {
-		if (out > j->out_cap) {
-			unsigned char *p = realloc(j->out, out);
-			if (p == NULL)
-				return -ENOMEM;
-			j->out = p;
-			j->out_cap = out;
-		}
-		j->out_n = out;
-		j->out_pos = 0;
-		return 0;
-	}
-	g->carry_n = j->bad ? 0 : j->in_n - at; /* the rest for the next job */
+	g->carry_n = j->bad ? 0 : j->in_n - at; /* the rest for the next job (none after a bad member) */
 	memcpy(g->carry, j->in + at, g->carry_n);
 	j->in_n = at;
 	if (out > j->out_cap) {

@@ -32,51 +32,31 @@ struct fill_one {
 
 #define FILL_AHEAD 16 /* keys whose words are fetched before their bits are set */
 
-/* fill_keys for a filter several threads fill at once. */
-static int fill_keys_shared(const struct fill_one *f, const bfi_keyhash *h, size_t n)
+/* OR bit into *w, atomically when other threads fill the same filter. */
+static inline void or_word(uint64_t *w, uint64_t bit, int shared)
 {
-	const struct bfi_block *b = f->b;
-	uint64_t m = b->m, pre_m = b->pre_m, *filt = f->filt;
-	uint32_t k = f->p->k;
-	int line_pre = f->p->line_pre;
-	if (pre_m == 0) { /* as fill_keys: the words fetched ahead, so that the misses overlap */
-		uint64_t rows[FILL_AHEAD * BFI_MAX_K];
-		for (size_t x0 = 0; x0 < n; x0 += FILL_AHEAD) {
-			size_t nx = n - x0 < FILL_AHEAD ? n - x0 : FILL_AHEAD, r = 0;
-			for (size_t x = x0; x < x0 + nx; x++)
-				for (uint32_t i = 0; i < k; i++) {
-					rows[r] = bfi_reduce(bfi_hash_probe(h[x], i), m);
-					__builtin_prefetch(&filt[rows[r] / 64], 1);
-					r++;
-				}
-			for (size_t i = 0; i < r; i++)
-				__atomic_fetch_or(&filt[rows[i] / 64], UINT64_C(1) << (rows[i] % 64),
-				                  __ATOMIC_RELAXED);
-		}
-		return 0;
-	}
-	for (size_t x = 0; x < n; x++) {
-		uint64_t line = line_pre ? bfi_pre_line(bfi_hash_probe(h[x], 0), pre_m) : 0;
-		for (uint32_t i = 0; i < k; i++) {
-			uint64_t z = bfi_hash_probe(h[x], i), row = bfi_reduce(z, m);
-			__atomic_fetch_or(&filt[row / 64], UINT64_C(1) << (row % 64), __ATOMIC_RELAXED);
-			uint64_t pos = line_pre ? line + bfi_pre_bit(z) : bfi_reduce(z, pre_m);
-			__atomic_fetch_or(&f->pre[pos / 8], (uint8_t)(1u << (pos % 8)), __ATOMIC_RELAXED);
-		}
-	}
-	return 0;
+	if (shared)
+		__atomic_fetch_or(w, bit, __ATOMIC_RELAXED);
+	else
+		*w |= bit;
 }
 
+static inline void or_byte(uint8_t *w, uint8_t bit, int shared)
+{
+	if (shared)
+		__atomic_fetch_or(w, bit, __ATOMIC_RELAXED);
+	else
+		*w |= bit;
+}
 
 static int fill_keys(void *ctx, const bfi_keyhash *h, size_t n)
 {
 	const struct fill_one *f = ctx;
-	if (f->shared)
-		return fill_keys_shared(f, h, n);
 	const struct bfi_block *b = f->b;
 	/* in locals: a store to filt may alias any of these, so the compiler would reload them */
 	uint64_t m = b->m, pre_m = b->pre_m, *filt = f->filt;
 	uint32_t k = f->p->k;
+	int shared = f->shared;
 	if (pre_m == 0) {
 		/*
 		 * The bits of FILL_AHEAD keys at a time: their words fetched
@@ -94,7 +74,7 @@ static int fill_keys(void *ctx, const bfi_keyhash *h, size_t n)
 					r++;
 				}
 			for (size_t i = 0; i < r; i++)
-				filt[rows[i] / 64] |= UINT64_C(1) << (rows[i] % 64);
+				or_word(&filt[rows[i] / 64], UINT64_C(1) << (rows[i] % 64), shared);
 		}
 		return 0;
 	}
@@ -104,9 +84,9 @@ static int fill_keys(void *ctx, const bfi_keyhash *h, size_t n)
 		uint64_t line = line_pre ? bfi_pre_line(bfi_hash_probe(h[x], 0), pre_m) : 0;
 		for (uint32_t i = 0; i < k; i++) {
 			uint64_t z = bfi_hash_probe(h[x], i), row = bfi_reduce(z, m);
-			filt[row / 64] |= UINT64_C(1) << (row % 64);
+			or_word(&filt[row / 64], UINT64_C(1) << (row % 64), shared);
 			uint64_t pos = line_pre ? line + bfi_pre_bit(z) : bfi_reduce(z, pre_m);
-			pre[pos / 8] |= (uint8_t)(1u << (pos % 8));
+			or_byte(&pre[pos / 8], (uint8_t)(1u << (pos % 8)), shared);
 		}
 	}
 	return 0;
