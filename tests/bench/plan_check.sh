@@ -41,50 +41,40 @@ echo "plan: $S shards of $b cells, R = $R, k = $K, m = $M bits a repetition, cel
 echo "distinct k-mers a run: predicted $D, measured $distinct (the first run)"
 # the shards, two at a time, one thread each
 rm -rf "$W"/shard.*
-: >"$W/shard-times"
-i=0
-while [ "$i" -lt "$S" ]; do
-	for j in $i $((i + 1)); do
-		[ "$j" -lt "$S" ] || continue
-		rm -rf "$W/shard.$j"
-		/usr/bin/time -f "%e %U %S" -a -o "$W/shard-times" "$BFI" build -q --layout rambo --threads 1 \
-			--route "$j/$S" --cells "$b" --reps "$R" --bits "$M" --hashes "$K" \
-			--input fasta --kmer 31 -o "$W/shard.$j" "$W/fq" &
+# shards NAME [OPTION...]: the S shards built two at a time, one thread each, into
+# $W/NAME.j, their times in $W/NAME-times; prints their mean and sets rate to the
+# occurrences a second a core
+shards() {
+	name=$1
+	shift
+	: >"$W/$name-times"
+	i=0
+	while [ "$i" -lt "$S" ]; do
+		for j in $i $((i + 1)); do
+			[ "$j" -lt "$S" ] || continue
+			rm -rf "$W/$name.$j"
+			/usr/bin/time -f "%e %U %S %M" -a -o "$W/$name-times" "$BFI" build -q --layout rambo \
+				--threads 1 "$@" --route "$j/$S" --cells "$b" --reps "$R" --bits "$M" \
+				--hashes "$K" --input fasta --kmer 31 -o "$W/$name.$j" "$W/fq" &
+		done
+		wait
+		i=$((i + 2))
 	done
-	wait
-	i=$((i + 2))
-done
-rate=$("$PY" - "$W/shard-times" "$OCC" "$FILES" "$S" <<'EOF'
-import sys
-t = [tuple(map(float, l.split())) for l in open(sys.argv[1])]
-occ = float(sys.argv[2]) * float(sys.argv[3]) / float(sys.argv[4])
-cpu = sum(u + s for w, u, s in t) / len(t)
-print("%.4g" % (occ / cpu))
-EOF
-)
-awk -v r="$rate" '{ w += $1; c += $2 + $3; n++ } END { printf "build a shard: %.1f s wall, %.1f CPU-s a shard (mean of %d, two at once): %.3g occurrences a second a core\n", w / n, c / n, n, r }' "$W/shard-times"
-# the same shards with the workflow's min_count: 2 (bfi build --min-count 2), two at a time
-: >"$W/counted-times"
-i=0
-while [ "$i" -lt "$S" ]; do
-	for j in $i $((i + 1)); do
-		[ "$j" -lt "$S" ] || continue
-		rm -rf "$W/counted.$j"
-		/usr/bin/time -f "%e %U %S %M" -a -o "$W/counted-times" "$BFI" build -q --layout rambo \
-			--threads 1 --min-count 2 --route "$j/$S" --cells "$b" --reps "$R" --bits "$M" \
-			--hashes "$K" --input fasta --kmer 31 -o "$W/counted.$j" "$W/fq" &
-	done
-	wait
-	i=$((i + 2))
-done
-rate_counted=$("$PY" - "$W/counted-times" "$OCC" "$FILES" "$S" <<'EOF'
+	rate=$("$PY" - "$W/$name-times" "$OCC" "$FILES" "$S" <<'EOF'
 import sys
 t = [tuple(map(float, l.split())) for l in open(sys.argv[1])]
 occ = float(sys.argv[2]) * float(sys.argv[3]) / float(sys.argv[4])
 print("%.4g" % (occ / (sum(u + s for w, u, s, m in t) / len(t))))
 EOF
 )
-awk -v r="$rate_counted" '{ w += $1; c += $2 + $3; m = $4 > m ? $4 : m; n++ } END { printf "build a shard with --min-count 2: %.1f s wall, %.1f CPU-s a shard (mean of %d, two at once), peak RSS %d MB: %.3g occurrences a second a core\n", w / n, c / n, n, m / 1024, r }' "$W/counted-times"
+	awk -v r="$rate" -v what="build a shard${1:+ with $*}" '{ w += $1; c += $2 + $3; m = $4 > m ? $4 : m; n++ } END { printf "%s: %.1f s wall, %.1f CPU-s a shard (mean of %d, two at once), peak RSS %d MB: %.3g occurrences a second a core\n", what, w / n, c / n, n, m / 1024, r }' "$W/$name-times"
+}
+shards shard
+raw_rate=$rate
+# the same shards with the workflow's min_count: 2 (bfi build --min-count 2)
+shards counted --min-count 2
+rate_counted=$rate
+rate=$raw_rate
 DC=$("$PY" tools/workflow/plan.py "$@" --input counted --shell | tr ' ' '\n' | sed -n 's/^D=//p')
 kept=$("$BFI" inspect --sets "$W/counted.0" | awk -F '\t' '{ k += $3; s += $7; n++ } END { printf "%.0f %.0f", k / n, s / n }')
 echo "kept k-mers a run with --min-count 2: predicted $DC, measured ${kept% *} (of ${kept#* } seen; shard 0's runs)"
