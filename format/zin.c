@@ -2,8 +2,8 @@
  * zin.c - read an input file that may be compressed.
  *
  * A file that starts with the magic of gzip (1f 8b), xz (fd 37 7a 58 5a
- * 00), bzip2 ("BZh" and a digit) or zstd (28 b5 2f fd) is decompressed,
- * stream after stream as gzip(1), xz(1), bzip2(1) and zstd(1) do, through
+ * 00), bzip2 ("BZh" and a digit) or zstd (28 b5 2f fd, or a skippable
+ * frame's) is decompressed, stream after stream as gzip(1), xz(1), bzip2(1) and zstd(1) do, through
  * zlib, liblzma, libbz2 and libzstd; anything else is read as it is.
  * Unlike the libraries' file readers, which stop quietly at bytes after
  * the last stream, this refuses them, as gzip -t does: trailing bytes mean
@@ -28,6 +28,8 @@
 #include "zin.h"
 
 #define ZIN_BUF (1u << 17)
+
+static const char ZSTD_AFTER[] = "bytes after the end of the zstd data";
 
 int zin_open(struct zin *r, const char *path, char *err, size_t errlen)
 {
@@ -105,6 +107,9 @@ int zin_codec_of(const unsigned char *p, size_t n)
 	if (n >= 4 && !memcmp(p, "BZh", 3) && p[3] >= '1' && p[3] <= '9')
 		return ZIN_BZIP2;
 	if (n >= 4 && !memcmp(p, "\x28\xb5\x2f\xfd", 4))
+		return ZIN_ZSTD;
+	/* a skippable frame (pzstd's files begin with one) */
+	if (n >= 4 && (p[0] & 0xf0) == 0x50 && !memcmp(p + 1, "\x2a\x4d\x18", 3))
 		return ZIN_ZSTD;
 	return 0;
 }
@@ -216,15 +221,16 @@ static int step(struct zin *r, int eof, void *buf, size_t n, size_t *made, const
 		*why = e == BZ_MEM_ERROR ? "out of memory" : "corrupt bzip2 data";
 		return -1;
 	}
+	if (!r->frame_open) /* between frames: the next begins here */
+		r->frame_at = r->offset + r->pos;
 	ZSTD_inBuffer in = {r->in + r->pos, avail, 0};
 	ZSTD_outBuffer out = {buf, n, 0};
 	size_t hint = ZSTD_decompressStream(r->dec, &out, &in);
 	r->pos += in.pos;
 	*made = out.pos;
 	if (ZSTD_isError(hint)) {
-		*why = ZSTD_getErrorCode(hint) == ZSTD_error_prefix_unknown
-		           ? "bytes after the end of the zstd data"
-		           : ZSTD_getErrorName(hint);
+		*why = ZSTD_getErrorCode(hint) == ZSTD_error_prefix_unknown ? ZSTD_AFTER
+		                                                            : ZSTD_getErrorName(hint);
 		return -1;
 	}
 	/* a call that took and made nothing says nothing of the frame (between frames it asks for a header) */
@@ -261,6 +267,13 @@ static ssize_t other_read(struct zin *r, void *buf, size_t n, char *err, size_t 
 		size_t made;
 		const char *why = NULL;
 		int end = step(r, r->pos == r->have, buf, n, &made, &why);
+		if (end < 0 && r->codec == ZIN_ZSTD && why != ZSTD_AFTER) {
+			/* where zstd stops in a damaged frame depends on how its input came: say the frame */
+			snprintf(err, errlen, "%s: %s (in the zstd frame at byte %llu of the file)", r->label,
+			         why ? why : "corrupt data", (unsigned long long)r->frame_at);
+			r->state = ZIN_FAILED;
+			return BFI_E_INPUT;
+		}
 		if (end < 0) {
 			char what[160];
 			snprintf(what, sizeof what, "%s", why ? why : "corrupt data");

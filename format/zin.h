@@ -21,7 +21,8 @@ struct zin {
 	int codec;  /* ZIN_* of a compressed file, 0 plain */
 	z_stream z; /* gzip */
 	void *dec;  /* xz, bzip2 or zstd: the library's stream (zin.c) */
-	int frame_open; /* zstd: a frame begun and not yet ended */
+	int frame_open; /* zstd: a frame begun and not yet ended, */
+	uint64_t frame_at; /* which begins at this offset */
 	unsigned char *in;
 	size_t have, pos; /* bytes in in[], and how many of them are used */
 	uint64_t offset;  /* of in[0] in the file */

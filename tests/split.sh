@@ -6,7 +6,8 @@
 # xz, bzip2 and zstd input; distinct, kept and dropped k-mers exact
 # against an oracle made here; the first error in the file reported as
 # one thread reports it; and --stats showing the reading shared out.
-# BGZF input is decompressed on threads too (writer/bgzf.c).
+# BGZF and zstd in many frames are decompressed on threads too
+# (writer/frames.c).
 # The inputs are made to trip the cutter: FASTA records cut across many
 # parts (lines of 60 and 80, CRLF, blanks, lowercase, N runs, comment
 # lines), FASTQ with qualities that begin with '@' and '+', and records
@@ -121,6 +122,35 @@ with open(T + "/fa.oracle", "w") as o:
 EOF
 [ -s "$T/fq.oracle" ] || { echo "FAIL split: the inputs could not be made"; exit 1; }
 if command -v zstd >/dev/null; then zstd -q "$T/fq/reads.fq" -o "$T/zst/reads.fq.zst"; fi
+# zstd in many frames, cut anywhere in a line: most name their size, a skippable
+# one among them; one ten times as large (decoded apart in a job, or, in 48M,
+# read on from by zin.c), and near the end one made from a pipe, which names
+# no size (zin.c reads on from it); in another file two bytes of a frame's
+# data changed
+zstd_frames() { # zstd_frames OUT DAMAGE: the pieces' frames, the tenth piece damaged if DAMAGE
+	i=0
+	for p in "$T"/piece.*; do
+		i=$((i + 1))
+		case $i in
+		5) printf '\120\052\115\030\004\000\000\000abcd' ;;
+		12 | 13 | 14 | 15 | 16 | 17 | 18 | 19 | 20) continue ;;
+		esac
+		case $i in
+		11) cat "$T"/piece.01[0-9] >"$T/big" && zstd -q -c "$T/big" ;;
+		35) zstd -q -c <"$p" | cat ;;
+		10) zstd -q -c "$p" >"$T/ten.zst" &&
+			if [ "$2" ]; then
+				n=$(wc -c <"$T/ten.zst")
+				head -c $((n / 2)) "$T/ten.zst" && printf 'XY' && tail -c $((n - n / 2 - 2)) "$T/ten.zst"
+			else cat "$T/ten.zst"; fi ;;
+		*) zstd -q -c "$p" ;;
+		esac
+	done >"$1"
+}
+if command -v zstd >/dev/null && split -b 100000 -d -a 3 "$T/fq/reads.fq" "$T/piece."; then
+	mkdir -p "$T/zstf" "$T/zstbad"
+	zstd_frames "$T/zstf/reads.fq.zst" && zstd_frames "$T/zstbad/reads.fq.zst" damage
+fi
 
 build() { # build OUT INPUT [options]: index and catalog rows (inspect --sets) of a build
 	out=$1 in=$2
@@ -176,6 +206,22 @@ bgzf_same() { # BGZF's members decompressed on threads: the plain file's bytes; 
 		done
 }
 check "BGZF decompressed on threads: the plain file's bytes at 2, 8 and 4 threads in 48M, and with a plain gzip member among its own; a corrupt member an error at 1 and 4, no snapshot" bgzf_same
+
+zstd_frames_same() { # zstd's frames decompressed on threads: the plain file's bytes; a bad frame an error
+	[ -s "$T/zstf/reads.fq.zst" ] || { echo "SKIP: no zstd"; return 0; }
+	zstd -q -t "$T/zstf/reads.fq.zst" && ! zstd -q -t "$T/zstbad/reads.fq.zst" 2>/dev/null || return 1
+	for t in 1 2 8; do
+		build "$T/z$t" "$T/zstf" --threads "$t" && same "$T/q1" "$T/z$t" || { echo "$t differs"; return 1; }
+	done
+	build "$T/zm" "$T/zstf" --threads 4 --memory 48M && same "$T/q1" "$T/zm" &&
+		for t in 1 4; do
+			rm -rf "$T/zb"
+			! "$BFI" build -q -o "$T/zb" --threads "$t" --input fasta --kmer 31 "$T/zstbad" 2>"$T/zb$t.err" &&
+				grep -q "reads.fq.zst: .*(in the zstd frame at byte [0-9]* of the file)" "$T/zb$t.err" &&
+				[ ! -e "$T/zb" ] || { cat "$T/zb$t.err"; return 1; }
+		done && cmp "$T/zb1.err" "$T/zb4.err"
+}
+check "zstd in frames decompressed on threads (a skippable frame, one ten times as large, one that names no size): the plain file's bytes at 1, 2, 8 and 4 threads in 48M; a corrupt frame the same error at 1 and 4, no snapshot" zstd_frames_same
 
 fasta_same() {
 	build "$T/a1" "$T/fa" --threads 1 &&

@@ -531,19 +531,20 @@ int set_keys_on(bfi_writer *w, uint32_t ord, unsigned threads,
  */
 int split_wanted(const bfi_writer *w, const char *file, uint64_t share);
 /*
- * A BGZF file decompressed on threads decoding threads (bgzf.c), read in
- * order, its jobs within about memory bytes. bgzf_open: 1 and *g when
- * path is BGZF (and threads > 1), 0 when
- * it is not (zin.c reads it), or -errno with err set. bgzf_read as
- * zin_read. bgzf_close: the busiest decoder's CPU seconds (*total, if not
- * NULL: all of theirs).
+ * A compressed file made of members decompressed apart (BGZF, zstd in
+ * many frames) decompressed on threads decoding threads (frames.c), read
+ * in order, its jobs within about memory bytes. frames_open: 1 and *g
+ * when path is such a file (and threads > 1), 0 when it is not (zin.c
+ * reads it), or -errno with err set. frames_read as zin_read.
+ * frames_close: the busiest decoder's CPU seconds (*total, if not NULL:
+ * all of theirs).
  */
-struct bgzf;
-int bgzf_open(struct bgzf **g, const char *path, unsigned threads, uint64_t memory, char *err,
-              size_t errlen);
-ssize_t bgzf_read(struct bgzf *g, void *buf, size_t n, char *err, size_t errlen);
-uint64_t bgzf_offset(const struct bgzf *g);
-double bgzf_close(struct bgzf *g, double *total);
+struct frames;
+int frames_open(struct frames **g, const char *path, unsigned threads, uint64_t memory,
+                char *err, size_t errlen);
+ssize_t frames_read(struct frames *g, void *buf, size_t n, char *err, size_t errlen);
+uint64_t frames_offset(const struct frames *g);
+double frames_close(struct frames *g, double *total);
 struct split_result {
 	uint64_t keys, check;
 	struct held_keys *held; /* the kept keys, held for the fill; or NULL */

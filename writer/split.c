@@ -55,7 +55,7 @@ struct part {
 /* The stream cut into parts (format/seqcut.h), read on the calling thread. */
 struct cutting {
 	struct zin z;
-	struct bgzf *bg; /* a BGZF file's decoders, which read it instead of z */
+	struct frames *fr; /* a file of members' decoders (frames.c), which read it instead of z */
 	double dec_busiest; /* their busiest's CPU seconds, once they end */
 	const char *path;
 	struct seq_cutter c;
@@ -124,7 +124,7 @@ static int next_part(struct cutting *cu, struct part *p)
 		}
 		if ((rc = part_room(p, p->n + READ_STEP)) != 0)
 			return rc;
-		ssize_t got = cu->bg ? bgzf_read(cu->bg, p->buf + p->n, READ_STEP, cu->err, sizeof cu->err)
+		ssize_t got = cu->fr ? frames_read(cu->fr, p->buf + p->n, READ_STEP, cu->err, sizeof cu->err)
 		                     : zin_read(&cu->z, p->buf + p->n, READ_STEP, cu->err, sizeof cu->err);
 		if (got < 0)
 			return (int)got;
@@ -267,7 +267,7 @@ static void account(double own, double span)
  */
 static void progress_bytes(struct cutting *cu, uint64_t *read_at)
 {
-	uint64_t at = cu->bg ? bgzf_offset(cu->bg)
+	uint64_t at = cu->fr ? frames_offset(cu->fr)
 	              : cu->z.state == ZIN_PLAIN ? cu->z.offset : cu->z.offset + cu->z.pos;
 	if (cu->w->opt.progress && at - *read_at >= (64u << 20)) {
 		*read_at = at;
@@ -380,9 +380,9 @@ static int rounds_run(struct rounds *r, struct cutting *cu, char *err, size_t er
 		pthread_barrier_destroy(&r->bar);
 	double own = stats_thread_cpu() - own0;
 	/* the cutting runs beside the threads: whichever lane is longer */
-	if (cu->bg) { /* the decoders' lanes ran beside these too */
-		cu->dec_busiest = bgzf_close(cu->bg, NULL);
-		cu->bg = NULL;
+	if (cu->fr) { /* the decoders' lanes ran beside these too */
+		cu->dec_busiest = frames_close(cu->fr, NULL);
+		cu->fr = NULL;
 		cut_cpu = cut_cpu > cu->dec_busiest ? cut_cpu : cu->dec_busiest;
 	}
 	account(own, r->span > cut_cpu ? r->span : cut_cpu);
@@ -424,23 +424,23 @@ static int cutting_open(struct cutting *cu, bfi_writer *w, const char *path, uns
 	struct stat st;
 	cu->size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 	seq_cutter_init(&cu->c, k, &cu->at);
-	/* BGZF: decoded on a thread for every four that parse, and at least two */
-	int rc = bgzf_open(&cu->bg, path, threads < 2 ? 0 : threads < 8 ? 2 : threads / 4,
+	/* BGZF, zstd in frames: decoded on a thread for every four that parse, and at least two */
+	int rc = frames_open(&cu->fr, path, threads < 2 ? 0 : threads < 8 ? 2 : threads / 4,
 	                   writer_budget(w) / 8, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = zin_open(&cu->z, path, err, errlen);
-	if (rc && cu->bg) {
-		bgzf_close(cu->bg, NULL);
-		cu->bg = NULL;
+	if (rc && cu->fr) {
+		frames_close(cu->fr, NULL);
+		cu->fr = NULL;
 	}
 	return rc;
 }
 
 static void cutting_close(struct cutting *cu)
 {
-	if (cu->bg)
-		bgzf_close(cu->bg, NULL);
+	if (cu->fr)
+		frames_close(cu->fr, NULL);
 	zin_close(&cu->z);
 	free(cu->carry);
 }
