@@ -59,6 +59,12 @@ int zin_open(struct zin *r, const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+void zin_threads(struct zin *r, unsigned threads, uint64_t memory)
+{
+	r->threads = threads;
+	r->mt_memory = memory;
+}
+
 /* More input after the unread part: 1 if some came, 0 at the end, -errno. */
 static int fill(struct zin *r)
 {
@@ -135,6 +141,13 @@ static int start(struct zin *r)
 		*x = (lzma_stream)LZMA_STREAM_INIT;
 		r->dec = x;
 		/* every stream of the file in turn, as xz -d does; no memory limit but the input's */
+		if (r->threads > 1) {
+			lzma_mt mt = {.flags = LZMA_CONCATENATED,
+			              .threads = r->threads,
+			              .memlimit_threading = r->mt_memory,
+			              .memlimit_stop = UINT64_MAX};
+			return lzma_stream_decoder_mt(x, &mt) == LZMA_OK ? 0 : -EINVAL;
+		}
 		return lzma_stream_decoder(x, UINT64_MAX, LZMA_CONCATENATED) == LZMA_OK ? 0 : -EINVAL;
 	}
 	if (r->codec == ZIN_BZIP2) {

@@ -7,7 +7,7 @@
 # against an oracle made here; the first error in the file reported as
 # one thread reports it; and --stats showing the reading shared out.
 # BGZF and zstd in many frames are decompressed on threads too
-# (writer/frames.c).
+# (writer/frames.c), and xz in many blocks on liblzma's threads.
 # The inputs are made to trip the cutter: FASTA records cut across many
 # parts (lines of 60 and 80, CRLF, blanks, lowercase, N runs, comment
 # lines), FASTQ with qualities that begin with '@' and '+', and records
@@ -147,6 +147,14 @@ zstd_frames() { # zstd_frames OUT DAMAGE: the pieces' frames, the tenth piece da
 		esac
 	done >"$1"
 }
+# xz in blocks of 200 KiB, as xz -T makes them, and the same with a byte of a block changed
+if command -v xz >/dev/null; then
+	mkdir -p "$T/xzb" "$T/xzbad"
+	xz -q -T2 --block-size=200KiB -c "$T/fq/reads.fq" >"$T/xzb/reads.fq.xz"
+	n=$(wc -c <"$T/xzb/reads.fq.xz")
+	{ head -c $((n * 2 / 3)) "$T/xzb/reads.fq.xz" && printf 'XY' &&
+		tail -c $((n - n * 2 / 3 - 2)) "$T/xzb/reads.fq.xz"; } >"$T/xzbad/reads.fq.xz"
+fi
 if command -v zstd >/dev/null && split -b 100000 -d -a 3 "$T/fq/reads.fq" "$T/piece."; then
 	mkdir -p "$T/zstf" "$T/zstbad"
 	zstd_frames "$T/zstf/reads.fq.zst" && zstd_frames "$T/zstbad/reads.fq.zst" damage
@@ -222,6 +230,22 @@ zstd_frames_same() { # zstd's frames decompressed on threads: the plain file's b
 		done && cmp "$T/zb1.err" "$T/zb4.err"
 }
 check "zstd in frames decompressed on threads (a skippable frame, one ten times as large, one that names no size): the plain file's bytes at 1, 2, 8 and 4 threads in 48M; a corrupt frame the same error at 1 and 4, no snapshot" zstd_frames_same
+
+xz_blocks_same() { # xz's blocks decompressed on liblzma's threads: the plain file's bytes; a bad block an error
+	[ -s "$T/xzb/reads.fq.xz" ] || { echo "SKIP: no xz"; return 0; }
+	[ "$(xz -lv "$T/xzb/reads.fq.xz" | awk '$1 == "Blocks:" { print $2; exit }')" -gt 10 ] || return 1
+	for t in 2 8; do
+		build "$T/x$t" "$T/xzb" --threads "$t" && same "$T/q1" "$T/x$t" || { echo "$t differs"; return 1; }
+	done
+	build "$T/xm" "$T/xzb" --threads 4 --memory 48M && same "$T/q1" "$T/xm" &&
+		for t in 1 4; do
+			rm -rf "$T/xb"
+			! "$BFI" build -q -o "$T/xb" --threads "$t" --input fasta --kmer 31 "$T/xzbad" 2>"$T/xb.err" &&
+				grep -q "reads.fq.xz: .*xz data.*(at byte [0-9]* of the file)" "$T/xb.err" &&
+				[ ! -e "$T/xb" ] || { cat "$T/xb.err"; return 1; }
+		done
+}
+check "xz in blocks (xz -T) decompressed on threads: the plain file's bytes at 2, 8 and 4 threads in 48M; a corrupt block an error at 1 and 4, no snapshot" xz_blocks_same
 
 fasta_same() {
 	build "$T/a1" "$T/fa" --threads 1 &&

@@ -243,6 +243,18 @@ void stats_end(bfi_writer *w);
 double stats_thread_cpu(void);
 /* Where the running phase's critical path stands now: serial CPU so far and its pools'. */
 double stats_lane_now(void);
+/*
+ * The threads a library starts on its own (liblzma's decoders), told
+ * from ours by being new since stats_tasks: their CPU time, read from
+ * /proc before the library ends them. stats_tasks_new: the busiest's
+ * seconds (0 when /proc cannot say); *all, if not NULL: theirs summed.
+ */
+struct stats_tasks {
+	unsigned n;
+	long *tid;
+};
+void stats_tasks(struct stats_tasks *t);
+double stats_tasks_new(struct stats_tasks *before, double *all);
 
 struct bfi_writer {
 	struct bfi_build_options opt;

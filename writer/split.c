@@ -342,6 +342,10 @@ static int rounds_run(struct rounds *r, struct cutting *cu, char *err, size_t er
 		rc = -EAGAIN;
 		r->stop = 1;
 	}
+	/* an xz file's decoders are liblzma's threads, started from here on */
+	struct stats_tasks before = {0, NULL};
+	if (cu->z.threads > 1)
+		stats_tasks(&before);
 	uint64_t read_at = 0;
 	for (uint64_t round = 0;; round++) {
 		pthread_mutex_lock(&r->mu);
@@ -383,6 +387,9 @@ static int rounds_run(struct rounds *r, struct cutting *cu, char *err, size_t er
 	if (cu->fr) { /* the decoders' lanes ran beside these too */
 		cu->dec_busiest = frames_close(cu->fr, NULL);
 		cu->fr = NULL;
+		cut_cpu = cut_cpu > cu->dec_busiest ? cut_cpu : cu->dec_busiest;
+	} else if (cu->z.threads > 1) {
+		cu->dec_busiest = stats_tasks_new(&before, NULL); /* none but xz's */
 		cut_cpu = cut_cpu > cu->dec_busiest ? cut_cpu : cu->dec_busiest;
 	}
 	account(own, r->span > cut_cpu ? r->span : cut_cpu);
@@ -430,6 +437,9 @@ static int cutting_open(struct cutting *cu, bfi_writer *w, const char *path, uns
 	if (rc < 0)
 		return rc;
 	rc = zin_open(&cu->z, path, err, errlen);
+	/* xz -T's blocks on liblzma's threads: one for every three that parse (xz is slower than zstd or gzip) */
+	if (rc == 0 && cu->fr == NULL && threads > 1)
+		zin_threads(&cu->z, threads < 6 ? 2 : threads / 3, writer_budget(w) / 8);
 	if (rc && cu->fr) {
 		frames_close(cu->fr, NULL);
 		cu->fr = NULL;

@@ -14,8 +14,12 @@
  * threads than cores, a thread the system runs more often takes more
  * items, and looks busier than it would be on a core of its own.
  */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "internal.h"
@@ -86,6 +90,82 @@ void stats_begin(bfi_writer *w, const char *name)
 	s->main0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
 	s->in_pools = s->critical = s->side = 0;
 	stats_now = s;
+}
+
+/* The ids of this process's threads into t (none when /proc cannot say). */
+static void tasks_list(struct stats_tasks *t)
+{
+	t->n = 0;
+	t->tid = NULL;
+	DIR *d = opendir("/proc/self/task");
+	if (d == NULL)
+		return;
+	unsigned cap = 0;
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		char *end;
+		long id = strtol(e->d_name, &end, 10);
+		if (*end || id <= 0)
+			continue;
+		if (t->n == cap) {
+			long *p = realloc(t->tid, (cap ? 2 * cap : 64) * sizeof *p);
+			if (p == NULL)
+				break;
+			t->tid = p;
+			cap = cap ? 2 * cap : 64;
+		}
+		t->tid[t->n++] = id;
+	}
+	closedir(d);
+}
+
+void stats_tasks(struct stats_tasks *t)
+{
+	tasks_list(t);
+}
+
+/* Thread id's CPU seconds (user and system), or -1. */
+static double task_cpu(long id)
+{
+	char path[64], line[1024];
+	snprintf(path, sizeof path, "/proc/self/task/%ld/stat", id);
+	FILE *f = fopen(path, "re");
+	if (f == NULL)
+		return -1;
+	size_t n = fread(line, 1, sizeof line - 1, f);
+	fclose(f);
+	line[n] = '\0';
+	char *p = strrchr(line, ')'); /* the name may hold spaces and parentheses */
+	unsigned long long ut, st;
+	/* after the name: state, then 10 fields before utime and stime */
+	if (p == NULL || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+	                        &st) != 2)
+		return -1;
+	long hz = sysconf(_SC_CLK_TCK);
+	return hz > 0 ? (double)(ut + st) / (double)hz : -1;
+}
+
+double stats_tasks_new(struct stats_tasks *before, double *all)
+{
+	struct stats_tasks now;
+	tasks_list(&now);
+	double most = 0, sum = 0;
+	for (unsigned i = 0; i < now.n; i++) {
+		unsigned j = 0;
+		while (j < before->n && before->tid[j] != now.tid[i])
+			j++;
+		double c = j < before->n ? -1 : task_cpu(now.tid[i]);
+		if (c > 0) {
+			sum += c;
+			most = c > most ? c : most;
+		}
+	}
+	free(now.tid);
+	free(before->tid);
+	before->tid = NULL;
+	before->n = 0;
+	if (all)
+		*all = sum;
+	return most;
 }
 
 double stats_thread_cpu(void)
