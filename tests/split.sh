@@ -276,6 +276,17 @@ shared_out() {
 }
 check "--stats at 4 threads: one file's reading and filling shared out (CPU over the busiest thread 1.5x or more)" shared_out
 
+full_disk() { # a lone set's rows are written in place through a mapping: a full disk is an error, not SIGBUS
+	mkdir -p "$T/small" && mount -t tmpfs -o size=256k tmpfs "$T/small" 2>/dev/null ||
+		{ echo "SKIP: cannot mount a small tmpfs here"; return 0; }
+	"$BFI" build -q -o "$T/small/snap" --threads 4 --input fasta --kmer 31 "$T/fq" 2>"$T/full.err"
+	st=$?
+	umount "$T/small"
+	[ "$st" -ne 0 ] && [ "$st" -lt 128 ] && grep -q "No space left on device" "$T/full.err" ||
+		{ echo "exit $st"; cat "$T/full.err"; return 1; }
+}
+check "a lone large set's rows written in place on a disk too small for them: 'No space left on device', no crash" full_disk
+
 # errors: the first in the file, as one thread reports it
 mkdir -p "$T/bad1" "$T/bad2" "$T/bad3"
 # a quality two longer than its sequence, past line 30000; a line that is no record after one past 24000

@@ -338,11 +338,20 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	/* the threads the sets leave idle help read them */
 	uint64_t items = every ? b->n_sets : groups;
 	j.helpers = items < avail ? avail / threads : 1;
-	j.out = run ? run : writer_zalloc((size_t)shared); /* ORed into */
+	/*
+	 * A set alone has no next block for its rows' write to run beside: its
+	 * rows are written in place in the output, by every thread at once,
+	 * rather than after by one.
+	 */
+	uint8_t *mapped = NULL;
+	int rc = one && !run ? out_map(fd, sec_off + b->rows_offset, (size_t)shared, &mapped) : 1;
+	if (rc < 0)
+		return rc;
+	j.out = run ? run : mapped ? mapped : writer_zalloc((size_t)shared); /* ORed into */
 	j.filt = calloc(threads, sizeof *j.filt);
 	j.pre = calloc(threads, sizeof *j.pre);
-	int rc = j.out && j.filt && j.pre ? 0 : -ENOMEM;
-	if (rc == 0 && every && (j.every = writer_zalloc((size_t)every_bytes)) == NULL)
+	rc = j.out && j.filt && j.pre ? 0 : -ENOMEM;
+	if (rc == 0 && every && (j.every = writer_zalloc_on((size_t)every_bytes, avail)) == NULL)
 		rc = -ENOMEM;
 	for (unsigned t = 0; rc == 0 && t < threads; t++) {
 		j.filt[t] = every ? NULL : malloc((size_t)filt_bytes);
@@ -377,7 +386,10 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 		return rc;
 	}
 	/* the rows handed to the write before every set's filters are unmapped: the two overlap */
-	if (rc == 0 && bg) {
+	if (mapped) {
+		out_unmap(mapped, (size_t)shared, sec_off + b->rows_offset);
+		j.out = NULL;
+	} else if (rc == 0 && bg) {
 		rc = bg_start(bg, fd, j.out, (size_t)shared, sec_off + b->rows_offset);
 		j.out = NULL;
 	} else if (rc == 0) {

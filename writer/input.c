@@ -145,6 +145,34 @@ void *writer_zalloc(size_t bytes)
 	return p;
 }
 
+#define ZERO_PIECE (1u << 20)
+
+struct zero_job {
+	uint8_t *p;
+	size_t bytes;
+};
+
+static int zero_piece(void *ctx, uint64_t i, unsigned thread)
+{
+	struct zero_job *z = ctx;
+	size_t at = (size_t)i * ZERO_PIECE;
+	(void)thread;
+	memset(z->p + at, 0, z->bytes - at < ZERO_PIECE ? z->bytes - at : ZERO_PIECE);
+	return 0;
+}
+
+void *writer_zalloc_on(size_t bytes, unsigned threads)
+{
+	if (threads < 2 || bytes < 4 * (size_t)ZERO_PIECE)
+		return writer_zalloc(bytes);
+	struct zero_job z = {malloc(bytes), bytes};
+	if (z.p && pool_run(threads, (bytes + ZERO_PIECE - 1) / ZERO_PIECE, zero_piece, &z) != 0) {
+		free(z.p);
+		z.p = NULL;
+	}
+	return z.p;
+}
+
 uint64_t writer_budget(const bfi_writer *w)
 {
 	const struct spool *sp = &w->spool;

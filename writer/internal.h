@@ -513,6 +513,8 @@ void counter_free(struct counter *c);
  * flush on every other core. NULL when out of memory.
  */
 void *writer_zalloc(size_t bytes);
+/* The same, the pages written through on up to threads threads (pool_run): for large ones. */
+void *writer_zalloc_on(size_t bytes, unsigned threads);
 /* Read the files sources_add has queued: 0, or the first error (writer_fail'd). */
 int sources_flush(bfi_writer *w);
 void sources_free(bfi_writer *w);
@@ -642,6 +644,16 @@ unsigned pool_threads(unsigned asked);
  */
 int pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 int pread_all(int fd, void *buf, size_t len, uint64_t off);
+/*
+ * Bytes [off, off + len) of fd, which read as zeros, mapped to be written
+ * in place by many threads at once (buffered writes to one file take its
+ * lock in turn), the file's blocks allocated first so that a full disk is
+ * an error here rather than a SIGBUS at a store: 0 and *map (out_unmap
+ * with the same len and off), 1 when the file cannot be so mapped (write
+ * it), or -errno.
+ */
+int out_map(int fd, uint64_t off, size_t len, uint8_t **map);
+void out_unmap(uint8_t *map, size_t len, uint64_t off);
 /* A scratch file in dir, named bfi-NAME-XXXXXX and unlinked at once: its fd, or -errno. */
 int scratch_open(const char *dir, const char *name);
 /*

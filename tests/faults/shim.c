@@ -1,7 +1,7 @@
 /*
  * shim.c - an LD_PRELOAD library that makes one write, fsync or rename
  * fail, for tests/faults.sh. BFI_FAULT_AT=N fails the Nth such call of the
- * process (ENOSPC for writes and truncation, EIO for syncs, and the rename
+ * process (ENOSPC for writes, fallocate and truncation, EIO for syncs, and the rename
  * itself for renames); BFI_FAULT_COUNT=FILE writes how many calls there
  * were to FILE at exit, so the script knows how many trials to run. Calls
  * are counted in the order the process makes them, LMDB's included.
@@ -89,6 +89,10 @@ ssize_t pwritev(int fd, const struct iovec *v, int n, off_t o)
 int ftruncate(int fd, off_t len)
 {
 	return hit(ENOSPC) ? -1 : REAL(ftruncate)(fd, len);
+}
+int fallocate(int fd, int mode, off_t off, off_t len)
+{
+	return hit(ENOSPC) ? -1 : REAL(fallocate)(fd, mode, off, len);
 }
 int fsync(int fd)
 {
