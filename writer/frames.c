@@ -8,8 +8,9 @@
  * - BGZF (bgzip's, and many sequencers'): gzip in members of at most
  *   64 KiB, each naming its own size in a header field.
  * - zstd in many frames (pzstd's, zstd's of concatenated files, seekable
- *   zstd), each naming its decompressed size; skippable frames among them
- *   are passed over.
+ *   zstd), each found by walking its blocks' headers, and decompressed
+ *   whole when it names its size, as a stream up to a job's share of
+ *   memory when it does not (pzstd's); skippable frames are passed over.
  * A decoding thread in turn takes the next whole members from the file
  * into a job of about a MiB, then decompresses the job while the others
  * fill and decompress theirs; the reading thread takes the jobs' output
@@ -19,10 +20,10 @@
  *
  * A file is taken for BGZF only when its first member names its size and
  * it ends with BGZF's end-of-file member; for zstd, when its first frame
- * (after any skippable ones) names a size a job may hold. From a member
- * that cannot be decompressed apart (a gzip member that names no size, a
- * zstd frame that names none or too large a one, or one that fails to
- * decompress) zin.c reads the rest on the reading thread, after the
+ * (after any skippable ones) names a size a job may hold, or names none
+ * and ends within what a job may read. From a member that cannot be
+ * decompressed apart (a gzip member that names no size, a zstd frame too
+ * large for a job, or one that fails to decompress) zin.c reads the rest on the reading thread, after the
  * output of the members before it, and reports any damage as it does. A
  * BGZF member cut short, or one that claims more than 64 KiB, is an error
  * [BFI_E_INPUT] with its offset, after the output of the members before
@@ -47,6 +48,20 @@
 
 /* A member found at the start of some bytes. */
 enum { M_MORE = -1, M_BAD = -2, M_APART = 0 };
+#define OUT_UNKNOWN SIZE_MAX /* a member that does not name its output's size */
+#define DAMAGED 1
+
+static int grow(unsigned char **p, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	unsigned char *q = realloc(*p, need);
+	if (q == NULL)
+		return -ENOMEM;
+	*p = q;
+	*cap = need;
+	return 0;
+}
 
 struct codec {
 	const char *name;
@@ -60,9 +75,14 @@ struct codec {
 	                    const char **why);
 	void *(*dec_new)(void);
 	void (*dec_free)(void *d);
-	/* Decompress one member whole into out[out_n]: 0, or -1 with *why and *used (input taken). */
-	int (*decode)(void *d, const unsigned char *in, size_t n, unsigned char *out, size_t out_n,
-	              size_t *used, const char **why);
+	/*
+	 * Decompress one member whole into *out at at, growing it (*cap): want
+	 * bytes, or when want is OUT_UNKNOWN, up to most. 0 with *made; DAMAGED
+	 * with *why and *used (the input taken when it stopped), or -ENOMEM.
+	 */
+	int (*decode)(void *d, const unsigned char *in, size_t n, unsigned char **out, size_t *cap,
+	              size_t at, size_t want, size_t most, size_t *made, size_t *used,
+	              const char **why);
 	int apart_on_damage; /* a member that fails to decompress: zin.c reads on from it (else an error) */
 };
 
@@ -121,21 +141,26 @@ static void bgzf_free(void *d)
 	free(d);
 }
 
-static int bgzf_decode(void *d, const unsigned char *in, size_t n, unsigned char *out,
-                       size_t out_n, size_t *used, const char **why)
+static int bgzf_decode(void *d, const unsigned char *in, size_t n, unsigned char **out,
+                       size_t *cap, size_t at, size_t want, size_t most, size_t *made,
+                       size_t *used, const char **why)
 {
 	z_stream *z = d;
+	(void)most;
+	if (grow(out, cap, at + want))
+		return -ENOMEM;
 	inflateReset(z);
 	z->next_in = (unsigned char *)in;
 	z->avail_in = (uInt)n;
-	z->next_out = out;
-	z->avail_out = (uInt)out_n;
+	z->next_out = *out + at;
+	z->avail_out = (uInt)want;
 	int rc = inflate(z, Z_FINISH);
+	*made = want;
 	if (rc == Z_STREAM_END && z->avail_in == 0 && z->avail_out == 0)
 		return 0;
 	*used = (size_t)(z->next_in - in); /* the input zlib had taken when it stopped, as zin.c counts it */
 	*why = z->msg ? z->msg : "corrupt gzip data";
-	return -1;
+	return DAMAGED;
 }
 
 /* zstd */
@@ -163,14 +188,15 @@ static long long zstd_member(const unsigned char *p, size_t n, size_t out_most, 
 		return M_APART;
 	if (n < ZSTD_HEAD)
 		return M_MORE; /* a frame header is shorter, but its frame is longer than this */
+	/* pzstd's frames name no size: decompressed as a stream, up to out_most */
 	unsigned long long content = ZSTD_getFrameContentSize(p, n);
-	if (content == ZSTD_CONTENTSIZE_UNKNOWN || content == ZSTD_CONTENTSIZE_ERROR ||
-	    content > out_most)
+	if (content == ZSTD_CONTENTSIZE_ERROR ||
+	    (content != ZSTD_CONTENTSIZE_UNKNOWN && content > out_most))
 		return M_APART;
 	size_t size = ZSTD_findFrameCompressedSize(p, n);
 	if (ZSTD_isError(size))
 		return n < ZSTD_compressBound(out_most) + ZSTD_HEAD ? M_MORE : M_APART;
-	*out = (size_t)content;
+	*out = content == ZSTD_CONTENTSIZE_UNKNOWN ? OUT_UNKNOWN : (size_t)content;
 	return (long long)size;
 }
 
@@ -184,15 +210,51 @@ static void zstd_free(void *d)
 	ZSTD_freeDCtx(d);
 }
 
-static int zstd_decode(void *d, const unsigned char *in, size_t n, unsigned char *out,
-                       size_t out_n, size_t *used, const char **why)
+static int zstd_decode(void *d, const unsigned char *in, size_t n, unsigned char **out,
+                       size_t *cap, size_t at, size_t want, size_t most, size_t *made,
+                       size_t *used, const char **why)
 {
-	size_t got = ZSTD_decompressDCtx(d, out, out_n, in, n);
-	if (!ZSTD_isError(got) && got == out_n)
-		return 0;
 	*used = 0;
-	*why = ZSTD_isError(got) ? ZSTD_getErrorName(got) : "a zstd frame shorter than it claims";
-	return -1;
+	if (want != OUT_UNKNOWN) {
+		if (grow(out, cap, at + want))
+			return -ENOMEM;
+		size_t got = ZSTD_decompressDCtx(d, *out + at, want, in, n);
+		*made = want;
+		if (!ZSTD_isError(got) && got == want)
+			return 0;
+		*why = ZSTD_isError(got) ? ZSTD_getErrorName(got) : "a zstd frame shorter than it claims";
+		return DAMAGED;
+	}
+	/* as a stream, the output grown as it comes, up to most */
+	ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+	ZSTD_inBuffer ib = {in, n, 0};
+	size_t got = 0;
+	for (;;) {
+		if (got == (*cap - at < most ? *cap - at : most)) { /* no room left */
+			if (got >= most) {
+				*why = "a zstd frame larger than a job holds";
+				return DAMAGED;
+			}
+			size_t room = got < (1u << 20) ? (1u << 20) : got;
+			if (grow(out, cap, at + got + (room < most - got ? room : most - got)))
+				return -ENOMEM;
+		}
+		ZSTD_outBuffer ob = {*out + at, *cap - at < most ? *cap - at : most, got};
+		size_t r = ZSTD_decompressStream(d, &ob, &ib);
+		got = ob.pos;
+		if (ZSTD_isError(r)) {
+			*why = ZSTD_getErrorName(r);
+			return DAMAGED;
+		}
+		if (r == 0 && ib.pos == n) {
+			*made = got;
+			return 0;
+		}
+		if (r == 0 || (ib.pos == n && ob.pos < ob.size)) {
+			*why = "a zstd frame that ends where it should not";
+			return DAMAGED;
+		}
+	}
 }
 
 static const struct codec BGZF = {"gzip", bgzf_member, bgzf_new, bgzf_free, bgzf_decode, 0};
@@ -268,7 +330,18 @@ static const struct codec *codec_of(int fd, uint64_t size, size_t out_most)
 		if (memcmp(head, "\x28\xb5\x2f\xfd", 4))
 			return NULL;
 		unsigned long long content = ZSTD_getFrameContentSize(head, sizeof head);
-		return content <= out_most ? &ZSTD : NULL; /* UNKNOWN and ERROR are larger */
+		if (content <= out_most)
+			return &ZSTD;
+		if (content != ZSTD_CONTENTSIZE_UNKNOWN)
+			return NULL;
+		/* a frame that names no size (pzstd's): taken when it ends within what a job may read */
+		size_t in_most = ZSTD_compressBound(out_most) + ZSTD_HEAD;
+		size_t n = size - at < in_most ? (size_t)(size - at) : in_most;
+		unsigned char *buf = malloc(n);
+		int ok = buf && pread(fd, buf, n, (off_t)at) == (ssize_t)n &&
+		         !ZSTD_isError(ZSTD_findFrameCompressedSize(buf, n));
+		free(buf);
+		return ok ? &ZSTD : NULL;
 	}
 	return NULL;
 }
@@ -346,18 +419,6 @@ int frames_open(struct frames **out, const char *path, unsigned threads, uint64_
 	return 1;
 }
 
-static int grow(unsigned char **p, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return 0;
-	unsigned char *q = realloc(*p, need);
-	if (q == NULL)
-		return -ENOMEM;
-	*p = q;
-	*cap = need;
-	return 0;
-}
-
 /* Read into j until it holds want bytes or the file ends: 0, or -errno. */
 static int read_into(struct frames *g, struct job *j, size_t want)
 {
@@ -389,7 +450,7 @@ static int fill_job(struct frames *g, struct job *j)
 	if ((rc = read_into(g, j, g->job_in)) != 0)
 		return rc;
 	/* whole members only; the one cut by the read waits for the next job */
-	size_t at = 0, out = 0, members = 0;
+	size_t at = 0, out = 0, expect = 0, members = 0;
 	j->bad = j->apart = 0;
 	while (at < j->in_n) {
 		size_t mout = 0;
@@ -419,9 +480,12 @@ static int fill_job(struct frames *g, struct job *j)
 			j->bad = BFI_E_INPUT;
 			break;
 		}
-		if (members > 0 && out + mout > 4 * g->job_in)
+		/* a member that names no size counted as four times its input, for the break */
+		size_t count = mout == OUT_UNKNOWN ? 4 * (size_t)size : mout;
+		if (members > 0 && expect + count > 4 * g->job_in)
 			break; /* output enough: the members that compress most wait for the next job */
-		out += mout;
+		expect += count;
+		out += mout == OUT_UNKNOWN ? 0 : mout;
 		at += (size_t)size;
 		members++;
 	}
@@ -433,22 +497,27 @@ static int fill_job(struct frames *g, struct job *j)
 	g->carry_n = rest;
 	j->in_n = at;
 	j->members = members;
-	if ((rc = grow(&j->out, &j->out_cap, out)) != 0)
-		return rc;
-	j->out_n = out;
 	j->out_pos = 0;
-	return 0;
+	return grow(&j->out, &j->out_cap, out); /* what the members name; the decoder grows it */
 }
 
-/* Decompress job j's members into its output; at a damaged one, the output before it and its error. */
-static void decode_job(struct frames *g, void *dec, struct job *j)
+/*
+ * Decompress job j's members into its output; at a damaged one, the
+ * output before it and its error. 0, or -ENOMEM.
+ */
+static int decode_job(struct frames *g, void *dec, struct job *j)
 {
 	size_t at = 0, out = 0;
+	j->out_n = 0;
 	for (size_t m = 0; m < j->members; m++) {
-		size_t mout = 0, used = 0;
+		size_t mout = 0, used = 0, made = 0;
 		const char *why = NULL;
 		long long size = g->codec->member(j->in + at, j->in_n - at, g->out_most, &mout, &why);
-		if (g->codec->decode(dec, j->in + at, (size_t)size, j->out + out, mout, &used, &why)) {
+		int rc = g->codec->decode(dec, j->in + at, (size_t)size, &j->out, &j->out_cap, out, mout,
+		                          g->out_most, &made, &used, &why);
+		if (rc < 0)
+			return rc;
+		if (rc) {
 			j->out_n = out;
 			if (g->codec->apart_on_damage) { /* zin.c reads it again, and says what is wrong */
 				j->apart = 1;
@@ -459,11 +528,13 @@ static void decode_job(struct frames *g, void *dec, struct job *j)
 				j->bad = BFI_E_INPUT;
 				j->apart = 0;
 			}
-			return;
+			return 0;
 		}
 		at += (size_t)size;
-		out += mout;
+		out += made;
 	}
+	j->out_n = out;
+	return 0;
 }
 
 /*
@@ -506,7 +577,7 @@ static void *decoder(void *arg)
 		if (rc == 0 && dec == NULL)
 			rc = -ENOMEM;
 		if (rc == 0)
-			decode_job(g, dec, j);
+			rc = decode_job(g, dec, j);
 		pthread_mutex_lock(&g->mu);
 		j->rc = rc;
 		j->state = DONE;
