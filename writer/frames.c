@@ -443,7 +443,8 @@ static int fill_job(struct frames *g, struct job *j)
 	int rc = grow(&j->in, &j->in_cap, g->carry_n > g->job_in ? g->carry_n : g->job_in);
 	if (rc)
 		return rc;
-	memcpy(j->in, g->carry, g->carry_n);
+	if (g->carry_n)
+		memcpy(j->in, g->carry, g->carry_n);
 	j->in_n = g->carry_n;
 	j->at = g->offset - g->carry_n;
 	g->carry_n = 0;
@@ -493,7 +494,8 @@ static int fill_job(struct frames *g, struct job *j)
 	size_t rest = j->bad || j->apart ? 0 : j->in_n - at;
 	if ((rc = grow(&g->carry, &g->carry_cap, rest)) != 0)
 		return rc;
-	memcpy(g->carry, j->in + at, rest);
+	if (rest)
+		memcpy(g->carry, j->in + at, rest);
 	g->carry_n = rest;
 	j->in_n = at;
 	j->members = members;
