@@ -4,7 +4,7 @@
  * one thread writes.
  *
  * The caller's thread reads the queries and copies them into chunks
- * (CHUNK_QUERIES queries or CHUNK_BYTES bytes); each chunk is answered
+ * (CHUNK_QUERIES queries or CHUNK_BYTES bytes at most); each chunk is answered
  * whole by one worker into that worker's own answer buffer (out.c keeps
  * one per thread), and handed back; the caller writes the chunks' answers
  * in the order the chunks were made. At most 2 N chunks are in flight, so
@@ -12,6 +12,14 @@
  * the run there: the answers before that query are written, the error is
  * said as one thread says it, and nothing after it is written. Each worker
  * has its own result and its own cache of set names.
+ *
+ * The input's length is not known until it ends, so a chunk holds at most
+ * an eighth of a thread's share of the queries read before it: a short
+ * input (1,000 reads) is shared out in chunks of a few queries, and the
+ * last chunk, which one thread answers while the others may have none,
+ * is a small part of the whole; chunks reach their largest after some
+ * 16 thousand queries a thread, where a chunk's hand-over costs nothing
+ * beside its answers.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,6 +31,7 @@
 #include "tools.h"
 
 #define CHUNK_QUERIES 1024
+#define CHUNK_LEAST 4
 #define CHUNK_BYTES (1u << 20)
 
 struct chunk {
@@ -50,6 +59,7 @@ struct qpool {
 	pthread_cond_t work, finished;
 	struct chunk *ring; /* window chunks: made (head) .. written (tail) */
 	size_t window, head, given, tail; /* counters: chunk c is ring[c % window] */
+	size_t queued; /* queries in the chunks made so far */
 	int stop;
 	int tty;
 	int err; /* the first failure met while writing, or 0 */
@@ -209,6 +219,7 @@ static int submit(struct qpool *qp)
 	struct chunk *c = &qp->ring[qp->head % qp->window];
 	if (c->n == 0)
 		return qp->err;
+	qp->queued += c->n;
 	pthread_mutex_lock(&qp->mu);
 	qp->head++;
 	pthread_cond_signal(&qp->work);
@@ -261,7 +272,9 @@ int qpool_add(struct qpool *qp, const char *text, size_t len, const char *label,
 	if (rc)
 		return rc;
 	c->n++;
-	return c->n == CHUNK_QUERIES || c->len >= CHUNK_BYTES ? submit(qp) : 0;
+	size_t most = qp->queued / (8 * (size_t)qp->threads);
+	most = most < CHUNK_LEAST ? CHUNK_LEAST : most > CHUNK_QUERIES ? CHUNK_QUERIES : most;
+	return c->n >= most || c->len >= CHUNK_BYTES ? submit(qp) : 0;
 }
 
 int qpool_drain(struct qpool *qp)
