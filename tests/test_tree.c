@@ -483,6 +483,56 @@ static void check_cluster(int explicit_flag)
 	}
 	printf("clustered order%s: %d of %d neighbours share a family (interleaved input: 0)\n",
 	       explicit_flag ? " (--cluster)" : " (default)", same, FAMILIES * PER - 1);
+	EXPECT(same > FAMILIES * PER * 85 / 100); /* 916 grouped; 722 by the sketches alone */
+	bfi_close(&snp);
+}
+
+/*
+ * Strains: families whose sets share a third of their keys (a family's 40
+ * and 80 of their own). Each of a set's MinHashes is the family's with
+ * probability 1/3, so sorting by the sketches alone kept a third of each
+ * family together (323 of 999 neighbours); sets agreeing on any MinHash
+ * are grouped, which keeps together all but the fifth whose four MinHashes
+ * all fall in their own keys (about 740).
+ */
+static void test_cluster_strains(void)
+{
+	enum { FAMILIES = 50, PER = 20 };
+	char path[4300];
+	snprintf(path, sizeof path, "%s/strains", test_tmpdir());
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.layouts = BFI_BUILD_TREE;
+	bfi_writer *w;
+	EXPECT_RC(bfi_writer_create(&o, &w), 0);
+	for (int j = 0; j < FAMILIES * PER; j++) { /* interleaved: family j % FAMILIES */
+		int f = j % FAMILIES;
+		char name[24], key[32];
+		uint32_t ord;
+		snprintf(name, sizeof name, "f%d-%d", f, j / FAMILIES);
+		EXPECT_RC(bfi_writer_set(w, name, strlen(name), &ord), 0);
+		for (int i = 0; i < 120; i++) {
+			int n = i < 40 ? snprintf(key, sizeof key, "core%d-%d", f, i)
+			               : snprintf(key, sizeof key, "own%d-%d", j, i);
+			EXPECT_RC(bfi_writer_key(w, ord, key, (size_t)n), 0);
+		}
+	}
+	EXPECT_RC(bfi_writer_finish(w, path, NULL), 0);
+	bfi_writer_destroy(&w);
+	bfi_snapshot *snp;
+	EXPECT_RC(bfi_open(path, 0, &snp), 0);
+	if (!snp)
+		return;
+	int same = 0, prev = -1;
+	for (uint32_t ord = 0; ord < FAMILIES * PER; ord++) {
+		const char *name;
+		size_t len;
+		EXPECT_RC(bfi_set_name(snp, ord, &name, &len), 0);
+		int f = atoi(name + 1);
+		same += f == prev;
+		prev = f;
+	}
+	printf("strains: %d of %d neighbours share a family\n", same, FAMILIES * PER - 1);
 	EXPECT(same > FAMILIES * PER * 6 / 10);
 	bfi_close(&snp);
 }
@@ -498,6 +548,7 @@ int main(void)
 	test_run("tree: fanout 2, against exact truth", test_fanout_2);
 	test_run("tree: fanout 8, against exact truth", test_fanout_8);
 	test_run("tree: fanout 64, against exact truth", test_fanout_64);
+	test_run("tree: strains sharing a third of their keys stay side by side", test_cluster_strains);
 	test_run("tree: one width for every node answers exactly as flat", test_one_width);
 	test_run("tree: the paper's incremental build, against exact truth and flat", test_incremental);
 	test_run("tree: the incremental build's bf-cost is in the paper's range", test_incremental_bf_cost);

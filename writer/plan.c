@@ -36,26 +36,83 @@ static int cmp_by_size(const void *a, const void *b, void *ctx)
 }
 /*
  * Clustered order (spec/format.md, "Ordering sets"): each set's MinHash
- * sketch, the least of MINHASHES independent hashes of its keys, and the
- * sets sorted by their sketches: two sets agree on a MinHash with
- * probability their Jaccard similarity, so similar sets land side by side,
- * under the same tree nodes. O(keys + N log N).
+ * sketch, the least of MINHASHES independent hashes of its keys. Two sets
+ * agree on a MinHash with probability their Jaccard similarity, so sets
+ * that agree on any of them are joined into one group (union-find over
+ * each MinHash's equal values), and the groups are laid out one after
+ * another, each in the order of its members' sketches. Sorting by the
+ * sketches alone split a family wherever its members' first MinHash
+ * differed: strains sharing half their keys scattered half their sets
+ * over the whole order, and a read of their shared part then walked a
+ * path to each. O(keys + MINHASHES N log N).
  */
-static int cmp_sketch(const void *a, const void *b, void *ctx)
+struct cluster {
+	const uint64_t *sk;
+	const uint32_t *group; /* each set's group: its least member */
+	int i;                 /* the MinHash sorted by */
+};
+
+static int cmp_one(const void *a, const void *b, void *ctx)
 {
-	const uint64_t *sk = ctx;
+	const struct cluster *c = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t u = c->sk[(size_t)x * MINHASHES + c->i], v = c->sk[(size_t)y * MINHASHES + c->i];
+	return u != v ? (u < v ? -1 : 1) : (x > y) - (x < y);
+}
+
+static int cmp_grouped(const void *a, const void *b, void *ctx)
+{
+	const struct cluster *c = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	if (c->group[x] != c->group[y])
+		return c->group[x] < c->group[y] ? -1 : 1;
 	for (int i = 0; i < MINHASHES; i++) {
-		uint64_t u = sk[(size_t)x * MINHASHES + i], v = sk[(size_t)y * MINHASHES + i];
+		uint64_t u = c->sk[(size_t)x * MINHASHES + i], v = c->sk[(size_t)y * MINHASHES + i];
 		if (u != v)
 			return u < v ? -1 : 1;
 	}
 	return (x > y) - (x < y);
 }
 
+static uint32_t root_of(uint32_t *parent, uint32_t x)
+{
+	while (parent[x] != x) {
+		parent[x] = parent[parent[x]];
+		x = parent[x];
+	}
+	return x;
+}
+
 static int cluster_order(bfi_writer *w, struct plan *p)
 {
-	qsort_r(p->old_of_new, p->n, sizeof *p->old_of_new, cmp_sketch, w->sums.minhash);
+	uint32_t n = p->n, *parent = malloc((n ? n : 1) * sizeof *parent);
+	uint32_t *by = malloc((n ? n : 1) * sizeof *by);
+	if (parent == NULL || by == NULL) {
+		free(parent);
+		free(by);
+		return -ENOMEM;
+	}
+	struct cluster c = {w->sums.minhash, parent, 0};
+	for (uint32_t j = 0; j < n; j++)
+		parent[j] = j;
+	for (c.i = 0; c.i < MINHASHES; c.i++) {
+		for (uint32_t j = 0; j < n; j++)
+			by[j] = j;
+		qsort_r(by, n, sizeof *by, cmp_one, &c);
+		for (uint32_t j = 1; j < n; j++) {
+			uint64_t v = c.sk[(size_t)by[j] * MINHASHES + c.i];
+			if (v == UINT64_MAX || v != c.sk[(size_t)by[j - 1] * MINHASHES + c.i])
+				continue; /* a set without keys has no MinHash to share */
+			uint32_t a = root_of(parent, by[j - 1]), b = root_of(parent, by[j]);
+			if (a != b) /* the least member is the root: the same groups in any run */
+				parent[a > b ? a : b] = a < b ? a : b;
+		}
+	}
+	for (uint32_t j = 0; j < n; j++)
+		parent[j] = root_of(parent, j);
+	qsort_r(p->old_of_new, n, sizeof *p->old_of_new, cmp_grouped, &c);
+	free(parent);
+	free(by);
 	return 0;
 }
 
