@@ -45,7 +45,17 @@ enum {
 	BFI_BUILD_PLAIN = BFI_LAYOUT_PLAIN,
 	BFI_BUILD_RAMBO = BFI_LAYOUT_RAMBO,
 	BFI_BUILD_TREE = BFI_LAYOUT_TREE,
+	/*
+	 * The default, chosen when the sets are known (bfi_writer_finish): the
+	 * tree alone from BFI_AUTO_TREE_SETS sets on, when its leaves, every
+	 * set at the largest set's width, take at most BFI_AUTO_TREE_SPREAD
+	 * times the bits of every set at its own width (sets of like size),
+	 * and no flat-only option is set; else flat. Alone, not with others.
+	 */
+	BFI_BUILD_AUTO = 1u << 30,
 };
+#define BFI_AUTO_TREE_SETS 65536
+#define BFI_AUTO_TREE_SPREAD 1.5
 
 /*
  * The options of a build. Fill them with bfi_build_options_init() before
@@ -60,7 +70,7 @@ struct bfi_build_options {
 	uint64_t bits;   /* m for every filter; 0 sizes each block for its largest set */
 	uint32_t hashes; /* k, bits per key; 0 derives it from fpr (or bits) */
 	uint64_t expected_keys; /* size filters for this many keys, not the sets' own counts */
-	unsigned layouts;       /* BFI_BUILD_* (default BFI_BUILD_FLAT) */
+	unsigned layouts;       /* BFI_BUILD_* (default BFI_BUILD_AUTO) */
 	int keep_order;         /* ordinals in input order, not by set size */
 	int cluster;            /* ordinals by MinHash, so similar sets sit together (for tree);
 	                         * the default when the tree is the only layout */

@@ -100,6 +100,8 @@ static int count_sets(struct finish *f)
 static int lay_out(struct finish *f)
 {
 	bfi_writer *w = f->w;
+	if (w->auto_layout)
+		w->opt.layouts = auto_layout(w, f->n, f->max_n);
 	f->p.n = (uint32_t)f->n;
 	f->p.distinct = w->sums.distinct;
 	int rc = make_plan(w, &f->p, f->max_n);

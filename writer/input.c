@@ -27,7 +27,7 @@ void bfi_build_options_init(struct bfi_build_options *o)
 	memset(o, 0, sizeof *o);
 	o->size = sizeof *o;
 	o->fpr = 0.01;
-	o->layouts = BFI_BUILD_FLAT;
+	o->layouts = BFI_BUILD_AUTO;
 }
 
 int bfi__sized(const void *o, void *out, size_t ours, size_t least)

@@ -125,7 +125,8 @@ struct set_sums {
 	size_t cap;
 	int want_hll, want_minhash, want_seen;
 };
-int sums_init(struct set_sums *s, const struct bfi_build_options *o);
+/* auto_tree: the layout is chosen at the end (BFI_BUILD_AUTO), so the tree's sketches too */
+int sums_init(struct set_sums *s, const struct bfi_build_options *o, int auto_tree);
 /*
  * Is there room in the budget for the counts and sketches of n sets?
  * finishing: no key comes any more, so the spool's buffer may be spilled
@@ -298,6 +299,7 @@ struct bfi_writer {
 	struct set_src *src; /* by input ordinal, cap_src of them; zero: spooled */
 	size_t cap_src;
 	int direct;     /* sets read from files are read again, not spooled */
+	int auto_layout; /* BFI_BUILD_AUTO: opt.layouts is flat until lay_out chooses */
 	unsigned kmer;  /* FASTA sources: the k-mer length */
 	pthread_mutex_t err_lock; /* writer_fail_shared's */
 	uint64_t keys_in;
@@ -724,6 +726,11 @@ int sums_from_spool(bfi_writer *w);
  * what it allocated.
  */
 int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n);
+/*
+ * BFI_BUILD_AUTO's choice for n sets, the largest of max_n keys (spec/
+ * format.md, "Choosing the layout"): BFI_BUILD_TREE or BFI_BUILD_FLAT.
+ */
+unsigned auto_layout(const bfi_writer *w, uint64_t n, uint64_t max_n);
 void plan_free(struct plan *p);
 /* m for a filter holding n distinct keys at the rate o asks (filter_m), or --bits. */
 uint64_t width_for(const struct bfi_build_options *o, uint64_t n, uint32_t k);

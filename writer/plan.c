@@ -117,6 +117,19 @@ static int cluster_order(bfi_writer *w, struct plan *p)
 }
 
 
+unsigned auto_layout(const bfi_writer *w, uint64_t n, uint64_t max_n)
+{
+	const struct bfi_build_options *o = &w->opt;
+	/* options of flat's blocks ask for flat */
+	if (n < BFI_AUTO_TREE_SETS || o->block_cost || o->fixed_width || w->given || w->raw)
+		return BFI_BUILD_FLAT;
+	uint32_t k = choose_k(o, max_n);
+	double own = 0, leaves = (double)n * (double)width_for(o, max_n, k);
+	for (uint64_t j = 0; j < n; j++)
+		own += (double)width_for(o, w->sums.distinct[j], k);
+	return leaves <= BFI_AUTO_TREE_SPREAD * own ? BFI_BUILD_TREE : BFI_BUILD_FLAT;
+}
+
 int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 {
 	const struct bfi_build_options *o = &w->opt;

@@ -36,7 +36,7 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 		return orc;
 	o = &def;
 	if (!(o->fpr > 0 && o->fpr < 1) || o->bits > BFI_MAX_BITS || o->hashes > BFI_MAX_K ||
-	    o->layouts == 0 || (o->layouts & ~wlayouts_all()) ||
+	    o->layouts == 0 || (o->layouts != BFI_BUILD_AUTO && (o->layouts & ~wlayouts_all())) ||
 	    (o->fanout && (o->fanout < 2 || o->fanout > 64 ||
 	                    (!o->bloofi_incremental && (o->fanout & (o->fanout - 1))))) ||
 	    o->prefilter < BFI_PREFILTER_AUTO || o->prefilter > BFI_PREFILTER_NEVER ||
@@ -55,6 +55,10 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 	if (w == NULL)
 		return -ENOMEM;
 	w->opt = *o;
+	/* the default's choice waits for the sets: read as for flat, sketched for either */
+	w->auto_layout = o->layouts == BFI_BUILD_AUTO;
+	if (w->auto_layout)
+		w->opt.layouts = BFI_BUILD_FLAT;
 	w->program = resident_bytes();
 	pthread_mutex_init(&w->err_lock, NULL);
 	/* the insertion build walks the spool itself: every key goes there */
@@ -72,7 +76,7 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 		            o->fpr, ceil(-log2(o->fpr)), BFI_MAX_K, BFI_MAX_K, ldexp(1, -(int)BFI_MAX_K),
 		            o->fpr);
 	/* Half the budget buffers keys; the other half holds row stripes. */
-	int rc = sums_init(&w->sums, &w->opt);
+	int rc = sums_init(&w->sums, &w->opt, w->auto_layout);
 	if (rc == 0 && (rc = spool_init(&w->spool, (size_t)(writer_budget(w) / 2 / sizeof(struct rec)),
 	                                pool_threads(w->opt.threads))) != 0)
 		sums_free(&w->sums);

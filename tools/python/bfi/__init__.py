@@ -1282,7 +1282,7 @@ _writer_errmsg = _fn("bfi_writer_errmsg", ctypes.c_char_p, _P)
 
 
 def build(out, sets=None, *, keys_dir=None, fasta=None, groups=None, kmer=None, fpr=0.01,
-          layouts=("flat",), memory=0, threads=0, keep_order=False, expected_keys=0, bits=0,
+          layouts=None, memory=0, threads=0, keep_order=False, expected_keys=0, bits=0,
           hashes=0, min_count=1, counts=None):
     """Build a snapshot at out, as bfi build does (published atomically).
 
@@ -1292,7 +1292,7 @@ def build(out, sets=None, *, keys_dir=None, fasta=None, groups=None, kmer=None, 
     set a file, by their k-mers of length kmer (bfi build --input fasta);
     groups: a mapping of set name to its several files (bfi build --fof),
     FASTA/FASTQ with kmer, else key files. fpr, layouts (names, as
-    --layout), memory, threads, keep_order, expected_keys, bits, hashes and
+    --layout; None: bfi build's default, flat or the tree by the sets), memory, threads, keep_order, expected_keys, bits, hashes and
     min_count are bfi build's options. counts: with min_count above 1, a
     dict filled with each set's name (str) and its (seen, kept) distinct
     keys: those its files gave and those seen min_count times or more,
@@ -1302,9 +1302,10 @@ def build(out, sets=None, *, keys_dir=None, fasta=None, groups=None, kmer=None, 
     _build_options_init(ctypes.byref(o))
     o.fpr, o.memory, o.threads, o.keep_order = fpr, memory, threads, int(keep_order)
     o.expected_keys, o.bits, o.hashes, o.min_count = expected_keys, bits, hashes, min_count
-    o.layouts = 0
-    for name in ([layouts] if isinstance(layouts, str) else layouts):
-        o.layouts |= _layout(name)
+    if layouts is not None:  # else the library's default choice
+        o.layouts = 0
+        for name in ([layouts] if isinstance(layouts, str) else layouts):
+            o.layouts |= _layout(name)
     if fasta is not None and not kmer:
         raise ValueError("bfi: fasta needs kmer")
     w = ctypes.c_void_p()
