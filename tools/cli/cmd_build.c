@@ -735,14 +735,23 @@ int cmd_build(int argc, char **argv)
 	}
 	print_counted(w, o.min_count, stats, counted, sizeof counted);
 	bfi_writer_destroy(&w);
+	/* the layouts written (the default chooses by the sets), read back from the index alone */
+	char held[128] = "?";
+	bfi_snapshot *snap = NULL;
+	if (!quiet && bfi_open(out, BFI_OPEN_NO_CATALOG, &snap) == 0) {
+		struct bfi_info in;
+		bfi_info(snap, &in);
+		layout_names(in.layouts, ",", held, sizeof held);
+		bfi_close(&snap);
+	}
 	if (!quiet)
 		fprintf(stderr,
 		        "%s: wrote %s: %llu sets, %llu keys (%llu distinct set/key pairs), "
-		        "largest set %llu keys, k=%u, %u blocks, widest m=%llu bits; index %llu bytes, "
-		        "catalog %llu bytes%s\n", me,
+		        "largest set %llu keys, k=%u, layout %s (%u flat blocks), widest m=%llu bits; "
+		        "index %llu bytes, catalog %llu bytes%s\n", me,
 		        out, (unsigned long long)sum.n_sets, (unsigned long long)sum.keys_in,
 		        (unsigned long long)sum.distinct_pairs, (unsigned long long)sum.max_set_keys,
-		        sum.hashes, sum.blocks, (unsigned long long)sum.bits,
+		        sum.hashes, held, sum.blocks, (unsigned long long)sum.bits,
 		        (unsigned long long)sum.index_bytes,
 		        (unsigned long long)sum.catalog_bytes, counted);
 	return EXIT_OK;
