@@ -3,8 +3,9 @@
  *
  * A file that starts with the magic of gzip (1f 8b), xz (fd 37 7a 58 5a
  * 00), bzip2 ("BZh" and a digit) or zstd (28 b5 2f fd, or a skippable
- * frame's) is decompressed, stream after stream as gzip(1), xz(1), bzip2(1) and zstd(1) do, through
- * zlib, liblzma, libbz2 and libzstd; anything else is read as it is.
+ * frame's) is decompressed, stream after stream as gzip(1), xz(1),
+ * bzip2(1) and zstd(1) do, through zlib, liblzma, libbz2 and libzstd;
+ * anything else is read as it is.
  * Unlike the libraries' file readers, which stop quietly at bytes after
  * the last stream, this refuses them, as gzip -t does: trailing bytes mean
  * a damaged or mis-concatenated file, and indexing part of it would drop

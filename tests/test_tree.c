@@ -440,6 +440,26 @@ static void test_bad_groups(void)
 	bfi_close(&s);
 }
 
+/* Of the n sets of the snapshot at path, named f<family>-<i>: how many follow one of their family. */
+static int family_neighbours(const char *path, uint32_t n)
+{
+	bfi_snapshot *snp;
+	EXPECT_RC(bfi_open(path, 0, &snp), 0);
+	if (!snp)
+		return -1;
+	int same = 0, prev = -1;
+	for (uint32_t ord = 0; ord < n; ord++) {
+		const char *name;
+		size_t len;
+		EXPECT_RC(bfi_set_name(snp, ord, &name, &len), 0);
+		int f = atoi(name + 1);
+		same += f == prev;
+		prev = f;
+	}
+	bfi_close(&snp);
+	return same;
+}
+
 /* MinHash order: sets of one family (sharing most keys) end up side by side. */
 static void check_cluster(int explicit_flag)
 {
@@ -468,23 +488,10 @@ static void check_cluster(int explicit_flag)
 	}
 	EXPECT_RC(bfi_writer_finish(w, path, NULL), 0);
 	bfi_writer_destroy(&w);
-	bfi_snapshot *snp;
-	EXPECT_RC(bfi_open(path, 0, &snp), 0);
-	if (!snp)
-		return;
-	int same = 0, prev = -1;
-	for (uint32_t ord = 0; ord < FAMILIES * PER; ord++) {
-		const char *name;
-		size_t len;
-		EXPECT_RC(bfi_set_name(snp, ord, &name, &len), 0);
-		int f = atoi(name + 1);
-		same += f == prev;
-		prev = f;
-	}
+	int same = family_neighbours(path, FAMILIES * PER);
 	printf("clustered order%s: %d of %d neighbours share a family (interleaved input: 0)\n",
 	       explicit_flag ? " (--cluster)" : " (default)", same, FAMILIES * PER - 1);
 	EXPECT(same > FAMILIES * PER * 85 / 100); /* 916 grouped; 722 by the sketches alone */
-	bfi_close(&snp);
 }
 
 /*
@@ -519,22 +526,9 @@ static void test_cluster_strains(void)
 	}
 	EXPECT_RC(bfi_writer_finish(w, path, NULL), 0);
 	bfi_writer_destroy(&w);
-	bfi_snapshot *snp;
-	EXPECT_RC(bfi_open(path, 0, &snp), 0);
-	if (!snp)
-		return;
-	int same = 0, prev = -1;
-	for (uint32_t ord = 0; ord < FAMILIES * PER; ord++) {
-		const char *name;
-		size_t len;
-		EXPECT_RC(bfi_set_name(snp, ord, &name, &len), 0);
-		int f = atoi(name + 1);
-		same += f == prev;
-		prev = f;
-	}
+	int same = family_neighbours(path, FAMILIES * PER);
 	printf("strains: %d of %d neighbours share a family\n", same, FAMILIES * PER - 1);
 	EXPECT(same > FAMILIES * PER * 6 / 10);
-	bfi_close(&snp);
 }
 
 static void test_cluster(void)

@@ -64,7 +64,6 @@ static int grow(unsigned char **p, size_t *cap, size_t need)
 }
 
 struct codec {
-	const char *name;
 	/*
 	 * The member at p (n bytes there): its size (> 0), with its output's
 	 * size in *out; M_MORE when more bytes are needed to tell; M_APART when
@@ -96,14 +95,14 @@ static long long bgzf_member(const unsigned char *p, size_t n, size_t out_most, 
 		return M_MORE;
 	if (p[0] != 0x1f || p[1] != 0x8b || p[2] != 8 || !(p[3] & 4))
 		return M_APART;
-	size_t xlen = (size_t)p[10] | (size_t)p[11] << 8;
+	size_t xlen = bfi_get16(p + 10);
 	if (n < 12 + xlen)
 		return M_MORE;
 	long long size = 0;
 	for (size_t at = 12; at + 4 <= 12 + xlen;) {
-		size_t slen = (size_t)p[at + 2] | (size_t)p[at + 3] << 8;
+		size_t slen = bfi_get16(p + at + 2);
 		if (p[at] == 'B' && p[at + 1] == 'C' && slen == 2 && at + 6 <= 12 + xlen) {
-			size = ((long long)p[at + 4] | (long long)p[at + 5] << 8) + 1;
+			size = (long long)bfi_get16(p + at + 4) + 1;
 			break;
 		}
 		at += 4 + slen;
@@ -116,8 +115,7 @@ static long long bgzf_member(const unsigned char *p, size_t n, size_t out_most, 
 	}
 	if (n < (size_t)size)
 		return M_MORE;
-	const unsigned char *t = p + size - 4; /* ISIZE */
-	*out = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
+	*out = bfi_get32(p + size - 4); /* ISIZE */
 	if (*out > BGZF_MAX) {
 		*why = "a BGZF member that claims more than 64 KiB";
 		return M_BAD;
@@ -177,8 +175,7 @@ static long long zstd_member(const unsigned char *p, size_t n, size_t out_most, 
 	if (n < 8)
 		return M_MORE;
 	if (zstd_skippable(p)) {
-		uint64_t size = 8 + ((uint64_t)p[4] | (uint64_t)p[5] << 8 | (uint64_t)p[6] << 16 |
-		                     (uint64_t)p[7] << 24);
+		uint64_t size = 8 + (uint64_t)bfi_get32(p + 4);
 		if (size > (uint64_t)out_most)
 			return M_APART;
 		*out = 0;
@@ -257,8 +254,8 @@ static int zstd_decode(void *d, const unsigned char *in, size_t n, unsigned char
 	}
 }
 
-static const struct codec BGZF = {"gzip", bgzf_member, bgzf_new, bgzf_free, bgzf_decode, 0};
-static const struct codec ZSTD = {"zstd", zstd_member, zstd_new, zstd_free, zstd_decode, 1};
+static const struct codec BGZF = {bgzf_member, bgzf_new, bgzf_free, bgzf_decode, 0};
+static const struct codec ZSTD = {zstd_member, zstd_new, zstd_free, zstd_decode, 1};
 
 /* The engine */
 
@@ -323,8 +320,7 @@ static const struct codec *codec_of(int fd, uint64_t size, size_t out_most)
 		if (pread(fd, head, sizeof head, (off_t)at) != (ssize_t)sizeof head)
 			return NULL;
 		if (zstd_skippable(head)) {
-			at += 8 + ((uint64_t)head[4] | (uint64_t)head[5] << 8 | (uint64_t)head[6] << 16 |
-			           (uint64_t)head[7] << 24);
+			at += 8 + (uint64_t)bfi_get32(head + 4);
 			continue;
 		}
 		if (memcmp(head, "\x28\xb5\x2f\xfd", 4))
@@ -396,7 +392,7 @@ int frames_open(struct frames **out, const char *path, unsigned threads, uint64_
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->cv, NULL);
 	if (g->job == NULL) {
-		frames_close(g, NULL);
+		frames_close(g);
 		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
 		return -ENOMEM;
 	}
@@ -412,7 +408,7 @@ int frames_open(struct frames **out, const char *path, unsigned threads, uint64_
 		}
 	}
 	if (g->started == 0) { /* no threads to be had: zin.c reads it on this one */
-		frames_close(g, NULL);
+		frames_close(g);
 		return 0;
 	}
 	*out = g;
@@ -657,9 +653,9 @@ uint64_t frames_offset(const struct frames *g)
 	return g->whole ? g->z.offset + g->z.pos : __atomic_load_n(&g->offset, __ATOMIC_RELAXED);
 }
 
-double frames_close(struct frames *g, double *total)
+double frames_close(struct frames *g)
 {
-	double most = 0, all = 0;
+	double most = 0;
 	if (g == NULL)
 		return 0;
 	pthread_mutex_lock(&g->mu);
@@ -669,7 +665,6 @@ double frames_close(struct frames *g, double *total)
 	for (unsigned t = 0; t < g->started; t++) {
 		pthread_join(g->tid[t], NULL);
 		most = g->cpu[t] > most ? g->cpu[t] : most;
-		all += g->cpu[t];
 	}
 	for (unsigned i = 0; g->job && i < g->jobs; i++) {
 		free(g->job[i].in);
@@ -683,7 +678,5 @@ double frames_close(struct frames *g, double *total)
 	pthread_cond_destroy(&g->cv);
 	pthread_mutex_destroy(&g->mu);
 	free(g);
-	if (total)
-		*total = all;
 	return most;
 }

@@ -248,14 +248,14 @@ double stats_lane_now(void);
  * The threads a library starts on its own (liblzma's decoders), told
  * from ours by being new since stats_tasks: their CPU time, read from
  * /proc before the library ends them. stats_tasks_new: the busiest's
- * seconds (0 when /proc cannot say); *all, if not NULL: theirs summed.
+ * seconds (0 when /proc cannot say); it frees before's list.
  */
 struct stats_tasks {
 	unsigned n;
 	long *tid;
 };
 void stats_tasks(struct stats_tasks *t);
-double stats_tasks_new(struct stats_tasks *before, double *all);
+double stats_tasks_new(struct stats_tasks *before);
 
 struct bfi_writer {
 	struct bfi_build_options opt;
@@ -552,15 +552,14 @@ int split_wanted(const bfi_writer *w, const char *file, uint64_t share);
  * in order, its jobs within about memory bytes. frames_open: 1 and *g
  * when path is such a file (and threads > 1), 0 when it is not (zin.c
  * reads it), or -errno with err set. frames_read as zin_read.
- * frames_close: the busiest decoder's CPU seconds (*total, if not NULL:
- * all of theirs).
+ * frames_close: the busiest decoder's CPU seconds.
  */
 struct frames;
 int frames_open(struct frames **g, const char *path, unsigned threads, uint64_t memory,
                 char *err, size_t errlen);
 ssize_t frames_read(struct frames *g, void *buf, size_t n, char *err, size_t errlen);
 uint64_t frames_offset(const struct frames *g);
-double frames_close(struct frames *g, double *total);
+double frames_close(struct frames *g);
 struct split_result {
 	uint64_t keys, check;
 	struct held_keys *held; /* the kept keys, held for the fill; or NULL */

@@ -42,9 +42,9 @@ static int cmp_by_size(const void *a, const void *b, void *ctx)
  * each MinHash's equal values), and the groups are laid out one after
  * another, each in the order of its members' sketches. Sorting by the
  * sketches alone split a family wherever its members' first MinHash
- * differed: strains sharing half their keys scattered half their sets
- * over the whole order, and a read of their shared part then walked a
- * path to each. O(keys + MINHASHES N log N).
+ * differed: strains sharing a third of their keys kept only a third of
+ * them side by side, and a read of their shared part then walked a path
+ * to each of the others. O(keys + MINHASHES N log N).
  */
 struct cluster {
 	const uint64_t *sk;

@@ -56,7 +56,6 @@ struct part {
 struct cutting {
 	struct zin z;
 	struct frames *fr; /* a file of members' decoders (frames.c), which read it instead of z */
-	double dec_busiest; /* their busiest's CPU seconds, once they end */
 	const char *path;
 	struct seq_cutter c;
 	struct seq_at at; /* where the next part begins */
@@ -383,15 +382,11 @@ static int rounds_run(struct rounds *r, struct cutting *cu, char *err, size_t er
 	if (started == T)
 		pthread_barrier_destroy(&r->bar);
 	double own = stats_thread_cpu() - own0;
-	/* the cutting runs beside the threads: whichever lane is longer */
-	if (cu->fr) { /* the decoders' lanes ran beside these too */
-		cu->dec_busiest = frames_close(cu->fr, NULL);
-		cu->fr = NULL;
-		cut_cpu = cut_cpu > cu->dec_busiest ? cut_cpu : cu->dec_busiest;
-	} else if (cu->z.threads > 1) {
-		cu->dec_busiest = stats_tasks_new(&before, NULL); /* none but xz's */
-		cut_cpu = cut_cpu > cu->dec_busiest ? cut_cpu : cu->dec_busiest;
-	}
+	/* the cutting runs beside the threads, and the decoders' lanes (frames.c's, or xz's, the
+	 * only threads new since before) beside them: whichever lane is longest */
+	double dec = cu->fr ? frames_close(cu->fr) : cu->z.threads > 1 ? stats_tasks_new(&before) : 0;
+	cu->fr = NULL;
+	cut_cpu = cut_cpu > dec ? cut_cpu : dec;
 	account(own, r->span > cut_cpu ? r->span : cut_cpu);
 	for (int b = 0; b < 2; b++) {
 		for (unsigned t = 0; t < T; t++)
@@ -441,7 +436,7 @@ static int cutting_open(struct cutting *cu, bfi_writer *w, const char *path, uns
 	if (rc == 0 && cu->fr == NULL && threads > 1)
 		zin_threads(&cu->z, threads < 6 ? 2 : threads / 3, writer_budget(w) / 8);
 	if (rc && cu->fr) {
-		frames_close(cu->fr, NULL);
+		frames_close(cu->fr);
 		cu->fr = NULL;
 	}
 	return rc;
@@ -450,7 +445,7 @@ static int cutting_open(struct cutting *cu, bfi_writer *w, const char *path, uns
 static void cutting_close(struct cutting *cu)
 {
 	if (cu->fr)
-		frames_close(cu->fr, NULL);
+		frames_close(cu->fr);
 	zin_close(&cu->z);
 	free(cu->carry);
 }

@@ -93,7 +93,7 @@ void stats_begin(bfi_writer *w, const char *name)
 }
 
 /* The ids of this process's threads into t (none when /proc cannot say). */
-static void tasks_list(struct stats_tasks *t)
+void stats_tasks(struct stats_tasks *t)
 {
 	t->n = 0;
 	t->tid = NULL;
@@ -118,11 +118,6 @@ static void tasks_list(struct stats_tasks *t)
 	closedir(d);
 }
 
-void stats_tasks(struct stats_tasks *t)
-{
-	tasks_list(t);
-}
-
 /* Thread id's CPU seconds (user and system), or -1. */
 static double task_cpu(long id)
 {
@@ -144,27 +139,22 @@ static double task_cpu(long id)
 	return hz > 0 ? (double)(ut + st) / (double)hz : -1;
 }
 
-double stats_tasks_new(struct stats_tasks *before, double *all)
+double stats_tasks_new(struct stats_tasks *before)
 {
 	struct stats_tasks now;
-	tasks_list(&now);
-	double most = 0, sum = 0;
+	stats_tasks(&now);
+	double most = 0;
 	for (unsigned i = 0; i < now.n; i++) {
 		unsigned j = 0;
 		while (j < before->n && before->tid[j] != now.tid[i])
 			j++;
 		double c = j < before->n ? -1 : task_cpu(now.tid[i]);
-		if (c > 0) {
-			sum += c;
-			most = c > most ? c : most;
-		}
+		most = c > most ? c : most;
 	}
 	free(now.tid);
 	free(before->tid);
 	before->tid = NULL;
 	before->n = 0;
-	if (all)
-		*all = sum;
 	return most;
 }
 

@@ -1292,7 +1292,8 @@ def build(out, sets=None, *, keys_dir=None, fasta=None, groups=None, kmer=None, 
     set a file, by their k-mers of length kmer (bfi build --input fasta);
     groups: a mapping of set name to its several files (bfi build --fof),
     FASTA/FASTQ with kmer, else key files. fpr, layouts (names, as
-    --layout; None: bfi build's default, flat or the tree by the sets), memory, threads, keep_order, expected_keys, bits, hashes and
+    --layout; None: bfi build's default, flat or the tree by the sets),
+    memory, threads, keep_order, expected_keys, bits, hashes and
     min_count are bfi build's options. counts: with min_count above 1, a
     dict filled with each set's name (str) and its (seen, kept) distinct
     keys: those its files gave and those seen min_count times or more,
