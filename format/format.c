@@ -17,11 +17,38 @@ uint64_t bfi_checksum64(const void *p, size_t len)
 	return XXH3_64bits(len ? p : "", len);
 }
 
-void bfi_digest128(const void *p, size_t len, uint8_t out[16])
+static void put_digest(XXH128_hash_t h, uint8_t out[16])
 {
-	XXH128_hash_t h = XXH3_128bits(len ? p : "", len);
 	bfi_put64(out, h.low64);
 	bfi_put64(out + 8, h.high64);
+}
+
+void bfi_digest128(const void *p, size_t len, uint8_t out[16])
+{
+	put_digest(XXH3_128bits(len ? p : "", len), out);
+}
+
+/* The same digest of bytes given in runs: XXH3's streaming state. */
+struct bfi_digest *bfi_digest_begin(void)
+{
+	XXH3_state_t *st = XXH3_createState();
+	if (st && XXH3_128bits_reset(st) != XXH_OK) {
+		XXH3_freeState(st);
+		st = NULL;
+	}
+	return (struct bfi_digest *)st;
+}
+
+void bfi_digest_add(struct bfi_digest *d, const void *p, size_t len)
+{
+	if (len)
+		XXH3_128bits_update((XXH3_state_t *)d, p, len);
+}
+
+void bfi_digest_end(struct bfi_digest *d, uint8_t out[16])
+{
+	put_digest(XXH3_128bits_digest((XXH3_state_t *)d), out);
+	XXH3_freeState((XXH3_state_t *)d);
 }
 
 static int all_zero(const uint8_t *p, size_t n)

@@ -464,6 +464,11 @@ uint64_t bfi_section_head(uint32_t kind, const uint8_t desc[64], uint64_t size);
 
 uint64_t bfi_checksum64(const void *p, size_t len);
 void bfi_digest128(const void *p, size_t len, uint8_t out[16]);
+/* bfi_digest128 of bytes given in runs, in order: begin (NULL: no memory), add each, end frees. */
+struct bfi_digest;
+struct bfi_digest *bfi_digest_begin(void);
+void bfi_digest_add(struct bfi_digest *d, const void *p, size_t len);
+void bfi_digest_end(struct bfi_digest *d, uint8_t out[16]);
 
 /* bfi_memory_limits (memory.c), reading /proc and /sys under root, RLIMIT_AS given (0: none). */
 struct bfi_memory_limits;

@@ -129,14 +129,16 @@ int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
 	if (size != s->lay.hdr.catalog_size)
 		BAD_OUT(BFI_E_CATALOG_MISMATCH, 0, size, "catalog size differs from the index's record");
 	if (!trusted) {
+		/* the digest, and the pages' check in the same pass: a catalog made to
+		 * match a resealed header, LMDB must not meet a bad page */
 		uint8_t digest[16];
-		bfi_digest128(map, (size_t)size, digest);
+		const char *why;
+		rc = bfi__lmdb_check(map, size, digest, &why);
+		if (rc == -ENOMEM)
+			BAD_OUT(rc, 0, 0, "no memory to check the catalog");
 		if (memcmp(digest, s->lay.hdr.catalog_digest, 16) != 0)
 			BAD_OUT(BFI_E_CATALOG_MISMATCH, 0, size,
 			    "catalog digest differs from the index's record");
-		/* a catalog made to match a resealed header: LMDB must not meet a bad page */
-		const char *why;
-		rc = bfi__lmdb_check(map, size, &why);
 		if (rc)
 			BAD_OUT(rc, 0, size, why ? why : "catalog pages out of range");
 	}

@@ -285,9 +285,11 @@ int bfi__rows_padding(const bfi_snapshot *s, const uint8_t *rows, uint64_t m, ui
 int bfi__catalog_check_all(bfi_snapshot *snap, struct bfi_bad *bad);
 
 /*
- * Walk an LMDB file's pages (reader/lmdbcheck.c) before LMDB reads it:
- * 0, or BFI_E_CATALOG with *what saying why.
+ * Check an LMDB file's pages (reader/lmdbcheck.c) before LMDB reads it, in
+ * the same pass as its digest (bfi_digest128) is taken: 0, or
+ * BFI_E_CATALOG with *what saying why, and digest filled either way; or
+ * -ENOMEM, digest not filled.
  */
-int bfi__lmdb_check(const uint8_t *map, uint64_t size, const char **what);
+int bfi__lmdb_check(const uint8_t *map, uint64_t size, uint8_t digest[16], const char **what);
 
 #endif

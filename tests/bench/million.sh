@@ -5,7 +5,8 @@
 #   build   --layout flat and --layout tree: wall time, its rate in
 #           k-mers a second, peak RSS, index and catalog sizes; and which
 #           of the two bfi build's default writes (byte for byte);
-#   open    bfi_open with the catalog checked, and without (bench_open);
+#   open    bfi_open with the catalog checked, and without, beside the
+#           catalog's floor: its file mapped and its digest taken (bench_open);
 #   query   1,000 150-bp reads cut from the documents and 1,000 random, at
 #           θ = 0.8, whole process on one thread, medians of ROUNDS;
 #           every positive read must find its document;
@@ -79,8 +80,8 @@ for n in $NS; do
 	if [ -x "$OPEN" ]; then
 		# its second round, the first having warmed the page cache
 		"$OPEN" "$snap" 200 | awk -v n="$n" '{ for (i = 1; i < NF; i++) if ($i == "median") m = $(i + 1) }
-			/^bfi_open\(0\)/ { full = m } /BFI_OPEN_TRUSTED/ { trusted = m }
-			END { print "N=" n ": open with the catalog checked, median " full " us; trusted (no catalog check) " trusted " us" }'
+			/^bfi_open\(0\)/ { full = m } /BFI_OPEN_TRUSTED/ { trusted = m } /^catalog floor/ { floor = m }
+			END { print "N=" n ": open with the catalog checked, median " full " us; trusted (no catalog check) " trusted " us; the catalog mapped and its digest taken " floor " us" }'
 	fi
 	timed "$W/t" "$BFI" verify "$snap"
 	read -r secs kib <"$W/t"
