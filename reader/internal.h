@@ -251,8 +251,18 @@ void bfi__use_kernel(bfi_and_fn f);
  * the tests compare them.
  */
 int bfi__pruning(void);
-/* Tests: 1 prune, 0 do not, -1 read BFI_PRUNE again. */
-void bfi__use_pruning(int on);
+/*
+ * How, from BFI_PRUNE: off (count every term on every set), the default
+ * (prune; a tree whose top level leaves most nodes reads its leaves' rows
+ * whole), "walk" (a tree always descends), "leaves" (a tree always reads
+ * its leaves' rows). A tree's answers are the same sets by either path,
+ * bar a set that reaches the threshold only by false positives of its
+ * leaf that an ancestor's filter rules out.
+ */
+enum { BFI_PRUNE_OFF, BFI_PRUNE_AUTO, BFI_PRUNE_WALK, BFI_PRUNE_LEAVES };
+int bfi__prune_mode(void);
+/* Tests: a BFI_PRUNE_* mode (1 prunes as by default, 0 does not), or -1: read BFI_PRUNE again. */
+void bfi__use_pruning(int mode);
 /*
  * Rows of at most this many bytes (eight lines: a block of up to 4,096
  * sets) are short: the AVX2 kernel finishes them line by line, without its

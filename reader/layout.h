@@ -326,6 +326,35 @@ static inline uint64_t bfi__still_alive(uint64_t alive, const uint32_t *count, u
 	return alive;
 }
 
+/*
+ * Dense words (count.c): add acc's bits to count[0 .. 63], and the mask of
+ * count[0 .. 63] below floor, a lane a count; all 64 counts must be there.
+ */
+void bfi__count_word(uint32_t *count, uint64_t acc);
+uint64_t bfi__count_below(const uint32_t *count, uint32_t floor);
+/* Words with fewer bits than this are counted a bit at a time. */
+#define BFI_DENSE_BITS 8
+
+/* Add acc's bits to count[0 .. 63], all 64 of which are there. */
+static inline void bfi__count_bits(uint32_t *count, uint64_t acc)
+{
+	if (__builtin_popcountll(acc) >= BFI_DENSE_BITS) {
+		bfi__count_word(count, acc);
+		return;
+	}
+	for (; acc; acc &= acc - 1)
+		count[__builtin_ctzll(acc)]++;
+}
+
+/* bfi__still_alive, where all 64 counts are there. */
+static inline uint64_t bfi__still_alive64(uint64_t alive, const uint32_t *count, uint64_t left,
+                                          uint32_t need)
+{
+	if (left >= need || __builtin_popcountll(alive) < BFI_DENSE_BITS)
+		return bfi__still_alive(alive, count, left, need);
+	return alive & ~bfi__count_below(count, (uint32_t)(need - left));
+}
+
 /* Answer e on ops's layout into res, which bfi__prepare reset (result.c). */
 int bfi__answer(const bfi_snapshot *s, const struct bfi_layout_ops *ops, const struct bfi_expr *e,
                 bfi_result *res);

@@ -81,9 +81,16 @@ int bfi__survivors(const struct bfi_rblock *b, const uint64_t *z, uint32_t from,
 			if (res->count_bytes && may && w / 8 != last_line) /* a line of each row read */
 				res->touched += (uint64_t)k * 64;
 			last_line = w / 8;
-			for (; acc; acc &= acc - 1)
-				counts[w * 64 + (size_t)__builtin_ctzll(acc)]++;
-			if ((alive[w] = bfi__still_alive(alive[w], counts + w * 64, terms - t - 1, need)) != 0)
+			uint32_t *count = counts + w * 64;
+			if (w * 64 + 64 <= b->n) { /* all 64 counts there: dense words a lane a count */
+				bfi__count_bits(count, acc);
+				alive[w] = bfi__still_alive64(alive[w], count, terms - t - 1, need);
+			} else {
+				for (; acc; acc &= acc - 1)
+					count[__builtin_ctzll(acc)]++;
+				alive[w] = bfi__still_alive(alive[w], count, terms - t - 1, need);
+			}
+			if (alive[w] != 0)
 				live_words[kept++] = (uint32_t)w;
 		}
 		nw = kept;

@@ -251,6 +251,13 @@ struct walk {
 	uint64_t *mask[BFI_MAX_LEVELS];
 	bfi_result *res;
 	uint64_t lines, visited;
+	/*
+	 * Reading the leaves' rows whole (tree_leaves): bit j of word
+	 * parent[x * parent_words + j / 64], the level above's node j holds
+	 * term list[x], as do its ancestors; else NULL.
+	 */
+	const uint64_t *parent;
+	size_t parent_words;
 };
 
 /* The children of node at level l + 1: [*first, *end) of level l; BFI_E_BAD_LAYOUT if out of range. */
@@ -336,12 +343,18 @@ static int descend(struct walk *w, uint32_t l, uint64_t wd, uint64_t pass, const
 	return 0;
 }
 
-/* acc ANDed with word wd of the k rows r, stopping once it is zero; the words read added to *lines. */
+/*
+ * acc ANDed with word wd of the k rows r, stopping once it is zero; the
+ * rows read added to *lines when their word starts a line not read yet
+ * (fresh: the word before it read was in another line).
+ */
 static inline uint64_t and_words(const uint8_t *const *r, uint32_t k, uint64_t wd, uint64_t acc,
-                                 uint64_t *lines)
+                                 int fresh, uint64_t *lines)
 {
-	for (uint32_t i = 0; i < k && acc; i++, (*lines)++)
+	uint32_t i = 0;
+	for (; i < k && acc; i++)
 		acc &= le64toh(((const uint64_t *)r[i])[wd]);
+	*lines += fresh ? i : 0;
 	return acc;
 }
 
@@ -369,11 +382,10 @@ static int walk_group(struct walk *w, uint32_t l, uint64_t first, uint64_t end, 
 		uint64_t alive = group;
 		for (size_t x = 0; x < n && alive; x++) {
 			const uint8_t *const *r = w->rows + ((size_t)l * w->terms + list[x]) * k;
-			uint64_t acc = and_words(r, k, wd, alive, &w->lines);
+			uint64_t acc = and_words(r, k, wd, alive, 1, &w->lines);
 			mask[x] = acc;
-			for (; acc; acc &= acc - 1)
-				count[__builtin_ctzll(acc)]++;
-			alive = bfi__still_alive(alive, count, n - x - 1, w->need);
+			bfi__count_bits(count, acc);
+			alive = bfi__still_alive64(alive, count, n - x - 1, w->need);
 		}
 		int rc = descend(w, l, wd, alive, count, list, mask, n);
 		if (rc)
@@ -383,6 +395,17 @@ static int walk_group(struct walk *w, uint32_t l, uint64_t first, uint64_t end, 
 }
 
 #define TOP_ASK_WORDS 8 /* live words of the top level whose next terms' words are asked for */
+/*
+ * A walk whose top level leaves more than TREE_SCAN_NUM / TREE_SCAN_DEN of
+ * its nodes to descend from reads the leaves' rows whole instead, as a flat
+ * block is read (tree_leaves): descending from many nodes reads most of the
+ * same words, a child group at a time. On strains with a mobile element in
+ * a share of their groups (tests/bench/strains.sh), descending was cheaper
+ * with 8% of the top nodes left, the rows whole from 20% on.
+ */
+#define TREE_SCAN_NUM 1
+#define TREE_SCAN_DEN 8
+#define TREE_SCAN_LEAVES 1
 #define TOP_TERMS_AHEAD 8
 #define TOP_MASKS (4u << 20) /* bytes of masks of the top level's words a walk keeps at once */
 
@@ -395,7 +418,8 @@ static int walk_group(struct walk *w, uint32_t l, uint64_t first, uint64_t end, 
  * survivors descend; its counts in top_count[(wd - w0) * 64 ...].
  */
 static int walk_top(struct walk *w, uint32_t l, uint64_t nodes, size_t w0, size_t w1, size_t n,
-                    uint64_t *top_mask, uint32_t *top_count, uint64_t *alive, uint32_t *live)
+                    int may_scan, uint64_t *top_mask, uint32_t *top_count, uint64_t *alive,
+                    uint32_t *live)
 {
 	const uint32_t *list = w->list[l];
 	uint32_t k = w->k;
@@ -421,15 +445,27 @@ static int walk_top(struct walk *w, uint32_t l, uint64_t nodes, size_t w0, size_
 		size_t kept = 0;
 		for (size_t y = 0; y < nw; y++) {
 			size_t wd = live[y], at = wd - w0;
-			uint64_t acc = and_words(r, k, wd, alive[at], &w->lines);
+			/* the live words ascend: a line of each row counts once */
+			int fresh = y == 0 || live[y - 1] / 8 != wd / 8;
+			/* leaves read whole: a term counts where their parent holds it, as in the walk */
+			uint64_t from = alive[at];
+			if (w->parent && !(w->parent[x * w->parent_words + wd / 64] >> (wd % 64) & 1))
+				from = 0;
+			uint64_t acc = from ? and_words(r, k, wd, from, fresh, &w->lines) : 0;
 			top_mask[at * n + x] = acc;
 			uint32_t *count = top_count + at * 64;
-			for (; acc; acc &= acc - 1)
-				count[__builtin_ctzll(acc)]++;
-			if ((alive[at] = bfi__still_alive(alive[at], count, n - x - 1, w->need)) != 0)
+			bfi__count_bits(count, acc);
+			if ((alive[at] = bfi__still_alive64(alive[at], count, n - x - 1, w->need)) != 0)
 				live[kept++] = (uint32_t)wd;
 		}
 		nw = kept;
+	}
+	if (may_scan) { /* so many nodes left that the leaves are cheaper read as rows */
+		uint64_t left = 0;
+		for (size_t y = 0; y < nw; y++)
+			left += (uint64_t)__builtin_popcountll(alive[live[y] - w0]);
+		if (left * TREE_SCAN_DEN > nodes * TREE_SCAN_NUM)
+			return TREE_SCAN_LEAVES;
 	}
 	/* the words left, in order: after the last term, their nodes at need or over */
 	for (size_t y = 0; y < nw; y++) {
@@ -439,6 +475,55 @@ static int walk_top(struct walk *w, uint32_t l, uint64_t nodes, size_t w0, size_
 			return rc;
 	}
 	return 0;
+}
+
+/*
+ * The leaves' rows read whole, for the n terms of w->list[levels - 1]: on a
+ * tree of fanout 64 and implied groups, where node j's children are word j
+ * of the level below. A term counts at a leaf only if every ancestor holds
+ * it too, as in the walk, so the answers are the walk's: level by level
+ * from the top, each term's nodes whose ancestors hold it go into above
+ * (the top's first, each level's after), then the leaves are counted as
+ * the top level is walked (walk_top), each term's word of leaves read only
+ * where their parent holds it. masks: room for walk_top's.
+ */
+static int tree_leaves(struct walk *w, size_t n, uint64_t *above, size_t words0, size_t chunk0,
+                       uint64_t *masks)
+{
+	const struct bfi_tree *t = w->t;
+	uint32_t levels = t->d.levels, k = w->k;
+	const uint64_t *over = NULL; /* the level above's, or NULL at the top */
+	size_t over_words = 0;
+	for (uint32_t l = levels - 1; l >= 1; l--) {
+		const struct bfi_rlevel *lv = &t->levels[l];
+		size_t words = (size_t)((lv->nodes + 63) / 64);
+		for (size_t x = 0; x < n; x++) {
+			const uint8_t *const *r = w->rows + ((size_t)l * w->terms + w->list[levels - 1][x]) * k;
+			for (size_t wd = 0; wd < words; wd++) {
+				uint64_t acc = wd + 1 < words || lv->nodes % 64 == 0
+				                   ? ~UINT64_C(0)
+				                   : (UINT64_C(1) << (lv->nodes % 64)) - 1;
+				if (over && !(over[x * over_words + wd / 64] >> (wd % 64) & 1))
+					acc = 0;
+				above[x * words + wd] = acc ? and_words(r, k, wd, acc, wd % 8 == 0, &w->lines) : 0;
+			}
+		}
+		w->res->tests += lv->nodes;
+		if (bfi__late(w->res))
+			return BFI_E_TIMEOUT;
+		over = above;
+		over_words = words;
+		above += n * words;
+	}
+	memcpy(w->list[0], w->list[levels - 1], n * sizeof *w->list[0]);
+	w->parent = over;
+	w->parent_words = over_words;
+	int rc = 0;
+	for (size_t w0 = 0; rc == 0 && w0 < words0; w0 += chunk0)
+		rc = walk_top(w, 0, t->levels[0].nodes, w0, w0 + chunk0 < words0 ? w0 + chunk0 : words0, n, 0,
+		              masks, w->res->counts, w->res->alive, w->res->live_words);
+	w->parent = NULL;
+	return rc;
 }
 
 #define TOP_AHEAD 512 /* bytes of each top-level row asked for before the walk */
@@ -455,13 +540,28 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 	/* the top level's words walked at once: their masks of every term in TOP_MASKS */
 	size_t words = (size_t)((top->nodes + 63) / 64), chunk = TOP_MASKS / 8 / terms;
 	chunk = chunk < 1 ? 1 : chunk > words ? words : chunk;
-	/* vec: each level's masks, then the chunk's words' masks of each term */
+	/* the same for the leaves, should the walk read their rows whole */
+	size_t words0 = (size_t)((t->levels[0].nodes + 63) / 64), chunk0 = TOP_MASKS / 8 / terms;
+	chunk0 = chunk0 < 1 ? 1 : chunk0 > words0 ? words0 : chunk0;
+	size_t most = chunk > chunk0 ? chunk : chunk0;
+	/*
+	 * The top level, every node; if it leaves most of them (and was walked
+	 * in one go, nothing answered yet), the leaves' rows whole instead, on
+	 * a tree whose every node's children fill one word of the level below.
+	 */
+	int mode = bfi__prune_mode(), rc = 0;
+	int may_scan = levels > 1 && chunk == words && t->d.fanout == 64 &&
+	               !(t->d.flags & BFI_TREE_EXPLICIT) && mode != BFI_PRUNE_WALK;
+	size_t above = 0; /* words of the levels over the leaves: each term's nodes there */
+	for (uint32_t l = 1; may_scan && l < levels; l++)
+		above += (size_t)((t->levels[l].nodes + 63) / 64);
+	/* vec: each level's masks, the chunk's words' masks of each term, the levels' above */
 	if (bfi__grow(&res->rows, &res->rows_cap, cells * k, sizeof *res->rows) ||
 	    bfi__grow(&res->terms, &res->terms_cap, cells, sizeof *res->terms) ||
-	    bfi__grow(&res->vec, &res->vec_cap, cells + chunk * terms, sizeof *res->vec) ||
-	    bfi__grow(&res->counts, &res->counts_cap, chunk * 64, sizeof *res->counts) ||
-	    bfi__grow(&res->alive, &res->alive_cap, chunk, sizeof *res->alive) ||
-	    bfi__grow(&res->live_words, &res->live_words_cap, chunk, sizeof *res->live_words))
+	    bfi__grow(&res->vec, &res->vec_cap, cells + (most + above) * terms, sizeof *res->vec) ||
+	    bfi__grow(&res->counts, &res->counts_cap, most * 64, sizeof *res->counts) ||
+	    bfi__grow(&res->alive, &res->alive_cap, most, sizeof *res->alive) ||
+	    bfi__grow(&res->live_words, &res->live_words_cap, most, sizeof *res->live_words))
 		return -ENOMEM;
 	struct walk w = {.t = t, .k = t->acc ? 1 : k, .need = need, .rows = res->rows, .terms = terms,
 	                 .res = res};
@@ -477,9 +577,13 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 	 */
 	for (uint32_t x = 0; x < terms && !t->acc; x++) {
 		bfi_keyhash h = e->keys[e->kidx[x]];
-		/* every word of the top level reads the first terms - need + 1 terms' rows; only
-		 * the words left after them read the later terms' */
-		uint64_t ahead = x <= terms - need + 2 ? TOP_AHEAD : 64;
+		/*
+		 * every word of the top level reads the first terms - need + 1 terms' rows; only
+		 * the words left after them read the later terms', which the walk asks for
+		 * itself a few terms ahead (TOP_TERMS_AHEAD): asked for here, a read that
+		 * matches nothing would wait on every term's lines in the queue of misses
+		 */
+		uint64_t ahead = x <= terms - need + 2 ? TOP_AHEAD : 0;
 		for (uint32_t i = 0; i < k; i++) {
 			if (t->pre && (i == 0 || !t->line_pre))
 				bfi__prefetch(t->pre + bfi_pre_pos(h, i, t->d.pre_m, t->line_pre) / 8);
@@ -490,7 +594,7 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 	}
 	size_t n = 0;
 	uint64_t pre_lines = 0;
-	for (uint32_t x = 0; x < terms; x++) {
+	for (uint32_t x = 0; x < terms && n + (terms - x) >= need; x++) { /* else none can reach need */
 		if (!key_in(t, e, e->kidx[x], &pre_lines))
 			continue;
 		/* each probe hashed once, reduced to every level's width */
@@ -506,10 +610,14 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
 			key_rows(t, e, e->kidx[x], l, res->rows + (size_t)l * terms + x);
 		w.list[levels - 1][n++] = x;
 	}
-	int rc = 0;
-	for (size_t w0 = 0; n >= need && rc == 0 && w0 < words; w0 += chunk) /* the top level: every node */
+	if (may_scan && mode == BFI_PRUNE_LEAVES)
+		rc = n >= need ? TREE_SCAN_LEAVES : 0;
+	for (size_t w0 = 0; n >= need && rc == 0 && w0 < words; w0 += chunk)
 		rc = walk_top(&w, levels - 1, top->nodes, w0, w0 + chunk < words ? w0 + chunk : words, n,
-		              res->vec + cells, res->counts, res->alive, res->live_words);
+		              may_scan, res->vec + cells, res->counts, res->alive, res->live_words);
+	if (rc == TREE_SCAN_LEAVES)
+		rc = tree_leaves(&w, n, res->vec + cells + most * terms, words0, chunk0,
+		                 res->vec + cells);
 	if (res->count_bytes)
 		res->touched += (pre_lines + w.lines) * 64;
 	return rc;

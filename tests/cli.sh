@@ -507,6 +507,25 @@ bench_bounds_ok() {
 }
 check "bench --batch: the batch beside its memory bounds" bench_bounds_ok
 
+# bench --threshold: reads as threshold queries of their k-mers on each
+# layout, with the lines they touch beside the latency bound for them.
+bench_reads_ok() {
+	python3 tests/bench/synth_docs.py records "$T/bdocs.fa" "$T/breads.fa" 300 400 40 150 3 &&
+		"$BFI" build -q -o "$T/breads" --layout flat,tree --per-record --input fasta --kmer 31 \
+			"$T/bdocs.fa" &&
+		"$BFI" bench --repeat 1 -t 0.8 --kmer 31 "$T/breads" "$T/breads.fa" >"$T/bench.out" || return 1
+	cat "$T/bench.out"
+	grep -q '^queries .*: 40 reads, their 31-mers at threshold 0.8' "$T/bench.out" &&
+		[ "$(grep -Ec '^(flat|tree) +40 queries' "$T/bench.out")" -eq 2 ] &&
+		[ "$(grep -Ec '[0-9.]+ lines/query: latency bound \(as random lines\) [0-9.]+ us' "$T/bench.out")" -eq 2 ] &&
+		# every read was cut from a document: each finds at least it
+		! grep -E 'bytes/query \(0\.' "$T/bench.out" &&
+		! "$BFI" bench -t 0.8 "$T/breads" "$T/breads.fa" 2>"$T/err" && grep -q 'go together' "$T/err" &&
+		! "$BFI" bench -t 0.8 --kmer 31 --batch 4 "$T/breads" "$T/breads.fa" 2>/dev/null &&
+		! "$BFI" bench -t 0 --kmer 31 "$T/breads" "$T/breads.fa" 2>/dev/null
+}
+check "bench --threshold: reads, lines touched, the latency bound" bench_reads_ok
+
 check "build --tsv from stdin" sh -c "
 	printf 'a\tx\nb\tx\nb\ty\n' | '$BFI' build -q -o '$T/tsv' --tsv - &&
 	'$BFI' query '$T/tsv' x y | tr '\n' ' ' | grep -q '^x	a	b y	b '"

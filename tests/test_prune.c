@@ -3,9 +3,12 @@
  * cannot reach the threshold; on the tree, a subtree whose node holds too
  * few terms) answer exactly what counting every term on every set
  * answers: the same sets, ranked the same, with the same scores, on every
- * layout and shape of flat block, at thresholds from 0.3 to 1. And no set
- * holding enough of the terms is missed, by the sets' true contents.
+ * layout and shape of flat block, at thresholds from 0.3 to 1; on a tree,
+ * by its walk, by its leaves' rows read whole, and by the default's choice
+ * between them. And no set holding enough of the terms is missed, by the
+ * sets' true contents.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -52,6 +55,15 @@ struct snap {
 	int wide;
 };
 
+/* The same sets, in the same order, with the same scores. */
+static int same_answers(const bfi_result *a, const bfi_result *b)
+{
+	size_t n = bfi_result_count(a);
+	return n == bfi_result_count(b) &&
+	       (n == 0 || (memcmp(bfi_result_ordinals(a), bfi_result_ordinals(b), n * sizeof(uint32_t)) == 0 &&
+	                   memcmp(bfi_result_scores(a), bfi_result_scores(b), n * sizeof(uint32_t)) == 0));
+}
+
 /* Compare pruned and unpruned answers of random term lists on snapshot path. */
 static void compare(const char *path, const struct snap *sp)
 {
@@ -93,9 +105,18 @@ static void compare(const char *path, const struct snap *sp)
 		if (e == NULL)
 			continue;
 		for (size_t t = 0; t < sizeof thetas / sizeof *thetas; t++) {
-			bfi__use_pruning(0);
+			bfi__use_pruning(BFI_PRUNE_OFF);
 			EXPECT_RC(bfi_query_threshold(s, sp->layout, e, thetas[t], a), 0);
-			bfi__use_pruning(1);
+			/* a tree's walk, its leaves read whole, and the default's choice between them */
+			if (sp->layout == BFI_LAYOUT_TREE) {
+				bfi__use_pruning(BFI_PRUNE_WALK);
+				EXPECT_RC(bfi_query_threshold(s, sp->layout, e, thetas[t], b), 0);
+				EXPECT(same_answers(a, b));
+				bfi__use_pruning(BFI_PRUNE_LEAVES);
+				EXPECT_RC(bfi_query_threshold(s, sp->layout, e, thetas[t], b), 0);
+				EXPECT(same_answers(a, b));
+			}
+			bfi__use_pruning(BFI_PRUNE_AUTO);
 			EXPECT_RC(bfi_query_threshold(s, sp->layout, e, thetas[t], b), 0);
 			size_t na = bfi_result_count(a), nb = bfi_result_count(b);
 			EXPECT(na == nb);
@@ -253,6 +274,114 @@ static void test_tree_shapes(void)
 	bfi_close(&s);
 }
 
+/*
+ * Strains with a mobile element: GROUPS groups of PER sets, each set its
+ * group's core and keys of its own; every third set (across all groups)
+ * also holds the element's keys. A group sits under one or two nodes, so
+ * a read of a core descends to one node's leaves; a read of the element
+ * leaves every top node standing, and the default reads the leaves' rows
+ * whole. Both ways, and the walk and counting every term, give the same
+ * answers, and every carrier is found.
+ */
+enum { GROUPS = 100, PER = 30, CORE = 40, MINE = 20, MOBILE = 40 };
+
+static size_t strain_key(uint32_t j, uint32_t i, char *buf, size_t cap)
+{
+	if (i < CORE)
+		return (size_t)snprintf(buf, cap, "core-%u-%u", j / PER, i);
+	if (i < CORE + MINE || j % 3)
+		return (size_t)snprintf(buf, cap, "mine-%u-%u", j, i);
+	return (size_t)snprintf(buf, cap, "mobile-%u", i - CORE - MINE);
+}
+
+static void strain_query(bfi_snapshot *s, const char *what, uint32_t n, uint64_t *seed, bfi_result *a,
+                         bfi_result *b, uint64_t *tests)
+{
+	char keybuf[60][32];
+	const void *kp[60];
+	size_t lens[60];
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t x = (uint32_t)(test_rand(seed) % 100);
+		if (!strcmp(what, "mobile"))
+			snprintf(keybuf[i], sizeof keybuf[i], "mobile-%u", i % MOBILE);
+		else
+			snprintf(keybuf[i], sizeof keybuf[i], x < 90 ? "core-%s-%u" : "absent-%s-%u", what,
+			         x < 90 ? i % CORE : x);
+		kp[i] = keybuf[i];
+		lens[i] = strlen(keybuf[i]);
+	}
+	bfi_expr *e = NULL;
+	EXPECT_RC(bfi_expr_terms(kp, lens, n, &e), 0);
+	if (e == NULL)
+		return;
+	bfi__use_pruning(BFI_PRUNE_OFF);
+	EXPECT_RC(bfi_query_threshold(s, BFI_LAYOUT_TREE, e, 0.8, a), 0);
+	for (int mode = BFI_PRUNE_AUTO; mode <= BFI_PRUNE_LEAVES; mode++) {
+		bfi__use_pruning(mode);
+		EXPECT_RC(bfi_query_threshold(s, BFI_LAYOUT_TREE, e, 0.8, b), 0);
+		EXPECT(same_answers(a, b));
+		if (mode == BFI_PRUNE_AUTO)
+			*tests = bfi_result_filter_tests(b);
+	}
+	bfi__use_pruning(-1);
+	bfi_expr_free(&e);
+}
+
+static void test_tree_strains(void)
+{
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.layouts = BFI_BUILD_TREE;
+	o.keep_order = 1; /* a group's sets side by side, under one or two nodes */
+	o.all_levels = 1; /* fanout 64: 3,000 leaves under 47 nodes */
+	char path[4200];
+	snprintf(path, sizeof path, "%s/tree-strains", dir);
+	EXPECT_RC(test_build_sets(&o, path, GROUPS * PER, CORE + MINE + MOBILE, strain_key), 0);
+	bfi_snapshot *s = NULL;
+	EXPECT_RC(bfi_open(path, 0, &s), 0);
+	if (s == NULL)
+		return;
+	struct bfi_layout_info lt = test_layout(s, BFI_LAYOUT_TREE);
+	uint64_t top = 0, m = 0, tests = 0, above = 0;
+	EXPECT(lt.u.tree.levels >= 2 &&
+	       bfi_tree_level(s, lt.u.tree.levels - 1, &top, &m, NULL, NULL) == 0 && top > 1);
+	for (uint32_t l = 1; l < lt.u.tree.levels; l++) {
+		uint64_t nodes = 0;
+		EXPECT(bfi_tree_level(s, l, &nodes, &m, NULL, NULL) == 0);
+		above += nodes;
+	}
+	bfi_result *a = NULL, *b = NULL;
+	EXPECT_RC(bfi_result_create(&a), 0);
+	EXPECT_RC(bfi_result_create(&b), 0);
+	uint64_t seed = 48;
+	/* the element: every carrier answers, and the walk gave way to the leaves' rows */
+	strain_query(s, "mobile", 50, &seed, a, b, &tests);
+	uint32_t carriers = 0;
+	for (size_t x = 0; x < bfi_result_count(a); x++) {
+		const char *nm;
+		size_t nl;
+		EXPECT_RC(bfi_set_name(s, bfi_result_ordinals(a)[x], &nm, &nl), 0);
+		carriers += (uint32_t)atoi(nm + 1) % 3 == 0;
+	}
+	printf("tree-strains: %u levels, %llu top nodes; mobile read: %zu sets (%u carriers of %u), "
+	       "%llu filters tested\n", lt.u.tree.levels, (unsigned long long)top, bfi_result_count(a),
+	       carriers, GROUPS * PER / 3, (unsigned long long)tests);
+	EXPECT(carriers == GROUPS * PER / 3);
+	/* the top level walked, then each level over the leaves and the leaves whole */
+	EXPECT(tests == top + above + GROUPS * PER);
+	/* a core: its group answers, and the walk stays under few nodes */
+	for (uint32_t g = 0; g < 5; g++) {
+		char what[16];
+		snprintf(what, sizeof what, "%u", g * 7);
+		strain_query(s, what, 45, &seed, a, b, &tests);
+		EXPECT(bfi_result_count(a) >= PER);
+		EXPECT(tests < GROUPS * PER / 2);
+	}
+	bfi_result_destroy(&a);
+	bfi_result_destroy(&b);
+	bfi_close(&s);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof dir, "%s", test_tmpdir());
@@ -262,6 +391,8 @@ int main(void)
 	         test_other_layouts);
 	test_run("prune: trees of one width with a pre-filter, explicit groups, default levels",
 	         test_tree_shapes);
+	test_run("prune: a tree of strains answers alike by its walk and by its leaves' rows",
+	         test_tree_strains);
 	test_cleanup();
 	return test_exit();
 }

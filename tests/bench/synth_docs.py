@@ -21,6 +21,11 @@ usage: synth_docs.py strains OUT_FA CORE_FA OWN_FA GROUPS PER CORE OWN READS REA
     from random groups' cores (which their whole group holds) into CORE_FA,
     named c<i>_<group>, and READS cut from random sets' own parts into
     OWN_FA, named o<i>_<set>.
+usage: synth_docs.py mobile IN_FA OUT_FA READS_FA SHARE LENGTH READS READ_LENGTH SEED
+    The records of IN_FA (one sequence line each) into OUT_FA, a random
+    SHARE of them (0..1) with one mobile element of LENGTH random bases
+    appended (a plasmid many strains carry, in every group), and READS
+    reads cut from the element into READS_FA, named m<i>.
 """
 import os, random, sys
 
@@ -110,6 +115,22 @@ def strains(out, core_out, own_out, groups, per, core, own, nreads, read_length,
             f.write(b"".join(reads))
 
 
+def mobile(src, out, reads_out, share, length, nreads, read_length, seed):
+    rnd = random.Random(seed)
+    element = rnd.randbytes(length).translate(BASES)
+    with open(src, "rb") as f, open(out, "wb") as o:
+        for line in f:
+            if line.startswith(b">"):
+                o.write(line)
+            else:
+                seq = line.rstrip(b"\n")
+                o.write(seq + (element if rnd.random() < share else b"") + b"\n")
+    with open(reads_out, "wb") as f:
+        for i in range(nreads):
+            at = rnd.randrange(0, length - read_length + 1)
+            f.write(b">m%d\n" % i + element[at:at + read_length] + b"\n")
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "docs":
@@ -121,6 +142,9 @@ if __name__ == "__main__":
                 int(sys.argv[7]), int(sys.argv[8]))
     elif mode == "strains":
         strains(sys.argv[2], sys.argv[3], sys.argv[4], *(int(a) for a in sys.argv[5:12]))
+    elif mode == "mobile":
+        mobile(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]),
+               *(int(a) for a in sys.argv[6:10]))
     elif mode == "random":
         random_reads(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
     else:

@@ -1,6 +1,7 @@
 /*
- * cmd_bench.c - bfi bench: time single-key queries on each layout of a
- * snapshot, beside the machine's sequential-read bandwidth, in one run.
+ * cmd_bench.c - bfi bench: time single-key queries, or reads' threshold
+ * queries, on each layout of a snapshot, beside what this machine's memory
+ * allows for the bytes they touch, measured in the same run.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,12 +19,15 @@ static const char help[] =
 	"\n"
 	"SNAP is a snapshot or a collection of them (bfi append --help).\n"
 	"\n"
-	"Run each line of the file QUERIES as a single-key query against SNAP,\n"
-	"on every layout the snapshot holds, and report in one run:\n"
+	"Run each line of the file QUERIES as a single-key query against SNAP\n"
+	"(or, with --threshold, each read of QUERIES as a threshold query of its\n"
+	"k-mers), on every layout the snapshot holds, and report in one run:\n"
 	"  - throughput and latency percentiles of each layout (one thread);\n"
-	"  - the bytes of index each query touched (mean);\n"
-	"  - this machine's sequential-read bandwidth, measured now, and the\n"
-	"    time those bytes would take at that bandwidth (the bound);\n"
+	"  - the bytes and 64-byte lines of index each query touched (mean);\n"
+	"  - this machine's sequential-read bandwidth and the cost of a random\n"
+	"    line, measured now, and the time those bytes would take read in\n"
+	"    sequence (the bandwidth bound) or those lines read at random (the\n"
+	"    latency bound);\n"
 	"  - the ratio of flat to plain, when the snapshot holds both\n"
 	"    (bfi build --layout flat,plain).\n"
 	"Each layout first answers every query once untimed (warm-up).\n"
@@ -41,6 +45,11 @@ static const char help[] =
 	"                       and show what memory allows for their bytes:\n"
 	"                       read in sequence, or as random cache lines at\n"
 	"                       the cost measured now\n"
+	"  -t, --threshold T    QUERIES holds reads (FASTA, or a sequence a line):\n"
+	"                       each is the threshold query of its k-mers at T\n"
+	"                       (0 < T <= 1), as bfi query --fasta -t T asks it\n"
+	"      --kmer K         the k-mer length of --threshold reads (the\n"
+	"                       catalog is not opened: K must be given)\n"
 	"      --repeat R       timed passes over the queries (default 3)\n"
 	"      --plain-limit N  queries timed on plain, which is slow (default 2000)\n"
 	"      --results FILE   append the figures as Markdown table rows to FILE\n"
@@ -164,39 +173,90 @@ struct keys {
 	char **k;
 	size_t *len;
 	size_t n;
-	bfi_expr **e; /* one per line: a key, or a parsed expression with --expr */
+	bfi_expr **e; /* one per line: a key, or a parsed expression with --expr; or a read's terms */
+	double theta; /* > 0: each is a read's term list, asked at this threshold */
 };
 
-static int load_keys(const char *path, struct keys *ks)
+/* Add the n bytes at p as one more of ks's queries. */
+static int add_key(struct keys *ks, size_t *kcap, const char *p, size_t n)
+{
+	if (ks->n == *kcap) {
+		size_t cap = *kcap ? 2 * *kcap : 1024;
+		char **k = realloc(ks->k, cap * sizeof *k);
+		if (k)
+			ks->k = k;
+		size_t *len = realloc(ks->len, cap * sizeof *len);
+		if (len)
+			ks->len = len;
+		if (!k || !len)
+			return -ENOMEM;
+		*kcap = cap;
+	}
+	if ((ks->k[ks->n] = malloc(n + 1)) == NULL)
+		return -ENOMEM;
+	memcpy(ks->k[ks->n], p, n);
+	ks->k[ks->n][n] = 0;
+	ks->len[ks->n++] = n;
+	return 0;
+}
+
+/*
+ * The queries of the file at path: a line each, or with reads, a read each:
+ * a FASTA record's lines joined, or a line of sequence.
+ */
+static int load_keys(const char *path, int reads, struct keys *ks)
 {
 	memset(ks, 0, sizeof *ks);
 	FILE *f = fopen(path, "r");
 	if (f == NULL)
 		return -errno;
-	char *line = NULL;
-	size_t cap = 0, kcap = 0;
+	char *line = NULL, *seq = NULL;
+	size_t cap = 0, kcap = 0, slen = 0, scap = 0;
+	int in_record = 0, rc = 0;
 	ssize_t got;
-	while ((got = getline(&line, &cap, f)) >= 0) {
+	while (rc == 0 && (got = getline(&line, &cap, f)) >= 0) {
 		size_t n = (size_t)got;
 		if (n && line[n - 1] == '\n')
 			n--;
 		if (n && line[n - 1] == '\r')
 			n--;
-		if (ks->n == kcap) {
-			kcap = kcap ? 2 * kcap : 1024;
-			ks->k = realloc(ks->k, kcap * sizeof *ks->k);
-			ks->len = realloc(ks->len, kcap * sizeof *ks->len);
-			if (!ks->k || !ks->len)
-				return -ENOMEM;
+		if (!reads) {
+			rc = add_key(ks, &kcap, line, n);
+			continue;
 		}
-		if ((ks->k[ks->n] = malloc(n + 1)) == NULL)
-			return -ENOMEM;
-		memcpy(ks->k[ks->n], line, n);
-		ks->len[ks->n++] = n;
+		if (n && line[0] == '>') { /* a record's header: the read before it is whole */
+			if (in_record && slen)
+				rc = add_key(ks, &kcap, seq, slen);
+			in_record = 1;
+			slen = 0;
+			continue;
+		}
+		if (!in_record) { /* a sequence a line */
+			if (n)
+				rc = add_key(ks, &kcap, line, n);
+			continue;
+		}
+		if (slen + n > scap) {
+			size_t c = (slen + n) * 2;
+			char *g = realloc(seq, c);
+			if (g == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			seq = g;
+			scap = c;
+		}
+		memcpy(seq + slen, line, n);
+		slen += n;
 	}
+	if (rc == 0 && in_record && slen)
+		rc = add_key(ks, &kcap, seq, slen);
+	if (rc == 0 && ferror(f))
+		rc = -EIO;
+	free(seq);
 	free(line);
 	fclose(f);
-	return 0;
+	return rc;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -211,6 +271,13 @@ struct figures {
 	double p50, p90, p99, qps, touched, matches, tests;
 };
 
+static int ask(const bfi_snapshot *s, unsigned layout, const struct keys *ks, size_t i,
+               bfi_result *res)
+{
+	return ks->theta > 0 ? bfi_query_threshold(s, layout, ks->e[i], ks->theta, res)
+	                     : bfi_query_expr(s, layout, ks->e[i], res);
+}
+
 static int run_layout(const bfi_snapshot *s, unsigned layout, const struct keys *ks, size_t limit,
                       int repeat, struct figures *fig)
 {
@@ -223,7 +290,7 @@ static int run_layout(const bfi_snapshot *s, unsigned layout, const struct keys 
 	bfi_result_count_bytes(res, 1);
 	double touched = 0, matches = 0, tests = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		rc = bfi_query_expr(s, layout, ks->e[i], res);
+		rc = ask(s, layout, ks, i, res);
 		touched += (double)bfi_result_touched(res);
 		matches += (double)bfi_result_count(res);
 		tests += (double)bfi_result_filter_tests(res);
@@ -237,7 +304,7 @@ static int run_layout(const bfi_snapshot *s, unsigned layout, const struct keys 
 	for (int r = 0; r < repeat && rc == 0; r++) {
 		for (size_t i = 0; i < n && rc == 0; i++) {
 			double t = now_ns();
-			rc = bfi_query_expr(s, layout, ks->e[i], res);
+			rc = ask(s, layout, ks, i, res);
 			t = now_ns() - t;
 			lat[m++] = t;
 			total += t;
@@ -376,14 +443,15 @@ static int ends_in_row(FILE *f)
 	return last && last[0] == '|';
 }
 
-static void print_fig(const struct figures *f, double bw)
+static void print_fig(const struct figures *f, double bw, double line_ns)
 {
-	double bound = f->touched / bw * 1e6;
+	double bound = f->touched / bw * 1e6, lines = f->touched / 64, lat = lines * line_ns / 1e3;
 	printf("%-6s %8zu queries  p50 %9.2f us  p90 %9.2f us  p99 %9.2f us  %11.0f q/s\n"
 	       "       touched %10.0f bytes/query (%.1f sets matched)  bandwidth bound %8.2f us"
-	       "  p50/bound %.2f\n",
+	       "  p50/bound %.2f\n"
+	       "       %.1f lines/query: latency bound (as random lines) %.2f us  p50/bound %.2f\n",
 	       f->layout, f->queries, f->p50, f->p90, f->p99, f->qps, f->touched, f->matches, bound,
-	       f->p50 / bound);
+	       f->p50 / bound, lines, lat, lat > 0 ? f->p50 / lat : 0);
 	if (f->tests > 0)
 		printf("       bf-cost %.2f node filters tested per query (the Bloofi paper's measure), "
 		       "%.1f cache lines\n",
@@ -399,16 +467,33 @@ int cmd_bench(int argc, char **argv)
 	                                     {"label", required_argument, 0, 'l'},
 	                                     {"batch", required_argument, 0, 'b'},
 	                                     {"expr", no_argument, 0, 'e'},
+	                                     {"threshold", required_argument, 0, 't'},
+	                                     {"kmer", required_argument, 0, 'k'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
 	unsigned only = 0;
-	uint64_t repeat = 3, plain_limit = 2000, batch = 0;
+	uint64_t repeat = 3, plain_limit = 2000, batch = 0, kmer = 0;
+	double theta = 0;
+	char *end;
 	const char *results = NULL, *label = NULL;
 	int expr = 0;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ht:", opts, NULL)) != -1) {
 		switch (c) {
+		case 't':
+			theta = strtod(optarg, &end);
+			if (*end || !(theta > 0 && theta <= 1)) {
+				fprintf(stderr, "bfi bench: --threshold must be in (0, 1]\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'k':
+			if (parse_size(optarg, &kmer) || kmer == 0 || kmer > BFI_KMER_MAX) {
+				fprintf(stderr, "bfi bench: --kmer must be 1..%u\n", BFI_KMER_MAX);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'L':
 			if ((only = layout_arg("bench", optarg)) == 0)
 				return EXIT_USAGE;
@@ -442,6 +527,11 @@ int cmd_bench(int argc, char **argv)
 		fprintf(stderr, "bfi bench: need SNAP and QUERIES\n");
 		return usage_try("bench");
 	}
+	if ((theta > 0) != (kmer > 0) || (theta > 0 && (expr || batch))) {
+		fprintf(stderr, "bfi bench: --threshold and --kmer go together, without --expr or "
+		                "--batch\n");
+		return usage_try("bench");
+	}
 	const char *path = argv[optind], *qpath = argv[optind + 1];
 	bfi_snapshot *s = NULL;
 	guard_during(path, EXIT_USAGE);
@@ -454,7 +544,7 @@ int cmd_bench(int argc, char **argv)
 	guard_watch(s, path);
 	struct bfi_info in;
 	bfi_info(s, &in);
-	struct keys ks = {NULL, NULL, 0, NULL};
+	struct keys ks = {NULL, NULL, 0, NULL, 0};
 	if (only && !(in.layouts & only)) {
 		char held[200];
 		fprintf(stderr, "bfi bench: %s holds no %s layout; it holds: %s\n", path,
@@ -462,7 +552,8 @@ int cmd_bench(int argc, char **argv)
 		rc = BFI_E_INVALID;
 		goto out;
 	}
-	rc = load_keys(qpath, &ks);
+	rc = load_keys(qpath, theta > 0, &ks);
+	ks.theta = theta;
 	if (rc || ks.n == 0) {
 		fprintf(stderr, "bfi bench: %s: %s\n", qpath, rc ? bfi_strerror(rc) : "no queries");
 		rc = rc ? rc : BFI_E_INVALID;
@@ -471,8 +562,9 @@ int cmd_bench(int argc, char **argv)
 	ks.e = calloc(ks.n, sizeof *ks.e);
 	for (size_t i = 0; i < ks.n && rc == 0; i++) {
 		size_t at = 0;
-		rc = expr ? bfi_expr_parse(ks.k[i], ks.len[i], &ks.e[i], &at)
-		          : bfi_expr_key(ks.k[i], ks.len[i], &ks.e[i]);
+		rc = theta > 0 ? bfi_expr_kmers(s, ks.k[i], ks.len[i], (unsigned)kmer, &ks.e[i])
+		     : expr    ? bfi_expr_parse(ks.k[i], ks.len[i], &ks.e[i], &at)
+		               : bfi_expr_key(ks.k[i], ks.len[i], &ks.e[i]);
 		if (rc)
 			fprintf(stderr, "bfi bench: %s line %zu: %s (byte %zu)\n", qpath, i + 1,
 			        bfi_strerror(rc), at);
@@ -485,7 +577,12 @@ int cmd_bench(int argc, char **argv)
 	printf("snapshot %s: %llu sets, %u flat blocks, k = %u, index %llu bytes\n", path,
 	       (unsigned long long)in.n_sets, fl.u.flat.blocks, in.hashes,
 	       (unsigned long long)in.file_size);
-	printf("queries  %s: %zu keys, %llu timed passes\n", qpath, ks.n, (unsigned long long)repeat);
+	if (theta > 0)
+		printf("queries  %s: %zu reads, their %llu-mers at threshold %g, %llu timed passes\n", qpath,
+		       ks.n, (unsigned long long)kmer, theta, (unsigned long long)repeat);
+	else
+		printf("queries  %s: %zu keys, %llu timed passes\n", qpath, ks.n,
+		       (unsigned long long)repeat);
 	double line_ns;
 	double bw = measure_memory(&line_ns);
 	printf("memory   sequential read %.2f GB/s (one thread, best of 5 over 1 GiB); random 64-byte "
@@ -501,7 +598,7 @@ int cmd_bench(int argc, char **argv)
 		fig[nf].layout = bfi_layout_name(lay);
 		rc = run_layout(s, lay, &ks, plain ? plain_limit : ks.n, (int)repeat, &fig[nf]);
 		if (rc == 0)
-			print_fig(&fig[nf++], bw);
+			print_fig(&fig[nf++], bw, line_ns);
 	}
 	for (int i = 0; rc == 0 && i < nf; i++)
 		for (int j = i + 1; j < nf; j++) {
