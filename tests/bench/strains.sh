@@ -8,7 +8,8 @@
 # set answers) and 1,000 random (none); and on the same sets with a mobile
 # element of 1,000 bases appended to a random SHARE (0.3) of them, in
 # every group (a plasmid), 100 reads of the element (a third of all sets
-# answer). Each read set on --layout flat and --layout tree (which bfi
+# answer), and the core reads again on those sets. Each read set on
+# --layout flat and --layout tree (which bfi
 # build's default writes for these: 100,000 sets of like size): whole
 # process on one thread, medians of ROUNDS; and per read in the library
 # (bfi bench --threshold: p50, lines touched, the latency bound for them).
@@ -51,10 +52,11 @@ for l in flat tree; do
 		echo "$NGROUPS groups of $PER${v:+ with the mobile element}, $l: build $secs s, peak RSS $((kib / 1024)) MiB, index $(($(stat -c %s "$snap/index.bfi") / 1048576)) MiB"
 	done
 done
-for r in core own random mobile; do
+for r in core own random mobile core+mobile; do
 	reads=$W/$r$tag.fa v=
 	[ "$r" = random ] && reads=$W/random.fa
 	[ "$r" = mobile ] && v=m
+	[ "$r" = core+mobile ] && reads=$W/core$tag.fa v=m # cores, on the sets with the element
 	for l in flat tree; do
 		rm -f "$W/q.t"
 		i=0
