@@ -12,9 +12,14 @@
 #           every positive read must find its document;
 #   verify, inspect --sets, and append of N/100 more sets to a collection
 #           holding the N.
+#   COBS    when COBS names its binary (built as tests/bench/cobs.sh says):
+#           its compact index of the same records (a .mfasta file, a
+#           document a record; -f 0.01, 7 hashes, k = 31, 2 threads), its
+#           build time and peak RSS, and the same reads at -t 0.8, whole
+#           process on one thread, each read finding its document.
 # Made from a seed; nothing shipped. The 10^6 builds take minutes and
 # about 10 GB of scratch space at the default --memory.
-# Usage: [BFI=./bfi] [NS="10000 100000 1000000"] [ROUNDS=3] sh tests/bench/million.sh [WORKDIR]
+# Usage: [BFI=./bfi] [COBS=...] [NS="10000 100000 1000000"] [ROUNDS=3] sh tests/bench/million.sh [WORKDIR]
 set -eu
 cd "$(dirname "$0")/../.."
 W=${1:-${TMPDIR:-/tmp}/bfi-bench-million}
@@ -71,6 +76,31 @@ for n in $NS; do
 			echo "N=$n $l: 1,000 $r reads $(median <"$W/q.t") ms whole process ($(awk -F '\t' '{ s += (NF - 1) / 2 } END { printf "%.1f", s / NR }' "$W/q.out") sets a read)"
 		done
 	done
+	if [ -n "${COBS:-}" ]; then
+		ln -sf "$W/docs$n.fa" "$W/docs$n.mfasta"
+		if [ ! -f "$W/cobs$n.cobs_compact" ]; then
+			rm -rf "$W/cobs$n.cobs_compact.tmp"
+			timed "$W/build.cobs$n" "$COBS" compact-construct -T 2 -f 0.01 --num-hashes 7 -k 31 \
+				--file-type any "$W/docs$n.mfasta" "$W/cobs$n.cobs_compact"
+		fi
+		read -r secs kib <"$W/build.cobs$n"
+		echo "N=$n COBS compact: build $secs s, peak RSS $((kib / 1024)) MiB, index $(($(stat -c %s "$W/cobs$n.cobs_compact") / 1048576)) MiB"
+		for r in pos neg; do
+			reads=$W/pos$n.fa
+			[ "$r" = neg ] && reads=$W/neg.fa
+			timed "$W/t" "$COBS" query -T 1 -t 0.8 -i "$W/cobs$n.cobs_compact" -f "$reads"
+			"$COBS" query -T 1 -t 0.8 -i "$W/cobs$n.cobs_compact" -f "$reads" >"$W/q.out" 2>/dev/null
+			read -r secs kib <"$W/t"
+			# COBS prints "*read count" and then the documents that answer, named file_record
+			if [ "$r" = pos ]; then
+				awk '/^\*/ { read = $1; split(substr($1, 2), a, "_"); want = substr(a[2], 4) + 0; next }
+					{ n = split($1, d, "_"); if (d[n] + 0 == want) found[read] = 1 }
+					END { for (x in found) got++; exit got < 1000 }' "$W/q.out" ||
+					{ echo "N=$n COBS: a positive read missed its document"; exit 1; }
+			fi
+			echo "N=$n COBS compact: 1,000 $r reads $secs s whole process, peak RSS $((kib / 1024)) MiB"
+		done
+	fi
 	rm -rf "$W/default$n"
 	"$BFI" build -q -o "$W/default$n" --per-record --input fasta --kmer 31 "$W/docs$n.fa"
 	for l in flat tree; do
