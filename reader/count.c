@@ -8,7 +8,11 @@
  * dependent load and store a bit; the lanes cost the same for any number.
  * The callers (layout.h, bfi__count_bits and bfi__still_alive64) take this
  * path only for words with many bits set.
+ *
+ * And a level's ones a node (bfi_tree_level, for inspect and bfi serve):
+ * a row's words added into eight bit planes, a binary counter a bit.
  */
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,8 +33,48 @@ static uint64_t below_portable(const uint32_t *count, uint32_t floor)
 	return below;
 }
 
+/* Add a row's words into planes[i * words + w], plane i of word w's counters, carries upward. */
+static void planes_portable(uint64_t *planes, const uint8_t *row, size_t words)
+{
+	for (size_t w = 0; w < words; w++) {
+		uint64_t c;
+		memcpy(&c, row + w * 8, 8);
+		c = le64toh(c);
+		for (unsigned i = 0; c && i < BFI_PLANES; i++) {
+			uint64_t carry = planes[i * words + w] & c;
+			planes[i * words + w] ^= c;
+			c = carry;
+		}
+	}
+}
+
 #if defined(__x86_64__) && BFI_HAVE_AVX2
 #include <immintrin.h>
+
+/* planes_portable, four words at a time, every plane (no branch on the carry) */
+__attribute__((target("avx2"))) static void planes_avx2(uint64_t *planes, const uint8_t *row,
+                                                         size_t words)
+{
+	size_t w = 0;
+	for (; w + 4 <= words; w += 4) {
+		__m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(row + w * 8));
+		for (unsigned i = 0; i < BFI_PLANES; i++) {
+			__m256i *p = (__m256i *)(void *)(planes + i * words + w);
+			__m256i v = _mm256_loadu_si256(p);
+			_mm256_storeu_si256(p, _mm256_xor_si256(v, c));
+			c = _mm256_and_si256(v, c);
+		}
+	}
+	for (; w < words; w++) { /* the last words */
+		uint64_t c;
+		memcpy(&c, row + w * 8, 8);
+		for (unsigned i = 0; c && i < BFI_PLANES; i++) {
+			uint64_t carry = planes[i * words + w] & c;
+			planes[i * words + w] ^= c;
+			c = carry;
+		}
+	}
+}
 
 __attribute__((target("avx2"))) static void count_word_avx2(uint32_t *count, uint64_t acc)
 {
@@ -84,6 +128,14 @@ uint64_t bfi__count_below(const uint32_t *count, uint32_t floor)
 {
 	return use_lanes() ? below_avx2(count, floor) : below_portable(count, floor);
 }
+
+void bfi__count_planes(uint64_t *planes, const uint8_t *row, size_t words)
+{
+	if (use_lanes())
+		planes_avx2(planes, row, words);
+	else
+		planes_portable(planes, row, words);
+}
 #else
 void bfi__count_word(uint32_t *count, uint64_t acc)
 {
@@ -94,4 +146,19 @@ uint64_t bfi__count_below(const uint32_t *count, uint32_t floor)
 {
 	return below_portable(count, floor);
 }
+
+void bfi__count_planes(uint64_t *planes, const uint8_t *row, size_t words)
+{
+	planes_portable(planes, row, words);
+}
 #endif
+
+void bfi__planes_out(uint64_t *planes, size_t words, uint64_t *ones)
+{
+	for (unsigned i = 0; i < BFI_PLANES; i++)
+		for (size_t w = 0; w < words; w++) {
+			for (uint64_t x = planes[i * words + w]; x; x &= x - 1)
+				ones[w * 64 + (size_t)__builtin_ctzll(x)] += UINT64_C(1) << i;
+			planes[i * words + w] = 0;
+		}
+}

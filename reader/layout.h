@@ -332,6 +332,16 @@ static inline uint64_t bfi__still_alive(uint64_t alive, const uint32_t *count, u
  */
 void bfi__count_word(uint32_t *count, uint64_t acc);
 uint64_t bfi__count_below(const uint32_t *count, uint32_t floor);
+/*
+ * A level's ones a node (count.c): bfi__count_planes adds a row of words
+ * words into planes (BFI_PLANES * words, plane i of word w at
+ * planes[i * words + w]), at most BFI_PLANES_ROWS rows between readouts;
+ * bfi__planes_out adds them to ones (64 a word) and clears them.
+ */
+#define BFI_PLANES 8
+#define BFI_PLANES_ROWS 255
+void bfi__count_planes(uint64_t *planes, const uint8_t *row, size_t words);
+void bfi__planes_out(uint64_t *planes, size_t words, uint64_t *ones);
 /* Words with fewer bits than this are counted a bit at a time. */
 #define BFI_DENSE_BITS 8
 

@@ -6,6 +6,7 @@
  * the flat layout over the same leaves does; bf-cost counts the node
  * filters a descent tests.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +96,27 @@ static void check_fanout(uint32_t fanout, uint64_t bits, int incremental)
 	} else {
 		/* offline trees imply their groups; a line pre-filter is format 3.3 */
 		EXPECT(in.major == 3 && in.minor == (fanout == 8 ? 3u : 0u) && !lt.u.tree.explicit_groups);
+	}
+	/* each level's fill and rate (counted in bit planes) against its rows' bits one by one */
+	for (uint32_t l = 0; l < lt.u.tree.levels; l++) {
+		uint64_t nodes, m, rb;
+		double fill = -1, fpr = -1;
+		const uint8_t *rows;
+		EXPECT_RC(bfi_tree_level(s, l, &nodes, &m, &fill, &fpr), 0);
+		EXPECT_RC(bfi_tree_rows(s, l, &rows, &m, &rb), 0);
+		double fsum = 0, psum = 0;
+		for (uint64_t j = 0; j < nodes; j++) {
+			uint64_t ones = 0;
+			for (uint64_t r = 0; r < m; r++)
+				ones += rows[r * rb + j / 8] >> (j % 8) & 1;
+			double share = (double)ones / (double)m, p = 1;
+			for (uint32_t i = 0; i < lt.hashes; i++)
+				p *= share;
+			fsum += share;
+			psum += p;
+		}
+		EXPECT(m > 255); /* the planes are read out more than once */
+		EXPECT(fabs(fill - fsum / (double)nodes) < 1e-12 && fabs(fpr - psum / (double)nodes) < 1e-12);
 	}
 	/* the incremental build orders sets as its leaves: map ordinals back to inputs */
 	static int input_of[NSETS];
