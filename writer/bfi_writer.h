@@ -55,7 +55,7 @@ enum {
 	BFI_BUILD_AUTO = 1u << 30,
 };
 #define BFI_AUTO_TREE_SETS 65536
-#define BFI_AUTO_TREE_SPREAD 1.5
+#define BFI_AUTO_TREE_SPREAD 1.4
 
 /*
  * The options of a build. Fill them with bfi_build_options_init() before

@@ -9,8 +9,9 @@
 # element of 1,000 bases appended to a random SHARE (0.3) of them, in
 # every group (a plasmid), 100 reads of the element (a third of all sets
 # answer), and the core reads again on those sets. Each read set on
-# --layout flat and --layout tree (which bfi
-# build's default writes for these: 100,000 sets of like size): whole
+# --layout flat and --layout tree, and which of the two bfi build's
+# default writes for each (the tree for the strains alone, flat once the
+# element spreads the sets' sizes: spec, "Choosing the layout"): whole
 # process on one thread, medians of ROUNDS; and per read in the library
 # (bfi bench --threshold: p50, lines touched, the latency bound for them).
 # Every read must find the sets it was cut from, and the pairs only one
@@ -51,6 +52,16 @@ for l in flat tree; do
 		read -r secs kib <"$W/build.$l$v"
 		echo "$NGROUPS groups of $PER${v:+ with the mobile element}, $l: build $secs s, peak RSS $((kib / 1024)) MiB, index $(($(stat -c %s "$snap/index.bfi") / 1048576)) MiB"
 	done
+done
+# which of the two the default writes, byte for byte, on each variant
+for v in "" m; do
+	rm -rf "$W/default$v$tag"
+	"$BFI" build -q -o "$W/default$v$tag" --per-record --input fasta --kmer 31 "$W/sets$v$tag.fa" 2>/dev/null
+	for l in flat tree; do
+		cmp -s "$W/default$v$tag/index.bfi" "$W/$l$v$tag/index.bfi" &&
+			echo "$NGROUPS groups of $PER${v:+ with the mobile element}: the default writes $l"
+	done
+	rm -rf "$W/default$v$tag"
 done
 for r in core own random mobile core+mobile; do
 	reads=$W/$r$tag.fa v=
