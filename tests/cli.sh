@@ -507,6 +507,11 @@ bench_bounds_ok() {
 }
 check "bench --batch: the batch beside its memory bounds" bench_bounds_ok
 
+# only bfi serve speaks HTTP: it loads libmicrohttpd (and gnutls with it)
+# when it starts, so every other command starts without them
+check "bfi links no HTTP or TLS library: bfi serve loads libmicrohttpd itself" sh -c "
+	ldd '$BFI' >'$T/ldd' && ! grep -qE 'libmicrohttpd|libgnutls' '$T/ldd'"
+
 # bench --threshold: reads as threshold queries of their k-mers on each
 # layout, with the lines they touch beside the latency bound for them.
 bench_reads_ok() {

@@ -285,6 +285,12 @@ int cmd_serve(int argc, char **argv)
 		sv.slots[i].path = eq + 1;
 		pthread_mutex_init(&sv.slots[i].mu, NULL);
 	}
+	/* the HTTP library, which no other command loads (mhd_dl.h) */
+	const char *why = NULL;
+	if (bfi_mhd_load(&why) != 0) {
+		fprintf(stderr, "bfi serve: %s\n", why);
+		return EXIT_USAGE;
+	}
 	/* every thread started from here blocks these: the main thread reads them from sfd */
 	sigset_t set;
 	sigemptyset(&set);

@@ -6,7 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <microhttpd.h>
+#include "mhd_dl.h"
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>

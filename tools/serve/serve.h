@@ -152,6 +152,8 @@ void serve_thread_done(void);
 
 /* http.c: serve_answer behind libmicrohttpd */
 struct MHD_Daemon;
+/* Load libmicrohttpd (mhd_dl.c): 0, or -ENOSYS with *why saying what is missing. */
+int bfi_mhd_load(const char **why);
 struct sockaddr_storage;
 /*
  * Listen on addr for sv's requests on threads worker threads, at most
