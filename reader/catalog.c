@@ -79,12 +79,30 @@ static int get_meta(MDB_txn *txn, MDB_dbi dbi, const char *key, MDB_val *val)
 /*
  * Where LMDB mapped the catalog, for bfi_mapped_file: LMDB does not say
  * (mdb_env_info's me_mapaddr is the address stored in the file, not the
- * map's), so find the mapping of the catalog's inode at offset 0 in
+ * map's). A value LMDB gave, in_map, lies in a page that begins with its
+ * own page number, and the map begins that many pages before it: when
+ * LMDB's pages are the system's (so the page's start is in_map rounded
+ * down), that is the map's start, and mdb_env_info its length. Else the
+ * mapping of the catalog's inode at offset 0 is looked for in
  * /proc/self/maps. Not found: catalog_map stays NULL, and a SIGBUS there
  * is not placed.
  */
-static void find_lmdb_map(bfi_snapshot *s, const uint8_t *ours)
+static void find_lmdb_map(bfi_snapshot *s, const uint8_t *ours, const uint8_t *in_map)
 {
+	MDB_stat st;
+	MDB_envinfo ei;
+	long sys = sysconf(_SC_PAGESIZE);
+	if (sys > 0 && mdb_env_stat(s->env, &st) == 0 && mdb_env_info(s->env, &ei) == 0 &&
+	    st.ms_psize == (unsigned)sys) {
+		uintptr_t at = (uintptr_t)in_map, page = at - at % (uintptr_t)sys;
+		uint64_t pgno = bfi_get64((const uint8_t *)page);
+		if (pgno < s->lay.hdr.catalog_size / (uint64_t)sys && pgno * (uint64_t)sys <= page) {
+			s->catalog_map = (const uint8_t *)(page - (uintptr_t)(pgno * (uint64_t)sys));
+			s->catalog_map_size = ei.me_mapsize > s->lay.hdr.catalog_size ? ei.me_mapsize
+			                                                              : s->lay.hdr.catalog_size;
+			return;
+		}
+	}
 	FILE *f = fopen("/proc/self/maps", "re");
 	if (f == NULL)
 		return;
@@ -172,6 +190,7 @@ int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
 	rc = get_meta(txn, s->dbi_meta, "n_sets", &v);
 	if (rc || v.mv_size != 8 || bfi_get64(v.mv_data) != s->lay.n_sets)
 		BAD_OUT(BFI_E_CATALOG, 0, size, "catalog set count differs from the index's");
+	const uint8_t *in_map = v.mv_data; /* a value in LMDB's map, to find where it begins */
 	rc = load_meta(s, txn);
 	if (rc)
 		BAD_OUT(rc, 0, size, "catalog meta unreadable");
@@ -179,7 +198,7 @@ int bfi__catalog_open(bfi_snapshot *s, int trusted, struct bfi_bad *bad)
 	rc = lmdb_rc(mdb_txn_commit(txn));
 	txn = NULL;
 	if (rc == 0)
-		find_lmdb_map(s, map);
+		find_lmdb_map(s, map, in_map);
 out:
 	if (txn)
 		mdb_txn_abort(txn);
