@@ -465,7 +465,7 @@ static void collect(bfi_result *res, const uint32_t *counts, uint32_t first, uin
 /*
  * Counts of the n blocks from b (res->counts, from b's first set: a run's
  * blocks, or one), already holding terms [0, from), to the end, each
- * block keeping only the sets that can still reach need (survive.c).
+ * block keeping only the sets that can still reach need (flat_survivors.c).
  */
 static int survive(const struct bfi_flat *f, const struct bfi_rblock *b, uint32_t n,
                    const struct bfi_expr *e, uint32_t from, uint32_t need, bfi_result *res)

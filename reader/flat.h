@@ -127,7 +127,7 @@ static inline void bfi__flat_row_span(const bfi_snapshot *s, const struct bfi_rb
 
 /* The most state a pass over a block's rows keeps for one key (layout.h, scan_key_state). */
 uint64_t bfi__flat_scan_key_state(const bfi_snapshot *s);
-/* A block's queries in one pass over its rows, range by range (rowpass.c; layout.h, scan_rows). */
+/* A block's queries in one pass over its rows, range by range (scan_pass.c; layout.h, scan_rows). */
 int bfi__flat_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
                         const struct bfi_expr *const *qs, size_t nq, double theta,
                         bfi_result *const *res, struct bfi_scan_io *io);
@@ -162,7 +162,7 @@ void bfi__pipe_terms(const struct bfi_rblock *b, const uint64_t *z, uint32_t ter
  * A threshold query's terms [from, terms) of probes z on block b, where
  * counts[j] holds set j's hits of the terms before from: a set is dropped
  * once its hits and the terms left cannot reach need, and each term reads
- * only the words of its rows that hold sets not dropped (survive.c).
+ * only the words of its rows that hold sets not dropped (flat_survivors.c).
  * alive and live_words: room for the block's words of sets. 0 or
  * BFI_E_TIMEOUT.
  */

@@ -309,7 +309,7 @@ static inline int bfi__room(bfi_result *res, size_t more)
 }
 
 /*
- * Threshold pruning (survive.c, tree.c): of the sets or nodes in alive,
+ * Threshold pruning (flat_survivors.c, tree.c): of the sets or nodes in alive,
  * bit b having count[b] hits so far, those that can still reach need
  * with left terms to come.
  */

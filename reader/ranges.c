@@ -1,7 +1,7 @@
 /*
  * ranges.c - a layout's pass over one part's rows range by range, for a
  * batch whose pages there pass the budget (layout.h, scan_rows; flat
- * blocks in rowpass.c, RAMBO in rambo.c). Its probes, each the bytes one
+ * blocks in scan_pass.c, RAMBO in rambo.c). Its probes, each the bytes one
  * key reads at one place, are put in the order of the pages they start
  * on, then read range after range of them whose pages fit what the
  * budget leaves beside the layout's state (io->fill), and applied.

@@ -19,7 +19,7 @@
  * anonymous shadow. Pages no query
  * needs are never touched, so they take no memory. A part whose needed
  * pages pass the memory given is read range by range, each query's state
- * kept between ranges, if its layout can (a flat block: rowpass.c; RAMBO
+ * kept between ranges, if its layout can (a flat block: scan_pass.c; RAMBO
  * and the tree: rambo.c, tree.c) and that state fits; else it is
  * answered in several rounds of queries, each reading only its own
  * pages, which reads again the pages rounds share. A part's answers are

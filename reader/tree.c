@@ -362,7 +362,7 @@ static inline uint64_t and_words(const uint8_t *const *r, uint32_t k, uint64_t w
  * Test nodes [first, end) of level l on the n terms in w->list[l], and
  * descend from each that holds at least need of them; at level 0 those
  * are the answer. A word of nodes at a time, term after term, dropping the
- * nodes that can no longer reach need, as in a flat block (survive.c).
+ * nodes that can no longer reach need, as in a flat block (flat_survivors.c).
  * 0, BFI_E_BAD_LAYOUT or BFI_E_TIMEOUT.
  */
 static int walk_group(struct walk *w, uint32_t l, uint64_t first, uint64_t end, size_t n)

@@ -742,7 +742,7 @@ int plan_tree(bfi_writer *w, struct plan *p);
  * whole lines, which queries read in place, unless that padding would add
  * more than a twentieth to the block; then packed, n bits a row, which a
  * query copies out (a one-set block is then a plain Bloom filter). Inline,
- * since both the planner (flat.c) and compaction (given.c) lay out blocks.
+ * since both the planner (flat.c) and compaction (flat_copy.c) lay out blocks.
  */
 static inline uint64_t flat_row_bits(uint64_t n_sets)
 {
@@ -759,10 +759,13 @@ static inline uint64_t line_parts(uint64_t n_sets)
 {
 	return n_sets > 512 && !bfi_rows_lined(flat_row_bits(n_sets)) ? (n_sets + 511) / 512 : 1;
 }
-/* Compaction and merge (given.c): the flat plan from the given blocks, and their rows. */
+/* Compaction and merge (flat_copy.c): the flat plan from the given blocks, and their rows. */
 int plan_given(bfi_writer *w, struct plan *p);
 int fill_given(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget);
-/* Row r of every kept given column (n of them), in set order, ORed into dst (given.c); one width only. */
+/*
+ * Row r of every kept given column (n of them), in set order, ORed into
+ * dst (flat_copy.c); one width only.
+ */
 struct given_cols {
 	const struct bfi_flat_given *g;
 	uint32_t n_parts;
@@ -841,7 +844,7 @@ extern const struct stripe_layout flat_stripes, plain_stripes, rambo_stripes, tr
 int prebuilt_into(bfi_writer *w, uint32_t ord, uint64_t m, uint64_t *filt);
 /*
  * The tree's levels (and pre-filter) and RAMBO's repetitions from their
- * columns' own filters (columns.c), written at sec_off: 0, 1 if they would
+ * columns' own filters (unions.c), written at sec_off: 0, 1 if they would
  * not fit in budget bytes or the tree is explicit (nothing done; stripes
  * then), or an error.
  */
@@ -852,7 +855,7 @@ int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off);
 /*
  * The members of each cell of repetition r, by cell and in ordinal order:
  * cell c's at members[starts[c] .. starts[c + 1]) (cells + 1 starts, n
- * members) (columns.c).
+ * members) (unions.c).
  */
 void cell_members(const struct plan *p, uint32_t r, uint32_t *starts, uint32_t *members);
 int write_groups(int fd, const struct plan *p, uint64_t sec_off);

@@ -1,6 +1,6 @@
 /*
  * rowmap.c - where each flat block's rows go (struct rowmap), for the
- * planner's blocks (flat.c) and the given ones of compaction (given.c):
+ * planner's blocks (flat.c) and the given ones of compaction (flat_copy.c):
  * row r at r * row_bits, or, in a grouped run (spec/format.md, "Grouped
  * blocks"), at its place in the run's groups.
  */

@@ -2,7 +2,7 @@
  * stripes.c - a layout's bytes filled in memory a stripe at a time, from
  * every key of every set, and written in place: the way left when a flat
  * block cannot be built from its sets' own filters (fill.c), nor a tree's
- * levels or RAMBO's repetitions from their columns' (columns.c). What a
+ * levels or RAMBO's repetitions from their columns' (unions.c). What a
  * key or a prebuilt filter sets, and how a section is cut, each layout
  * says in its own file (struct stripe_layout, internal.h).
  */

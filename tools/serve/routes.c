@@ -1,6 +1,6 @@
 /*
  * routes.c - bfi serve's requests answered, whatever carried them: the
- * routes, GET's arguments, the POST body handed to body.c, and the
+ * routes, GET's arguments, the POST body handed to params.c, and the
  * endpoints other than queries (list, info, health, metrics).
  */
 #include <errno.h>

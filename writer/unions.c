@@ -1,5 +1,5 @@
 /*
- * columns.c - the tree's levels and RAMBO's repetitions built as flat's
+ * unions.c - the tree's levels and RAMBO's repetitions built as flat's
  * blocks are (fill.c): each column of a level or repetition (a tree node,
  * a RAMBO cell) is the union of some sets, so its filter is filled from
  * those sets' keys while it is in cache, and 64 finished filters are

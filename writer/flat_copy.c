@@ -1,5 +1,5 @@
 /*
- * given.c - a flat layout made from the rows of existing snapshots, not
+ * flat_copy.c - a flat layout made from the rows of existing snapshots, not
  * from keys (bfi compact, bfi merge; spec/format.md, "Compaction and
  * merge"): each new block joins the kept columns of source blocks of one
  * width, row by row, and keeps a pre-filter the caller made from theirs.

@@ -1,5 +1,5 @@
 /*
- * survive.c - the flat layout's threshold queries past the point where
+ * flat_survivors.c - the flat layout's threshold queries past the point where
  * sets drop out.
  *
  * A set that has missed more than terms - need of a query's terms can no

@@ -1,5 +1,5 @@
 /*
- * rowpass.c - a flat block's part of a scan (scan.c) when the batch needs
+ * scan_pass.c - a flat block's part of a scan (scan.c) when the batch needs
  * more of the block's rows than the budget holds: one pass over the rows
  * in file order, range by range, instead of rounds of queries that each
  * read their own rows, and so read again the rows they share.

@@ -1,5 +1,5 @@
 /*
- * many.c - bfi_query_many: sequences, texts or queries given end to end,
+ * query_many.c - bfi_query_many: sequences, texts or queries given end to end,
  * each compiled and answered in one working result, the answers appended
  * to the caller's result with their ends; bfi_query_text and
  * bfi_query_as, one query formed and answered; and bfi_query_compiled,
