@@ -194,7 +194,10 @@ def mirrors():
                 walk(ctype, ft, prefix + name + ".", off)
             rows.append((ctype, prefix + name, off, ctypes.sizeof(ft)))
 
-    mirrored = [c for c in vars(bfi).values() if isinstance(c, type) and hasattr(c, "_c_")]
+    # every module of the package: the mirrors live where they are used
+    mods = [m for k, m in sys.modules.items() if k == "bfi" or k.startswith("bfi.")]
+    mirrored = list({id(c): c for m in mods for c in vars(m).values()
+                     if isinstance(c, type) and hasattr(c, "_c_")}.values())
     assert len(mirrored) >= 8, [c.__name__ for c in mirrored]
     for cls in mirrored:
         rows.append((cls._c_, "", 0, ctypes.sizeof(cls)))

@@ -19,7 +19,7 @@ NAME = "bfi"
 VERSION = "0.1.0"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))  # the source tree: tools/python is two below
-SONAME = "libbfi.so.3"  # as bfi/__init__.py loads it from beside itself
+SONAME = "libbfi.so.3"  # as bfi/_ffi.py loads it from beside itself
 # a wheel holding a shared library is for this platform and Python's ABI-free ctypes
 TAG = "py3-none-" + sysconfig.get_platform().replace("-", "_").replace(".", "_")
 DIST = f"{NAME}-{VERSION}.dist-info"
