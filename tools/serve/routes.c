@@ -24,8 +24,11 @@ static struct slot *find_slot(struct server *sv, const char *name, size_t len)
 	return NULL;
 }
 
-static void list_slots(struct server *sv, struct reply *rp)
+static void list_slots(struct server *sv, const struct names_asked *na, const struct request *rq,
+                       struct reply *rp)
 {
+	(void)na;
+	(void)rq;
 	struct sbuf b = {0};
 	sb_str(&b, "{\"snapshots\": [");
 	for (size_t i = 0; i < sv->n_slots; i++) {
@@ -37,8 +40,11 @@ static void list_slots(struct server *sv, struct reply *rp)
 	reply_take(rp, 200, &b, "application/json");
 }
 
-static void info(struct server *sv, struct slot *sl, struct reply *rp)
+static void info(struct server *sv, const struct names_asked *na, const struct request *rq,
+                 struct reply *rp)
 {
+	(void)rq;
+	struct slot *sl = na->sl[0];
 	struct gen *g = gen_acquire(sl);
 	if (g == NULL) {
 		reply_error(rp, 503, "not_ready", "%s is not open yet", sl->name);
@@ -55,6 +61,93 @@ static void info(struct server *sv, struct slot *sl, struct reply *rp)
 	sb_str(&b, "\n");
 	gen_release(sv, g);
 	reply_take(rp, 200, &b, "application/json");
+}
+
+
+/*
+ * GET /healthz: 200 when every name serves a whole generation from a path
+ * that is still there; else 503, naming each that does not (the first 64):
+ * "opening", "changed" (its files were changed in place: its requests get
+ * 503), or "gone" (its path was removed: it answers from what it opened,
+ * which nothing will update).
+ */
+/* What is wrong with what sl serves, or NULL: see health(). */
+static const char *slot_state(struct server *sv, struct slot *sl)
+{
+	struct gen *g = gen_acquire(sl);
+	struct stat st;
+	const char *state = g == NULL                   ? "opening"
+	                    : gen_changed(sl, g)        ? "changed"
+	                    : stat(sl->path, &st) != 0 ? "gone"
+	                                                : NULL;
+	gen_release(sv, g);
+	return state;
+}
+
+static void health(struct server *sv, const struct names_asked *na, const struct request *rq,
+                   struct reply *rp)
+{
+	(void)na;
+	(void)rq;
+	const char *state[64];
+	size_t bad = 0, n = sv->n_slots < 64 ? sv->n_slots : 64;
+	for (size_t i = 0; i < n; i++)
+		bad += (state[i] = slot_state(sv, &sv->slots[i])) != NULL;
+	for (size_t i = n; i < sv->n_slots && !bad; i++)
+		bad += slot_state(sv, &sv->slots[i]) != NULL;
+	struct sbuf b = {0};
+	sb_str(&b, !atomic_load(&sv->ready) ? "{\"status\": \"opening\""
+	           : bad                   ? "{\"status\": \"degraded\""
+	                                   : "{\"status\": \"ok\"");
+	size_t listed = 0;
+	for (size_t i = 0; bad && i < n; i++) {
+		if (state[i] == NULL)
+			continue;
+		sb_str(&b, listed++ ? ", " : ", \"snapshots\": {");
+		sb_json(&b, sv->slots[i].name, strlen(sv->slots[i].name));
+		sb_str(&b, ": \"");
+		sb_str(&b, state[i]);
+		sb_str(&b, "\"");
+	}
+	sb_str(&b, listed ? "}}\n" : "}\n");
+	reply_take(rp, bad || !atomic_load(&sv->ready) ? 503 : 200, &b, "application/json");
+}
+
+static void metrics(struct server *sv, const struct names_asked *na, const struct request *rq,
+                    struct reply *rp)
+{
+	(void)na;
+	(void)rq;
+	struct sbuf b = {0};
+	size_t len = 0;
+	b.p = metrics_page(sv, &len);
+	b.len = b.cap = len;
+	b.err = b.p == NULL;
+	reply_take(rp, 200, &b, "text/plain; version=0.0.4");
+}
+
+/*
+ * The endpoints, one row each, in enum endpoint's order: the path as the
+ * 404 names it, its metric label, and its handlers for GET (and HEAD) and
+ * for POST (NULL: GET alone). route() finds the row from the URL.
+ */
+typedef void handler_fn(struct server *sv, const struct names_asked *na, const struct request *rq,
+                        struct reply *rp);
+static const struct route_row {
+	const char *path, *metric;
+	handler_fn *get, *post;
+} routes[N_ENDPOINTS] = {
+	[EP_QUERY] = {"/v1/NAME/query", "query", get_query, post_query},
+	[EP_INFO] = {"/v1/NAME", "info", info, NULL},
+	[EP_LIST] = {"/v1", "list", list_slots, NULL},
+	[EP_HEALTH] = {"/healthz", "healthz", health, NULL},
+	[EP_METRICS] = {"/metrics", "metrics", metrics, NULL},
+	[EP_OTHER] = {NULL, "other", NULL, NULL},
+};
+
+const char *endpoint_name(enum endpoint e)
+{
+	return routes[e].metric;
 }
 
 /* Which endpoint u names, and the slot of /v1/NAME[/query]: 0, or a 404 made. */
@@ -104,67 +197,16 @@ static int route(struct server *sv, const char *u, struct names_asked *na, struc
 			return -1;
 		}
 	} else {
-		reply_error(rp, 404, "not_found", "no such endpoint: /v1, /v1/NAME, /v1/NAME/query, "
-		            "/healthz and /metrics are served");
+		char served[200];
+		size_t at = 0;
+		for (int e = 0; e < N_ENDPOINTS; e++)
+			if (routes[e].path && at < sizeof served)
+				at += (size_t)snprintf(served + at, sizeof served - at, "%s%s", at ? ", " : "",
+				                       routes[e].path);
+		reply_error(rp, 404, "not_found", "no such endpoint: %s are served", served);
 		return -1;
 	}
 	return 0;
-}
-
-/*
- * GET /healthz: 200 when every name serves a whole generation from a path
- * that is still there; else 503, naming each that does not (the first 64):
- * "opening", "changed" (its files were changed in place: its requests get
- * 503), or "gone" (its path was removed: it answers from what it opened,
- * which nothing will update).
- */
-/* What is wrong with what sl serves, or NULL: see health(). */
-static const char *slot_state(struct server *sv, struct slot *sl)
-{
-	struct gen *g = gen_acquire(sl);
-	struct stat st;
-	const char *state = g == NULL                   ? "opening"
-	                    : gen_changed(sl, g)        ? "changed"
-	                    : stat(sl->path, &st) != 0 ? "gone"
-	                                                : NULL;
-	gen_release(sv, g);
-	return state;
-}
-
-static void health(struct server *sv, struct reply *rp)
-{
-	const char *state[64];
-	size_t bad = 0, n = sv->n_slots < 64 ? sv->n_slots : 64;
-	for (size_t i = 0; i < n; i++)
-		bad += (state[i] = slot_state(sv, &sv->slots[i])) != NULL;
-	for (size_t i = n; i < sv->n_slots && !bad; i++)
-		bad += slot_state(sv, &sv->slots[i]) != NULL;
-	struct sbuf b = {0};
-	sb_str(&b, !atomic_load(&sv->ready) ? "{\"status\": \"opening\""
-	           : bad                   ? "{\"status\": \"degraded\""
-	                                   : "{\"status\": \"ok\"");
-	size_t listed = 0;
-	for (size_t i = 0; bad && i < n; i++) {
-		if (state[i] == NULL)
-			continue;
-		sb_str(&b, listed++ ? ", " : ", \"snapshots\": {");
-		sb_json(&b, sv->slots[i].name, strlen(sv->slots[i].name));
-		sb_str(&b, ": \"");
-		sb_str(&b, state[i]);
-		sb_str(&b, "\"");
-	}
-	sb_str(&b, listed ? "}}\n" : "}\n");
-	reply_take(rp, bad || !atomic_load(&sv->ready) ? 503 : 200, &b, "application/json");
-}
-
-static void metrics(struct server *sv, struct reply *rp)
-{
-	struct sbuf b = {0};
-	size_t len = 0;
-	b.p = metrics_page(sv, &len);
-	b.len = b.cap = len;
-	b.err = b.p == NULL;
-	reply_take(rp, 200, &b, "text/plain; version=0.0.4");
 }
 
 void serve_answer(struct server *sv, const struct request *rq, struct reply *rp)
@@ -196,21 +238,13 @@ void serve_answer(struct server *sv, const struct request *rq, struct reply *rp)
 			reply_error(rp, 500, "internal", "out of memory");
 		return;
 	}
+	const struct route_row *row = &routes[rp->endpoint];
 	int get = !strcmp(rq->method, "GET") || !strcmp(rq->method, "HEAD");
-	if (rp->endpoint == EP_QUERY && !get && !strcmp(rq->method, "POST")) {
-		post_query(sv, &na, rq, rp);
-		return;
-	}
-	if (!get) {
+	handler_fn *h = get ? row->get : !strcmp(rq->method, "POST") ? row->post : NULL;
+	if (h == NULL) {
 		reply_error(rp, 405, "method_not_allowed", "%s takes GET%s", rq->url,
-		            rp->endpoint == EP_QUERY ? " and POST" : "");
+		            row->post ? " and POST" : "");
 		return;
 	}
-	switch (rp->endpoint) {
-	case EP_HEALTH: health(sv, rp); break;
-	case EP_METRICS: metrics(sv, rp); break;
-	case EP_LIST: list_slots(sv, rp); break;
-	case EP_INFO: info(sv, na.sl[0], rp); break;
-	default: get_query(sv, &na, rq, rp); break;
-	}
+	h(sv, &na, rq, rp);
 }

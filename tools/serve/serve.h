@@ -52,6 +52,8 @@ struct slot {
 
 /* The endpoints, as the metrics name them. */
 enum endpoint { EP_QUERY, EP_INFO, EP_LIST, EP_HEALTH, EP_METRICS, EP_OTHER, N_ENDPOINTS };
+/* Its label in the metrics, from the table of routes (routes.c). */
+const char *endpoint_name(enum endpoint e);
 #define N_BUCKETS 16 /* latency histogram bounds, in seconds: serve_metrics.c */
 #define N_CODES 13   /* the status codes counted: serve_metrics.c */
 

@@ -10,8 +10,6 @@
 
 #include "serve.h"
 
-static const char *const endpoint_names[N_ENDPOINTS] = {"query",   "info",    "list",
-                                                        "healthz", "metrics", "other"};
 /* the codes bfi serve answers with; the last counts any other */
 static const int codes[N_CODES] = {200, 400, 404, 405, 413, 414, 500, 503, 504, 408, 429, 431, 0};
 static const double bounds[N_BUCKETS] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
@@ -60,10 +58,10 @@ char *metrics_page(struct server *sv, size_t *len)
 			if (n || (c == 0 && e != EP_OTHER)) {
 				if (codes[c])
 					fprintf(f, "bfi_requests_total{endpoint=\"%s\",code=\"%d\"} %llu\n",
-					        endpoint_names[e], codes[c], n);
+					        endpoint_name(e), codes[c], n);
 				else
 					fprintf(f, "bfi_requests_total{endpoint=\"%s\",code=\"other\"} %llu\n",
-					        endpoint_names[e], n);
+					        endpoint_name(e), n);
 			}
 		}
 	fputs("# HELP bfi_request_errors_total Requests answered with a status of 400 or more.\n"
@@ -72,7 +70,7 @@ char *metrics_page(struct server *sv, size_t *len)
 		unsigned long long n = 0;
 		for (int c = 1; c < N_CODES; c++)
 			n += atomic_load(&m->requests[e][c]);
-		fprintf(f, "bfi_request_errors_total{endpoint=\"%s\"} %llu\n", endpoint_names[e], n);
+		fprintf(f, "bfi_request_errors_total{endpoint=\"%s\"} %llu\n", endpoint_name(e), n);
 	}
 	fputs("# HELP bfi_request_duration_seconds Time from a request's arrival to its answer.\n"
 	      "# TYPE bfi_request_duration_seconds histogram\n", f);
@@ -82,15 +80,15 @@ char *metrics_page(struct server *sv, size_t *len)
 			sum += atomic_load(&m->buckets[e][b]);
 			if (b < N_BUCKETS)
 				fprintf(f, "bfi_request_duration_seconds_bucket{endpoint=\"%s\",le=\"%g\"} %llu\n",
-				        endpoint_names[e], bounds[b], sum);
+				        endpoint_name(e), bounds[b], sum);
 			else
 				fprintf(f, "bfi_request_duration_seconds_bucket{endpoint=\"%s\",le=\"+Inf\"} %llu\n",
-				        endpoint_names[e], sum);
+				        endpoint_name(e), sum);
 		}
-		fprintf(f, "bfi_request_duration_seconds_sum{endpoint=\"%s\"} %.6f\n", endpoint_names[e],
+		fprintf(f, "bfi_request_duration_seconds_sum{endpoint=\"%s\"} %.6f\n", endpoint_name(e),
 		        (double)atomic_load(&m->micros[e]) / 1e6);
 		fprintf(f, "bfi_request_duration_seconds_count{endpoint=\"%s\"} %llu\n",
-		        endpoint_names[e], sum);
+		        endpoint_name(e), sum);
 	}
 	fprintf(f, "# HELP bfi_queries_total Queries answered.\n# TYPE bfi_queries_total counter\n"
 	           "bfi_queries_total %llu\n",
