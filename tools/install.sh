@@ -107,7 +107,9 @@ print(on_path[0] if on_path else sysconfig.get_path(
 EOF
 	)
 	rel=${pydir#"$prefix"/}
-	put 644 tools/python/bfi/__init__.py "$rel/bfi/__init__.py"
+	for m in tools/python/bfi/*.py; do # the package's modules
+		put 644 "$m" "$rel/bfi/${m##*/}"
+	done
 	printf '# written by ninja install: where this module finds libbfi\nLIBRARY = "%s"\n' \
 		"$prefix/lib/libbfi.so.3" >"$tmp"
 	put 644 "$tmp" "$rel/bfi/_libpath.py"

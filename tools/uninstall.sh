@@ -32,9 +32,10 @@ while IFS= read -r p; do
 		n=$((n + 1))
 	fi
 	case $p in
-	*/bfi/__init__.py | */bfi/_libpath.py)
+	*/bfi/*.py) # a module of the Python package: its compiled copy too
 		d=$(dirname "$f")
-		rm -f "$d"/__pycache__/__init__.*.pyc "$d"/__pycache__/_libpath.*.pyc
+		m=$(basename "$f" .py)
+		rm -f "$d"/__pycache__/"$m".*.pyc
 		rmdir "$d/__pycache__" 2>/dev/null || true
 		rmdir "$d" 2>/dev/null || true
 		;;

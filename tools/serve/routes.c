@@ -113,6 +113,8 @@ static void health(struct server *sv, const struct names_asked *na, const struct
 	reply_take(rp, bad || !atomic_load(&sv->ready) ? 503 : 200, &b, "application/json");
 }
 
+static const char *endpoint_label(enum endpoint e);
+
 static void metrics(struct server *sv, const struct names_asked *na, const struct request *rq,
                     struct reply *rp)
 {
@@ -120,7 +122,7 @@ static void metrics(struct server *sv, const struct names_asked *na, const struc
 	(void)rq;
 	struct sbuf b = {0};
 	size_t len = 0;
-	b.p = metrics_page(sv, &len);
+	b.p = metrics_page(sv, endpoint_label, &len);
 	b.len = b.cap = len;
 	b.err = b.p == NULL;
 	reply_take(rp, 200, &b, "text/plain; version=0.0.4");
@@ -145,10 +147,6 @@ static const struct route_row {
 	[EP_OTHER] = {NULL, "other", NULL, NULL},
 };
 
-const char *endpoint_name(enum endpoint e)
-{
-	return routes[e].metric;
-}
 
 /* Which endpoint u names, and the slot of /v1/NAME[/query]: 0, or a 404 made. */
 static int route(struct server *sv, const char *u, struct names_asked *na, struct reply *rp)
@@ -207,6 +205,12 @@ static int route(struct server *sv, const char *u, struct names_asked *na, struc
 		return -1;
 	}
 	return 0;
+}
+
+/* An endpoint's label in the metrics, from its row. */
+static const char *endpoint_label(enum endpoint e)
+{
+	return routes[e].metric;
 }
 
 void serve_answer(struct server *sv, const struct request *rq, struct reply *rp)

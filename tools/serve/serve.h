@@ -52,8 +52,6 @@ struct slot {
 
 /* The endpoints, as the metrics name them. */
 enum endpoint { EP_QUERY, EP_INFO, EP_LIST, EP_HEALTH, EP_METRICS, EP_OTHER, N_ENDPOINTS };
-/* Its label in the metrics, from the table of routes (routes.c). */
-const char *endpoint_name(enum endpoint e);
 #define N_BUCKETS 16 /* latency histogram bounds, in seconds: serve_metrics.c */
 #define N_CODES 13   /* the status codes counted: serve_metrics.c */
 
@@ -193,7 +191,7 @@ void watch_close(struct watches *ws);
 
 /* serve_metrics.c */
 void metrics_count(struct metrics *m, enum endpoint e, int status, double seconds);
-/* The Prometheus text page (a malloc'd string) of m and sv's slots. */
-char *metrics_page(struct server *sv, size_t *len);
+/* The Prometheus text page (a malloc'd string) of m and sv's slots, each endpoint by its label. */
+char *metrics_page(struct server *sv, const char *(*endpoint_name)(enum endpoint), size_t *len);
 
 #endif

@@ -43,7 +43,7 @@ static void label(FILE *f, const char *s)
 	}
 }
 
-char *metrics_page(struct server *sv, size_t *len)
+char *metrics_page(struct server *sv, const char *(*endpoint_name)(enum endpoint), size_t *len)
 {
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
@@ -58,10 +58,10 @@ char *metrics_page(struct server *sv, size_t *len)
 			if (n || (c == 0 && e != EP_OTHER)) {
 				if (codes[c])
 					fprintf(f, "bfi_requests_total{endpoint=\"%s\",code=\"%d\"} %llu\n",
-					        endpoint_name(e), codes[c], n);
+					        endpoint_name((enum endpoint)e), codes[c], n);
 				else
 					fprintf(f, "bfi_requests_total{endpoint=\"%s\",code=\"other\"} %llu\n",
-					        endpoint_name(e), n);
+					        endpoint_name((enum endpoint)e), n);
 			}
 		}
 	fputs("# HELP bfi_request_errors_total Requests answered with a status of 400 or more.\n"
@@ -70,7 +70,7 @@ char *metrics_page(struct server *sv, size_t *len)
 		unsigned long long n = 0;
 		for (int c = 1; c < N_CODES; c++)
 			n += atomic_load(&m->requests[e][c]);
-		fprintf(f, "bfi_request_errors_total{endpoint=\"%s\"} %llu\n", endpoint_name(e), n);
+		fprintf(f, "bfi_request_errors_total{endpoint=\"%s\"} %llu\n", endpoint_name((enum endpoint)e), n);
 	}
 	fputs("# HELP bfi_request_duration_seconds Time from a request's arrival to its answer.\n"
 	      "# TYPE bfi_request_duration_seconds histogram\n", f);
@@ -80,15 +80,15 @@ char *metrics_page(struct server *sv, size_t *len)
 			sum += atomic_load(&m->buckets[e][b]);
 			if (b < N_BUCKETS)
 				fprintf(f, "bfi_request_duration_seconds_bucket{endpoint=\"%s\",le=\"%g\"} %llu\n",
-				        endpoint_name(e), bounds[b], sum);
+				        endpoint_name((enum endpoint)e), bounds[b], sum);
 			else
 				fprintf(f, "bfi_request_duration_seconds_bucket{endpoint=\"%s\",le=\"+Inf\"} %llu\n",
-				        endpoint_name(e), sum);
+				        endpoint_name((enum endpoint)e), sum);
 		}
-		fprintf(f, "bfi_request_duration_seconds_sum{endpoint=\"%s\"} %.6f\n", endpoint_name(e),
+		fprintf(f, "bfi_request_duration_seconds_sum{endpoint=\"%s\"} %.6f\n", endpoint_name((enum endpoint)e),
 		        (double)atomic_load(&m->micros[e]) / 1e6);
 		fprintf(f, "bfi_request_duration_seconds_count{endpoint=\"%s\"} %llu\n",
-		        endpoint_name(e), sum);
+		        endpoint_name((enum endpoint)e), sum);
 	}
 	fprintf(f, "# HELP bfi_queries_total Queries answered.\n# TYPE bfi_queries_total counter\n"
 	           "bfi_queries_total %llu\n",
