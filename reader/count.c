@@ -12,10 +12,6 @@
  * And a level's ones a node (bfi_tree_level, for inspect and bfi serve):
  * a row's words added into eight bit planes, a binary counter a bit.
  */
-#include <endian.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "internal.h"
 #include "layout.h"
 
@@ -33,23 +29,41 @@ static uint64_t below_portable(const uint32_t *count, uint32_t floor)
 	return below;
 }
 
-/* Add a row's words into planes[i * words + w], plane i of word w's counters, carries upward. */
+/* Add word c into plane i of word w's counters (planes[i * words + w]), carries upward. */
+static inline void plane_add(uint64_t *planes, size_t words, size_t w, uint64_t c)
+{
+	for (unsigned i = 0; c && i < BFI_PLANES; i++) {
+		uint64_t carry = planes[i * words + w] & c;
+		planes[i * words + w] ^= c;
+		c = carry;
+	}
+}
+
 static void planes_portable(uint64_t *planes, const uint8_t *row, size_t words)
 {
-	for (size_t w = 0; w < words; w++) {
-		uint64_t c;
-		memcpy(&c, row + w * 8, 8);
-		c = le64toh(c);
-		for (unsigned i = 0; c && i < BFI_PLANES; i++) {
-			uint64_t carry = planes[i * words + w] & c;
-			planes[i * words + w] ^= c;
-			c = carry;
-		}
-	}
+	for (size_t w = 0; w < words; w++)
+		plane_add(planes, words, w, bfi_get64(row + w * 8));
 }
 
 #if defined(__x86_64__) && BFI_HAVE_AVX2
 #include <immintrin.h>
+
+static int lanes = -1; /* 1: AVX2, 0: portable, -1: not yet asked */
+
+/*
+ * The lanes are used where the AVX2 kernel is (bfi__and_rows: the CPU has
+ * it, and BFI_KERNEL=portable does not say otherwise), asked once: a dense
+ * word's count is too short a job to ask each time.
+ */
+static int use_lanes(void)
+{
+	int on = __atomic_load_n(&lanes, __ATOMIC_RELAXED);
+	if (on < 0) {
+		on = bfi__and_rows() == bfi__and_rows_avx2;
+		__atomic_store_n(&lanes, on, __ATOMIC_RELAXED);
+	}
+	return on;
+}
 
 /* planes_portable, four words at a time, every plane (no branch on the carry) */
 __attribute__((target("avx2"))) static void planes_avx2(uint64_t *planes, const uint8_t *row,
@@ -65,15 +79,8 @@ __attribute__((target("avx2"))) static void planes_avx2(uint64_t *planes, const 
 			c = _mm256_and_si256(v, c);
 		}
 	}
-	for (; w < words; w++) { /* the last words */
-		uint64_t c;
-		memcpy(&c, row + w * 8, 8);
-		for (unsigned i = 0; c && i < BFI_PLANES; i++) {
-			uint64_t carry = planes[i * words + w] & c;
-			planes[i * words + w] ^= c;
-			c = carry;
-		}
-	}
+	for (; w < words; w++) /* the last words */
+		plane_add(planes, words, w, bfi_get64(row + w * 8));
 }
 
 __attribute__((target("avx2"))) static void count_word_avx2(uint32_t *count, uint64_t acc)
@@ -100,20 +107,6 @@ __attribute__((target("avx2"))) static uint64_t below_avx2(const uint32_t *count
 		below |= (uint64_t)m << (8 * b);
 	}
 	return below;
-}
-
-static int lanes = -1; /* 1: AVX2, 0: portable, -1: not yet asked */
-
-static int use_lanes(void)
-{
-	int on = __atomic_load_n(&lanes, __ATOMIC_RELAXED);
-	if (on < 0) {
-		const char *e = getenv("BFI_KERNEL");
-		__builtin_cpu_init();
-		on = __builtin_cpu_supports("avx2") && !(e && strcmp(e, "portable") == 0);
-		__atomic_store_n(&lanes, on, __ATOMIC_RELAXED);
-	}
-	return on;
 }
 
 void bfi__count_word(uint32_t *count, uint64_t acc)

@@ -253,11 +253,10 @@ void bfi__use_kernel(bfi_and_fn f);
 int bfi__pruning(void);
 /*
  * How, from BFI_PRUNE: off (count every term on every set), the default
- * (prune; a tree whose top level leaves most nodes reads its leaves' rows
+ * (prune; a tree whose top level leaves most nodes reads its levels' rows
  * whole), "walk" (a tree always descends), "leaves" (a tree always reads
- * its leaves' rows). A tree's answers are the same sets by either path,
- * bar a set that reaches the threshold only by false positives of its
- * leaf that an ancestor's filter rules out.
+ * its levels' rows whole). A tree gives the same sets and scores by every
+ * path (spec/format.md, "Tree section").
  */
 enum { BFI_PRUNE_OFF, BFI_PRUNE_AUTO, BFI_PRUNE_WALK, BFI_PRUNE_LEAVES };
 int bfi__prune_mode(void);

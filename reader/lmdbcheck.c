@@ -33,7 +33,6 @@
 #define P_META 0x08u
 #define F_BIGDATA 0x01u
 #define F_SUBDATA 0x02u
-#define F_DUPDATA 0x04u
 #define MDB_MAGIC 0xBEEFC0DEu
 #define P_INVALID UINT64_MAX
 #define MAX_DEPTH 32
@@ -110,7 +109,7 @@ static uint8_t classify(const struct walk *w, uint64_t pgno)
 		uint64_t nf = bfi_get16(node + 4), at = off + 8 + bfi_get16(node + 6);
 		if (at > w->psize)
 			return C_KEY;
-		if (nf & ~(uint64_t)(F_BIGDATA | F_SUBDATA | F_DUPDATA) || (nf & F_DUPDATA))
+		if (nf & ~(uint64_t)(F_BIGDATA | F_SUBDATA)) /* duplicate data too: bfi never makes it */
 			return C_NODE_KIND;
 		if (nf & F_BIGDATA) {
 			if (at + 8 > w->psize)

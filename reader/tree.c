@@ -260,6 +260,12 @@ struct walk {
 	size_t parent_words;
 };
 
+/* The nodes of a level of nodes nodes that word wd holds, as bits. */
+static inline uint64_t word_nodes(uint64_t nodes, size_t wd)
+{
+	return (wd + 1) * 64 <= nodes ? ~UINT64_C(0) : (UINT64_C(1) << (nodes % 64)) - 1;
+}
+
 /* The children of node at level l + 1: [*first, *end) of level l; BFI_E_BAD_LAYOUT if out of range. */
 static int children(const struct bfi_tree *t, uint32_t l, uint64_t node, uint64_t *first,
                     uint64_t *end)
@@ -423,10 +429,9 @@ static int walk_top(struct walk *w, uint32_t l, uint64_t nodes, size_t w0, size_
 {
 	const uint32_t *list = w->list[l];
 	uint32_t k = w->k;
-	size_t words = (size_t)((nodes + 63) / 64), nw = 0;
+	size_t nw = 0;
 	for (size_t wd = w0; wd < w1; wd++) {
-		alive[wd - w0] = wd + 1 < words || nodes % 64 == 0 ? ~UINT64_C(0)
-		                                                     : (UINT64_C(1) << (nodes % 64)) - 1;
+		alive[wd - w0] = word_nodes(nodes, wd);
 		live[nw++] = (uint32_t)wd;
 		w->res->tests += (uint64_t)__builtin_popcountll(alive[wd - w0]);
 	}
@@ -500,9 +505,7 @@ static int tree_leaves(struct walk *w, size_t n, uint64_t *above, size_t words0,
 		for (size_t x = 0; x < n; x++) {
 			const uint8_t *const *r = w->rows + ((size_t)l * w->terms + w->list[levels - 1][x]) * k;
 			for (size_t wd = 0; wd < words; wd++) {
-				uint64_t acc = wd + 1 < words || lv->nodes % 64 == 0
-				                   ? ~UINT64_C(0)
-				                   : (UINT64_C(1) << (lv->nodes % 64)) - 1;
+				uint64_t acc = word_nodes(lv->nodes, wd);
 				if (over && !(over[x * over_words + wd / 64] >> (wd % 64) & 1))
 					acc = 0;
 				above[x * words + wd] = acc ? and_words(r, k, wd, acc, wd % 8 == 0, &w->lines) : 0;
