@@ -1,10 +1,8 @@
 /* archive_dl.c - libarchive loaded on first use (archive_dl.h). */
 #define BFI_ARCHIVE_DL_SELF
-#include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
 
+#include "dl.h"
 #include "archive_dl.h"
 
 /* configure gives the soname bare (-DBFI_LIBARCHIVE_SONAME=libarchive.so.13) */
@@ -23,23 +21,14 @@ static char why_buf[512];
 
 static void load(void)
 {
-	void *h = dlopen(SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		const char *e = dlerror();
-		snprintf(why_buf, sizeof why_buf, "packs need libarchive (Debian: libarchive13): %s",
-		         e ? e : SONAME " not found");
-		loaded_rc = -ENOSYS;
-		return;
-	}
-	/* a function pointer from dlsym's object pointer: POSIX allows it, C does not say */
-#define BFI_ARCHIVE_SYM(f)                                                                         \
-	if ((*(void **)&bfi__archive.f = dlsym(h, #f)) == NULL) {                                   \
-		snprintf(why_buf, sizeof why_buf, "%s lacks %s", SONAME, #f);           \
-		loaded_rc = -ENOSYS;                                                                   \
-		return;                                                                                \
-	}
-	BFI_ARCHIVE_CALLS(BFI_ARCHIVE_SYM)
-#undef BFI_ARCHIVE_SYM
+#define BFI_DL_NAME(f) #f,
+#define BFI_DL_SLOT(f) (void **)&bfi__archive.f,
+	static const char *const names[] = {BFI_ARCHIVE_CALLS(BFI_DL_NAME)};
+	void **const slots[] = {BFI_ARCHIVE_CALLS(BFI_DL_SLOT)};
+#undef BFI_DL_NAME
+#undef BFI_DL_SLOT
+	loaded_rc = bfi__dl_fill(SONAME, "packs need libarchive (Debian: libarchive13)", names, slots,
+	                         sizeof names / sizeof *names, why_buf, sizeof why_buf);
 }
 
 int bfi_archive_load(const char **why)

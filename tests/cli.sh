@@ -512,6 +512,22 @@ check "bench --batch: the batch beside its memory bounds" bench_bounds_ok
 check "bfi links no HTTP or TLS library: bfi serve loads libmicrohttpd itself" sh -c "
 	ldd '$BFI' >'$T/ldd' && ! grep -qE 'libmicrohttpd|libgnutls' '$T/ldd'"
 
+# a library loaded when needed that this machine lacks (the fault shim
+# makes its dlopen fail): the command that needs it says which, exit 2
+dl_missing_ok() {
+	shim=$(pwd)/build/tests/faults/shim.so
+	export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}verify_asan_link_order=0"
+	BFI_DLOPEN_FAIL=microhttpd LD_PRELOAD="$shim" "$BFI" serve --listen 127.0.0.1:0 \
+		"s=$T/snap" </dev/null 2>"$T/err"
+	[ $? -eq 2 ] && grep -q 'bfi serve needs libmicrohttpd (Debian: libmicrohttpd12)' "$T/err" ||
+		{ cat "$T/err"; return 1; }
+	BFI_DLOPEN_FAIL=libarchive LD_PRELOAD="$shim" "$BFI" pack -q -o "$T/nolib.pack" "$T/snap" \
+		2>"$T/err"
+	[ $? -eq 2 ] && grep -q 'packs need libarchive (Debian: libarchive13)' "$T/err" &&
+		[ ! -e "$T/nolib.pack" ] || { cat "$T/err"; return 1; }
+}
+check "a library loaded when needed and missing: bfi serve and bfi pack name it, exit 2" dl_missing_ok
+
 # bench --threshold: reads as threshold queries of their k-mers on each
 # layout, with the lines they touch beside the latency bound for them.
 bench_reads_ok() {

@@ -13,6 +13,8 @@
  * BFI_KILL_AFTER_PUBLISH=1 sends the process SIGKILL as soon as a rename
  * or exchange of a staging directory (a name holding ".tmp-") into place
  * succeeds: a build killed the moment it has published, before it tidies.
+ * BFI_DLOPEN_FAIL=TEXT makes dlopen of a name holding TEXT fail: a
+ * library loaded when needed (format/dl.c) that the machine lacks.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -150,4 +152,15 @@ int renameat(int da, const char *a, int db, const char *b)
 {
 	delay();
 	return hit(EIO) ? -1 : REAL(renameat)(da, a, db, b);
+}
+
+void *dlopen(const char *name, int flags)
+{
+	static void *(*real)(const char *, int);
+	const char *no = getenv("BFI_DLOPEN_FAIL");
+	if (no && *no && name && strstr(name, no))
+		return NULL;
+	if (real == NULL)
+		*(void **)&real = dlsym(RTLD_NEXT, "dlopen");
+	return real ? real(name, flags) : NULL;
 }

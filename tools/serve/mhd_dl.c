@@ -1,10 +1,8 @@
 /* mhd_dl.c - libmicrohttpd loaded when bfi serve starts (mhd_dl.h). */
 #define BFI_MHD_DL_SELF
-#include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
 
+#include "dl.h"
 #include "mhd_dl.h"
 
 /* configure gives the soname bare (-DBFI_MHD_SONAME=libmicrohttpd.so.12) */
@@ -23,23 +21,14 @@ static char why_buf[512];
 
 static void load(void)
 {
-	void *h = dlopen(SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		const char *e = dlerror();
-		snprintf(why_buf, sizeof why_buf, "bfi serve needs libmicrohttpd (Debian: libmicrohttpd12): %s",
-		         e ? e : SONAME " not found");
-		loaded_rc = -ENOSYS;
-		return;
-	}
-	/* a function pointer from dlsym's object pointer: POSIX allows it, C does not say */
-#define BFI_MHD_SYM(f)                                                                             \
-	if ((*(void **)&bfi__mhd.f = dlsym(h, #f)) == NULL) {                                       \
-		snprintf(why_buf, sizeof why_buf, "%s lacks %s", SONAME, #f);                          \
-		loaded_rc = -ENOSYS;                                                                   \
-		return;                                                                                \
-	}
-	BFI_MHD_CALLS(BFI_MHD_SYM)
-#undef BFI_MHD_SYM
+#define BFI_DL_NAME(f) #f,
+#define BFI_DL_SLOT(f) (void **)&bfi__mhd.f,
+	static const char *const names[] = {BFI_MHD_CALLS(BFI_DL_NAME)};
+	void **const slots[] = {BFI_MHD_CALLS(BFI_DL_SLOT)};
+#undef BFI_DL_NAME
+#undef BFI_DL_SLOT
+	loaded_rc = bfi__dl_fill(SONAME, "bfi serve needs libmicrohttpd (Debian: libmicrohttpd12)",
+	                         names, slots, sizeof names / sizeof *names, why_buf, sizeof why_buf);
 }
 
 int bfi_mhd_load(const char **why)
