@@ -13,7 +13,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "../writer/internal.h"
+#include "../writer/layout.h"
 #include "test.h"
 
 static char *path_in(const char *name)

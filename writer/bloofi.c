@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "bfi_hash.h"
-#include "internal.h"
+#include "tree.h"
 
 #define NONE UINT32_MAX
 

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "layout.h"
 
 /* What the phases of one finish share. */
 struct finish {
@@ -22,7 +22,7 @@ struct finish {
 	struct plan p;
 	struct bfi_section sec[BFI_ROWS + 1]; /* the layouts in file order, then the chunk checksums */
 	uint32_t n_sec;
-	struct bfi_section *of[BFI_ROWS]; /* each row of wlayouts' section, or NULL */
+	struct bfi_section *of[BFI_ROWS]; /* by wlayouts' index: its section, or NULL */
 	struct bfi_section *sumsec;
 	uint64_t file_size;
 	uint8_t *sums; /* the chunk-checksum section */
@@ -57,10 +57,9 @@ static int count_sets(struct finish *f)
 	progress(w, "sorting", 0, 0);
 	spool_seal(&w->spool);
 	int rc = 0;
-	int flat_missing = (w->opt.layouts & (BFI_BUILD_FLAT | BFI_BUILD_TREE)) && !w->given;
-	int rambo_missing = (w->opt.layouts & BFI_BUILD_RAMBO) && !w->raw;
-	if ((w->raw || w->given) && (flat_missing || rambo_missing))
-		return writer_fail(w, BFI_E_INVALID, "every layout of a build from rows must be given");
+	for (const struct wlayout *const *l = wlayouts; (w->raw || w->given) && *l; l++)
+		if (wlayout_on(*l, w->opt.layouts) && !((*l)->given && (*l)->given(w)))
+			return writer_fail(w, BFI_E_INVALID, "every layout of a build from rows must be given");
 	if (w->raw || w->given) {
 		memcpy(distinct, w->given ? w->given->distinct : w->raw->distinct, f->n * sizeof *distinct);
 		for (uint64_t o = 0; o < f->n; o++)
@@ -105,30 +104,31 @@ static int lay_out(struct finish *f)
 	f->p.n = (uint32_t)f->n;
 	f->p.distinct = w->sums.distinct;
 	int rc = make_plan(w, &f->p, f->max_n);
-	/* what the plan holds by set: orders, blocks, ones, RAMBO's cells, the tree's leaves' ones */
+	/* what the plan holds by set: its orders and ones, and what each layout's holds */
 	const struct plan *p = &f->p;
-	w->plan_bytes = f->n * (3 * sizeof(uint32_t) + sizeof(uint64_t) * (1 + (p->tree_ones != NULL))) +
-	                (p->cell_of ? (uint64_t)p->rambo.reps * f->n * sizeof(uint32_t) : 0) +
-	                p->n_blocks * sizeof *p->blocks;
+	w->plan_bytes = f->n * (3 * sizeof(uint32_t) + sizeof(uint64_t));
+	for (const struct wlayout *const *l = wlayouts; rc == 0 && *l; l++)
+		if (p->own[(*l)->row] && (*l)->held)
+			w->plan_bytes += (*l)->held(p);
 	if (rc)
 		return w->errmsg[0] ? rc
 		                    : writer_fail(w, rc, "laying out %llu sets: %s",
 		                                  (unsigned long long)f->n, bfi_strerror(rc));
 	int basic = 0; /* flat or plain, which every reader knows */
-	for (size_t i = 0; i < N_WLAYOUTS; i++)
-		if (w->opt.layouts & ROW(&wlayouts[i])->flag) {
+	for (size_t i = 0; wlayouts[i]; i++)
+		if (wlayout_on(wlayouts[i], w->opt.layouts)) {
 			struct bfi_section *s = f->of[i] = &f->sec[f->n_sec++];
-			s->kind = ROW(&wlayouts[i])->kind;
-			s->size = wlayouts[i].bytes->size(&f->p);
-			basic |= !ROW(&wlayouts[i])->optional;
+			s->kind = ROW(wlayouts[i])->kind;
+			s->size = wlayouts[i]->size(&f->p);
+			basic |= !ROW(wlayouts[i])->optional;
 		}
 	uint64_t at = BFI_SECTION_ALIGN;
-	for (size_t i = 0; i < N_WLAYOUTS; i++) {
+	for (size_t i = 0; wlayouts[i]; i++) {
 		struct bfi_section *s = f->of[i];
 		if (s == NULL)
 			continue;
 		/* A reader that does not know rambo or the tree may still answer from flat or plain. */
-		s->flags = ROW(&wlayouts[i])->optional && basic ? 0 : BFI_SECF_REQUIRED;
+		s->flags = ROW(wlayouts[i])->optional && basic ? 0 : BFI_SECF_REQUIRED;
 		s->stored_size = s->size;
 		s->offset = at;
 		at = bfi_align_up(at + s->size, BFI_SECTION_ALIGN);
@@ -155,11 +155,9 @@ static int room_for_rows(bfi_writer *w, const struct plan *p)
 {
 	sums_drop_sketches(&w->sums);
 	uint64_t need = 0;
-	for (uint32_t b = 0; b < p->n_blocks; b++) {
-		const struct bfi_block *blk = &p->blocks[b];
-		uint64_t bytes = bfi_block_rows_bytes(blk->m, blk->row_bits) +
-		                 (blk->pre_m ? bfi_bits_bytes(blk->pre_m) : 0) + 64 * ((blk->m + 63) / 64) * 8;
-		need = bytes > need ? bytes : need;
+	for (const struct wlayout *const *l = wlayouts; *l; l++) {
+		uint64_t n = wlayout_on(*l, w->opt.layouts) && (*l)->need ? (*l)->need(p) : 0;
+		need = n > need ? n : need;
 	}
 	if (need <= writer_budget(w))
 		return 0;
@@ -185,14 +183,14 @@ static int write_index(struct finish *f)
 		return writer_fail(w, -errno, "%s: %s", f->ipath, strerror(errno));
 	struct plan *p = &f->p;
 	const struct wlayout *first = NULL; /* by fill rank: whose ones the catalog records */
-	for (size_t i = 0; i < N_WLAYOUTS && rc == 0; i++) {
-		const struct wlayout *l = &wlayouts[i];
+	for (size_t i = 0; wlayouts[i] && rc == 0; i++) {
+		const struct wlayout *l = wlayouts[i];
 		uint64_t off = f->of[i] ? f->of[i]->offset : 0;
 		if (f->of[i] == NULL)
 			continue;
 		rc = l->descriptor(f->fd, p, off);
 		if (rc == 0)
-			rc = write_layout(w, p, f->fd, off, l->bytes);
+			rc = write_layout(w, p, f->fd, off, l);
 		if (rc == 0 && l->after)
 			rc = l->after(f->fd, p, off);
 		if (first == NULL || ROW(l)->fill_rank < ROW(first)->fill_rank)
@@ -324,8 +322,8 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 	if (rc == 0 && sum) {
 		const struct plan *p = &f->p;
 		uint64_t widest = 0;
-		for (size_t i = 0; i < N_WLAYOUTS; i++) {
-			uint64_t m = f->of[i] ? wlayouts[i].widest(p) : 0;
+		for (size_t i = 0; wlayouts[i]; i++) {
+			uint64_t m = f->of[i] ? wlayouts[i]->widest(p) : 0;
 			widest = m > widest ? m : widest;
 		}
 		*sum = (struct bfi_build_summary){.n_sets = f->n,
@@ -334,9 +332,11 @@ int bfi_writer_finish(bfi_writer *w, const char *path, struct bfi_build_summary 
 		                                  .max_set_keys = f->max_n,
 		                                  .bits = widest,
 		                                  .hashes = p->k,
-		                                  .blocks = p->n_blocks,
 		                                  .index_bytes = f->file_size,
 		                                  .catalog_bytes = f->h.catalog_size};
+		for (size_t i = 0; wlayouts[i]; i++)
+			if (f->of[i] && wlayouts[i]->summary)
+				wlayouts[i]->summary(p, sum);
 	}
 	if (f->fd >= 0)
 		close(f->fd);

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "bfi_hash.h"
-#include "internal.h"
+#include "flat.h"
 
 /*
  * A set's filter being filled: m bits at filt, and the block's pre-filter;
@@ -78,7 +78,7 @@ static int fill_keys(void *ctx, const bfi_keyhash *h, size_t n)
 		}
 		return 0;
 	}
-	int line_pre = f->p->line_pre;
+	int line_pre = flat_of(f->p)->line_pre;
 	uint8_t *pre = f->pre;
 	for (size_t x = 0; x < n; x++) {
 		uint64_t line = line_pre ? bfi_pre_line(bfi_hash_probe(h[x], 0), pre_m) : 0;
@@ -288,7 +288,7 @@ int bg_start(struct bg_write *g, int fd, uint8_t *buf, size_t len, uint64_t off)
 int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_t sec_off,
                uint64_t budget, struct bg_write *bg, uint8_t *run)
 {
-	const struct bfi_block *b = &p->blocks[bi];
+	const struct bfi_block *b = &flat_of(p)->blocks[bi];
 	struct fill_job j = {w,
 	                     p,
 	                     b,
@@ -300,7 +300,7 @@ int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_
 	                     NULL,
 	                     !bfi_rows_lined(b->row_bits),
 	                     NULL,
-	                     &p->rowmap[bi],
+	                     &flat_of(p)->rowmap[bi],
 	                     1,
 	                     TRANSPOSE_PARTS};
 	/* a grouped run's block: into the run's rows, which the caller holds, writes and frees */
@@ -474,7 +474,7 @@ static int assemble(const struct slice_job *j, uint64_t stripe_rows, int fd, uin
 int fill_block_sliced(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_t sec_off,
                       uint64_t budget)
 {
-	const struct bfi_block *b = &p->blocks[bi];
+	const struct bfi_block *b = &flat_of(p)->blocks[bi];
 	struct slice_job j = {w, p, b, (b->m + 63) / 64, -1, NULL, NULL, NULL};
 	uint64_t pre_bytes = b->pre_m ? bfi_bits_bytes(b->pre_m) : 0;
 	uint64_t thread_bytes = 64 * j.words * 8 + SLICE_CHUNK * 8, groups = (b->n_sets + 63) / 64;

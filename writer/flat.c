@@ -1,720 +1,22 @@
 /*
- * flat.c - the flat layout's plan (spec/format.md, "Choosing m, k, blocks
- * and pre-filters"): sets cut into blocks for space, blocks cut again
- * where queries gain, and each block's pre-filter.
+ * flat.c - the flat layout (spec/format.md, "Flat section"): its ops, its
+ * descriptor, and its bytes: each block from its sets' own filters where
+ * it fits (fill.c), else a stripe at a time (stripes.c). Its plan is in
+ * flat_plan.c and flat_group.c, a join's in flat_copy.c.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bfi_hash.h"
-#include "internal.h"
-
-/*
- * Blocks (spec/format.md, "Choosing blocks"): boundaries between any two
- * sets up to MAX_CANDIDATES sets, at multiples of 512 sets (512 * 2^i)
- * beyond, chosen by dynamic programming to minimise the bytes of rows, as
- * they are stored, plus a cost for each block: every block costs a query
- * k more random loads, while a narrower block saves space. The cost is
- * options.block_cost when given, and DEFAULT_BLOCK_COST beyond
- * MAX_CANDIDATES sets. Up to there, where a block may be as small as one
- * set, the least space blocks reach (cut at DEFAULT_BLOCK_COST each) sets
- * it: a block must save a 32nd of that if it is one of the first blocks
- * whose rows together fit CACHED_BLOCK, which a cache keeps, and half of
- * it otherwise, since its k loads are misses as costly as every other
- * block's; never less than DEFAULT_BLOCK_COST. So a few small sets beside
- * large ones get a block of their own (46 virus genomes beside 19
- * bacteria), while bacteria of widths less than twice apart stay in one
- * block unless --block-cost asks for the space.
- */
-#define DEFAULT_BLOCK_COST (1u << 20)
-#define CACHED_BLOCK (1u << 20)
-#define SMALL_SHARE 32u
-#define LARGE_SHARE 2u
-#define MAX_CANDIDATES 4096u
-
-/* Sets per candidate segment: 1 up to MAX_CANDIDATES sets, else 512 doubled until there are at most MAX_CANDIDATES. */
-static uint32_t segment_step(uint32_t n)
-{
-	if (n <= MAX_CANDIDATES)
-		return 1;
-	uint32_t step = 512;
-	while ((n + step - 1) / step > MAX_CANDIDATES)
-		step *= 2;
-	return step;
-}
-
-/*
- * Bytes of the rows of a block of n_sets sets, m bits wide, as the
- * program counts them (UINT64_MAX: too many): as stored, packed or lined,
- * where blocks may end after any set (step 1); past that, in whole lines,
- * as a query reads them. Counted packed there, a block of many sets of one
- * width would be cut to save a few bits of padding a row, at k loads more
- * for every query for a fraction of a percent of the space.
- */
-static uint64_t rows_space(uint32_t step, uint64_t n_sets, uint64_t m)
-{
-	uint64_t bytes;
-	if (step == 1)
-		bytes = bfi_block_rows_bytes(m, flat_row_bits(n_sets));
-	else if (__builtin_mul_overflow(m, bfi_bits_bytes(n_sets), &bytes))
-		bytes = 0;
-	return bytes ? bytes : UINT64_MAX;
-}
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-/* Filter width of each segment: that of its largest set (the widest of all, fixed_width). */
-static uint64_t *segment_widths(const struct bfi_build_options *o, const struct plan *p,
-                                uint32_t step, uint32_t c)
-{
-	uint64_t *segw = malloc(c * sizeof *segw), widest = 0;
-	if (segw == NULL)
-		return NULL;
-	for (uint32_t j = 0; j < p->n; j++) {
-		uint64_t w = width_for(o, p->distinct[p->old_of_new[j]], p->k);
-		if (j % step == 0)
-			segw[j / step] = 0;
-		if (w > segw[j / step])
-			segw[j / step] = w;
-		if (w > widest)
-			widest = w;
-	}
-	if (o->fixed_width)
-		for (uint32_t i = 0; i < c; i++)
-			segw[i] = widest;
-	return segw;
-}
-
-/* Bytes a row of a block of n sets costs a query, in the query model below: whole lines, as it reads them. */
-static double row_cost(uint64_t n_sets)
-{
-	return (double)bfi_bits_bytes(n_sets);
-}
-
-/* Block b: ordinals [first, end), m bits wide. */
-static void set_block(struct plan *p, uint32_t b, uint64_t first, uint64_t end, uint64_t m)
-{
-	struct bfi_block *blk = &p->blocks[b];
-	blk->first_set = first;
-	blk->n_sets = end - first;
-	blk->row_bits = flat_row_bits(blk->n_sets);
-	blk->m = m;
-	for (uint64_t j = first; j < end; j++)
-		p->block_of[j] = b;
-}
-
-/* The widest segment of [a, e). */
-static uint64_t widest_of(const uint64_t *segw, uint32_t a, uint32_t e)
-{
-	uint64_t m = 0;
-	for (uint32_t x = a; x < e; x++)
-		m = segw[x] > m ? segw[x] : m;
-	return m;
-}
-
-/* Ordinal where segment i (of c, step sets each) starts; i == c: the end. */
-static uint64_t segment_start(const struct plan *p, uint32_t step, uint32_t c, uint32_t i)
-{
-	return i == c ? p->n : (uint64_t)i * step;
-}
-
-/* Segments [*a, *e) of block blk, whose bounds fall on segment starts. */
-static void block_segments(const struct plan *p, const struct bfi_block *blk, uint32_t step,
-                           uint32_t c, uint32_t *a, uint32_t *e)
-{
-	uint64_t end = blk->first_set + blk->n_sets;
-	*a = (uint32_t)(blk->first_set / step);
-	*e = end == p->n ? c : (uint32_t)(end / step);
-}
-
-/*
- * Part i of q near-equal runs of segments [a, e), cut at multiples of 512
- * sets from a (unit segments, step sets each), so that parts of lined
- * blocks stay whole lines: [*pa, *pe). q is at most units_of(a, e, unit).
- */
-static uint32_t units_of(uint32_t a, uint32_t e, uint32_t unit)
-{
-	return (e - a + unit - 1) / unit;
-}
-
-/* Segments of step sets in 512 sets, at least 1. */
-static uint32_t split_unit(uint32_t step)
-{
-	return step >= 512 ? 1 : 512 / step;
-}
-
-static uint32_t part_at(uint32_t a, uint32_t e, uint32_t unit, uint32_t q, uint32_t i)
-{
-	uint64_t at = a + (uint64_t)units_of(a, e, unit) * i / q * unit;
-	return i == q || at > e ? e : (uint32_t)at;
-}
-
-static void part_of(uint32_t a, uint32_t e, uint32_t unit, uint32_t q, uint32_t i, uint32_t *pa,
-                    uint32_t *pe)
-{
-	*pa = part_at(a, e, unit, q, i);
-	*pe = part_at(a, e, unit, q, i + 1);
-}
-
-/*
- * The c candidate segments of step sets each, segw[i] wide, cut for space.
- * A block costs large_cost, or small_cost if it belongs to the first
- * blocks, whose rows together fit CACHED_BLOCK (the sets come smallest
- * first): a cache keeps those lines, whatever else a query reads, but not
- * many such blocks beside each other. So the program runs over two states
- * at each candidate boundary e: [0, e) cut into any blocks (0), or into
- * cached blocks only (1). *space: the bytes of the blocks' rows.
- */
-struct cut_state {
-	uint64_t cost, cached; /* least cost; state 1: the bytes of its rows */
-	uint32_t from;         /* where its last block starts */
-	uint8_t from_state;    /* and the state there */
-};
-
-static int cut_blocks(const struct bfi_build_options *o, struct plan *p, uint32_t step, uint32_t c,
-                      const uint64_t *segw, uint64_t small_cost, uint64_t large_cost,
-                      uint64_t *space)
-{
-	struct cut_state *st = malloc(2 * ((size_t)c + 1) * sizeof *st); /* st[2 e + state] */
-	int rc = 0;
-	free(p->blocks);
-	free(p->block_of);
-	p->blocks = NULL;
-	p->block_of = NULL;
-	if (st == NULL)
-		return -ENOMEM;
-	/* a cap below one segment still allows one segment per block */
-	uint64_t cap = o->max_block_sets ? (o->max_block_sets / step) * (uint64_t)step : 0;
-	if (o->max_block_sets && cap < step)
-		cap = step;
-	st[0] = st[1] = (struct cut_state){0, 0, 0, 0};
-	for (uint32_t e = 1; e <= c; e++) {
-		uint64_t end = e == c ? p->n : (uint64_t)e * step, wmax = 0;
-		struct cut_state *any = &st[2 * (size_t)e], *cached = any + 1;
-		any->cost = cached->cost = UINT64_MAX;
-		for (uint32_t a = e; a-- > 0;) {
-			if (cap && end - (uint64_t)a * step > cap)
-				break;
-			if (segw[a] > wmax)
-				wmax = segw[a];
-			uint64_t bytes = rows_space(step, end - (uint64_t)a * step, wmax);
-			for (uint8_t s = 0; s < 2; s++) {
-				const struct cut_state *at = &st[2 * (size_t)a + s];
-				uint64_t cost = sat_add(sat_add(at->cost, bytes), large_cost);
-				if (cost < any->cost)
-					*any = (struct cut_state){cost, 0, a, s};
-			}
-			const struct cut_state *at = &st[2 * (size_t)a + 1];
-			if (at->cost != UINT64_MAX && at->cached + bytes <= CACHED_BLOCK) {
-				uint64_t cost = sat_add(sat_add(at->cost, bytes), small_cost);
-				if (cost < cached->cost)
-					*cached = (struct cut_state){cost, at->cached + bytes, a, 1};
-			}
-		}
-	}
-	uint8_t last = st[2 * (size_t)c + 1].cost < st[2 * (size_t)c].cost;
-	p->n_blocks = 0;
-	for (uint32_t e = c, s = last; e > 0;) {
-		const struct cut_state *x = &st[2 * (size_t)e + s];
-		p->n_blocks++;
-		e = x->from;
-		s = x->from_state;
-	}
-	p->blocks = calloc(p->n_blocks, sizeof *p->blocks);
-	p->block_of = malloc(p->n * sizeof *p->block_of);
-	if (!p->blocks || !p->block_of) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	uint32_t b = p->n_blocks;
-	*space = 0;
-	for (uint32_t e = c, s = last; e > 0;) {
-		const struct cut_state *x = &st[2 * (size_t)e + s];
-		set_block(p, --b, segment_start(p, step, c, x->from), segment_start(p, step, c, e),
-		          widest_of(segw, x->from, e));
-		*space = sat_add(*space, rows_space(step, p->blocks[b].n_sets, p->blocks[b].m));
-		e = x->from;
-		s = x->from_state;
-	}
-out:
-	free(st);
-	return rc;
-}
-
-/* At a cost of the shares of space, at least DEFAULT_BLOCK_COST. */
-static uint64_t share_cost(uint64_t space, uint32_t share)
-{
-	return space / share > DEFAULT_BLOCK_COST ? space / share : DEFAULT_BLOCK_COST;
-}
-
-/*
- * The blocks for space: at options.block_cost a block when given; else cut
- * once at DEFAULT_BLOCK_COST a block, for the least space the cuts reach,
- * and again at the shares of that space (see above).
- */
-static int plan_blocks(const struct bfi_build_options *o, struct plan *p, uint32_t step, uint32_t c,
-                       const uint64_t *segw)
-{
-	uint64_t least = 0, space = 0;
-	if (o->block_cost)
-		return cut_blocks(o, p, step, c, segw, o->block_cost, o->block_cost, &space);
-	int rc = cut_blocks(o, p, step, c, segw, DEFAULT_BLOCK_COST, DEFAULT_BLOCK_COST, &least);
-	if (rc == 0 && p->n_blocks > 1 && step == 1)
-		rc = cut_blocks(o, p, step, c, segw, share_cost(least, SMALL_SHARE),
-		                share_cost(least, LARGE_SHARE), &space);
-	return rc;
-}
-
-/*
- * A HyperLogLog sketch of each segment's union, c sketches of SET_HLL_REGS
- * registers, from the sets' own. The union of any run of segments is the
- * register-wise maximum of theirs.
- */
-static int segment_sketches(bfi_writer *w, const struct plan *p, uint32_t step, uint32_t c,
-                            uint8_t **out)
-{
-	uint8_t *seg = calloc(c, SET_HLL_REGS);
-	if (seg == NULL)
-		return -ENOMEM;
-	for (uint32_t o = 0; o < p->n; o++)
-		hll_merge(seg + (size_t)(p->new_of_old[o] / step) * SET_HLL_REGS,
-		          w->sums.hll + (size_t)o * SET_HLL_REGS, SET_HLL_REGS);
-	*out = seg;
-	return 0;
-}
-
-/* The estimated distinct keys of segments [a, e); reg is scratch. */
-static double union_of(const uint8_t *seg, uint32_t a, uint32_t e, uint8_t *reg)
-{
-	memset(reg, 0, SET_HLL_REGS);
-	for (uint32_t i = a; i < e; i++)
-		hll_merge(reg, seg + (size_t)i * SET_HLL_REGS, SET_HLL_REGS);
-	return hll_count_bits(reg, SET_HLL_BITS);
-}
-
-/*
- * Union pre-filters (spec/format.md, "Choosing m, k, blocks and
- * pre-filters"): a block gets one when skipping it for keys it does not
- * hold saves more than probing costs. Queries are assumed to be half keys
- * of the index (passing with P, the share of all distinct keys that the
- * block's union holds) and half keys absent from it (which pass only as
- * false positives), so a key passes with about P / 2. A query reads at
- * least two rows of a block and a probe at most k lines, so keep one when
- *   (1 - P / 2) * 2 * row_bytes > k * 64.
- * options.prefilter can force it on or off. The same model gives what a
- * block costs a query, in bytes: k * 64 + P / 2 * 2 * row_bytes with a
- * pre-filter, 2 * row_bytes without; and its size, rows plus pre-filter.
- */
-struct block_model {
-	int keep;       /* a pre-filter pays */
-	uint64_t pre_m; /* its width */
-	double query;   /* bytes a query reads, on average */
-	double space;   /* bytes of rows and pre-filter */
-};
-
-#define PRE_CACHED (256u << 10) /* bytes of a pre-filter a cache keeps while a batch runs */
-
-static struct block_model model_block(const bfi_writer *w, const struct plan *p, uint64_t n_sets,
-                                      uint64_t m, double u, double all)
-{
-	struct block_model b;
-	double share = all > 0 ? u / all : 1;
-	share = share > 1 ? 1 : share;
-	double pass = share / 2, row_bytes = row_cost(n_sets);
-	int mode = w->opt.prefilter;
-	/* sized like any filter, for the estimated union plus 15%; whole lines; 0: too large for any */
-	uint64_t pre_m = width_for(&(struct bfi_build_options){.fpr = w->opt.fpr}, ceil_u64(u * 1.15),
-	                           p->k);
-	if (p->line_pre)
-		pre_m = (pre_m + BFI_PRE_LINE_BITS - 1) / BFI_PRE_LINE_BITS * BFI_PRE_LINE_BITS;
-	/*
-	 * Also kept: a line pre-filter that a cache keeps, and that costs a
-	 * sixteenth of the block's rows at most, probes in one line from cache:
-	 * it saves every key the block does not hold k row lines, the most of a
-	 * batch's traffic on a block of small sets beside large ones (46 viruses
-	 * beside 19 bacteria: a line a key where the rows took seven). Not where
-	 * the caller fixed the blocks or widths (--fixed-width, --block-sets,
-	 * --bits), whose pre-filters follow the first rule alone.
-	 */
-	int cached = mode == BFI_PREFILTER_AUTO && p->line_pre && pass < 0.5 && !w->opt.fixed_width &&
-	             !w->opt.max_block_sets && !w->opt.bits && bfi_bits_bytes(pre_m) <= PRE_CACHED &&
-	             (double)bfi_bits_bytes(pre_m) * 16 <= (double)m * row_bytes;
-	b.keep = pre_m > 0 &&
-	         (mode == BFI_PREFILTER_ALWAYS || cached ||
-	          (mode != BFI_PREFILTER_NEVER && (1 - pass) * 2.0 * row_bytes > (double)p->k * 64));
-	b.pre_m = b.keep ? pre_m : 0;
-	b.query = b.keep ? (double)p->k * 64 + pass * 2 * row_bytes : 2 * row_bytes;
-	b.space = (double)m * row_bytes + (double)bfi_bits_bytes(b.pre_m);
-	return b;
-}
-
-/*
- * Cutting blocks for queries (spec/format.md, "Choosing m, k, blocks and
- * pre-filters"). plan_blocks cuts only where it saves space, so sets of one
- * width stay in one block, and a key held by a few of them still reads two
- * whole rows. Cut such a block into q near-equal runs of segments, each
- * with the pre-filter the rule above gives it, when by that model the runs
- * cost a query at most SPLIT_GAIN of what the block does and take at most
- * SPLIT_SPACE of its bytes; of those, take the q whose queries cost least.
- */
-#define SPLIT_MAX 32     /* parts one block may be cut into */
-#define SPLIT_GAIN 0.75  /* the model's query bytes must fall to this share */
-#define SPLIT_SPACE 1.01 /* while the bytes grow by at most 1% */
-
-struct split {
-	double query, space; /* sums over the parts */
-};
-
-/* Model block [a, e) of segments cut into q parts. */
-static struct split model_split(const bfi_writer *w, const struct plan *p, const uint8_t *seg,
-                                const uint64_t *segw, uint32_t step, uint32_t c, uint32_t a,
-                                uint32_t e, uint32_t q, double all, uint8_t *reg)
-{
-	struct split s = {0, 0};
-	for (uint32_t i = 0; i < q; i++) {
-		uint32_t pa, pe;
-		part_of(a, e, split_unit(step), q, i, &pa, &pe);
-		uint64_t n_sets = segment_start(p, step, c, pe) - segment_start(p, step, c, pa);
-		struct block_model b =
-		    model_block(w, p, n_sets, widest_of(segw, pa, pe), union_of(seg, pa, pe, reg), all);
-		s.query += b.query;
-		s.space += b.space;
-	}
-	return s;
-}
-
-/* reg is SET_HLL_REGS bytes of scratch. */
-static int split_blocks(bfi_writer *w, struct plan *p, const uint8_t *seg, const uint64_t *segw,
-                        uint32_t step, uint32_t c, double all, uint8_t *reg)
-{
-	uint32_t *parts = calloc(p->n_blocks, sizeof *parts), total = 0;
-	struct bfi_block *old = NULL;
-	int rc = 0;
-	if (parts == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t b = 0; b < p->n_blocks; b++) {
-		uint32_t a, e;
-		block_segments(p, &p->blocks[b], step, c, &a, &e);
-		struct split base = model_split(w, p, seg, segw, step, c, a, e, 1, all, reg), best = base;
-		parts[b] = 1;
-		for (uint32_t q = 2; q <= units_of(a, e, split_unit(step)) && q <= SPLIT_MAX; q++) {
-			if ((double)q * p->k * 64 >= best.query)
-				break; /* q probes alone cost more than the best so far */
-			struct split s = model_split(w, p, seg, segw, step, c, a, e, q, all, reg);
-			if (s.space <= base.space * SPLIT_SPACE && s.query < best.query &&
-			    s.query <= base.query * SPLIT_GAIN) {
-				best = s;
-				parts[b] = q;
-			}
-		}
-		total += parts[b];
-	}
-	if (total == p->n_blocks)
-		goto out;
-	old = p->blocks;
-	p->blocks = calloc(total, sizeof *p->blocks);
-	if (p->blocks == NULL) {
-		p->blocks = old;
-		old = NULL;
-		rc = -ENOMEM;
-		goto out;
-	}
-	uint32_t nb = 0;
-	for (uint32_t b = 0; b < p->n_blocks; b++) {
-		uint32_t a, e;
-		block_segments(p, &old[b], step, c, &a, &e);
-		for (uint32_t i = 0; i < parts[b]; i++) {
-			uint32_t pa, pe;
-			part_of(a, e, split_unit(step), parts[b], i, &pa, &pe);
-			set_block(p, nb++, segment_start(p, step, c, pa), segment_start(p, step, c, pe),
-			          widest_of(segw, pa, pe));
-		}
-	}
-	p->n_blocks = total;
-out:
-	free(old);
-	free(parts);
-	return rc;
-}
-
-/*
- * A block of more than 512 sets whose rows would be packed (padding them
- * to whole lines would cost over a twentieth: flat_row_bits) is cut into
- * blocks of 512 sets, whose rows are one line each, read in place, and one
- * block of the rest. The bits are the same, each part as wide as its own
- * widest set, and a key still reads the same lines; but the kernels read
- * lines in place rather than shifting packed words out, which made
- * threshold queries on 2,226 sets one and a half times as slow.
- */
-static int line_blocks(const struct bfi_build_options *o, struct plan *p, uint32_t step)
-{
-	uint32_t total = 0;
-	if (step != 1) /* past MAX_CANDIDATES sets, blocks end at multiples of 512 already */
-		return 0;
-	for (uint32_t b = 0; b < p->n_blocks; b++)
-		total += (uint32_t)line_parts(p->blocks[b].n_sets);
-	if (total == p->n_blocks)
-		return 0;
-	if (total > BFI_MAX_BLOCKS)
-		return 0; /* kept as they are: still a valid plan */
-	struct bfi_block *old = p->blocks;
-	p->blocks = calloc(total, sizeof *p->blocks);
-	if (p->blocks == NULL) {
-		p->blocks = old;
-		return -ENOMEM;
-	}
-	uint32_t nb = 0;
-	for (uint32_t b = 0; b < p->n_blocks; b++) {
-		uint64_t first = old[b].first_set, end = first + old[b].n_sets;
-		if (line_parts(old[b].n_sets) == 1) {
-			set_block(p, nb++, first, end, old[b].m);
-			continue;
-		}
-		for (uint64_t a = first; a < end; a += 512) {
-			uint64_t e = end - a > 512 ? a + 512 : end, m = 0;
-			for (uint64_t j = a; j < e; j++) {
-				uint64_t wj = o->fixed_width ? old[b].m
-				                             : width_for(o, p->distinct[p->old_of_new[j]], p->k);
-				m = wj > m ? wj : m;
-			}
-			set_block(p, nb++, a, e, m < old[b].m ? m : old[b].m);
-		}
-	}
-	p->n_blocks = total;
-	free(old);
-	return 0;
-}
-
-/*
- * Grouped runs (spec/format.md, "Grouped blocks"): a block of at most 511
- * sets of widths far apart, without a pre-filter, becomes a run of up to
- * GROUP_PARTS blocks of sets of near widths, whose rows share lines: a
- * probe reads one line for them all, so that the narrower widths cost the
- * queries no more loads. The sets are cut by dynamic programming for the
- * least space in at most GROUP_PARTS parts, taking the fewest parts within
- * 1% of that; the run then has G groups of L lines (the fewest lines, at
- * most GROUP_LINES, within 2% of the least space: a probe reads them
- * all), each block q = ceil(width / G) rows a group, so m = G q. The run
- * is kept when it saves a twentieth of the block's rows and at least
- * DEFAULT_BLOCK_COST, so that a small index, which a cache holds, keeps
- * its one block.
- */
-#define GROUP_PARTS 8u
-#define GROUP_LINES 4u
-
-/* Bits a group of the run takes at G groups: sum of ceil(w / G) * n over its parts. */
-static uint64_t group_used(const uint64_t *w, const uint64_t *n, uint32_t parts, uint64_t g)
-{
-	uint64_t used = 0;
-	for (uint32_t i = 0; i < parts; i++)
-		used += (w[i] + g - 1) / g * n[i];
-	return used;
-}
-
-/* The least G for which the run's parts fit lines lines a group (0: none). */
-static uint64_t group_count(const uint64_t *w, const uint64_t *n, uint32_t parts, uint32_t lines)
-{
-	uint64_t lo = 1, hi = 0;
-	for (uint32_t i = 0; i < parts; i++)
-		hi = w[i] > hi ? w[i] : hi;
-	if (group_used(w, n, parts, hi) > 512u * lines)
-		return 0;
-	while (lo < hi) { /* used falls as G grows */
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (group_used(w, n, parts, mid) <= 512u * lines)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
-}
-
-/*
- * Block b cut into a run: *parts blocks, ends[i] the ordinal after part i,
- * m[i] its width and q[i] its rows a group. 0 if it pays, 1 if not, or an
- * error.
- */
-static int group_plan(const struct bfi_build_options *o, const struct plan *p,
-                      const struct bfi_block *b, uint32_t *parts, uint64_t ends[GROUP_PARTS],
-                      uint64_t m[GROUP_PARTS], uint64_t q[GROUP_PARTS])
-{
-	uint32_t n = (uint32_t)b->n_sets;
-	uint64_t *w = malloc(n * sizeof *w), *best = malloc((size_t)(GROUP_PARTS + 1) * (n + 1) * 8);
-	uint32_t *cut = malloc((size_t)(GROUP_PARTS + 1) * (n + 1) * sizeof *cut);
-	if (w == NULL || best == NULL || cut == NULL) {
-		free(w), free(best), free(cut);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		w[i] = width_for(o, p->distinct[p->old_of_new[b->first_set + i]], p->k);
-	/* best[t][i]: the least bits of the first i sets in t parts, each as wide as its widest */
-#define BEST(t, i) best[(size_t)(t) * (n + 1) + (i)]
-#define CUT(t, i) cut[(size_t)(t) * (n + 1) + (i)]
-	for (uint32_t i = 0; i <= n; i++)
-		BEST(0, i) = i ? UINT64_MAX : 0;
-	for (uint32_t t = 1; t <= GROUP_PARTS; t++)
-		for (uint32_t i = 0; i <= n; i++) {
-			BEST(t, i) = i ? UINT64_MAX : 0;
-			uint64_t widest = 0;
-			for (uint32_t a = i; a-- > 0;) { /* the last part: sets a .. i - 1 */
-				widest = w[a] > widest ? w[a] : widest;
-				uint64_t before = BEST(t - 1, a);
-				if (before == UINT64_MAX)
-					continue;
-				uint64_t bits = sat_add(before, widest * (i - a));
-				if (bits < BEST(t, i)) {
-					BEST(t, i) = bits;
-					CUT(t, i) = a;
-				}
-			}
-		}
-	uint32_t t = 1;
-	while (t < GROUP_PARTS && BEST(t, n) > BEST(GROUP_PARTS, n) + BEST(GROUP_PARTS, n) / 100)
-		t++;
-	*parts = t;
-	uint64_t nn[GROUP_PARTS];
-	for (uint32_t i = n, x = t; x > 0; x--) {
-		uint32_t a = CUT(x, i);
-		ends[x - 1] = b->first_set + i;
-		nn[x - 1] = i - a;
-		m[x - 1] = 0;
-		for (uint32_t y = a; y < i; y++)
-			m[x - 1] = w[y] > m[x - 1] ? w[y] : m[x - 1];
-		i = a;
-	}
-#undef BEST
-#undef CUT
-	free(w), free(best), free(cut);
-	if (t == 1)
-		return 1;
-	/* G groups of L lines: the fewest lines within 2% of the least space, as a probe reads them */
-	uint64_t gs[GROUP_LINES + 1] = {0}, spaces[GROUP_LINES + 1], least = UINT64_MAX;
-	for (uint32_t lines = 1; lines <= GROUP_LINES; lines++) {
-		gs[lines] = group_count(m, nn, t, lines);
-		if (gs[lines] == 0 || __builtin_mul_overflow(gs[lines], 512u * lines, &spaces[lines]))
-			gs[lines] = 0;
-		else if (spaces[lines] < least)
-			least = spaces[lines];
-	}
-	uint64_t g = 0, space = UINT64_MAX;
-	for (uint32_t lines = 1; lines <= GROUP_LINES && g == 0; lines++)
-		if (gs[lines] && spaces[lines] <= least + least / 50)
-			g = gs[lines], space = spaces[lines];
-	/* it must save a twentieth of the block's rows, and a block's cost: a small index keeps one */
-	uint64_t rows = bfi_block_rows_bytes(b->m, b->row_bits), save = rows / 20;
-	save = save > DEFAULT_BLOCK_COST ? save : DEFAULT_BLOCK_COST;
-	if (g == 0 || rows < save || space / 8 + 64 > rows - save)
-		return 1;
-	for (uint32_t i = 0; i < t; i++) {
-		q[i] = (m[i] + g - 1) / g;
-		m[i] = q[i] * g;
-	}
-	return 0;
-}
-
-/* Each block of the plan that pays as a grouped run, made one; the format's minor raised then. */
-static int group_blocks(bfi_writer *w, struct plan *p)
-{
-	const struct bfi_build_options *o = &w->opt;
-	/* the caller's own cuts and widths are kept */
-	if (o->fixed_width || o->block_cost || o->max_block_sets)
-		return 0;
-	for (uint32_t b = 0; b < p->n_blocks; b++) {
-		struct bfi_block *blk = &p->blocks[b];
-		if (blk->pre_m || blk->group || blk->n_sets < 2 || blk->n_sets > BFI_GROUP_MAX_SETS)
-			continue;
-		uint32_t parts;
-		uint64_t ends[GROUP_PARTS], m[GROUP_PARTS], q[GROUP_PARTS];
-		int rc = group_plan(o, p, blk, &parts, ends, m, q);
-		if (rc < 0)
-			return rc;
-		if (rc || p->n_blocks + parts - 1 > BFI_MAX_BLOCKS)
-			continue;
-		struct bfi_block *nb = realloc(p->blocks, (p->n_blocks + parts - 1) * sizeof *nb);
-		if (nb == NULL)
-			return -ENOMEM;
-		p->blocks = nb;
-		memmove(&nb[b + parts], &nb[b + 1], (p->n_blocks - b - 1) * sizeof *nb);
-		p->n_blocks += parts - 1;
-		for (uint32_t i = 0, first = (uint32_t)nb[b].first_set; i < parts; i++) {
-			set_block(p, b + i, first, ends[i], m[i]);
-			nb[b + i].row_bits = nb[b + i].n_sets; /* packed, whatever its sets */
-			nb[b + i].pre_m = 0;
-			nb[b + i].group = q[i] | (i == 0 ? BFI_GROUP_FIRST : 0);
-			first = (uint32_t)ends[i];
-		}
-		for (uint32_t x = b + parts; x < p->n_blocks; x++) /* the blocks after: renumbered */
-			for (uint64_t j = nb[x].first_set; j < nb[x].first_set + nb[x].n_sets; j++)
-				p->block_of[j] = x;
-		b += parts - 1;
-		if (p->minor < 2)
-			p->minor = 2;
-	}
-	return 0;
-}
-
-/*
- * The flat layout's blocks and pre-filters: plan_blocks for space, then,
- * unless pre-filters are off or the caller capped the block size, the cuts
- * that pay for queries, then each block's pre-filter.
- */
-int plan_flat(bfi_writer *w, struct plan *p)
-{
-	if (w->given) /* compaction and merge: the blocks are given */
-		return plan_given(w, p);
-	const struct bfi_build_options *o = &w->opt;
-	uint32_t step = segment_step(p->n), c = (p->n + step - 1) / step; /* candidate segments */
-	p->line_pre = !o->classic_prefilters;
-	uint64_t *segw = segment_widths(o, p, step, c);
-	int rc = segw ? plan_blocks(o, p, step, c, segw) : -ENOMEM;
-	if (rc || o->prefilter == BFI_PREFILTER_NEVER) {
-		free(segw);
-		if (rc == 0 && !o->max_block_sets && !o->block_cost && !o->fixed_width)
-			rc = line_blocks(o, p, step);
-		if (rc == 0)
-			rc = group_blocks(w, p);
-		if (rc == 0 && (p->flat_size = bfi_flat_layout(p->blocks, p->n_blocks)) == 0)
-			rc = BFI_E_LIMIT;
-		return rc ? rc : flat_rowmaps(p);
-	}
-	uint8_t *seg = NULL, *reg = malloc(SET_HLL_REGS);
-	rc = reg ? segment_sketches(w, p, step, c, &seg) : -ENOMEM;
-	double all = rc == 0 ? union_of(seg, 0, c, reg) : 0;
-	if (rc == 0 && o->max_block_sets == 0)
-		rc = split_blocks(w, p, seg, segw, step, c, all, reg);
-	if (rc == 0 && !o->max_block_sets && !o->block_cost && !o->fixed_width)
-		rc = line_blocks(o, p, step);
-	for (uint32_t b = 0; rc == 0 && b < p->n_blocks; b++) {
-		struct bfi_block *blk = &p->blocks[b];
-		uint32_t a, e;
-		block_segments(p, blk, step, c, &a, &e);
-		blk->pre_m = model_block(w, p, blk->n_sets, blk->m, union_of(seg, a, e, reg), all).pre_m;
-	}
-	free(seg);
-	free(segw);
-	free(reg);
-	if (rc == 0)
-		rc = group_blocks(w, p);
-	if (rc == 0 && (p->flat_size = bfi_flat_layout(p->blocks, p->n_blocks)) == 0)
-		rc = BFI_E_LIMIT;
-	return rc ? rc : flat_rowmaps(p);
-}
-
-/* ---- The flat layout's bytes a stripe at a time (stripes.c) ---- */
+#include "flat.h"
 
 static void flat_filter_bit(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint32_t j,
                             uint64_t row)
 {
 	const struct plan *p = c->p;
-	const struct bfi_block *b = &p->blocks[p->block_of[j]];
-	uint64_t bit = b->rows_offset * 8 + rowmap_bit(&p->rowmap[p->block_of[j]], row) +
+	const struct bfi_block *b = &flat_of(p)->blocks[flat_of(p)->block_of[j]];
+	uint64_t bit = b->rows_offset * 8 + rowmap_bit(&flat_of(p)->rowmap[flat_of(p)->block_of[j]], row) +
 	               (j - b->first_set);
 	stripe_bit(c->buf, lo, hi, bit / 8, bit % 8);
 }
@@ -724,15 +26,15 @@ static void flat_key(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint3
                      bfi_keyhash h)
 {
 	const struct plan *p = c->p;
-	const struct bfi_block *b = &p->blocks[p->block_of[j]];
-	const struct rowmap *rm = &p->rowmap[p->block_of[j]];
+	const struct bfi_block *b = &flat_of(p)->blocks[flat_of(p)->block_of[j]];
+	const struct rowmap *rm = &flat_of(p)->rowmap[flat_of(p)->block_of[j]];
 	uint64_t at = b->rows_offset * 8 + (j - b->first_set); /* bit of column j in row 0 */
-	uint64_t line = b->pre_m && p->line_pre ? bfi_pre_line(bfi_hash_probe(h, 0), b->pre_m) : 0;
+	uint64_t line = b->pre_m && flat_of(p)->line_pre ? bfi_pre_line(bfi_hash_probe(h, 0), b->pre_m) : 0;
 	for (uint32_t i = 0; i < p->k; i++) {
 		uint64_t z = bfi_hash_probe(h, i), bit = at + rowmap_bit(rm, bfi_reduce(z, b->m));
 		stripe_bit(c->buf, lo, hi, bit / 8, bit % 8);
 		if (b->pre_m) {
-			uint64_t pos = p->line_pre ? line + bfi_pre_bit(z) : bfi_reduce(z, b->pre_m);
+			uint64_t pos = flat_of(p)->line_pre ? line + bfi_pre_bit(z) : bfi_reduce(z, b->pre_m);
 			stripe_bit(c->buf, lo, hi, b->pre_offset + pos / 8, pos % 8);
 		}
 	}
@@ -774,10 +76,10 @@ static void count_packed(const uint8_t *buf, uint64_t lo, uint64_t hi, const str
 static void flat_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 {
 	const struct plan *p = c->p;
-	for (uint32_t bi = 0; bi < p->n_blocks; bi++) {
-		const struct bfi_block *b = &p->blocks[bi];
+	for (uint32_t bi = 0; bi < flat_of(p)->n_blocks; bi++) {
+		const struct bfi_block *b = &flat_of(p)->blocks[bi];
 		if (b->group)
-			count_grouped(c->buf, lo, hi, b, &p->rowmap[bi], p->ones + b->first_set);
+			count_grouped(c->buf, lo, hi, b, &flat_of(p)->rowmap[bi], p->ones + b->first_set);
 		else if (bfi_rows_lined(b->row_bits))
 			count_columns(c->buf, lo, hi, b->rows_offset, b->m, b->row_bits / 8,
 			              p->ones + b->first_set);
@@ -794,8 +96,8 @@ static void flat_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 static int fill_run(struct stripe_ctx *c, uint32_t b, struct bg_write *bg, uint32_t *n)
 {
 	const struct plan *p = c->p;
-	uint64_t bytes = p->rowmap[b].run_bytes;
-	*n = p->rowmap[b].run_n;
+	uint64_t bytes = flat_of(p)->rowmap[b].run_bytes;
+	*n = flat_of(p)->rowmap[b].run_n;
 	int rc = bg_wait(bg);
 	uint8_t *run = rc == 0 && bytes <= c->budget && bytes <= SIZE_MAX ? calloc((size_t)bytes, 1)
 	                                                                  : NULL;
@@ -804,17 +106,17 @@ static int fill_run(struct stripe_ctx *c, uint32_t b, struct bg_write *bg, uint3
 	c->done += bytes;
 	if (run && rc == 0) {
 		progress(c->w, "rows", c->done, c->total);
-		return bg_start(bg, c->fd, run, (size_t)bytes, c->sec_off + p->blocks[b].rows_offset);
+		return bg_start(bg, c->fd, run, (size_t)bytes, c->sec_off + flat_of(p)->blocks[b].rows_offset);
 	}
 	free(run);
 	if (rc < 0)
 		return rc;
 	/* too large for the budget: in stripes, a pass over the run's sets' keys each, which
 	 * count the sets' ones again (blocks filled before one did not fit counted theirs) */
-	const struct bfi_block *last = &p->blocks[b + *n - 1];
-	for (uint64_t j = p->blocks[b].first_set; j < last->first_set + last->n_sets; j++)
+	const struct bfi_block *last = &flat_of(p)->blocks[b + *n - 1];
+	for (uint64_t j = flat_of(p)->blocks[b].first_set; j < last->first_set + last->n_sets; j++)
 		p->ones[j] = 0;
-	rc = stripe_units(c, p->blocks[b].rows_offset, p->blocks[b].rows_offset + bytes, 64);
+	rc = stripe_units(c, flat_of(p)->blocks[b].rows_offset, flat_of(p)->blocks[b].rows_offset + bytes, 64);
 	return rc ? rc : 1;
 }
 
@@ -829,8 +131,8 @@ static int flat_fill(struct stripe_ctx *c)
 	uint64_t largest = 0; /* of the blocks the budget could not hold */
 	/* a block's rows written while the next fills, when the budget holds both */
 	struct bg_write bg = {0};
-	for (uint32_t b = 0; b < p->n_blocks && rc == 0; b++) {
-		const struct bfi_block *blk = &p->blocks[b];
+	for (uint32_t b = 0; b < flat_of(p)->n_blocks && rc == 0; b++) {
+		const struct bfi_block *blk = &flat_of(p)->blocks[b];
 		rc = stripe_flush(c);
 		c->start = c->end = blk->rows_offset;
 		if (rc == 0 && blk->group) { /* a grouped run, whole: its first block */
@@ -838,7 +140,7 @@ static int flat_fill(struct stripe_ctx *c)
 			rc = fill_run(c, b, &bg, &n);
 			if (rc == 1) { /* in stripes: said below, as a block's are */
 				n_striped++;
-				largest = p->rowmap[b].run_bytes > largest ? p->rowmap[b].run_bytes : largest;
+				largest = flat_of(p)->rowmap[b].run_bytes > largest ? flat_of(p)->rowmap[b].run_bytes : largest;
 				rc = 0;
 			}
 			b += n - 1;
@@ -892,13 +194,118 @@ static int flat_fill(struct stripe_ctx *c)
 
 static uint64_t flat_size(const struct plan *p)
 {
-	return p->flat_size;
+	return flat_of(p)->size;
 }
 
 static uint64_t flat_data(const struct plan *p)
 {
-	return p->blocks[0].rows_offset;
+	return flat_of(p)->blocks[0].rows_offset;
 }
 
-const struct stripe_layout flat_stripes = {"row stripes", flat_size,  flat_data, flat_filter_bit,
-                                           flat_key,      flat_count, flat_fill};
+/* Does any flat block have a line pre-filter (format 2.2)? */
+static int line_prefilters(const struct plan *p)
+{
+	for (uint32_t b = 0; flat_of(p)->line_pre && b < flat_of(p)->n_blocks; b++)
+		if (flat_of(p)->blocks[b].pre_m)
+			return 1;
+	return 0;
+}
+
+static int flat_descriptor(int fd, const struct plan *p, uint64_t off)
+{
+	uint64_t len = BFI_FLAT_DESC_SIZE + (uint64_t)flat_of(p)->n_blocks * BFI_BLOCK_ENTRY_SIZE;
+	uint8_t *d = calloc(1, (size_t)len);
+	if (d == NULL)
+		return -ENOMEM;
+	struct bfi_flat_desc fd_ = {p->n, p->k, BFI_HASH_XXH3_MIX, flat_of(p)->n_blocks, 0, BFI_FLAT_DESC_SIZE};
+	fd_.flags = line_prefilters(p) ? BFI_FLATF_LINE_PRE : 0;
+	for (uint32_t j = 0; j < p->n && !(fd_.flags & BFI_FLATF_SIZE_ORDER); j++)
+		fd_.flags |= p->old_of_new[j] != j ? BFI_FLATF_SIZE_ORDER : 0;
+	bfi_flat_desc_encode(d, &fd_);
+	for (uint32_t b = 0; b < flat_of(p)->n_blocks; b++)
+		bfi_block_encode(d + BFI_FLAT_DESC_SIZE + (uint64_t)b * BFI_BLOCK_ENTRY_SIZE, &flat_of(p)->blocks[b]);
+	int rc = pwrite_all(fd, d, (size_t)len, off);
+	free(d);
+	return rc;
+}
+
+static uint64_t flat_widest(const struct plan *p)
+{
+	uint64_t m = 0;
+	for (uint32_t b = 0; b < flat_of(p)->n_blocks; b++)
+		m = flat_of(p)->blocks[b].m > m ? flat_of(p)->blocks[b].m : m;
+	return m;
+}
+
+/* Each block's pre-filter's width, from the union of its sets. */
+static unsigned flat_wants(const struct bfi_build_options *o, int alone)
+{
+	(void)alone;
+	return o->prefilter != BFI_PREFILTER_NEVER ? WANT_HLL : 0;
+}
+
+static void flat_free(void *own)
+{
+	struct flat_plan *f = own;
+	free(f->block_of);
+	free(f->blocks);
+	free(f->given_block);
+	free(f->given_skip);
+	free(f->rowmap);
+}
+
+/* The blocks (block_of is counted with the plan's orders). */
+static uint64_t flat_held(const struct plan *p)
+{
+	return flat_of(p)->n_blocks * sizeof(struct bfi_block);
+}
+
+/*
+ * The largest block's rows, pre-filter and 64 filters: what fill_block
+ * holds, which the spool gives back its half of the budget for; else a
+ * small budget left the rows 2 MiB, and a block was filled in stripes,
+ * each a pass over every key.
+ */
+static uint64_t flat_need(const struct plan *p)
+{
+	uint64_t need = 0;
+	for (uint32_t b = 0; b < flat_of(p)->n_blocks; b++) {
+		const struct bfi_block *blk = &flat_of(p)->blocks[b];
+		uint64_t bytes = bfi_block_rows_bytes(blk->m, blk->row_bits) +
+		                 (blk->pre_m ? bfi_bits_bytes(blk->pre_m) : 0) + 64 * ((blk->m + 63) / 64) * 8;
+		need = bytes > need ? bytes : need;
+	}
+	return need;
+}
+
+static void flat_summary(const struct plan *p, struct bfi_build_summary *s)
+{
+	s->blocks = flat_of(p)->n_blocks;
+}
+
+/* A join's columns (flat_copy.c). */
+static int flat_given(const bfi_writer *w)
+{
+	return w->given != NULL;
+}
+
+const struct wlayout flat_layout = {
+    .row = BFI_ROW_FLAT,
+    .plan_rank = 0,
+    .what = "row stripes",
+    .wants = flat_wants,
+    .plan = plan_flat,
+    .free = flat_free,
+    .held = flat_held,
+    .need = flat_need,
+    .size = flat_size,
+    .data = flat_data,
+    .filter_bit = flat_filter_bit,
+    .key = flat_key,
+    .count = flat_count,
+    .fill = flat_fill,
+    .descriptor = flat_descriptor,
+    .widest = flat_widest,
+    .summary = flat_summary,
+    .given = flat_given,
+};

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "flat.h"
 
 int bfi_writer_flat_given(bfi_writer *w, const struct bfi_flat_given *g)
 {
@@ -84,14 +84,14 @@ int plan_given(bfi_writer *w, struct plan *p)
 	if (total > BFI_MAX_BLOCKS)
 		return writer_fail(w, BFI_E_LIMIT, "the given blocks make more than %u blocks",
 		                   BFI_MAX_BLOCKS);
-	p->blocks = calloc(total, sizeof *p->blocks);
-	p->given_block = calloc(total, sizeof *p->given_block);
-	p->given_skip = calloc(total, sizeof *p->given_skip);
-	p->block_of = malloc((p->n ? p->n : 1) * sizeof *p->block_of);
-	if (!p->blocks || !p->given_block || !p->given_skip || !p->block_of)
+	flat_of(p)->blocks = calloc(total, sizeof *flat_of(p)->blocks);
+	flat_of(p)->given_block = calloc(total, sizeof *flat_of(p)->given_block);
+	flat_of(p)->given_skip = calloc(total, sizeof *flat_of(p)->given_skip);
+	flat_of(p)->block_of = malloc((p->n ? p->n : 1) * sizeof *flat_of(p)->block_of);
+	if (!flat_of(p)->blocks || !flat_of(p)->given_block || !flat_of(p)->given_skip || !flat_of(p)->block_of)
 		return -ENOMEM;
-	p->n_blocks = (uint32_t)total;
-	p->line_pre = g->line_pre;
+	flat_of(p)->n_blocks = (uint32_t)total;
+	flat_of(p)->line_pre = g->line_pre;
 	uint64_t first = 0;
 	uint32_t nb = 0;
 	for (uint32_t b = 0; b < g->n_blocks; b++) {
@@ -102,16 +102,16 @@ int plan_given(bfi_writer *w, struct plan *p)
 		int cut = gb->pre_m == 0 && line_parts(n) > 1;
 		for (uint64_t skip = 0; skip < n; nb++) {
 			uint64_t take = cut && n - skip > 512 ? 512 : n - skip;
-			struct bfi_block *blk = &p->blocks[nb];
+			struct bfi_block *blk = &flat_of(p)->blocks[nb];
 			blk->first_set = first + skip;
 			blk->n_sets = take;
 			blk->m = gb->m;
 			blk->row_bits = flat_row_bits(take);
 			blk->pre_m = gb->pre_m;
-			p->given_block[nb] = b;
-			p->given_skip[nb] = skip;
+			flat_of(p)->given_block[nb] = b;
+			flat_of(p)->given_skip[nb] = skip;
 			for (uint64_t j = first + skip; j < first + skip + take; j++)
-				p->block_of[j] = nb;
+				flat_of(p)->block_of[j] = nb;
 			skip += take;
 		}
 		first += n;
@@ -121,7 +121,7 @@ int plan_given(bfi_writer *w, struct plan *p)
 		                   (unsigned long long)first, p->n);
 	for (uint32_t j = 0; j < p->n; j++)
 		p->ones[j] = g->ones[j];
-	if ((p->flat_size = bfi_flat_layout(p->blocks, p->n_blocks)) == 0)
+	if ((flat_of(p)->size = bfi_flat_layout(flat_of(p)->blocks, flat_of(p)->n_blocks)) == 0)
 		return BFI_E_LIMIT;
 	return flat_rowmaps(p);
 }
@@ -189,10 +189,10 @@ static int write_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd,
                        uint64_t budget)
 {
 	const struct bfi_flat_given *g = w->given;
-	const struct bfi_flat_block_given *gb = &g->blocks[p->given_block[bi]];
-	const struct bfi_block *blk = &p->blocks[bi];
+	const struct bfi_flat_block_given *gb = &g->blocks[flat_of(p)->given_block[bi]];
+	const struct bfi_block *blk = &flat_of(p)->blocks[bi];
 	/* this block's kept columns of its given block: [skip, skip + n_sets) */
-	uint64_t skip = p->given_skip[bi], end = skip + blk->n_sets;
+	uint64_t skip = flat_of(p)->given_skip[bi], end = skip + blk->n_sets;
 	const struct bfi_flat_part *parts = &g->parts[gb->first_part];
 	struct run **runs = calloc(gb->n_parts, sizeof *runs);
 	uint64_t *n_runs = calloc(gb->n_parts, sizeof *n_runs);
@@ -252,7 +252,7 @@ static int write_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd,
 int fill_given(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget)
 {
 	int rc = 0;
-	for (uint32_t b = 0; rc == 0 && b < p->n_blocks; b++)
+	for (uint32_t b = 0; rc == 0 && b < flat_of(p)->n_blocks; b++)
 		rc = write_block(w, p, b, fd, sec_off, budget);
 	return rc ? writer_fail(w, rc, "writing joined rows: %s", bfi_strerror(rc)) : 0;
 }

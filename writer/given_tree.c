@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "flat.h"
+#include "tree.h"
 
 #define TREE_BATCH (4u << 20) /* bytes of rows, all levels, made before they are written */
 
@@ -61,7 +62,7 @@ static void rows_up_to(const struct given_cols *c, const struct plan *p, uint32_
 {
 	given_cols_row(c, r, rows[0]);
 	for (uint32_t a = 0; a < l; a++)
-		row_up(rows[a], nodes[a], p->tree.fanout, rows[a + 1]);
+		row_up(rows[a], nodes[a], tree_of(p)->d.fanout, rows[a + 1]);
 }
 
 int given_level_ones(bfi_writer *w, const struct plan *p, uint32_t l, uint64_t nodes,
@@ -74,7 +75,7 @@ int given_level_ones(bfi_writer *w, const struct plan *p, uint32_t l, uint64_t n
 	/* the nodes of each level up to l: ceil(below / d) */
 	counts[0] = p->n;
 	for (uint32_t a = 1; a <= l; a++)
-		counts[a] = (counts[a - 1] + p->tree.fanout - 1) / p->tree.fanout;
+		counts[a] = (counts[a - 1] + tree_of(p)->d.fanout - 1) / tree_of(p)->d.fanout;
 	if (counts[l] != nodes)
 		return writer_fail(w, BFI_E_INVALID, "a tree over given columns is implicit");
 	struct given_cols c;
@@ -99,17 +100,17 @@ int given_level_ones(bfi_writer *w, const struct plan *p, uint32_t l, uint64_t n
 
 int fill_given_tree(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget)
 {
-	uint32_t levels = p->tree.levels;
+	uint32_t levels = tree_of(p)->d.levels;
 	uint64_t m, all = 0, nodes[BFI_MAX_LEVELS];
 	int rc = one_width(w, &m);
 	if (rc)
 		return rc;
 	for (uint32_t l = 0; l < levels; l++) {
-		if (p->levels[l].m != m || p->levels[l].row_bytes % 8)
+		if (tree_of(p)->levels[l].m != m || tree_of(p)->levels[l].row_bytes % 8)
 			return writer_fail(w, BFI_E_INVALID, "a joined tree's levels are all %llu bits wide",
 			                   (unsigned long long)m);
-		nodes[l] = p->levels[l].nodes;
-		all += p->levels[l].row_bytes;
+		nodes[l] = tree_of(p)->levels[l].nodes;
+		all += tree_of(p)->levels[l].row_bytes;
 	}
 	uint64_t most = budget / 2 < TREE_BATCH ? budget / 2 : TREE_BATCH;
 	uint64_t batch = most / all;
@@ -118,19 +119,19 @@ int fill_given_tree(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_of
 	uint64_t *buf[BFI_MAX_LEVELS] = {0}, *row[BFI_MAX_LEVELS];
 	rc = given_cols_open(w->given, p->n, &c);
 	for (uint32_t l = 0; rc == 0 && l < levels; l++)
-		if ((buf[l] = malloc((size_t)(batch * p->levels[l].row_bytes))) == NULL)
+		if ((buf[l] = malloc((size_t)(batch * tree_of(p)->levels[l].row_bytes))) == NULL)
 			rc = -ENOMEM;
 	for (uint64_t r0 = 0; rc == 0 && r0 < m; r0 += batch) {
 		uint64_t r1 = r0 + batch < m ? r0 + batch : m;
 		for (uint32_t l = 0; l < levels; l++)
-			memset(buf[l], 0, (size_t)((r1 - r0) * p->levels[l].row_bytes));
+			memset(buf[l], 0, (size_t)((r1 - r0) * tree_of(p)->levels[l].row_bytes));
 		for (uint64_t r = r0; r < r1; r++) {
 			for (uint32_t l = 0; l < levels; l++)
-				row[l] = buf[l] + (r - r0) * (p->levels[l].row_bytes / 8);
+				row[l] = buf[l] + (r - r0) * (tree_of(p)->levels[l].row_bytes / 8);
 			rows_up_to(&c, p, levels - 1, r, row, nodes);
 		}
 		for (uint32_t l = 0; rc == 0 && l < levels; l++) {
-			const struct bfi_level *lv = &p->levels[l];
+			const struct bfi_level *lv = &tree_of(p)->levels[l];
 			uint64_t words = (r1 - r0) * lv->row_bytes / 8;
 			for (uint64_t x = 0; x < words; x++)
 				buf[l][x] = htole64(buf[l][x]);

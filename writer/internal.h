@@ -125,8 +125,13 @@ struct set_sums {
 	size_t cap;
 	int want_hll, want_minhash, want_seen;
 };
-/* auto_tree: the layout is chosen at the end (BFI_BUILD_AUTO), so the tree's sketches too */
-int sums_init(struct set_sums *s, const struct bfi_build_options *o, int auto_tree);
+/* The summaries of the sets a layout's plan reads (layout.h, wants), as bits. */
+#define WANT_HLL 1u     /* each set's HyperLogLog */
+#define WANT_MINHASH 2u /* each set's MinHashes: the sets are clustered */
+#define WANT_ALL 4u     /* the union's HyperLogLog */
+
+/* wants: what the layouts' plans read (WANT_*, wlayouts_wants). */
+int sums_init(struct set_sums *s, const struct bfi_build_options *o, unsigned wants);
 /*
  * Is there room in the budget for the counts and sketches of n sets?
  * finishing: no key comes any more, so the spool's buffer may be spilled
@@ -312,33 +317,10 @@ struct bfi_writer {
 };
 
 /*
- * A tree's shape (writer/bloofi.c): levels[0] holds the leaves, the last
- * level the root. Leaf j is input set order[j]; node i of level l has
- * parent up[l][i] at level l + 1, and a node's children are consecutive.
+ * Everything decided before a byte is written: the sets' order and what
+ * every layout shares; each layout's own plan is in its slot of own,
+ * where its file keeps it (layout.h, plan_own).
  */
-struct bloofi_shape {
-	uint32_t levels;
-	uint64_t nodes[BFI_MAX_LEVELS];
-	uint32_t *up[BFI_MAX_LEVELS];
-	uint32_t *order; /* n_sets entries, the caller's */
-};
-/*
- * Where a flat block's rows go, from its rows_offset: row r at bit
- * r * row_bits, or in a grouped run (q > 0) at bfi_group_row_bit.
- */
-struct rowmap {
-	uint64_t row_bits, q, group_bits, seg;
-	uint64_t run_bytes; /* a run's first block: the run's rows' bytes; else 0 */
-	uint32_t run_n;     /* a run's first block: its blocks; else 0 */
-};
-
-static inline uint64_t rowmap_bit(const struct rowmap *rm, uint64_t r)
-{
-	return rm->q ? bfi_group_row_bit(r, rm->q, rm->group_bits, rm->seg, rm->row_bits)
-	             : r * rm->row_bits;
-}
-
-/* Everything decided before a byte is written. */
 struct plan {
 	uint32_t n, k;
 	unsigned minor;           /* the index's format minor version: the newest feature it uses */
@@ -346,36 +328,9 @@ struct plan {
 	const uint64_t *distinct; /* by input ordinal */
 	uint32_t *new_of_old;     /* input ordinal -> ordinal in the snapshot */
 	uint32_t *old_of_new;
-	uint32_t *block_of;       /* by ordinal */
-	struct bfi_block *blocks;
-	uint32_t n_blocks;
-	struct rowmap *rowmap;    /* by block: where its rows go (grouped runs: flat_group) */
-	/* compaction and merge: each block's given block, and its kept columns skipped there */
-	uint32_t *given_block;
-	uint64_t *given_skip;
-	uint64_t flat_size;
-	struct bfi_plain_desc plain;
-	uint64_t plain_size;
-	struct bfi_rambo_desc rambo;
-	struct bfi_rep reps[BFI_MAX_REPS];
-	uint32_t *cell_of; /* rambo: reps x n, the cell of ordinal j in repetition r */
-	uint64_t rambo_size;
-	uint64_t *cell_ones; /* rambo: ones of each cell of repetition 0 */
-	struct bfi_tree_desc tree;
-	struct bfi_level levels[BFI_MAX_LEVELS];
-	uint64_t tree_size;
-	uint64_t *tree_ones; /* tree: ones of each leaf */
-	struct bloofi_shape shape; /* tree built by insertion; shape.levels 0 if not */
 	uint64_t *ones; /* by ordinal: ones in the set's filter of the first layout */
-	int line_pre;   /* flat pre-filters take one 512-bit line per key */
-	/* a layout's own plan, where its file keeps it (toy.c), by row; freed with the plan */
-	void *own[BFI_ROWS];
+	void *own[BFI_ROWS]; /* by row; freed with the plan */
 };
-
-/* The Bloofi paper's insertion build, order d, over leaf filters of width m. */
-int bloofi_incremental(bfi_writer *w, uint32_t n_sets, uint64_t m, uint32_t k, uint32_t d,
-                       struct bloofi_shape *out);
-void bloofi_shape_free(struct bloofi_shape *s);
 
 /*
  * Record a catalog meta field for the inputs: 0 if new or equal to the
@@ -600,33 +555,6 @@ static inline uint64_t filter_ones(const uint64_t *f, uint64_t words)
 	return ones;
 }
 
-/* Transposing (transpose.c). a[r] bit c becomes a[c] bit r. */
-void transpose64(uint64_t a[64]);
-/*
- * One tile of a slice: rows 64 w .. 64 w + 63 of the n <= 64 filters at
- * filt (words 64-bit words each), as out[r]: bit c of out[r] is bit 64 w +
- * r of filter c.
- */
-void transpose_slice(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t w, uint64_t out[64]);
-/*
- * The n <= 64 filters at filt (m bits each, the bits past m zero) become
- * columns col .. col + n - 1 of the m rows at rows (row r from bit
- * rowmap_bit(rm, r); rows 8-byte aligned), ORed into what is there, atomically when
- * shared (other threads write columns that share its words).
- */
-void transpose_filters(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t m,
-                       uint8_t *rows, const struct rowmap *rm, uint64_t col, int shared);
-/* The same for the filters' words [w0, w1) only: rows 64 w0 .. 64 w1 - 1. */
-void transpose_filters_part(const uint64_t *filt, uint64_t words, uint32_t n, uint64_t m,
-                            uint8_t *rows, const struct rowmap *rm, uint64_t col, int shared,
-                            uint64_t w0, uint64_t w1);
-/*
- * OR count rows of a slice (little-endian words, bit c = column col + c)
- * into the rows at rows, row r from bit r * row_bits.
- */
-void slice_into_rows(const uint64_t *slice, uint64_t count, uint8_t *rows, uint64_t row_bits,
-                     uint64_t col);
-
 /*
  * Threads (pool.c). pool_run calls fn(ctx, item, thread) for items 0 .. n - 1
  * on up to threads threads (thread < threads), and returns the first
@@ -657,48 +585,6 @@ int out_map(int fd, uint64_t off, size_t len, uint8_t **map);
 void out_unmap(uint8_t *map, size_t len, uint64_t off);
 /* A scratch file in dir, named bfi-NAME-XXXXXX and unlinked at once: its fd, or -errno. */
 int scratch_open(const char *dir, const char *name);
-/*
- * A block's rows written on a thread of their own while the next block
- * fills (fill.c): the kernel's copy of them into the page cache, and any
- * wait for the disk, then overlap the filling. bg_held() is the memory
- * the write holds until it ends; bg_wait() joins it, frees that memory
- * and returns its error, its CPU time added to the phase's side lane from
- * where the main thread's lane stood when it was handed over.
- */
-struct bg_write {
-	pthread_t t;
-	int active;
-	int fd;
-	uint8_t *buf;
-	size_t len;
-	uint64_t off;
-	int rc;
-	double cpu;   /* the write's CPU time */
-	double start; /* stats_lane_now() when it was handed over */
-};
-uint64_t bg_held(const struct bg_write *g);
-int bg_wait(struct bg_write *g);
-/* Write len bytes of buf (malloc'd, now g's) at off: on g's thread, or at once if none starts. */
-int bg_start(struct bg_write *g, int fd, uint8_t *buf, size_t len, uint64_t off);
-/*
- * Fill flat block bi in memory from its sets' own filters (fill.c) and
- * write its rows and pre-filter at sec_off: through bg when it is not
- * NULL (after the write it holds ends), else at once; or, for a block of
- * a grouped run, into run, the run's rows, which the caller writes. 0, or
- * 1 if they would not fit in budget bytes (nothing done), or an error.
- */
-/* Each flat block's struct rowmap, once the blocks are laid out (rowmap.c). 0 or an error. */
-int flat_rowmaps(struct plan *p);
-int fill_block(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_t sec_off,
-               uint64_t budget, struct bg_write *bg, uint8_t *run);
-/*
- * The same for a block whose rows do not fit: through a scratch file of
- * slices (fill.c). 0, or 1 if even 64 filters, the pre-filter or 64 rows
- * would not fit in budget bytes (nothing done), or an error.
- */
-int fill_block_sliced(bfi_writer *w, const struct plan *p, uint32_t bi, int fd, uint64_t sec_off,
-                      uint64_t budget);
-
 /* x rounded up to an integer, or UINT64_MAX when it would not fit (or is NaN). */
 static inline uint64_t ceil_u64(double x)
 {
@@ -720,8 +606,8 @@ int sums_from_spool(bfi_writer *w);
 
 /*
  * The plan (plan.c): k, the order of the sets, then each asked-for
- * layout's plan (flat.c, rambo.c, tree.c, and plain's in plan.c) from the
- * sets' summaries; max_n is the largest distinct count. plan_free frees
+ * layout's plan (its ops in its own file, layout.h) from the sets'
+ * summaries; max_n is the largest distinct count. plan_free frees
  * what it allocated.
  */
 int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n);
@@ -730,136 +616,10 @@ int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n);
  * format.md, "Choosing the layout"): BFI_BUILD_TREE or BFI_BUILD_FLAT.
  */
 unsigned auto_layout(const bfi_writer *w, uint64_t n, uint64_t max_n);
+#define AUTO_LAYOUTS (BFI_BUILD_FLAT | BFI_BUILD_TREE) /* what auto_layout may choose */
 void plan_free(struct plan *p);
 /* m for a filter holding n distinct keys at the rate o asks (filter_m), or --bits. */
 uint64_t width_for(const struct bfi_build_options *o, uint64_t n, uint32_t k);
-int plan_plain(bfi_writer *w, struct plan *p);
-int plan_flat(bfi_writer *w, struct plan *p);
-int plan_rambo(bfi_writer *w, struct plan *p);
-int plan_tree(bfi_writer *w, struct plan *p);
-/*
- * A flat block's row stride for n sets (spec/format.md, "Flat section"):
- * whole lines, which queries read in place, unless that padding would add
- * more than a twentieth to the block; then packed, n bits a row, which a
- * query copies out (a one-set block is then a plain Bloom filter). Inline,
- * since both the planner (flat.c) and compaction (flat_copy.c) lay out blocks.
- */
-static inline uint64_t flat_row_bits(uint64_t n_sets)
-{
-	uint64_t lined = bfi_bits_bytes(n_sets) * 8;
-	return (lined - n_sets) * 20 <= n_sets ? lined : n_sets;
-}
-/*
- * The blocks a block of n_sets sets is cut into, a fresh build's and a
- * join's alike (spec/format.md, "Choosing m, k, blocks and pre-filters"):
- * past 512 sets, packed rows become blocks of 512 sets and one of the
- * rest; else 1.
- */
-static inline uint64_t line_parts(uint64_t n_sets)
-{
-	return n_sets > 512 && !bfi_rows_lined(flat_row_bits(n_sets)) ? (n_sets + 511) / 512 : 1;
-}
-/* Compaction and merge (flat_copy.c): the flat plan from the given blocks, and their rows. */
-int plan_given(bfi_writer *w, struct plan *p);
-int fill_given(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget);
-/*
- * Row r of every kept given column (n of them), in set order, ORed into
- * dst (flat_copy.c); one width only.
- */
-struct given_cols {
-	const struct bfi_flat_given *g;
-	uint32_t n_parts;
-	const struct bfi_flat_part **parts;
-	struct run **runs;
-	uint64_t *n_runs;
-};
-int given_cols_open(const struct bfi_flat_given *g, uint64_t n, struct given_cols *c);
-void given_cols_row(const struct given_cols *c, uint64_t r, uint64_t *dst);
-void given_cols_close(struct given_cols *c);
-/* A tree over given columns (given_tree.c): level l's nodes' ones, and the levels' rows. */
-int given_level_ones(bfi_writer *w, const struct plan *p, uint32_t l, uint64_t nodes,
-                     uint64_t *ones);
-int fill_given_tree(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget);
-/* The parent, at level l + 1, of node i of level l (tree.c). */
-uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i);
-
-/*
- * Filling a layout's bytes a stripe at a time (stripes.c): a stripe is a
- * byte range [lo, hi) of one section, made of whole rows or filters,
- * filled in memory by one pass over every key of every set and written in
- * place. Each layout says, in its own file, how (struct stripe_layout).
- */
-struct stripe_ctx {
-	bfi_writer *w;
-	const struct plan *p;
-	int fd;
-	uint64_t sec_off;
-	const struct stripe_layout *l;
-	uint8_t *buf; /* made by the first stripe */
-	uint64_t budget;
-	uint64_t done, total;
-	uint64_t start, end; /* the stripe being gathered, not yet filled */
-};
-struct stripe_layout {
-	const char *what; /* for progress: "row stripes" */
-	uint64_t (*size)(const struct plan *p);
-	uint64_t (*data)(const struct plan *p); /* where its rows start in its section */
-	/* Set j's prebuilt filter has bit row set: its bits in [lo, hi) of c->buf. */
-	void (*filter_bit)(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint32_t j,
-	                   uint64_t row);
-	/* Key h of set j: its bits in [lo, hi). */
-	void (*key)(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint32_t j, bfi_keyhash h);
-	/* Each set's ones in [lo, hi), for the catalog, where this layout counts them; or NULL. */
-	void (*count)(const struct stripe_ctx *c, uint64_t lo, uint64_t hi);
-	/*
-	 * The section's bytes: from whole filters where they fit, the rest
-	 * handed to stripe_units. 0 or an error.
-	 */
-	int (*fill)(struct stripe_ctx *c);
-};
-/* Write layout l's section at sec_off of fd; each set's ones in the plan, for the catalog. */
-int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off,
-                 const struct stripe_layout *l);
-/*
- * Stripe [lo, hi) of the section in units of unit bytes (rows), as the
- * budget allows; a unit larger than the budget goes in several stripes.
- * stripe_flush fills and writes what is gathered.
- */
-int stripe_units(struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint64_t unit);
-int stripe_flush(struct stripe_ctx *c);
-/* Set bit `bit` of byte `byte` of the section, if it lies in the stripe [lo, hi) at buf. */
-static inline void stripe_bit(uint8_t *buf, uint64_t lo, uint64_t hi, uint64_t byte, unsigned bit)
-{
-	if (byte >= lo && byte < hi)
-		buf[byte - lo] |= (uint8_t)(1u << bit);
-}
-/*
- * Add the ones of each column of the m rows of row_bytes at rows_off that
- * lie in [lo, hi), whose bytes are at buf, to ones[column].
- */
-void count_columns(const uint8_t *buf, uint64_t lo, uint64_t hi, uint64_t rows_off, uint64_t m,
-                   uint64_t row_bytes, uint64_t *ones);
-extern const struct stripe_layout flat_stripes, plain_stripes, rambo_stripes, tree_stripes;
-/* OR prebuilt filter ord (m bits, as the plan gives it) into filt, m bits as 64-bit words (fill.c). */
-int prebuilt_into(bfi_writer *w, uint32_t ord, uint64_t m, uint64_t *filt);
-/*
- * The tree's levels (and pre-filter) and RAMBO's repetitions from their
- * columns' own filters (unions.c), written at sec_off: 0, 1 if they would
- * not fit in budget bytes or the tree is explicit (nothing done; stripes
- * then), or an error.
- */
-int fill_tree_levels(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget);
-int fill_rambo_reps(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget);
-/* RAMBO's cell tables (rambo.c) and an explicit tree's child groups (tree.c). */
-int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off);
-/*
- * The members of each cell of repetition r, by cell and in ordinal order:
- * cell c's at members[starts[c] .. starts[c + 1]) (cells + 1 starts, n
- * members) (unions.c).
- */
-void cell_members(const struct plan *p, uint32_t r, uint32_t *starts, uint32_t *members);
-int write_groups(int fd, const struct plan *p, uint64_t sec_off);
-
 /*
  * Options from a caller built against another header: the caller's first
  * size bytes (the size_t every options struct begins with) over the
@@ -878,44 +638,10 @@ int bfi__build_options(const struct bfi_build_options *o, struct bfi_build_optio
 int bfi__pack_options(const struct bfi_pack_options *o, struct bfi_pack_options *out);
 
 /*
- * The writer's table of layouts (layouts.c), one row for each of the
- * format's (format/layouts.h), in the order of their sections in the
- * file: how each is planned (in plan_rank order: RAMBO's k may stand in
- * for the catalog's), its descriptor, its bytes (a stripe_layout), the
- * tables after its rows, the catalog's ones when it is the snapshot's
- * first by fill rank (flat and plain count theirs as they fill their
- * rows), and its widest filter.
- */
-struct wlayout {
-	int row; /* BFI_ROW_* */
-	int plan_rank;
-	int (*plan)(bfi_writer *w, struct plan *p);
-	const struct stripe_layout *bytes;
-	int (*descriptor)(int fd, const struct plan *p, uint64_t off);
-	int (*after)(int fd, const struct plan *p, uint64_t off); /* after the rows, or NULL */
-	void (*ones)(struct plan *p);                            /* or NULL */
-	uint64_t (*widest)(const struct plan *p);
-};
-#define N_WLAYOUTS BFI_ROWS
-#ifdef BFI_TOY_LAYOUT /* the test build's (toy.c) */
-int plan_toy(bfi_writer *w, struct plan *p);
-extern const struct stripe_layout toy_stripes;
-int write_toy_desc(int fd, const struct plan *p, uint64_t off);
-uint64_t toy_widest(const struct plan *p);
-#endif
-extern const struct wlayout wlayouts[N_WLAYOUTS];
-/* Every layout flag the writer writes. */
-unsigned wlayouts_all(void);
-
-/*
- * Sealing (seal.c): the layouts' descriptors; the chunk checksums of
+ * Sealing (seal.c): the chunk checksums of
  * [4096, sums_at) into table and each section's checksum, read back from
  * fd; a file's XXH3-128 digest and size; the snapshot id.
  */
-int write_flat_desc(int fd, const struct plan *p, uint64_t off);
-int write_plain_desc(int fd, const struct plan *p, uint64_t off);
-int write_rambo_desc(int fd, const struct plan *p, uint64_t off);
-int write_tree_desc(int fd, const struct plan *p, uint64_t off);
 int checksum_back(bfi_writer *w, int fd, uint64_t sums_at, struct bfi_section *sec,
                   uint32_t n_sec, uint8_t *table);
 int digest_file(const char *path, uint8_t digest[16], uint64_t *size);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "layout.h"
 
 /*
  * k (spec/format.md, "Choosing m and k"): ceil(log2(1/p)) unless given,
@@ -139,6 +139,7 @@ int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 		                   "a filter for %llu keys at %u hashes needs more than 2^40 bits",
 		                   (unsigned long long)(o->expected_keys ? o->expected_keys : max_n),
 		                   p->k);
+	p->max_n = max_n;
 	p->new_of_old = malloc(p->n * sizeof *p->new_of_old);
 	p->old_of_new = malloc(p->n * sizeof *p->old_of_new);
 	p->ones = calloc(p->n, sizeof *p->ones);
@@ -146,48 +147,35 @@ int make_plan(bfi_writer *w, struct plan *p, uint64_t max_n)
 		return -ENOMEM;
 	for (uint32_t j = 0; j < p->n; j++)
 		p->old_of_new[j] = j;
-	/* A tree alone clusters by default: similar sets under one parent prune together. */
-	if (o->cluster || (o->layouts == BFI_BUILD_TREE && !o->keep_order && !o->bloofi_incremental)) {
-		int rc = cluster_order(w, p);
-		if (rc)
-			return rc;
-	} else if (!o->keep_order) {
+	/* clustered when asked, or when a layout alone asks for it (a tree: similar sets prune together) */
+	int rc = 0;
+	if (o->cluster || (wlayouts_wants(o, 0) & WANT_MINHASH))
+		rc = cluster_order(w, p);
+	else if (!o->keep_order)
 		qsort_r(p->old_of_new, p->n, sizeof *p->old_of_new, cmp_by_size, (void *)p->distinct);
-	}
-	if ((o->layouts & BFI_BUILD_TREE) && o->bloofi_incremental) {
-		/* the tree's leaf order is the snapshot's; leaves as wide as level 0 will be */
-		p->shape.order = p->old_of_new;
-		int rc = bloofi_incremental(w, p->n, width_for(o, max_n, p->k), p->k,
-		                            o->fanout ? o->fanout : 2, &p->shape);
-		if (rc)
-			return rc;
-	}
+	for (const struct wlayout *const *l = wlayouts; rc == 0 && *l; l++)
+		if (wlayout_on(*l, o->layouts) && (*l)->order)
+			rc = (*l)->order(w, p);
+	if (rc)
+		return rc;
 	for (uint32_t j = 0; j < p->n; j++)
 		p->new_of_old[p->old_of_new[j]] = j;
-	p->max_n = max_n;
 	/* each layout asked for, in plan_rank order: rambo's k may stand in for the catalog's */
-	int rc = 0;
-	for (int rank = 0; rc == 0 && rank < N_WLAYOUTS; rank++)
-		for (int i = 0; rc == 0 && i < N_WLAYOUTS; i++)
-			if (wlayouts[i].plan_rank == rank &&
-			    (o->layouts & bfi_layout_rows[wlayouts[i].row].flag))
-				rc = wlayouts[i].plan(w, p);
+	for (int rank = 0; rc == 0 && rank < BFI_ROWS; rank++)
+		for (const struct wlayout *const *l = wlayouts; rc == 0 && *l; l++)
+			if ((*l)->plan_rank == rank && wlayout_on(*l, o->layouts))
+				rc = (*l)->plan(w, p);
 	return rc;
 }
+
 void plan_free(struct plan *p)
 {
+	for (const struct wlayout *const *l = wlayouts; *l; l++)
+		if (p->own[(*l)->row] && (*l)->free)
+			(*l)->free(p->own[(*l)->row]);
 	for (int r = 0; r < BFI_ROWS; r++)
 		free(p->own[r]);
-	free(p->tree_ones);
-	bloofi_shape_free(&p->shape);
-	free(p->cell_of);
-	free(p->cell_ones);
 	free(p->new_of_old);
 	free(p->old_of_new);
-	free(p->block_of);
-	free(p->blocks);
-	free(p->given_block);
-	free(p->given_skip);
-	free(p->rowmap);
 	free(p->ones);
 }

@@ -8,7 +8,21 @@
 #include <string.h>
 
 #include "bfi_hash.h"
-#include "internal.h"
+#include "layout.h"
+
+/* The plan: the descriptor and repetitions, each set's cells, the cells' ones. */
+struct rambo_plan {
+	struct bfi_rambo_desc d;
+	struct bfi_rep reps[BFI_MAX_REPS];
+	uint32_t *cell_of; /* reps x n: the cell of ordinal j in repetition r */
+	uint64_t size;
+	uint64_t *cell_ones; /* ones of each cell of repetition 0 */
+};
+static struct rambo_plan *rambo_of(const struct plan *p)
+{
+	return p->own[BFI_ROW_RAMBO];
+}
+
 
 /*
  * RAMBO parameters (spec/format.md, "Choosing the RAMBO parameters"):
@@ -18,8 +32,10 @@
  * filters are as wide as its largest cell union needs (HyperLogLog with
  * 2^8 registers, plus 15%).
  */
-int plan_rambo(bfi_writer *w, struct plan *p)
+static int plan_rambo(bfi_writer *w, struct plan *p)
 {
+	if (plan_own(p, BFI_ROW_RAMBO, sizeof(struct rambo_plan)) == NULL)
+		return -ENOMEM;
 	const struct bfi_build_options *o = &w->opt;
 	uint64_t cells = w->raw ? w->raw->cells : o->cells;
 	uint64_t shards = w->raw ? w->raw->shards : o->shards ? o->shards : 1;
@@ -48,13 +64,13 @@ int plan_rambo(bfi_writer *w, struct plan *p)
 	uint32_t shared = w->n_filt || (w->raw && w->raw->shared_probes) ? BFI_RAMBO_SHARED_PROBES : 0;
 	struct bfi_rambo_desc d = {p->n,  kr,    BFI_HASH_XXH3_MIX, reps, BFI_PARTITION_XXH3,
 	                           cells, (uint32_t)shards, BFI_RAMBO_DESC_SIZE, shared};
-	p->rambo = d;
-	p->cell_of = malloc((size_t)reps * p->n * sizeof *p->cell_of);
-	p->cell_ones = calloc((size_t)cells, sizeof *p->cell_ones);
+	rambo_of(p)->d = d;
+	rambo_of(p)->cell_of = malloc((size_t)reps * p->n * sizeof *rambo_of(p)->cell_of);
+	rambo_of(p)->cell_ones = calloc((size_t)cells, sizeof *rambo_of(p)->cell_ones);
 	size_t regs = SET_HLL_REGS;
 	int sized = o->bits || w->raw; /* widths given: no need to estimate unions */
 	uint8_t *reg = sized ? NULL : calloc((size_t)reps * cells, regs);
-	if (!p->cell_of || !p->cell_ones || (!sized && !reg)) {
+	if (!rambo_of(p)->cell_of || !rambo_of(p)->cell_ones || (!sized && !reg)) {
 		free(reg);
 		return -ENOMEM;
 	}
@@ -62,13 +78,13 @@ int plan_rambo(bfi_writer *w, struct plan *p)
 		for (uint32_t j = 0; j < p->n; j++) {
 			size_t len;
 			const char *name = names_get(&w->names, p->old_of_new[j], &len);
-			p->cell_of[(size_t)r * p->n + j] = bfi_rambo_cell(name, len, r, cells, (uint32_t)shards);
+			rambo_of(p)->cell_of[(size_t)r * p->n + j] = bfi_rambo_cell(name, len, r, cells, (uint32_t)shards);
 		}
 	int rc = 0;
 	for (uint32_t in = 0; reg && in < p->n; in++) {
 		uint32_t j = p->new_of_old[in];
 		for (uint32_t r = 0; r < reps; r++) {
-			uint64_t c = p->cell_of[(size_t)r * p->n + j];
+			uint64_t c = rambo_of(p)->cell_of[(size_t)r * p->n + j];
 			hll_merge(reg + ((size_t)r * cells + c) * regs, w->sums.hll + (size_t)in * regs, regs);
 		}
 	}
@@ -78,10 +94,10 @@ int plan_rambo(bfi_writer *w, struct plan *p)
 			double u = hll_count_bits(reg + ((size_t)r * cells + c) * regs, SET_HLL_BITS);
 			widest = u > widest ? u : widest;
 		}
-		p->reps[r].m = w->raw ? w->raw->m[r]
+		rambo_of(p)->reps[r].m = w->raw ? w->raw->m[r]
 		                      : width_for(&(struct bfi_build_options){.fpr = pc, .bits = o->bits},
 		                                  ceil_u64(widest * 1.15), kr);
-		if (p->reps[r].m == 0)
+		if (rambo_of(p)->reps[r].m == 0)
 			rc = writer_fail(w, BFI_E_LIMIT,
 			                 "rambo: a cell of about %.0f keys needs a filter wider than 2^40 "
 			                 "bits; use more --cells",
@@ -93,22 +109,77 @@ int plan_rambo(bfi_writer *w, struct plan *p)
 	/* rows narrower than 3.0's whole words, for B <= 32, are a 3.1 feature */
 	if (bfi_cell_row_bytes(cells, 1) != bfi_rambo_row_bytes(cells))
 		p->minor = 1;
-	p->rambo_size = bfi_rambo_layout(p->reps, reps, p->n, cells, p->minor);
+	rambo_of(p)->size = bfi_rambo_layout(rambo_of(p)->reps, reps, p->n, cells, p->minor);
 	if (!(o->layouts & (BFI_BUILD_FLAT | BFI_BUILD_PLAIN)))
-		p->k = p->rambo.k; /* the catalog's k: that of the first layout */
-	return p->rambo_size ? 0 : BFI_E_LIMIT;
+		p->k = rambo_of(p)->d.k; /* the catalog's k: that of the first layout */
+	return rambo_of(p)->size ? 0 : BFI_E_LIMIT;
+}
+
+/*
+ * The members of each cell of repetition r, by cell and in ordinal order:
+ * cell c's at members[starts[c] .. starts[c + 1]) (cells + 1 starts, n
+ * members).
+ */
+static void cell_members(const struct plan *p, uint32_t r, uint32_t *starts, uint32_t *members)
+{
+	uint64_t cells = rambo_of(p)->d.cells;
+	const uint32_t *co = rambo_of(p)->cell_of + (size_t)r * p->n;
+	memset(starts, 0, ((size_t)cells + 1) * sizeof *starts);
+	for (uint32_t j = 0; j < p->n; j++)
+		starts[co[j] + 1]++;
+	for (uint64_t c = 0; c < cells; c++)
+		starts[c + 1] += starts[c];
+	for (uint32_t j = 0; j < p->n; j++) /* ascending j: members sorted within a cell */
+		members[starts[co[j]]++] = j;
+	for (uint64_t c = cells; c > 0; c--) /* each cell's start again */
+		starts[c] = starts[c - 1];
+	starts[0] = 0;
+}
+
+/*
+ * The repetitions from their cells' own filters (unions.c), written at
+ * sec_off: 0, 1 if they would not fit in budget bytes or the rows are
+ * given (nothing done), or an error.
+ */
+static int fill_rambo_reps(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget)
+{
+	if (w->raw)
+		return 1; /* rows given: copied */
+	uint64_t cells = rambo_of(p)->d.cells;
+	for (uint32_t r = 0; r < rambo_of(p)->d.reps; r++) {
+		const struct bfi_rep *rp = &rambo_of(p)->reps[r];
+		uint64_t filt = 64 * ((rp->m + 63) / 64) * 8;
+		if (rp->m * rp->row_bytes > budget || filt > budget - rp->m * rp->row_bytes)
+			return 1;
+	}
+	uint32_t *starts = malloc((size_t)(cells + 1) * sizeof *starts);
+	uint32_t *list = malloc((size_t)p->n * sizeof *list);
+	int rc = starts && list ? 0 : -ENOMEM;
+	for (uint32_t r = 0; rc == 0 && r < rambo_of(p)->d.reps; r++) {
+		cell_members(p, r, starts, list); /* each cell's members, as the file's tables hold them */
+		const struct bfi_rep *rp = &rambo_of(p)->reps[r];
+		struct columns c = {.w = w, .p = p, .m = rp->m, .row_bytes = rp->row_bytes, .n = cells,
+		                    .k = rambo_of(p)->d.k, .first_probe = r * rambo_of(p)->d.k,
+		                    .list = list, .starts = starts,
+		                    .ones = r == 0 ? rambo_of(p)->cell_ones : NULL};
+		rc = fill_columns(&c, fd, sec_off + rp->rows_offset, budget);
+		progress(w, "rambo rows", r + 1, rambo_of(p)->d.reps);
+	}
+	free(starts);
+	free(list);
+	return rc;
 }
 
 /* The cell tables of each repetition: starts, members by cell, cell of each set. */
-int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off)
+static int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off)
 {
-	uint64_t cells = p->rambo.cells;
+	uint64_t cells = rambo_of(p)->d.cells;
 	uint8_t *starts = malloc((size_t)(cells + 1) * 4), *members = malloc((size_t)p->n * 4),
 	        *cell_of = malloc((size_t)p->n * 4);
 	uint32_t *st = malloc(((size_t)cells + 1) * sizeof *st), *mem = malloc((size_t)p->n * sizeof *mem);
 	int rc = starts && members && cell_of && st && mem ? 0 : -ENOMEM;
-	for (uint32_t r = 0; r < p->rambo.reps && rc == 0; r++) {
-		const uint32_t *co = p->cell_of + (size_t)r * p->n;
+	for (uint32_t r = 0; r < rambo_of(p)->d.reps && rc == 0; r++) {
+		const uint32_t *co = rambo_of(p)->cell_of + (size_t)r * p->n;
 		cell_members(p, r, st, mem);
 		for (uint64_t c = 0; c <= cells; c++)
 			bfi_put32(starts + c * 4, st[c]);
@@ -116,7 +187,7 @@ int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off)
 			bfi_put32(members + (size_t)j * 4, mem[j]);
 			bfi_put32(cell_of + (size_t)j * 4, co[j]);
 		}
-		const struct bfi_rep *rp = &p->reps[r];
+		const struct bfi_rep *rp = &rambo_of(p)->reps[r];
 		rc = pwrite_all(fd, starts, (size_t)(cells + 1) * 4, sec_off + rp->starts_offset);
 		if (rc == 0)
 			rc = pwrite_all(fd, members, (size_t)p->n * 4, sec_off + rp->members_offset);
@@ -138,9 +209,9 @@ static void rambo_filter_bit(const struct stripe_ctx *c, uint64_t lo, uint64_t h
                              uint64_t row)
 {
 	const struct plan *p = c->p;
-	for (uint32_t rep = 0; rep < p->rambo.reps; rep++) {
-		const struct bfi_rep *rp = &p->reps[rep];
-		uint64_t cell = p->cell_of[(size_t)rep * p->n + j];
+	for (uint32_t rep = 0; rep < rambo_of(p)->d.reps; rep++) {
+		const struct bfi_rep *rp = &rambo_of(p)->reps[rep];
+		uint64_t cell = rambo_of(p)->cell_of[(size_t)rep * p->n + j];
 		stripe_bit(c->buf, lo, hi, rp->rows_offset + row * rp->row_bytes + cell / 8, cell % 8);
 	}
 }
@@ -149,11 +220,11 @@ static void rambo_key(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint
                       bfi_keyhash h)
 {
 	const struct plan *p = c->p;
-	for (uint32_t rep = 0; rep < p->rambo.reps; rep++) {
-		const struct bfi_rep *rp = &p->reps[rep];
-		uint64_t cell = p->cell_of[(size_t)rep * p->n + j];
+	for (uint32_t rep = 0; rep < rambo_of(p)->d.reps; rep++) {
+		const struct bfi_rep *rp = &rambo_of(p)->reps[rep];
+		uint64_t cell = rambo_of(p)->cell_of[(size_t)rep * p->n + j];
 		/* repetition rep takes probes rep k .. rep k + k - 1: independent filters */
-		uint32_t kr = p->rambo.k;
+		uint32_t kr = rambo_of(p)->d.k;
 		for (uint32_t i = 0; i < kr; i++) {
 			uint64_t row = bfi_hash_pos(h, rep * kr + i, rp->m);
 			stripe_bit(c->buf, lo, hi, rp->rows_offset + row * rp->row_bytes + cell / 8, cell % 8);
@@ -164,8 +235,8 @@ static void rambo_key(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint
 /* The ones of repetition 0's cells: the catalog's, when RAMBO is the only layout. */
 static void rambo_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 {
-	const struct bfi_rep *rp = &c->p->reps[0];
-	count_columns(c->buf, lo, hi, rp->rows_offset, rp->m, rp->row_bytes, c->p->cell_ones);
+	const struct bfi_rep *rp = &rambo_of(c->p)->reps[0];
+	count_columns(c->buf, lo, hi, rp->rows_offset, rp->m, rp->row_bytes, rambo_of(c->p)->cell_ones);
 }
 
 /* Repetition 0's ones of n rows of given bytes each, by cell. */
@@ -173,7 +244,7 @@ static void count_cells(const struct plan *p, const uint8_t *rows, uint64_t n, u
 {
 	for (uint64_t i = 0; i < n * given / 8; i++)
 		for (uint64_t x = bfi_get64(rows + i * 8); x; x &= x - 1)
-			p->cell_ones[(i % (given / 8)) * 64 + (uint64_t)__builtin_ctzll(x)]++;
+			rambo_of(p)->cell_ones[(i % (given / 8)) * 64 + (uint64_t)__builtin_ctzll(x)]++;
 }
 
 /*
@@ -184,8 +255,8 @@ static void count_cells(const struct plan *p, const uint8_t *rows, uint64_t n, u
 static int made_rows(bfi_writer *w, const struct plan *p, uint32_t r, int fd, uint64_t sec_off,
                      uint64_t budget)
 {
-	const struct bfi_rep *rp = &p->reps[r];
-	uint64_t given = bfi_rambo_row_bytes(p->rambo.cells), rb = rp->row_bytes;
+	const struct bfi_rep *rp = &rambo_of(p)->reps[r];
+	uint64_t given = bfi_rambo_row_bytes(rambo_of(p)->d.cells), rb = rp->row_bytes;
 	uint64_t per = budget / 2 / given ? budget / 2 / given : 1;
 	if (per > rp->m)
 		per = rp->m;
@@ -219,8 +290,8 @@ static int made_rows(bfi_writer *w, const struct plan *p, uint32_t r, int fd, ui
 static int write_raw_rows(bfi_writer *w, const struct plan *p, uint32_t r, int fd, uint64_t sec_off,
                           uint64_t budget)
 {
-	const struct bfi_rep *rp = &p->reps[r];
-	uint64_t given = bfi_rambo_row_bytes(p->rambo.cells), rb = rp->row_bytes;
+	const struct bfi_rep *rp = &rambo_of(p)->reps[r];
+	uint64_t given = bfi_rambo_row_bytes(rambo_of(p)->d.cells), rb = rp->row_bytes;
 	const uint8_t *in = w->raw->rows[r];
 	if (in == NULL)
 		return made_rows(w, p, r, fd, sec_off, budget);
@@ -244,8 +315,8 @@ static int rambo_fill(struct stripe_ctx *c)
 	if (rc != 1)
 		return rc;
 	rc = 0;
-	for (uint32_t r = 0; r < p->rambo.reps && rc == 0; r++) {
-		const struct bfi_rep *rp = &p->reps[r];
+	for (uint32_t r = 0; r < rambo_of(p)->d.reps && rc == 0; r++) {
+		const struct bfi_rep *rp = &rambo_of(p)->reps[r];
 		rc = c->w->raw ? write_raw_rows(c->w, p, r, c->fd, c->sec_off, c->budget)
 		               : stripe_units(c, rp->rows_offset, rp->rows_offset + rp->m * rp->row_bytes,
 		                              rp->row_bytes);
@@ -255,14 +326,81 @@ static int rambo_fill(struct stripe_ctx *c)
 
 static uint64_t rambo_size(const struct plan *p)
 {
-	return p->rambo_size;
+	return rambo_of(p)->size;
 }
 
 static uint64_t rambo_data(const struct plan *p)
 {
-	return p->reps[0].rows_offset;
+	return rambo_of(p)->reps[0].rows_offset;
 }
 
-const struct stripe_layout rambo_stripes = {"rambo rows", rambo_size,  rambo_data,
-                                            rambo_filter_bit, rambo_key, rambo_count,
-                                            rambo_fill};
+static int rambo_descriptor(int fd, const struct plan *p, uint64_t off)
+{
+	uint64_t len = BFI_RAMBO_DESC_SIZE + (uint64_t)rambo_of(p)->d.reps * BFI_REP_ENTRY_SIZE;
+	uint8_t d[BFI_RAMBO_DESC_SIZE + BFI_MAX_REPS * BFI_REP_ENTRY_SIZE];
+	bfi_rambo_desc_encode(d, &rambo_of(p)->d);
+	for (uint32_t r = 0; r < rambo_of(p)->d.reps; r++)
+		bfi_rep_encode(d + BFI_RAMBO_DESC_SIZE + (uint64_t)r * BFI_REP_ENTRY_SIZE, &rambo_of(p)->reps[r]);
+	return pwrite_all(fd, d, (size_t)len, off);
+}
+
+/* The catalog's ones of a set: its cell's filter in repetition 0. */
+static void rambo_ones(struct plan *p)
+{
+	for (uint32_t j = 0; j < p->n; j++)
+		p->ones[j] = rambo_of(p)->cell_ones[rambo_of(p)->cell_of[j]];
+}
+
+static uint64_t rambo_widest(const struct plan *p)
+{
+	uint64_t m = 0;
+	for (uint32_t r = 0; r < rambo_of(p)->d.reps; r++)
+		m = rambo_of(p)->reps[r].m > m ? rambo_of(p)->reps[r].m : m;
+	return m;
+}
+
+static unsigned rambo_wants(const struct bfi_build_options *o, int alone)
+{
+	(void)alone;
+	return o->bits ? 0 : WANT_HLL; /* each cell's width, from its union's count */
+}
+
+static void rambo_free(void *own)
+{
+	struct rambo_plan *r = own;
+	free(r->cell_of);
+	free(r->cell_ones);
+}
+
+/* Each set's cells, by repetition. */
+static uint64_t rambo_held(const struct plan *p)
+{
+	return rambo_of(p)->cell_of ? (uint64_t)rambo_of(p)->d.reps * p->n * sizeof(uint32_t) : 0;
+}
+
+/* Rows given (bfi_writer_rambo_rows). */
+static int rambo_given(const bfi_writer *w)
+{
+	return w->raw != NULL;
+}
+
+const struct wlayout rambo_layout = {
+    .row = BFI_ROW_RAMBO,
+    .plan_rank = 1,
+    .what = "rambo rows",
+    .wants = rambo_wants,
+    .plan = plan_rambo,
+    .free = rambo_free,
+    .held = rambo_held,
+    .size = rambo_size,
+    .data = rambo_data,
+    .filter_bit = rambo_filter_bit,
+    .key = rambo_key,
+    .count = rambo_count,
+    .fill = rambo_fill,
+    .descriptor = rambo_descriptor,
+    .after = write_rambo_tables,
+    .ones = rambo_ones,
+    .widest = rambo_widest,
+    .given = rambo_given,
+};

@@ -7,30 +7,30 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "flat.h"
 
 /* Each block's rowmap (struct rowmap): its row stride, or its grouped run's geometry. */
 int flat_rowmaps(struct plan *p)
 {
-	free(p->rowmap);
-	p->rowmap = calloc(p->n_blocks, sizeof *p->rowmap);
-	if (p->rowmap == NULL)
+	free(flat_of(p)->rowmap);
+	flat_of(p)->rowmap = calloc(flat_of(p)->n_blocks, sizeof *flat_of(p)->rowmap);
+	if (flat_of(p)->rowmap == NULL)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < p->n_blocks;) {
-		const struct bfi_block *b = &p->blocks[i];
+	for (uint32_t i = 0; i < flat_of(p)->n_blocks;) {
+		const struct bfi_block *b = &flat_of(p)->blocks[i];
 		if (b->group == 0) {
-			p->rowmap[i++] = (struct rowmap){b->row_bits, 0, 0, 0, 0, 0};
+			flat_of(p)->rowmap[i++] = (struct rowmap){b->row_bits, 0, 0, 0, 0, 0};
 			continue;
 		}
 		uint32_t n;
 		uint64_t groups, group_bits, bytes, seg = 0;
-		if (bfi_group_run(p->blocks, p->n_blocks, i, &n, &groups, &group_bits, &bytes))
+		if (bfi_group_run(flat_of(p)->blocks, flat_of(p)->n_blocks, i, &n, &groups, &group_bits, &bytes))
 			return BFI_E_LIMIT;
 		for (uint32_t e = i + n, first = i; i < e; i++) {
-			uint64_t q = p->blocks[i].group & BFI_GROUP_Q_MASK;
-			p->rowmap[i] = (struct rowmap){p->blocks[i].row_bits, q, group_bits, seg,
+			uint64_t q = flat_of(p)->blocks[i].group & BFI_GROUP_Q_MASK;
+			flat_of(p)->rowmap[i] = (struct rowmap){flat_of(p)->blocks[i].row_bits, q, group_bits, seg,
 			                               i == first ? bytes : 0, i == first ? n : 0};
-			seg += q * p->blocks[i].row_bits;
+			seg += q * flat_of(p)->blocks[i].row_bits;
 		}
 	}
 	return 0;

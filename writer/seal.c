@@ -12,59 +12,6 @@
 
 #include "internal.h"
 
-/* Does any flat block have a line pre-filter (format 2.2)? */
-static int line_prefilters(const struct plan *p)
-{
-	for (uint32_t b = 0; p->line_pre && b < p->n_blocks; b++)
-		if (p->blocks[b].pre_m)
-			return 1;
-	return 0;
-}
-
-int write_tree_desc(int fd, const struct plan *p, uint64_t off)
-{
-	uint8_t d[BFI_TREE_DESC_SIZE + BFI_MAX_LEVELS * BFI_LEVEL_ENTRY_SIZE];
-	bfi_tree_desc_encode(d, &p->tree);
-	for (uint32_t l = 0; l < p->tree.levels; l++)
-		bfi_level_encode(d + BFI_TREE_DESC_SIZE + (uint64_t)l * BFI_LEVEL_ENTRY_SIZE, &p->levels[l]);
-	return pwrite_all(fd, d, BFI_TREE_DESC_SIZE + (size_t)p->tree.levels * BFI_LEVEL_ENTRY_SIZE, off);
-}
-
-int write_rambo_desc(int fd, const struct plan *p, uint64_t off)
-{
-	uint64_t len = BFI_RAMBO_DESC_SIZE + (uint64_t)p->rambo.reps * BFI_REP_ENTRY_SIZE;
-	uint8_t d[BFI_RAMBO_DESC_SIZE + BFI_MAX_REPS * BFI_REP_ENTRY_SIZE];
-	bfi_rambo_desc_encode(d, &p->rambo);
-	for (uint32_t r = 0; r < p->rambo.reps; r++)
-		bfi_rep_encode(d + BFI_RAMBO_DESC_SIZE + (uint64_t)r * BFI_REP_ENTRY_SIZE, &p->reps[r]);
-	return pwrite_all(fd, d, (size_t)len, off);
-}
-
-int write_flat_desc(int fd, const struct plan *p, uint64_t off)
-{
-	uint64_t len = BFI_FLAT_DESC_SIZE + (uint64_t)p->n_blocks * BFI_BLOCK_ENTRY_SIZE;
-	uint8_t *d = calloc(1, (size_t)len);
-	if (d == NULL)
-		return -ENOMEM;
-	struct bfi_flat_desc fd_ = {p->n, p->k, BFI_HASH_XXH3_MIX, p->n_blocks, 0, BFI_FLAT_DESC_SIZE};
-	fd_.flags = line_prefilters(p) ? BFI_FLATF_LINE_PRE : 0;
-	for (uint32_t j = 0; j < p->n && !(fd_.flags & BFI_FLATF_SIZE_ORDER); j++)
-		fd_.flags |= p->old_of_new[j] != j ? BFI_FLATF_SIZE_ORDER : 0;
-	bfi_flat_desc_encode(d, &fd_);
-	for (uint32_t b = 0; b < p->n_blocks; b++)
-		bfi_block_encode(d + BFI_FLAT_DESC_SIZE + (uint64_t)b * BFI_BLOCK_ENTRY_SIZE, &p->blocks[b]);
-	int rc = pwrite_all(fd, d, (size_t)len, off);
-	free(d);
-	return rc;
-}
-
-int write_plain_desc(int fd, const struct plan *p, uint64_t off)
-{
-	uint8_t d[BFI_PLAIN_DESC_SIZE];
-	bfi_plain_desc_encode(d, &p->plain);
-	return pwrite_all(fd, d, sizeof d, off);
-}
-
 /* Read the index back: checksums of chunks [4096, sums_at) and of each section. */
 int checksum_back(bfi_writer *w, int fd, uint64_t sums_at, struct bfi_section *sec,
                          uint32_t n_sec, uint8_t *table)

@@ -4,14 +4,14 @@
  * block cannot be built from its sets' own filters (fill.c), nor a tree's
  * levels or RAMBO's repetitions from their columns' (unions.c). What a
  * key or a prebuilt filter sets, and how a section is cut, each layout
- * says in its own file (struct stripe_layout, internal.h).
+ * says in its own file (struct wlayout, layout.h).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bfi_hash.h"
-#include "internal.h"
+#include "layout.h"
 
 /*
  * Add the ones of each column of the m rows of row_bytes at rows_off that
@@ -119,7 +119,7 @@ int stripe_units(struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint64_t unit)
 }
 
 int write_layout(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off,
-                 const struct stripe_layout *l)
+                 const struct wlayout *l)
 {
 	/*
 	 * The rows get what the process does not hold yet: the spool's half,

@@ -44,17 +44,13 @@ void hll_merge(uint8_t *into, const uint8_t *from, size_t regs)
 		into[x] = from[x] > into[x] ? from[x] : into[x];
 }
 
-int sums_init(struct set_sums *s, const struct bfi_build_options *o, int auto_tree)
+int sums_init(struct set_sums *s, const struct bfi_build_options *o, unsigned wants)
 {
 	memset(s, 0, sizeof *s);
-	int flat_pre = (o->layouts & BFI_BUILD_FLAT) && o->prefilter != BFI_PREFILTER_NEVER;
-	int tree = (o->layouts & BFI_BUILD_TREE) || auto_tree;
-	s->want_hll = flat_pre || tree || ((o->layouts & BFI_BUILD_RAMBO) && !o->bits);
+	s->want_hll = (wants & WANT_HLL) != 0;
 	s->want_seen = o->min_count > 1;
-	s->want_minhash = o->cluster || ((o->layouts == BFI_BUILD_TREE || auto_tree) &&
-	                                 !o->keep_order && !o->bloofi_incremental);
-	if (tree && o->prefilter != BFI_PREFILTER_NEVER &&
-	    (s->all = calloc(1, HLL_REGS)) == NULL)
+	s->want_minhash = o->cluster || (wants & WANT_MINHASH);
+	if ((wants & WANT_ALL) && (s->all = calloc(1, HLL_REGS)) == NULL)
 		return -ENOMEM;
 	return 0;
 }

@@ -2,14 +2,15 @@
  * toy.c - the test build's toy layout (format/toy.h): every set's filter
  * as wide as the largest set's needs, the last set first. It shows what
  * a layout takes in the writer: this file (its plan, its bytes a stripe
- * at a time, its descriptor) and its row in layouts.c.
+ * at a time, its descriptor: struct wlayout, layout.h) and its row in
+ * layouts.c.
  */
 #ifdef BFI_TOY_LAYOUT
 #include <errno.h>
 #include <stdlib.h>
 
 #include "bfi_hash.h"
-#include "internal.h"
+#include "layout.h"
 #include "toy.h"
 
 /* The plan: the descriptor, and the section's size. */
@@ -19,12 +20,11 @@ struct toy_plan {
 };
 #define toy_plan(p) ((const struct toy_plan *)(p)->own[BFI_ROW_TOY])
 
-int plan_toy(bfi_writer *w, struct plan *p)
+static int plan_toy(bfi_writer *w, struct plan *p)
 {
-	struct toy_plan *t = calloc(1, sizeof *t);
+	struct toy_plan *t = plan_own(p, BFI_ROW_TOY, sizeof *t);
 	if (t == NULL)
 		return -ENOMEM;
-	p->own[BFI_ROW_TOY] = t;
 	uint64_t m = width_for(&w->opt, p->max_n, p->k);
 	t->d = (struct bfi_toy_desc){p->n, m, p->k, BFI_HASH_XXH3_MIX, bfi_word_bytes(m),
 	                             BFI_TOY_DESC_SIZE};
@@ -88,18 +88,29 @@ static uint64_t toy_data(const struct plan *p)
 	return toy_plan(p)->d.filters_offset;
 }
 
-const struct stripe_layout toy_stripes = {"toy filters", toy_size, toy_data, toy_filter_bit,
-                                          toy_key, toy_count, toy_fill};
-
-int write_toy_desc(int fd, const struct plan *p, uint64_t off)
+static int toy_descriptor(int fd, const struct plan *p, uint64_t off)
 {
 	uint8_t d[BFI_TOY_DESC_SIZE];
 	bfi_toy_desc_encode(d, &toy_plan(p)->d);
 	return pwrite_all(fd, d, sizeof d, off);
 }
 
-uint64_t toy_widest(const struct plan *p)
+static uint64_t toy_widest(const struct plan *p)
 {
 	return toy_plan(p)->d.m;
 }
+const struct wlayout toy_layout = {
+    .row = BFI_ROW_TOY,
+    .plan_rank = 4,
+    .what = "toy filters",
+    .plan = plan_toy,
+    .size = toy_size,
+    .data = toy_data,
+    .filter_bit = toy_filter_bit,
+    .key = toy_key,
+    .count = toy_count,
+    .fill = toy_fill,
+    .descriptor = toy_descriptor,
+    .widest = toy_widest,
+};
 #endif

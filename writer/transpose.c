@@ -4,7 +4,7 @@
  * that both the filters' words and the rows' words are read and written
  * in order.
  */
-#include "internal.h"
+#include "layout.h"
 
 void transpose64(uint64_t a[64])
 {

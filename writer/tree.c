@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "bfi_hash.h"
-#include "internal.h"
+#include "tree.h"
 
 /*
  * The tree (spec/format.md, "Tree section"): level 0 holds the sets in
@@ -25,8 +25,6 @@
  */
 #define TREE_LINE_COST 640.0 /* bytes of streaming one random cache line costs */
 #define TREE_PADDING_FLOOR 1048576.0 /* row padding below this never drops a level */
-
-uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i);
 
 /* Every level's width when the leaves are filters already: --bits, or the given columns' one width. */
 static uint64_t leaf_width(const bfi_writer *w)
@@ -89,7 +87,7 @@ static int filter_union_widest(bfi_writer *w, const struct plan *p, uint32_t l, 
 /* The parent, at level l + 1, of node i of level l. */
 uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i)
 {
-	return p->shape.levels ? p->shape.up[l][i] : i / p->tree.fanout;
+	return tree_of(p)->shape.levels ? tree_of(p)->shape.up[l][i] : i / tree_of(p)->d.fanout;
 }
 
 /* The tree's inner nodes' unions into reg (node i of level l at first[l] + i). */
@@ -106,18 +104,20 @@ static void tree_sketch(bfi_writer *w, const struct plan *p, uint32_t levels, co
 	}
 }
 
-int plan_tree(bfi_writer *w, struct plan *p)
+static int plan_tree(bfi_writer *w, struct plan *p)
 {
+	if (plan_own(p, BFI_ROW_TREE, sizeof(struct tree_plan)) == NULL)
+		return -ENOMEM;
 	uint32_t d = w->opt.fanout ? w->opt.fanout : w->opt.bloofi_incremental ? 2 : 64;
 	uint64_t nodes[BFI_MAX_LEVELS];
-	uint32_t levels = p->shape.levels;
+	uint32_t levels = tree_of(p)->shape.levels;
 	if (levels)
-		memcpy(nodes, p->shape.nodes, sizeof nodes);
+		memcpy(nodes, tree_of(p)->shape.nodes, sizeof nodes);
 	else
 		levels = bfi_tree_shape(p->n, d, nodes);
 	if (levels == 0)
 		return BFI_E_LIMIT;
-	p->tree_ones = calloc(bfi_rambo_row_bytes(p->n) * 8, sizeof *p->tree_ones);
+	tree_of(p)->leaf_ones = calloc(bfi_rambo_row_bytes(p->n) * 8, sizeof *tree_of(p)->leaf_ones);
 	/* inner nodes' unions: HyperLogLog, since sets that share keys overlap */
 	size_t regs = SET_HLL_REGS, inner = 0, first[BFI_MAX_LEVELS];
 	for (uint32_t l = 1; l < levels; l++) {
@@ -125,14 +125,14 @@ int plan_tree(bfi_writer *w, struct plan *p)
 		inner += nodes[l];
 	}
 	uint8_t *reg = inner ? calloc(inner, regs) : NULL;
-	if (p->tree_ones == NULL || (inner && reg == NULL)) {
+	if (tree_of(p)->leaf_ones == NULL || (inner && reg == NULL)) {
 		free(reg);
 		return -ENOMEM;
 	}
 	int rc = 0;
-	p->tree.fanout = d; /* for tree_up */
+	tree_of(p)->d.fanout = d; /* for tree_up */
 	for (uint32_t j = 0; w->given && j < p->n; j++)
-		p->tree_ones[j] = w->given->ones[j]; /* the leaves are the given columns */
+		tree_of(p)->leaf_ones[j] = w->given->ones[j]; /* the leaves are the given columns */
 	if (reg)
 		tree_sketch(w, p, levels, first, reg);
 	uint32_t kept = 0;
@@ -173,10 +173,10 @@ int plan_tree(bfi_writer *w, struct plan *p)
 		 */
 		double padding = (double)m * ((double)bfi_rambo_row_bytes(nodes[l]) - (double)nodes[l] / 8);
 		if (l > 0 && !w->opt.all_levels && padding > TREE_PADDING_FLOOR &&
-		    padding > (double)p->levels[0].m * (double)bfi_rambo_row_bytes(nodes[0]) / 8)
+		    padding > (double)tree_of(p)->levels[0].m * (double)bfi_rambo_row_bytes(nodes[0]) / 8)
 			break;
-		p->levels[l].nodes = nodes[l];
-		p->levels[l].m = m;
+		tree_of(p)->levels[l].nodes = nodes[l];
+		tree_of(p)->levels[l].m = m;
 		kept++;
 	}
 	free(reg);
@@ -184,9 +184,9 @@ int plan_tree(bfi_writer *w, struct plan *p)
 		return rc;
 	struct bfi_tree_desc t = {p->n,    p->k, BFI_HASH_XXH3_MIX,
 	                          d,       kept, BFI_TREE_DESC_SIZE,
-	                          0,       0,    p->shape.levels ? BFI_TREE_EXPLICIT : 0,
+	                          0,       0,    tree_of(p)->shape.levels ? BFI_TREE_EXPLICIT : 0,
 	                          0,       0};
-	for (uint32_t l = kept; p->shape.levels && l < levels; l++) {
+	for (uint32_t l = kept; tree_of(p)->shape.levels && l < levels; l++) {
 		t.dropped_levels++;
 		t.dropped_nodes += nodes[l];
 	}
@@ -214,25 +214,25 @@ int plan_tree(bfi_writer *w, struct plan *p)
 				p->minor = 3;
 		}
 	}
-	p->tree = t;
-	p->tree_size = bfi_tree_layout(p->levels, kept, &p->tree);
-	return p->tree_size ? 0 : BFI_E_LIMIT;
+	tree_of(p)->d = t;
+	tree_of(p)->size = bfi_tree_layout(tree_of(p)->levels, kept, &tree_of(p)->d);
+	return tree_of(p)->size ? 0 : BFI_E_LIMIT;
 }
 /* An explicit tree's child groups: where each node's children start. */
-int write_groups(int fd, const struct plan *p, uint64_t sec_off)
+static int write_groups(int fd, const struct plan *p, uint64_t sec_off)
 {
 	int rc = 0;
-	for (uint32_t l = 1; (p->tree.flags & BFI_TREE_EXPLICIT) && l < p->tree.levels && rc == 0;
+	for (uint32_t l = 1; (tree_of(p)->d.flags & BFI_TREE_EXPLICIT) && l < tree_of(p)->d.levels && rc == 0;
 	     l++) {
-		uint64_t below = p->levels[l - 1].nodes, n = p->levels[l].nodes;
+		uint64_t below = tree_of(p)->levels[l - 1].nodes, n = tree_of(p)->levels[l].nodes;
 		uint8_t *g = calloc(n + 1, 4);
 		if (g == NULL)
 			return -ENOMEM;
 		for (uint64_t i = 0; i < below; i++)
-			if (i == 0 || p->shape.up[l - 1][i] != p->shape.up[l - 1][i - 1])
-				bfi_put32(g + (uint64_t)p->shape.up[l - 1][i] * 4, (uint32_t)i);
+			if (i == 0 || tree_of(p)->shape.up[l - 1][i] != tree_of(p)->shape.up[l - 1][i - 1])
+				bfi_put32(g + (uint64_t)tree_of(p)->shape.up[l - 1][i] * 4, (uint32_t)i);
 		bfi_put32(g + n * 4, (uint32_t)below);
-		rc = pwrite_all(fd, g, (size_t)(n + 1) * 4, sec_off + p->levels[l].groups_offset);
+		rc = pwrite_all(fd, g, (size_t)(n + 1) * 4, sec_off + tree_of(p)->levels[l].groups_offset);
 		free(g);
 	}
 	return rc;
@@ -246,10 +246,10 @@ static void tree_filter_bit(const struct stripe_ctx *c, uint64_t lo, uint64_t hi
 {
 	const struct plan *p = c->p;
 	uint64_t node = j;
-	for (uint32_t l = 0; l < p->tree.levels; l++) {
+	for (uint32_t l = 0; l < tree_of(p)->d.levels; l++) {
 		if (l > 0)
 			node = tree_up(p, l - 1, node);
-		const struct bfi_level *lv = &p->levels[l];
+		const struct bfi_level *lv = &tree_of(p)->levels[l];
 		stripe_bit(c->buf, lo, hi, lv->rows_offset + row * lv->row_bytes + node / 8, node % 8);
 	}
 }
@@ -258,18 +258,18 @@ static void tree_key(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint3
                      bfi_keyhash h)
 {
 	const struct plan *p = c->p;
-	int line = (p->tree.flags & BFI_TREE_LINE_PRE) != 0;
-	for (uint32_t i = 0; p->tree.pre_m && i < p->tree.k; i++) {
-		uint64_t pos = bfi_pre_pos(h, i, p->tree.pre_m, line);
-		stripe_bit(c->buf, lo, hi, p->tree.pre_offset + pos / 8, pos % 8);
+	int line = (tree_of(p)->d.flags & BFI_TREE_LINE_PRE) != 0;
+	for (uint32_t i = 0; tree_of(p)->d.pre_m && i < tree_of(p)->d.k; i++) {
+		uint64_t pos = bfi_pre_pos(h, i, tree_of(p)->d.pre_m, line);
+		stripe_bit(c->buf, lo, hi, tree_of(p)->d.pre_offset + pos / 8, pos % 8);
 	}
 	/* level l's node of set j is j / d^l or the shape's; every level ORs its subtree */
 	uint64_t node = j;
-	for (uint32_t l = 0; l < p->tree.levels; l++) {
+	for (uint32_t l = 0; l < tree_of(p)->d.levels; l++) {
 		if (l > 0)
 			node = tree_up(p, l - 1, node);
-		const struct bfi_level *lv = &p->levels[l];
-		for (uint32_t i = 0; i < p->tree.k; i++) {
+		const struct bfi_level *lv = &tree_of(p)->levels[l];
+		for (uint32_t i = 0; i < tree_of(p)->d.k; i++) {
 			uint64_t row = bfi_hash_pos(h, i, lv->m);
 			stripe_bit(c->buf, lo, hi, lv->rows_offset + row * lv->row_bytes + node / 8, node % 8);
 		}
@@ -279,8 +279,46 @@ static void tree_key(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint3
 /* The leaves' ones (the sets' own filters): the catalog's, when the tree is first. */
 static void tree_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 {
-	const struct bfi_level *lv = &c->p->levels[0];
-	count_columns(c->buf, lo, hi, lv->rows_offset, lv->m, lv->row_bytes, c->p->tree_ones);
+	const struct bfi_level *lv = &tree_of(c->p)->levels[0];
+	count_columns(c->buf, lo, hi, lv->rows_offset, lv->m, lv->row_bytes, tree_of(c->p)->leaf_ones);
+}
+
+/*
+ * The levels (and pre-filter) from their nodes' own filters (unions.c),
+ * written at sec_off: 0, 1 if they would not fit in budget bytes or the
+ * tree is explicit (nothing done; stripes then), or an error.
+ */
+static int fill_tree_levels(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget)
+{
+	if (tree_of(p)->shape.levels)
+		return 1; /* explicit shapes: stripes */
+	uint64_t pre_bytes = tree_of(p)->d.pre_m ? (tree_of(p)->d.pre_m + 7) / 8 : 0;
+	for (uint32_t l = 0; l < tree_of(p)->d.levels; l++) {
+		const struct bfi_level *lv = &tree_of(p)->levels[l];
+		uint64_t filt = 64 * ((lv->m + 63) / 64) * 8;
+		if (lv->m * lv->row_bytes > budget || filt + 2 * pre_bytes > budget - lv->m * lv->row_bytes)
+			return 1; /* decided before a byte is written */
+	}
+	uint8_t *pre = pre_bytes ? calloc((size_t)pre_bytes, 1) : NULL;
+	if (pre_bytes && pre == NULL)
+		return -ENOMEM;
+	int rc = 0;
+	uint64_t span = 1;
+	for (uint32_t l = 0; rc == 0 && l < tree_of(p)->d.levels; l++) {
+		const struct bfi_level *lv = &tree_of(p)->levels[l];
+		struct columns c = {.w = w, .p = p, .m = lv->m, .row_bytes = lv->row_bytes, .n = lv->nodes,
+		                    .k = tree_of(p)->d.k, .span = span, .pre = l == 0 ? pre : NULL,
+		                    .pre_m = tree_of(p)->d.pre_m,
+		                    .ones = l == 0 ? tree_of(p)->leaf_ones : NULL,
+		                    .pre_line = (tree_of(p)->d.flags & BFI_TREE_LINE_PRE) != 0};
+		rc = fill_columns(&c, fd, sec_off + lv->rows_offset, budget);
+		span *= tree_of(p)->d.fanout;
+		progress(w, "tree levels", l + 1, tree_of(p)->d.levels);
+	}
+	if (rc == 0 && pre_bytes)
+		rc = pwrite_all(fd, pre, (size_t)pre_bytes, sec_off + tree_of(p)->d.pre_offset);
+	free(pre);
+	return rc;
 }
 
 /* From the nodes' own filters where they fit, else level by level in stripes. */
@@ -293,25 +331,113 @@ static int tree_fill(struct stripe_ctx *c)
 	if (rc != 1)
 		return rc;
 	rc = 0;
-	for (uint32_t l = 0; l < p->tree.levels && rc == 0; l++) {
-		const struct bfi_level *lv = &p->levels[l];
+	for (uint32_t l = 0; l < tree_of(p)->d.levels && rc == 0; l++) {
+		const struct bfi_level *lv = &tree_of(p)->levels[l];
 		rc = stripe_units(c, lv->rows_offset, lv->rows_offset + lv->m * lv->row_bytes, lv->row_bytes);
 	}
-	if (rc == 0 && p->tree.pre_m) /* the pre-filter is one unit */
-		rc = stripe_units(c, p->tree.pre_offset, p->tree.pre_offset + bfi_bits_bytes(p->tree.pre_m),
-		                  bfi_bits_bytes(p->tree.pre_m));
+	if (rc == 0 && tree_of(p)->d.pre_m) /* the pre-filter is one unit */
+		rc = stripe_units(c, tree_of(p)->d.pre_offset, tree_of(p)->d.pre_offset + bfi_bits_bytes(tree_of(p)->d.pre_m),
+		                  bfi_bits_bytes(tree_of(p)->d.pre_m));
 	return rc;
 }
 
 static uint64_t tree_size(const struct plan *p)
 {
-	return p->tree_size;
+	return tree_of(p)->size;
 }
 
 static uint64_t tree_data(const struct plan *p)
 {
-	return p->levels[0].rows_offset;
+	return tree_of(p)->levels[0].rows_offset;
 }
 
-const struct stripe_layout tree_stripes = {"tree levels", tree_size, tree_data, tree_filter_bit,
-                                           tree_key,      tree_count, tree_fill};
+static int tree_descriptor(int fd, const struct plan *p, uint64_t off)
+{
+	uint8_t d[BFI_TREE_DESC_SIZE + BFI_MAX_LEVELS * BFI_LEVEL_ENTRY_SIZE];
+	bfi_tree_desc_encode(d, &tree_of(p)->d);
+	for (uint32_t l = 0; l < tree_of(p)->d.levels; l++)
+		bfi_level_encode(d + BFI_TREE_DESC_SIZE + (uint64_t)l * BFI_LEVEL_ENTRY_SIZE, &tree_of(p)->levels[l]);
+	return pwrite_all(fd, d, BFI_TREE_DESC_SIZE + (size_t)tree_of(p)->d.levels * BFI_LEVEL_ENTRY_SIZE, off);
+}
+
+/* The catalog's ones of a set: its leaf (level 0 of the tree). */
+static void tree_ones(struct plan *p)
+{
+	for (uint32_t j = 0; j < p->n; j++)
+		p->ones[j] = tree_of(p)->leaf_ones[j];
+}
+
+static uint64_t tree_widest(const struct plan *p)
+{
+	uint64_t m = 0;
+	for (uint32_t l = 0; l < tree_of(p)->d.levels; l++)
+		m = tree_of(p)->levels[l].m > m ? tree_of(p)->levels[l].m : m;
+	return m;
+}
+
+/*
+ * Every node's width from its union's count; alone, the sets clustered so
+ * that similar ones share a parent and prune together; the pre-filter's
+ * width from the union of all.
+ */
+static unsigned tree_wants(const struct bfi_build_options *o, int alone)
+{
+	return WANT_HLL | (alone && !o->keep_order && !o->bloofi_incremental ? WANT_MINHASH : 0) |
+	       (o->prefilter != BFI_PREFILTER_NEVER ? WANT_ALL : 0);
+}
+
+/* The insertion build (--bloofi-build incremental) sets the leaves' order: the snapshot's. */
+static int tree_order(bfi_writer *w, struct plan *p)
+{
+	const struct bfi_build_options *o = &w->opt;
+	if (!o->bloofi_incremental)
+		return 0;
+	struct tree_plan *t = plan_own(p, BFI_ROW_TREE, sizeof *t);
+	if (t == NULL)
+		return -ENOMEM;
+	/* leaves as wide as level 0 will be */
+	t->shape.order = p->old_of_new;
+	return bloofi_incremental(w, p->n, width_for(o, p->max_n, p->k), p->k,
+	                          o->fanout ? o->fanout : 2, &t->shape);
+}
+
+static void tree_free(void *own)
+{
+	struct tree_plan *t = own;
+	free(t->leaf_ones);
+	bloofi_shape_free(&t->shape);
+}
+
+/* The leaves' ones. */
+static uint64_t tree_held(const struct plan *p)
+{
+	return tree_of(p)->leaf_ones ? p->n * sizeof(uint64_t) : 0;
+}
+
+/* A join's columns are the leaves (given_tree.c). */
+static int tree_given(const bfi_writer *w)
+{
+	return w->given != NULL;
+}
+
+const struct wlayout tree_layout = {
+    .row = BFI_ROW_TREE,
+    .plan_rank = 2,
+    .what = "tree levels",
+    .wants = tree_wants,
+    .order = tree_order,
+    .plan = plan_tree,
+    .free = tree_free,
+    .held = tree_held,
+    .size = tree_size,
+    .data = tree_data,
+    .filter_bit = tree_filter_bit,
+    .key = tree_key,
+    .count = tree_count,
+    .fill = tree_fill,
+    .descriptor = tree_descriptor,
+    .after = write_groups, /* the groups after the rows: their stripes span the gaps */
+    .ones = tree_ones,
+    .widest = tree_widest,
+    .given = tree_given,
+};

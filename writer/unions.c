@@ -12,27 +12,8 @@
 #include <string.h>
 
 #include "bfi_hash.h"
-#include "internal.h"
+#include "layout.h"
 
-/* One level or repetition: m rows of row_bytes, columns 0 .. n - 1. */
-struct columns {
-	bfi_writer *w;
-	const struct plan *p;
-	uint64_t m, row_bytes, n;
-	uint32_t k, first_probe; /* probes first_probe .. first_probe + k - 1 */
-	/* the snapshot ordinals of column c: [a, e) of list, or of 0.. when list is NULL */
-	const uint32_t *list;
-	const uint32_t *starts; /* list: column c's at starts[c] .. starts[c + 1] */
-	uint64_t span;          /* no list: column c holds ordinals c span .. (c + 1) span - 1 */
-	uint8_t *pre;           /* the tree's pre-filter, every key in it, or NULL */
-	uint64_t pre_m;
-	uint64_t *ones;         /* each column's ones, or NULL */
-	uint8_t *rows;
-	uint64_t words;
-	uint64_t **filt;  /* per thread: 64 filters of words 64-bit words */
-	uint8_t **pres;   /* per thread: a pre-filter, ORed into pre at the end */
-	int pre_line;     /* the pre-filter takes one line a key (BFI_TREE_LINE_PRE) */
-};
 
 struct column_fill {
 	const struct columns *c;
@@ -94,8 +75,7 @@ static int column_group(void *ctx, uint64_t g, unsigned thread)
 	return 0;
 }
 
-/* Fill c's rows and write them at off of fd: 0, 1 if they do not fit in budget, or an error. */
-static int fill_columns(struct columns *c, int fd, uint64_t off, uint64_t budget)
+int fill_columns(struct columns *c, int fd, uint64_t off, uint64_t budget)
 {
 	uint64_t rows_bytes = c->m * c->row_bytes, filt_bytes, groups = (c->n + 63) / 64;
 	c->words = (c->m + 63) / 64;
@@ -132,80 +112,5 @@ static int fill_columns(struct columns *c, int fd, uint64_t off, uint64_t budget
 	free(c->filt);
 	free(c->pres);
 	free(c->rows);
-	return rc;
-}
-
-int fill_tree_levels(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget)
-{
-	if (p->shape.levels)
-		return 1; /* explicit shapes: stripes */
-	uint64_t pre_bytes = p->tree.pre_m ? (p->tree.pre_m + 7) / 8 : 0;
-	for (uint32_t l = 0; l < p->tree.levels; l++) {
-		const struct bfi_level *lv = &p->levels[l];
-		uint64_t filt = 64 * ((lv->m + 63) / 64) * 8;
-		if (lv->m * lv->row_bytes > budget || filt + 2 * pre_bytes > budget - lv->m * lv->row_bytes)
-			return 1; /* decided before a byte is written */
-	}
-	uint8_t *pre = pre_bytes ? calloc((size_t)pre_bytes, 1) : NULL;
-	if (pre_bytes && pre == NULL)
-		return -ENOMEM;
-	int rc = 0;
-	uint64_t span = 1;
-	for (uint32_t l = 0; rc == 0 && l < p->tree.levels; l++) {
-		const struct bfi_level *lv = &p->levels[l];
-		struct columns c = {w, p, lv->m, lv->row_bytes, lv->nodes, p->tree.k, 0, NULL, NULL, span,
-		                    l == 0 ? pre : NULL, p->tree.pre_m, l == 0 ? p->tree_ones : NULL,
-		                    NULL, 0, NULL, NULL, (p->tree.flags & BFI_TREE_LINE_PRE) != 0};
-		rc = fill_columns(&c, fd, sec_off + lv->rows_offset, budget);
-		span *= p->tree.fanout;
-		progress(w, "tree levels", l + 1, p->tree.levels);
-	}
-	if (rc == 0 && pre_bytes)
-		rc = pwrite_all(fd, pre, (size_t)pre_bytes, sec_off + p->tree.pre_offset);
-	free(pre);
-	return rc;
-}
-
-/* Repetition r's members, cell by cell, and where each cell's start (internal.h). */
-void cell_members(const struct plan *p, uint32_t r, uint32_t *starts, uint32_t *members)
-{
-	uint64_t cells = p->rambo.cells;
-	const uint32_t *co = p->cell_of + (size_t)r * p->n;
-	memset(starts, 0, ((size_t)cells + 1) * sizeof *starts);
-	for (uint32_t j = 0; j < p->n; j++)
-		starts[co[j] + 1]++;
-	for (uint64_t c = 0; c < cells; c++)
-		starts[c + 1] += starts[c];
-	for (uint32_t j = 0; j < p->n; j++) /* ascending j: members sorted within a cell */
-		members[starts[co[j]]++] = j;
-	for (uint64_t c = cells; c > 0; c--) /* each cell's start again */
-		starts[c] = starts[c - 1];
-	starts[0] = 0;
-}
-
-int fill_rambo_reps(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget)
-{
-	if (w->raw)
-		return 1; /* rows given: copied */
-	uint64_t cells = p->rambo.cells;
-	for (uint32_t r = 0; r < p->rambo.reps; r++) {
-		const struct bfi_rep *rp = &p->reps[r];
-		uint64_t filt = 64 * ((rp->m + 63) / 64) * 8;
-		if (rp->m * rp->row_bytes > budget || filt > budget - rp->m * rp->row_bytes)
-			return 1;
-	}
-	uint32_t *starts = malloc((size_t)(cells + 1) * sizeof *starts);
-	uint32_t *list = malloc((size_t)p->n * sizeof *list);
-	int rc = starts && list ? 0 : -ENOMEM;
-	for (uint32_t r = 0; rc == 0 && r < p->rambo.reps; r++) {
-		cell_members(p, r, starts, list); /* each cell's members, as the file's tables hold them */
-		const struct bfi_rep *rp = &p->reps[r];
-		struct columns c = {w, p, rp->m, rp->row_bytes, cells, p->rambo.k, r * p->rambo.k, list,
-		                    starts, 0, NULL, 0, r == 0 ? p->cell_ones : NULL, NULL, 0, NULL, NULL, 0};
-		rc = fill_columns(&c, fd, sec_off + rp->rows_offset, budget);
-		progress(w, "rambo rows", r + 1, p->rambo.reps);
-	}
-	free(starts);
-	free(list);
 	return rc;
 }

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "layout.h"
 
 /*
  * The process's memory when the build begins, and 2 MiB for the pages the
@@ -76,7 +76,7 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 		            o->fpr, ceil(-log2(o->fpr)), BFI_MAX_K, BFI_MAX_K, ldexp(1, -(int)BFI_MAX_K),
 		            o->fpr);
 	/* Half the budget buffers keys; the other half holds row stripes. */
-	int rc = sums_init(&w->sums, &w->opt, w->auto_layout);
+	int rc = sums_init(&w->sums, &w->opt, wlayouts_wants(&w->opt, w->auto_layout ? AUTO_LAYOUTS : 0));
 	if (rc == 0 && (rc = spool_init(&w->spool, (size_t)(writer_budget(w) / 2 / sizeof(struct rec)),
 	                                pool_threads(w->opt.threads))) != 0)
 		sums_free(&w->sums);
