@@ -76,10 +76,11 @@ static void count_packed(const uint8_t *buf, uint64_t lo, uint64_t hi, const str
 static void flat_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 {
 	const struct plan *p = c->p;
-	for (uint32_t bi = 0; bi < flat_of(p)->n_blocks; bi++) {
-		const struct bfi_block *b = &flat_of(p)->blocks[bi];
+	struct flat_plan *fl = flat_of(p);
+	for (uint32_t bi = 0; bi < fl->n_blocks; bi++) {
+		const struct bfi_block *b = &fl->blocks[bi];
 		if (b->group)
-			count_grouped(c->buf, lo, hi, b, &flat_of(p)->rowmap[bi], p->ones + b->first_set);
+			count_grouped(c->buf, lo, hi, b, &fl->rowmap[bi], p->ones + b->first_set);
 		else if (bfi_rows_lined(b->row_bits))
 			count_columns(c->buf, lo, hi, b->rows_offset, b->m, b->row_bits / 8,
 			              p->ones + b->first_set);
@@ -96,8 +97,9 @@ static void flat_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 static int fill_run(struct stripe_ctx *c, uint32_t b, struct bg_write *bg, uint32_t *n)
 {
 	const struct plan *p = c->p;
-	uint64_t bytes = flat_of(p)->rowmap[b].run_bytes;
-	*n = flat_of(p)->rowmap[b].run_n;
+	struct flat_plan *fl = flat_of(p);
+	uint64_t bytes = fl->rowmap[b].run_bytes;
+	*n = fl->rowmap[b].run_n;
 	int rc = bg_wait(bg);
 	uint8_t *run = rc == 0 && bytes <= c->budget && bytes <= SIZE_MAX ? calloc((size_t)bytes, 1)
 	                                                                  : NULL;
@@ -106,17 +108,17 @@ static int fill_run(struct stripe_ctx *c, uint32_t b, struct bg_write *bg, uint3
 	c->done += bytes;
 	if (run && rc == 0) {
 		progress(c->w, "rows", c->done, c->total);
-		return bg_start(bg, c->fd, run, (size_t)bytes, c->sec_off + flat_of(p)->blocks[b].rows_offset);
+		return bg_start(bg, c->fd, run, (size_t)bytes, c->sec_off + fl->blocks[b].rows_offset);
 	}
 	free(run);
 	if (rc < 0)
 		return rc;
 	/* too large for the budget: in stripes, a pass over the run's sets' keys each, which
 	 * count the sets' ones again (blocks filled before one did not fit counted theirs) */
-	const struct bfi_block *last = &flat_of(p)->blocks[b + *n - 1];
-	for (uint64_t j = flat_of(p)->blocks[b].first_set; j < last->first_set + last->n_sets; j++)
+	const struct bfi_block *last = &fl->blocks[b + *n - 1];
+	for (uint64_t j = fl->blocks[b].first_set; j < last->first_set + last->n_sets; j++)
 		p->ones[j] = 0;
-	rc = stripe_units(c, flat_of(p)->blocks[b].rows_offset, flat_of(p)->blocks[b].rows_offset + bytes, 64);
+	rc = stripe_units(c, fl->blocks[b].rows_offset, fl->blocks[b].rows_offset + bytes, 64);
 	return rc ? rc : 1;
 }
 
@@ -124,6 +126,7 @@ static int fill_run(struct stripe_ctx *c, uint32_t b, struct bg_write *bg, uint3
 static int flat_fill(struct stripe_ctx *c)
 {
 	const struct plan *p = c->p;
+	struct flat_plan *fl = flat_of(p);
 	if (c->w->given) /* compaction and merge: rows joined from other snapshots' */
 		return fill_given(c->w, p, c->fd, c->sec_off, c->budget);
 	int rc = 0;
@@ -131,8 +134,8 @@ static int flat_fill(struct stripe_ctx *c)
 	uint64_t largest = 0; /* of the blocks the budget could not hold */
 	/* a block's rows written while the next fills, when the budget holds both */
 	struct bg_write bg = {0};
-	for (uint32_t b = 0; b < flat_of(p)->n_blocks && rc == 0; b++) {
-		const struct bfi_block *blk = &flat_of(p)->blocks[b];
+	for (uint32_t b = 0; b < fl->n_blocks && rc == 0; b++) {
+		const struct bfi_block *blk = &fl->blocks[b];
 		rc = stripe_flush(c);
 		c->start = c->end = blk->rows_offset;
 		if (rc == 0 && blk->group) { /* a grouped run, whole: its first block */
@@ -140,7 +143,7 @@ static int flat_fill(struct stripe_ctx *c)
 			rc = fill_run(c, b, &bg, &n);
 			if (rc == 1) { /* in stripes: said below, as a block's are */
 				n_striped++;
-				largest = flat_of(p)->rowmap[b].run_bytes > largest ? flat_of(p)->rowmap[b].run_bytes : largest;
+				largest = fl->rowmap[b].run_bytes > largest ? fl->rowmap[b].run_bytes : largest;
 				rc = 0;
 			}
 			b += n - 1;
@@ -205,25 +208,27 @@ static uint64_t flat_data(const struct plan *p)
 /* Does any flat block have a line pre-filter (format 2.2)? */
 static int line_prefilters(const struct plan *p)
 {
-	for (uint32_t b = 0; flat_of(p)->line_pre && b < flat_of(p)->n_blocks; b++)
-		if (flat_of(p)->blocks[b].pre_m)
+	struct flat_plan *fl = flat_of(p);
+	for (uint32_t b = 0; fl->line_pre && b < fl->n_blocks; b++)
+		if (fl->blocks[b].pre_m)
 			return 1;
 	return 0;
 }
 
 static int flat_descriptor(int fd, const struct plan *p, uint64_t off)
 {
-	uint64_t len = BFI_FLAT_DESC_SIZE + (uint64_t)flat_of(p)->n_blocks * BFI_BLOCK_ENTRY_SIZE;
+	struct flat_plan *fl = flat_of(p);
+	uint64_t len = BFI_FLAT_DESC_SIZE + (uint64_t)fl->n_blocks * BFI_BLOCK_ENTRY_SIZE;
 	uint8_t *d = calloc(1, (size_t)len);
 	if (d == NULL)
 		return -ENOMEM;
-	struct bfi_flat_desc fd_ = {p->n, p->k, BFI_HASH_XXH3_MIX, flat_of(p)->n_blocks, 0, BFI_FLAT_DESC_SIZE};
+	struct bfi_flat_desc fd_ = {p->n, p->k, BFI_HASH_XXH3_MIX, fl->n_blocks, 0, BFI_FLAT_DESC_SIZE};
 	fd_.flags = line_prefilters(p) ? BFI_FLATF_LINE_PRE : 0;
 	for (uint32_t j = 0; j < p->n && !(fd_.flags & BFI_FLATF_SIZE_ORDER); j++)
 		fd_.flags |= p->old_of_new[j] != j ? BFI_FLATF_SIZE_ORDER : 0;
 	bfi_flat_desc_encode(d, &fd_);
-	for (uint32_t b = 0; b < flat_of(p)->n_blocks; b++)
-		bfi_block_encode(d + BFI_FLAT_DESC_SIZE + (uint64_t)b * BFI_BLOCK_ENTRY_SIZE, &flat_of(p)->blocks[b]);
+	for (uint32_t b = 0; b < fl->n_blocks; b++)
+		bfi_block_encode(d + BFI_FLAT_DESC_SIZE + (uint64_t)b * BFI_BLOCK_ENTRY_SIZE, &fl->blocks[b]);
 	int rc = pwrite_all(fd, d, (size_t)len, off);
 	free(d);
 	return rc;
@@ -231,9 +236,10 @@ static int flat_descriptor(int fd, const struct plan *p, uint64_t off)
 
 static uint64_t flat_widest(const struct plan *p)
 {
+	struct flat_plan *fl = flat_of(p);
 	uint64_t m = 0;
-	for (uint32_t b = 0; b < flat_of(p)->n_blocks; b++)
-		m = flat_of(p)->blocks[b].m > m ? flat_of(p)->blocks[b].m : m;
+	for (uint32_t b = 0; b < fl->n_blocks; b++)
+		m = fl->blocks[b].m > m ? fl->blocks[b].m : m;
 	return m;
 }
 
@@ -268,9 +274,10 @@ static uint64_t flat_held(const struct plan *p)
  */
 static uint64_t flat_need(const struct plan *p)
 {
+	struct flat_plan *fl = flat_of(p);
 	uint64_t need = 0;
-	for (uint32_t b = 0; b < flat_of(p)->n_blocks; b++) {
-		const struct bfi_block *blk = &flat_of(p)->blocks[b];
+	for (uint32_t b = 0; b < fl->n_blocks; b++) {
+		const struct bfi_block *blk = &fl->blocks[b];
 		uint64_t bytes = bfi_block_rows_bytes(blk->m, blk->row_bits) +
 		                 (blk->pre_m ? bfi_bits_bytes(blk->pre_m) : 0) + 64 * ((blk->m + 63) / 64) * 8;
 		need = bytes > need ? bytes : need;

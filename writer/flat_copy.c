@@ -75,6 +75,7 @@ static uint64_t kept_columns(const struct bfi_flat_given *g, const struct bfi_fl
  */
 int plan_given(bfi_writer *w, struct plan *p)
 {
+	struct flat_plan *fl = flat_of(p);
 	const struct bfi_flat_given *g = w->given;
 	uint64_t total = 0;
 	for (uint32_t b = 0; b < g->n_blocks; b++) {
@@ -84,14 +85,14 @@ int plan_given(bfi_writer *w, struct plan *p)
 	if (total > BFI_MAX_BLOCKS)
 		return writer_fail(w, BFI_E_LIMIT, "the given blocks make more than %u blocks",
 		                   BFI_MAX_BLOCKS);
-	flat_of(p)->blocks = calloc(total, sizeof *flat_of(p)->blocks);
-	flat_of(p)->given_block = calloc(total, sizeof *flat_of(p)->given_block);
-	flat_of(p)->given_skip = calloc(total, sizeof *flat_of(p)->given_skip);
-	flat_of(p)->block_of = malloc((p->n ? p->n : 1) * sizeof *flat_of(p)->block_of);
-	if (!flat_of(p)->blocks || !flat_of(p)->given_block || !flat_of(p)->given_skip || !flat_of(p)->block_of)
+	fl->blocks = calloc(total, sizeof *fl->blocks);
+	fl->given_block = calloc(total, sizeof *fl->given_block);
+	fl->given_skip = calloc(total, sizeof *fl->given_skip);
+	fl->block_of = malloc((p->n ? p->n : 1) * sizeof *fl->block_of);
+	if (!fl->blocks || !fl->given_block || !fl->given_skip || !fl->block_of)
 		return -ENOMEM;
-	flat_of(p)->n_blocks = (uint32_t)total;
-	flat_of(p)->line_pre = g->line_pre;
+	fl->n_blocks = (uint32_t)total;
+	fl->line_pre = g->line_pre;
 	uint64_t first = 0;
 	uint32_t nb = 0;
 	for (uint32_t b = 0; b < g->n_blocks; b++) {
@@ -102,16 +103,16 @@ int plan_given(bfi_writer *w, struct plan *p)
 		int cut = gb->pre_m == 0 && line_parts(n) > 1;
 		for (uint64_t skip = 0; skip < n; nb++) {
 			uint64_t take = cut && n - skip > 512 ? 512 : n - skip;
-			struct bfi_block *blk = &flat_of(p)->blocks[nb];
+			struct bfi_block *blk = &fl->blocks[nb];
 			blk->first_set = first + skip;
 			blk->n_sets = take;
 			blk->m = gb->m;
 			blk->row_bits = flat_row_bits(take);
 			blk->pre_m = gb->pre_m;
-			flat_of(p)->given_block[nb] = b;
-			flat_of(p)->given_skip[nb] = skip;
+			fl->given_block[nb] = b;
+			fl->given_skip[nb] = skip;
 			for (uint64_t j = first + skip; j < first + skip + take; j++)
-				flat_of(p)->block_of[j] = nb;
+				fl->block_of[j] = nb;
 			skip += take;
 		}
 		first += n;
@@ -121,7 +122,7 @@ int plan_given(bfi_writer *w, struct plan *p)
 		                   (unsigned long long)first, p->n);
 	for (uint32_t j = 0; j < p->n; j++)
 		p->ones[j] = g->ones[j];
-	if ((flat_of(p)->size = bfi_flat_layout(flat_of(p)->blocks, flat_of(p)->n_blocks)) == 0)
+	if ((fl->size = bfi_flat_layout(fl->blocks, fl->n_blocks)) == 0)
 		return BFI_E_LIMIT;
 	return flat_rowmaps(p);
 }

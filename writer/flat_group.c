@@ -138,12 +138,13 @@ static int group_plan(const struct bfi_build_options *o, const struct plan *p,
 /* Each block of the plan that pays as a grouped run, made one; the format's minor raised then. */
 int group_blocks(bfi_writer *w, struct plan *p)
 {
+	struct flat_plan *fl = flat_of(p);
 	const struct bfi_build_options *o = &w->opt;
 	/* the caller's own cuts and widths are kept */
 	if (o->fixed_width || o->block_cost || o->max_block_sets)
 		return 0;
-	for (uint32_t b = 0; b < flat_of(p)->n_blocks; b++) {
-		struct bfi_block *blk = &flat_of(p)->blocks[b];
+	for (uint32_t b = 0; b < fl->n_blocks; b++) {
+		struct bfi_block *blk = &fl->blocks[b];
 		if (blk->pre_m || blk->group || blk->n_sets < 2 || blk->n_sets > BFI_GROUP_MAX_SETS)
 			continue;
 		uint32_t parts;
@@ -151,14 +152,14 @@ int group_blocks(bfi_writer *w, struct plan *p)
 		int rc = group_plan(o, p, blk, &parts, ends, m, q);
 		if (rc < 0)
 			return rc;
-		if (rc || flat_of(p)->n_blocks + parts - 1 > BFI_MAX_BLOCKS)
+		if (rc || fl->n_blocks + parts - 1 > BFI_MAX_BLOCKS)
 			continue;
-		struct bfi_block *nb = realloc(flat_of(p)->blocks, (flat_of(p)->n_blocks + parts - 1) * sizeof *nb);
+		struct bfi_block *nb = realloc(fl->blocks, (fl->n_blocks + parts - 1) * sizeof *nb);
 		if (nb == NULL)
 			return -ENOMEM;
-		flat_of(p)->blocks = nb;
-		memmove(&nb[b + parts], &nb[b + 1], (flat_of(p)->n_blocks - b - 1) * sizeof *nb);
-		flat_of(p)->n_blocks += parts - 1;
+		fl->blocks = nb;
+		memmove(&nb[b + parts], &nb[b + 1], (fl->n_blocks - b - 1) * sizeof *nb);
+		fl->n_blocks += parts - 1;
 		for (uint32_t i = 0, first = (uint32_t)nb[b].first_set; i < parts; i++) {
 			set_block(p, b + i, first, ends[i], m[i]);
 			nb[b + i].row_bits = nb[b + i].n_sets; /* packed, whatever its sets */
@@ -166,9 +167,9 @@ int group_blocks(bfi_writer *w, struct plan *p)
 			nb[b + i].group = q[i] | (i == 0 ? BFI_GROUP_FIRST : 0);
 			first = (uint32_t)ends[i];
 		}
-		for (uint32_t x = b + parts; x < flat_of(p)->n_blocks; x++) /* the blocks after: renumbered */
+		for (uint32_t x = b + parts; x < fl->n_blocks; x++) /* the blocks after: renumbered */
 			for (uint64_t j = nb[x].first_set; j < nb[x].first_set + nb[x].n_sets; j++)
-				flat_of(p)->block_of[j] = x;
+				fl->block_of[j] = x;
 		b += parts - 1;
 		if (p->minor < 2)
 			p->minor = 2;

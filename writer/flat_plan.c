@@ -437,23 +437,24 @@ out:
  */
 static int line_blocks(const struct bfi_build_options *o, struct plan *p, uint32_t step)
 {
+	struct flat_plan *fl = flat_of(p);
 	uint32_t total = 0;
 	if (step != 1) /* past MAX_CANDIDATES sets, blocks end at multiples of 512 already */
 		return 0;
-	for (uint32_t b = 0; b < flat_of(p)->n_blocks; b++)
-		total += (uint32_t)line_parts(flat_of(p)->blocks[b].n_sets);
-	if (total == flat_of(p)->n_blocks)
+	for (uint32_t b = 0; b < fl->n_blocks; b++)
+		total += (uint32_t)line_parts(fl->blocks[b].n_sets);
+	if (total == fl->n_blocks)
 		return 0;
 	if (total > BFI_MAX_BLOCKS)
 		return 0; /* kept as they are: still a valid plan */
-	struct bfi_block *old = flat_of(p)->blocks;
-	flat_of(p)->blocks = calloc(total, sizeof *flat_of(p)->blocks);
-	if (flat_of(p)->blocks == NULL) {
-		flat_of(p)->blocks = old;
+	struct bfi_block *old = fl->blocks;
+	fl->blocks = calloc(total, sizeof *fl->blocks);
+	if (fl->blocks == NULL) {
+		fl->blocks = old;
 		return -ENOMEM;
 	}
 	uint32_t nb = 0;
-	for (uint32_t b = 0; b < flat_of(p)->n_blocks; b++) {
+	for (uint32_t b = 0; b < fl->n_blocks; b++) {
 		uint64_t first = old[b].first_set, end = first + old[b].n_sets;
 		if (line_parts(old[b].n_sets) == 1) {
 			set_block(p, nb++, first, end, old[b].m);
@@ -469,7 +470,7 @@ static int line_blocks(const struct bfi_build_options *o, struct plan *p, uint32
 			set_block(p, nb++, a, e, m < old[b].m ? m : old[b].m);
 		}
 	}
-	flat_of(p)->n_blocks = total;
+	fl->n_blocks = total;
 	free(old);
 	return 0;
 }
@@ -483,11 +484,12 @@ int plan_flat(bfi_writer *w, struct plan *p)
 {
 	if (plan_own(p, BFI_ROW_FLAT, sizeof(struct flat_plan)) == NULL)
 		return -ENOMEM;
+	struct flat_plan *fl = flat_of(p);
 	if (w->given) /* compaction and merge: the blocks are given */
 		return plan_given(w, p);
 	const struct bfi_build_options *o = &w->opt;
 	uint32_t step = segment_step(p->n), c = (p->n + step - 1) / step; /* candidate segments */
-	flat_of(p)->line_pre = !o->classic_prefilters;
+	fl->line_pre = !o->classic_prefilters;
 	uint64_t *segw = segment_widths(o, p, step, c);
 	int rc = segw ? plan_blocks(o, p, step, c, segw) : -ENOMEM;
 	if (rc || o->prefilter == BFI_PREFILTER_NEVER) {
@@ -496,7 +498,7 @@ int plan_flat(bfi_writer *w, struct plan *p)
 			rc = line_blocks(o, p, step);
 		if (rc == 0)
 			rc = group_blocks(w, p);
-		if (rc == 0 && (flat_of(p)->size = bfi_flat_layout(flat_of(p)->blocks, flat_of(p)->n_blocks)) == 0)
+		if (rc == 0 && (fl->size = bfi_flat_layout(fl->blocks, fl->n_blocks)) == 0)
 			rc = BFI_E_LIMIT;
 		return rc ? rc : flat_rowmaps(p);
 	}
@@ -507,8 +509,8 @@ int plan_flat(bfi_writer *w, struct plan *p)
 		rc = split_blocks(w, p, seg, segw, step, c, all, reg);
 	if (rc == 0 && !o->max_block_sets && !o->block_cost && !o->fixed_width)
 		rc = line_blocks(o, p, step);
-	for (uint32_t b = 0; rc == 0 && b < flat_of(p)->n_blocks; b++) {
-		struct bfi_block *blk = &flat_of(p)->blocks[b];
+	for (uint32_t b = 0; rc == 0 && b < fl->n_blocks; b++) {
+		struct bfi_block *blk = &fl->blocks[b];
 		uint32_t a, e;
 		block_segments(p, blk, step, c, &a, &e);
 		blk->pre_m = model_block(w, p, blk->n_sets, blk->m, union_of(seg, a, e, reg), all).pre_m;
@@ -518,7 +520,7 @@ int plan_flat(bfi_writer *w, struct plan *p)
 	free(reg);
 	if (rc == 0)
 		rc = group_blocks(w, p);
-	if (rc == 0 && (flat_of(p)->size = bfi_flat_layout(flat_of(p)->blocks, flat_of(p)->n_blocks)) == 0)
+	if (rc == 0 && (fl->size = bfi_flat_layout(fl->blocks, fl->n_blocks)) == 0)
 		rc = BFI_E_LIMIT;
 	return rc ? rc : flat_rowmaps(p);
 }

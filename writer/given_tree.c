@@ -100,17 +100,18 @@ int given_level_ones(bfi_writer *w, const struct plan *p, uint32_t l, uint64_t n
 
 int fill_given_tree(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget)
 {
-	uint32_t levels = tree_of(p)->d.levels;
+	struct tree_plan *tr = tree_of(p);
+	uint32_t levels = tr->d.levels;
 	uint64_t m, all = 0, nodes[BFI_MAX_LEVELS];
 	int rc = one_width(w, &m);
 	if (rc)
 		return rc;
 	for (uint32_t l = 0; l < levels; l++) {
-		if (tree_of(p)->levels[l].m != m || tree_of(p)->levels[l].row_bytes % 8)
+		if (tr->levels[l].m != m || tr->levels[l].row_bytes % 8)
 			return writer_fail(w, BFI_E_INVALID, "a joined tree's levels are all %llu bits wide",
 			                   (unsigned long long)m);
-		nodes[l] = tree_of(p)->levels[l].nodes;
-		all += tree_of(p)->levels[l].row_bytes;
+		nodes[l] = tr->levels[l].nodes;
+		all += tr->levels[l].row_bytes;
 	}
 	uint64_t most = budget / 2 < TREE_BATCH ? budget / 2 : TREE_BATCH;
 	uint64_t batch = most / all;
@@ -119,19 +120,19 @@ int fill_given_tree(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_of
 	uint64_t *buf[BFI_MAX_LEVELS] = {0}, *row[BFI_MAX_LEVELS];
 	rc = given_cols_open(w->given, p->n, &c);
 	for (uint32_t l = 0; rc == 0 && l < levels; l++)
-		if ((buf[l] = malloc((size_t)(batch * tree_of(p)->levels[l].row_bytes))) == NULL)
+		if ((buf[l] = malloc((size_t)(batch * tr->levels[l].row_bytes))) == NULL)
 			rc = -ENOMEM;
 	for (uint64_t r0 = 0; rc == 0 && r0 < m; r0 += batch) {
 		uint64_t r1 = r0 + batch < m ? r0 + batch : m;
 		for (uint32_t l = 0; l < levels; l++)
-			memset(buf[l], 0, (size_t)((r1 - r0) * tree_of(p)->levels[l].row_bytes));
+			memset(buf[l], 0, (size_t)((r1 - r0) * tr->levels[l].row_bytes));
 		for (uint64_t r = r0; r < r1; r++) {
 			for (uint32_t l = 0; l < levels; l++)
-				row[l] = buf[l] + (r - r0) * (tree_of(p)->levels[l].row_bytes / 8);
+				row[l] = buf[l] + (r - r0) * (tr->levels[l].row_bytes / 8);
 			rows_up_to(&c, p, levels - 1, r, row, nodes);
 		}
 		for (uint32_t l = 0; rc == 0 && l < levels; l++) {
-			const struct bfi_level *lv = &tree_of(p)->levels[l];
+			const struct bfi_level *lv = &tr->levels[l];
 			uint64_t words = (r1 - r0) * lv->row_bytes / 8;
 			for (uint64_t x = 0; x < words; x++)
 				buf[l][x] = htole64(buf[l][x]);

@@ -23,12 +23,13 @@ static int plan_plain(bfi_writer *w, struct plan *p)
 {
 	if (plan_own(p, BFI_ROW_PLAIN, sizeof(struct plain_plan)) == NULL)
 		return -ENOMEM;
+	struct plain_plan *pl = plain_of(p);
 	uint64_t m = width_for(&w->opt, p->max_n, p->k);
 	struct bfi_plain_desc d = {p->n, m, p->k, BFI_HASH_XXH3_MIX, bfi_word_bytes(m),
 	                           BFI_PLAIN_DESC_SIZE};
-	plain_of(p)->d = d;
-	if (__builtin_mul_overflow((uint64_t)p->n, d.filter_bytes, &plain_of(p)->size) ||
-	    __builtin_add_overflow(plain_of(p)->size, BFI_PLAIN_DESC_SIZE, &plain_of(p)->size))
+	pl->d = d;
+	if (__builtin_mul_overflow((uint64_t)p->n, d.filter_bytes, &pl->size) ||
+	    __builtin_add_overflow(pl->size, BFI_PLAIN_DESC_SIZE, &pl->size))
 		return BFI_E_LIMIT;
 	return 0;
 }
@@ -56,12 +57,13 @@ static void plain_key(const struct stripe_ctx *c, uint64_t lo, uint64_t hi, uint
 static void plain_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
 {
 	const struct plan *p = c->p;
-	uint64_t fb = plain_of(p)->d.filter_bytes;
+	struct plain_plan *pl = plain_of(p);
+	uint64_t fb = pl->d.filter_bytes;
 	if (c->w->opt.layouts & BFI_BUILD_FLAT)
 		return;
 	for (uint64_t at = lo; at < hi;) {
-		uint64_t j = (at - plain_of(p)->d.filters_offset) / fb;
-		uint64_t end = plain_of(p)->d.filters_offset + (j + 1) * fb, ones = 0;
+		uint64_t j = (at - pl->d.filters_offset) / fb;
+		uint64_t end = pl->d.filters_offset + (j + 1) * fb, ones = 0;
 		end = end < hi ? end : hi;
 		for (; at < end; at += 8)
 			ones += (uint64_t)__builtin_popcountll(bfi_get64(c->buf + (at - lo)));

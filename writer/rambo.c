@@ -36,6 +36,7 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 {
 	if (plan_own(p, BFI_ROW_RAMBO, sizeof(struct rambo_plan)) == NULL)
 		return -ENOMEM;
+	struct rambo_plan *ra = rambo_of(p);
 	const struct bfi_build_options *o = &w->opt;
 	uint64_t cells = w->raw ? w->raw->cells : o->cells;
 	uint64_t shards = w->raw ? w->raw->shards : o->shards ? o->shards : 1;
@@ -64,13 +65,13 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 	uint32_t shared = w->n_filt || (w->raw && w->raw->shared_probes) ? BFI_RAMBO_SHARED_PROBES : 0;
 	struct bfi_rambo_desc d = {p->n,  kr,    BFI_HASH_XXH3_MIX, reps, BFI_PARTITION_XXH3,
 	                           cells, (uint32_t)shards, BFI_RAMBO_DESC_SIZE, shared};
-	rambo_of(p)->d = d;
-	rambo_of(p)->cell_of = malloc((size_t)reps * p->n * sizeof *rambo_of(p)->cell_of);
-	rambo_of(p)->cell_ones = calloc((size_t)cells, sizeof *rambo_of(p)->cell_ones);
+	ra->d = d;
+	ra->cell_of = malloc((size_t)reps * p->n * sizeof *ra->cell_of);
+	ra->cell_ones = calloc((size_t)cells, sizeof *ra->cell_ones);
 	size_t regs = SET_HLL_REGS;
 	int sized = o->bits || w->raw; /* widths given: no need to estimate unions */
 	uint8_t *reg = sized ? NULL : calloc((size_t)reps * cells, regs);
-	if (!rambo_of(p)->cell_of || !rambo_of(p)->cell_ones || (!sized && !reg)) {
+	if (!ra->cell_of || !ra->cell_ones || (!sized && !reg)) {
 		free(reg);
 		return -ENOMEM;
 	}
@@ -78,13 +79,13 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 		for (uint32_t j = 0; j < p->n; j++) {
 			size_t len;
 			const char *name = names_get(&w->names, p->old_of_new[j], &len);
-			rambo_of(p)->cell_of[(size_t)r * p->n + j] = bfi_rambo_cell(name, len, r, cells, (uint32_t)shards);
+			ra->cell_of[(size_t)r * p->n + j] = bfi_rambo_cell(name, len, r, cells, (uint32_t)shards);
 		}
 	int rc = 0;
 	for (uint32_t in = 0; reg && in < p->n; in++) {
 		uint32_t j = p->new_of_old[in];
 		for (uint32_t r = 0; r < reps; r++) {
-			uint64_t c = rambo_of(p)->cell_of[(size_t)r * p->n + j];
+			uint64_t c = ra->cell_of[(size_t)r * p->n + j];
 			hll_merge(reg + ((size_t)r * cells + c) * regs, w->sums.hll + (size_t)in * regs, regs);
 		}
 	}
@@ -94,10 +95,10 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 			double u = hll_count_bits(reg + ((size_t)r * cells + c) * regs, SET_HLL_BITS);
 			widest = u > widest ? u : widest;
 		}
-		rambo_of(p)->reps[r].m = w->raw ? w->raw->m[r]
+		ra->reps[r].m = w->raw ? w->raw->m[r]
 		                      : width_for(&(struct bfi_build_options){.fpr = pc, .bits = o->bits},
 		                                  ceil_u64(widest * 1.15), kr);
-		if (rambo_of(p)->reps[r].m == 0)
+		if (ra->reps[r].m == 0)
 			rc = writer_fail(w, BFI_E_LIMIT,
 			                 "rambo: a cell of about %.0f keys needs a filter wider than 2^40 "
 			                 "bits; use more --cells",
@@ -109,10 +110,10 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
 	/* rows narrower than 3.0's whole words, for B <= 32, are a 3.1 feature */
 	if (bfi_cell_row_bytes(cells, 1) != bfi_rambo_row_bytes(cells))
 		p->minor = 1;
-	rambo_of(p)->size = bfi_rambo_layout(rambo_of(p)->reps, reps, p->n, cells, p->minor);
+	ra->size = bfi_rambo_layout(ra->reps, reps, p->n, cells, p->minor);
 	if (!(o->layouts & (BFI_BUILD_FLAT | BFI_BUILD_PLAIN)))
-		p->k = rambo_of(p)->d.k; /* the catalog's k: that of the first layout */
-	return rambo_of(p)->size ? 0 : BFI_E_LIMIT;
+		p->k = ra->d.k; /* the catalog's k: that of the first layout */
+	return ra->size ? 0 : BFI_E_LIMIT;
 }
 
 /*
@@ -122,8 +123,9 @@ static int plan_rambo(bfi_writer *w, struct plan *p)
  */
 static void cell_members(const struct plan *p, uint32_t r, uint32_t *starts, uint32_t *members)
 {
-	uint64_t cells = rambo_of(p)->d.cells;
-	const uint32_t *co = rambo_of(p)->cell_of + (size_t)r * p->n;
+	struct rambo_plan *ra = rambo_of(p);
+	uint64_t cells = ra->d.cells;
+	const uint32_t *co = ra->cell_of + (size_t)r * p->n;
 	memset(starts, 0, ((size_t)cells + 1) * sizeof *starts);
 	for (uint32_t j = 0; j < p->n; j++)
 		starts[co[j] + 1]++;
@@ -143,11 +145,12 @@ static void cell_members(const struct plan *p, uint32_t r, uint32_t *starts, uin
  */
 static int fill_rambo_reps(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget)
 {
+	struct rambo_plan *ra = rambo_of(p);
 	if (w->raw)
 		return 1; /* rows given: copied */
-	uint64_t cells = rambo_of(p)->d.cells;
-	for (uint32_t r = 0; r < rambo_of(p)->d.reps; r++) {
-		const struct bfi_rep *rp = &rambo_of(p)->reps[r];
+	uint64_t cells = ra->d.cells;
+	for (uint32_t r = 0; r < ra->d.reps; r++) {
+		const struct bfi_rep *rp = &ra->reps[r];
 		uint64_t filt = 64 * ((rp->m + 63) / 64) * 8;
 		if (rp->m * rp->row_bytes > budget || filt > budget - rp->m * rp->row_bytes)
 			return 1;
@@ -155,15 +158,15 @@ static int fill_rambo_reps(bfi_writer *w, const struct plan *p, int fd, uint64_t
 	uint32_t *starts = malloc((size_t)(cells + 1) * sizeof *starts);
 	uint32_t *list = malloc((size_t)p->n * sizeof *list);
 	int rc = starts && list ? 0 : -ENOMEM;
-	for (uint32_t r = 0; rc == 0 && r < rambo_of(p)->d.reps; r++) {
+	for (uint32_t r = 0; rc == 0 && r < ra->d.reps; r++) {
 		cell_members(p, r, starts, list); /* each cell's members, as the file's tables hold them */
-		const struct bfi_rep *rp = &rambo_of(p)->reps[r];
+		const struct bfi_rep *rp = &ra->reps[r];
 		struct columns c = {.w = w, .p = p, .m = rp->m, .row_bytes = rp->row_bytes, .n = cells,
-		                    .k = rambo_of(p)->d.k, .first_probe = r * rambo_of(p)->d.k,
+		                    .k = ra->d.k, .first_probe = r * ra->d.k,
 		                    .list = list, .starts = starts,
-		                    .ones = r == 0 ? rambo_of(p)->cell_ones : NULL};
+		                    .ones = r == 0 ? ra->cell_ones : NULL};
 		rc = fill_columns(&c, fd, sec_off + rp->rows_offset, budget);
-		progress(w, "rambo rows", r + 1, rambo_of(p)->d.reps);
+		progress(w, "rambo rows", r + 1, ra->d.reps);
 	}
 	free(starts);
 	free(list);
@@ -173,13 +176,14 @@ static int fill_rambo_reps(bfi_writer *w, const struct plan *p, int fd, uint64_t
 /* The cell tables of each repetition: starts, members by cell, cell of each set. */
 static int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off)
 {
-	uint64_t cells = rambo_of(p)->d.cells;
+	struct rambo_plan *ra = rambo_of(p);
+	uint64_t cells = ra->d.cells;
 	uint8_t *starts = malloc((size_t)(cells + 1) * 4), *members = malloc((size_t)p->n * 4),
 	        *cell_of = malloc((size_t)p->n * 4);
 	uint32_t *st = malloc(((size_t)cells + 1) * sizeof *st), *mem = malloc((size_t)p->n * sizeof *mem);
 	int rc = starts && members && cell_of && st && mem ? 0 : -ENOMEM;
-	for (uint32_t r = 0; r < rambo_of(p)->d.reps && rc == 0; r++) {
-		const uint32_t *co = rambo_of(p)->cell_of + (size_t)r * p->n;
+	for (uint32_t r = 0; r < ra->d.reps && rc == 0; r++) {
+		const uint32_t *co = ra->cell_of + (size_t)r * p->n;
 		cell_members(p, r, st, mem);
 		for (uint64_t c = 0; c <= cells; c++)
 			bfi_put32(starts + c * 4, st[c]);
@@ -187,7 +191,7 @@ static int write_rambo_tables(int fd, const struct plan *p, uint64_t sec_off)
 			bfi_put32(members + (size_t)j * 4, mem[j]);
 			bfi_put32(cell_of + (size_t)j * 4, co[j]);
 		}
-		const struct bfi_rep *rp = &rambo_of(p)->reps[r];
+		const struct bfi_rep *rp = &ra->reps[r];
 		rc = pwrite_all(fd, starts, (size_t)(cells + 1) * 4, sec_off + rp->starts_offset);
 		if (rc == 0)
 			rc = pwrite_all(fd, members, (size_t)p->n * 4, sec_off + rp->members_offset);
@@ -311,12 +315,13 @@ static int write_raw_rows(bfi_writer *w, const struct plan *p, uint32_t r, int f
 static int rambo_fill(struct stripe_ctx *c)
 {
 	const struct plan *p = c->p;
+	struct rambo_plan *ra = rambo_of(p);
 	int rc = fill_rambo_reps(c->w, p, c->fd, c->sec_off, c->budget);
 	if (rc != 1)
 		return rc;
 	rc = 0;
-	for (uint32_t r = 0; r < rambo_of(p)->d.reps && rc == 0; r++) {
-		const struct bfi_rep *rp = &rambo_of(p)->reps[r];
+	for (uint32_t r = 0; r < ra->d.reps && rc == 0; r++) {
+		const struct bfi_rep *rp = &ra->reps[r];
 		rc = c->w->raw ? write_raw_rows(c->w, p, r, c->fd, c->sec_off, c->budget)
 		               : stripe_units(c, rp->rows_offset, rp->rows_offset + rp->m * rp->row_bytes,
 		                              rp->row_bytes);
@@ -336,26 +341,29 @@ static uint64_t rambo_data(const struct plan *p)
 
 static int rambo_descriptor(int fd, const struct plan *p, uint64_t off)
 {
-	uint64_t len = BFI_RAMBO_DESC_SIZE + (uint64_t)rambo_of(p)->d.reps * BFI_REP_ENTRY_SIZE;
+	struct rambo_plan *ra = rambo_of(p);
+	uint64_t len = BFI_RAMBO_DESC_SIZE + (uint64_t)ra->d.reps * BFI_REP_ENTRY_SIZE;
 	uint8_t d[BFI_RAMBO_DESC_SIZE + BFI_MAX_REPS * BFI_REP_ENTRY_SIZE];
-	bfi_rambo_desc_encode(d, &rambo_of(p)->d);
-	for (uint32_t r = 0; r < rambo_of(p)->d.reps; r++)
-		bfi_rep_encode(d + BFI_RAMBO_DESC_SIZE + (uint64_t)r * BFI_REP_ENTRY_SIZE, &rambo_of(p)->reps[r]);
+	bfi_rambo_desc_encode(d, &ra->d);
+	for (uint32_t r = 0; r < ra->d.reps; r++)
+		bfi_rep_encode(d + BFI_RAMBO_DESC_SIZE + (uint64_t)r * BFI_REP_ENTRY_SIZE, &ra->reps[r]);
 	return pwrite_all(fd, d, (size_t)len, off);
 }
 
 /* The catalog's ones of a set: its cell's filter in repetition 0. */
 static void rambo_ones(struct plan *p)
 {
+	struct rambo_plan *ra = rambo_of(p);
 	for (uint32_t j = 0; j < p->n; j++)
-		p->ones[j] = rambo_of(p)->cell_ones[rambo_of(p)->cell_of[j]];
+		p->ones[j] = ra->cell_ones[ra->cell_of[j]];
 }
 
 static uint64_t rambo_widest(const struct plan *p)
 {
+	struct rambo_plan *ra = rambo_of(p);
 	uint64_t m = 0;
-	for (uint32_t r = 0; r < rambo_of(p)->d.reps; r++)
-		m = rambo_of(p)->reps[r].m > m ? rambo_of(p)->reps[r].m : m;
+	for (uint32_t r = 0; r < ra->d.reps; r++)
+		m = ra->reps[r].m > m ? ra->reps[r].m : m;
 	return m;
 }
 
@@ -375,7 +383,8 @@ static void rambo_free(void *own)
 /* Each set's cells, by repetition. */
 static uint64_t rambo_held(const struct plan *p)
 {
-	return rambo_of(p)->cell_of ? (uint64_t)rambo_of(p)->d.reps * p->n * sizeof(uint32_t) : 0;
+	struct rambo_plan *ra = rambo_of(p);
+	return ra->cell_of ? (uint64_t)ra->d.reps * p->n * sizeof(uint32_t) : 0;
 }
 
 /* Rows given (bfi_writer_rambo_rows). */

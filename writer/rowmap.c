@@ -12,25 +12,26 @@
 /* Each block's rowmap (struct rowmap): its row stride, or its grouped run's geometry. */
 int flat_rowmaps(struct plan *p)
 {
-	free(flat_of(p)->rowmap);
-	flat_of(p)->rowmap = calloc(flat_of(p)->n_blocks, sizeof *flat_of(p)->rowmap);
-	if (flat_of(p)->rowmap == NULL)
+	struct flat_plan *fl = flat_of(p);
+	free(fl->rowmap);
+	fl->rowmap = calloc(fl->n_blocks, sizeof *fl->rowmap);
+	if (fl->rowmap == NULL)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < flat_of(p)->n_blocks;) {
-		const struct bfi_block *b = &flat_of(p)->blocks[i];
+	for (uint32_t i = 0; i < fl->n_blocks;) {
+		const struct bfi_block *b = &fl->blocks[i];
 		if (b->group == 0) {
-			flat_of(p)->rowmap[i++] = (struct rowmap){b->row_bits, 0, 0, 0, 0, 0};
+			fl->rowmap[i++] = (struct rowmap){b->row_bits, 0, 0, 0, 0, 0};
 			continue;
 		}
 		uint32_t n;
 		uint64_t groups, group_bits, bytes, seg = 0;
-		if (bfi_group_run(flat_of(p)->blocks, flat_of(p)->n_blocks, i, &n, &groups, &group_bits, &bytes))
+		if (bfi_group_run(fl->blocks, fl->n_blocks, i, &n, &groups, &group_bits, &bytes))
 			return BFI_E_LIMIT;
 		for (uint32_t e = i + n, first = i; i < e; i++) {
-			uint64_t q = flat_of(p)->blocks[i].group & BFI_GROUP_Q_MASK;
-			flat_of(p)->rowmap[i] = (struct rowmap){flat_of(p)->blocks[i].row_bits, q, group_bits, seg,
+			uint64_t q = fl->blocks[i].group & BFI_GROUP_Q_MASK;
+			fl->rowmap[i] = (struct rowmap){fl->blocks[i].row_bits, q, group_bits, seg,
 			                               i == first ? bytes : 0, i == first ? n : 0};
-			seg += q * flat_of(p)->blocks[i].row_bits;
+			seg += q * fl->blocks[i].row_bits;
 		}
 	}
 	return 0;

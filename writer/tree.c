@@ -87,7 +87,8 @@ static int filter_union_widest(bfi_writer *w, const struct plan *p, uint32_t l, 
 /* The parent, at level l + 1, of node i of level l. */
 uint64_t tree_up(const struct plan *p, uint32_t l, uint64_t i)
 {
-	return tree_of(p)->shape.levels ? tree_of(p)->shape.up[l][i] : i / tree_of(p)->d.fanout;
+	struct tree_plan *tr = tree_of(p);
+	return tr->shape.levels ? tr->shape.up[l][i] : i / tr->d.fanout;
 }
 
 /* The tree's inner nodes' unions into reg (node i of level l at first[l] + i). */
@@ -108,16 +109,17 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 {
 	if (plan_own(p, BFI_ROW_TREE, sizeof(struct tree_plan)) == NULL)
 		return -ENOMEM;
+	struct tree_plan *tr = tree_of(p);
 	uint32_t d = w->opt.fanout ? w->opt.fanout : w->opt.bloofi_incremental ? 2 : 64;
 	uint64_t nodes[BFI_MAX_LEVELS];
-	uint32_t levels = tree_of(p)->shape.levels;
+	uint32_t levels = tr->shape.levels;
 	if (levels)
-		memcpy(nodes, tree_of(p)->shape.nodes, sizeof nodes);
+		memcpy(nodes, tr->shape.nodes, sizeof nodes);
 	else
 		levels = bfi_tree_shape(p->n, d, nodes);
 	if (levels == 0)
 		return BFI_E_LIMIT;
-	tree_of(p)->leaf_ones = calloc(bfi_rambo_row_bytes(p->n) * 8, sizeof *tree_of(p)->leaf_ones);
+	tr->leaf_ones = calloc(bfi_rambo_row_bytes(p->n) * 8, sizeof *tr->leaf_ones);
 	/* inner nodes' unions: HyperLogLog, since sets that share keys overlap */
 	size_t regs = SET_HLL_REGS, inner = 0, first[BFI_MAX_LEVELS];
 	for (uint32_t l = 1; l < levels; l++) {
@@ -125,14 +127,14 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 		inner += nodes[l];
 	}
 	uint8_t *reg = inner ? calloc(inner, regs) : NULL;
-	if (tree_of(p)->leaf_ones == NULL || (inner && reg == NULL)) {
+	if (tr->leaf_ones == NULL || (inner && reg == NULL)) {
 		free(reg);
 		return -ENOMEM;
 	}
 	int rc = 0;
-	tree_of(p)->d.fanout = d; /* for tree_up */
+	tr->d.fanout = d; /* for tree_up */
 	for (uint32_t j = 0; w->given && j < p->n; j++)
-		tree_of(p)->leaf_ones[j] = w->given->ones[j]; /* the leaves are the given columns */
+		tr->leaf_ones[j] = w->given->ones[j]; /* the leaves are the given columns */
 	if (reg)
 		tree_sketch(w, p, levels, first, reg);
 	uint32_t kept = 0;
@@ -173,10 +175,10 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 		 */
 		double padding = (double)m * ((double)bfi_rambo_row_bytes(nodes[l]) - (double)nodes[l] / 8);
 		if (l > 0 && !w->opt.all_levels && padding > TREE_PADDING_FLOOR &&
-		    padding > (double)tree_of(p)->levels[0].m * (double)bfi_rambo_row_bytes(nodes[0]) / 8)
+		    padding > (double)tr->levels[0].m * (double)bfi_rambo_row_bytes(nodes[0]) / 8)
 			break;
-		tree_of(p)->levels[l].nodes = nodes[l];
-		tree_of(p)->levels[l].m = m;
+		tr->levels[l].nodes = nodes[l];
+		tr->levels[l].m = m;
 		kept++;
 	}
 	free(reg);
@@ -184,9 +186,9 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 		return rc;
 	struct bfi_tree_desc t = {p->n,    p->k, BFI_HASH_XXH3_MIX,
 	                          d,       kept, BFI_TREE_DESC_SIZE,
-	                          0,       0,    tree_of(p)->shape.levels ? BFI_TREE_EXPLICIT : 0,
+	                          0,       0,    tr->shape.levels ? BFI_TREE_EXPLICIT : 0,
 	                          0,       0};
-	for (uint32_t l = kept; tree_of(p)->shape.levels && l < levels; l++) {
+	for (uint32_t l = kept; tr->shape.levels && l < levels; l++) {
 		t.dropped_levels++;
 		t.dropped_nodes += nodes[l];
 	}
@@ -214,25 +216,26 @@ static int plan_tree(bfi_writer *w, struct plan *p)
 				p->minor = 3;
 		}
 	}
-	tree_of(p)->d = t;
-	tree_of(p)->size = bfi_tree_layout(tree_of(p)->levels, kept, &tree_of(p)->d);
-	return tree_of(p)->size ? 0 : BFI_E_LIMIT;
+	tr->d = t;
+	tr->size = bfi_tree_layout(tr->levels, kept, &tr->d);
+	return tr->size ? 0 : BFI_E_LIMIT;
 }
 /* An explicit tree's child groups: where each node's children start. */
 static int write_groups(int fd, const struct plan *p, uint64_t sec_off)
 {
+	struct tree_plan *tr = tree_of(p);
 	int rc = 0;
-	for (uint32_t l = 1; (tree_of(p)->d.flags & BFI_TREE_EXPLICIT) && l < tree_of(p)->d.levels && rc == 0;
+	for (uint32_t l = 1; (tr->d.flags & BFI_TREE_EXPLICIT) && l < tr->d.levels && rc == 0;
 	     l++) {
-		uint64_t below = tree_of(p)->levels[l - 1].nodes, n = tree_of(p)->levels[l].nodes;
+		uint64_t below = tr->levels[l - 1].nodes, n = tr->levels[l].nodes;
 		uint8_t *g = calloc(n + 1, 4);
 		if (g == NULL)
 			return -ENOMEM;
 		for (uint64_t i = 0; i < below; i++)
-			if (i == 0 || tree_of(p)->shape.up[l - 1][i] != tree_of(p)->shape.up[l - 1][i - 1])
-				bfi_put32(g + (uint64_t)tree_of(p)->shape.up[l - 1][i] * 4, (uint32_t)i);
+			if (i == 0 || tr->shape.up[l - 1][i] != tr->shape.up[l - 1][i - 1])
+				bfi_put32(g + (uint64_t)tr->shape.up[l - 1][i] * 4, (uint32_t)i);
 		bfi_put32(g + n * 4, (uint32_t)below);
-		rc = pwrite_all(fd, g, (size_t)(n + 1) * 4, sec_off + tree_of(p)->levels[l].groups_offset);
+		rc = pwrite_all(fd, g, (size_t)(n + 1) * 4, sec_off + tr->levels[l].groups_offset);
 		free(g);
 	}
 	return rc;
@@ -290,11 +293,12 @@ static void tree_count(const struct stripe_ctx *c, uint64_t lo, uint64_t hi)
  */
 static int fill_tree_levels(bfi_writer *w, const struct plan *p, int fd, uint64_t sec_off, uint64_t budget)
 {
-	if (tree_of(p)->shape.levels)
+	struct tree_plan *tr = tree_of(p);
+	if (tr->shape.levels)
 		return 1; /* explicit shapes: stripes */
-	uint64_t pre_bytes = tree_of(p)->d.pre_m ? (tree_of(p)->d.pre_m + 7) / 8 : 0;
-	for (uint32_t l = 0; l < tree_of(p)->d.levels; l++) {
-		const struct bfi_level *lv = &tree_of(p)->levels[l];
+	uint64_t pre_bytes = tr->d.pre_m ? (tr->d.pre_m + 7) / 8 : 0;
+	for (uint32_t l = 0; l < tr->d.levels; l++) {
+		const struct bfi_level *lv = &tr->levels[l];
 		uint64_t filt = 64 * ((lv->m + 63) / 64) * 8;
 		if (lv->m * lv->row_bytes > budget || filt + 2 * pre_bytes > budget - lv->m * lv->row_bytes)
 			return 1; /* decided before a byte is written */
@@ -304,19 +308,19 @@ static int fill_tree_levels(bfi_writer *w, const struct plan *p, int fd, uint64_
 		return -ENOMEM;
 	int rc = 0;
 	uint64_t span = 1;
-	for (uint32_t l = 0; rc == 0 && l < tree_of(p)->d.levels; l++) {
-		const struct bfi_level *lv = &tree_of(p)->levels[l];
+	for (uint32_t l = 0; rc == 0 && l < tr->d.levels; l++) {
+		const struct bfi_level *lv = &tr->levels[l];
 		struct columns c = {.w = w, .p = p, .m = lv->m, .row_bytes = lv->row_bytes, .n = lv->nodes,
-		                    .k = tree_of(p)->d.k, .span = span, .pre = l == 0 ? pre : NULL,
-		                    .pre_m = tree_of(p)->d.pre_m,
-		                    .ones = l == 0 ? tree_of(p)->leaf_ones : NULL,
-		                    .pre_line = (tree_of(p)->d.flags & BFI_TREE_LINE_PRE) != 0};
+		                    .k = tr->d.k, .span = span, .pre = l == 0 ? pre : NULL,
+		                    .pre_m = tr->d.pre_m,
+		                    .ones = l == 0 ? tr->leaf_ones : NULL,
+		                    .pre_line = (tr->d.flags & BFI_TREE_LINE_PRE) != 0};
 		rc = fill_columns(&c, fd, sec_off + lv->rows_offset, budget);
-		span *= tree_of(p)->d.fanout;
-		progress(w, "tree levels", l + 1, tree_of(p)->d.levels);
+		span *= tr->d.fanout;
+		progress(w, "tree levels", l + 1, tr->d.levels);
 	}
 	if (rc == 0 && pre_bytes)
-		rc = pwrite_all(fd, pre, (size_t)pre_bytes, sec_off + tree_of(p)->d.pre_offset);
+		rc = pwrite_all(fd, pre, (size_t)pre_bytes, sec_off + tr->d.pre_offset);
 	free(pre);
 	return rc;
 }
@@ -325,19 +329,20 @@ static int fill_tree_levels(bfi_writer *w, const struct plan *p, int fd, uint64_
 static int tree_fill(struct stripe_ctx *c)
 {
 	const struct plan *p = c->p;
+	struct tree_plan *tr = tree_of(p);
 	if (c->w->given) /* compaction and merge: the leaves are columns joined from other snapshots */
 		return fill_given_tree(c->w, p, c->fd, c->sec_off, c->budget);
 	int rc = fill_tree_levels(c->w, p, c->fd, c->sec_off, c->budget);
 	if (rc != 1)
 		return rc;
 	rc = 0;
-	for (uint32_t l = 0; l < tree_of(p)->d.levels && rc == 0; l++) {
-		const struct bfi_level *lv = &tree_of(p)->levels[l];
+	for (uint32_t l = 0; l < tr->d.levels && rc == 0; l++) {
+		const struct bfi_level *lv = &tr->levels[l];
 		rc = stripe_units(c, lv->rows_offset, lv->rows_offset + lv->m * lv->row_bytes, lv->row_bytes);
 	}
-	if (rc == 0 && tree_of(p)->d.pre_m) /* the pre-filter is one unit */
-		rc = stripe_units(c, tree_of(p)->d.pre_offset, tree_of(p)->d.pre_offset + bfi_bits_bytes(tree_of(p)->d.pre_m),
-		                  bfi_bits_bytes(tree_of(p)->d.pre_m));
+	if (rc == 0 && tr->d.pre_m) /* the pre-filter is one unit */
+		rc = stripe_units(c, tr->d.pre_offset, tr->d.pre_offset + bfi_bits_bytes(tr->d.pre_m),
+		                  bfi_bits_bytes(tr->d.pre_m));
 	return rc;
 }
 
@@ -353,11 +358,12 @@ static uint64_t tree_data(const struct plan *p)
 
 static int tree_descriptor(int fd, const struct plan *p, uint64_t off)
 {
+	struct tree_plan *tr = tree_of(p);
 	uint8_t d[BFI_TREE_DESC_SIZE + BFI_MAX_LEVELS * BFI_LEVEL_ENTRY_SIZE];
-	bfi_tree_desc_encode(d, &tree_of(p)->d);
-	for (uint32_t l = 0; l < tree_of(p)->d.levels; l++)
-		bfi_level_encode(d + BFI_TREE_DESC_SIZE + (uint64_t)l * BFI_LEVEL_ENTRY_SIZE, &tree_of(p)->levels[l]);
-	return pwrite_all(fd, d, BFI_TREE_DESC_SIZE + (size_t)tree_of(p)->d.levels * BFI_LEVEL_ENTRY_SIZE, off);
+	bfi_tree_desc_encode(d, &tr->d);
+	for (uint32_t l = 0; l < tr->d.levels; l++)
+		bfi_level_encode(d + BFI_TREE_DESC_SIZE + (uint64_t)l * BFI_LEVEL_ENTRY_SIZE, &tr->levels[l]);
+	return pwrite_all(fd, d, BFI_TREE_DESC_SIZE + (size_t)tr->d.levels * BFI_LEVEL_ENTRY_SIZE, off);
 }
 
 /* The catalog's ones of a set: its leaf (level 0 of the tree). */
@@ -369,9 +375,10 @@ static void tree_ones(struct plan *p)
 
 static uint64_t tree_widest(const struct plan *p)
 {
+	struct tree_plan *tr = tree_of(p);
 	uint64_t m = 0;
-	for (uint32_t l = 0; l < tree_of(p)->d.levels; l++)
-		m = tree_of(p)->levels[l].m > m ? tree_of(p)->levels[l].m : m;
+	for (uint32_t l = 0; l < tr->d.levels; l++)
+		m = tr->levels[l].m > m ? tr->levels[l].m : m;
 	return m;
 }
 
