@@ -13,6 +13,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "../writer/count.h"
+#include "../writer/sources.h"
 #include "../writer/layout.h"
 #include "test.h"
 

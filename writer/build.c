@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "layout.h"
+#include "publish.h"
+#include "sources.h"
 
 /* What the phases of one finish share. */
 struct finish {

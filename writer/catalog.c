@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "publish.h"
 
 struct by_name {
 	const struct names *names;

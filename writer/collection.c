@@ -17,6 +17,7 @@
 
 #include "bfi_manifest.h"
 #include "internal.h"
+#include "publish.h"
 
 struct bfi_collection {
 	char path[4096];

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bfi_hash.h"
+#include "count.h"
 #include "internal.h"
 
 /* records a run gives the merge at a time: its share of the table's memory, within these */

@@ -15,6 +15,7 @@
 
 #include "bfi_hash.h"
 #include "flat.h"
+#include "sources.h"
 
 /*
  * A set's filter being filled: m bits at filt, and the block's pre-filter;

@@ -40,6 +40,7 @@
 #include <zstd.h>
 
 #include "internal.h"
+#include "sources.h"
 #include "zin.h"
 
 #define BGZF_MAX 65536u          /* BGZF's largest member, in and out */

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sources.h"
 
 int bfi_writer_add_group(bfi_writer *w, const char *name, size_t len, const char *const *paths,
                          size_t n, const char *input, unsigned k)

@@ -18,6 +18,7 @@
 
 #include "bfi_hash.h"
 #include "internal.h"
+#include "sources.h"
 
 /* buffers outside the budget's accounts: file readers, thread stacks, the catalog's pages */
 #define WRITER_SLACK (2ull << 20)

@@ -16,6 +16,7 @@
 #include "bfi_catalog.h"
 #include "internal.h"
 #include "join.h"
+#include "publish.h"
 
 /* The catalog fields that say how a snapshot's keys were made: joined snapshots must match. */
 static const char *const key_rules[] = BFI_META_KEY_RULES;

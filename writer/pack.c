@@ -29,6 +29,7 @@
 #include "bfi_pack.h"
 #include "format.h"
 #include "internal.h"
+#include "publish.h"
 
 #define COPY_BUF (1u << 20) /* a source file is read in pieces of this */
 

@@ -16,6 +16,7 @@
 
 #include "bfi_paths.h"
 #include "internal.h"
+#include "sources.h"
 
 struct pdoc {
 	int (*emit)(void *ctx, const char *key, size_t len);

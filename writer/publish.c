@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "publish.h"
 
 #define MARK_NAME ".bfi-staging"
 #define MARK_TEXT "bfi staging directory: a build in progress, or what a killed one left\n"

@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include "internal.h"
+#include "publish.h"
 
 /* Read the index back: checksums of chunks [4096, sums_at) and of each section. */
 int checksum_back(bfi_writer *w, int fd, uint64_t sums_at, struct bfi_section *sec,

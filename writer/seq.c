@@ -8,6 +8,7 @@
 
 #include "bfi_hash.h"
 #include "internal.h"
+#include "sources.h"
 
 /* --per-record: each record a set, named by its id, its canonical k-mers its keys. */
 struct kmer_ctx {

@@ -37,7 +37,9 @@
 #include <unistd.h>
 
 #include "bfi_hash.h"
+#include "count.h"
 #include "internal.h"
+#include "sources.h"
 
 #define SPOOL_CHUNK 4096u /* records a thread hands the spool at a time */
 #define SINK_BITS 12      /* a thread's table starts with 2^12 slots (64 KiB) */

@@ -33,8 +33,10 @@
 #include <sys/stat.h>
 
 #include "bfi_hash.h"
+#include "count.h"
 #include "internal.h"
 #include "seqcut.h"
+#include "sources.h"
 #include "zin.h"
 
 #define READ_STEP (64u << 10)  /* bytes read into a part at a time */

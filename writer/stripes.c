@@ -12,6 +12,7 @@
 
 #include "bfi_hash.h"
 #include "layout.h"
+#include "sources.h"
 
 /*
  * Add the ones of each column of the m rows of row_bytes at rows_off that

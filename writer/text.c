@@ -11,6 +11,7 @@
 
 #include "bfi_text.h"
 #include "internal.h"
+#include "sources.h"
 
 struct stops {
 	char **w; /* sorted, distinct */

@@ -16,6 +16,7 @@
 
 #include "bfi_hash.h"
 #include "internal.h"
+#include "sources.h"
 
 #define TSV_CHUNK ((size_t)1 << 20)
 #define TSV_MIN_CHUNK ((size_t)64 << 10) /* however small the budget */

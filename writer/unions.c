@@ -13,6 +13,7 @@
 
 #include "bfi_hash.h"
 #include "layout.h"
+#include "sources.h"
 
 
 struct column_fill {

@@ -18,6 +18,7 @@
 #include "bfi_pack.h"
 #include "format.h"
 #include "internal.h"
+#include "publish.h"
 
 #define COPY_BUF (1u << 20)
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "layout.h"
+#include "sources.h"
 
 /*
  * The process's memory when the build begins, and 2 MiB for the pages the
