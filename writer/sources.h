@@ -186,4 +186,18 @@ int split_again(bfi_writer *w, const char *path, unsigned k, unsigned threads,
 /* Every key of every set, to fn, as set_keys gives them. */
 int each_source_key(bfi_writer *w, int (*fn)(void *ctx, uint32_t ord, bfi_keyhash h), void *ctx);
 
+/*
+ * A group: several files read one after another as one set
+ * (bfi_writer_add_group), queued as the string "\nNAME\nPATH\nPATH...",
+ * which no path given to sources_add can be (it starts with a newline)
+ * (group_files.c). is_group: is file one? group_name: its name and length.
+ * file_or_group: how's keys of file, or of each file of a group in turn,
+ * into emit.
+ */
+int is_group(const char *file);
+size_t group_name(const char *file, const char **name);
+int file_or_group(const struct source_kind *how, const bfi_writer *w, const char *file,
+                  unsigned k, int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
+                  unsigned *deepest, char *err, size_t errlen);
+
 #endif
