@@ -1,11 +1,9 @@
 /*
  * test_query.c - the query language against exact truth: AND/OR
- * expressions, threshold queries and batches, on many flat blocks and on
- * the plain layout; the parser's errors; canonical k-mers.
- *
- * With one fixed width, the flat and plain layouts set the same bits, so
- * their answers must be identical, scores included: that pins the flat
- * kernels to the simplest possible evaluator.
+ * expressions, threshold queries and batches, on flat blocks and on the
+ * plain layout, which at one fixed width set the same bits, so their
+ * answers must be identical, scores included: that pins the flat kernels
+ * to the simplest evaluator. (The parser: test_parse.c.)
  */
 #include <errno.h>
 #include <string.h>
@@ -331,96 +329,12 @@ static void test_batches(void)
 	EXPECT(packed_blocks >= 4); /* kind 4's, and kind 0's last (188 sets), each kernel */
 }
 
-/*
- * More than four blocks with pre-filters, where a query asks for every
- * block's pre-filter line before testing any, and a single key tests all
- * blocks' lines against one mask: zero false negatives against exact
- * truth, with line and with classic pre-filters, and every block's
- * pre-filter counted in the bytes touched.
- */
-enum { MB_SETS = 3000, MB_UNIVERSE = 4000 };
-static uint8_t mb_member[MB_SETS][MB_UNIVERSE / 8];
-
-/* Key i of set j (5 to 64 keys, repeated up to 64), noted in mb_member. */
-static size_t mb_key(uint32_t j, uint32_t i, char *buf, size_t cap)
+/* Key i of set j: 5 to 64 keys of 4,000, repeated up to 64 (test_many_blocks.c's sets). */
+static size_t many_key(uint32_t j, uint32_t i, char *buf, size_t cap)
 {
-	uint32_t u = (uint32_t)(pick(j, i % (5 + pick(j, 777) % 60)) % MB_UNIVERSE);
-	mb_member[j][u / 8] |= (uint8_t)(1u << (u % 8));
-	return (size_t)snprintf(buf, cap, "k%u", u);
+	return (size_t)snprintf(buf, cap, "k%u", (uint32_t)(pick(j, i % (5 + pick(j, 777) % 60)) % 4000));
 }
 
-static int build_many_blocks(const char *path, int classic)
-{
-	struct bfi_build_options o;
-	bfi_build_options_init(&o);
-	o.keep_order = 1;
-	o.max_block_sets = 512; /* 6 blocks */
-	o.prefilter = BFI_PREFILTER_ALWAYS;
-	o.classic_prefilters = classic;
-	return test_build_sets(&o, path, MB_SETS, 64, mb_key);
-}
-
-static void test_many_blocks(void)
-{
-	for (int classic = 0; classic < 2; classic++) {
-		char path[4200];
-		snprintf(path, sizeof path, "%s/many-blocks-%d", test_tmpdir(), classic);
-		memset(mb_member, 0, sizeof mb_member);
-		EXPECT_RC(build_many_blocks(path, classic), 0);
-		bfi_snapshot *s;
-		bfi_result *r;
-		EXPECT_RC(bfi_open(path, 0, &s), 0);
-		EXPECT_RC(bfi_result_create(&r), 0);
-		if (!s || !r)
-			return;
-		struct bfi_info in;
-		bfi_info(s, &in);
-		struct bfi_layout_info lf = test_layout(s, BFI_LAYOUT_FLAT);
-		EXPECT(lf.u.flat.blocks > 4);
-		EXPECT(lf.u.flat.line_prefilters == !classic);
-		bfi_result_count_bytes(r, 1);
-		uint64_t fn = 0, fp = 0, truths = 0, short_count = 0;
-		for (uint32_t u = 0; u < MB_UNIVERSE; u++) {
-			char key[16];
-			bfi_expr *e;
-			EXPECT_RC(bfi_expr_key(key, (size_t)snprintf(key, sizeof key, "k%u", u), &e), 0);
-			EXPECT_RC(bfi_query_expr(s, BFI_LAYOUT_FLAT, e, r), 0);
-			uint8_t got[MB_SETS] = {0};
-			for (size_t i = 0; i < bfi_result_count(r); i++)
-				got[bfi_result_ordinals(r)[i]] = 1;
-			for (int j = 0; j < MB_SETS; j++) {
-				int want = mb_member[j][u / 8] >> (u % 8) & 1;
-				truths += want;
-				fn += want && !got[j];
-				fp += !want && got[j];
-			}
-			short_count += bfi_result_touched(r) < 64ull * lf.u.flat.blocks;
-			bfi_expr_free(&e);
-		}
-		/* keys in no set: every block's pre-filter is read, and counted */
-		for (uint32_t u = 0; u < 2000; u++) {
-			char key[16];
-			bfi_expr *e;
-			EXPECT_RC(bfi_expr_key(key, (size_t)snprintf(key, sizeof key, "absent%u", u), &e), 0);
-			EXPECT_RC(bfi_query_expr(s, BFI_LAYOUT_FLAT, e, r), 0);
-			short_count += bfi_result_touched(r) < 64ull * lf.u.flat.blocks;
-			bfi_expr_free(&e);
-		}
-		printf("%s pre-filters, %u blocks: %llu true pairs, %llu false negatives, %llu false "
-		       "positives\n",
-		       classic ? "classic" : "line", lf.u.flat.blocks, (unsigned long long)truths,
-		       (unsigned long long)fn, (unsigned long long)fp);
-		EXPECT(truths > 50000);
-		EXPECT(fn == 0);
-		/* at most the target rate (0.01) over all absent (set, key) pairs */
-		EXPECT(fp < ((uint64_t)MB_SETS * MB_UNIVERSE - truths) / 100);
-		EXPECT(short_count == 0);
-		bfi_result_destroy(&r);
-		bfi_close(&s);
-	}
-}
-
-/* One block (of 700 sets: packed rows, two lines copied out) with no (0), line (1) or classic (2) pre-filter. */
 static int build_one_block(const char *path, int pre)
 {
 	struct bfi_build_options o;
@@ -486,7 +400,7 @@ static void test_keys(void)
 		o.max_block_sets = 512;
 		o.prefilter = m < 2 ? BFI_PREFILTER_ALWAYS : BFI_PREFILTER_NEVER;
 		o.classic_prefilters = m == 1;
-		EXPECT_RC(test_build_sets(&o, many[m], m == 3 ? 1400 : MB_SETS, 64, mb_key), 0);
+		EXPECT_RC(test_build_sets(&o, many[m], m == 3 ? 1400 : 3000, 64, many_key), 0);
 	}
 	enum { NS = 12 };
 	const char *snaps[NS] = {one_block[0], one_block[1], one_block[2], line,      blocks_snap,
@@ -669,60 +583,6 @@ static void test_threshold(void)
 	bfi_close(&b);
 }
 
-static void test_parser(void)
-{
-	struct {
-		const char *text;
-		int rc;
-		size_t at, keys;
-	} cases[] = {
-		{"a", 0, 0, 1},
-		{"a b c", 0, 0, 3},
-		{"a AND b OR c", 0, 0, 3},
-		{"(a OR b) AND \"c d\" e", 0, 0, 4},
-		{"\"AND\"", 0, 0, 1},
-		{"\"a \\\" b\"", 0, 0, 1},
-		{"ANDroid ORacle", 0, 0, 2},
-		{"", BFI_E_SYNTAX, 0, 0},
-		{"   ", BFI_E_SYNTAX, 3, 0},
-		{"AND", BFI_E_SYNTAX, 0, 0},
-		{"a AND", BFI_E_SYNTAX, 5, 0},
-		{"a OR OR b", BFI_E_SYNTAX, 5, 0},
-		{"(a", BFI_E_SYNTAX, 2, 0},
-		{"a)", BFI_E_SYNTAX, 1, 0},
-		{"()", BFI_E_SYNTAX, 1, 0},
-		{"\"open", BFI_E_SYNTAX, 0, 0},
-	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		bfi_expr *e = NULL;
-		size_t at = 999;
-		int rc = bfi_expr_parse(cases[i].text, strlen(cases[i].text), &e, &at);
-		EXPECT_RC(rc, cases[i].rc);
-		if (rc == 0)
-			EXPECT(bfi_expr_keys(e) == cases[i].keys);
-		else if (at != cases[i].at) {
-			fprintf(stderr, "'%s': error at %zu, want %zu\n", cases[i].text, at, cases[i].at);
-			EXPECT(at == cases[i].at);
-		}
-		bfi_expr_free(&e);
-	}
-	/* Nesting deeper than 64 is refused as a limit, at the '(' too many, not a stack overflow. */
-	char deep[300];
-	memset(deep, '(', 100);
-	deep[100] = 'a';
-	memset(deep + 101, ')', 100);
-	bfi_expr *e = NULL;
-	size_t at = 0;
-	EXPECT_RC(bfi_expr_parse(deep, 201, &e, &at), BFI_E_LIMIT);
-	EXPECT(at == 64);
-	memset(deep, '(', 64);
-	deep[64] = 'a';
-	memset(deep + 65, ')', 64);
-	EXPECT_RC(bfi_expr_parse(deep, 129, &e, NULL), 0);
-	bfi_expr_free(&e);
-}
-
-/* Precedence and quoting, checked by answers on the demo-like truth. */
 static void test_semantics(void)
 {
 	bfi_snapshot *s;
@@ -751,67 +611,6 @@ static void test_semantics(void)
 	bfi_result_destroy(&r1);
 	bfi_result_destroy(&r2);
 	bfi_close(&s);
-}
-
-/* The canonical k-mer rule, done the slow way. */
-static void naive_canonical(const char *s, unsigned k, char *out)
-{
-	char rc[33];
-	for (unsigned i = 0; i < k; i++) {
-		char c = s[k - 1 - i] & ~0x20;
-		rc[i] = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : 'A';
-	}
-	char fw[33];
-	for (unsigned i = 0; i < k; i++)
-		fw[i] = s[i] & ~0x20;
-	memcpy(out, memcmp(fw, rc, k) <= 0 ? fw : rc, k);
-}
-
-static void test_kmers(void)
-{
-	uint64_t s = 4;
-	const char alphabet[] = "ACGTacgtN-";
-	for (int t = 0; t < 500; t++) {
-		unsigned k = t % 5 == 0 ? 32 : t % 5 == 1 ? 1 : 1 + (unsigned)(test_rand(&s) % 32);
-		size_t len = (size_t)(test_rand(&s) % 200);
-		char seq[200];
-		for (size_t i = 0; i < len; i++)
-			seq[i] = alphabet[test_rand(&s) % (t % 2 ? 8 : 10)];
-		char *got;
-		size_t n;
-		EXPECT_RC(bfi_kmers(seq, len, k, &got, &n), 0);
-		/* naive: every window of ACGT letters, canonical, first appearance */
-		char want[200 * 32];
-		size_t m = 0;
-		for (size_t i = 0; i + k <= len; i++) {
-			int ok = 1;
-			for (unsigned j = 0; j < k && ok; j++)
-				ok = strchr("ACGTacgt", seq[i + j]) != NULL;
-			if (!ok)
-				continue;
-			char c[32];
-			naive_canonical(seq + i, k, c);
-			int dup = 0;
-			for (size_t x = 0; x < m && !dup; x++)
-				dup = memcmp(want + x * k, c, k) == 0;
-			if (!dup)
-				memcpy(want + k * m++, c, k);
-		}
-		EXPECT(n == m);
-		if (n == m)
-			EXPECT(memcmp(got, want, n * k) == 0);
-		free(got);
-	}
-	char *o;
-	size_t n;
-	EXPECT_RC(bfi_kmers("ACGT", 4, 0, &o, &n), BFI_E_INVALID);
-	EXPECT_RC(bfi_kmers("ACGT", 4, 256, &o, &n), BFI_E_INVALID);
-	EXPECT_RC(bfi_kmers("ACGTNACG", 8, 4, &o, &n), 0);
-	EXPECT(n == 1 && memcmp(o, "ACGT", 4) == 0); /* N breaks; ACG is too short */
-	free(o);
-	EXPECT_RC(bfi_kmers("TTTT", 4, 4, &o, &n), 0);
-	EXPECT(n == 1 && memcmp(o, "AAAA", 4) == 0); /* reverse complement is smaller */
-	free(o);
 }
 
 /*
@@ -893,12 +692,9 @@ int main(void)
 	}
 	test_run("query: expressions against exact truth; flat equals plain", test_expressions);
 	test_run("query: batches answer exactly as one at a time", test_batches);
-	test_run("query: many blocks with pre-filters against exact truth", test_many_blocks);
 	test_run("query: keys in one call answer exactly as one at a time", test_keys);
 	test_run("query: threshold scores, bar and ranking against truth", test_threshold);
 	test_run("query: threshold on long rows equals short rows", test_threshold_long);
-	test_run("query: parser accepts, refuses and locates errors", test_parser);
 	test_run("query: precedence and quoting", test_semantics);
-	test_run("query: canonical k-mers against a naive extractor", test_kmers);
 	return test_exit();
 }
