@@ -14,6 +14,7 @@ void bfi_toy_desc_encode(uint8_t out[BFI_TOY_DESC_SIZE], const struct bfi_toy_de
 	bfi_put32(out + 20, d->hash_id);
 	bfi_put64(out + 24, d->filter_bytes);
 	bfi_put64(out + 32, d->filters_offset);
+	bfi_put32(out + 40, d->scale);
 }
 
 int bfi_toy_decode(const uint8_t *in, uint64_t size, struct bfi_toy_desc *d,
@@ -22,17 +23,18 @@ int bfi_toy_decode(const uint8_t *in, uint64_t size, struct bfi_toy_desc *d,
 	*where = (struct bfi_where){0, BFI_TOY_DESC_SIZE, "toy descriptor"};
 	if (size < BFI_TOY_DESC_SIZE)
 		return BFI_E_BAD_LAYOUT;
-	for (unsigned i = 40; i < BFI_TOY_DESC_SIZE; i++)
+	for (unsigned i = 44; i < BFI_TOY_DESC_SIZE; i++)
 		if (in[i])
 			return BFI_E_RESERVED;
 	*d = (struct bfi_toy_desc){bfi_get64(in), bfi_get64(in + 8), bfi_get32(in + 16),
-	                           bfi_get32(in + 20), bfi_get64(in + 24), bfi_get64(in + 32)};
+	                           bfi_get32(in + 20), bfi_get64(in + 24), bfi_get64(in + 32),
+	                           bfi_get32(in + 40)};
 	if (d->hash_id != BFI_HASH_XXH3_MIX)
 		return BFI_E_INCOMPAT;
 	uint64_t bytes;
 	if (d->n_sets == 0 || d->n_sets > BFI_MAX_SETS || d->m == 0 || d->m > BFI_MAX_BITS ||
 	    d->k == 0 || d->k > BFI_MAX_K || d->filter_bytes != bfi_word_bytes(d->m) ||
-	    d->filters_offset != BFI_TOY_DESC_SIZE ||
+	    d->filters_offset != BFI_TOY_DESC_SIZE || d->scale == 0 || d->scale > BFI_TOY_MAX_SCALE ||
 	    __builtin_mul_overflow(d->n_sets, d->filter_bytes, &bytes) ||
 	    size - BFI_TOY_DESC_SIZE != bytes)
 		return BFI_E_BAD_LAYOUT;

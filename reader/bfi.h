@@ -260,6 +260,18 @@ struct bfi_layout_info {
  */
 BFI_API BFI_MUST_CHECK int bfi_layout_info(const bfi_snapshot *snap, unsigned layout,
                                            struct bfi_layout_info *out);
+/* One of a layout's own parameters, as its descriptor records it (bfi_layout_params). */
+struct bfi_layout_param {
+	const char *name; /* as bfi build --layout-option LAYOUT.NAME=VALUE takes it */
+	uint64_t value;
+};
+/*
+ * The parameters layout (one BFI_LAYOUT_* flag) of snap records of its
+ * own, up to cap of them into out: how many it has (0: none), or
+ * BFI_E_NO_LAYOUT if the snapshot lacks it, or BFI_E_INVALID.
+ */
+BFI_API BFI_MUST_CHECK int bfi_layout_params(const bfi_snapshot *snap, unsigned layout,
+                                             struct bfi_layout_param *out, size_t cap);
 /* What a layout's filters, as filled, lead one to expect of false positives (bfi_layout_fpr). */
 struct bfi_fpr_model {
 	/*

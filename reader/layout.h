@@ -70,6 +70,8 @@ struct bfi_layout_ops {
 	 * NULL: the mean of (fill)^k over the sets, from the catalog.
 	 */
 	int (*fpr)(const bfi_snapshot *s, struct bfi_fpr_model *out);
+	/* Its own parameters, up to cap into out: how many it has. NULL: none. */
+	int (*params)(const bfi_snapshot *s, struct bfi_layout_param *out, size_t cap);
 	/*
 	 * Scan (scan.c): a pass takes the layout part by part, each answered
 	 * alone. A part is items [first, first + n) (blocks, sets; one item

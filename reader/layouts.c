@@ -45,3 +45,14 @@ int bfi_layout_info(const bfi_snapshot *s, unsigned layout, struct bfi_layout_in
 	bfi__layouts[r]->info(s, out);
 	return 0;
 }
+
+int bfi_layout_params(const bfi_snapshot *s, unsigned layout, struct bfi_layout_param *out,
+                      size_t cap)
+{
+	int r = bfi_layout_row(layout);
+	if (s == NULL || (out == NULL && cap) || r < 0)
+		return BFI_E_INVALID;
+	if (s->view[r] == NULL)
+		return BFI_E_NO_LAYOUT;
+	return bfi__layouts[r]->params ? bfi__layouts[r]->params(s, out, cap) : 0;
+}

@@ -144,10 +144,18 @@ static int toy_scan_view(const bfi_snapshot *s, uint64_t first, uint64_t n, cons
 	return 0;
 }
 
+static int toy_params(const bfi_snapshot *s, struct bfi_layout_param *out, size_t cap)
+{
+	if (cap)
+		out[0] = (struct bfi_layout_param){"scale", toy_of(s)->d.scale};
+	return 1;
+}
+
 const struct bfi_layout_ops bfi__toy_ops = {
 	.view_size = sizeof(struct bfi_toy), .open = toy_open,
 	.info = toy_info, .verify = toy_verify, .set_bits = toy_set_bits,
 	.expr = toy_expr, .threshold = toy_threshold,
 	.scan_part = bfi__scan_whole, .scan_bytes = toy_scan_bytes, .scan_view = toy_scan_view,
+	.params = toy_params,
 };
 #endif

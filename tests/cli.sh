@@ -272,6 +272,17 @@ min_count_ok() {
 		! "$BFI" build -q -o "$T/x" --min-count 0 "$T/mc/raw" 2>/dev/null
 }
 check "build --min-count 2: k-mers seen once (a read's error) dropped, those seen thrice kept" min_count_ok
+
+# --layout-option: a layout or a parameter it does not take is a usage error that names what it takes
+layout_option_refused() {
+	"$BFI" build -q -o "$T/lo" --layout-option nope.x=1 "$DATA" 2>"$T/lo.err"
+	[ $? -eq 2 ] && grep -q 'no layout is named "nope"' "$T/lo.err" || return 1
+	"$BFI" build -q -o "$T/lo" --layout tree --layout-option tree.x=1 "$DATA" 2>"$T/lo.err"
+	[ $? -eq 2 ] && grep -q 'the tree layout takes none' "$T/lo.err" || return 1
+	"$BFI" build -q -o "$T/lo" --layout-option toyish "$DATA" 2>"$T/lo.err"
+	[ $? -eq 2 ] && grep -q 'is not LAYOUT.NAME=VALUE' "$T/lo.err" && [ ! -e "$T/lo" ]
+}
+check "build --layout-option: an unknown layout or parameter refused, saying what it takes" layout_option_refused
 # --min-count against an exact oracle: key files whose lines repeat 1 to 4
 # times, counted by sort | uniq -c; each set's kept count is exact, every
 # kept key is found (no false negative), the dropped ones rarely; the same

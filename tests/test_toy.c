@@ -138,6 +138,69 @@ static void test_toy_only(void)
 	bfi_close(&s);
 }
 
+/*
+ * Its own parameter: toy.scale, chosen at build, written in its
+ * descriptor, read back by bfi_layout_params and shown by bfi inspect
+ * (text, JSON, HTML); its filters that many times as wide; a name or a
+ * value it does not take refused, naming what it takes.
+ */
+static void test_param(void)
+{
+	char one[4200], three[4200], cmd[13000], err[512];
+	const char *d = test_tmpdir();
+	snprintf(one, sizeof one, "%s/toyscale1", d);
+	snprintf(three, sizeof three, "%s/toyscale3", d);
+	build(one, BFI_LAYOUT_FLAT | toy());
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	o.layouts = BFI_LAYOUT_FLAT | toy();
+	o.fpr = 0.01;
+	o.layout_options = "toy.scale=3";
+	EXPECT_RC(test_build_sets(&o, three, SETS, PER, toy_key), 0);
+	bfi_snapshot *a = NULL, *b = NULL;
+	EXPECT_RC(bfi_open(one, 0, &a), 0);
+	EXPECT_RC(bfi_open(three, 0, &b), 0);
+	if (a == NULL || b == NULL)
+		return;
+	struct bfi_layout_param p[4];
+	EXPECT(bfi_layout_params(a, toy(), p, 4) == 1 && !strcmp(p[0].name, "scale") && p[0].value == 1);
+	EXPECT(bfi_layout_params(b, toy(), p, 4) == 1 && !strcmp(p[0].name, "scale") && p[0].value == 3);
+	EXPECT(bfi_layout_params(b, BFI_LAYOUT_FLAT, p, 4) == 0);
+	EXPECT(bfi_layout_params(b, BFI_LAYOUT_RAMBO, p, 4) == BFI_E_NO_LAYOUT);
+	EXPECT(test_layout(b, toy()).bits == 3 * test_layout(a, toy()).bits);
+	/* every key still finds its sets at three times the width */
+	bfi_result *res = NULL;
+	EXPECT_RC(bfi_result_create(&res), 0);
+	for (uint32_t i = 0; res && i < PER; i += 7) {
+		char key[32];
+		int len = snprintf(key, sizeof key, "k%u", i);
+		EXPECT_RC(bfi_query_key_layout(b, toy(), key, (size_t)len, res), 0);
+		EXPECT(bfi_result_count(res) >= 1);
+	}
+	bfi_result_destroy(&res);
+	bfi_close(&a);
+	bfi_close(&b);
+	snprintf(cmd, sizeof cmd, "./bfi inspect '%s' | grep -q '^toy  *scale=3$' && "
+	                          "./bfi inspect --json '%s' | grep -q '\"layout_params\": {\"toy\": {\"scale\": 3}}' && "
+	                          "./bfi inspect --html '%s/page.html' '%s' && grep -q 'toy (scale=3)' '%s/page.html' && "
+	                          "printf 's1\\tk1\\ns2\\tk2\\n' >'%s/in.tsv' && "
+	                          "./bfi build -q --layout flat,toy --layout-option toy.scale=2 -o '%s/cli2' --tsv '%s/in.tsv' && "
+	                          "./bfi inspect '%s/cli2' | grep -q '^toy  *scale=2$'",
+	         three, three, d, three, d, d, d, d, d);
+	EXPECT(system(cmd) == 0);
+	/* refused, naming what the toy takes */
+	EXPECT(bfi_layout_options_check("toy.size=2", 0, err, sizeof err) == BFI_E_INVALID &&
+	       strstr(err, "toy.size=2") && strstr(err, "scale"));
+	EXPECT(bfi_layout_options_check("toy.scale=17", 0, err, sizeof err) == BFI_E_INVALID &&
+	       strstr(err, "1 to 16"));
+	EXPECT(bfi_layout_options_check("toy.scale=3", BFI_LAYOUT_FLAT, err, sizeof err) ==
+	           BFI_E_INVALID && strstr(err, "no toy layout"));
+	EXPECT(bfi_layout_options_check("toy.scale=3,toy.scale=4", 0, err, sizeof err) == 0);
+	o.layout_options = "toy.scale=0";
+	bfi_writer *w = NULL;
+	EXPECT(bfi_writer_create(&o, &w) == BFI_E_INVALID && w == NULL);
+}
+
 static void test_tools(void)
 {
 	char path[4200], cmd[13000];
@@ -169,5 +232,7 @@ int main(void)
 	test_run("toy layout: written and read, no false negatives, expressions and thresholds, verified", test_answers);
 	test_run("toy layout alone: the catalog's fill from its filters", test_toy_only);
 	test_run("toy layout: inspected, queried by name, and noted when a merge does not keep it", test_tools);
+	test_run("toy layout: its own parameter chosen at build, in its descriptor, shown by inspect",
+	         test_param);
 	return test_exit();
 }

@@ -150,6 +150,13 @@ struct bfi_build_options {
 	 * plus the key itself, before they are kept.
 	 */
 	uint32_t min_count;
+	/*
+	 * A layout's own parameters, "LAYOUT.NAME=VALUE" joined by commas
+	 * (bfi_layout_options_check says which there are); each is written
+	 * in its layout's descriptor, shown by bfi inspect and kept by a
+	 * join. NULL: each its default.
+	 */
+	const char *layout_options;
 };
 
 /* Fill o with the defaults shown above, and its size. */
@@ -214,6 +221,15 @@ BFI_API BFI_MUST_CHECK int bfi_writer_counted(const bfi_writer *w, uint64_t i, c
  * limit, ulimit -v, MemAvailable), and at least 8 MiB.
  */
 BFI_API uint64_t bfi_default_memory(void);
+
+/*
+ * Check layout_options for a build of layouts (BFI_BUILD_* flags; 0:
+ * any): each item names a layout of the build and one of its parameters,
+ * with a whole number in its range. 0, or BFI_E_INVALID with err (errlen
+ * bytes) saying which item is wrong and what the layout takes.
+ */
+BFI_API BFI_MUST_CHECK int bfi_layout_options_check(const char *layout_options, unsigned layouts,
+                                                    char *err, size_t errlen);
 
 /* Returns 0, -ENOMEM or BFI_E_INVALID (for options out of range). */
 BFI_API BFI_MUST_CHECK int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out);

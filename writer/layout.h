@@ -32,8 +32,17 @@ struct stripe_ctx {
 	uint64_t start, end; /* the stripe being gathered, not yet filled */
 };
 
+/* A parameter a layout takes of its own (bfi_build_options' layout_options). */
+struct wparam {
+	const char *name;
+	uint64_t least, most, dflt;
+	const char *help; /* a few words: what it sets */
+};
+
 struct wlayout {
 	int row;       /* BFI_ROW_*: the format's row (format/layouts.h) */
+	/* Its own parameters, ended by a NULL name; NULL: none. */
+	const struct wparam *params;
 	int plan_rank; /* planned in this order: RAMBO's k may stand in for the catalog's */
 	const char *what; /* its stripes, for progress: "row stripes" */
 	/* The summaries its plan reads (WANT_*); alone: the build's only layout. NULL: none. */
@@ -95,6 +104,8 @@ static inline int wlayout_on(const struct wlayout *l, unsigned layouts)
  * the build's only one.
  */
 unsigned wlayouts_wants(const struct bfi_build_options *o, unsigned maybe);
+/* Parameter name of layout l, as the build's layout_options set it, else its default. */
+uint64_t wlayout_param(const bfi_writer *w, const struct wlayout *l, const char *name);
 /* Layout row's slot of the plan, size bytes zeroed the first time: NULL when out of memory. */
 static inline void *plan_own(struct plan *p, int row, size_t size)
 {

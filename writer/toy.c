@@ -13,6 +13,8 @@
 #include "layout.h"
 #include "toy.h"
 
+extern const struct wlayout toy_layout;
+
 /* The plan: the descriptor, and the section's size. */
 struct toy_plan {
 	struct bfi_toy_desc d;
@@ -25,9 +27,12 @@ static int plan_toy(bfi_writer *w, struct plan *p)
 	struct toy_plan *t = plan_own(p, BFI_ROW_TOY, sizeof *t);
 	if (t == NULL)
 		return -ENOMEM;
-	uint64_t m = width_for(&w->opt, p->max_n, p->k);
+	uint32_t scale = (uint32_t)wlayout_param(w, &toy_layout, "scale");
+	uint64_t m = width_for(&w->opt, p->max_n, p->k) * scale;
+	if (m > BFI_MAX_BITS)
+		return writer_fail(w, BFI_E_LIMIT, "toy.scale=%u makes filters past 2^40 bits", scale);
 	t->d = (struct bfi_toy_desc){p->n, m, p->k, BFI_HASH_XXH3_MIX, bfi_word_bytes(m),
-	                             BFI_TOY_DESC_SIZE};
+	                             BFI_TOY_DESC_SIZE, scale};
 	if (__builtin_mul_overflow((uint64_t)p->n, t->d.filter_bytes, &t->size) ||
 	    __builtin_add_overflow(t->size, BFI_TOY_DESC_SIZE, &t->size))
 		return BFI_E_LIMIT;
@@ -99,8 +104,14 @@ static uint64_t toy_widest(const struct plan *p)
 {
 	return toy_plan(p)->d.m;
 }
+static const struct wparam toy_params[] = {
+    {"scale", 1, BFI_TOY_MAX_SCALE, 1, "filters this many times as wide as the largest set needs"},
+    {NULL, 0, 0, 0, NULL},
+};
+
 const struct wlayout toy_layout = {
     .row = BFI_ROW_TOY,
+    .params = toy_params,
     .plan_rank = 4,
     .what = "toy filters",
     .plan = plan_toy,

@@ -46,7 +46,9 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 	    o->expected_keys > BFI_MAX_BITS || (o->cells == 1) ||
 	    (o->cells && o->shards && o->cells % o->shards) ||
 	    (o->keep_order && o->cluster) ||
-	    (o->route_shards && !(o->layouts & BFI_BUILD_RAMBO)))
+	    (o->route_shards && !(o->layouts & BFI_BUILD_RAMBO)) ||
+	    bfi_layout_options_check(o->layout_options, o->layouts == BFI_BUILD_AUTO ? 0 : o->layouts,
+	                             NULL, 0))
 		return BFI_E_INVALID;
 	int capped = 0;
 	uint32_t k = o->hashes ? o->hashes : filter_k(o->fpr, &capped);
@@ -56,6 +58,11 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 	if (w == NULL)
 		return -ENOMEM;
 	w->opt = *o;
+	/* the caller's string, which may not outlive this call */
+	if (o->layout_options && (w->opt.layout_options = strdup(o->layout_options)) == NULL) {
+		free(w);
+		return -ENOMEM;
+	}
 	/* the default's choice waits for the sets: read as for flat, sketched for either */
 	w->auto_layout = o->layouts == BFI_BUILD_AUTO;
 	if (w->auto_layout)
@@ -82,6 +89,7 @@ int bfi_writer_create(const struct bfi_build_options *o, bfi_writer **out)
 	                                pool_threads(w->opt.threads))) != 0)
 		sums_free(&w->sums);
 	if (rc) {
+		free((char *)w->opt.layout_options);
 		free(w);
 		return rc;
 	}
@@ -110,6 +118,7 @@ void bfi_writer_destroy(bfi_writer **w)
 	}
 	free((*w)->src);
 	pthread_mutex_destroy(&(*w)->err_lock);
+	free((char *)(*w)->opt.layout_options);
 	free(*w);
 	*w = NULL;
 }

@@ -93,6 +93,10 @@ static const char help[] =
 	"                      sets are given) or incremental (the Bloofi paper's\n"
 	"                      insertion by Hamming distance, to compare with it;\n"
 	"                      holds every set's filter in memory)\n"
+	"      --layout-option LAYOUT.NAME=VALUE  a layout's own parameter, written\n"
+	"                      in its descriptor and shown by bfi inspect\n"
+	"                      (repeatable); a name it does not take is refused\n"
+	"                      with the names it does\n"
 	"      --all-levels    tree: store every level, even those too full to pay\n"
 	"                      for themselves (to compare bf-cost with the paper)\n"
 	"      --reps R        rambo: repetitions (default: from N and --fpr)\n"
@@ -368,6 +372,7 @@ int cmd_build(int argc, char **argv)
 		{"from-filters", no_argument, 0, 'G'}, {"paths", required_argument, 0, 'Q'},
 		{"path-max", required_argument, 0, 'J'}, {"threads", required_argument, 0, 'j'},
 		{"fof", required_argument, 0, 1001}, {"min-count", required_argument, 0, 1002},
+		{"layout-option", required_argument, 0, 1003},
 		{0, 0, 0, 0}};
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
@@ -378,6 +383,7 @@ int cmd_build(int argc, char **argv)
 	unsigned kmer = 0, max_term = 0;
 	const char *stop_words = NULL, *fof = NULL;
 	char *end;
+	static char layout_opts[4096]; /* --layout-option's, joined by commas */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
 		switch (c) {
@@ -519,6 +525,16 @@ int cmd_build(int argc, char **argv)
 				o.shards = (uint32_t)v;
 			break;
 		}
+		case 1003: {
+			size_t at = strlen(layout_opts), n = strlen(optarg);
+			if (n == 0 || strchr(optarg, ',') || at + n + 2 > sizeof layout_opts) {
+				fprintf(stderr, "%s: --layout-option takes one LAYOUT.NAME=VALUE\n", me);
+				return EXIT_USAGE;
+			}
+			snprintf(layout_opts + at, sizeof layout_opts - at, "%s%s", at ? "," : "", optarg);
+			o.layout_options = layout_opts;
+			break;
+		}
 		case 'K': o.keep_order = 1; break;
 		case 'A': o.all_levels = 1; break;
 		case 'Y': o.cluster = 1; break;
@@ -614,6 +630,12 @@ int cmd_build(int argc, char **argv)
 				fprintf(stderr, "Try 'bfi append --help' and 'bfi build --help'.\n");
 			return strcmp(me, "bfi build") ? EXIT_USAGE : usage_try("build");
 		}
+	}
+	char optwhy[512];
+	if (bfi_layout_options_check(o.layout_options, o.layouts == BFI_BUILD_AUTO ? 0 : o.layouts,
+	                             optwhy, sizeof optwhy)) {
+		fprintf(stderr, "%s: %s\n", me, optwhy);
+		return EXIT_USAGE;
 	}
 	if (o.fanout && !o.bloofi_incremental && (o.fanout & (o.fanout - 1))) {
 		fprintf(stderr, "%s: --fanout must be a power of two (any order from 2 to 64 "

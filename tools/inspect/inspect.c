@@ -329,7 +329,38 @@ static void print_segments(const bfi_snapshot *s, const struct bfi_info *in, int
 	}
 }
 
-/* The parts of the report for the layouts s holds. */
+/*
+ * Each layout's own parameters (bfi_layout_params): a JSON object of
+ * objects by layout name, or a line a layout that has any.
+ */
+static void print_params(const bfi_snapshot *s, int json)
+{
+	int first = 1;
+	if (json)
+		fputs(", \"layout_params\": {", os);
+	for (unsigned flag = 1; flag; flag <<= 1) {
+		struct bfi_layout_param p[16];
+		char text[1024];
+		int n = bfi_layout_params(s, flag, p, sizeof p / sizeof *p);
+		if (n <= 0)
+			continue;
+		if (json) { /* the names are the library's own identifiers */
+			fprintf(os, "%s\"%s\": {", first ? "" : ", ", bfi_layout_name(flag));
+			for (int i = 0; i < n && i < 16; i++)
+				fprintf(os, "%s\"%s\": %llu", i ? ", " : "", p[i].name,
+				        (unsigned long long)p[i].value);
+			fputs("}", os);
+		} else {
+			layout_params_text(s, flag, "  ", text, sizeof text);
+			fprintf(os, "%-12s %s\n", bfi_layout_name(flag), text);
+		}
+		first = 0;
+	}
+	if (json)
+		fputs("}", os);
+}
+
+/* The parts of the report for the layouts s holds; then their own parameters. */
 static int print_parts(const bfi_snapshot *s, const struct bfi_info *in, int json)
 {
 	int rc = 0;
@@ -342,6 +373,9 @@ static int print_parts(const bfi_snapshot *s, const struct bfi_info *in, int jso
 		}
 		rc = parts[i].print(s, in, &li, json);
 	}
+	struct bfi_segment_info sg;
+	if (rc == 0)
+		print_params(in->segments && bfi_segment(s, 0, &sg) == 0 ? sg.snap : s, json);
 	return rc;
 }
 

@@ -19,6 +19,13 @@ struct fill {
 int fill_stats(const bfi_snapshot *s, const struct bfi_info *in, struct fill *f);
 
 /*
+ * Layout flag's own parameters in s as "name=value" joined by sep, into
+ * buf (cap bytes; "" for none or no such layout) (facts.c): how many.
+ */
+int layout_params_text(const bfi_snapshot *s, unsigned flag, const char *sep, char *buf,
+                       size_t cap);
+
+/*
  * Write bfi inspect's text, or its JSON object (and a newline), for s at
  * path to o: 0, 1 if o failed (its error flag says so), or an error code.
  */

@@ -472,8 +472,12 @@ int inspect_html(FILE *out, const bfi_snapshot *s, const char *path, uint64_t pr
 	        (unsigned long long)in.bits);
 	int named = 0;
 	for (unsigned flag = 1; flag; flag <<= 1)
-		if ((in.layouts & flag) && bfi_layout_name(flag))
+		if ((in.layouts & flag) && bfi_layout_name(flag)) {
+			char params[1024];
 			fprintf(o, "%s%s", named++ ? ", " : "", bfi_layout_name(flag));
+			if (layout_params_text(s, flag, ", ", params, sizeof params))
+				fprintf(o, " (%s)", params); /* names and numbers: nothing to escape */
+		}
 	fprintf(o, ". index.bfi is %llu bytes, catalog.mdb %llu.", (unsigned long long)in.file_size,
 	        (unsigned long long)in.catalog_size);
 	if (in.segments)

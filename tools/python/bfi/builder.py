@@ -26,7 +26,7 @@ class _BuildOptions(ctypes.Structure):
                 ("memory", ctypes.c_uint64), ("threads", ctypes.c_uint),
                 ("progress", _PROGRESS), ("progress_ctx", ctypes.c_void_p),
                 ("max_block_sets", ctypes.c_uint32), ("classic_prefilters", ctypes.c_int),
-                ("min_count", ctypes.c_uint32)]
+                ("min_count", ctypes.c_uint32), ("layout_options", ctypes.c_char_p)]
 
 
 _build_options_init = _fn("bfi_build_options_init", None, ctypes.POINTER(_BuildOptions))
