@@ -11,7 +11,7 @@ const struct bfi_layout_row bfi_layout_rows[BFI_ROWS] = {
 	[BFI_ROW_RAMBO] = {BFI_LAYOUT_RAMBO, BFI_SEC_RAMBO, "rambo", NULL, 3, 1, BFI_JOIN_KEPT, bfi_rambo_head},
 	[BFI_ROW_PLAIN] = {BFI_LAYOUT_PLAIN, BFI_SEC_PLAIN, "plain", NULL, 1, 0, BFI_JOIN_DROPPED, bfi_plain_head},
 #ifdef BFI_TOY_LAYOUT
-	[BFI_ROW_TOY] = {BFI_LAYOUT_TOY, BFI_SEC_TOY, "toy", NULL, 4, 1, BFI_JOIN_DROPPED, bfi_toy_head},
+	[BFI_ROW_TOY] = {BFI_LAYOUT_TOY, BFI_SEC_TOY, "toy", NULL, 4, 1, BFI_JOIN_KEPT, bfi_toy_head},
 #endif
 };
 

@@ -272,6 +272,15 @@ struct bfi_layout_param {
  */
 BFI_API BFI_MUST_CHECK int bfi_layout_params(const bfi_snapshot *snap, unsigned layout,
                                              struct bfi_layout_param *out, size_t cap);
+/*
+ * Set ord's own filter as layout (one BFI_LAYOUT_* flag) of snap holds it,
+ * in place: *bits (m bits, bit i at byte i / 8, bit i % 8) and *m. For the
+ * layouts that keep each set's filter whole, such as plain. 0,
+ * BFI_E_NO_LAYOUT, BFI_E_NOT_FOUND (ordinal out of range) or
+ * BFI_E_INVALID (a layout whose filters are not kept whole).
+ */
+BFI_API BFI_MUST_CHECK int bfi_layout_set_filter(const bfi_snapshot *snap, unsigned layout,
+                                                 uint32_t ord, const uint8_t **bits, uint64_t *m);
 /* What a layout's filters, as filled, lead one to expect of false positives (bfi_layout_fpr). */
 struct bfi_fpr_model {
 	/*

@@ -70,6 +70,8 @@ struct bfi_layout_ops {
 	 * NULL: the mean of (fill)^k over the sets, from the catalog.
 	 */
 	int (*fpr)(const bfi_snapshot *s, struct bfi_fpr_model *out);
+	/* Set ord's filter whole, in place (ord < n_sets); NULL: not kept whole. */
+	void (*set_filter)(const bfi_snapshot *s, uint32_t ord, const uint8_t **bits, uint64_t *m);
 	/* Its own parameters, up to cap into out: how many it has. NULL: none. */
 	int (*params)(const bfi_snapshot *s, struct bfi_layout_param *out, size_t cap);
 	/*

@@ -46,6 +46,24 @@ int bfi_layout_info(const bfi_snapshot *s, unsigned layout, struct bfi_layout_in
 	return 0;
 }
 
+int bfi_layout_set_filter(const bfi_snapshot *s, unsigned layout, uint32_t ord,
+                          const uint8_t **bits, uint64_t *m)
+{
+	int r = bfi_layout_row(layout);
+	if (s == NULL || bits == NULL || m == NULL || r < 0)
+		return BFI_E_INVALID;
+	if (s->view[r] == NULL)
+		return BFI_E_NO_LAYOUT;
+	if (bfi__layouts[r]->set_filter == NULL)
+		return BFI_E_INVALID;
+	struct bfi_layout_info li;
+	bfi__layouts[r]->info(s, &li);
+	if (ord >= li.n_sets)
+		return BFI_E_NOT_FOUND;
+	bfi__layouts[r]->set_filter(s, ord, bits, m);
+	return 0;
+}
+
 int bfi_layout_params(const bfi_snapshot *s, unsigned layout, struct bfi_layout_param *out,
                       size_t cap)
 {

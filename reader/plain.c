@@ -188,9 +188,17 @@ static int plain_scan_view(const bfi_snapshot *s, uint64_t first, uint64_t n, co
 	return 0;
 }
 
+static void plain_set_filter(const bfi_snapshot *s, uint32_t ord, const uint8_t **bits,
+                             uint64_t *m)
+{
+	*bits = plain_of(s)->filters + (uint64_t)ord * plain_of(s)->d.filter_bytes;
+	*m = plain_of(s)->d.m;
+}
+
 const struct bfi_layout_ops bfi__plain_ops = {
 	.view_size = sizeof(struct bfi_plain), .open = plain_open,
 	.info = plain_info, .verify = plain_verify, .set_bits = plain_set_bits,
 	.expr = plain_expr, .threshold = plain_threshold,
 	.scan_part = plain_scan_part, .scan_bytes = plain_scan_bytes, .scan_view = plain_scan_view,
+	.set_filter = plain_set_filter,
 };

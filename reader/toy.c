@@ -144,6 +144,13 @@ static int toy_scan_view(const bfi_snapshot *s, uint64_t first, uint64_t n, cons
 	return 0;
 }
 
+static void toy_set_filter(const bfi_snapshot *s, uint32_t ord, const uint8_t **bits,
+                           uint64_t *m)
+{
+	*bits = filter(toy_of(s), ord);
+	*m = toy_of(s)->d.m;
+}
+
 static int toy_params(const bfi_snapshot *s, struct bfi_layout_param *out, size_t cap)
 {
 	if (cap)
@@ -156,6 +163,6 @@ const struct bfi_layout_ops bfi__toy_ops = {
 	.info = toy_info, .verify = toy_verify, .set_bits = toy_set_bits,
 	.expr = toy_expr, .threshold = toy_threshold,
 	.scan_part = bfi__scan_whole, .scan_bytes = toy_scan_bytes, .scan_view = toy_scan_view,
-	.params = toy_params,
+	.params = toy_params, .set_filter = toy_set_filter,
 };
 #endif

@@ -279,7 +279,7 @@ layout_option_refused() {
 	[ $? -eq 2 ] && grep -q 'no layout is named "nope"' "$T/lo.err" || return 1
 	"$BFI" build -q -o "$T/lo" --layout tree --layout-option tree.x=1 "$DATA" 2>"$T/lo.err"
 	[ $? -eq 2 ] && grep -q 'the tree layout takes none' "$T/lo.err" || return 1
-	"$BFI" build -q -o "$T/lo" --layout-option toyish "$DATA" 2>"$T/lo.err"
+	"$BFI" build -q -o "$T/lo" --layout-option nodot "$DATA" 2>"$T/lo.err"
 	[ $? -eq 2 ] && grep -q 'is not LAYOUT.NAME=VALUE' "$T/lo.err" && [ ! -e "$T/lo" ]
 }
 check "build --layout-option: an unknown layout or parameter refused, saying what it takes" layout_option_refused

@@ -15,13 +15,13 @@
 int bfi_writer_flat_given(bfi_writer *w, const struct bfi_flat_given *g)
 {
 	/*
-	 * RAMBO beside it only as rows given too (bfi_writer_rambo_rows); an
-	 * implicit tree over the columns when they are all of one width, with
-	 * or without the flat layout
+	 * RAMBO beside it only as rows given too (bfi_writer_rambo_rows), and a
+	 * layout a join carries itself; an implicit tree over the columns when
+	 * they are all of one width, with or without the flat layout
 	 */
 	if (w == NULL || g == NULL || w->finished ||
 	    !(w->opt.layouts & (BFI_BUILD_FLAT | BFI_BUILD_TREE)) ||
-	    (w->opt.layouts & ~(BFI_BUILD_FLAT | BFI_BUILD_RAMBO | BFI_BUILD_TREE)) ||
+	    (w->opt.layouts & ~(BFI_BUILD_FLAT | BFI_BUILD_RAMBO | BFI_BUILD_TREE | writer_carried(w))) ||
 	    ((w->opt.layouts & BFI_BUILD_TREE) && (w->opt.bloofi_incremental || w->opt.cluster)) ||
 	    !w->opt.keep_order || w->keys_in || w->n_filt || g->k == 0 ||
 	    g->k > BFI_MAX_K || g->n_blocks == 0 || g->n_blocks > BFI_MAX_BLOCKS ||

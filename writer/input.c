@@ -412,7 +412,7 @@ int bfi_writer_rambo_rows(bfi_writer *w, const struct bfi_rambo_rows *rows)
 {
 	/* alone (fold, stack), or beside given columns, flat or a tree over them (compact, merge) */
 	if (w == NULL || rows == NULL || w->finished || !(w->opt.layouts & BFI_BUILD_RAMBO) ||
-	    (w->opt.layouts & ~(BFI_BUILD_RAMBO | BFI_BUILD_FLAT | BFI_BUILD_TREE)) ||
+	    (w->opt.layouts & ~(BFI_BUILD_RAMBO | BFI_BUILD_FLAT | BFI_BUILD_TREE | writer_carried(w))) ||
 	    !w->opt.keep_order || w->keys_in || rows->reps == 0 || rows->reps > BFI_MAX_REPS ||
 	    rows->cells == 0 || rows->cells > BFI_MAX_CELLS || rows->shards == 0 ||
 	    rows->cells % rows->shards || rows->k == 0 || rows->k > BFI_MAX_K ||

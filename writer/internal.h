@@ -89,6 +89,8 @@ struct bfi_writer {
 	uint64_t held_bytes; /* sets' keys held for the fill (struct held_keys) */
 	uint64_t count_spilled; /* --min-count's counts that went through a scratch file, bytes (atomic) */
 	int plain_keys; /* keys as given were added (bfi_writer_add_dir, _add_tsv) */
+	/* a join's state of each layout it carries from its segments (layout.h, join_check), by row */
+	void *carried[BFI_ROWS];
 	int finished;
 	char errmsg[512];
 	char warnings[2048]; /* writer_warn()'s lines */
@@ -199,6 +201,15 @@ static inline uint64_t ceil_u64(double x)
 	if (!(x < 18446744073709551616.0))
 		return UINT64_MAX;
 	return x < 0 ? 0 : (uint64_t)x;
+}
+
+/* The flags of the layouts a join carries itself (carried): given, as its columns are. */
+static inline unsigned writer_carried(const bfi_writer *w)
+{
+	unsigned f = 0;
+	for (int r = 0; r < BFI_ROWS; r++)
+		f |= w->carried[r] ? bfi_layout_rows[r].flag : 0;
+	return f;
 }
 
 /* Tell the caller's progress callback, if any. */

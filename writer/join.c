@@ -16,6 +16,7 @@
 #include "bfi_catalog.h"
 #include "internal.h"
 #include "join.h"
+#include "layout.h"
 #include "publish.h"
 
 /* The catalog fields that say how a snapshot's keys were made: joined snapshots must match. */
@@ -59,7 +60,22 @@ struct joiner {
 	uint64_t tree_m; /* the live sets' width, 0 until one is seen */
 	int flat;        /* some segment has the flat layout */
 	unsigned dropped; /* layouts some segment holds that the join does not write */
+	/* the layouts that carry themselves (layout.h, join_check), by row */
+	struct carry {
+		void *state;
+		int ok, any, kept; /* ok: every segment so far allows it; any: some segment has it */
+		char why[4600];
+	} carry[BFI_ROWS];
 };
+
+/* The writer's layout of format flag f that a join carries through its own ops, or NULL. */
+static const struct wlayout *carrier(unsigned f)
+{
+	for (const struct wlayout *const *l = wlayouts; *l; l++)
+		if (bfi_layout_rows[(*l)->row].flag == f && (*l)->join_check)
+			return *l;
+	return NULL;
+}
 
 /* Why the join cannot go on, into j->err; returns BFI_E_JOIN. */
 __attribute__((format(printf, 2, 3))) static int say(struct joiner *j, const char *fmt, ...)
@@ -108,8 +124,9 @@ __attribute__((format(printf, 2, 3))) static void note(const struct bfi_join_opt
 /*
  * How a join carries each layout a segment holds is the layout's own
  * (bfi_layout_join): flat is written from the columns; the tree and RAMBO
- * are kept when every segment allows (tree_check, rambo_check); others
- * are dropped with a note. A layout the library does not know, or one
+ * are kept when every segment allows (tree_check, rambo_check), and so is
+ * a layout that carries itself (its join ops, layout.h); others are
+ * dropped with a note. A layout the library does not know, or one
  * kept by rules this file does not hold, is refused: a join never drops
  * what it does not know. 0 or BFI_E_JOIN.
  */
@@ -122,7 +139,8 @@ static int known_layouts(struct joiner *j, const bfi_snapshot *seg, const char *
 			continue;
 		int how = bfi_layout_join(f);
 		if (how == BFI_JOIN_UNKNOWN || (how == BFI_JOIN_WRITTEN && f != BFI_LAYOUT_FLAT) ||
-		    (how == BFI_JOIN_KEPT && f != BFI_LAYOUT_TREE && f != BFI_LAYOUT_RAMBO)) {
+		    (how == BFI_JOIN_KEPT && f != BFI_LAYOUT_TREE && f != BFI_LAYOUT_RAMBO &&
+		     carrier(f) == NULL)) {
 			return say(j, "%s holds a %s layout, which a join cannot carry; rebuild it from "
 			           "its sets instead", label, bfi_layout_name(f));
 		}
@@ -298,6 +316,9 @@ static int add_segment(struct joiner *j, const struct join_input *in, const bfi_
 			j->ones[j->n_sets++] = st.bits_set;
 			keep[c / 64] |= UINT64_C(1) << (c % 64);
 			live++;
+			for (const struct wlayout *const *l = wlayouts; rc == 0 && *l; l++)
+				if (j->carry[(*l)->row].kept)
+					rc = (*l)->join_set(j->carry[(*l)->row].state, seg, (uint32_t)o);
 		}
 		if (rc == 0 && live && j->n_pc == j->cap_pc) {
 			size_t cap = j->cap_pc ? j->cap_pc * 2 : 64;
@@ -573,6 +594,22 @@ static void tree_check(struct joiner *j, const struct join_input *in, const bfi_
 	}
 }
 
+/* Can the join carry each layout that carries itself? Its own ops say (layout.h). */
+static void carry_check(struct joiner *j, const bfi_snapshot *seg, const char *label)
+{
+	for (const struct wlayout *const *l = wlayouts; *l; l++) {
+		struct carry *c = &j->carry[(*l)->row];
+		struct bfi_layout_info li;
+		if ((*l)->join_check == NULL)
+			continue;
+		if (j->seen == 0)
+			c->ok = 1;
+		c->any |= bfi_layout_info(seg, bfi_layout_rows[(*l)->row].flag, &li) == 0;
+		if (c->ok && !(*l)->join_check(&c->state, seg, label, c->why, sizeof c->why))
+			c->ok = 0;
+	}
+}
+
 /* The first pass: can every segment join, and how wide is the widest block? */
 static int check_segment(struct joiner *j, const struct join_input *in, const bfi_snapshot *seg,
                          uint64_t first, const char *label)
@@ -591,6 +628,7 @@ static int check_segment(struct joiner *j, const struct join_input *in, const bf
 	if (rc == 0) {
 		rambo_check(j, seg, label);
 		tree_check(j, in, seg, first, label);
+		carry_check(j, seg, label);
 	}
 	j->seen++;
 	return rc;
@@ -611,6 +649,27 @@ int join_write(const struct join_input *in, int n, const char *out,
 	o.layouts = (j.flat || !j.tree ? BFI_BUILD_FLAT : 0) | (j.rambo ? BFI_BUILD_RAMBO : 0) |
 	            (j.tree ? BFI_BUILD_TREE : 0);
 	o.fanout = j.fanout;
+	char opts[1024] = "";
+	for (const struct wlayout *const *l = wlayouts; *l; l++) {
+		struct carry *c = &j.carry[(*l)->row];
+		if (!(*l)->join_check || !c->any)
+			continue;
+		if (!c->ok) {
+			note(jo, "note: the %s layout is not kept: %s", bfi_layout_rows[(*l)->row].name, c->why);
+			continue;
+		}
+		c->kept = 1;
+		o.layouts |= bfi_layout_rows[(*l)->row].flag;
+		size_t at = strlen(opts);
+		if ((*l)->join_options && at + 2 < sizeof opts) {
+			if (at)
+				opts[at++] = ',';
+			(*l)->join_options(c->state, opts + at, sizeof opts - at);
+			if (opts[at] == 0 && at) /* nothing to add: no comma either */
+				opts[at - 1] = 0;
+		}
+	}
+	o.layout_options = opts[0] ? opts : NULL;
 	if (j.rambo_why[0])
 		note(jo, "note: the rambo layout is not kept: %s", j.rambo_why);
 	if (j.tree_why[0])
@@ -626,13 +685,16 @@ int join_write(const struct join_input *in, int n, const char *out,
 	o.memory = jo->memory;
 	if (j.first)
 		carry_rate(j.first, &o, j.widest);
-	if ((rc = bfi_writer_create(&o, &j.w)) != 0) {
-		snprintf(err, errlen, "%s", bfi_strerror(rc));
-		return rc;
-	}
 	struct bfi_flat_part *parts = NULL;
 	struct bfi_flat_block_given *blocks = NULL;
 	uint8_t **pres = NULL;
+	if ((rc = bfi_writer_create(&o, &j.w)) != 0) {
+		snprintf(err, errlen, "%s", bfi_strerror(rc));
+		goto done;
+	}
+	for (int r = 0; r < BFI_ROWS; r++)
+		if (j.carry[r].kept)
+			j.w->carried[r] = j.carry[r].state;
 	struct bfi_flat_given g;
 	j.first = NULL;
 	if ((rc = each_segment(&j, in, n, add_segment)) != 0)
@@ -686,5 +748,8 @@ done:
 	for (uint32_t r = 0; r < BFI_RAMBO_MAX_REPS; r++)
 		free(j.rrows[r]);
 	bfi_writer_destroy(&j.w);
+	for (const struct wlayout *const *l = wlayouts; *l; l++)
+		if (j.carry[(*l)->row].state)
+			(*l)->join_free(j.carry[(*l)->row].state);
 	return rc;
 }

@@ -20,6 +20,7 @@
  * key of every set and written in place.
  */
 struct wlayout;
+struct bfi_snapshot; /* the reader's (bfi.h): a join's segments */
 struct stripe_ctx {
 	bfi_writer *w;
 	const struct plan *p;
@@ -88,6 +89,22 @@ struct wlayout {
 	 * are its bytes given? NULL: never.
 	 */
 	int (*given)(const bfi_writer *w);
+	/*
+	 * A join of snapshots (join.c) carrying it from its segments, which
+	 * its format row marks BFI_JOIN_KEPT. join_check, called for every
+	 * segment in turn (label names it), keeps in *state what the join
+	 * needs and returns 1 while it can carry it, else 0 with why set (a
+	 * segment lacks it, or differs); join_set takes the join's next set,
+	 * segment seg's set ord; join_options writes the layout_options items
+	 * the build is to take (its own parameters, as the segments have them);
+	 * join_free frees state. Its plan and fill then find state in
+	 * w->carried[row]. NULL join_check: no join carries it this way.
+	 */
+	int (*join_check)(void **state, const struct bfi_snapshot *seg, const char *label, char *why,
+	                  size_t whylen);
+	int (*join_set)(void *state, const struct bfi_snapshot *seg, uint32_t ord);
+	void (*join_options)(const void *state, char *opts, size_t len);
+	void (*join_free)(void *state);
 };
 /* The writer's layouts (layouts.c), in the order of their sections in a file; then NULL. */
 extern const struct wlayout *const wlayouts[];
