@@ -1,0 +1,107 @@
+/* opts.c - a command's options as rows (opts.h): the parser and the help. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opts.h"
+#include "tools.h"
+
+#define HELP_COLUMN 22 /* where each option's help begins */
+#define MAX_ROWS 96
+
+void opts_help(FILE *o, const struct opt_cmd *cmd)
+{
+	char fill[64] = "";
+	if (cmd->help_fill)
+		cmd->help_fill(fill, sizeof fill);
+	fputs(cmd->head, o);
+	for (const struct opt_row *r = cmd->rows; r->name; r++) {
+		char left[128];
+		int n = snprintf(left, sizeof left, "  %c%c%c --%s%s%s", r->key < 256 ? '-' : ' ',
+		                 r->key < 256 ? r->key : ' ', r->key < 256 ? ',' : ' ', r->name,
+		                 r->arg ? " " : "", r->arg ? r->arg : "");
+		/* the help at its column, or two blanks past a name too long for it */
+		const char *h = r->help, *nl = strchr(h, '\n');
+		if (n > HELP_COLUMN - 2 && *h == '\n') /* a name that takes the line */
+			fprintf(o, "%s", left);
+		else
+			fprintf(o, "%s%*s", left, n < HELP_COLUMN - 2 ? HELP_COLUMN - n : 2, "");
+		for (;;) {
+			int len = nl ? (int)(nl - h) : (int)strlen(h);
+			char line[256];
+			snprintf(line, sizeof line, "%.*s", len, h);
+			if (strstr(line, "%s"))
+				fprintf(o, line, fill);
+			else
+				fputs(line, o);
+			fputc('\n', o);
+			if (nl == NULL)
+				break;
+			h = nl + 1;
+			nl = strchr(h, '\n');
+			fprintf(o, "%*s", HELP_COLUMN, "");
+		}
+	}
+	fputs(cmd->tail, o);
+}
+
+/* Take row r's argument arg into ctx: 0, or 1 + an exit status. */
+static int take(const struct opt_cmd *cmd, const struct opt_row *r, const char *arg, void *ctx)
+{
+	char *field = (char *)ctx + r->off;
+	uint64_t v;
+	switch (r->kind) {
+	case OPT_FN: {
+		int rc = r->fn(ctx, arg);
+		return rc ? 1 + rc : 0;
+	}
+	case OPT_FLAG: *(int *)(void *)field = 1; return 0;
+	case OPT_STR: *(const char **)(void *)field = arg; return 0;
+	case OPT_U32:
+	case OPT_U64:
+		if (parse_size(arg, &v) || v < r->lo || v > r->hi) {
+			fprintf(stderr, "%s: ", cmd->me);
+			fprintf(stderr, r->bad, arg);
+			fputc('\n', stderr);
+			return 1 + EXIT_USAGE;
+		}
+		if (r->kind == OPT_U32)
+			*(uint32_t *)(void *)field = (uint32_t)v;
+		else
+			*(uint64_t *)(void *)field = v;
+		return 0;
+	case OPT_HELP: opts_help(stdout, cmd); return 1 + EXIT_OK;
+	}
+	return 1 + EXIT_USAGE;
+}
+
+int opts_parse(const struct opt_cmd *cmd, int argc, char **argv, void *ctx)
+{
+	struct option longs[MAX_ROWS + 1];
+	char shorts[2 * MAX_ROWS + 1];
+	size_t n = 0, s = 0;
+	for (const struct opt_row *r = cmd->rows; r->name && n < MAX_ROWS; r++, n++) {
+		longs[n] = (struct option){r->name, r->arg ? required_argument : no_argument, NULL,
+		                           r->key};
+		if (r->key < 256) {
+			shorts[s++] = (char)r->key;
+			if (r->arg)
+				shorts[s++] = ':';
+		}
+	}
+	longs[n] = (struct option){NULL, 0, NULL, 0};
+	shorts[s] = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		const struct opt_row *r = cmd->rows;
+		while (r->name && r->key != c)
+			r++;
+		if (r->name == NULL)
+			return 1 + (cmd->unknown ? cmd->unknown(cmd) : usage_try(cmd->me + 4));
+		int rc = take(cmd, r, optarg, ctx);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
