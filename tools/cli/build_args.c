@@ -399,7 +399,7 @@ static int unknown(const struct opt_cmd *cmd)
 	return strcmp (build_me, "bfi build") ? EXIT_USAGE : usage_try("build");
 }
 
-const struct opt_cmd build_cmd = {"bfi build", head, tail, default_memory, rows, unknown};
+const struct opt_cmd build_cmd = {"bfi build", head, tail, default_memory, rows, unknown, 22};
 
 /* Options that need or exclude one another: 0, or the exit status after saying why. */
 int build_check(struct args *a, int argc)

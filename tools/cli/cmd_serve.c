@@ -18,9 +18,48 @@
 #include <unistd.h>
 
 #include "serve.h"
+#include "opts.h"
 #include "tools.h"
 
-static const char help[] =
+/* What the options ask. */
+struct serve_args {
+	const char *listen, *cors;
+	uint64_t threads, max_conn, max_held;
+	size_t max_body, max_keys, max_reply;
+	double timeout;
+	int warm, quiet;
+};
+
+static int take_timeout(void *ctx, const char *arg)
+{
+	struct serve_args *a = ctx;
+	char *end;
+	a->timeout = strtod(arg, &end);
+	if (!*end && a->timeout >= 0.001 && a->timeout <= 86400)
+		return 0;
+	fprintf(stderr, "bfi serve: --timeout must be 0.001..86400 seconds\n");
+	return EXIT_USAGE;
+}
+
+/* One origin, or *: its bytes go into a header, so nothing that could end it. */
+static int take_cors(void *ctx, const char *arg)
+{
+	struct serve_args *a = ctx;
+	if (strcmp(arg, "*") && strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8)) {
+		fprintf(stderr, "bfi serve: --cors takes an origin (https://example.org) or *\n");
+		return usage_try("serve");
+	}
+	for (const char *p = arg; *p; p++)
+		if ((unsigned char)*p <= 0x20 || *p == 0x7f || *p == ',' || *p == '"') {
+			fprintf(stderr, "bfi serve: --cors: an origin holds no blank, control "
+			                "byte, comma or quote\n");
+			return usage_try("serve");
+		}
+	a->cors = arg;
+	return 0;
+}
+
+static const char head[] =
 	"Usage: bfi serve [OPTIONS] NAME=PATH...\n"
 	"\n"
 	"Serve the snapshots or collections at each PATH, read-only, over HTTP\n"
@@ -67,39 +106,71 @@ static const char help[] =
 	"keys need, and logged so; it is not warmed. A pack is read into memory\n"
 	"whole to be served: one whose index passes that is refused (unpack it).\n"
 	"\n"
-	"Options:\n"
-	"      --listen ADDR:PORT  address to listen on (default 127.0.0.1:8080;\n"
-	"                          port 0 picks a free one; [::1]:PORT for IPv6)\n"
-	"      --threads N         worker threads (default: the cores)\n"
-	"      --warm              read each new generation into memory before it\n"
-	"                          is swapped in (MADV_WILLNEED)\n"
-	"      --max-body SIZE     largest request body (default 8M)\n"
-	"      --max-keys N        most queries in one request (default 100000)\n"
-	"      --max-reply SIZE    largest reply (default 64M): a request whose\n"
-	"                          answers pass it gets 413\n"
-	"      --reply-memory SIZE replies made and waiting for their clients hold\n"
-	"                          this much at most (default 1G): past it, new\n"
-	"                          queries get 503\n"
-	"      --timeout SECONDS   longest a request may take: to arrive whole from\n"
-	"                          its first byte, to be answered (checked inside\n"
-	"                          long queries too), and for its reply to be taken;\n"
-	"                          also how long a connection may stay idle\n"
-	"                          (default 30)\n"
-	"      --max-connections N\n"
-	"                          open connections at most (default 1000)\n"
-	"      --cors ORIGIN       let pages from ORIGIN (https://example.org, or *\n"
-	"                          for any) read the answers: every reply says so\n"
-	"                          (Access-Control-Allow-Origin), and OPTIONS, a\n"
-	"                          browser's preflight, gets 204 with the methods\n"
-	"                          and headers allowed\n"
-	"  -q, --quiet             no line per request on standard error\n"
-	"  -h, --help              show this help\n"
+	"Options:\n";
+
+static const char tail[] =
 	"\n"
 	"Every PATH is opened before it listens; the first line on standard error\n"
 	"then says where it listens.\n"
 	"\n"
 	"Exit status: 0 after SIGTERM or SIGINT, or 2 for a usage error or a\n"
 	"PATH that cannot be opened at start.\n";
+
+static const struct opt_row rows[] = {
+	{"listen", 300, "ADDR:PORT",
+	 "address to listen on (default 127.0.0.1:8080;\n"
+	 "port 0 picks a free one; [::1]:PORT for IPv6)",
+	 OPT_STR, offsetof(struct serve_args, listen), 0, 0, NULL, NULL},
+	{"threads", 301, "N",
+	 "worker threads (default: the cores)",
+	 OPT_U64, offsetof(struct serve_args, threads), 1, 256, "--threads must be 1..256", NULL},
+	{"warm", 302, NULL,
+	 "read each new generation into memory before it\n"
+	 "is swapped in (MADV_WILLNEED)",
+	 OPT_FLAG, offsetof(struct serve_args, warm), 0, 0, NULL, NULL},
+	{"max-body", 303, "SIZE",
+	 "largest request body (default 8M)",
+	 OPT_SIZE, offsetof(struct serve_args, max_body), 1, 1u << 30, "--max-body must be 1 byte .. 1G", NULL},
+	{"max-keys", 304, "N",
+	 "most queries in one request (default 100000)",
+	 OPT_SIZE, offsetof(struct serve_args, max_keys), 1, 100000000, "--max-keys must be 1..100000000", NULL},
+	{"max-reply", 305, "SIZE",
+	 "largest reply (default 64M): a request whose\n"
+	 "answers pass it gets 413",
+	 OPT_SIZE, offsetof(struct serve_args, max_reply), 4096, 4ull << 30, "--max-reply must be 4K .. 4G", NULL},
+	{"reply-memory", 306, "SIZE",
+	 "replies made and waiting for their clients hold\n"
+	 "this much at most (default 1G): past it, new\n"
+	 "queries get 503",
+	 OPT_U64, offsetof(struct serve_args, max_held), 4096, 1ull << 50, "--reply-memory must be 4K or more", NULL},
+	{"timeout", 307, "SECONDS",
+	 "longest a request may take: to arrive whole from\n"
+	 "its first byte, to be answered (checked inside\n"
+	 "long queries too), and for its reply to be taken;\n"
+	 "also how long a connection may stay idle\n"
+	 "(default 30)",
+	 OPT_FN, 0, 0, 0, NULL, take_timeout},
+	{"max-connections", 308, "N",
+	 "\n"
+	 "open connections at most (default 1000)",
+	 OPT_U64, offsetof(struct serve_args, max_conn), 1, 100000, "--max-connections must be 1..100000", NULL},
+	{"cors", 309, "ORIGIN",
+	 "let pages from ORIGIN (https://example.org, or *\n"
+	 "for any) read the answers: every reply says so\n"
+	 "(Access-Control-Allow-Origin), and OPTIONS, a\n"
+	 "browser's preflight, gets 204 with the methods\n"
+	 "and headers allowed",
+	 OPT_FN, 0, 0, 0, NULL, take_cors},
+	{"quiet", 'q', NULL,
+	 "no line per request on standard error",
+	 OPT_FLAG, offsetof(struct serve_args, quiet), 0, 0, NULL, NULL},
+	{"help", 'h', NULL,
+	 "show this help",
+	 OPT_HELP, 0, 0, 0, NULL, NULL},
+	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
+};
+
+static const struct opt_cmd serve_cmd = {"bfi serve", head, tail, NULL, rows, NULL, 26};
 
 /* --listen ADDR:PORT, [V6]:PORT */
 static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len)
@@ -152,101 +223,24 @@ static int name_ok(const char *s, size_t n)
 int cmd_serve(int argc, char **argv)
 {
 	static struct server sv;
-	int quiet = 0;
-	static const struct option opts[] = {{"listen", required_argument, 0, 'l'},
-	                                     {"threads", required_argument, 0, 't'},
-	                                     {"warm", no_argument, 0, 'w'},
-	                                     {"max-body", required_argument, 0, 'b'},
-	                                     {"max-keys", required_argument, 0, 'k'},
-	                                     {"timeout", required_argument, 0, 'T'},
-	                                     {"max-connections", required_argument, 0, 'c'},
-	                                     {"max-reply", required_argument, 0, 'R'},
-	                                     {"reply-memory", required_argument, 0, 'M'},
-	                                     {"quiet", no_argument, 0, 'q'},
-	                                     {"cors", required_argument, 0, 'C'},
-	                                     {"help", no_argument, 0, 'h'},
-	                                     {0, 0, 0, 0}};
-	const char *listen = "127.0.0.1:8080";
+	struct serve_args opt = {.listen = "127.0.0.1:8080", .max_conn = 1000, .max_held = 1ull << 30,
+	                       .max_body = 8u << 20, .max_keys = 100000, .max_reply = 64u << 20,
+	                       .timeout = 30};
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t threads = cores > 0 ? (uint64_t)cores : 1, v, max_conn = 1000;
-	sv.max_body = 8u << 20;
-	sv.max_keys = 100000;
-	sv.max_reply = 64u << 20;
-	sv.max_held = 1ll << 30;
-	sv.timeout = 30;
-	int c;
-	char *end;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l': listen = optarg; break;
-		case 'w': sv.warm = 1; break;
-		case 'C':
-			/* one origin, or *: its bytes go into a header, so nothing that could end it */
-			if (strcmp(optarg, "*") && strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8)) {
-				fprintf(stderr, "bfi serve: --cors takes an origin (https://example.org) or *\n");
-				return usage_try("serve");
-			}
-			for (const char *p = optarg; *p; p++)
-				if ((unsigned char)*p <= 0x20 || *p == 0x7f || *p == ',' || *p == '"') {
-					fprintf(stderr, "bfi serve: --cors: an origin holds no blank, control "
-					                "byte, comma or quote\n");
-					return usage_try("serve");
-				}
-			sv.cors = optarg;
-			break;
-		case 'q': quiet = 1; break;
-		case 't':
-			if (parse_size(optarg, &threads) || threads < 1 || threads > 256) {
-				fprintf(stderr, "bfi serve: --threads must be 1..256\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'b':
-			if (parse_size(optarg, &v) || v < 1 || v > (1u << 30)) {
-				fprintf(stderr, "bfi serve: --max-body must be 1 byte .. 1G\n");
-				return EXIT_USAGE;
-			}
-			sv.max_body = (size_t)v;
-			break;
-		case 'k':
-			if (parse_size(optarg, &v) || v < 1 || v > 100000000) {
-				fprintf(stderr, "bfi serve: --max-keys must be 1..100000000\n");
-				return EXIT_USAGE;
-			}
-			sv.max_keys = (size_t)v;
-			break;
-		case 'T':
-			sv.timeout = strtod(optarg, &end);
-			if (*end || !(sv.timeout >= 0.001 && sv.timeout <= 86400)) {
-				fprintf(stderr, "bfi serve: --timeout must be 0.001..86400 seconds\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'c':
-			if (parse_size(optarg, &max_conn) || max_conn < 1 || max_conn > 100000) {
-				fprintf(stderr, "bfi serve: --max-connections must be 1..100000\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'R':
-			if (parse_size(optarg, &v) || v < 4096 || v > (4ull << 30)) {
-				fprintf(stderr, "bfi serve: --max-reply must be 4K .. 4G\n");
-				return EXIT_USAGE;
-			}
-			sv.max_reply = (size_t)v;
-			break;
-		case 'M':
-			if (parse_size(optarg, &v) || v < 4096 || v > (1ull << 50)) {
-				fprintf(stderr, "bfi serve: --reply-memory must be 4K or more\n");
-				return EXIT_USAGE;
-			}
-			sv.max_held = (long long)v;
-			break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: return usage_try("serve");
-		}
-	}
+	opt.threads = cores > 0 ? (uint64_t)cores : 1;
+	int rc = opts_parse(&serve_cmd, argc, argv, &opt);
+	if (rc)
+		return rc - 1;
+	const char *listen = opt.listen;
+	uint64_t threads = opt.threads, max_conn = opt.max_conn;
+	int quiet = opt.quiet;
+	sv.max_body = opt.max_body;
+	sv.max_keys = opt.max_keys;
+	sv.max_reply = opt.max_reply;
+	sv.max_held = (long long)opt.max_held;
+	sv.timeout = opt.timeout;
+	sv.cors = opt.cors;
+	sv.warm = opt.warm;
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	if (parse_listen(listen, &addr, &addr_len) != 0) {

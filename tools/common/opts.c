@@ -6,7 +6,7 @@
 #include "opts.h"
 #include "tools.h"
 
-#define HELP_COLUMN 22 /* where each option's help begins */
+#define HELP_COLUMN 22 /* where each option's help begins, unless the command says */
 #define MAX_ROWS 96
 
 void opts_help(FILE *o, const struct opt_cmd *cmd)
@@ -14,6 +14,7 @@ void opts_help(FILE *o, const struct opt_cmd *cmd)
 	char fill[64] = "";
 	if (cmd->help_fill)
 		cmd->help_fill(fill, sizeof fill);
+	int col = cmd->column ? cmd->column : HELP_COLUMN;
 	fputs(cmd->head, o);
 	for (const struct opt_row *r = cmd->rows; r->name; r++) {
 		char left[128];
@@ -22,10 +23,10 @@ void opts_help(FILE *o, const struct opt_cmd *cmd)
 		                 r->arg ? " " : "", r->arg ? r->arg : "");
 		/* the help at its column, or two blanks past a name too long for it */
 		const char *h = r->help, *nl = strchr(h, '\n');
-		if (n > HELP_COLUMN - 2 && *h == '\n') /* a name that takes the line */
+		if (*h == '\n') /* a name that takes the line */
 			fprintf(o, "%s", left);
 		else
-			fprintf(o, "%s%*s", left, n < HELP_COLUMN - 2 ? HELP_COLUMN - n : 2, "");
+			fprintf(o, "%s%*s", left, n < col ? col - n : 2, "");
 		for (;;) {
 			int len = nl ? (int)(nl - h) : (int)strlen(h);
 			char line[256];
@@ -39,7 +40,7 @@ void opts_help(FILE *o, const struct opt_cmd *cmd)
 				break;
 			h = nl + 1;
 			nl = strchr(h, '\n');
-			fprintf(o, "%*s", HELP_COLUMN, "");
+			fprintf(o, "%*s", col, "");
 		}
 	}
 	fputs(cmd->tail, o);
@@ -59,6 +60,7 @@ static int take(const struct opt_cmd *cmd, const struct opt_row *r, const char *
 	case OPT_STR: *(const char **)(void *)field = arg; return 0;
 	case OPT_U32:
 	case OPT_U64:
+	case OPT_SIZE:
 		if (parse_size(arg, &v) || v < r->lo || v > r->hi) {
 			fprintf(stderr, "%s: ", cmd->me);
 			fprintf(stderr, r->bad, arg);
@@ -67,6 +69,8 @@ static int take(const struct opt_cmd *cmd, const struct opt_row *r, const char *
 		}
 		if (r->kind == OPT_U32)
 			*(uint32_t *)(void *)field = (uint32_t)v;
+		else if (r->kind == OPT_SIZE)
+			*(size_t *)(void *)field = (size_t)v;
 		else
 			*(uint64_t *)(void *)field = v;
 		return 0;

@@ -19,6 +19,7 @@ enum opt_kind {
 	OPT_STR,  /* a const char * set to the argument */
 	OPT_U32,  /* a uint32_t (or unsigned), parse_size's number in [lo, hi] */
 	OPT_U64,  /* a uint64_t, the same */
+	OPT_SIZE, /* a size_t, the same */
 	OPT_HELP, /* print the help and end with status 0 */
 };
 
@@ -50,6 +51,7 @@ struct opt_cmd {
 	const struct opt_row *rows; /* ended by a row of NULL name */
 	/* an option not in the rows: its exit status after saying so; NULL: usage_try */
 	int (*unknown)(const struct opt_cmd *cmd);
+	int column; /* where each option's help begins (0: 22) */
 };
 
 /* The help: head, a row each, tail. */
