@@ -11,9 +11,75 @@
 #include "bfi.h"
 #include "bfi_seq.h"
 #include "query.h"
+#include "opts.h"
 #include "tools.h"
 
-static const char help[] =
+/* What the options ask. */
+struct query_args {
+	struct opts o;
+	const char *fasta;
+	int keys, expr, path, trusted, small_pages, no_scan, batch_size_given, memory_given;
+	uint64_t threads;
+};
+
+static int take_threshold(void *ctx, const char *arg)
+{
+	struct query_args *a = ctx;
+	char *end;
+	a->o.theta = strtod(arg, &end);
+	if (!*end && a->o.theta > 0 && a->o.theta <= 1)
+		return 0;
+	fprintf(stderr, "bfi query: --threshold must be in (0, 1]\n");
+	return EXIT_USAGE;
+}
+
+static int take_batch_size(void *ctx, const char *arg)
+{
+	struct query_args *a = ctx;
+	uint64_t v;
+	if (parse_size(arg, &v) || v < 1 || v > 1000000) {
+		fprintf(stderr, "bfi query: --batch-size must be 1..1000000\n");
+		return EXIT_USAGE;
+	}
+	a->o.batch_size = (size_t)v;
+	a->batch_size_given = 1;
+	return 0;
+}
+
+static int take_memory(void *ctx, const char *arg)
+{
+	struct query_args *a = ctx;
+	if (parse_size(arg, &a->o.memory) || a->o.memory == 0) {
+		fprintf(stderr, "bfi query: --memory: not a size: %s\n", arg);
+		return EXIT_USAGE;
+	}
+	a->memory_given = 1;
+	return 0;
+}
+
+static int take_layout(void *ctx, const char *arg)
+{
+	struct query_args *a = ctx;
+	return (a->o.layout = layout_arg("query", arg)) == 0 ? EXIT_USAGE : 0;
+}
+
+static int take_format(void *ctx, const char *arg)
+{
+	struct query_args *a = ctx;
+	if (!strcmp(arg, "tsv") || !strcmp(arg, "matrix")) {
+		a->o.table = arg[0] == 't' ? TABLE_TSV : TABLE_MATRIX;
+		return 0;
+	}
+	const char *why = check_format(arg);
+	if (why) {
+		fprintf(stderr, "bfi query: --format '%s': %s\n", arg, why);
+		return EXIT_USAGE;
+	}
+	a->o.format = arg;
+	return 0;
+}
+
+static const char head[] =
 	"Usage: bfi query [OPTIONS] SNAP [QUERY...]\n"
 	"\n"
 	"SNAP is a snapshot or a collection of them (bfi append --help), or a\n"
@@ -39,236 +105,335 @@ static const char help[] =
 	"Query forms. By default, the snapshot's: a snapshot built from keys takes\n"
 	"each query as one key, byte for byte; one built from text splits it as\n"
 	"--text, from FASTA as --kmer K with its K, from JSON/XML as --path. A\n"
-	"form that contradicts how the snapshot's keys were made is refused.\n"
-	"      --keys         a query is one key, byte for byte\n"
-	"  -e, --expr         a query is an expression: keys combined with AND, OR\n"
-	"                     and parentheses; keys side by side are ANDed, so\n"
-	"                     `a b` is `a AND b`; \"quoted keys\" may hold blanks;\n"
-	"                     a query that does not parse stops bfi query with\n"
-	"                     status 2 after the answers before it, naming the byte\n"
-	"  -t, --threshold T  a query is a list of terms (blank-separated words, or\n"
-	"                     k-mers with --kmer); sets holding at least\n"
-	"                     ceil(T x terms) of them are returned, T in (0, 1]\n"
-	"  -k, --kmer K       a query is a DNA sequence; its terms are its distinct\n"
-	"                     canonical K-mers (K 1..255; letters other than ACGT\n"
-	"                     break k-mers). Without --threshold, all must match\n"
-	"                     (T = 1), and the answer is still a threshold query's,\n"
-	"                     each set with its score (the k-mers it holds), as\n"
-	"                     k-mer tools print it\n"
-	"      --path         a query is a path over JSON/XML documents (bfi build\n"
-	"                     --input json|xml): /a/b from the root, a/b anywhere,\n"
-	"                     * for one or more elements (a/*/b)\n"
-	"      --fasta FILE   k-mers (the snapshot's K, or --kmer K): the queries\n"
-	"                     are the records of FILE\n"
-	"                     (FASTA or FASTQ, plain or gzip, xz, bzip2, zstd;\n"
-	"                     '-' for stdin),\n"
-	"                     each answered under its record's id\n"
-	"      --text         a query is text: its terms are its distinct words as\n"
-	"                     documents were split (bfi build --input text: ASCII\n"
-	"                     letters and digits, lower-cased, with the snapshot's\n"
-	"                     term limit and stop words). Without --threshold, all\n"
-	"                     must match, and sets are listed as for keys.\n"
-	"\n"
-	"Options:\n"
-	"      --batch        answer the queries in batches of --batch-size\n"
-	"                     (default 1000), each read and answered before the\n"
-	"                     next, whose memory waits overlap; same answers,\n"
-	"                     more throughput on short rows (keys:\n"
-	"                     bfi_query_keys; expressions: bfi_query_batch)\n"
-	"      --batch-size N\n"
-	"                     queries per batch (default 1000; with --scan 100000,\n"
-	"                     and fewer where --memory holds fewer)\n"
-	"      --memory SIZE  what the query may hold in all (K, M, G suffixes):\n"
-	"                     index pages, each key's state, the batch's answers.\n"
-	"                     Default: three quarters of what this process may\n"
-	"                     hold, the least of MemAvailable, its memory cgroup's\n"
-	"                     limit (v1 or v2) and ulimit -v. An index larger than\n"
-	"                     it is scanned (--scan), saying so once on stderr\n"
-	"      --scan         answer each batch in passes over the index, not from\n"
-	"                     its mapping, for an index larger than memory: a pass\n"
-	"                     reads the pages its queries need once, in file order\n"
-	"                     (bfi_scan); same answers, on any layout; a collection\n"
-	"                     is scanned segment by segment, and a pack in place,\n"
-	"                     frame by frame, never unpacked. A batch is cut where\n"
-	"                     its keys' state and expected answers would pass half\n"
-	"                     of --memory, so that each pass reads each byte of the\n"
-	"                     index at most once; a query too large to fit alone is\n"
-	"                     refused before anything is read, naming the --memory\n"
-	"                     it needs. If a pass still cannot hold a block's rows\n"
-	"                     with a row of state a key, rounds read pages again,\n"
-	"                     and a warning says so\n"
-	"      --no-scan      map the index even if it is larger than --memory\n"
-	"      --stats        after a scan, on stderr: passes, bytes and reads, the\n"
-	"                     most held, and how the reads spread over --threads\n"
-	"                     (a scan splits each range's reads over them)\n"
-	"      --layout L     flat, plain, rambo or tree: answer from this layout\n"
-	"                     (default: flat, else tree, else rambo, else plain)\n"
-	"      --json         one JSON object per query\n"
-	"      --threads N    answer on N threads (default: one per online core),\n"
-	"                     the answers in input order, byte for byte those of\n"
-	"                     one thread; one thread answers queries given as\n"
-	"                     arguments, and answers going to a terminal\n"
-	"      --limit N      at most N sets an answer (a threshold's N best); with\n"
-	"                     --json, \"more\": M says how many more there were\n"
-	"  -c, --count        counts instead of names (with --json: \"count\": N)\n"
-	"      --ordinals     set ordinals instead of names (no catalog needed;\n"
-	"                     with --keys or --expr it is not read at all)\n"
-	"      --format T     print T for each matching set instead, with {name},\n"
-	"                     {ordinal}, {score} (0 without one) and {query}\n"
-	"                     replaced, \\n and \\t as newline and tab, {{ and }}\n"
-	"                     as braces; e.g. 'https://example.org/{name}\\n'\n"
-	"      --format tsv   a table with a header, #query set score ratio: a row\n"
-	"                     a matching set, the best first (then by name), and\n"
-	"                     a row with no set for a query that matches none;\n"
-	"                     ratio is the share of a term list's terms held\n"
-	"      --format matrix  a table: #query and every set's name, then a row\n"
-	"                     a query, each cell its ratio (1 or 0 for keys)\n"
-	"      --trusted      skip the catalog digest check (trusted files only)\n"
-	"      --small-pages  map the index without asking for 2 MiB pages, for\n"
-	"                     snapshots much larger than memory\n"
-	"  -h, --help         show this help\n"
+	"form that contradicts how the snapshot's keys were made is refused.\n";
+
+static const char tail[] =
 	"\n"
 	"Exit status: 0, or 2 for a usage error, a query that does not parse, an\n"
 	"unreadable input or output, or a snapshot that cannot be read or was\n"
 	"changed under this reader (its answers so far are written whole).\n";
 
+static const struct opt_row rows[] = {
+	{"keys", 300, NULL,
+	 "a query is one key, byte for byte",
+	 OPT_FLAG, offsetof(struct query_args, keys), 0, 0, NULL, NULL},
+	{"expr", 'e', NULL,
+	 "a query is an expression: keys combined with AND, OR\n"
+	 "and parentheses; keys side by side are ANDed, so\n"
+	 "`a b` is `a AND b`; \"quoted keys\" may hold blanks;\n"
+	 "a query that does not parse stops bfi query with\n"
+	 "status 2 after the answers before it, naming the byte",
+	 OPT_FLAG, offsetof(struct query_args, expr), 0, 0, NULL, NULL},
+	{"threshold", 't', "T",
+	 "a query is a list of terms (blank-separated words, or\n"
+	 "k-mers with --kmer); sets holding at least\n"
+	 "ceil(T x terms) of them are returned, T in (0, 1]",
+	 OPT_FN, 0, 0, 0, NULL, take_threshold},
+	{"kmer", 'k', "K",
+	 "a query is a DNA sequence; its terms are its distinct\n"
+	 "canonical K-mers (K 1..255; letters other than ACGT\n"
+	 "break k-mers). Without --threshold, all must match\n"
+	 "(T = 1), and the answer is still a threshold query's,\n"
+	 "each set with its score (the k-mers it holds), as\n"
+	 "k-mer tools print it",
+	 OPT_U32, offsetof(struct query_args, o.kmer), 1, BFI_KMER_MAX, "--kmer must be 1..255", NULL},
+	{"path", 301, NULL,
+	 "a query is a path over JSON/XML documents (bfi build\n"
+	 "--input json|xml): /a/b from the root, a/b anywhere,\n"
+	 "* for one or more elements (a/*/b)",
+	 OPT_FLAG, offsetof(struct query_args, path), 0, 0, NULL, NULL},
+	{"fasta", 302, "FILE",
+	 "k-mers (the snapshot's K, or --kmer K): the queries\n"
+	 "are the records of FILE\n"
+	 "(FASTA or FASTQ, plain or gzip, xz, bzip2, zstd;\n"
+	 "'-' for stdin),\n"
+	 "each answered under its record's id",
+	 OPT_STR, offsetof(struct query_args, fasta), 0, 0, NULL, NULL},
+	{"text", 303, NULL,
+	 "a query is text: its terms are its distinct words as\n"
+	 "documents were split (bfi build --input text: ASCII\n"
+	 "letters and digits, lower-cased, with the snapshot's\n"
+	 "term limit and stop words). Without --threshold, all\n"
+	 "must match, and sets are listed as for keys.",
+	 OPT_FLAG, offsetof(struct query_args, o.text), 0, 0, NULL, NULL},
+	{NULL, 0, NULL, "\nOptions:\n", OPT_FN, 0, 0, 0, NULL, NULL},
+	{"batch", 304, NULL,
+	 "answer the queries in batches of --batch-size\n"
+	 "(default 1000), each read and answered before the\n"
+	 "next, whose memory waits overlap; same answers,\n"
+	 "more throughput on short rows (keys:\n"
+	 "bfi_query_keys; expressions: bfi_query_batch)",
+	 OPT_FLAG, offsetof(struct query_args, o.batch), 0, 0, NULL, NULL},
+	{"batch-size", 305, "N",
+	 "\n"
+	 "queries per batch (default 1000; with --scan 100000,\n"
+	 "and fewer where --memory holds fewer)",
+	 OPT_FN, 0, 0, 0, NULL, take_batch_size},
+	{"memory", 306, "SIZE",
+	 "what the query may hold in all (K, M, G suffixes):\n"
+	 "index pages, each key's state, the batch's answers.\n"
+	 "Default: three quarters of what this process may\n"
+	 "hold, the least of MemAvailable, its memory cgroup's\n"
+	 "limit (v1 or v2) and ulimit -v. An index larger than\n"
+	 "it is scanned (--scan), saying so once on stderr",
+	 OPT_FN, 0, 0, 0, NULL, take_memory},
+	{"scan", 307, NULL,
+	 "answer each batch in passes over the index, not from\n"
+	 "its mapping, for an index larger than memory: a pass\n"
+	 "reads the pages its queries need once, in file order\n"
+	 "(bfi_scan); same answers, on any layout; a collection\n"
+	 "is scanned segment by segment, and a pack in place,\n"
+	 "frame by frame, never unpacked. A batch is cut where\n"
+	 "its keys' state and expected answers would pass half\n"
+	 "of --memory, so that each pass reads each byte of the\n"
+	 "index at most once; a query too large to fit alone is\n"
+	 "refused before anything is read, naming the --memory\n"
+	 "it needs. If a pass still cannot hold a block's rows\n"
+	 "with a row of state a key, rounds read pages again,\n"
+	 "and a warning says so",
+	 OPT_FLAG, offsetof(struct query_args, o.scan), 0, 0, NULL, NULL},
+	{"no-scan", 308, NULL,
+	 "map the index even if it is larger than --memory",
+	 OPT_FLAG, offsetof(struct query_args, no_scan), 0, 0, NULL, NULL},
+	{"stats", 309, NULL,
+	 "after a scan, on stderr: passes, bytes and reads, the\n"
+	 "most held, and how the reads spread over --threads\n"
+	 "(a scan splits each range's reads over them)",
+	 OPT_FLAG, offsetof(struct query_args, o.stats), 0, 0, NULL, NULL},
+	{"layout", 310, "L",
+	 "flat, plain, rambo or tree: answer from this layout\n"
+	 "(default: flat, else tree, else rambo, else plain)",
+	 OPT_FN, 0, 0, 0, NULL, take_layout},
+	{"json", 311, NULL,
+	 "one JSON object per query",
+	 OPT_FLAG, offsetof(struct query_args, o.json), 0, 0, NULL, NULL},
+	{"threads", 312, "N",
+	 "answer on N threads (default: one per online core),\n"
+	 "the answers in input order, byte for byte those of\n"
+	 "one thread; one thread answers queries given as\n"
+	 "arguments, and answers going to a terminal",
+	 OPT_U64, offsetof(struct query_args, threads), 1, 256, "--threads must be 1..256", NULL},
+	{"limit", 313, "N",
+	 "at most N sets an answer (a threshold's N best); with\n"
+	 "--json, \"more\": M says how many more there were",
+	 OPT_U64, offsetof(struct query_args, o.limit), 1, UINT64_MAX, "--limit must be a positive count", NULL},
+	{"count", 'c', NULL,
+	 "counts instead of names (with --json: \"count\": N)",
+	 OPT_FLAG, offsetof(struct query_args, o.count), 0, 0, NULL, NULL},
+	{"ordinals", 314, NULL,
+	 "set ordinals instead of names (no catalog needed;\n"
+	 "with --keys or --expr it is not read at all)",
+	 OPT_FLAG, offsetof(struct query_args, o.ordinals), 0, 0, NULL, NULL},
+	{"format", 315, "T",
+	 "print T for each matching set instead, with {name},\n"
+	 "{ordinal}, {score} (0 without one) and {query}\n"
+	 "replaced, \\n and \\t as newline and tab, {{ and }}\n"
+	 "as braces; e.g. 'https://example.org/{name}\\n'",
+	 OPT_FN, 0, 0, 0, NULL, take_format},
+	{"format", 315, "tsv",
+	 "a table with a header, #query set score ratio: a row\n"
+	 "a matching set, the best first (then by name), and\n"
+	 "a row with no set for a query that matches none;\n"
+	 "ratio is the share of a term list's terms held",
+	 OPT_DOC, 0, 0, 0, NULL, NULL},
+	{"format", 315, "matrix",
+	 "a table: #query and every set's name, then a row\n"
+	 "a query, each cell its ratio (1 or 0 for keys)",
+	 OPT_DOC, 0, 0, 0, NULL, NULL},
+	{"trusted", 316, NULL,
+	 "skip the catalog digest check (trusted files only)",
+	 OPT_FLAG, offsetof(struct query_args, trusted), 0, 0, NULL, NULL},
+	{"small-pages", 317, NULL,
+	 "map the index without asking for 2 MiB pages, for\n"
+	 "snapshots much larger than memory",
+	 OPT_FLAG, offsetof(struct query_args, small_pages), 0, 0, NULL, NULL},
+	{"help", 'h', NULL,
+	 "show this help",
+	 OPT_HELP, 0, 0, 0, NULL, NULL},
+	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
+};
+
+static const struct opt_cmd query_cmd = {"bfi query", head, tail, NULL, rows, NULL, 21};
 
 
-int cmd_query(int argc, char **argv)
+
+/* The options that exclude one another, and SNAP given: 0, or the exit status after saying why. */
+static int check_query_args(const struct query_args *a, const struct opts *o, int argc)
 {
-	static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-	                                     {"count", no_argument, 0, 'c'},
-	                                     {"ordinals", no_argument, 0, 'O'},
-	                                     {"trusted", no_argument, 0, 'T'},
-	                                     {"small-pages", no_argument, 0, 'G'},
-	                                     {"expr", no_argument, 0, 'e'},
-	                                     {"threshold", required_argument, 0, 't'},
-	                                     {"kmer", required_argument, 0, 'k'},
-	                                     {"text", no_argument, 0, 'X'},
-	                                     {"fasta", required_argument, 0, 'F'},
-	                                     {"format", required_argument, 0, 'M'},
-	                                     {"path", no_argument, 0, 'P'},
-	                                     {"batch", no_argument, 0, 'B'},
-	                                     {"batch-size", required_argument, 0, 'S'},
-	                                     {"scan", no_argument, 0, 'Z'},
-	                                     {"no-scan", no_argument, 0, 'z'},
-	                                     {"stats", no_argument, 0, 'A'},
-	                                     {"memory", required_argument, 0, 'Y'},
-	                                     {"layout", required_argument, 0, 'L'},
-	                                     {"keys", no_argument, 0, 'K'},
-	                                     {"limit", required_argument, 0, 'N'},
-	                                     {"threads", required_argument, 0, 'J'},
-	                                     {"help", no_argument, 0, 'h'},
-	                                     {0, 0, 0, 0}};
-	struct opts o = {.mode = M_KEY, .batch_size = 1000};
-	unsigned flags = 0;
-	const char *fasta = NULL;
-	int c, status = EXIT_OK, keys = 0, batch_size_given = 0, memory_given = 0, no_scan = 0;
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t threads = cores > 0 ? (uint64_t)cores : 1;
-	char *end;
-	uint64_t v;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "cet:k:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': o.json = 1; break;
-		case 'c': o.count = 1; break;
-		case 'O': o.ordinals = 1; break;
-		case 'T': flags |= BFI_OPEN_TRUSTED; break;
-		case 'G': flags |= BFI_OPEN_SMALL_PAGES; break;
-		case 'e': o.mode = M_EXPR; break;
-		case 'K': keys = 1; break;
-		case 'B': o.batch = 1; break;
-		case 'Z': o.scan = 1; break;
-		case 'Y':
-			if (parse_size(optarg, &o.memory) || o.memory == 0) {
-				fprintf(stderr, "bfi query: --memory: not a size: %s\n", optarg);
-				return EXIT_USAGE;
-			}
-			memory_given = 1;
-			break;
-		case 'z': no_scan = 1; break;
-		case 'A': o.stats = 1; break;
-		case 'X': o.text = 1; break;
-		case 'P': o.mode = M_PATH; break;
-		case 'F': fasta = optarg; break;
-		case 'M': {
-			if (!strcmp(optarg, "tsv") || !strcmp(optarg, "matrix")) {
-				o.table = optarg[0] == 't' ? TABLE_TSV : TABLE_MATRIX;
-				break;
-			}
-			const char *why = check_format(optarg);
-			if (why) {
-				fprintf(stderr, "bfi query: --format '%s': %s\n", optarg, why);
-				return EXIT_USAGE;
-			}
-			o.format = optarg;
-			break;
-		}
-		case 't':
-			o.theta = strtod(optarg, &end);
-			if (*end || !(o.theta > 0 && o.theta <= 1)) {
-				fprintf(stderr, "bfi query: --threshold must be in (0, 1]\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'k':
-			if (parse_size(optarg, &v) || v < 1 || v > BFI_KMER_MAX) {
-				fprintf(stderr, "bfi query: --kmer must be 1..255\n");
-				return EXIT_USAGE;
-			}
-			o.kmer = (unsigned)v;
-			break;
-		case 'S':
-			if (parse_size(optarg, &v) || v < 1 || v > 1000000) {
-				fprintf(stderr, "bfi query: --batch-size must be 1..1000000\n");
-				return EXIT_USAGE;
-			}
-			o.batch_size = (size_t)v;
-			batch_size_given = 1;
-			break;
-		case 'J':
-			if (parse_size(optarg, &threads) || threads < 1 || threads > 256) {
-				fprintf(stderr, "bfi query: --threads must be 1..256\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'N':
-			if (parse_size(optarg, &v) || v < 1) {
-				fprintf(stderr, "bfi query: --limit must be a positive count\n");
-				return EXIT_USAGE;
-			}
-			o.limit = v;
-			break;
-		case 'L':
-			if ((o.layout = layout_arg("query", optarg)) == 0)
-				return EXIT_USAGE;
-			break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: return usage_try("query");
-		}
-	}
-	if (o.text + (o.kmer > 0) + keys + (o.mode == M_EXPR) + (o.mode == M_PATH) > 1) {
-		fprintf(stderr, "bfi query: give one query form: --keys, --expr, --text, --kmer or "
-		                "--path\n");
-		return EXIT_USAGE;
-	}
-	if (o.mode == M_PATH && (o.text || o.kmer || o.theta > 0)) {
-		fprintf(stderr, "bfi query: --path does not combine with --text, --kmer or --threshold\n");
-		return EXIT_USAGE;
-	}
-	if ((o.format || o.table) && (o.json || o.count || o.ordinals)) {
-		fprintf(stderr, "bfi query: --format does not combine with --json, --count or --ordinals\n");
-		return EXIT_USAGE;
-	}
-	if (o.scan && no_scan) {
-		fprintf(stderr, "bfi query: --scan and --no-scan contradict each other\n");
+	const char *bad = NULL;
+	if (a->expr + a->path > 1 || o->text + (o->kmer > 0) + a->keys + a->expr + a->path > 1)
+		bad = "give one query form: --keys, --expr, --text, --kmer or --path";
+	else if (a->path && (o->text || o->kmer || o->theta > 0))
+		bad = "--path does not combine with --text, --kmer or --threshold";
+	else if ((o->format || o->table) && (o->json || o->count || o->ordinals))
+		bad = "--format does not combine with --json, --count or --ordinals";
+	else if (o->scan && a->no_scan)
+		bad = "--scan and --no-scan contradict each other";
+	if (bad) {
+		fprintf(stderr, "bfi query: %s\n", bad);
 		return EXIT_USAGE;
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "bfi query: need SNAP\n");
 		return usage_try("query");
 	}
+	return 0;
+}
+
+/*
+ * Open path as the options ask (a pack scanned if it does not fit), its
+ * query form settled and its layout checked: 0 and *out, or the exit
+ * status after saying why.
+ */
+static int open_snap(const struct query_args *a, struct opts *o, const char *path,
+                     unsigned flags, uint64_t *threads, bfi_snapshot **out)
+{
+	bfi_snapshot *s = NULL;
+	guard_during(path, EXIT_USAGE);
+	/* a pack is opened to be scanned until its index's size says whether it fits */
+	struct stat path_st;
+	if (!a->no_scan && stat(path, &path_st) == 0 && S_ISREG(path_st.st_mode))
+		flags |= BFI_OPEN_SCAN;
+	int rc = bfi_open(path, flags, &s);
+	if (rc == -ENOENT && (o->ordinals || o->count) && !(flags & BFI_OPEN_NO_CATALOG)) {
+		/* no catalog to read the key rules from: ordinals and counts do without */
+		flags |= BFI_OPEN_NO_CATALOG;
+		rc = bfi_open(path, flags, &s);
+	}
+	if (rc == 0 && (rc = query_memory(s, o, a->memory_given, a->no_scan, path)) != 0) {
+		guard_during(NULL, 0);
+		bfi_close(&s);
+		return EXIT_USAGE;
+	}
+	if (rc == 0 && !o->scan && (flags & BFI_OPEN_SCAN)) {
+		/* a pack that fits: read into memory, for the mapped path */
+		bfi_close(&s);
+		flags &= ~BFI_OPEN_SCAN;
+		rc = bfi_open(path, flags, &s);
+	}
+	guard_during(NULL, 0);
+	if (rc == 0 && o->scan) {
+		o->batch = 1; /* the batch is what a pass answers, its reads split over the threads */
+		o->scan_threads = (unsigned)(*threads < BFI_SCAN_THREADS_MAX ? *threads
+		                                                             : BFI_SCAN_THREADS_MAX);
+		*threads = 1;
+		if (!a->batch_size_given)
+			o->batch_size = 100000;
+	}
+	if (rc) {
+		query_open_failed(path, rc);
+		return EXIT_USAGE;
+	}
+	guard_watch(s, path);
+	char why[600];
+	struct bfi_info info;
+	bfi_info(s, &info);
+	if (query_form(s, o, a->keys, a->fasta != NULL, path, why, sizeof why) != 0) {
+		fprintf(stderr, "bfi query: %s\n", why);
+		rc = EXIT_USAGE;
+	} else if (o->layout && !(info.layouts & o->layout)) {
+		char held[200];
+		fprintf(stderr, "bfi query: %s has no %s layout (it holds %s)\n", path,
+		        bfi_layout_name(o->layout), layout_names(info.layouts, ", ", held, sizeof held));
+		rc = EXIT_USAGE;
+	}
+	if (rc) {
+		guard_unwatch(s);
+		bfi_close(&s);
+		return rc;
+	}
+	o->snap = *out = s;
+	return 0;
+}
+
+/*
+ * The queries given as arguments from argv[optind] on, or else a line of
+ * standard input each, answered: 0 or an error (*status set to
+ * EXIT_USAGE when standard input fails after some were answered).
+ */
+static int each_query(bfi_snapshot *s, bfi_result *res, struct opts *o, struct qpool *qp,
+                      struct batcher *bt, int argc, char **argv, int *status)
+{
+	int rc = 0;
+	struct lines in = {NULL, 0, 0, 0, 0, s, NULL};
+	/* before a read of a pipe or terminal, which may wait for the next
+	 * query, every answer so far is made and written */
+	struct stat stdin_st;
+	if (qp && (fstat(STDIN_FILENO, &stdin_st) != 0 || !S_ISREG(stdin_st.st_mode)))
+		in.drain = qp;
+	for (int i = optind;; i++) {
+		struct query q = {NULL, 0, NULL, NULL, 0};
+		if (rc || answers.err) /* an answer could not be written: stop */
+			break;
+		if (optind < argc) {
+			if (i >= argc)
+				break;
+			q.text = argv[i];
+			q.len = strlen(argv[i]);
+		} else {
+			int got = next_line(&in, STDIN_FILENO, &q.text, &q.len);
+			if (got == BFI_E_CHANGED) {
+				rc = got;
+				break;
+			}
+			if (got < 0) { /* the queries read so far are still answered */
+				fprintf(stderr, "bfi query: standard input: %s\n", strerror(-got));
+				*status = EXIT_USAGE;
+			}
+			if (got <= 0)
+				break;
+		}
+		if (qp) {
+			rc = qpool_add(qp, q.text, q.len, NULL, 0);
+			continue;
+		}
+		if (!o->batch) {
+			rc = query_run_one(s, res, o, &q);
+			continue;
+		}
+		if (o->scan) {
+			rc = batcher_scan_add(s, o, bt, q.text, q.len, NULL, 0);
+			continue;
+		}
+		rc = batcher_add(bt, q.text, q.len);
+		if (rc == 0 && bt->n == o->batch_size)
+			rc = run_batch(s, o, bt);
+	}
+	free(in.buf);
+	return rc;
+}
+
+/* Queries that could match nothing, answered so: said once, not as if they had matched. */
+static void say_no_terms(const struct opts *o, unsigned long long none)
+{
+	if (none && o->form.form == BFI_FORM_KMERS)
+		fprintf(stderr, "bfi query: note: %llu quer%s shorter than k = %u, so with no k-mer: "
+		        "no set can match %s\n", none, none == 1 ? "y is" : "ies are", o->form.k,
+		        none == 1 ? "it" : "them");
+	else if (none)
+		fprintf(stderr, "bfi query: note: %llu quer%s no term once split (stop words or no "
+		        "letters), so no set can match %s\n", none, none == 1 ? "y has" : "ies have",
+		        none == 1 ? "it" : "them");
+}
+
+int cmd_query(int argc, char **argv)
+{
+	static struct query_args a; /* its strings point into argv */
+	memset(&a, 0, sizeof a);
+	a.o.batch_size = 1000;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	a.threads = cores > 0 ? (uint64_t)cores : 1;
+	int status = opts_parse(&query_cmd, argc, argv, &a);
+	if (status)
+		return status - 1;
+	struct opts o = a.o;
+	o.mode = a.expr ? M_EXPR : a.path ? M_PATH : M_KEY;
+	unsigned flags = (a.trusted ? BFI_OPEN_TRUSTED : 0) | (a.small_pages ? BFI_OPEN_SMALL_PAGES : 0);
+	const char *fasta = a.fasta;
+	int keys = a.keys;
+	uint64_t threads = a.threads;
+	if ((status = check_query_args(&a, &o, argc)) != 0)
+		return status;
 	const char *path = argv[optind++];
 	/* the catalog holds the key rules, the tokenizer and the path encoding:
 	 * only names, and a query form given outright, do without it */
@@ -281,52 +446,9 @@ int cmd_query(int argc, char **argv)
 	}
 	bfi_snapshot *s = NULL;
 	bfi_result *res = NULL;
-	guard_during(path, EXIT_USAGE);
-	/* a pack is opened to be scanned until its index's size says whether it fits */
-	struct stat path_st;
-	if (!no_scan && stat(path, &path_st) == 0 && S_ISREG(path_st.st_mode))
-		flags |= BFI_OPEN_SCAN;
-	int rc = bfi_open(path, flags, &s);
-	if (rc == -ENOENT && (o.ordinals || o.count) && !(flags & BFI_OPEN_NO_CATALOG)) {
-		/* no catalog to read the key rules from: ordinals and counts do without */
-		flags |= BFI_OPEN_NO_CATALOG;
-		rc = bfi_open(path, flags, &s);
-	}
-	if (rc == 0 && (rc = query_memory(s, &o, memory_given, no_scan, path)) != 0) {
-		guard_during(NULL, 0);
-		bfi_close(&s);
-		return EXIT_USAGE;
-	}
-	if (rc == 0 && !o.scan && (flags & BFI_OPEN_SCAN)) {
-		/* a pack that fits: read into memory, for the mapped path */
-		bfi_close(&s);
-		flags &= ~BFI_OPEN_SCAN;
-		rc = bfi_open(path, flags, &s);
-	}
-	guard_during(NULL, 0);
-	if (rc == 0 && o.scan) {
-		o.batch = 1; /* the batch is what a pass answers, its reads split over the threads */
-		o.scan_threads = (unsigned)(threads < BFI_SCAN_THREADS_MAX ? threads : BFI_SCAN_THREADS_MAX);
-		threads = 1;
-		if (!batch_size_given)
-			o.batch_size = 100000;
-	}
-	if (rc) {
-		query_open_failed(path, rc);
-		return EXIT_USAGE;
-	}
-	guard_watch(s, path);
-	char why[600];
-	if (query_form(s, &o, keys, fasta != NULL, path, why, sizeof why) != 0) {
-		fprintf(stderr, "bfi query: %s\n", why);
-		rc = EXIT_USAGE;
-	}
-	if (rc) {
-		guard_unwatch(s);
-		bfi_close(&s);
+	int rc = open_snap(&a, &o, path, flags, &threads, &s);
+	if (rc)
 		return rc;
-	}
-	o.snap = s;
 	/*
 	 * Answers go out in 64 KiB writes, and all of them before each read of
 	 * input (next_line); one at a time to a terminal, and for records of a
@@ -340,14 +462,6 @@ int cmd_query(int argc, char **argv)
 	answers.tty = isatty(STDOUT_FILENO);
 	struct bfi_info info;
 	bfi_info(s, &info);
-	if (o.layout && !(info.layouts & o.layout)) {
-		char held[200];
-		fprintf(stderr, "bfi query: %s has no %s layout (it holds %s)\n", path,
-		        bfi_layout_name(o.layout), layout_names(info.layouts, ", ", held, sizeof held));
-		guard_unwatch(s);
-		bfi_close(&s);
-		return EXIT_USAGE;
-	}
 	/* calloc'd pages are not touched until a name is kept: no cost unless names are printed */
 	struct names names = {.n = info.n_sets};
 	if (info.n_sets <= NAMES_CACHED)
@@ -382,51 +496,8 @@ int cmd_query(int argc, char **argv)
 		}
 		optind = argc; /* no queries from arguments or stdin */
 	}
-	struct lines in = {NULL, 0, 0, 0, 0, s, NULL};
-	/* before a read of a pipe or terminal, which may wait for the next
-	 * query, every answer so far is made and written */
-	struct stat stdin_st;
-	if (qp && (fstat(STDIN_FILENO, &stdin_st) != 0 || !S_ISREG(stdin_st.st_mode)))
-		in.drain = qp;
-	for (int i = optind; !fasta; i++) {
-		struct query q = {NULL, 0, NULL, NULL, 0};
-		if (rc || answers.err) /* an answer could not be written: stop */
-			break;
-		if (optind < argc) {
-			if (i >= argc)
-				break;
-			q.text = argv[i];
-			q.len = strlen(argv[i]);
-		} else {
-			int got = next_line(&in, STDIN_FILENO, &q.text, &q.len);
-			if (got == BFI_E_CHANGED) {
-				rc = got;
-				break;
-			}
-			if (got < 0) { /* the queries read so far are still answered */
-				fprintf(stderr, "bfi query: standard input: %s\n", strerror(-got));
-				status = EXIT_USAGE;
-			}
-			if (got <= 0)
-				break;
-		}
-		if (qp) {
-			rc = qpool_add(qp, q.text, q.len, NULL, 0);
-			continue;
-		}
-		if (!o.batch) {
-			rc = query_run_one(s, res, &o, &q);
-			continue;
-		}
-		if (o.scan) {
-			rc = batcher_scan_add(s, &o, &bt, q.text, q.len, NULL, 0);
-			continue;
-		}
-		rc = batcher_add(&bt, q.text, q.len);
-		if (rc == 0 && bt.n == o.batch_size)
-			rc = run_batch(s, &o, &bt);
-	}
-	free(in.buf);
+	if (!fasta)
+		rc = rc ? rc : each_query(s, res, &o, qp, &bt, argc, argv, &status);
 	if (qp) { /* the pool's first failure, if any, came first in the input */
 		int prc = qpool_end(&qp);
 		if (prc)
@@ -441,16 +512,8 @@ int cmd_query(int argc, char **argv)
 	/* answers given since the last check may be wrong if a file changed: say so */
 	if (rc == 0)
 		rc = bfi_check_files(s);
-	/* queries that could match nothing, answered so: said once, not as if they had matched */
-	unsigned long long none = atomic_load(&no_terms);
-	if (rc == 0 && none && o.form.form == BFI_FORM_KMERS)
-		fprintf(stderr, "bfi query: note: %llu quer%s shorter than k = %u, so with no k-mer: "
-		        "no set can match %s\n", none, none == 1 ? "y is" : "ies are", o.form.k,
-		        none == 1 ? "it" : "them");
-	else if (rc == 0 && none)
-		fprintf(stderr, "bfi query: note: %llu quer%s no term once split (stop words or no "
-		        "letters), so no set can match %s\n", none, none == 1 ? "y has" : "ies have",
-		        none == 1 ? "it" : "them");
+	if (rc == 0)
+		say_no_terms(&o, atomic_load(&no_terms));
 	(void)out_flush();
 	out_free();
 	bfi_result_destroy(&res);

@@ -16,7 +16,11 @@ void opts_help(FILE *o, const struct opt_cmd *cmd)
 		cmd->help_fill(fill, sizeof fill);
 	int col = cmd->column ? cmd->column : HELP_COLUMN;
 	fputs(cmd->head, o);
-	for (const struct opt_row *r = cmd->rows; r->name; r++) {
+	for (const struct opt_row *r = cmd->rows; r->name || r->help; r++) {
+		if (r->name == NULL) {
+			fputs(r->help, o);
+			continue;
+		}
 		char left[128];
 		int n = snprintf(left, sizeof left, "  %c%c%c --%s%s%s", r->key < 256 ? '-' : ' ',
 		                 r->key < 256 ? r->key : ' ', r->key < 256 ? ',' : ' ', r->name,
@@ -75,6 +79,7 @@ static int take(const struct opt_cmd *cmd, const struct opt_row *r, const char *
 			*(uint64_t *)(void *)field = v;
 		return 0;
 	case OPT_HELP: opts_help(stdout, cmd); return 1 + EXIT_OK;
+	case OPT_DOC: break;
 	}
 	return 1 + EXIT_USAGE;
 }
@@ -84,9 +89,11 @@ int opts_parse(const struct opt_cmd *cmd, int argc, char **argv, void *ctx)
 	struct option longs[MAX_ROWS + 1];
 	char shorts[2 * MAX_ROWS + 1];
 	size_t n = 0, s = 0;
-	for (const struct opt_row *r = cmd->rows; r->name && n < MAX_ROWS; r++, n++) {
-		longs[n] = (struct option){r->name, r->arg ? required_argument : no_argument, NULL,
-		                           r->key};
+	for (const struct opt_row *r = cmd->rows; (r->name || r->help) && n < MAX_ROWS; r++) {
+		if (r->name == NULL || r->kind == OPT_DOC)
+			continue;
+		longs[n++] = (struct option){r->name, r->arg ? required_argument : no_argument, NULL,
+		                             r->key};
 		if (r->key < 256) {
 			shorts[s++] = (char)r->key;
 			if (r->arg)
@@ -99,7 +106,7 @@ int opts_parse(const struct opt_cmd *cmd, int argc, char **argv, void *ctx)
 	int c;
 	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		const struct opt_row *r = cmd->rows;
-		while (r->name && r->key != c)
+		while ((r->name || r->help) && (r->name == NULL || r->kind == OPT_DOC || r->key != c))
 			r++;
 		if (r->name == NULL)
 			return 1 + (cmd->unknown ? cmd->unknown(cmd) : usage_try(cmd->me + 4));

@@ -21,6 +21,7 @@ enum opt_kind {
 	OPT_U64,  /* a uint64_t, the same */
 	OPT_SIZE, /* a size_t, the same */
 	OPT_HELP, /* print the help and end with status 0 */
+	OPT_DOC,  /* in the help only: another argument of the option of the same name above */
 };
 
 struct opt_row {
@@ -48,7 +49,11 @@ struct opt_cmd {
 	const char *tail; /* the help after them, from the blank line on */
 	/* what "%s" in a row's help says, into buf (cap bytes), asked only for --help; or NULL */
 	const char *(*help_fill)(char *buf, size_t cap);
-	const struct opt_row *rows; /* ended by a row of NULL name */
+	/*
+	 * Ended by a row of NULL name and help; a row of NULL name and some
+	 * help is text between options, printed as it is (a heading).
+	 */
+	const struct opt_row *rows;
 	/* an option not in the rows: its exit status after saying so; NULL: usage_try */
 	int (*unknown)(const struct opt_cmd *cmd);
 	int column; /* where each option's help begins (0: 22) */
