@@ -12,9 +12,36 @@
 #include <time.h>
 
 #include "bfi.h"
+#include "opts.h"
 #include "tools.h"
 
-static const char help[] =
+/* What the options ask. */
+struct bench_args {
+	unsigned only;
+	uint64_t repeat, plain_limit, batch, kmer;
+	double theta;
+	const char *results, *label;
+	int expr;
+};
+
+static int take_threshold(void *ctx, const char *arg)
+{
+	struct bench_args *a = ctx;
+	char *end;
+	a->theta = strtod(arg, &end);
+	if (!*end && a->theta > 0 && a->theta <= 1)
+		return 0;
+	fprintf(stderr, "bfi bench: --threshold must be in (0, 1]\n");
+	return EXIT_USAGE;
+}
+
+static int take_layout(void *ctx, const char *arg)
+{
+	struct bench_args *a = ctx;
+	return (a->only = layout_arg("bench", arg)) == 0 ? EXIT_USAGE : 0;
+}
+
+static const char help_head[] =
 	"Usage: bfi bench [OPTIONS] SNAP QUERIES\n"
 	"\n"
 	"SNAP is a snapshot or a collection of them (bfi append --help).\n"
@@ -32,32 +59,60 @@ static const char help[] =
 	"    (bfi build --layout flat,plain).\n"
 	"Each layout first answers every query once untimed (warm-up).\n"
 	"\n"
-	"Options:\n"
-	"      --layout L       flat, plain, rambo or tree: time only this layout\n"
-	"      --expr           each line is an expression (as bfi query --expr),\n"
-	"                       for example a multi-word AND query\n"
-	"      --batch B        also time the flat queries in batches of B\n"
-	"                       (bfi_query_batch) and, unless --expr, the keys B\n"
-	"                       at a time from their hashes (bfi_query_keys);\n"
-	"                       compare the throughput with one query at a time,\n"
-	"                       each B queries built just before they are timed\n"
-	"                       (alike for both, as a caller parses them),\n"
-	"                       and show what memory allows for their bytes:\n"
-	"                       read in sequence, or as random cache lines at\n"
-	"                       the cost measured now\n"
-	"  -t, --threshold T    QUERIES holds reads (FASTA, or a sequence a line):\n"
-	"                       each is the threshold query of its k-mers at T\n"
-	"                       (0 < T <= 1), as bfi query --fasta -t T asks it\n"
-	"      --kmer K         the k-mer length of --threshold reads (the\n"
-	"                       catalog is not opened: K must be given)\n"
-	"      --repeat R       timed passes over the queries (default 3)\n"
-	"      --plain-limit N  queries timed on plain, which is slow (default 2000)\n"
-	"      --results FILE   append the figures as Markdown table rows to FILE\n"
-	"      --label TEXT     what to call this run in those rows\n"
-	"  -h, --help           show this help\n"
+	"Options:\n";
+
+static const char help_tail[] =
 	"\n"
 	"Exit status: 0, or 2 for a usage error, a QUERIES file that cannot be\n"
 	"read, a layout the snapshot lacks, or a snapshot that cannot be opened.\n";
+
+static const struct opt_row rows[] = {
+	{"layout", 300, "L",
+	 "flat, plain, rambo or tree: time only this layout",
+	 OPT_FN, 0, 0, 0, NULL, take_layout},
+	{"expr", 301, NULL,
+	 "each line is an expression (as bfi query --expr),\n"
+	 "for example a multi-word AND query",
+	 OPT_FLAG, offsetof(struct bench_args, expr), 0, 0, NULL, NULL},
+	{"batch", 302, "B",
+	 "also time the flat queries in batches of B\n"
+	 "(bfi_query_batch) and, unless --expr, the keys B\n"
+	 "at a time from their hashes (bfi_query_keys);\n"
+	 "compare the throughput with one query at a time,\n"
+	 "each B queries built just before they are timed\n"
+	 "(alike for both, as a caller parses them),\n"
+	 "and show what memory allows for their bytes:\n"
+	 "read in sequence, or as random cache lines at\n"
+	 "the cost measured now",
+	 OPT_U64, offsetof(struct bench_args, batch), 1, 1000000, "--batch must be 1..1000000", NULL},
+	{"threshold", 't', "T",
+	 "QUERIES holds reads (FASTA, or a sequence a line):\n"
+	 "each is the threshold query of its k-mers at T\n"
+	 "(0 < T <= 1), as bfi query --fasta -t T asks it",
+	 OPT_FN, 0, 0, 0, NULL, take_threshold},
+	{"kmer", 303, "K",
+	 "the k-mer length of --threshold reads (the\n"
+	 "catalog is not opened: K must be given)",
+	 OPT_U64, offsetof(struct bench_args, kmer), 1, BFI_KMER_MAX, "--kmer must be 1..255", NULL},
+	{"repeat", 304, "R",
+	 "timed passes over the queries (default 3)",
+	 OPT_U64, offsetof(struct bench_args, repeat), 1, 1000, "--repeat must be 1..1000", NULL},
+	{"plain-limit", 305, "N",
+	 "queries timed on plain, which is slow (default 2000)",
+	 OPT_U64, offsetof(struct bench_args, plain_limit), 1, UINT64_MAX, "bad --plain-limit", NULL},
+	{"results", 306, "FILE",
+	 "append the figures as Markdown table rows to FILE",
+	 OPT_STR, offsetof(struct bench_args, results), 0, 0, NULL, NULL},
+	{"label", 307, "TEXT",
+	 "what to call this run in those rows",
+	 OPT_STR, offsetof(struct bench_args, label), 0, 0, NULL, NULL},
+	{"help", 'h', NULL,
+	 "show this help",
+	 OPT_HELP, 0, 0, 0, NULL, NULL},
+	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
+};
+
+static const struct opt_cmd bench_cmd = {"bfi bench", help_head, help_tail, NULL, rows, NULL, 23};
 
 static double now_ns(void)
 {
@@ -458,71 +513,49 @@ static void print_fig(const struct figures *f, double bw, double line_ns)
 		       f->tests, f->touched / 64);
 }
 
+/*
+ * A row a layout's figures appended to the Markdown table in results
+ * (its head first, if the file does not end in a row): 0, or 1 after
+ * saying why not.
+ */
+static int append_results(const char *results, const char *name, uint64_t n_sets,
+                          const struct figures *fig, int nf, double bw)
+{
+	FILE *f = outfile_append("bench", results);
+	if (f == NULL)
+		return 1;
+	time_t t = time(NULL);
+	char day[16];
+	strftime(day, sizeof day, "%Y-%m-%d", gmtime(&t));
+	if (!ends_in_row(f))
+		fputs("\n| date | snapshot | layout | N | queries | p50 µs | p99 µs | q/s | "
+		      "bytes touched/query | GB/s measured | p50 / bandwidth bound |\n"
+		      "|---|---|---|---|---|---|---|---|---|---|---|\n",
+		      f);
+	for (int i = 0; i < nf; i++)
+		fprintf(f, "| %s | %s | %s | %llu | %zu | %.2f | %.2f | %.0f | %.0f | %.2f | %.2f |\n",
+		        day, name, fig[i].layout, (unsigned long long)n_sets, fig[i].queries, fig[i].p50,
+		        fig[i].p99, fig[i].qps, fig[i].touched, bw / 1e9,
+		        fig[i].p50 / (fig[i].touched / bw * 1e6));
+	int e = ferror(f) ? (errno ? errno : EIO) : 0;
+	if (fclose(f) != 0 && e == 0)
+		e = errno;
+	if (e)
+		fprintf(stderr, "bfi bench: %s: %s\n", results, strerror(e));
+	return e != 0;
+}
+
 int cmd_bench(int argc, char **argv)
 {
-	static const struct option opts[] = {{"layout", required_argument, 0, 'L'},
-	                                     {"repeat", required_argument, 0, 'r'},
-	                                     {"plain-limit", required_argument, 0, 'P'},
-	                                     {"results", required_argument, 0, 'R'},
-	                                     {"label", required_argument, 0, 'l'},
-	                                     {"batch", required_argument, 0, 'b'},
-	                                     {"expr", no_argument, 0, 'e'},
-	                                     {"threshold", required_argument, 0, 't'},
-	                                     {"kmer", required_argument, 0, 'k'},
-	                                     {"help", no_argument, 0, 'h'},
-	                                     {0, 0, 0, 0}};
-	unsigned only = 0;
-	uint64_t repeat = 3, plain_limit = 2000, batch = 0, kmer = 0;
-	double theta = 0;
-	char *end;
-	const char *results = NULL, *label = NULL;
-	int expr = 0;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "ht:", opts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			theta = strtod(optarg, &end);
-			if (*end || !(theta > 0 && theta <= 1)) {
-				fprintf(stderr, "bfi bench: --threshold must be in (0, 1]\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'k':
-			if (parse_size(optarg, &kmer) || kmer == 0 || kmer > BFI_KMER_MAX) {
-				fprintf(stderr, "bfi bench: --kmer must be 1..%u\n", BFI_KMER_MAX);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'L':
-			if ((only = layout_arg("bench", optarg)) == 0)
-				return EXIT_USAGE;
-			break;
-		case 'r':
-			if (parse_size(optarg, &repeat) || repeat == 0 || repeat > 1000) {
-				fprintf(stderr, "bfi bench: --repeat must be 1..1000\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'P':
-			if (parse_size(optarg, &plain_limit) || plain_limit == 0) {
-				fprintf(stderr, "bfi bench: bad --plain-limit\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'R': results = optarg; break;
-		case 'e': expr = 1; break;
-		case 'b':
-			if (parse_size(optarg, &batch) || batch == 0 || batch > 1000000) {
-				fprintf(stderr, "bfi bench: --batch must be 1..1000000\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'l': label = optarg; break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: return usage_try("bench");
-		}
-	}
+	struct bench_args opt = {.repeat = 3, .plain_limit = 2000};
+	int orc = opts_parse(&bench_cmd, argc, argv, &opt);
+	if (orc)
+		return orc - 1;
+	unsigned only = opt.only;
+	uint64_t repeat = opt.repeat, plain_limit = opt.plain_limit, batch = opt.batch, kmer = opt.kmer;
+	double theta = opt.theta;
+	const char *results = opt.results, *label = opt.label;
+	int expr = opt.expr;
 	if (optind != argc - 2) {
 		fprintf(stderr, "bfi bench: need SNAP and QUERIES\n");
 		return usage_try("bench");
@@ -636,36 +669,8 @@ int cmd_bench(int argc, char **argv)
 				       touched, bw / touched, 1e9 / (touched / 64 * line_ns), touched / 64);
 		}
 	}
-	int said = 0; /* a failure already explained */
-	if (rc == 0 && results) {
-		FILE *f = outfile_append("bench", results);
-		if (f == NULL) {
-			said = 1;
-		} else {
-			time_t t = time(NULL);
-			char day[16];
-			strftime(day, sizeof day, "%Y-%m-%d", gmtime(&t));
-			if (!ends_in_row(f))
-				fputs("\n| date | snapshot | layout | N | queries | p50 µs | p99 µs | q/s | "
-				      "bytes touched/query | GB/s measured | p50 / bandwidth bound |\n"
-				      "|---|---|---|---|---|---|---|---|---|---|---|\n",
-				      f);
-			for (int i = 0; i < nf; i++)
-				fprintf(f,
-				        "| %s | %s | %s | %llu | %zu | %.2f | %.2f | %.0f | %.0f | %.2f | %.2f |\n",
-				        day, label ? label : path, fig[i].layout,
-				        (unsigned long long)in.n_sets, fig[i].queries, fig[i].p50, fig[i].p99,
-				        fig[i].qps, fig[i].touched, bw / 1e9,
-				        fig[i].p50 / (fig[i].touched / bw * 1e6));
-			int e = ferror(f) ? (errno ? errno : EIO) : 0;
-			if (fclose(f) != 0 && e == 0)
-				e = errno;
-			if (e) {
-				fprintf(stderr, "bfi bench: %s: %s\n", results, strerror(e));
-				said = 1;
-			}
-		}
-	}
+	int said = rc == 0 && results &&
+	           append_results(results, label ? label : path, in.n_sets, fig, nf, bw);
 	if (rc)
 		fprintf(stderr, "bfi bench: %s\n", bfi_strerror(rc));
 	if (said && rc == 0)
