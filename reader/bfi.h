@@ -730,6 +730,19 @@ struct bfi_form {
  */
 BFI_API BFI_MUST_CHECK int bfi_query_form(const bfi_snapshot *snap, int form, unsigned k,
                                           double theta, struct bfi_form *out);
+/* Form's name ("auto", "key", "expr", "path", "text", "kmers", "words"), or NULL. */
+BFI_API const char *bfi_form_name(int form);
+/* The BFI_FORM_* named name (len bytes), as bfi_form_name() spells it, or -1. */
+BFI_API int bfi_form_parse(const char *name, size_t len);
+/*
+ * Why bfi_query_form() refuses form (with k, for BFI_FORM_KMERS) on snap,
+ * from the catalog's key rules, into why (cap bytes): how the keys were
+ * made and what the form would match, such as "its keys are 31-mers, so
+ * 21-mers would match nothing". Returns 0, or BFI_E_INVALID when the form
+ * is not refused.
+ */
+BFI_API BFI_MUST_CHECK int bfi_form_refused(const bfi_snapshot *snap, int form, unsigned k,
+                                            char *why, size_t cap);
 /*
  * Compile text as form f says, by the call its BFI_FORM_* names. *out may
  * be NULL with 0 returned (a text of stop words): no set matches. err_at,

@@ -5,6 +5,7 @@
  * command line, the server and the bindings.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -346,6 +347,52 @@ int bfi_query_form(const bfi_snapshot *snap, int form, unsigned k, double theta,
 	                         form == BFI_FORM_KMERS || form == BFI_FORM_WORDS
 	                             ? (theta > 0 ? theta : 1.0)
 	                             : theta};
+	return 0;
+}
+
+/* By BFI_FORM_*: the names bfi_form_name() gives. */
+static const char *const form_names[] = {"auto", "key", "expr", "path", "text", "kmers", "words"};
+#define N_FORMS (sizeof form_names / sizeof *form_names)
+
+const char *bfi_form_name(int form)
+{
+	return form >= 0 && (size_t)form < N_FORMS ? form_names[form] : NULL;
+}
+
+int bfi_form_parse(const char *name, size_t len)
+{
+	for (size_t i = 0; name && i < N_FORMS; i++)
+		if (strlen(form_names[i]) == len && !memcmp(form_names[i], name, len))
+			return (int)i;
+	return -1;
+}
+
+/* The queries a form makes, for a refusal's message. */
+static const char *made_of(int form)
+{
+	return form == BFI_FORM_TEXT ? "text queries" : form == BFI_FORM_KMERS ? "k-mer queries"
+	       : form == BFI_FORM_PATH ? "path queries" : "such queries";
+}
+
+int bfi_form_refused(const bfi_snapshot *snap, int form, unsigned k, char *why, size_t cap)
+{
+	struct bfi_form f;
+	if (snap == NULL || why == NULL || cap == 0 ||
+	    bfi_query_form(snap, form, k, 0, &f) != BFI_E_KEY_FORM)
+		return BFI_E_INVALID;
+	char input[16] = "keys"; /* absent: keys as given */
+	const void *v;
+	size_t len;
+	if (bfi_catalog_meta(snap, BFI_META_INPUT, &v, &len) == 0 && len < sizeof input) {
+		memcpy(input, v, len);
+		input[len] = 0;
+	}
+	unsigned made = bfi__meta_uint(snap, BFI_META_KMER, 0);
+	if (form == BFI_FORM_KMERS && made && input_is(snap, "fasta"))
+		snprintf(why, cap, "its keys are %u-mers, so %u-mers would match nothing", made, k);
+	else
+		snprintf(why, cap, "it was built from %s input, so %s would match nothing", input,
+		         made_of(form));
 	return 0;
 }
 

@@ -229,8 +229,8 @@ keyrules_ok() {
 	printf '>read\nGCAAGGCTTAACG\n' >"$T/r.fa" &&
 	"$BFI" query --fasta "$T/r.fa" "$T/gen" | grep -q '^read	g1	7$' &&
 	"$BFI" query "$T/gen" GCAAGGCTTAACG | grep -q '	g1	7$' &&
-	! "$BFI" query --kmer 5 "$T/gen" GCAAGGCTTAACG 2>"$T/err" && grep -q 'holds 7-mers; --kmer 5' "$T/err" &&
-	! "$BFI" query --text "$T/gen" acgt 2>"$T/err" && grep -q 'fasta input; --text' "$T/err" &&
+	! "$BFI" query --kmer 5 "$T/gen" GCAAGGCTTAACG 2>"$T/err" && grep -q 'its keys are 7-mers, so 5-mers would match nothing' "$T/err" &&
+	! "$BFI" query --text "$T/gen" acgt 2>"$T/err" && grep -q 'fasta input, so text queries would match nothing' "$T/err" &&
 	"$BFI" query --keys "$T/gen" GCAAGGCTTAACG | grep -qx 'GCAAGGCTTAACG'
 }
 check "k-mer length and input kind recorded: query needs no --kmer and refuses a wrong one" keyrules_ok

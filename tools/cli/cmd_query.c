@@ -18,7 +18,7 @@
 struct query_args {
 	struct opts o;
 	const char *fasta;
-	int keys, expr, path, trusted, small_pages, no_scan, batch_size_given, memory_given;
+	int keys, expr, path, text, trusted, small_pages, no_scan, batch_size_given, memory_given;
 	uint64_t threads;
 };
 
@@ -155,7 +155,7 @@ static const struct opt_row rows[] = {
 	 "letters and digits, lower-cased, with the snapshot's\n"
 	 "term limit and stop words). Without --threshold, all\n"
 	 "must match, and sets are listed as for keys.",
-	 OPT_FLAG, offsetof(struct query_args, o.text), 0, 0, NULL, NULL},
+	 OPT_FLAG, offsetof(struct query_args, text), 0, 0, NULL, NULL},
 	{NULL, 0, NULL, "\nOptions:\n", OPT_FN, 0, 0, 0, NULL, NULL},
 	{"batch", 304, NULL,
 	 "answer the queries in batches of --batch-size\n"
@@ -261,9 +261,9 @@ static const struct opt_cmd query_cmd = {"bfi query", head, tail, NULL, rows, NU
 static int check_query_args(const struct query_args *a, const struct opts *o, int argc)
 {
 	const char *bad = NULL;
-	if (a->expr + a->path > 1 || o->text + (o->kmer > 0) + a->keys + a->expr + a->path > 1)
+	if (a->expr + a->path > 1 || a->text + (o->kmer > 0) + a->keys + a->expr + a->path > 1)
 		bad = "give one query form: --keys, --expr, --text, --kmer or --path";
-	else if (a->path && (o->text || o->kmer || o->theta > 0))
+	else if (a->path && (a->text || o->kmer || o->theta > 0))
 		bad = "--path does not combine with --text, --kmer or --threshold";
 	else if ((o->format || o->table) && (o->json || o->count || o->ordinals))
 		bad = "--format does not combine with --json, --count or --ordinals";
@@ -328,7 +328,7 @@ static int open_snap(const struct query_args *a, struct opts *o, const char *pat
 	char why[600];
 	struct bfi_info info;
 	bfi_info(s, &info);
-	if (query_form(s, o, a->keys, a->fasta != NULL, path, why, sizeof why) != 0) {
+	if (query_form(s, o, a->fasta != NULL, path, why, sizeof why) != 0) {
 		fprintf(stderr, "bfi query: %s\n", why);
 		rc = EXIT_USAGE;
 	} else if (o->layout && !(info.layouts & o->layout)) {
@@ -427,7 +427,8 @@ int cmd_query(int argc, char **argv)
 	if (status)
 		return status - 1;
 	struct opts o = a.o;
-	o.mode = a.expr ? M_EXPR : a.path ? M_PATH : M_KEY;
+	o.asked = a.keys ? BFI_FORM_KEY : a.expr ? BFI_FORM_EXPR : a.path ? BFI_FORM_PATH
+	          : a.text ? BFI_FORM_TEXT : o.kmer ? BFI_FORM_KMERS : BFI_FORM_AUTO;
 	unsigned flags = (a.trusted ? BFI_OPEN_TRUSTED : 0) | (a.small_pages ? BFI_OPEN_SMALL_PAGES : 0);
 	const char *fasta = a.fasta;
 	int keys = a.keys;
@@ -437,7 +438,7 @@ int cmd_query(int argc, char **argv)
 	const char *path = argv[optind++];
 	/* the catalog holds the key rules, the tokenizer and the path encoding:
 	 * only names, and a query form given outright, do without it */
-	if ((o.ordinals || o.count) && (keys || o.mode == M_EXPR))
+	if ((o.ordinals || o.count) && (keys || a.expr))
 		flags |= BFI_OPEN_NO_CATALOG;
 	int from_stdin = optind >= argc && !fasta;
 	if ((from_stdin || (fasta && !strcmp(fasta, "-"))) && stdin_closed) {

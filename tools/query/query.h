@@ -9,8 +9,6 @@
 
 #include "bfi.h"
 
-enum mode { M_KEY, M_EXPR, M_TERMS, M_TEXT, M_PATH };
-
 struct opts {
 	int json, count, ordinals;
 	const char *format; /* --format template, or NULL */
@@ -18,10 +16,9 @@ struct opts {
 	uint32_t *cols;     /* matrix: the live sets' ordinals, the columns (table_head) */
 	size_t n_cols;
 	const bfi_snapshot *snap; /* for --path, which reads the encoding from the catalog */
-	enum mode mode;
+	int asked;     /* the form the options ask (BFI_FORM_*; AUTO: none); form once settled */
 	double theta;  /* --threshold as given; once formed, form.theta */
 	unsigned kmer; /* --kmer as given (0: none) */
-	int text;      /* --text */
 	struct bfi_form form; /* the form, once settled (query_form) */
 	unsigned layout;
 	int batch;
@@ -74,13 +71,17 @@ struct query {
 };
 
 /*
- * The query form (o->form), settled by the library from the options and
- * the snapshot's key rules (bfi_query_form); then o->mode, and the checks
- * of options that need a mode (query_run.c). keys: --keys was given;
- * fasta: --fasta. 0, or -1 with what is wrong in why.
+ * The query form, settled by the library from o->asked, the options and
+ * the snapshot's key rules (bfi_query_form), into o->form; then the
+ * options that need a form checked. 0, or -1 with why (cap bytes).
  */
-int query_form(const bfi_snapshot *s, struct opts *o, int keys, int fasta, const char *path,
-               char *why, size_t cap);
+int query_form(const bfi_snapshot *s, struct opts *o, int fasta, const char *path, char *why,
+               size_t cap);
+/* Is form f's query a list of terms or a text (TEXT, KMERS, WORDS), whose terms are counted? */
+static inline int form_terms(const struct bfi_form *f)
+{
+	return f->form == BFI_FORM_TEXT || f->form == BFI_FORM_KMERS || f->form == BFI_FORM_WORDS;
+}
 
 /*
  * --memory's default, and the choice between the mapping and the scan

@@ -28,7 +28,7 @@ int batcher_init(struct batcher *b, const struct opts *o)
 	if (b->qs == NULL || b->starts == NULL || b->label_lens == NULL)
 		return -ENOMEM;
 	b->slots = bs;
-	if (o->mode == M_KEY && !o->scan) {
+	if (o->form.form == BFI_FORM_KEY && !o->scan) {
 		b->hs = calloc(bs, sizeof *b->hs);
 		b->ends = calloc(bs, sizeof *b->ends);
 		return b->hs && b->ends ? bfi_result_create(&b->all) : -ENOMEM;
@@ -339,7 +339,7 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
 	uint64_t own = b->own;
 	b->n = b->len = 0;
 	b->cost = b->own = 0;
-	if (o->mode == M_KEY && !o->scan) {
+	if (o->form.form == BFI_FORM_KEY && !o->scan) {
 		for (size_t i = 0; i < m; i++)
 			b->hs[i] = bfi_hash_key(qs[i].text, qs[i].len);
 		rc = bfi_query_keys(s, o->layout, b->hs, m, b->all, b->ends);

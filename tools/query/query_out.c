@@ -119,7 +119,7 @@ int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scor
 	if (o->json) {
 		out_str("{\"query\": ");
 		print_query(q, 1);
-		if (scores || (o->mode == M_TEXT && q->e == NULL)) { /* a text of stop words: 0 */
+		if (scores || (o->form.form == BFI_FORM_TEXT && o->form.theta == 0 && q->e == NULL)) { /* a text of stop words: 0 */
 			out_str(", \"terms\": ");
 			out_uint(bfi_expr_keys(q->e));
 		}

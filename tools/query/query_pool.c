@@ -202,7 +202,7 @@ static int write_done(struct qpool *qp, int wait)
 				const char *t = c->text + c->at[4 * c->failed];
 				size_t tl = c->at[4 * c->failed + 1];
 				fprintf(stderr, "bfi query: %s%s %s\n", c->why,
-				        qp->o->mode == M_EXPR ? " of:" : ":", shown(t, tl, qb, sizeof qb));
+				        qp->o->form.form == BFI_FORM_EXPR ? " of:" : ":", shown(t, tl, qb, sizeof qb));
 			}
 		}
 		chunk_reset(c);

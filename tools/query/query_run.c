@@ -14,22 +14,22 @@ int query_compile(const struct opts *o, struct query *q)
 	int rc = bfi_expr_form(o->snap, &o->form, q->text, q->len, &q->e, &at);
 	const char *what = NULL;
 	if (rc == BFI_E_SYNTAX)
-		what = o->mode == M_PATH ? "not a path" : "syntax error";
+		what = o->form.form == BFI_FORM_PATH ? "not a path" : "syntax error";
 	else if (rc == BFI_E_LIMIT)
-		what = o->mode == M_PATH                      ? "a path of more than 64 names"
+		what = o->form.form == BFI_FORM_PATH                      ? "a path of more than 64 names"
 		       : at < q->len && q->text[at] == '('   ? "parentheses nested more than 64 deep"
-		       : o->mode == M_EXPR || o->mode == M_KEY ? "more than 65,536 keys"
+		       : o->form.form == BFI_FORM_EXPR || o->form.form == BFI_FORM_KEY ? "more than 65,536 keys"
 		                                             : "more than 65,536 terms";
 	if (what == NULL)
 		return rc;
-	if (o->why && o->mode == M_EXPR)
+	if (o->why && o->form.form == BFI_FORM_EXPR)
 		snprintf(o->why, o->why_cap, "%s at byte %zu", what, at);
 	else if (o->why)
 		snprintf(o->why, o->why_cap, "%s", what);
 	else {
 		/* the query shown, but never more than a line of it: it may be megabytes */
 		char qb[200];
-		if (o->mode == M_EXPR)
+		if (o->form.form == BFI_FORM_EXPR)
 			fprintf(stderr, "bfi query: %s at byte %zu of: %s\n", what, at,
 			        shown(q->text, q->len, qb, sizeof qb));
 		else
@@ -40,7 +40,7 @@ int query_compile(const struct opts *o, struct query *q)
 
 int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, struct query *q)
 {
-	if (o->mode == M_KEY) { /* one key: no expression to allocate */
+	if (o->form.form == BFI_FORM_KEY) { /* one key: no expression to allocate */
 		int rc = bfi_query_key_layout(s, o->layout, q->text, q->len, res);
 		if (o->keys_seen)
 			*o->keys_seen += 1;
@@ -49,7 +49,7 @@ int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, 
 	int rc = query_compile(o, q);
 	if (rc == 0 && o->keys_seen && q->e)
 		*o->keys_seen += bfi_expr_keys(q->e);
-	if (rc == 0 && o->no_terms && (o->mode == M_TERMS || o->mode == M_TEXT) &&
+	if (rc == 0 && o->no_terms && form_terms(&o->form) &&
 	    (q->e == NULL || bfi_expr_keys(q->e) == 0))
 		atomic_fetch_add(o->no_terms, 1);
 	if (rc == 0)
@@ -60,57 +60,33 @@ int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, 
 	return rc;
 }
 
-/*
- * The query form, settled by the library from the options and the
- * snapshot's key rules (bfi_query_form); then what bfi query does with
- * it: o->mode and the options that need a mode. 0, or -1 with why.
- */
-int query_form(const bfi_snapshot *s, struct opts *o, int keys, int fasta, const char *path,
-               char *why, size_t cap)
+int query_form(const bfi_snapshot *s, struct opts *o, int fasta, const char *path, char *why,
+               size_t cap)
 {
-	int asked = keys                ? BFI_FORM_KEY
-	            : o->mode == M_EXPR ? BFI_FORM_EXPR
-	            : o->mode == M_PATH ? BFI_FORM_PATH
-	            : o->text           ? BFI_FORM_TEXT
-	            : o->kmer           ? BFI_FORM_KMERS
-	                                : BFI_FORM_AUTO;
-	int rc = bfi_query_form(s, asked, o->kmer, o->theta, &o->form);
-	if (rc == BFI_E_KEY_FORM) {
-		char input[16] = "keys"; /* absent: keys as given */
-		meta_str(s, BFI_META_INPUT, input, sizeof input);
-		unsigned k = meta_uint(s, BFI_META_KMER, 0);
-		if (asked == BFI_FORM_KMERS && k && !strcmp(input, "fasta"))
-			snprintf(why, cap, "%s holds %u-mers; --kmer %u would match nothing", path, k,
-			         o->kmer);
-		else
-			snprintf(why, cap, "%s was built from %s input; --%s queries would match "
-			                   "nothing (--keys takes each query as one key, byte for byte)",
-			         path, input, asked == BFI_FORM_TEXT ? "text"
-			                      : asked == BFI_FORM_KMERS ? "kmer" : "path");
+	int rc = bfi_query_form(s, o->asked, o->kmer, o->theta, &o->form);
+	char refused[200];
+	if (rc == BFI_E_KEY_FORM && bfi_form_refused(s, o->asked, o->kmer, refused, sizeof refused) == 0) {
+		snprintf(why, cap, "%s: %s (--keys takes each query as one key, byte for byte)", path,
+		         refused);
 		return -1;
 	}
 	if (rc) {
-		snprintf(why, cap, "%s", o->mode == M_EXPR ? "--expr does not combine with --threshold"
-		                         : o->mode == M_PATH ? "--path does not combine with --threshold"
-		                                             : bfi_strerror(rc));
+		snprintf(why, cap, "%s", o->asked == BFI_FORM_EXPR ? "--expr does not combine with --threshold"
+		                         : o->asked == BFI_FORM_PATH ? "--path does not combine with --threshold"
+		                                                     : bfi_strerror(rc));
 		return -1;
 	}
 	const struct bfi_form *f = &o->form;
-	o->mode = f->form == BFI_FORM_KEY    ? M_KEY
-	          : f->form == BFI_FORM_EXPR ? M_EXPR
-	          : f->form == BFI_FORM_PATH ? M_PATH
-	          : f->form == BFI_FORM_TEXT && f->theta == 0 ? M_TEXT
-	                                                       : M_TERMS;
 	o->theta = f->theta;
 	if (fasta && (f->form != BFI_FORM_KMERS || (o->batch && !o->scan))) {
 		snprintf(why, cap, "--fasta needs --kmer K (this snapshot records no k-mer "
 		                   "length), and does not combine with --batch (but does with --scan)");
 		return -1;
 	}
-	if (o->batch && !o->scan && (o->mode == M_TEXT || o->mode == M_TERMS)) {
-		snprintf(why, cap, o->mode == M_TEXT ? "--batch answers keys and expressions, not --text"
-		                                     : "--batch answers keys and expressions, not "
-		                                       "threshold queries");
+	if (o->batch && !o->scan && form_terms(f)) {
+		snprintf(why, cap, f->form == BFI_FORM_TEXT && f->theta == 0
+		                       ? "--batch answers keys and expressions, not --text"
+		                       : "--batch answers keys and expressions, not threshold queries");
 		return -1;
 	}
 	return 0;

@@ -214,21 +214,13 @@ static int job_run(struct job *j, struct reply *rp)
 		reply_error(rp, 400, "bad_layout", "%s has no such layout", name);
 		return -1;
 	}
-	switch (p->kind) {
-	case K_TEXT: j->o.text = 1; break;
-	case K_SEQUENCES:
-		j->o.kmer = g->kmer;
-		if (j->o.kmer == 0) {
-			reply_error(rp, 400, "no_kmers", "%s records no k-mer length: it was not built "
-			            "from sequences", name);
-			return -1;
-		}
-		break;
-	case K_EXPR: j->o.mode = M_EXPR; break;
-	case K_PATH: j->o.mode = M_PATH; break;
-	default: break;
+	j->o.asked = p->form;
+	if (p->form == BFI_FORM_KMERS && (j->o.kmer = g->kmer) == 0) {
+		reply_error(rp, 400, "no_kmers", "%s records no k-mer length: it was not built "
+		            "from sequences", name);
+		return -1;
 	}
-	if (query_form(g->snap, &j->o, p->kind == K_KEYS, 0, name, j->why, sizeof j->why) != 0) {
+	if (query_form(g->snap, &j->o, 0, name, j->why, sizeof j->why) != 0) {
 		reply_error(rp, 400, "bad_form", "%s", j->why);
 		return -1;
 	}
@@ -250,7 +242,8 @@ static int job_run(struct job *j, struct reply *rp)
 		reply_head(j->sl, g);
 	}
 	/* many keys or expressions: in batches, as bfi query --batch (bfi_query_keys, _batch) */
-	if ((j->o.mode == M_KEY || j->o.mode == M_EXPR) && p->n >= SERVE_BATCH_MIN)
+	if ((j->o.form.form == BFI_FORM_KEY || j->o.form.form == BFI_FORM_EXPR) &&
+	    p->n >= SERVE_BATCH_MIN)
 		batch_queries(j);
 	else
 		each_query(j);
@@ -276,7 +269,6 @@ void run_queries(struct server *sv, struct slot *sl, const struct params *p,
 	*j = (struct job){.sv = sv, .sl = sl, .g = g, .p = p, .t0 = t0};
 	j->o = (struct opts){.json = p->format < 3,
 	                     .table = p->format == 3 ? TABLE_TSV : p->format == 4 ? TABLE_MATRIX : 0,
-	                     .mode = M_KEY,
 	                     .batch_size = 1000,
 	                     .snap = g->snap,
 	                     .names = g->names.at ? &g->names : NULL,

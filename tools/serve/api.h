@@ -30,9 +30,6 @@ void reply_take(struct reply *rp, int status, struct sbuf *b, const char *type);
 __attribute__((format(printf, 4, 5))) void reply_error(struct reply *rp, int status,
                                                        const char *code, const char *fmt, ...);
 
-/* K_QUERIES: each formed as the snapshot's keys were made (BFI_FORM_AUTO), as bfi query does */
-enum kind { K_KEYS, K_TEXT, K_SEQUENCES, K_EXPR, K_PATH, K_QUERIES, N_KINDS };
-extern const char *const kind_names[N_KINDS]; /* as a POST body names them (params.c) */
 
 /* One query of a request: its text and, for a sequence, its id. */
 struct item {
@@ -41,7 +38,7 @@ struct item {
 };
 
 struct params {
-	enum kind kind;
+	int form; /* BFI_FORM_*: as its field names it (params.c); AUTO: formed as the snapshot's keys were made */
 	struct item *items;
 	size_t n;
 	double theta;  /* 0: none */

@@ -64,7 +64,7 @@ static int parse_limit(const char *v, size_t len, uint64_t *limit)
 void get_query(struct server *sv, const struct names_asked *na, const struct request *rq,
                       struct reply *rp)
 {
-	struct params p = {.kind = K_KEYS};
+	struct params p = {.form = BFI_FORM_KEY};
 	size_t n = 0, nq = 0;
 	for (size_t i = 0; i < rq->n_args; i++) {
 		n += !strcmp(rq->arg_names[i], "key");
@@ -75,7 +75,7 @@ void get_query(struct server *sv, const struct names_asked *na, const struct req
 		return;
 	}
 	if (nq) {
-		p.kind = K_QUERIES;
+		p.form = BFI_FORM_AUTO;
 		n = nq;
 	}
 	if (n == 0) {
@@ -100,7 +100,7 @@ void get_query(struct server *sv, const struct names_asked *na, const struct req
 		} else if (!strcmp(k, "threshold")) {
 			char *end = NULL;
 			double t = vl && vl < 32 ? strtod(v, &end) : 0;
-			if (end != v + vl || !(t > 0 && t <= 1) || p.kind != K_QUERIES) {
+			if (end != v + vl || !(t > 0 && t <= 1) || p.form != BFI_FORM_AUTO) {
 				reply_error(rp, 400, "bad_field", "threshold must be a number in (0, 1], "
 				            "with q=Q");
 				goto out;
@@ -135,8 +135,12 @@ out:
 	free(p.items);
 }
 
-const char *const kind_names[N_KINDS] = {"keys", "text", "sequences", "expr", "path",
-                                          "queries"};
+/* The fields of a POST body that hold its queries, and the form each asks (BFI_FORM_*). */
+static const struct {
+	const char *field;
+	int form;
+} fields[] = {{"keys", BFI_FORM_KEY},     {"text", BFI_FORM_TEXT}, {"sequences", BFI_FORM_KMERS},
+              {"expr", BFI_FORM_EXPR},    {"path", BFI_FORM_PATH}, {"queries", BFI_FORM_AUTO}};
 
 /* Items for the array v, within max (-3) and memory (-2), with why. */
 static int items_for(json_object *v, struct item **items, size_t *len, size_t max, char *why,
@@ -231,19 +235,19 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 	json_object_object_foreach(root, key, v)
 	{
 		int k = -1, rc = 0;
-		for (int i = 0; i < N_KINDS; i++)
-			if (!strcmp(key, kind_names[i]))
-				k = i;
+		for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+			if (!strcmp(key, fields[i].field))
+				k = fields[i].form;
 		if (k >= 0) {
 			if (kinds++) {
 				reply_error(rp, 400, "bad_body", "give one of queries, keys, text, sequences, "
 				            "expr or path");
 				return -1;
 			}
-			p->kind = (enum kind)k;
-			rc = k == K_SEQUENCES ? take_sequences(v, &p->items, &p->n, sv->max_keys, why,
+			p->form = k;
+			rc = k == BFI_FORM_KMERS ? take_sequences(v, &p->items, &p->n, sv->max_keys, why,
 			                                       sizeof why)
-			                      : take_strings(v, k == K_KEYS ? 2 : 1, &p->items, &p->n,
+			                      : take_strings(v, k == BFI_FORM_KEY ? 2 : 1, &p->items, &p->n,
 			                                     sv->max_keys, why, sizeof why);
 			if (rc) {
 				reply_error(rp, rc == -3 ? 413 : rc == -2 ? 500 : 400,
@@ -297,7 +301,8 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 		            "path");
 		return -1;
 	}
-	if (p->theta > 0 && p->kind != K_TEXT && p->kind != K_SEQUENCES && p->kind != K_QUERIES) {
+	if (p->theta > 0 && p->form != BFI_FORM_TEXT && p->form != BFI_FORM_KMERS &&
+	    p->form != BFI_FORM_AUTO) {
 		reply_error(rp, 400, "bad_field", "\"threshold\" goes with queries, text or sequences");
 		return -1;
 	}
