@@ -33,23 +33,38 @@ static FILE *open_at(const char *root, const char *path)
 }
 
 /* The number after "name" (a whole word) at a line's start in file path, times unit; 0 if none. */
-static uint64_t field(const char *root, const char *path, const char *name, uint64_t unit)
+static uint64_t field(const char *root, const char *path, const char *name, uint64_t unit);
+
+/* Fields names[0 .. n) of one file read once, into v (0 for each absent), as field() reads one. */
+static void fields(const char *root, const char *path, const char *const *names, size_t n,
+                   uint64_t unit, uint64_t *v)
 {
+	memset(v, 0, n * sizeof *v);
 	FILE *f = open_at(root, path);
 	if (f == NULL)
-		return 0;
+		return;
 	char line[256];
-	size_t len = strlen(name);
-	uint64_t v = 0;
-	while (fgets(line, sizeof line, f))
-		if (!strncmp(line, name, len) && (line[len] == ' ' || line[len] == ':' || line[len] == '\t')) {
+	size_t left = n;
+	while (left && fgets(line, sizeof line, f))
+		for (size_t i = 0; i < n; i++) {
+			size_t len = strlen(names[i]);
+			if (v[i] || strncmp(line, names[i], len) ||
+			    (line[len] != ' ' && line[len] != ':' && line[len] != '\t'))
+				continue;
 			char *p = line + len + (line[len] == ':'), *end;
 			unsigned long long x = strtoull(p, &end, 10);
 			if (end != p && x <= UINT64_MAX / unit)
-				v = (uint64_t)x * unit;
+				v[i] = (uint64_t)x * unit;
+			left--;
 			break;
 		}
 	fclose(f);
+}
+
+static uint64_t field(const char *root, const char *path, const char *name, uint64_t unit)
+{
+	uint64_t v;
+	fields(root, path, &name, 1, unit, &v);
 	return v;
 }
 
@@ -175,10 +190,13 @@ void bfi__memory_limits_at(const char *root, uint64_t rlimit_as, struct bfi_memo
 {
 	memset(out, 0, sizeof *out);
 	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-	out->physical = field(root, "/proc/meminfo", "MemTotal", 1024);
+	static const char *const mem[] = {"MemTotal", "MemAvailable"};
+	uint64_t v[2];
+	fields(root, "/proc/meminfo", mem, 2, 1024, v);
+	out->physical = v[0];
 	if (out->physical == 0)
 		out->physical = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_C(1) << 30;
-	out->available = field(root, "/proc/meminfo", "MemAvailable", 1024);
+	out->available = v[1];
 	out->cgroup = cgroup_limit(root);
 	if (rlimit_as) {
 		uint64_t used = field(root, "/proc/self/status", "VmSize", 1024);

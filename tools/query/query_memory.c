@@ -20,15 +20,27 @@ static unsigned long long mib(uint64_t b)
 	return (unsigned long long)((b + (1u << 20) - 1) >> 20);
 }
 
+/*
+ * An index no larger than this is mapped whatever the limits say, and its
+ * queries skip reading them (/proc and the cgroup's files: most of a
+ * one-key query's start). Scanning it would pay only where the process
+ * may hold under about 21 MiB, its own few MiB included; there a mapping
+ * of read-only pages, which the kernel may always drop and read again, is
+ * slower, never wrong.
+ */
+#define ALWAYS_MAPPED (16u << 20)
+
 int query_memory(const bfi_snapshot *s, struct opts *o, int memory_given, int no_scan,
                  const char *path)
 {
+	struct bfi_info info;
+	bfi_info(s, &info);
+	if (!memory_given && !o->scan && info.file_size <= ALWAYS_MAPPED)
+		return 0; /* o->memory bounds scans alone */
 	struct bfi_memory_limits lim;
 	bfi_memory_limits(&lim);
 	if (!memory_given)
 		o->memory = lim.query;
-	struct bfi_info info;
-	bfi_info(s, &info);
 	if (!o->scan && !no_scan && info.file_size > o->memory) {
 		o->scan = 1;
 		char why[160];
