@@ -48,11 +48,6 @@ struct joiner {
 	char first_label[4400];
 	uint64_t widest;
 	uint32_t seen; /* segments checked */
-	/* RAMBO: kept while every segment has one of the first's parameters, its cells ORed */
-	int rambo;
-	char rambo_why[4600];
-	struct bfi_rambo_rows rr;
-	uint8_t *rrows[BFI_RAMBO_MAX_REPS];
 	/* the tree: kept while every segment has one and the live sets are of one width */
 	int tree;
 	char tree_why[4600];
@@ -123,10 +118,10 @@ __attribute__((format(printf, 2, 3))) static void note(const struct bfi_join_opt
 
 /*
  * How a join carries each layout a segment holds is the layout's own
- * (bfi_layout_join): flat is written from the columns; the tree and RAMBO
- * are kept when every segment allows (tree_check, rambo_check), and so is
- * a layout that carries itself (its join ops, layout.h); others are
- * dropped with a note. A layout the library does not know, or one
+ * (bfi_layout_join): flat is written from the columns; the tree is kept
+ * when every segment allows (tree_check), and so is a layout that carries
+ * itself (its join ops, layout.h: RAMBO's rows ORed); others are dropped
+ * with a note. A layout the library does not know, or one
  * kept by rules this file does not hold, is refused: a join never drops
  * what it does not know. 0 or BFI_E_JOIN.
  */
@@ -264,8 +259,14 @@ static int add_segment(struct joiner *j, const struct join_input *in, const bfi_
                        uint64_t first, const char *label)
 {
 	int rc = compatible(j, seg, label);
-	if (rc)
+	for (const struct wlayout *const *l = wlayouts; rc == 0 && *l; l++)
+		if (j->carry[(*l)->row].kept && (*l)->join_segment)
+			rc = (*l)->join_segment(j->carry[(*l)->row].state, seg);
+	if (rc) {
+		if (!j->err[0])
+			snprintf(j->err, j->errlen, "%s: %s", label, bfi_strerror(rc));
 		return rc;
+	}
 	struct bfi_layout_info li;
 	int line_pre = bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) == 0 && li.u.flat.line_prefilters;
 	uint32_t n_blocks = column_blocks(seg);
@@ -317,7 +318,7 @@ static int add_segment(struct joiner *j, const struct join_input *in, const bfi_
 			keep[c / 64] |= UINT64_C(1) << (c % 64);
 			live++;
 			for (const struct wlayout *const *l = wlayouts; rc == 0 && *l; l++)
-				if (j->carry[(*l)->row].kept)
+				if (j->carry[(*l)->row].kept && (*l)->join_set)
 					rc = (*l)->join_set(j->carry[(*l)->row].state, seg, (uint32_t)o);
 		}
 		if (rc == 0 && live && j->n_pc == j->cap_pc) {
@@ -470,80 +471,6 @@ static int each_segment(struct joiner *j, const struct join_input *in, int n,
 	return 0;
 }
 
-/*
- * Can the join keep a RAMBO layout, as bfi stack does, by ORing each
- * cell's rows? Only if every segment has one of the same parameters, so
- * that a set's cells are the same in all (the partition hash of its name).
- */
-static void rambo_check(struct joiner *j, const bfi_snapshot *seg, const char *label)
-{
-	struct bfi_layout_info ri;
-	int has = bfi_layout_info(seg, BFI_LAYOUT_RAMBO, &ri) == 0;
-	if (j->seen == 0) {
-		j->rambo = has && ri.u.rambo.reps <= BFI_RAMBO_MAX_REPS;
-		if (!j->rambo)
-			return;
-		j->rr = (struct bfi_rambo_rows){.cells = ri.u.rambo.cells,
-		                                .reps = ri.u.rambo.reps,
-		                                .shards = ri.u.rambo.shards,
-		                                .k = ri.hashes,
-		                                .shared_probes = ri.u.rambo.shared_probes};
-		for (uint32_t r = 0; r < ri.u.rambo.reps; r++) {
-			const uint8_t *rows;
-			uint64_t rb;
-			if (bfi_rambo_rows(seg, r, &rows, &j->rr.m[r], &rb) != 0)
-				j->rambo = 0;
-		}
-		return;
-	}
-	if (!j->rambo)
-		return;
-	const char *what = NULL;
-	if (!has)
-		what = "has no rambo layout";
-	else if (ri.u.rambo.cells != j->rr.cells)
-		what = "differs in the rambo layout's cells (B)";
-	else if (ri.u.rambo.reps != j->rr.reps)
-		what = "differs in the rambo layout's repetitions (R)";
-	else if (ri.u.rambo.shards != j->rr.shards)
-		what = "differs in the rambo layout's shards (S)";
-	else if (ri.hashes != j->rr.k || ri.u.rambo.shared_probes != j->rr.shared_probes)
-		what = "differs in the rambo layout's probes (k, or built from filters)";
-	for (uint32_t r = 0; what == NULL && r < j->rr.reps; r++) {
-		const uint8_t *rows;
-		uint64_t m, rb;
-		if (bfi_rambo_rows(seg, r, &rows, &m, &rb) != 0 || m != j->rr.m[r])
-			what = "differs in the rambo layout's filter widths";
-	}
-	if (what) {
-		j->rambo = 0;
-		snprintf(j->rambo_why, sizeof j->rambo_why, "%s %s", label, what);
-	}
-}
-
-/* Each segment's RAMBO rows ORed into the join's, row by row (a 3.1 row may be narrower). */
-static int rambo_or(struct joiner *j, const struct join_input *in, const bfi_snapshot *seg,
-                    uint64_t first, const char *label)
-{
-	(void)in;
-	(void)first;
-	(void)label;
-	uint64_t want = (j->rr.cells + 63) / 64 * 8;
-	for (uint32_t r = 0; r < j->rr.reps; r++) {
-		const uint8_t *rows;
-		uint64_t m, rb;
-		if (bfi_rambo_rows(seg, r, &rows, &m, &rb) != 0 || m != j->rr.m[r] || rb > want)
-			return BFI_E_INVALID;
-		if (j->rrows[r] == NULL && (j->rrows[r] = calloc((size_t)m, (size_t)want)) == NULL)
-			return -ENOMEM;
-		for (uint64_t i = 0; i < m; i++)
-			for (uint64_t b = 0; b < rb; b++)
-				j->rrows[r][i * want + b] |= rows[i * rb + b];
-		j->rr.rows[r] = j->rrows[r];
-	}
-	return 0;
-}
-
 /* Does block b of seg hold a set that in still names (one not removed)? */
 static int block_lives(const struct join_input *in, uint64_t first, const struct bfi_block_info *bi)
 {
@@ -626,7 +553,6 @@ static int check_segment(struct joiner *j, const struct join_input *in, const bf
 			j->widest = bi.bits > j->widest ? bi.bits : j->widest;
 	}
 	if (rc == 0) {
-		rambo_check(j, seg, label);
 		tree_check(j, in, seg, first, label);
 		carry_check(j, seg, label);
 	}
@@ -646,16 +572,17 @@ int join_write(const struct join_input *in, int n, const char *out,
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	/* flat if any input has it, or if the tree cannot be kept; the tree and RAMBO when they can */
-	o.layouts = (j.flat || !j.tree ? BFI_BUILD_FLAT : 0) | (j.rambo ? BFI_BUILD_RAMBO : 0) |
-	            (j.tree ? BFI_BUILD_TREE : 0);
+	o.layouts = (j.flat || !j.tree ? BFI_BUILD_FLAT : 0) | (j.tree ? BFI_BUILD_TREE : 0);
 	o.fanout = j.fanout;
 	char opts[1024] = "";
 	for (const struct wlayout *const *l = wlayouts; *l; l++) {
 		struct carry *c = &j.carry[(*l)->row];
 		if (!(*l)->join_check || !c->any)
 			continue;
-		if (!c->ok) {
-			note(jo, "note: the %s layout is not kept: %s", bfi_layout_rows[(*l)->row].name, c->why);
+		if (!c->ok) { /* no why: the first segment had none, so none was looked for */
+			if (c->why[0])
+				note(jo, "note: the %s layout is not kept: %s", bfi_layout_rows[(*l)->row].name,
+				     c->why);
 			continue;
 		}
 		c->kept = 1;
@@ -670,8 +597,6 @@ int join_write(const struct join_input *in, int n, const char *out,
 		}
 	}
 	o.layout_options = opts[0] ? opts : NULL;
-	if (j.rambo_why[0])
-		note(jo, "note: the rambo layout is not kept: %s", j.rambo_why);
 	if (j.tree_why[0])
 		note(jo, "note: the tree layout is not kept: %s", j.tree_why);
 	for (unsigned i = 0, f; (f = bfi_layout_at(i)) != 0; i++)
@@ -705,11 +630,9 @@ int join_write(const struct join_input *in, int n, const char *out,
 	rc = make_blocks(&j, &g, &parts, &blocks, &pres);
 	if (rc == 0)
 		rc = bfi_writer_flat_given(j.w, &g);
-	if (rc == 0 && j.rambo) {
-		j.rr.distinct = j.distinct;
-		if ((rc = each_segment(&j, in, n, rambo_or)) == 0)
-			rc = bfi_writer_rambo_rows(j.w, &j.rr);
-	}
+	for (const struct wlayout *const *l = wlayouts; rc == 0 && *l; l++)
+		if (j.carry[(*l)->row].kept && (*l)->join_give)
+			rc = (*l)->join_give(j.carry[(*l)->row].state, j.w, j.distinct);
 	if (rc == 0)
 		rc = carry_rules(&j, in, n);
 	if (rc == 0 && j.any_counted) /* the writer's catalog takes them as a build's */
@@ -745,8 +668,6 @@ done:
 	free(j.distinct);
 	free(j.ones);
 	free(j.counted);
-	for (uint32_t r = 0; r < BFI_RAMBO_MAX_REPS; r++)
-		free(j.rrows[r]);
 	bfi_writer_destroy(&j.w);
 	for (const struct wlayout *const *l = wlayouts; *l; l++)
 		if (j.carry[(*l)->row].state)

@@ -98,11 +98,20 @@ struct wlayout {
 	 * segment seg's set ord; join_options writes the layout_options items
 	 * the build is to take (its own parameters, as the segments have them);
 	 * join_free frees state. Its plan and fill then find state in
-	 * w->carried[row]. NULL join_check: no join carries it this way.
+	 * w->carried[row]. A join_check with nothing in why is a quiet no:
+	 * the first segment had none. NULL join_check: no join carries it.
 	 */
 	int (*join_check)(void **state, const struct bfi_snapshot *seg, const char *label, char *why,
 	                  size_t whylen);
 	int (*join_set)(void *state, const struct bfi_snapshot *seg, uint32_t ord);
+	/* Each segment, before its sets (NULL: nothing); 0 or an error. */
+	int (*join_segment)(void *state, const struct bfi_snapshot *seg);
+	/*
+	 * Once every set is in: state handed to the writer through a call of
+	 * its own (RAMBO's rows given); distinct, each set's keys. NULL:
+	 * w->carried[row] alone.
+	 */
+	int (*join_give)(void *state, bfi_writer *w, const uint64_t *distinct);
 	void (*join_options)(const void *state, char *opts, size_t len);
 	void (*join_free)(void *state);
 };

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bfi.h"
 #include "bfi_hash.h"
 #include "layout.h"
 
@@ -393,6 +394,98 @@ static int rambo_given(const bfi_writer *w)
 	return w->raw != NULL;
 }
 
+/*
+ * A join (join.c) keeps RAMBO, as bfi stack does, by ORing each cell's
+ * rows, when every segment has one of the same parameters, so that a set's
+ * cells are the same in all (the partition hash of its name).
+ */
+struct rambo_carry {
+	struct bfi_rambo_rows rr;
+	uint8_t *rows[BFI_RAMBO_MAX_REPS];
+};
+
+static int rambo_join_check(void **state, const bfi_snapshot *seg, const char *label, char *why,
+                            size_t whylen)
+{
+	struct bfi_layout_info ri;
+	int has = bfi_layout_info(seg, BFI_LAYOUT_RAMBO, &ri) == 0;
+	struct rambo_carry *jc = *state;
+	why[0] = 0;
+	if (jc == NULL) { /* the first segment: its parameters, or quietly none */
+		if (!has || ri.u.rambo.reps > BFI_RAMBO_MAX_REPS ||
+		    (jc = *state = calloc(1, sizeof *jc)) == NULL)
+			return 0;
+		jc->rr = (struct bfi_rambo_rows){.cells = ri.u.rambo.cells,
+		                                 .reps = ri.u.rambo.reps,
+		                                 .shards = ri.u.rambo.shards,
+		                                 .k = ri.hashes,
+		                                 .shared_probes = ri.u.rambo.shared_probes};
+		int ok = 1;
+		for (uint32_t r = 0; r < ri.u.rambo.reps; r++) {
+			const uint8_t *rows;
+			uint64_t rb;
+			ok &= bfi_rambo_rows(seg, r, &rows, &jc->rr.m[r], &rb) == 0;
+		}
+		return ok;
+	}
+	const char *what = NULL;
+	if (!has)
+		what = "has no rambo layout";
+	else if (ri.u.rambo.cells != jc->rr.cells)
+		what = "differs in the rambo layout's cells (B)";
+	else if (ri.u.rambo.reps != jc->rr.reps)
+		what = "differs in the rambo layout's repetitions (R)";
+	else if (ri.u.rambo.shards != jc->rr.shards)
+		what = "differs in the rambo layout's shards (S)";
+	else if (ri.hashes != jc->rr.k || ri.u.rambo.shared_probes != jc->rr.shared_probes)
+		what = "differs in the rambo layout's probes (k, or built from filters)";
+	for (uint32_t r = 0; what == NULL && r < jc->rr.reps; r++) {
+		const uint8_t *rows;
+		uint64_t m, rb;
+		if (bfi_rambo_rows(seg, r, &rows, &m, &rb) != 0 || m != jc->rr.m[r])
+			what = "differs in the rambo layout's filter widths";
+	}
+	if (what)
+		snprintf(why, whylen, "%s %s", label, what);
+	return what == NULL;
+}
+
+/* Each segment's rows ORed into the join's, row by row (a 3.1 row may be narrower). */
+static int rambo_join_segment(void *state, const bfi_snapshot *seg)
+{
+	struct rambo_carry *jc = state;
+	uint64_t want = (jc->rr.cells + 63) / 64 * 8;
+	for (uint32_t r = 0; r < jc->rr.reps; r++) {
+		const uint8_t *rows;
+		uint64_t m, rb;
+		if (bfi_rambo_rows(seg, r, &rows, &m, &rb) != 0 || m != jc->rr.m[r] || rb > want)
+			return BFI_E_INVALID;
+		if (jc->rows[r] == NULL && (jc->rows[r] = calloc((size_t)m, (size_t)want)) == NULL)
+			return -ENOMEM;
+		for (uint64_t i = 0; i < m; i++)
+			for (uint64_t b = 0; b < rb; b++)
+				jc->rows[r][i * want + b] |= rows[i * rb + b];
+		jc->rr.rows[r] = jc->rows[r];
+	}
+	return 0;
+}
+
+/* The ORed rows, as bfi_writer_rambo_rows takes rows given. */
+static int rambo_join_give(void *state, bfi_writer *w, const uint64_t *distinct)
+{
+	struct rambo_carry *jc = state;
+	jc->rr.distinct = distinct;
+	return bfi_writer_rambo_rows(w, &jc->rr);
+}
+
+static void rambo_join_free(void *state)
+{
+	struct rambo_carry *jc = state;
+	for (uint32_t r = 0; r < BFI_RAMBO_MAX_REPS; r++)
+		free(jc->rows[r]);
+	free(jc);
+}
+
 const struct wlayout rambo_layout = {
     .row = BFI_ROW_RAMBO,
     .plan_rank = 1,
@@ -412,4 +505,8 @@ const struct wlayout rambo_layout = {
     .ones = rambo_ones,
     .widest = rambo_widest,
     .given = rambo_given,
+    .join_check = rambo_join_check,
+    .join_segment = rambo_join_segment,
+    .join_give = rambo_join_give,
+    .join_free = rambo_join_free,
 };
