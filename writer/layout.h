@@ -130,6 +130,14 @@ static inline int wlayout_on(const struct wlayout *l, unsigned layouts)
  * the build's only one.
  */
 unsigned wlayouts_wants(const struct bfi_build_options *o, unsigned maybe);
+/*
+ * One item of layout_options, [at, end), by the layouts of table (ended
+ * by NULL) that layouts (0: any) holds: its layout, parameter and value
+ * into *l, *p, *v: 0, or BFI_E_INVALID with err set (layout_param.c).
+ */
+int wlayout_item(const char *at, const char *end, const struct wlayout *const *table,
+                 unsigned layouts, const struct wlayout **l, const struct wparam **p, uint64_t *v,
+                 char *err, size_t errlen);
 /* Parameter name of layout l, as the build's layout_options set it, else its default. */
 uint64_t wlayout_param(const bfi_writer *w, const struct wlayout *l, const char *name);
 /* Layout row's slot of the plan, size bytes zeroed the first time: NULL when out of memory. */
