@@ -70,7 +70,7 @@ EOF
 }
 
 # tools/ whole (its rooms may not call each other around a circle either), and each room
-for d in reader writer format tools tools/cli tools/query tools/serve tools/inspect tools/common; do
+for d in reader writer format tools tools/cli tools/answer tools/serve tools/inspect tools/common; do
 	check "no circles between the files of $d/" circles "$d"
 done
 

@@ -16,7 +16,7 @@
 
 /* What the options ask. */
 struct query_args {
-	struct opts o;
+	struct ask o;
 	const char *fasta;
 	int keys, expr, path, text, trusted, small_pages, no_scan, batch_size_given, memory_given;
 	uint64_t threads;
@@ -258,7 +258,7 @@ static const struct opt_cmd query_cmd = {"bfi query", head, tail, NULL, rows, NU
 
 
 /* The options that exclude one another, and SNAP given: 0, or the exit status after saying why. */
-static int check_query_args(const struct query_args *a, const struct opts *o, int argc)
+static int check_query_args(const struct query_args *a, const struct ask *o, int argc)
 {
 	const char *bad = NULL;
 	if (a->expr + a->path > 1 || a->text + (o->kmer > 0) + a->keys + a->expr + a->path > 1)
@@ -285,7 +285,7 @@ static int check_query_args(const struct query_args *a, const struct opts *o, in
  * query form settled and its layout checked: 0 and *out, or the exit
  * status after saying why.
  */
-static int open_snap(const struct query_args *a, struct opts *o, const char *path,
+static int open_snap(const struct query_args *a, struct ask *o, const char *path,
                      unsigned flags, uint64_t *threads, bfi_snapshot **out)
 {
 	bfi_snapshot *s = NULL;
@@ -351,7 +351,7 @@ static int open_snap(const struct query_args *a, struct opts *o, const char *pat
  * standard input each, answered: 0 or an error (*status set to
  * EXIT_USAGE when standard input fails after some were answered).
  */
-static int each_query(bfi_snapshot *s, bfi_result *res, struct opts *o, struct qpool *qp,
+static int each_query(bfi_snapshot *s, bfi_result *res, struct ask *o, struct qpool *qp,
                       struct batcher *bt, int argc, char **argv, int *status)
 {
 	int rc = 0;
@@ -404,7 +404,7 @@ static int each_query(bfi_snapshot *s, bfi_result *res, struct opts *o, struct q
 }
 
 /* Queries that could match nothing, answered so: said once, not as if they had matched. */
-static void say_no_terms(const struct opts *o, unsigned long long none)
+static void say_no_terms(const struct ask *o, unsigned long long none)
 {
 	if (none && o->form.form == BFI_FORM_KMERS)
 		fprintf(stderr, "bfi query: note: %llu quer%s shorter than k = %u, so with no k-mer: "
@@ -426,7 +426,7 @@ int cmd_query(int argc, char **argv)
 	int status = opts_parse(&query_cmd, argc, argv, &a);
 	if (status)
 		return status - 1;
-	struct opts o = a.o;
+	struct ask o = a.o;
 	o.asked = a.keys ? BFI_FORM_KEY : a.expr ? BFI_FORM_EXPR : a.path ? BFI_FORM_PATH
 	          : a.text ? BFI_FORM_TEXT : o.kmer ? BFI_FORM_KMERS : BFI_FORM_AUTO;
 	unsigned flags = (a.trusted ? BFI_OPEN_TRUSTED : 0) | (a.small_pages ? BFI_OPEN_SMALL_PAGES : 0);

@@ -99,7 +99,7 @@ struct job {
 	struct slot *sl;
 	struct gen *g;
 	const struct params *p;
-	struct opts o;
+	struct ask o;
 	double t0;
 	struct batcher bt;
 	int bt_live;     /* bt holds allocations */
@@ -267,7 +267,7 @@ void run_queries(struct server *sv, struct slot *sl, const struct params *p,
 	}
 	struct job *j = &job;
 	*j = (struct job){.sv = sv, .sl = sl, .g = g, .p = p, .t0 = t0};
-	j->o = (struct opts){.json = p->format < 3,
+	j->o = (struct ask){.json = p->format < 3,
 	                     .table = p->format == 3 ? TABLE_TSV : p->format == 4 ? TABLE_MATRIX : 0,
 	                     .batch_size = 1000,
 	                     .snap = g->snap,

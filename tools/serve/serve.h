@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "bfi.h"
-#include "query.h"
+#include "answer.h"
 
 /*
  * One opened generation of a served path: the snapshot, every set's name

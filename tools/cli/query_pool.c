@@ -51,7 +51,7 @@ struct chunk {
 
 struct qpool {
 	const bfi_snapshot *s;
-	const struct opts *o;
+	const struct ask *o;
 	unsigned threads;
 	pthread_t *tid;
 	unsigned started;
@@ -78,7 +78,7 @@ static void chunk_reset(struct chunk *c)
 }
 
 /* Answer chunk c on this worker: wo is the worker's own copy of the options. */
-static void answer_chunk(struct qpool *qp, struct chunk *c, struct opts *wo, bfi_result *res,
+static void answer_chunk(struct qpool *qp, struct chunk *c, struct ask *wo, bfi_result *res,
                          struct batcher *bt)
 {
 	out_hold();
@@ -117,7 +117,7 @@ static void answer_chunk(struct qpool *qp, struct chunk *c, struct opts *wo, bfi
 static void *worker(void *p)
 {
 	struct qpool *qp = p;
-	struct opts wo = *qp->o;
+	struct ask wo = *qp->o;
 	struct names names = {.n = qp->o->names ? qp->o->names->n : 0};
 	/* calloc'd pages are touched only as names are kept, as one thread's cache is */
 	if (qp->o->names && qp->o->names->at)
@@ -154,7 +154,7 @@ static void *worker(void *p)
 	return NULL;
 }
 
-int qpool_start(struct qpool **out, unsigned threads, const bfi_snapshot *s, const struct opts *o)
+int qpool_start(struct qpool **out, unsigned threads, const bfi_snapshot *s, const struct ask *o)
 {
 	struct qpool *qp = calloc(1, sizeof *qp);
 	if (qp == NULL)

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <string.h>
 
-#include "query.h"
+#include "answer.h"
 #include "tools.h"
 
 /*
@@ -16,7 +16,7 @@
  * answering them needs, made once.
  */
 
-int batcher_init(struct batcher *b, const struct opts *o)
+int batcher_init(struct batcher *b, const struct ask *o)
 {
 	/* a scan's batch is cut by memory, not count: its arrays grow with it */
 	size_t bs = o->scan && o->batch_size > 1024 ? 1024 : o->batch_size;
@@ -154,7 +154,7 @@ static void scan_warn(const bfi_snapshot *s, const struct bfi_scan_stats *st)
 	        (double)st->bytes_read / (double)in.file_size, (unsigned long long)st->rounds);
 }
 
-void scan_summary(const bfi_snapshot *s, const struct opts *o)
+void scan_summary(const bfi_snapshot *s, const struct ask *o)
 {
 	struct bfi_info in;
 	bfi_info(s, &in);
@@ -196,7 +196,7 @@ void scan_summary(const bfi_snapshot *s, const struct opts *o)
  * counts by the batches' cost as seen; own: of that, what bfi query
  * holds beside the scan, the text and the compiled expression.
  */
-static void scan_costs(const struct opts *o, const struct batcher *b, size_t len, size_t label_len,
+static void scan_costs(const struct ask *o, const struct batcher *b, size_t len, size_t label_len,
                        uint64_t *own, uint64_t *all)
 {
 	uint64_t keys = o->form.form == BFI_FORM_KEY ? 1
@@ -207,7 +207,7 @@ static void scan_costs(const struct opts *o, const struct batcher *b, size_t len
 	*own = text + 320 + keys * 48; /* and its compiled expression, as bfi_scan_query_bytes counts it */
 }
 
-int batcher_scan_add(const bfi_snapshot *s, const struct opts *o, struct batcher *b, const char *t,
+int batcher_scan_add(const bfi_snapshot *s, const struct ask *o, struct batcher *b, const char *t,
                      size_t len, const char *label, size_t label_len)
 {
 	/* what the batch may hold beside the scan's fixed cost: at least half, on a small --memory */
@@ -244,7 +244,7 @@ int batcher_scan_add(const bfi_snapshot *s, const struct opts *o, struct batcher
  * expects), the queries are answered in two halves, each its own pass,
  * and later batches are sized by the answers and the keys' state seen.
  */
-static int scan_some(const bfi_snapshot *s, const struct opts *o, struct batcher *b, size_t from,
+static int scan_some(const bfi_snapshot *s, const struct ask *o, struct batcher *b, size_t from,
                      size_t to, uint64_t memory)
 {
 	int rc = 0;
@@ -324,7 +324,7 @@ static int scan_some(const bfi_snapshot *s, const struct opts *o, struct batcher
  * it. Expressions: those before one that does not parse are answered,
  * then that one's error is returned.
  */
-int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b)
+int run_batch(const bfi_snapshot *s, const struct ask *o, struct batcher *b)
 {
 	size_t m = b->n, ok = 0;
 	struct query *qs = b->qs;

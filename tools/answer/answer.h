@@ -1,6 +1,10 @@
-/* query.h - bfi query's pieces: options, queries, answers out (query_out.c), queries in (query_in.c). */
-#ifndef BFI_TOOLS_QUERY_H
-#define BFI_TOOLS_QUERY_H
+/*
+ * answer.h - queries formed by the library, answered and written as bfi's
+ * tools write answers: bfi query (tools/cli) and bfi serve (tools/serve)
+ * share this room. struct ask is what an answer needs to know.
+ */
+#ifndef BFI_TOOLS_ANSWER_H
+#define BFI_TOOLS_ANSWER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -9,7 +13,7 @@
 
 #include "bfi.h"
 
-struct opts {
+struct ask {
 	int json, count, ordinals;
 	const char *format; /* --format template, or NULL */
 	int table;          /* --format tsv or matrix (TABLE_*), or 0 */
@@ -35,7 +39,6 @@ struct opts {
 	uint64_t *keys_seen; /* if set, counts the keys (terms) of each query answered */
 	atomic_ullong *no_terms; /* if set, counts the queries left with no term (threads: shared) */
 };
-
 
 /*
  * Set names by ordinal, each looked up in the catalog once: a lookup (an
@@ -75,7 +78,7 @@ struct query {
  * the snapshot's key rules (bfi_query_form), into o->form; then the
  * options that need a form checked. 0, or -1 with why (cap bytes).
  */
-int query_form(const bfi_snapshot *s, struct opts *o, int fasta, const char *path, char *why,
+int query_form(const bfi_snapshot *s, struct ask *o, int fasta, const char *path, char *why,
                size_t cap);
 /* Is form f's query a list of terms or a text (TEXT, KMERS, WORDS), whose terms are counted? */
 static inline int form_terms(const struct bfi_form *f)
@@ -83,32 +86,20 @@ static inline int form_terms(const struct bfi_form *f)
 	return f->form == BFI_FORM_TEXT || f->form == BFI_FORM_KMERS || f->form == BFI_FORM_WORDS;
 }
 
-/*
- * --memory's default, and the choice between the mapping and the scan
- * (query_memory.c), once s is open: o->memory set if not given, o->scan
- * set (and said once) if the index does not fit it and not no_scan; a
- * scan's cost in o->cost. 0, or SAID with what is wrong said.
- */
-int query_memory(const bfi_snapshot *s, struct opts *o, int memory_given, int no_scan,
-                 const char *path);
-
-/* Say why s could not be opened: for -ENOMEM under a ulimit -v the index passes, that. */
-void query_open_failed(const char *path, int rc);
-
 /* compile()'s return after it has told what is wrong with the query itself */
 #define SAID 1
 /* Make q's expression: 0, SAID (a bad query, reported), or an error code (query_run.c). */
-int query_compile(const struct opts *o, struct query *q);
+int query_compile(const struct ask *o, struct query *q);
 /* Answer q into res and print the answer (query_run.c). */
-int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, struct query *q);
+int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct ask *o, struct query *q);
 
 /* --format tsv and matrix (query_table.c): the header, then each query's rows. */
 enum { TABLE_TSV = 1, TABLE_MATRIX = 2 };
-int table_head(const bfi_snapshot *s, struct opts *o);
+int table_head(const bfi_snapshot *s, struct ask *o);
 int table_rows(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores, size_t n,
-               const struct opts *o, const struct query *q);
+               const struct ask *o, const struct query *q);
 /* Set ord's name, through o's name cache when there is one (query_out.c). */
-int set_name(const bfi_snapshot *s, const struct opts *o, uint32_t ord, const char **name,
+int set_name(const bfi_snapshot *s, const struct ask *o, uint32_t ord, const char **name,
              size_t *len);
 
 /* The query as the output names it: its text, or its record's id. */
@@ -117,33 +108,9 @@ void print_query(const struct query *q, int json);
 const char *check_format(const char *t);
 /* Print query q's answer: the n sets ords (with scores, for thresholds). */
 int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores, size_t n,
-               const struct opts *o, const struct query *q);
-int print_answer(const bfi_snapshot *s, const bfi_result *res, const struct opts *o,
+               const struct ask *o, const struct query *q);
+int print_answer(const bfi_snapshot *s, const bfi_result *res, const struct ask *o,
                  const struct query *q);
-
-/*
- * --threads (query_pool.c): queries answered on threads, in input order.
- * qpool_add copies a query (and its label, or NULL) into the chunk being
- * made, and writes what the workers have finished; qpool_drain gives them
- * the last chunk and writes everything (before a read that may wait);
- * qpool_end drains, stops the workers and frees the pool. Each returns 0
- * or the first failure: SAID for a bad query, whose error it has said.
- */
-struct qpool;
-int qpool_start(struct qpool **qp, unsigned threads, const bfi_snapshot *s, const struct opts *o);
-int qpool_add(struct qpool *qp, const char *text, size_t len, const char *label, size_t label_len);
-int qpool_drain(struct qpool *qp);
-int qpool_end(struct qpool **qp);
-
-/* Lines of a file descriptor (query_in.c); see there. */
-struct lines {
-	char *buf;
-	size_t cap, start, end;
-	int eof;
-	const bfi_snapshot *watch; /* checked after each read: unchanged since opened */
-	struct qpool *drain; /* answered and written before a read that may wait, or NULL */
-};
-int next_line(struct lines *r, int fd, char **line, size_t *len);
 
 /* --batch (query_batch.c): queries read and answered together. */
 struct batcher {
@@ -168,13 +135,13 @@ struct batcher {
 	struct bfi_scan_cost seen;
 	int matches_seen, state_seen;
 };
-int batcher_init(struct batcher *b, const struct opts *o);
+int batcher_init(struct batcher *b, const struct ask *o);
 void batcher_free(struct batcher *b);
 int batcher_add(struct batcher *b, const char *t, size_t len);
 /* The same, answered under label (label_len bytes; a FASTA record's id). */
 int batcher_add_labeled(struct batcher *b, const char *t, size_t len, const char *label,
                         size_t label_len);
-int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b);
+int run_batch(const bfi_snapshot *s, const struct ask *o, struct batcher *b);
 /*
  * A query for a scan's batch (--scan): the batch is answered first if
  * the query's expected memory would take it past half of what --memory
@@ -182,20 +149,9 @@ int run_batch(const bfi_snapshot *s, const struct opts *o, struct batcher *b);
  * pages), and after, once it holds batch_size. A query that cannot fit
  * alone is refused, saying the memory it needs (SAID).
  */
-int batcher_scan_add(const bfi_snapshot *s, const struct opts *o, struct batcher *b, const char *t,
+int batcher_scan_add(const bfi_snapshot *s, const struct ask *o, struct batcher *b, const char *t,
                      size_t len, const char *label, size_t label_len);
 /* After the last batch: a note if the batches' passes read the index more than 1.5 times over. */
-void scan_summary(const bfi_snapshot *s, const struct opts *o);
-
-/* --fasta (query_in.c): each record a query, through bfi_seq_read. */
-struct fasta_ctx {
-	const bfi_snapshot *s;
-	bfi_result *res;
-	const struct opts *o;
-	struct timespec checked; /* when the files were last found unchanged */
-	struct qpool *qp;        /* records go to the pool, or NULL: answered here */
-	struct batcher *bt;      /* --scan: records go to the batch, or NULL */
-};
-int on_fasta_query(void *ctx, const char *id, size_t id_len, const char *seq, size_t len);
+void scan_summary(const bfi_snapshot *s, const struct ask *o);
 
 #endif

@@ -2,11 +2,11 @@
  * names.c - what the answers name: sets by ordinal, each looked up in the
  * catalog once (query.h, struct names), and the query itself.
  */
-#include "query.h"
+#include "answer.h"
 #include "tools.h"
 
 /* Set ord's name, through o's cache when there is one. */
-int set_name(const bfi_snapshot *s, const struct opts *o, uint32_t ord, const char **name,
+int set_name(const bfi_snapshot *s, const struct ask *o, uint32_t ord, const char **name,
                     size_t *len)
 {
 	struct names *c = o->names;

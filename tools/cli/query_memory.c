@@ -30,7 +30,7 @@ static unsigned long long mib(uint64_t b)
  */
 #define ALWAYS_MAPPED (16u << 20)
 
-int query_memory(const bfi_snapshot *s, struct opts *o, int memory_given, int no_scan,
+int query_memory(const bfi_snapshot *s, struct ask *o, int memory_given, int no_scan,
                  const char *path)
 {
 	struct bfi_info info;

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query.h"
+#include "answer.h"
 #include "tools.h"
 
 /* Make q's expression: 0, SAID (a bad query, reported), or an error code. */
-int query_compile(const struct opts *o, struct query *q)
+int query_compile(const struct ask *o, struct query *q)
 {
 	size_t at = 0;
 	int rc = bfi_expr_form(o->snap, &o->form, q->text, q->len, &q->e, &at);
@@ -38,7 +38,7 @@ int query_compile(const struct opts *o, struct query *q)
 	return SAID;
 }
 
-int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, struct query *q)
+int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct ask *o, struct query *q)
 {
 	if (o->form.form == BFI_FORM_KEY) { /* one key: no expression to allocate */
 		int rc = bfi_query_key_layout(s, o->layout, q->text, q->len, res);
@@ -60,7 +60,7 @@ int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct opts *o, 
 	return rc;
 }
 
-int query_form(const bfi_snapshot *s, struct opts *o, int fasta, const char *path, char *why,
+int query_form(const bfi_snapshot *s, struct ask *o, int fasta, const char *path, char *why,
                size_t cap)
 {
 	int rc = bfi_query_form(s, o->asked, o->kmer, o->theta, &o->form);

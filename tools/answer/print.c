@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query.h"
+#include "answer.h"
 #include "tools.h"
 
 /*
@@ -33,7 +33,7 @@ const char *check_format(const char *t)
 }
 
 /* One matching set through the --format template. */
-static int print_format(const bfi_snapshot *s, const struct opts *o, const struct query *q,
+static int print_format(const bfi_snapshot *s, const struct ask *o, const struct query *q,
                         uint32_t ord, uint32_t score)
 {
 	for (const char *p = o->format; *p; p++) {
@@ -97,7 +97,7 @@ static size_t copy_json_names(const struct names *c, const uint32_t *ords, size_
 
 /* Print query q's answer: the n sets ords (with scores, for thresholds). */
 int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores,
-                      size_t n, const struct opts *o, const struct query *q)
+                      size_t n, const struct ask *o, const struct query *q)
 {
 	/* --limit: the first sets (a threshold's best), and in JSON how many more there were */
 	size_t more = 0;
@@ -187,7 +187,7 @@ int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scor
 	return 0;
 }
 
-int print_answer(const bfi_snapshot *s, const bfi_result *res, const struct opts *o,
+int print_answer(const bfi_snapshot *s, const bfi_result *res, const struct ask *o,
                         const struct query *q)
 {
 	return print_sets(s, bfi_result_ordinals(res), bfi_result_scores(res), bfi_result_count(res),

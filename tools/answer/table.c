@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query.h"
+#include "answer.h"
 #include "tools.h"
 
 /* The query's terms, for ratios: a term list's count, or 1 for a key or an expression. */
@@ -30,7 +30,7 @@ static void ratio(uint32_t score, uint32_t terms)
 	out_str(b);
 }
 
-int table_head(const bfi_snapshot *s, struct opts *o)
+int table_head(const bfi_snapshot *s, struct ask *o)
 {
 	if (o->table == TABLE_TSV) {
 		out_str("#query\tset\tscore\tratio\n");
@@ -78,7 +78,7 @@ static int by_score_name(const void *a, const void *b)
 }
 
 static int tsv_rows(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores, size_t n,
-                    const struct opts *o, const struct query *q)
+                    const struct ask *o, const struct query *q)
 {
 	uint32_t terms = terms_of(q, scores);
 	if (n == 0) {
@@ -114,7 +114,7 @@ static int tsv_rows(const bfi_snapshot *s, const uint32_t *ords, const uint32_t 
 	return 0;
 }
 
-static int matrix_row(const uint32_t *ords, const uint32_t *scores, size_t n, const struct opts *o,
+static int matrix_row(const uint32_t *ords, const uint32_t *scores, size_t n, const struct ask *o,
                       const struct query *q)
 {
 	uint32_t terms = terms_of(q, scores);
@@ -140,7 +140,7 @@ static int matrix_row(const uint32_t *ords, const uint32_t *scores, size_t n, co
 }
 
 int table_rows(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores, size_t n,
-               const struct opts *o, const struct query *q)
+               const struct ask *o, const struct query *q)
 {
 	int rc = o->table == TABLE_TSV ? tsv_rows(s, ords, scores, n, o, q)
 	                               : matrix_row(ords, scores, n, o, q);
