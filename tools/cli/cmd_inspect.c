@@ -8,9 +8,28 @@
 
 #include "bfi.h"
 #include "inspect.h"
+#include "opts.h"
 #include "tools.h"
 
-static const char help[] =
+/* What bfi inspect's options ask. */
+struct inspect_args {
+	int json, sets, trusted, probe_given;
+	const char *html;
+	uint64_t probes;
+};
+
+static int take_probe(void *ctx, const char *arg)
+{
+	struct inspect_args *a = ctx;
+	if (parse_size(arg, &a->probes) != 0 || a->probes > 100000000) {
+		fprintf(stderr, "bfi inspect: --probe wants a count up to 100,000,000, not '%s'\n", arg);
+		return EXIT_USAGE;
+	}
+	a->probe_given = 1;
+	return 0;
+}
+
+static const char inspect_cmd_head[] =
 	"Usage: bfi inspect [--json | --sets | --html FILE [--probe N]] SNAP\n"
 	"\n"
 	"SNAP is a snapshot or a collection of them (bfi append --help), or a\n"
@@ -20,29 +39,49 @@ static const char help[] =
 	"parameters, the fill ratio of the sets' filters (summary and\n"
 	"histogram) and the expected false-positive rate, (fill ratio)^k.\n"
 	"\n"
-	"Options:\n"
-	"      --json      the same as one JSON object (its \"schema\" names its\n"
-	"                  shape: bfi-inspect-1)\n"
-	"      --html FILE write a self-contained page of pictures instead: bytes\n"
-	"                  by section, every set's fill as a heat map, the blocks,\n"
-	"                  the tree's levels, RAMBO's cell loads (inline SVG, no\n"
-	"                  network); FILE is replaced whole, and may not be a\n"
-	"                  symbolic link, a device or a file of bfi's ('-':\n"
-	"                  standard output)\n"
-	"      --probe N   with --html, also ask each layout N random absent keys\n"
-	"                  and set the false-positive rate measured beside the\n"
-	"                  expected one (default 0: none)\n"
-	"      --sets      one line per set instead, TAB-separated: ordinal, name,\n"
-	"                  distinct keys, filter width m, ones in the filter, and\n"
-	"                  expected false-positive rate (ones / m)^k; for a\n"
-	"                  build with --min-count, then the distinct keys its\n"
-	"                  files gave and those dropped ('-' for a set not\n"
-	"                  counted: a segment built without)\n"
-	"      --trusted   skip the catalog digest check (trusted files only)\n"
-	"  -h, --help      show this help\n"
+	"Options:\n";
+
+static const char inspect_cmd_tail[] =
 	"\n"
 	"Exit status: 0, or 2 for a usage error or a snapshot that cannot be\n"
 	"opened or read.\n";
+
+static const struct opt_row inspect_cmd_rows[] = {
+	{"json", 300, NULL,
+	 "the same as one JSON object (its \"schema\" names its\n"
+	 "shape: bfi-inspect-1)",
+	 OPT_FLAG, offsetof(struct inspect_args, json), 0, 0, NULL, NULL},
+	{"html", 301, "FILE",
+	 "write a self-contained page of pictures instead: bytes\n"
+	 "by section, every set's fill as a heat map, the blocks,\n"
+	 "the tree's levels, RAMBO's cell loads (inline SVG, no\n"
+	 "network); FILE is replaced whole, and may not be a\n"
+	 "symbolic link, a device or a file of bfi's ('-':\n"
+	 "standard output)",
+	 OPT_STR, offsetof(struct inspect_args, html), 0, 0, NULL, NULL},
+	{"probe", 302, "N",
+	 "with --html, also ask each layout N random absent keys\n"
+	 "and set the false-positive rate measured beside the\n"
+	 "expected one (default 0: none)",
+	 OPT_FN, 0, 0, 0, NULL, take_probe},
+	{"sets", 303, NULL,
+	 "one line per set instead, TAB-separated: ordinal, name,\n"
+	 "distinct keys, filter width m, ones in the filter, and\n"
+	 "expected false-positive rate (ones / m)^k; for a\n"
+	 "build with --min-count, then the distinct keys its\n"
+	 "files gave and those dropped ('-' for a set not\n"
+	 "counted: a segment built without)",
+	 OPT_FLAG, offsetof(struct inspect_args, sets), 0, 0, NULL, NULL},
+	{"trusted", 304, NULL,
+	 "skip the catalog digest check (trusted files only)",
+	 OPT_FLAG, offsetof(struct inspect_args, trusted), 0, 0, NULL, NULL},
+	{"help", 'h', NULL,
+	 "show this help",
+	 OPT_HELP, 0, 0, 0, NULL, NULL},
+	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
+};
+
+static const struct opt_cmd inspect_cmd = {"bfi inspect", inspect_cmd_head, inspect_cmd_tail, NULL, inspect_cmd_rows, NULL, 18};
 
 /* The page made new beside FILE and renamed over it (outfile.c): a reader sees the old page or the new. */
 static int write_html(const char *file, const bfi_snapshot *s, const char *path, uint64_t probes)
@@ -60,37 +99,14 @@ static int write_html(const char *file, const bfi_snapshot *s, const char *path,
 
 int cmd_inspect(int argc, char **argv)
 {
-	static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-	                                     {"sets", no_argument, 0, 'S'},
-	                                     {"html", required_argument, 0, 'H'},
-	                                     {"probe", required_argument, 0, 'P'},
-	                                     {"trusted", no_argument, 0, 'T'},
-	                                     {"help", no_argument, 0, 'h'},
-	                                     {0, 0, 0, 0}};
-	int json = 0, sets = 0, c;
-	unsigned flags = 0;
-	const char *html = NULL;
-	uint64_t probes = 0;
-	int probe_given = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = 1; break;
-		case 'S': sets = 1; break;
-		case 'H': html = optarg; break;
-		case 'P':
-			if (parse_size(optarg, &probes) != 0 || probes > 100000000) {
-				fprintf(stderr, "bfi inspect: --probe wants a count up to 100,000,000, not '%s'\n",
-				        optarg);
-				return EXIT_USAGE;
-			}
-			probe_given = 1;
-			break;
-		case 'T': flags |= BFI_OPEN_TRUSTED; break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: return usage_try("inspect");
-		}
-	}
+	struct inspect_args opt = {0};
+	int orc = opts_parse(&inspect_cmd, argc, argv, &opt);
+	if (orc)
+		return orc - 1;
+	int json = opt.json, sets = opt.sets, probe_given = opt.probe_given;
+	unsigned flags = opt.trusted ? BFI_OPEN_TRUSTED : 0;
+	const char *html = opt.html;
+	uint64_t probes = opt.probes;
 	if (optind != argc - 1) {
 		fprintf(stderr, "bfi inspect: need exactly one SNAP\n");
 		return usage_try("inspect");

@@ -7,9 +7,16 @@
 #include <unistd.h>
 #include <dirent.h>
 
+#include "opts.h"
 #include "tools.h"
 
-static const char help[] =
+/* What bfi synth's options ask. */
+struct synth_args {
+	const char *dir;
+	uint64_t n, q, seed;
+};
+
+static const char synth_cmd_head[] =
 	"Usage: bfi synth [OPTIONS] -o DIR\n"
 	"\n"
 	"Write the synthetic workload of the Bloofi paper (Crainiceanu & Lemire)\n"
@@ -23,14 +30,32 @@ static const char help[] =
 	"m = 100,989 bits and k = 7) with:\n"
 	"  bfi build -o SNAP --expected-keys 10000 --fpr 0.01 --tsv DIR/sets.tsv\n"
 	"\n"
-	"Options:\n"
-	"  -o, --output DIR   where to write (created if missing)\n"
-	"  -n, --sets N       number of sets (default 1000)\n"
-	"      --queries Q    present and absent keys to write, each (default 10000)\n"
-	"      --seed S       random seed (default 1)\n"
-	"  -h, --help         show this help\n"
+	"Options:\n";
+
+static const char synth_cmd_tail[] =
 	"\n"
 	"Exit status: 0, or 2 for a usage error or a DIR that cannot be written.\n";
+
+static const struct opt_row synth_cmd_rows[] = {
+	{"output", 'o', "DIR",
+	 "where to write (created if missing)",
+	 OPT_STR, offsetof(struct synth_args, dir), 0, 0, NULL, NULL},
+	{"sets", 'n', "N",
+	 "number of sets (default 1000)",
+	 OPT_U64, offsetof(struct synth_args, n), 1, 21474836, "--sets must be 1..21474836 (100 N < 2^31)", NULL},
+	{"queries", 300, "Q",
+	 "present and absent keys to write, each (default 10000)",
+	 OPT_U64, offsetof(struct synth_args, q), 0, UINT64_MAX, "bad --queries", NULL},
+	{"seed", 301, "S",
+	 "random seed (default 1)",
+	 OPT_U64, offsetof(struct synth_args, seed), 0, UINT64_MAX, "bad --seed", NULL},
+	{"help", 'h', NULL,
+	 "show this help",
+	 OPT_HELP, 0, 0, 0, NULL, NULL},
+	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
+};
+
+static const struct opt_cmd synth_cmd = {"bfi synth", synth_cmd_head, synth_cmd_tail, NULL, synth_cmd_rows, NULL, 21};
 
 static uint64_t next(uint64_t *s)
 {
@@ -82,41 +107,12 @@ static int check_dir(const char *dir, int *made)
 
 int cmd_synth(int argc, char **argv)
 {
-	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-	                                     {"sets", required_argument, 0, 'n'},
-	                                     {"queries", required_argument, 0, 'Q'},
-	                                     {"seed", required_argument, 0, 'S'},
-	                                     {"help", no_argument, 0, 'h'},
-	                                     {0, 0, 0, 0}};
-	const char *dir = NULL;
-	uint64_t n = 1000, q = 10000, seed = 1;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:n:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': dir = optarg; break;
-		case 'n':
-			if (parse_size(optarg, &n) || n == 0 || n > 21474836) {
-				fprintf(stderr, "bfi synth: --sets must be 1..21474836 (100 N < 2^31)\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'Q':
-			if (parse_size(optarg, &q)) {
-				fprintf(stderr, "bfi synth: bad --queries\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'S':
-			if (parse_size(optarg, &seed)) {
-				fprintf(stderr, "bfi synth: bad --seed\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: return usage_try("synth");
-		}
-	}
+	struct synth_args opt = {NULL, 1000, 10000, 1};
+	int orc = opts_parse(&synth_cmd, argc, argv, &opt);
+	if (orc)
+		return orc - 1;
+	const char *dir = opt.dir;
+	uint64_t n = opt.n, q = opt.q, seed = opt.seed;
 	if (dir == NULL || optind != argc) {
 		fprintf(stderr, "bfi synth: need -o DIR and no other arguments\n");
 		return usage_try("synth");

@@ -3,9 +3,15 @@
 #include <string.h>
 
 #include "bfi.h"
+#include "opts.h"
 #include "tools.h"
 
-static const char help[] =
+/* What bfi verify's options ask. */
+struct verify_args {
+	int quiet;
+};
+
+static const char verify_cmd_head[] =
 	"Usage: bfi verify [-q] SNAP\n"
 	"\n"
 	"SNAP is a snapshot or a collection of them (bfi append --help), or a\n"
@@ -20,9 +26,22 @@ static const char help[] =
 	"\n"
 	"Exit status: 0 good, 1 corrupt, 2 usage or I/O error.\n"
 	"\n"
-	"Options:\n"
-	"  -q, --quiet   no progress, and print nothing when the snapshot is good\n"
-	"  -h, --help    show this help\n";
+	"Options:\n";
+
+static const char verify_cmd_tail[] =
+	"";
+
+static const struct opt_row verify_cmd_rows[] = {
+	{"quiet", 'q', NULL,
+	 "no progress, and print nothing when the snapshot is good",
+	 OPT_FLAG, offsetof(struct verify_args, quiet), 0, 0, NULL, NULL},
+	{"help", 'h', NULL,
+	 "show this help",
+	 OPT_HELP, 0, 0, 0, NULL, NULL},
+	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
+};
+
+static const struct opt_cmd verify_cmd = {"bfi verify", verify_cmd_head, verify_cmd_tail, NULL, verify_cmd_rows, NULL, 16};
 
 static void on_progress(void *c, uint64_t done, uint64_t total)
 {
@@ -31,17 +50,11 @@ static void on_progress(void *c, uint64_t done, uint64_t total)
 
 int cmd_verify(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-	int quiet = 0, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'q': quiet = 1; break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: return usage_try("verify");
-		}
-	}
+	struct verify_args opt = {0};
+	int orc = opts_parse(&verify_cmd, argc, argv, &opt);
+	if (orc)
+		return orc - 1;
+	int quiet = opt.quiet;
 	if (optind != argc - 1) {
 		fprintf(stderr, "bfi verify: need exactly one SNAP\n");
 		return usage_try("verify");
