@@ -13,9 +13,30 @@
 #include <string.h>
 
 #include "bfi_writer.h"
+#include "opts.h"
 #include "tools.h"
 
-static const char compact_help[] =
+/* What bfi compact's options ask. */
+struct compact_args {
+	int full, wait, quiet;
+	uint64_t memory;
+};
+
+/* --memory of bfi CMD (me + 4 is CMD), in bytes. */
+static int take_join_memory(const char *me, uint64_t *memory, const char *arg)
+{
+	if (parse_size(arg, memory) == 0)
+		return 0;
+	fprintf(stderr, "%s: --memory: not a size: %s\n", me, arg);
+	return EXIT_USAGE;
+}
+
+static int take_compact_memory(void *ctx, const char *arg)
+{
+	return take_join_memory("bfi compact", &((struct compact_args *)ctx)->memory, arg);
+}
+
+static const char compact_cmd_head[] =
 	"Usage: bfi compact [-q] [--full] [--wait] [--memory SIZE] COLL\n"
 	"\n"
 	"Join segments of the collection COLL into fewer, without their keys, and\n"
@@ -36,18 +57,48 @@ static const char compact_help[] =
 	"layout out, and says when a plain layout is not kept (spec/format.md,\n"
 	"\"Compaction and merge\").\n"
 	"\n"
-	"Options:\n"
-	"      --full         join every segment into one\n"
-	"      --wait         wait for another writer's lock rather than fail\n"
-	"      --memory SIZE  the rows being joined stay within SIZE (as bfi build)\n"
-	"  -q, --quiet        no progress and no summary\n"
-	"  -h, --help         show this help\n"
+	"Options:\n";
+
+static const char compact_cmd_tail[] =
 	"\n"
 	"Exit status: 0 (also when there was nothing to do), or 2 for a usage\n"
 	"error, another writer's lock, segments that cannot be joined, or an I/O\n"
 	"error (the collection is then as it was).\n";
 
-static const char merge_help[] =
+static const struct opt_row compact_cmd_rows[] = {
+	{"full", 300, NULL,
+	 "join every segment into one",
+	 OPT_FLAG, offsetof(struct compact_args, full), 0, 0, NULL, NULL},
+	{"wait", 301, NULL,
+	 "wait for another writer's lock rather than fail",
+	 OPT_FLAG, offsetof(struct compact_args, wait), 0, 0, NULL, NULL},
+	{"memory", 302, "SIZE",
+	 "the rows being joined stay within SIZE (as bfi build)",
+	 OPT_FN, 0, 0, 0, NULL, take_compact_memory},
+	{"quiet", 'q', NULL,
+	 "no progress and no summary",
+	 OPT_FLAG, offsetof(struct compact_args, quiet), 0, 0, NULL, NULL},
+	{"help", 'h', NULL,
+	 "show this help",
+	 OPT_HELP, 0, 0, 0, NULL, NULL},
+	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
+};
+
+static const struct opt_cmd compact_cmd = {"bfi compact", compact_cmd_head, compact_cmd_tail, NULL, compact_cmd_rows, NULL, 21};
+
+/* What bfi merge's options ask. */
+struct merge_args {
+	const char *out;
+	int quiet;
+	uint64_t memory;
+};
+
+static int take_merge_memory(void *ctx, const char *arg)
+{
+	return take_join_memory("bfi merge", &((struct merge_args *)ctx)->memory, arg);
+}
+
+static const char merge_cmd_head[] =
 	"Usage: bfi merge [-q] [--memory SIZE] -o OUT INPUT...\n"
 	"\n"
 	"Join the live sets of the snapshots and collections INPUT, in that order,\n"
@@ -63,14 +114,30 @@ static const char merge_help[] =
 	"has it, or no tree can be kept. A plain layout is not kept (a note says\n"
 	"so); a layout this bfi cannot join is refused.\n"
 	"\n"
-	"Options:\n"
-	"  -o, --output OUT   the snapshot to write (replaced if it is one)\n"
-	"      --memory SIZE  the rows being joined stay within SIZE (as bfi build)\n"
-	"  -q, --quiet        no progress and no summary\n"
-	"  -h, --help         show this help\n"
+	"Options:\n";
+
+static const char merge_cmd_tail[] =
 	"\n"
 	"Exit status: 0, or 2 for a usage error, inputs that cannot be joined, or\n"
 	"an I/O error (OUT is then as it was).\n";
+
+static const struct opt_row merge_cmd_rows[] = {
+	{"output", 'o', "OUT",
+	 "the snapshot to write (replaced if it is one)",
+	 OPT_STR, offsetof(struct merge_args, out), 0, 0, NULL, NULL},
+	{"memory", 300, "SIZE",
+	 "the rows being joined stay within SIZE (as bfi build)",
+	 OPT_FN, 0, 0, 0, NULL, take_merge_memory},
+	{"quiet", 'q', NULL,
+	 "no progress and no summary",
+	 OPT_FLAG, offsetof(struct merge_args, quiet), 0, 0, NULL, NULL},
+	{"help", 'h', NULL,
+	 "show this help",
+	 OPT_HELP, 0, 0, 0, NULL, NULL},
+	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
+};
+
+static const struct opt_cmd merge_cmd = {"bfi merge", merge_cmd_head, merge_cmd_tail, NULL, merge_cmd_rows, NULL, 21};
 
 /* What the CLI shows of a join: its notes (a warning even when quiet) and progress. */
 struct shown_join {
@@ -106,28 +173,12 @@ static void join_options(struct bfi_join_options *o, struct shown_join *sj, cons
 
 int cmd_compact(int argc, char **argv)
 {
-	int full = 0, wait = 0, quiet = 0, opt;
-	uint64_t memory = 0;
-	static const struct option longs[] = {
-	    {"full", no_argument, 0, 'F'},  {"wait", no_argument, 0, 'W'},
-	    {"memory", required_argument, 0, 'M'}, {"quiet", no_argument, 0, 'q'},
-	    {"help", no_argument, 0, 'h'},  {0, 0, 0, 0}};
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "qh", longs, NULL)) != -1) {
-		switch (opt) {
-		case 'F': full = 1; break;
-		case 'W': wait = 1; break;
-		case 'q': quiet = 1; break;
-		case 'M':
-			if (parse_size(optarg, &memory) != 0) {
-				fprintf(stderr, "bfi compact: --memory: not a size: %s\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'h': fputs(compact_help, stdout); return EXIT_OK;
-		default: return usage_try("compact");
-		}
-	}
+	struct compact_args opt = {0};
+	int orc = opts_parse(&compact_cmd, argc, argv, &opt);
+	if (orc)
+		return orc - 1;
+	int full = opt.full, wait = opt.wait, quiet = opt.quiet;
+	uint64_t memory = opt.memory;
 	if (optind != argc - 1) {
 		fprintf(stderr, "bfi compact: need one COLL\n");
 		return usage_try("compact");
@@ -153,28 +204,13 @@ int cmd_compact(int argc, char **argv)
 
 int cmd_merge(int argc, char **argv)
 {
-	int quiet = 0, opt;
-	uint64_t memory = 0;
-	const char *out = NULL;
-	static const struct option longs[] = {
-	    {"output", required_argument, 0, 'o'}, {"memory", required_argument, 0, 'M'},
-	    {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
-	    {0, 0, 0, 0}};
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1) {
-		switch (opt) {
-		case 'o': out = optarg; break;
-		case 'q': quiet = 1; break;
-		case 'M':
-			if (parse_size(optarg, &memory) != 0) {
-				fprintf(stderr, "bfi merge: --memory: not a size: %s\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'h': fputs(merge_help, stdout); return EXIT_OK;
-		default: return usage_try("merge");
-		}
-	}
+	struct merge_args opt = {0};
+	int orc = opts_parse(&merge_cmd, argc, argv, &opt);
+	if (orc)
+		return orc - 1;
+	const char *out = opt.out;
+	int quiet = opt.quiet;
+	uint64_t memory = opt.memory;
 	int n = argc - optind;
 	if (out == NULL || n < 1) {
 		fprintf(stderr, "bfi merge: need -o OUT and at least one INPUT\n");

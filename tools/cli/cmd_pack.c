@@ -5,9 +5,41 @@
 
 #include "bfi.h"
 #include "bfi_writer.h"
+#include "opts.h"
 #include "tools.h"
 
-static const char pack_help[] =
+/* What bfi pack's options ask. */
+struct pack_args {
+	struct bfi_pack_options o;
+	const char *out;
+	int quiet, stats;
+};
+
+static int take_level(void *ctx, const char *arg)
+{
+	char *tail;
+	long l = strtol(arg, &tail, 10);
+	if (tail == arg || *tail || l < 1 || l > 19) {
+		fprintf(stderr, "bfi pack: --level must be 1 to 19\n");
+		return usage_try("pack");
+	}
+	((struct pack_args *)ctx)->o.level = (int)l;
+	return 0;
+}
+
+static int take_threads(void *ctx, const char *arg)
+{
+	char *tail;
+	unsigned long t = strtoul(arg, &tail, 10);
+	if (tail == arg || *tail || t < 1 || t > 256) {
+		fprintf(stderr, "bfi pack: --threads must be 1 to 256\n");
+		return usage_try("pack");
+	}
+	((struct pack_args *)ctx)->o.threads = (unsigned)t;
+	return 0;
+}
+
+static const char pack_cmd_head[] =
 	"Usage: bfi pack [-q] [--level L] [--threads N] [--memory SIZE] -o PACK SRC\n"
 	"\n"
 	"Write the snapshot or collection SRC as the one file PACK: a tar\n"
@@ -24,27 +56,59 @@ static const char pack_help[] =
 	"\n"
 	"Exit status: 0 done, 2 usage or I/O error.\n"
 	"\n"
-	"Options:\n"
-	"  -o, --output PACK  the file to write (required)\n"
-	"      --level L      zstd level, 1..19 (3): Bloom filter rows barely\n"
-	"                     compress, so higher levels mostly cost time\n"
-	"      --threads N    frames compressed at once, 1..256 (the online cores)\n"
-	"      --memory SIZE  bound on packing's memory (K, M, G suffixes):\n"
-	"                     threads are dropped until it fits, and a SIZE too\n"
-	"                     small for one is an error\n"
-	"      --frame SIZE   bytes of the tar stream a frame, 4K..64M (64K: a query\n"
-	"                     scanning the pack in place decompresses little more\n"
-	"                     than it needs; larger frames pack a little faster)\n"
-	"      --stats        print where the CPU went: the serial part (files,\n"
-	"                     tar stream, writes), the frames' compression, and the\n"
-	"                     parallelism 16 threads could reach (all CPU over the\n"
-	"                     time batches of 16 frames take when each is read\n"
-	"                     while the one before compresses: the slowest frame\n"
-	"                     of a batch, its writes, and what is serial besides)\n"
-	"  -q, --quiet        no progress line\n"
-	"  -h, --help         show this help\n";
+	"Options:\n";
 
-static const char unpack_help[] =
+static const char pack_cmd_tail[] =
+	"";
+
+static const struct opt_row pack_cmd_rows[] = {
+	{"output", 'o', "PACK",
+	 "the file to write (required)",
+	 OPT_STR, offsetof(struct pack_args, out), 0, 0, NULL, NULL},
+	{"level", 300, "L",
+	 "zstd level, 1..19 (3): Bloom filter rows barely\n"
+	 "compress, so higher levels mostly cost time",
+	 OPT_FN, 0, 0, 0, NULL, take_level},
+	{"threads", 301, "N",
+	 "frames compressed at once, 1..256 (the online cores)",
+	 OPT_FN, 0, 0, 0, NULL, take_threads},
+	{"memory", 302, "SIZE",
+	 "bound on packing's memory (K, M, G suffixes):\n"
+	 "threads are dropped until it fits, and a SIZE too\n"
+	 "small for one is an error",
+	 OPT_U64, offsetof(struct pack_args, o.memory), 1, UINT64_MAX, "--memory: not a size from 1 to 18446744073709551615: %s", NULL},
+	{"frame", 303, "SIZE",
+	 "bytes of the tar stream a frame, 4K..64M (64K: a query\n"
+	 "scanning the pack in place decompresses little more\n"
+	 "than it needs; larger frames pack a little faster)",
+	 OPT_U32, offsetof(struct pack_args, o.frame), 4096, 64u << 20, "--frame: not a size from 4096 to 67108864: %s", NULL},
+	{"stats", 304, NULL,
+	 "print where the CPU went: the serial part (files,\n"
+	 "tar stream, writes), the frames' compression, and the\n"
+	 "parallelism 16 threads could reach (all CPU over the\n"
+	 "time batches of 16 frames take when each is read\n"
+	 "while the one before compresses: the slowest frame\n"
+	 "of a batch, its writes, and what is serial besides)",
+	 OPT_FLAG, offsetof(struct pack_args, stats), 0, 0, NULL, NULL},
+	{"quiet", 'q', NULL,
+	 "no progress line",
+	 OPT_FLAG, offsetof(struct pack_args, quiet), 0, 0, NULL, NULL},
+	{"help", 'h', NULL,
+	 "show this help",
+	 OPT_HELP, 0, 0, 0, NULL, NULL},
+	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
+};
+
+static const struct opt_cmd pack_cmd = {"bfi pack", pack_cmd_head, pack_cmd_tail, NULL, pack_cmd_rows, NULL, 21};
+
+/* What bfi unpack's options ask. */
+struct unpack_args {
+	struct bfi_pack_options o;
+	const char *out;
+	int quiet;
+};
+
+static const char unpack_cmd_head[] =
 	"Usage: bfi unpack [-q] [--memory SIZE] -o OUT PACK\n"
 	"\n"
 	"Write the snapshot or collection in PACK (bfi pack) back to OUT, byte\n"
@@ -60,27 +124,32 @@ static const char unpack_help[] =
 	"Exit status: 0 done, 1 PACK is damaged or not a pack, 2 usage or I/O\n"
 	"error.\n"
 	"\n"
-	"Options:\n"
-	"  -o, --output OUT   where to write (required)\n"
-	"      --memory SIZE  refuse a pack whose frames need more than SIZE\n"
-	"  -q, --quiet        no progress line\n"
-	"  -h, --help         show this help\n";
+	"Options:\n";
+
+static const char unpack_cmd_tail[] =
+	"";
+
+static const struct opt_row unpack_cmd_rows[] = {
+	{"output", 'o', "OUT",
+	 "where to write (required)",
+	 OPT_STR, offsetof(struct unpack_args, out), 0, 0, NULL, NULL},
+	{"memory", 300, "SIZE",
+	 "refuse a pack whose frames need more than SIZE",
+	 OPT_U64, offsetof(struct unpack_args, o.memory), 1, UINT64_MAX, "--memory: not a size from 1 to 18446744073709551615: %s", NULL},
+	{"quiet", 'q', NULL,
+	 "no progress line",
+	 OPT_FLAG, offsetof(struct unpack_args, quiet), 0, 0, NULL, NULL},
+	{"help", 'h', NULL,
+	 "show this help",
+	 OPT_HELP, 0, 0, 0, NULL, NULL},
+	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
+};
+
+static const struct opt_cmd unpack_cmd = {"bfi unpack", unpack_cmd_head, unpack_cmd_tail, NULL, unpack_cmd_rows, NULL, 21};
 
 static void on_progress(void *c, uint64_t done, uint64_t total)
 {
 	progress_show(c, "bytes", done, total);
-}
-
-/* A size option within [lo, hi]: 0, or EXIT_USAGE after saying why. */
-static int size_opt(const char *me, const char *name, const char *arg, uint64_t lo, uint64_t hi,
-                    uint64_t *out)
-{
-	if (parse_size(arg, out) != 0 || *out < lo || *out > hi) {
-		fprintf(stderr, "bfi %s: --%s: not a size from %llu to %llu: %s\n", me, name,
-		        (unsigned long long)lo, (unsigned long long)hi, arg);
-		return EXIT_USAGE;
-	}
-	return 0;
 }
 
 /* The short word on a mistyped command line: no wall of help. */
@@ -93,53 +162,15 @@ static int usage(const char *me, const char *why)
 
 int cmd_pack(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, 0, 'o'}, {"level", required_argument, 0, 'L'},
-		{"threads", required_argument, 0, 'j'}, {"memory", required_argument, 0, 'M'},
-		{"frame", required_argument, 0, 'F'}, {"stats", no_argument, 0, 'S'},
-		{"quiet", no_argument, 0, 'q'},
-		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-	struct bfi_pack_options o;
-	bfi_pack_options_init(&o);
-	const char *out = NULL;
-	int quiet = 0, stats = 0, c;
-	uint64_t v;
+	struct pack_args opt = {.out = NULL};
+	bfi_pack_options_init(&opt.o);
+	int orc = opts_parse(&pack_cmd, argc, argv, &opt);
+	if (orc)
+		return orc - 1;
+	struct bfi_pack_options o = opt.o;
+	const char *out = opt.out;
+	int quiet = opt.quiet, stats = opt.stats;
 	struct bfi_pack_stats st;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'q': quiet = 1; break;
-		case 'L': {
-			char *tail;
-			long l = strtol(optarg, &tail, 10);
-			if (tail == optarg || *tail || l < 1 || l > 19)
-				return usage("pack", "--level must be 1 to 19");
-			o.level = (int)l;
-			break;
-		}
-		case 'j': {
-			char *tail;
-			unsigned long t = strtoul(optarg, &tail, 10);
-			if (tail == optarg || *tail || t < 1 || t > 256)
-				return usage("pack", "--threads must be 1 to 256");
-			o.threads = (unsigned)t;
-			break;
-		}
-		case 'M':
-			if (size_opt("pack", "memory", optarg, 1, UINT64_MAX, &o.memory))
-				return EXIT_USAGE;
-			break;
-		case 'F':
-			if (size_opt("pack", "frame", optarg, 4096, 64u << 20, &v))
-				return EXIT_USAGE;
-			o.frame = (uint32_t)v;
-			break;
-		case 'S': stats = 1; break;
-		case 'h': fputs(pack_help, stdout); return EXIT_OK;
-		default: return usage("pack", NULL);
-		}
-	}
 	if (out == NULL)
 		return usage("pack", "need -o PACK");
 	if (optind != argc - 1)
@@ -170,26 +201,14 @@ int cmd_pack(int argc, char **argv)
 
 int cmd_unpack(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, 0, 'o'}, {"memory", required_argument, 0, 'M'},
-		{"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-	struct bfi_pack_options o;
-	bfi_pack_options_init(&o);
-	const char *out = NULL;
-	int quiet = 0, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'q': quiet = 1; break;
-		case 'M':
-			if (size_opt("unpack", "memory", optarg, 1, UINT64_MAX, &o.memory))
-				return EXIT_USAGE;
-			break;
-		case 'h': fputs(unpack_help, stdout); return EXIT_OK;
-		default: return usage("unpack", NULL);
-		}
-	}
+	struct unpack_args opt = {.out = NULL};
+	bfi_pack_options_init(&opt.o);
+	int orc = opts_parse(&unpack_cmd, argc, argv, &opt);
+	if (orc)
+		return orc - 1;
+	struct bfi_pack_options o = opt.o;
+	const char *out = opt.out;
+	int quiet = opt.quiet;
 	if (out == NULL)
 		return usage("unpack", "need -o OUT");
 	if (optind != argc - 1)
