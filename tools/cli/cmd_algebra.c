@@ -18,9 +18,17 @@
 
 #include "bfi.h"
 #include "bfi_writer.h"
+#include "opts.h"
 #include "tools.h"
 
-static const char fold_help[] =
+/* What bfi fold's options ask. */
+struct fold_args {
+	const char *out;
+	uint64_t times, memory;
+	int quiet;
+};
+
+static const char fold_cmd_head[] =
 	"Usage: bfi fold [-q] [--times N] -o OUT SNAP\n"
 	"\n"
 	"Fold the RAMBO layout of SNAP: OR each repetition's cells c and\n"
@@ -29,17 +37,42 @@ static const char fold_help[] =
 	"filter widths: no false negatives, and the false-positive rate of\n"
 	"Lemma 4.1 at B/2. OUT holds the rambo layout only.\n"
 	"\n"
-	"Options:\n"
-	"  -o, --output OUT   the snapshot to write\n"
-	"      --times N      fold N times (B / 2^N), default 1\n"
-	"      --memory BYTES what the fold may hold (default: bfi build's)\n"
-	"  -q, --quiet        no summary\n"
-	"  -h, --help         show this help\n"
+	"Options:\n";
+
+static const char fold_cmd_tail[] =
 	"\n"
 	"Exit status: 0, or 2 for a usage error, an input that cannot be read or\n"
 	"does not hold what this needs, or an OUT that cannot be written.\n";
 
-static const char stack_help[] =
+static const struct opt_row fold_cmd_rows[] = {
+	{"output", 'o', "OUT",
+	 "the snapshot to write",
+	 OPT_STR, offsetof(struct fold_args, out), 0, 0, NULL, NULL},
+	{"times", 300, "N",
+	 "fold N times (B / 2^N), default 1",
+	 OPT_U64, offsetof(struct fold_args, times), 1, 24, "--times must be 1..24", NULL},
+	{"memory", 301, "BYTES",
+	 "what the fold may hold (default: bfi build's)",
+	 OPT_U64, offsetof(struct fold_args, memory), 1, UINT64_MAX, "--memory must be a size such as 256M", NULL},
+	{"quiet", 'q', NULL,
+	 "no summary",
+	 OPT_FLAG, offsetof(struct fold_args, quiet), 0, 0, NULL, NULL},
+	{"help", 'h', NULL,
+	 "show this help",
+	 OPT_HELP, 0, 0, 0, NULL, NULL},
+	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
+};
+
+static const struct opt_cmd fold_cmd = {"bfi fold", fold_cmd_head, fold_cmd_tail, NULL, fold_cmd_rows, NULL, 21};
+
+/* What bfi stack's options ask. */
+struct stack_args {
+	const char *out;
+	uint64_t memory;
+	int quiet;
+};
+
+static const char stack_cmd_head[] =
 	"Usage: bfi stack [-q] -o OUT SHARD...\n"
 	"\n"
 	"Stack RAMBO shards side by side into one snapshot of S = (number of\n"
@@ -51,15 +84,31 @@ static const char stack_help[] =
 	"The stack answers exactly as one build of all the sets with --cells S*b\n"
 	"--shards S and the same --reps, --bits and --hashes.\n"
 	"\n"
-	"Options:\n"
-	"  -o, --output OUT   the snapshot to write\n"
-	"      --memory BYTES what the stack may hold (default: bfi build's); the\n"
-	"                     shards may pass it many times over\n"
-	"  -q, --quiet        no summary\n"
-	"  -h, --help         show this help\n"
+	"Options:\n";
+
+static const char stack_cmd_tail[] =
 	"\n"
 	"Exit status: 0, or 2 for a usage error, an input that cannot be read or\n"
 	"does not hold what this needs, or an OUT that cannot be written.\n";
+
+static const struct opt_row stack_cmd_rows[] = {
+	{"output", 'o', "OUT",
+	 "the snapshot to write",
+	 OPT_STR, offsetof(struct stack_args, out), 0, 0, NULL, NULL},
+	{"memory", 300, "BYTES",
+	 "what the stack may hold (default: bfi build's); the\n"
+	 "shards may pass it many times over",
+	 OPT_U64, offsetof(struct stack_args, memory), 1, UINT64_MAX, "--memory must be a size such as 256M", NULL},
+	{"quiet", 'q', NULL,
+	 "no summary",
+	 OPT_FLAG, offsetof(struct stack_args, quiet), 0, 0, NULL, NULL},
+	{"help", 'h', NULL,
+	 "show this help",
+	 OPT_HELP, 0, 0, 0, NULL, NULL},
+	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
+};
+
+static const struct opt_cmd stack_cmd = {"bfi stack", stack_cmd_head, stack_cmd_tail, NULL, stack_cmd_rows, NULL, 21};
 
 /* Declare every set of s, in ordinal order, and collect its distinct keys. */
 static int add_sets(bfi_writer *w, const bfi_snapshot *s, uint64_t *distinct, uint64_t *at)
@@ -219,36 +268,13 @@ static bfi_writer *rows_writer(const bfi_snapshot *s, uint64_t memory)
 
 int cmd_fold(int argc, char **argv)
 {
-	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-	                                     {"times", required_argument, 0, 't'},
-	                                     {"memory", required_argument, 0, 'm'},
-	                                     {"quiet", no_argument, 0, 'q'},
-	                                     {"help", no_argument, 0, 'h'},
-	                                     {0, 0, 0, 0}};
-	const char *out = NULL;
-	uint64_t times = 1, memory = 0;
-	int quiet = 0, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'q': quiet = 1; break;
-		case 't':
-			if (parse_size(optarg, &times) || times < 1 || times > 24) {
-				fprintf(stderr, "bfi fold: --times must be 1..24\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'm':
-			if (parse_size(optarg, &memory) || memory == 0) {
-				fprintf(stderr, "bfi fold: --memory must be a size such as 256M\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'h': fputs(fold_help, stdout); return EXIT_OK;
-		default: return usage_try("fold");
-		}
-	}
+	struct fold_args opt = {NULL, 1, 0, 0};
+	int orc = opts_parse(&fold_cmd, argc, argv, &opt);
+	if (orc)
+		return orc - 1;
+	const char *out = opt.out;
+	uint64_t times = opt.times, memory = opt.memory;
+	int quiet = opt.quiet;
 	if (out == NULL || optind != argc - 1) {
 		fprintf(stderr, "bfi fold: need -o OUT and one SNAP\n");
 		return usage_try("fold");
@@ -318,29 +344,13 @@ int cmd_fold(int argc, char **argv)
 
 int cmd_stack(int argc, char **argv)
 {
-	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-	                                     {"memory", required_argument, 0, 'm'},
-	                                     {"quiet", no_argument, 0, 'q'},
-	                                     {"help", no_argument, 0, 'h'},
-	                                     {0, 0, 0, 0}};
-	const char *out = NULL;
-	uint64_t memory = 0;
-	int quiet = 0, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'q': quiet = 1; break;
-		case 'm':
-			if (parse_size(optarg, &memory) || memory == 0) {
-				fprintf(stderr, "bfi stack: --memory must be a size such as 256M\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'h': fputs(stack_help, stdout); return EXIT_OK;
-		default: return usage_try("stack");
-		}
-	}
+	struct stack_args opt = {NULL, 0, 0};
+	int orc = opts_parse(&stack_cmd, argc, argv, &opt);
+	if (orc)
+		return orc - 1;
+	const char *out = opt.out;
+	uint64_t memory = opt.memory;
+	int quiet = opt.quiet;
 	int ns = argc - optind;
 	if (out == NULL || ns < 1) {
 		fprintf(stderr, "bfi stack: need -o OUT and at least one SHARD\n");
