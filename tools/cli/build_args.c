@@ -10,25 +10,20 @@
 #include "build_args.h"
 #include "tools.h"
 
-/* "bfi build", or "bfi append" when append builds a segment through here */
-const char *build_me = "bfi build";
 
 
 static int take_input(void *ctx, const char *arg)
 {
 	struct args *a = ctx;
-	static const char *const kinds[] = {"keys", "tsv", "fasta", "text", "json", "xml"};
-	size_t i = 0;
-	while (i < 6 && strcmp(arg, kinds[i]))
-		i++;
-	if (i == 6) {
+	const struct input_kind *k = input_kind(arg);
+	if (k == NULL) {
 		fprintf(stderr, "%s: --input takes keys, tsv, text, fasta, json or xml\n", build_me);
 		return EXIT_USAGE;
 	}
-	a->tsv |= i == 1;
-	a->fasta |= i == 2;
-	a->text |= i == 3;
-	a->docs = i == 4 ? 1 : i == 5 ? 2 : a->docs;
+	if (k != input_kinds) { /* keys: the default, which another kind overrides */
+		a->in = k;
+		a->kinds |= 1u << (k - input_kinds);
+	}
 	return 0;
 }
 
@@ -411,31 +406,41 @@ int build_check(struct args *a, int argc)
 		fprintf(stderr, "%s: %s\n", build_me, why);
 		return EXIT_USAGE;
 	}
+	/* --tsv and --from-filters are kinds of input too */
+	if (a->tsv)
+		take_input(a, "tsv");
+	if (a->filters) {
+		a->in = input_filters();
+		a->kinds |= 1u << (a->in - input_kinds);
+	}
+	const char *kind = a->in && a->in->name ? a->in->name : "";
+	int fasta = !strcmp(kind, "fasta"), text = !strcmp(kind, "text");
+	int docs = a->in ? a->in->docs : 0, many = a->in ? a->in->many : 0;
 	const char *bad = NULL;
 	if (o->fanout && !o->bloofi_incremental && (o->fanout & (o->fanout - 1)))
 		bad = "--fanout must be a power of two (any order from 2 to 64 with --bloofi-build "
 		      "incremental)";
-	else if (a->fasta + a->tsv + a->text + a->filters + (a->docs > 0) > 1)
+	else if (a->kinds & (a->kinds - 1))
 		bad = "give one input format";
-	else if (!a->docs && (a->paths || a->path_max))
+	else if (!docs && (a->paths || a->path_max))
 		bad = "--paths and --path-max need --input json or xml";
-	else if (!a->text && (a->max_term || a->stop_words))
+	else if (!text && (a->max_term || a->stop_words))
 		bad = "--max-term and --stop-words need --input text";
-	else if (a->fasta != (a->kmer > 0) || (a->per_record && !a->fasta))
+	else if (fasta != (a->kmer > 0) || (a->per_record && !fasta))
 		bad = "--input fasta needs --kmer K, and --kmer and --per-record need --input fasta";
 	if (bad) {
 		fprintf(stderr, "%s: %s\n", build_me, bad);
 		return EXIT_USAGE;
 	}
-	if (a->fof && (optind < argc || a->tsv || a->text || a->docs || a->filters || a->per_record)) {
+	if (a->fof && (optind < argc || (a->in && !fasta) || a->per_record)) {
 		fprintf(stderr, "%s: --fof names the inputs itself, of keys or of --input fasta: give "
 		                "no INPUT, and no --input other than those\n", build_me);
 		return usage_try(build_me + 4);
 	}
 	if (a->out == NULL || (optind >= argc && !a->fof) ||
-	    (!a->fof && !a->fasta && !a->text && !a->docs && optind != argc - 1)) {
+	    (!a->fof && !many && optind != argc - 1)) {
 		fprintf(stderr, "%s: need -o SNAP and %s\n", build_me,
-		        a->fasta || a->text || a->docs ? "at least one INPUT" : "exactly one INPUT");
+		        many ? "at least one INPUT" : "exactly one INPUT");
 		return usage_try(build_me + 4);
 	}
 	if (o->keep_order && o->cluster)

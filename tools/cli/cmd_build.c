@@ -197,38 +197,15 @@ static int add_fof(bfi_writer *w, const char *fof, const char *input, unsigned k
 }
 
 
-/* The sets of the inputs into w, as the options say they are: 0, or an error. */
+/* The sets of the inputs into w, as their kind says: 0, or an error (1: said). */
 static int add_inputs(bfi_writer *w, const struct args *a, int argc, char **argv)
 {
-	const char *input = a->fof ? a->fof : argv[optind];
+	if (a->fof) /* a file of files, of keys or of FASTA */
+		return add_fof(w, a->fof, a->in ? "fasta" : "keys", a->kmer);
+	const struct input_kind *k = a->in ? a->in : input_kind("keys");
 	int rc = 0;
-	if (a->tsv) {
-		FILE *f = strcmp(input, "-") ? fopen(input, "r") : stdin;
-		if (f == NULL) {
-			fprintf(stderr, "%s: %s: %s\n", build_me, input, strerror(errno));
-			return 1; /* said */
-		}
-		rc = bfi_writer_add_tsv(w, f, strcmp(input, "-") ? input : "(stdin)");
-		if (f != stdin)
-			fclose(f);
-	} else if (a->docs) {
-		for (int i = optind; i < argc && rc == 0; i++)
-			rc = bfi_writer_add_paths(w, argv[i], a->docs == 2,
-			                          a->paths ? a->paths : BFI_PATHS_BREADTH | BFI_PATHS_DEPTH,
-			                          a->path_max);
-	} else if (a->filters) {
-		rc = bfi_writer_add_filters(w, input);
-	} else if (a->text) {
-		for (int i = optind; i < argc && rc == 0; i++)
-			rc = bfi_writer_add_text(w, argv[i], a->max_term, a->stop_words);
-	} else if (a->fof) {
-		rc = add_fof(w, a->fof, a->fasta ? "fasta" : "keys", a->kmer);
-	} else if (a->fasta) {
-		for (int i = optind; i < argc && rc == 0; i++)
-			rc = bfi_writer_add_fasta(w, argv[i], a->kmer, a->per_record);
-	} else {
-		rc = bfi_writer_add_dir(w, input);
-	}
+	for (int i = optind; i < argc && rc == 0 && (k->many || i == optind); i++)
+		rc = k->add(w, a, argv[i]);
 	return rc;
 }
 
