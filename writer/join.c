@@ -48,11 +48,6 @@ struct joiner {
 	char first_label[4400];
 	uint64_t widest;
 	uint32_t seen; /* segments checked */
-	/* the tree: kept while every segment has one and the live sets are of one width */
-	int tree;
-	char tree_why[4600];
-	uint32_t fanout;
-	uint64_t tree_m; /* the live sets' width, 0 until one is seen */
 	int flat;        /* some segment has the flat layout */
 	unsigned dropped; /* layouts some segment holds that the join does not write */
 	/* the layouts that carry themselves (layout.h, join_check), by row */
@@ -118,9 +113,9 @@ __attribute__((format(printf, 2, 3))) static void note(const struct bfi_join_opt
 
 /*
  * How a join carries each layout a segment holds is the layout's own
- * (bfi_layout_join): flat is written from the columns; the tree is kept
- * when every segment allows (tree_check), and so is a layout that carries
- * itself (its join ops, layout.h: RAMBO's rows ORed); others are dropped
+ * (bfi_layout_join): flat is written from the columns; a layout kept is
+ * carried by its own join ops (layout.h) when every segment allows: the
+ * tree rebuilt over the columns, RAMBO's rows ORed; others are dropped
  * with a note. A layout the library does not know, or one
  * kept by rules this file does not hold, is refused: a join never drops
  * what it does not know. 0 or BFI_E_JOIN.
@@ -134,8 +129,7 @@ static int known_layouts(struct joiner *j, const bfi_snapshot *seg, const char *
 			continue;
 		int how = bfi_layout_join(f);
 		if (how == BFI_JOIN_UNKNOWN || (how == BFI_JOIN_WRITTEN && f != BFI_LAYOUT_FLAT) ||
-		    (how == BFI_JOIN_KEPT && f != BFI_LAYOUT_TREE && f != BFI_LAYOUT_RAMBO &&
-		     carrier(f) == NULL)) {
+		    (how == BFI_JOIN_KEPT && carrier(f) == NULL)) {
 			return say(j, "%s holds a %s layout, which a join cannot carry; rebuild it from "
 			           "its sets instead", label, bfi_layout_name(f));
 		}
@@ -471,59 +465,33 @@ static int each_segment(struct joiner *j, const struct join_input *in, int n,
 	return 0;
 }
 
-/* Does block b of seg hold a set that in still names (one not removed)? */
-static int block_lives(const struct join_input *in, uint64_t first, const struct bfi_block_info *bi)
+/* The join's view of a segment (struct join_view): its columns' blocks, and its live sets. */
+static int view_block(const struct join_view *v, uint32_t b, uint64_t *first, uint64_t *n,
+                      uint64_t *bits)
 {
-	for (uint64_t c = 0; c < bi->n_sets; c++) {
-		const char *name;
-		size_t len;
-		if (bfi_set_name(in->snap, (uint32_t)(first + bi->first_set + c), &name, &len) == 0)
-			return 1;
+	struct bfi_block_info bi;
+	int rc = column_block(v->seg, b, &bi, NULL, NULL, NULL, NULL);
+	if (rc == 0) {
+		*first = bi.first_set;
+		*n = bi.n_sets;
+		*bits = bi.bits;
 	}
-	return 0;
+	return rc;
 }
 
-/*
- * Can the join keep a tree? It rebuilds one over the live sets' filters,
- * level 0 their columns and each level above the OR of its children, so
- * every segment must have a tree and every live set one filter width.
- */
-static void tree_check(struct joiner *j, const struct join_input *in, const bfi_snapshot *seg,
-                       uint64_t first, const char *label)
+static int view_lives(const struct join_view *v, uint64_t ord)
 {
-	struct bfi_layout_info ti;
-	int has = bfi_layout_info(seg, BFI_LAYOUT_TREE, &ti) == 0;
-	if (j->seen == 0) {
-		j->tree = has;
-		j->fanout = has ? ti.u.tree.fanout : 0;
-	}
-	if (!j->tree)
-		return;
-	if (!has) {
-		j->tree = 0;
-		snprintf(j->tree_why, sizeof j->tree_why, "%s has no tree layout", label);
-		return;
-	}
-	for (uint32_t b = 0; b < column_blocks(seg); b++) {
-		struct bfi_block_info bi;
-		if (column_block(seg, b, &bi, NULL, NULL, NULL, NULL) != 0 || bi.bits == j->tree_m ||
-		    !block_lives(in, first, &bi))
-			continue;
-		if (j->tree_m == 0) {
-			j->tree_m = bi.bits;
-			continue;
-		}
-		j->tree = 0;
-		snprintf(j->tree_why, sizeof j->tree_why,
-		         "%s holds filters of %llu bits, others of %llu (a tree's filters are of one width)",
-		         label, (unsigned long long)bi.bits, (unsigned long long)j->tree_m);
-		return;
-	}
+	const char *name;
+	size_t len;
+	const struct join_input *in = v->ctx;
+	return bfi_set_name(in->snap, (uint32_t)(v->first + ord), &name, &len) == 0;
 }
 
 /* Can the join carry each layout that carries itself? Its own ops say (layout.h). */
-static void carry_check(struct joiner *j, const bfi_snapshot *seg, const char *label)
+static void carry_check(struct joiner *j, const struct join_input *in, const bfi_snapshot *seg,
+                        uint64_t first, const char *label)
 {
+	struct join_view v = {seg, label, column_blocks(seg), view_block, view_lives, in, first};
 	for (const struct wlayout *const *l = wlayouts; *l; l++) {
 		struct carry *c = &j->carry[(*l)->row];
 		struct bfi_layout_info li;
@@ -532,7 +500,7 @@ static void carry_check(struct joiner *j, const bfi_snapshot *seg, const char *l
 		if (j->seen == 0)
 			c->ok = 1;
 		c->any |= bfi_layout_info(seg, bfi_layout_rows[(*l)->row].flag, &li) == 0;
-		if (c->ok && !(*l)->join_check(&c->state, seg, label, c->why, sizeof c->why))
+		if (c->ok && !(*l)->join_check(&c->state, &v, c->why, sizeof c->why))
 			c->ok = 0;
 	}
 }
@@ -553,8 +521,7 @@ static int check_segment(struct joiner *j, const struct join_input *in, const bf
 			j->widest = bi.bits > j->widest ? bi.bits : j->widest;
 	}
 	if (rc == 0) {
-		tree_check(j, in, seg, first, label);
-		carry_check(j, seg, label);
+		carry_check(j, in, seg, first, label);
 	}
 	j->seen++;
 	return rc;
@@ -571,10 +538,14 @@ int join_write(const struct join_input *in, int n, const char *out,
 		return rc;
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
-	/* flat if any input has it, or if the tree cannot be kept; the tree and RAMBO when they can */
-	o.layouts = (j.flat || !j.tree ? BFI_BUILD_FLAT : 0) | (j.tree ? BFI_BUILD_TREE : 0);
-	o.fanout = j.fanout;
+	/*
+	 * Each layout kept that every segment allows (its join ops, layout.h),
+	 * its own parameters and build options as the segments have them; flat
+	 * if any input has it, or if no layout kept is built from the columns.
+	 */
 	char opts[1024] = "";
+	int columns = 0; /* a kept layout built from the columns: flat only if an input had it */
+	o.layouts = 0;
 	for (const struct wlayout *const *l = wlayouts; *l; l++) {
 		struct carry *c = &j.carry[(*l)->row];
 		if (!(*l)->join_check || !c->any)
@@ -587,6 +558,9 @@ int join_write(const struct join_input *in, int n, const char *out,
 		}
 		c->kept = 1;
 		o.layouts |= bfi_layout_rows[(*l)->row].flag;
+		columns |= (*l)->from_columns;
+		if ((*l)->join_build)
+			(*l)->join_build(c->state, &o);
 		size_t at = strlen(opts);
 		if ((*l)->join_options && at + 2 < sizeof opts) {
 			if (at)
@@ -597,8 +571,7 @@ int join_write(const struct join_input *in, int n, const char *out,
 		}
 	}
 	o.layout_options = opts[0] ? opts : NULL;
-	if (j.tree_why[0])
-		note(jo, "note: the tree layout is not kept: %s", j.tree_why);
+	o.layouts |= j.flat || !columns ? BFI_BUILD_FLAT : 0;
 	for (unsigned i = 0, f; (f = bfi_layout_at(i)) != 0; i++)
 		if (j.dropped & f)
 			note(jo, "note: the %s layout is not kept: a join writes its sets from their "

@@ -21,6 +21,23 @@
  */
 struct wlayout;
 struct bfi_snapshot; /* the reader's (bfi.h): a join's segments */
+
+/*
+ * A segment as a join reads it (join.c), for a layout's join_check: its
+ * columns a block at a time (flat blocks, or a tree's leaves), and which
+ * of its sets the join keeps (those not removed).
+ */
+struct join_view {
+	const struct bfi_snapshot *seg;
+	const char *label; /* the segment, for messages */
+	uint32_t blocks;
+	/* Block b: its sets [*first, *first + *n), their filters' width *bits. 0 or an error. */
+	int (*block)(const struct join_view *v, uint32_t b, uint64_t *first, uint64_t *n,
+	             uint64_t *bits);
+	int (*lives)(const struct join_view *v, uint64_t ord);
+	const void *ctx; /* join.c's */
+	uint64_t first;
+};
 struct stripe_ctx {
 	bfi_writer *w;
 	const struct plan *p;
@@ -92,7 +109,7 @@ struct wlayout {
 	/*
 	 * A join of snapshots (join.c) carrying it from its segments, which
 	 * its format row marks BFI_JOIN_KEPT. join_check, called for every
-	 * segment in turn (label names it), keeps in *state what the join
+	 * segment in turn (v), keeps in *state what the join
 	 * needs and returns 1 while it can carry it, else 0 with why set (a
 	 * segment lacks it, or differs); join_set takes the join's next set,
 	 * segment seg's set ord; join_options writes the layout_options items
@@ -101,8 +118,7 @@ struct wlayout {
 	 * w->carried[row]. A join_check with nothing in why is a quiet no:
 	 * the first segment had none. NULL join_check: no join carries it.
 	 */
-	int (*join_check)(void **state, const struct bfi_snapshot *seg, const char *label, char *why,
-	                  size_t whylen);
+	int (*join_check)(void **state, const struct join_view *v, char *why, size_t whylen);
 	int (*join_set)(void *state, const struct bfi_snapshot *seg, uint32_t ord);
 	/* Each segment, before its sets (NULL: nothing); 0 or an error. */
 	int (*join_segment)(void *state, const struct bfi_snapshot *seg);
@@ -113,7 +129,14 @@ struct wlayout {
 	 */
 	int (*join_give)(void *state, bfi_writer *w, const uint64_t *distinct);
 	void (*join_options)(const void *state, char *opts, size_t len);
+	/* The build options it sets (the tree's fanout); NULL: none. */
+	void (*join_build)(const void *state, struct bfi_build_options *o);
 	void (*join_free)(void *state);
+	/*
+	 * Built from the join's columns, as flat is (the tree over them): a
+	 * join that keeps it needs no flat layout unless a segment had one.
+	 */
+	int from_columns;
 };
 /* The writer's layouts (layouts.c), in the order of their sections in a file; then NULL. */
 extern const struct wlayout *const wlayouts[];

@@ -404,9 +404,10 @@ struct rambo_carry {
 	uint8_t *rows[BFI_RAMBO_MAX_REPS];
 };
 
-static int rambo_join_check(void **state, const bfi_snapshot *seg, const char *label, char *why,
-                            size_t whylen)
+static int rambo_join_check(void **state, const struct join_view *v, char *why, size_t whylen)
 {
+	const bfi_snapshot *seg = v->seg;
+	const char *label = v->label;
 	struct bfi_layout_info ri;
 	int has = bfi_layout_info(seg, BFI_LAYOUT_RAMBO, &ri) == 0;
 	struct rambo_carry *jc = *state;

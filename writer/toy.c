@@ -145,9 +145,10 @@ static int toy_given(const bfi_writer *w)
 }
 
 /* Every segment must hold toy filters of one width, k and scale. */
-static int toy_join_check(void **state, const bfi_snapshot *seg, const char *label, char *why,
-                          size_t whylen)
+static int toy_join_check(void **state, const struct join_view *v, char *why, size_t whylen)
 {
+	const bfi_snapshot *seg = v->seg;
+	const char *label = v->label;
 	struct bfi_layout_info li;
 	struct bfi_layout_param par[1];
 	if (bfi_layout_info(seg, BFI_LAYOUT_TOY, &li) != 0 ||

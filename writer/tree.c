@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bfi_hash.h"
+#include "bfi.h"
 #include "tree.h"
 
 /*
@@ -427,6 +428,63 @@ static int tree_given(const bfi_writer *w)
 	return w->given != NULL;
 }
 
+/*
+ * A join (join.c) keeps the tree by rebuilding it over the live sets'
+ * columns, level 0 their filters and each level above the OR of its
+ * children: so every segment must have a tree, and every live set one
+ * filter width. The first segment's fanout is the join's.
+ */
+struct tree_carry {
+	uint32_t fanout;
+	uint64_t m; /* the live sets' width, 0 until one is seen */
+};
+
+static int tree_join_check(void **state, const struct join_view *v, char *why, size_t whylen)
+{
+	struct bfi_layout_info ti;
+	int has = bfi_layout_info(v->seg, BFI_LAYOUT_TREE, &ti) == 0;
+	struct tree_carry *jc = *state;
+	why[0] = 0;
+	if (jc == NULL) { /* the first segment: its fanout, or quietly none */
+		if (!has || (jc = *state = calloc(1, sizeof *jc)) == NULL)
+			return 0;
+		jc->fanout = ti.u.tree.fanout;
+	}
+	if (!has) {
+		snprintf(why, whylen, "%s has no tree layout", v->label);
+		return 0;
+	}
+	for (uint32_t b = 0; b < v->blocks; b++) {
+		uint64_t first, n, bits;
+		int lives = 0;
+		if (v->block(v, b, &first, &n, &bits) != 0 || bits == jc->m)
+			continue;
+		for (uint64_t c = 0; c < n && !lives; c++)
+			lives = v->lives(v, first + c);
+		if (!lives)
+			continue;
+		if (jc->m == 0) {
+			jc->m = bits;
+			continue;
+		}
+		snprintf(why, whylen,
+		         "%s holds filters of %llu bits, others of %llu (a tree's filters are of one width)",
+		         v->label, (unsigned long long)bits, (unsigned long long)jc->m);
+		return 0;
+	}
+	return 1;
+}
+
+static void tree_join_build(const void *state, struct bfi_build_options *o)
+{
+	o->fanout = ((const struct tree_carry *)state)->fanout;
+}
+
+static void tree_join_free(void *state)
+{
+	free(state);
+}
+
 const struct wlayout tree_layout = {
     .row = BFI_ROW_TREE,
     .plan_rank = 2,
@@ -447,4 +505,8 @@ const struct wlayout tree_layout = {
     .ones = tree_ones,
     .widest = tree_widest,
     .given = tree_given,
+    .join_check = tree_join_check,
+    .join_build = tree_join_build,
+    .join_free = tree_join_free,
+    .from_columns = 1,
 };
