@@ -33,8 +33,6 @@ static FILE *open_at(const char *root, const char *path)
 }
 
 /* The number after "name" (a whole word) at a line's start in file path, times unit; 0 if none. */
-static uint64_t field(const char *root, const char *path, const char *name, uint64_t unit);
-
 /* Fields names[0 .. n) of one file read once, into v (0 for each absent), as field() reads one. */
 static void fields(const char *root, const char *path, const char *const *names, size_t n,
                    uint64_t unit, uint64_t *v)

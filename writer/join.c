@@ -533,9 +533,12 @@ int join_write(const struct join_input *in, int n, const char *out,
 {
 	struct joiner j = {.err = err, .errlen = errlen, .o = jo};
 	*n_sets = 0;
+	struct bfi_flat_part *parts = NULL;
+	struct bfi_flat_block_given *blocks = NULL;
+	uint8_t **pres = NULL;
 	int rc = each_segment(&j, in, n, check_segment);
 	if (rc)
-		return rc;
+		goto done; /* the layouts' join states to free */
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	/*
@@ -561,14 +564,12 @@ int join_write(const struct join_input *in, int n, const char *out,
 		columns |= (*l)->from_columns;
 		if ((*l)->join_build)
 			(*l)->join_build(c->state, &o);
+		char item[256] = "";
+		if ((*l)->join_options)
+			(*l)->join_options(c->state, item, sizeof item);
 		size_t at = strlen(opts);
-		if ((*l)->join_options && at + 2 < sizeof opts) {
-			if (at)
-				opts[at++] = ',';
-			(*l)->join_options(c->state, opts + at, sizeof opts - at);
-			if (opts[at] == 0 && at) /* nothing to add: no comma either */
-				opts[at - 1] = 0;
-		}
+		if (item[0])
+			snprintf(opts + at, sizeof opts - at, "%s%s", at ? "," : "", item);
 	}
 	o.layout_options = opts[0] ? opts : NULL;
 	o.layouts |= j.flat || !columns ? BFI_BUILD_FLAT : 0;
@@ -583,9 +584,6 @@ int join_write(const struct join_input *in, int n, const char *out,
 	o.memory = jo->memory;
 	if (j.first)
 		carry_rate(j.first, &o, j.widest);
-	struct bfi_flat_part *parts = NULL;
-	struct bfi_flat_block_given *blocks = NULL;
-	uint8_t **pres = NULL;
 	if ((rc = bfi_writer_create(&o, &j.w)) != 0) {
 		snprintf(err, errlen, "%s", bfi_strerror(rc));
 		goto done;

@@ -133,19 +133,6 @@ static int take_prefilter(void *ctx, const char *arg)
 	return 0;
 }
 
-static int take_threads(void *ctx, const char *arg)
-{
-	struct args *a = ctx;
-	char *tail;
-	unsigned long v = strtoul(arg, &tail, 10);
-	if (tail == arg || *tail || v < 1 || v > 256) {
-		fprintf(stderr, "%s: --threads must be 1 to 256, got '%s'\n", build_me, arg);
-		return EXIT_USAGE;
-	}
-	a->o.threads = (unsigned)v;
-	return 0;
-}
-
 static const char head[] =
 	"Usage: bfi build -o SNAP [OPTIONS] INPUT...\n"
 	"\n"
@@ -358,7 +345,7 @@ static const struct opt_row rows[] = {
 	 "more, at least 2 (N/3 for xz), where its format\n"
 	 "allows (BGZF, zstd in many frames, xz in many\n"
 	 "blocks); the output is the same for any N",
-	 OPT_FN, 0, 0, 0, NULL, take_threads},
+	 OPT_U32, offsetof(struct args, o.threads), 1, 256, "--threads must be 1 to 256, got '%s'", NULL},
 	{"stats", 333, NULL,
 	 "after the build, each phase's wall time, the CPU\n"
 	 "time of all its threads, and that of its busiest\n"

@@ -261,7 +261,7 @@ static const struct opt_cmd query_cmd = {"bfi query", head, tail, NULL, rows, NU
 static int check_query_args(const struct query_args *a, const struct ask *o, int argc)
 {
 	const char *bad = NULL;
-	if (a->expr + a->path > 1 || a->text + (o->kmer > 0) + a->keys + a->expr + a->path > 1)
+	if (a->text + (o->kmer > 0) + a->keys + a->expr + a->path > 1)
 		bad = "give one query form: --keys, --expr, --text, --kmer or --path";
 	else if (a->path && (a->text || o->kmer || o->theta > 0))
 		bad = "--path does not combine with --text, --kmer or --threshold";

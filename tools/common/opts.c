@@ -33,13 +33,11 @@ void opts_help(FILE *o, const struct opt_cmd *cmd)
 			fprintf(o, "%s%*s", left, n < col ? col - n : 2, "");
 		for (;;) {
 			int len = nl ? (int)(nl - h) : (int)strlen(h);
-			char line[256];
-			snprintf(line, sizeof line, "%.*s", len, h);
-			if (strstr(line, "%s"))
-				fprintf(o, line, fill);
+			const char *at = memmem(h, (size_t)len, "%s", 2); /* where the fill goes */
+			if (at)
+				fprintf(o, "%.*s%s%.*s\n", (int)(at - h), h, fill, len - (int)(at + 2 - h), at + 2);
 			else
-				fputs(line, o);
-			fputc('\n', o);
+				fprintf(o, "%.*s\n", len, h);
 			if (nl == NULL)
 				break;
 			h = nl + 1;

@@ -57,16 +57,13 @@ int fill_stats(const bfi_snapshot *s, const struct bfi_info *in, struct fill *f)
 	return 0;
 }
 
-int layout_params_text(const bfi_snapshot *s, unsigned flag, const char *sep, char *buf,
-                       size_t cap)
+void layout_params_text(const struct bfi_layout_param *p, int n, const char *sep, char *buf,
+                        size_t cap)
 {
-	struct bfi_layout_param p[16];
-	int n = bfi_layout_params(s, flag, p, sizeof p / sizeof *p);
 	size_t o = 0;
 	if (cap)
 		buf[0] = 0;
-	for (int i = 0; i < n && i < 16 && o < cap; i++)
+	for (int i = 0; i < n && o < cap; i++)
 		o += (size_t)snprintf(buf + o, cap - o, "%s%s=%llu", i ? sep : "", p[i].name,
 		                      (unsigned long long)p[i].value);
-	return n > 0 ? n : 0;
 }

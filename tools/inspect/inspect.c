@@ -344,14 +344,15 @@ static void print_params(const bfi_snapshot *s, int json)
 		int n = bfi_layout_params(s, flag, p, sizeof p / sizeof *p);
 		if (n <= 0)
 			continue;
+		n = n < 16 ? n : 16;
 		if (json) { /* the names are the library's own identifiers */
 			fprintf(os, "%s\"%s\": {", first ? "" : ", ", bfi_layout_name(flag));
-			for (int i = 0; i < n && i < 16; i++)
+			for (int i = 0; i < n; i++)
 				fprintf(os, "%s\"%s\": %llu", i ? ", " : "", p[i].name,
 				        (unsigned long long)p[i].value);
 			fputs("}", os);
 		} else {
-			layout_params_text(s, flag, "  ", text, sizeof text);
+			layout_params_text(p, n, "  ", text, sizeof text);
 			fprintf(os, "%-12s %s\n", bfi_layout_name(flag), text);
 		}
 		first = 0;

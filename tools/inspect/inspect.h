@@ -18,12 +18,9 @@ struct fill {
 /* f of s's live sets (facts.c): 0 or an error code. */
 int fill_stats(const bfi_snapshot *s, const struct bfi_info *in, struct fill *f);
 
-/*
- * Layout flag's own parameters in s as "name=value" joined by sep, into
- * buf (cap bytes; "" for none or no such layout) (facts.c): how many.
- */
-int layout_params_text(const bfi_snapshot *s, unsigned flag, const char *sep, char *buf,
-                       size_t cap);
+/* A layout's n parameters p as "name=value" joined by sep, into buf (cap bytes) (facts.c). */
+void layout_params_text(const struct bfi_layout_param *p, int n, const char *sep, char *buf,
+                        size_t cap);
 
 /*
  * Write bfi inspect's text, or its JSON object (and a newline), for s at

@@ -473,9 +473,12 @@ int inspect_html(FILE *out, const bfi_snapshot *s, const char *path, uint64_t pr
 	int named = 0;
 	for (unsigned flag = 1; flag; flag <<= 1)
 		if ((in.layouts & flag) && bfi_layout_name(flag)) {
+			struct bfi_layout_param p[16];
 			char params[1024];
+			int np = bfi_layout_params(s, flag, p, sizeof p / sizeof *p);
 			fprintf(o, "%s%s", named++ ? ", " : "", bfi_layout_name(flag));
-			if (layout_params_text(s, flag, ", ", params, sizeof params))
+			layout_params_text(p, np < 16 ? np : 16, ", ", params, sizeof params);
+			if (params[0])
 				fprintf(o, " (%s)", params); /* names and numbers: nothing to escape */
 		}
 	fprintf(o, ". index.bfi is %llu bytes, catalog.mdb %llu.", (unsigned long long)in.file_size,
