@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bfi.h"
 #include "bfi_hash.h"
 #include "flat.h"
 
@@ -296,6 +297,37 @@ static int flat_given(const bfi_writer *w)
 	return w->given != NULL;
 }
 
+/* A join's columns from a segment's flat blocks (layout.h). */
+static int flat_columns(const bfi_snapshot *seg, struct join_columns *c)
+{
+	struct bfi_layout_info li;
+	int rc = bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li);
+	if (rc == 0)
+		*c = (struct join_columns){li.u.flat.blocks, li.hashes, li.u.flat.line_prefilters};
+	return rc;
+}
+
+static int flat_column_block(const bfi_snapshot *seg, uint32_t b, struct bfi_block_info *bi,
+                             const uint8_t **rows, uint64_t *bytes, const uint8_t **pre,
+                             uint8_t **owned)
+{
+	if (owned)
+		*owned = NULL;
+	int rc = bfi_block(seg, b, bi);
+	if (rc || rows == NULL)
+		return rc;
+	if (bfi_block_rows(seg, b, rows, bytes, pre) == 0)
+		return 0;
+	/* a block of a grouped run has no view in place: its rows as bfi_block_rows would show them */
+	uint64_t bits = bi->bits * bi->row_bits + 64;
+	*bytes = (bits + 511) / 512 * 64;
+	if ((*owned = malloc((size_t)*bytes)) == NULL)
+		return -ENOMEM;
+	*rows = *owned;
+	*pre = NULL;
+	return bfi_block_unpack(seg, b, *owned, *bytes);
+}
+
 const struct wlayout flat_layout = {
     .row = BFI_ROW_FLAT,
     .plan_rank = 0,
@@ -315,4 +347,6 @@ const struct wlayout flat_layout = {
     .widest = flat_widest,
     .summary = flat_summary,
     .given = flat_given,
+    .columns = flat_columns,
+    .column_block = flat_column_block,
 };

@@ -48,7 +48,7 @@ struct joiner {
 	char first_label[4400];
 	uint64_t widest;
 	uint32_t seen; /* segments checked */
-	int flat;        /* some segment has the flat layout */
+	unsigned written; /* the layouts written from the columns (flat) that some segment holds */
 	unsigned dropped; /* layouts some segment holds that the join does not write */
 	/* the layouts that carry themselves (layout.h, join_check), by row */
 	struct carry {
@@ -63,6 +63,19 @@ static const struct wlayout *carrier(unsigned f)
 {
 	for (const struct wlayout *const *l = wlayouts; *l; l++)
 		if (bfi_layout_rows[(*l)->row].flag == f && (*l)->join_check)
+			return *l;
+	return NULL;
+}
+
+/*
+ * The writer's layout of format flag f that a join writes from the
+ * columns (its format row says BFI_JOIN_WRITTEN; its bytes are given,
+ * flat_copy.c), or NULL.
+ */
+static const struct wlayout *writes(unsigned f)
+{
+	for (const struct wlayout *const *l = wlayouts; *l; l++)
+		if (bfi_layout_rows[(*l)->row].flag == f && (*l)->given)
 			return *l;
 	return NULL;
 }
@@ -128,13 +141,15 @@ static int known_layouts(struct joiner *j, const bfi_snapshot *seg, const char *
 		if (!(si.layouts & f))
 			continue;
 		int how = bfi_layout_join(f);
-		if (how == BFI_JOIN_UNKNOWN || (how == BFI_JOIN_WRITTEN && f != BFI_LAYOUT_FLAT) ||
+		if (how == BFI_JOIN_UNKNOWN || (how == BFI_JOIN_WRITTEN && writes(f) == NULL) ||
 		    (how == BFI_JOIN_KEPT && carrier(f) == NULL)) {
 			return say(j, "%s holds a %s layout, which a join cannot carry; rebuild it from "
 			           "its sets instead", label, bfi_layout_name(f));
 		}
 		if (how == BFI_JOIN_DROPPED)
 			j->dropped |= f;
+		if (how == BFI_JOIN_WRITTEN)
+			j->written |= f;
 	}
 	/* a section this library does not know (an optional one, which the reader passed over) */
 	for (uint32_t i = 0; i < si.n_sections; i++) {
@@ -168,80 +183,34 @@ static int grow_sets(struct joiner *j)
 }
 
 /*
- * A segment's sets' filters as blocks of columns: its flat blocks, or, in
- * a snapshot with a tree and no flat layout, the tree's leaves (level 0:
- * the sets in ordinal order, one width) as one block.
+ * The layout whose columns a join copies from seg, with *c its blocks:
+ * the first in the table that holds them (flat's blocks before the
+ * tree's leaves), or NULL.
  */
-static uint32_t column_blocks(const bfi_snapshot *seg)
+static const struct wlayout *column_source(const bfi_snapshot *seg, struct join_columns *c)
 {
-	struct bfi_layout_info li;
-	if (bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) == 0)
-		return li.u.flat.blocks;
-	return bfi_layout_info(seg, BFI_LAYOUT_TREE, &li) == 0 ? 1 : 0;
-}
-
-/*
- * Block b of column_blocks(seg): its sets, width and rows; those of a
- * block of a grouped run, which has no view in place, copied out into
- * *owned (the caller frees it), else *owned is NULL.
- */
-static int column_block(const bfi_snapshot *seg, uint32_t b, struct bfi_block_info *bi,
-                        const uint8_t **rows, uint64_t *bytes, const uint8_t **pre,
-                        uint8_t **owned)
-{
-	struct bfi_layout_info li;
-	if (owned)
-		*owned = NULL;
-	if (bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) == 0) {
-		int rc = bfi_block(seg, b, bi);
-		if (rc || rows == NULL)
-			return rc;
-		if (bfi_block_rows(seg, b, rows, bytes, pre) == 0)
-			return 0;
-		/* packed rows, as bfi_block_rows would show them: bfi_block_rows_bytes */
-		uint64_t bits = bi->bits * bi->row_bits + 64;
-		*bytes = (bits + 511) / 512 * 64;
-		if ((*owned = malloc((size_t)*bytes)) == NULL)
-			return -ENOMEM;
-		*rows = *owned;
-		*pre = NULL;
-		return bfi_block_unpack(seg, b, *owned, *bytes);
-	}
-	uint64_t m, row_bytes, nodes;
-	const uint8_t *r;
-	int rc = bfi_layout_info(seg, BFI_LAYOUT_TREE, &li);
-	if (rc == 0)
-		rc = bfi_tree_rows(seg, 0, &r, &m, &row_bytes);
-	if (rc == 0)
-		rc = bfi_tree_level(seg, 0, &nodes, &m, NULL, NULL);
-	if (rc)
-		return rc;
-	*bi = (struct bfi_block_info){0, nodes, m, row_bytes * 8, 0, 0};
-	if (rows) {
-		*rows = r;
-		*bytes = m * row_bytes;
-		*pre = NULL;
-	}
-	return 0;
+	for (const struct wlayout *const *l = wlayouts; *l; l++)
+		if ((*l)->columns && (*l)->columns(seg, c) == 0)
+			return *l;
+	*c = (struct join_columns){0, 0, 0};
+	return NULL;
 }
 
 /* Can segment seg join the others? Its columns, k and key rules. */
 static int compatible(struct joiner *j, const bfi_snapshot *seg, const char *label)
 {
-	struct bfi_layout_info li;
-	if (bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) != 0 &&
-	    bfi_layout_info(seg, BFI_LAYOUT_TREE, &li) != 0) {
+	struct join_columns c;
+	if (column_source(seg, &c) == NULL)
 		return say(j, "%s has neither a flat layout nor a tree, whose columns a join copies",
 		           label);
-	}
 	if (j->first == NULL) {
 		j->first = seg;
 		snprintf(j->first_label, sizeof j->first_label, "%s", label);
-		j->k = li.hashes;
+		j->k = c.hashes;
 		return 0;
 	}
 	const char *rule = bfi_key_rules_differ(j->first, seg);
-	if (rule || li.hashes != j->k) {
+	if (rule || c.hashes != j->k) {
 		return say(j, "%s and %s differ in %s; they cannot be joined", j->first_label, label,
 		           rule ? rule : "k (hashes)");
 	}
@@ -261,15 +230,14 @@ static int add_segment(struct joiner *j, const struct join_input *in, const bfi_
 			snprintf(j->err, j->errlen, "%s: %s", label, bfi_strerror(rc));
 		return rc;
 	}
-	struct bfi_layout_info li;
-	int line_pre = bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) == 0 && li.u.flat.line_prefilters;
-	uint32_t n_blocks = column_blocks(seg);
-	for (uint32_t b = 0; b < n_blocks; b++) {
+	struct join_columns cs;
+	const struct wlayout *src = column_source(seg, &cs);
+	for (uint32_t b = 0; b < cs.blocks; b++) {
 		struct bfi_block_info bi;
 		const uint8_t *rows, *pre;
 		uint64_t bytes;
 		uint8_t *owned;
-		if ((rc = column_block(seg, b, &bi, &rows, &bytes, &pre, &owned)) != 0) {
+		if ((rc = src->column_block(seg, b, &bi, &rows, &bytes, &pre, &owned)) != 0) {
 			free(owned);
 			break;
 		}
@@ -332,7 +300,7 @@ static int add_segment(struct joiner *j, const struct join_input *in, const bfi_
 		}
 		j->pc[j->n_pc++] = (struct piece){
 		    {rows, bytes, bi.row_bits, bi.n_sets, live == bi.n_sets ? NULL : keep},
-		    bi.bits, bi.prefilter_bits, live, pre, line_pre, owned};
+		    bi.bits, bi.prefilter_bits, live, pre, cs.line_pre, owned};
 		if (live == bi.n_sets)
 			free(keep);
 	}
@@ -470,7 +438,9 @@ static int view_block(const struct join_view *v, uint32_t b, uint64_t *first, ui
                       uint64_t *bits)
 {
 	struct bfi_block_info bi;
-	int rc = column_block(v->seg, b, &bi, NULL, NULL, NULL, NULL);
+	struct join_columns c;
+	const struct wlayout *src = column_source(v->seg, &c);
+	int rc = src ? src->column_block(v->seg, b, &bi, NULL, NULL, NULL, NULL) : BFI_E_INVALID;
 	if (rc == 0) {
 		*first = bi.first_set;
 		*n = bi.n_sets;
@@ -491,7 +461,9 @@ static int view_lives(const struct join_view *v, uint64_t ord)
 static void carry_check(struct joiner *j, const struct join_input *in, const bfi_snapshot *seg,
                         uint64_t first, const char *label)
 {
-	struct join_view v = {seg, label, column_blocks(seg), view_block, view_lives, in, first};
+	struct join_columns cols;
+	column_source(seg, &cols);
+	struct join_view v = {seg, label, cols.blocks, view_block, view_lives, in, first};
 	for (const struct wlayout *const *l = wlayouts; *l; l++) {
 		struct carry *c = &j->carry[(*l)->row];
 		struct bfi_layout_info li;
@@ -512,12 +484,11 @@ static int check_segment(struct joiner *j, const struct join_input *in, const bf
 	int rc = known_layouts(j, seg, label);
 	if (rc == 0)
 		rc = compatible(j, seg, label);
-	struct bfi_layout_info li;
-	if (rc == 0 && bfi_layout_info(seg, BFI_LAYOUT_FLAT, &li) == 0)
-		j->flat = 1;
-	for (uint32_t b = 0; rc == 0 && b < column_blocks(seg); b++) {
+	struct join_columns c;
+	const struct wlayout *src = rc == 0 ? column_source(seg, &c) : NULL;
+	for (uint32_t b = 0; src && b < c.blocks; b++) {
 		struct bfi_block_info bi;
-		if (column_block(seg, b, &bi, NULL, NULL, NULL, NULL) == 0)
+		if (src->column_block(seg, b, &bi, NULL, NULL, NULL, NULL) == 0)
 			j->widest = bi.bits > j->widest ? bi.bits : j->widest;
 	}
 	if (rc == 0) {
@@ -572,7 +543,7 @@ int join_write(const struct join_input *in, int n, const char *out,
 			snprintf(opts + at, sizeof opts - at, "%s%s", at ? "," : "", item);
 	}
 	o.layout_options = opts[0] ? opts : NULL;
-	o.layouts |= j.flat || !columns ? BFI_BUILD_FLAT : 0;
+	o.layouts |= j.written | (columns ? 0 : BFI_BUILD_FLAT);
 	for (unsigned i = 0, f; (f = bfi_layout_at(i)) != 0; i++)
 		if (j.dropped & f)
 			note(jo, "note: the %s layout is not kept: a join writes its sets from their "

@@ -21,6 +21,14 @@
  */
 struct wlayout;
 struct bfi_snapshot; /* the reader's (bfi.h): a join's segments */
+struct bfi_block_info;
+
+/* A segment's columns as a layout holds them (struct wlayout's columns). */
+struct join_columns {
+	uint32_t blocks;
+	uint32_t hashes;   /* its filters' k */
+	int line_pre;      /* its prefilters are lines (flat's) */
+};
 
 /*
  * A segment as a join reads it (join.c), for a layout's join_check: its
@@ -137,6 +145,18 @@ struct wlayout {
 	 * join that keeps it needs no flat layout unless a segment had one.
 	 */
 	int from_columns;
+	/*
+	 * The sets' filters a segment holds as blocks of columns, which a join
+	 * copies: 0 with *c filled when seg holds this layout, else nonzero;
+	 * then block b's sets, width and rows (with rows NULL, its info alone;
+	 * rows with no view in place copied into *owned, which the caller
+	 * frees, else *owned NULL). The join takes the first layout in the
+	 * table that has them. NULL: it holds no columns.
+	 */
+	int (*columns)(const struct bfi_snapshot *seg, struct join_columns *c);
+	int (*column_block)(const struct bfi_snapshot *seg, uint32_t b, struct bfi_block_info *bi,
+	                    const uint8_t **rows, uint64_t *bytes, const uint8_t **pre,
+	                    uint8_t **owned);
 };
 /* The writer's layouts (layouts.c), in the order of their sections in a file; then NULL. */
 extern const struct wlayout *const wlayouts[];

@@ -485,6 +485,40 @@ static void tree_join_free(void *state)
 	free(state);
 }
 
+/* A join's columns from a segment's tree: its leaves, the sets in ordinal order at one width, as one block. */
+static int tree_columns(const bfi_snapshot *seg, struct join_columns *c)
+{
+	struct bfi_layout_info li;
+	int rc = bfi_layout_info(seg, BFI_LAYOUT_TREE, &li);
+	if (rc == 0)
+		*c = (struct join_columns){1, li.hashes, 0};
+	return rc;
+}
+
+static int tree_column_block(const bfi_snapshot *seg, uint32_t b, struct bfi_block_info *bi,
+                             const uint8_t **rows, uint64_t *bytes, const uint8_t **pre,
+                             uint8_t **owned)
+{
+	uint64_t m, row_bytes, nodes;
+	const uint8_t *r;
+	if (owned)
+		*owned = NULL;
+	if (b != 0)
+		return BFI_E_INVALID;
+	int rc = bfi_tree_rows(seg, 0, &r, &m, &row_bytes);
+	if (rc == 0)
+		rc = bfi_tree_level(seg, 0, &nodes, &m, NULL, NULL);
+	if (rc)
+		return rc;
+	*bi = (struct bfi_block_info){0, nodes, m, row_bytes * 8, 0, 0};
+	if (rows) {
+		*rows = r;
+		*bytes = m * row_bytes;
+		*pre = NULL;
+	}
+	return 0;
+}
+
 const struct wlayout tree_layout = {
     .row = BFI_ROW_TREE,
     .plan_rank = 2,
@@ -509,4 +543,6 @@ const struct wlayout tree_layout = {
     .join_build = tree_join_build,
     .join_free = tree_join_free,
     .from_columns = 1,
+    .columns = tree_columns,
+    .column_block = tree_column_block,
 };
