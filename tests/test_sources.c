@@ -255,11 +255,43 @@ static void test_min_count(void)
 	free(times);
 }
 
+/*
+ * A group's input kind is one of the kinds a group reads (writer/group.c's
+ * table): another is refused with the kinds named, and a group of key
+ * files after a group of FASTA files is refused, as key files after FASTA
+ * files are: one snapshot's keys are made one way.
+ */
+static void test_group_kinds(void)
+{
+	char fa[4096], keys[4096];
+	snprintf(fa, sizeof fa, "%s/g.fa", test_tmpdir());
+	snprintf(keys, sizeof keys, "%s/g.keys", test_tmpdir());
+	FILE *f = fopen(fa, "w");
+	fputs(">r\nACGTACGTACGTACGTACGTAAACCCGGGTTT\n", f);
+	fclose(f);
+	f = fopen(keys, "w");
+	fputs("apple\nplum\n", f);
+	fclose(f);
+	struct bfi_build_options o;
+	bfi_build_options_init(&o);
+	bfi_writer *w = NULL;
+	EXPECT_RC(bfi_writer_create(&o, &w), 0);
+	const char *const one[] = {fa}, *const other[] = {keys};
+	EXPECT_RC(bfi_writer_add_group(w, "t", 1, other, 1, "text", 0), BFI_E_INVALID);
+	EXPECT(strstr(bfi_writer_errmsg(w), "takes fasta or keys input, not text") != NULL);
+	EXPECT_RC(bfi_writer_add_group(w, "a", 1, one, 1, "fasta", 7), 0);
+	EXPECT_RC(bfi_writer_add_group(w, "b", 1, other, 1, "keys", 0), BFI_E_INPUT);
+	EXPECT(strstr(bfi_writer_errmsg(w), "disagree on the input kind") != NULL);
+	bfi_writer_destroy(&w);
+}
+
 int main(void)
 {
 	test_run("writer: key files read twice, as spooled, in every layout; a change stops the build",
 	         test_sources);
 	test_run("writer: --min-count's counts exact in memory and through dozens of merged runs",
 	         test_min_count);
+	test_run("writer: a group reads the kinds its table names, and one kind a snapshot",
+	         test_group_kinds);
 	return test_exit();
 }

@@ -267,8 +267,8 @@ static int xml_keys(const bfi_writer *w, const char *file, unsigned k,
 	return paths_file_keys(file, 1, w->path_enc, w->path_max, emit, ctx, deepest, err, errlen);
 }
 
-static const struct source_kind json_source = {json_keys, writer_doc_name, NULL, 0};
-static const struct source_kind xml_source = {xml_keys, writer_doc_name, NULL, 0};
+static const struct source_kind json_source = {"json", NULL, json_keys, writer_doc_name, NULL, 0};
+static const struct source_kind xml_source = {"xml", NULL, xml_keys, writer_doc_name, NULL, 0};
 
 int bfi_writer_add_paths(bfi_writer *w, const char *path, int xml, unsigned enc, unsigned path_max)
 {

@@ -125,7 +125,8 @@ static uint64_t fasta_sample_keys(const char *buf, size_t len, unsigned k)
 	return keys;
 }
 
-static const struct source_kind fasta_source = {fasta_keys, seq_set_name, fasta_sample_keys, 1};
+static const struct source_kind fasta_source = {"fasta", writer_fasta_setup, fasta_keys,
+                                                seq_set_name, fasta_sample_keys, 1};
 
 const struct source_kind *writer_fasta_source(void)
 {

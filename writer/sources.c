@@ -68,7 +68,13 @@ static int key_file_keys(const bfi_writer *w, const char *file, unsigned k,
 	return rc;
 }
 
-static const struct source_kind key_source = {key_file_keys, NULL, NULL, 0};
+static int key_setup(bfi_writer *w, unsigned k)
+{
+	(void)k;
+	return writer_input(w, "keys");
+}
+
+static const struct source_kind key_source = {"keys", key_setup, key_file_keys, NULL, NULL, 0};
 
 /* The files of one sources_add call, and what each thread reading them holds. */
 struct source_job {
@@ -575,7 +581,7 @@ int bfi_writer_add_dir(bfi_writer *w, const char *dir)
 		return writer_fail(w, -errno, "%s: %s", dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		return writer_fail(w, -ENOTDIR, "%s: %s", dir, strerror(ENOTDIR));
-	int rc = writer_input(w, "keys");
+	int rc = key_setup(w, 0);
 	return rc ? rc : sources_add(w, dir, &key_source, 0);
 }
 

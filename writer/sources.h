@@ -20,6 +20,9 @@
  * text in text.c, JSON and XML in paths.c.
  */
 struct source_kind {
+	const char *name; /* the input kind's name (bfi_writer_add_group's input) */
+	/* What the kind records before its first file (how keys are made, for queries); 0 or an error. */
+	int (*setup)(bfi_writer *w, unsigned k);
 	int (*file_keys)(const bfi_writer *w, const char *file, unsigned k,
 	                 int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
 	                 unsigned *deepest, char *err, size_t errlen);

@@ -146,7 +146,7 @@ static int text_file_keys(const bfi_writer *w, const char *file, unsigned k,
 	return rc;
 }
 
-static const struct source_kind text_source = {text_file_keys, writer_doc_name, NULL, 0};
+static const struct source_kind text_source = {"text", NULL, text_file_keys, writer_doc_name, NULL, 0};
 
 void text_free(bfi_writer *w)
 {
