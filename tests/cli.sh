@@ -418,6 +418,12 @@ filter_ok() {
 	"$BFI" verify "$T/fed" >/dev/null
 }
 check "filter create/add/query/info, and build --from-filters" filter_ok
+check "bfi filter's subcommands refuse a wrong count of operands or a bad option value, exit 2" sh -c "
+	! '$BFI' filter add '$T/sites/north.bff' k1 k2 >'$T/o' 2>'$T/e' && grep -q 'need FILE and at most one KEYS' '$T/e' && [ ! -s '$T/o' ] &&
+	! '$BFI' filter info 2>'$T/e' && grep -q 'need one FILE' '$T/e' &&
+	! '$BFI' filter create -o '$T/x.bff' --expected-keys 10 --fpr 1.5 2>'$T/e' && grep -q 'fpr must be in' '$T/e' &&
+	! '$BFI' filter create -o '$T/x.bff' --bits 0 --hashes 3 2>'$T/e' && grep -q 'bits must be 1' '$T/e' &&
+	[ ! -e '$T/x.bff' ]"
 check "build --from-filters refuses filters of another width, naming the file" sh -c "
 	printf 'x\n' | '$BFI' filter create -o '$T/sites/odd.bff' --bits 999 --hashes 7 &&
 	! '$BFI' build -q -o '$T/x' --from-filters '$T/sites' 2>'$T/e' && grep -q 'odd.bff' '$T/e' &&

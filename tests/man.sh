@@ -36,6 +36,9 @@ pages() {
 			n=$((n + 1))
 		done
 		[ "$n" -gt 0 ] || { echo "bfi $c --help lists no options"; return 1; }
+		# an option's help set apart from its name: not run into its argument
+		! grep -q '^\\fB-.*\\fI[^\\]*\\fR \\fI[a-z]' "$p" ||
+			{ echo "bfi-$c(1): an option's help runs into its name:"; grep '^\\fB-.*\\fI[^\\]*\\fR \\fI[a-z]' "$p"; return 1; }
 		! grep -q 'iB here' "$T/page" || { echo "bfi-$c(1) holds a figure of the machine that built it"; return 1; }
 		grep -q '^EXIT STATUS' "$T/page" && grep -q '^EXAMPLES' "$T/page" && grep -q '^SEE ALSO' "$T/page" ||
 			{ echo "bfi-$c(1) lacks EXIT STATUS, EXAMPLES or SEE ALSO"; return 1; }

@@ -381,7 +381,15 @@ static int unknown(const struct opt_cmd *cmd)
 	return strcmp (build_me, "bfi build") ? EXIT_USAGE : usage_try("build");
 }
 
-const struct opt_cmd build_cmd = {"bfi build", head, tail, default_memory, rows, unknown, 22};
+const struct opt_cmd build_cmd = {
+    .me = "bfi build",
+    .head = head,
+    .tail = tail,
+    .help_fill = default_memory,
+    .rows = rows,
+    .unknown = unknown,
+    .column = 22,
+};
 
 /* Options that need or exclude one another: 0, or the exit status after saying why. */
 int build_check(struct args *a, int argc)

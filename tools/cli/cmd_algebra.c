@@ -63,7 +63,13 @@ static const struct opt_row fold_cmd_rows[] = {
 	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
 };
 
-static const struct opt_cmd fold_cmd = {"bfi fold", fold_cmd_head, fold_cmd_tail, NULL, fold_cmd_rows, NULL, 21};
+static const struct opt_cmd fold_cmd = {
+    .me = "bfi fold",
+    .head = fold_cmd_head,
+    .tail = fold_cmd_tail,
+    .rows = fold_cmd_rows,
+    .column = 21,
+};
 
 /* What bfi stack's options ask. */
 struct stack_args {
@@ -108,7 +114,13 @@ static const struct opt_row stack_cmd_rows[] = {
 	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
 };
 
-static const struct opt_cmd stack_cmd = {"bfi stack", stack_cmd_head, stack_cmd_tail, NULL, stack_cmd_rows, NULL, 21};
+static const struct opt_cmd stack_cmd = {
+    .me = "bfi stack",
+    .head = stack_cmd_head,
+    .tail = stack_cmd_tail,
+    .rows = stack_cmd_rows,
+    .column = 21,
+};
 
 /* Declare every set of s, in ordinal order, and collect its distinct keys. */
 static int add_sets(bfi_writer *w, const bfi_snapshot *s, uint64_t *distinct, uint64_t *at)

@@ -112,7 +112,13 @@ static const struct opt_row rows[] = {
 	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
 };
 
-static const struct opt_cmd bench_cmd = {"bfi bench", help_head, help_tail, NULL, rows, NULL, 23};
+static const struct opt_cmd bench_cmd = {
+    .me = "bfi bench",
+    .head = help_head,
+    .tail = help_tail,
+    .rows = rows,
+    .column = 23,
+};
 
 static double now_ns(void)
 {

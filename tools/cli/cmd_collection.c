@@ -4,6 +4,7 @@
  * (spec/format.md, "Collections").
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +12,10 @@
 #include "bfi.h"
 #include "bfi_catalog.h"
 #include "bfi_writer.h"
+#include "opts.h"
 #include "tools.h"
 
-static const char append_help[] =
+static const char append_head[] =
 	"Usage: bfi append COLL [--replace] [--wait] [BUILD OPTIONS] INPUT...\n"
 	"\n"
 	"Add the sets of INPUT to the collection COLL as a new segment, in one\n"
@@ -23,16 +25,36 @@ static const char append_help[] =
 	"were made (input kind, k-mer length, tokenizer, path encoding), which a\n"
 	"segment must share; each segment's widths are chosen for its own sets.\n"
 	"\n"
-	"Options of its own:\n"
-	"      --replace   a set whose name the collection holds replaces it\n"
-	"                  (without it, that is an error and nothing is committed)\n"
-	"      --wait      wait for another writer's lock rather than fail\n"
-	"  -h, --help      show this help\n"
-	"\n"
+	"Options of its own:\n";
+static const char append_tail[] = "\n"
 	"Exit status: 0, or 2 for a usage error, a name already held, another\n"
 	"writer's lock, or a build that failed (nothing is committed then).\n";
 
-static const char remove_help[] =
+/* What bfi append's and bfi remove's own options take. */
+struct coll_opts {
+	int replace, wait, quiet;
+	const char *from;
+};
+
+#define C_FLAG(field) OPT_FLAG, offsetof(struct coll_opts, field), 0, 0, NULL, NULL
+static const struct opt_row append_rows[] = {
+    {"replace", 256, NULL,
+     "a set whose name the collection holds replaces it\n"
+     "(without it, that is an error and nothing is committed)",
+     C_FLAG(replace)},
+    {"wait", 257, NULL, "wait for another writer's lock rather than fail", C_FLAG(wait)},
+    {"help", 'h', NULL, "show this help", OPT_HELP, 0, 0, 0, NULL, NULL},
+    {NULL, 0, NULL, NULL, OPT_FLAG, 0, 0, 0, NULL, NULL},
+};
+static const struct opt_cmd append_cmd = {
+    .me = "bfi append",
+    .head = append_head,
+    .tail = append_tail,
+    .rows = append_rows,
+    .column = 18,
+};
+
+static const char remove_head[] =
 	"Usage: bfi remove [--wait] COLL NAME...\n"
 	"       bfi remove [--wait] COLL --from FILE\n"
 	"\n"
@@ -41,13 +63,53 @@ static const char remove_help[] =
 	"answers them from this commit on. --from reads one name a line (\"-\":\n"
 	"standard input).\n"
 	"\n"
-	"Options:\n"
-	"      --from FILE  the names, one a line\n"
-	"      --wait       wait for another writer's lock rather than fail\n"
-	"  -h, --help       show this help\n"
-	"\n"
+	"Options:\n";
+static const char remove_tail[] = "\n"
 	"Exit status: 0, or 2 for a usage error, a name the collection does not\n"
 	"hold, or another writer's lock (nothing is committed then).\n";
+
+static const struct opt_row remove_rows[] = {
+    {"from", 256, "FILE", "the names, one a line", OPT_STR, offsetof(struct coll_opts, from), 0,
+     0, NULL, NULL},
+    {"wait", 257, NULL, "wait for another writer's lock rather than fail", C_FLAG(wait)},
+    {"quiet", 'q', NULL, NULL, C_FLAG(quiet)},
+    {"help", 'h', NULL, "show this help", OPT_HELP, 0, 0, 0, NULL, NULL},
+    {NULL, 0, NULL, NULL, OPT_FLAG, 0, 0, 0, NULL, NULL},
+};
+static const struct opt_cmd remove_cmd = {
+    .me = "bfi remove",
+    .head = remove_head,
+    .tail = remove_tail,
+    .rows = remove_rows,
+    .column = 19,
+};
+
+/*
+ * argv[*i] if it is one of cmd's own options, taken into o (its argument,
+ * if it has one, the next, and *i moved past it): 1; 0 if it is not;
+ * 2 + an exit status to end with (after --help, or an argument missing).
+ */
+static int own_option(const struct opt_cmd *cmd, int argc, char **argv, int *i,
+                      struct coll_opts *o)
+{
+	const struct opt_row *r = opts_find(cmd, argv[*i]);
+	if (r == NULL)
+		return 0;
+	if (r->kind == OPT_HELP) {
+		opts_help(stdout, cmd);
+		return 2 + EXIT_OK;
+	}
+	if (r->kind == OPT_FLAG) {
+		*(int *)(void *)((char *)o + r->off) = 1;
+		return 1;
+	}
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "%s: --%s needs %s\n", cmd->me, r->name, r->arg);
+		return 2 + usage_try(cmd->me + 4);
+	}
+	*(const char **)(void *)((char *)o + r->off) = argv[++*i];
+	return 1;
+}
 
 /* Is opt one of bfi build's options that set k? */
 static int sets_k(const char *opt)
@@ -107,26 +169,25 @@ static int within(const char *coll, const char *path)
 
 int cmd_append(int argc, char **argv)
 {
-	int replace = 0, wait = 0, quiet = 0, given_k = 0;
+	int given_k = 0;
+	struct coll_opts own = {0};
 	char **b = calloc((size_t)argc + 8, sizeof *b);
 	if (b == NULL)
 		return EXIT_USAGE;
 	int nb = 1;
 	const char *coll = NULL;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(append_help, stdout);
+		int took = own_option(&append_cmd, argc, argv, &i, &own);
+		if (took > 1) {
 			free(b);
-			return EXIT_OK;
+			return took - 2;
 		}
-		if (!strcmp(argv[i], "--replace"))
-			replace = 1;
-		else if (!strcmp(argv[i], "--wait"))
-			wait = 1;
-		else if (coll == NULL && argv[i][0] != '-')
+		if (took)
+			continue;
+		if (coll == NULL && argv[i][0] != '-')
 			coll = argv[i];
 		else {
-			quiet |= !strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet");
+			own.quiet |= !strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet");
 			given_k |= sets_k(argv[i]);
 			b[nb++] = argv[i];
 		}
@@ -145,7 +206,7 @@ int cmd_append(int argc, char **argv)
 		}
 	char err[4400], kbuf[16];
 	bfi_collection *c = NULL;
-	int rc = bfi_collection_begin(coll, BFI_COLL_CREATE | (wait ? BFI_COLL_WAIT : 0), &c, err,
+	int rc = bfi_collection_begin(coll, BFI_COLL_CREATE | (own.wait ? BFI_COLL_WAIT : 0), &c, err,
 	                              sizeof err);
 	if (rc) {
 		fprintf(stderr, "bfi append: %s\n", err[0] ? err : bfi_strerror(rc));
@@ -187,7 +248,7 @@ int cmd_append(int argc, char **argv)
 		goto out;
 	}
 	uint64_t replaced = 0;
-	if (old && (exit = names_held(coll, old, seg, c, replace, &replaced)) != 0)
+	if (old && (exit = names_held(coll, old, seg, c, own.replace, &replaced)) != 0)
 		goto out;
 	exit = EXIT_USAGE;
 	rc = bfi_collection_add(c, si.n_sets, si.snapshot_id);
@@ -200,7 +261,7 @@ int cmd_append(int argc, char **argv)
 	}
 	if (*bfi_collection_errmsg(c))
 		fprintf(stderr, "bfi append: warning: %s\n", bfi_collection_errmsg(c));
-	if (!quiet)
+	if (!own.quiet)
 		fprintf(stderr, "bfi append: %s generation %llu: %llu sets added (%llu replaced)\n",
 		        coll, (unsigned long long)bfi_collection_generation(c),
 		        (unsigned long long)si.n_sets, (unsigned long long)replaced);
@@ -267,31 +328,27 @@ static int remove_listed(const char *coll, const bfi_snapshot *old, bfi_collecti
 
 int cmd_remove(int argc, char **argv)
 {
-	int wait = 0, quiet = 0, first = 0, nnames = 0;
-	const char *coll = NULL, *from = NULL;
+	int first = 0, nnames = 0;
+	struct coll_opts own = {0};
+	const char *coll = NULL;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(remove_help, stdout);
-			return EXIT_OK;
-		}
-		if (!strcmp(argv[i], "--wait"))
-			wait = 1;
-		else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
-			quiet = 1;
-		else if (!strcmp(argv[i], "--from") && i + 1 < argc)
-			from = argv[++i];
-		else if (coll == NULL)
+		int took = own_option(&remove_cmd, argc, argv, &i, &own);
+		if (took > 1)
+			return took - 2;
+		if (took)
+			continue;
+		if (coll == NULL)
 			coll = argv[i];
 		else if (nnames++ == 0)
 			first = i;
 	}
-	if (coll == NULL || (from == NULL) == (nnames == 0)) {
+	if (coll == NULL || (own.from == NULL) == (nnames == 0)) {
 		fprintf(stderr, "bfi remove: need COLL and NAMEs, or --from FILE\n");
 		return usage_try("remove");
 	}
 	char err[4400];
 	bfi_collection *c = NULL;
-	int rc = bfi_collection_begin(coll, wait ? BFI_COLL_WAIT : 0, &c, err, sizeof err);
+	int rc = bfi_collection_begin(coll, own.wait ? BFI_COLL_WAIT : 0, &c, err, sizeof err);
 	if (rc) {
 		fprintf(stderr, "bfi remove: %s\n", err[0] ? err : bfi_strerror(rc));
 		return EXIT_USAGE;
@@ -301,20 +358,20 @@ int cmd_remove(int argc, char **argv)
 	rc = bfi_open(coll, 0, &old);
 	if (rc)
 		fprintf(stderr, "bfi remove: %s: %s\n", coll, bfi_strerror(rc));
-	for (int i = first; rc == 0 && !from && i < argc; i++) {
-		if (!strcmp(argv[i], "--wait") || !strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
-			continue;
+	for (int i = first; rc == 0 && !own.from && i < argc; i++) {
+		if (opts_find(&remove_cmd, argv[i]))
+			continue; /* its own, taken above */
 		rc = remove_one(coll, old, c, argv[i], strlen(argv[i]));
 		n += rc == 0;
 	}
-	if (rc == 0 && from)
-		rc = remove_listed(coll, old, c, from, &n);
+	if (rc == 0 && own.from)
+		rc = remove_listed(coll, old, c, own.from, &n);
 	if (rc == 0 && (rc = bfi_collection_commit(c)) != 0)
 		fprintf(stderr, "bfi remove: %s\n",
 		        *bfi_collection_errmsg(c) ? bfi_collection_errmsg(c) : bfi_strerror(rc));
 	if (rc == 0 && *bfi_collection_errmsg(c))
 		fprintf(stderr, "bfi remove: warning: %s\n", bfi_collection_errmsg(c));
-	if (rc == 0 && !quiet)
+	if (rc == 0 && !own.quiet)
 		fprintf(stderr, "bfi remove: %s generation %llu: %llu sets removed\n", coll,
 		        (unsigned long long)bfi_collection_generation(c), (unsigned long long)n);
 	bfi_close(&old);

@@ -84,7 +84,13 @@ static const struct opt_row compact_cmd_rows[] = {
 	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
 };
 
-static const struct opt_cmd compact_cmd = {"bfi compact", compact_cmd_head, compact_cmd_tail, NULL, compact_cmd_rows, NULL, 21};
+static const struct opt_cmd compact_cmd = {
+    .me = "bfi compact",
+    .head = compact_cmd_head,
+    .tail = compact_cmd_tail,
+    .rows = compact_cmd_rows,
+    .column = 21,
+};
 
 /* What bfi merge's options ask. */
 struct merge_args {
@@ -137,7 +143,13 @@ static const struct opt_row merge_cmd_rows[] = {
 	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
 };
 
-static const struct opt_cmd merge_cmd = {"bfi merge", merge_cmd_head, merge_cmd_tail, NULL, merge_cmd_rows, NULL, 21};
+static const struct opt_cmd merge_cmd = {
+    .me = "bfi merge",
+    .head = merge_cmd_head,
+    .tail = merge_cmd_tail,
+    .rows = merge_cmd_rows,
+    .column = 21,
+};
 
 /* What the CLI shows of a join: its notes (a warning even when quiet) and progress. */
 struct shown_join {

@@ -1,15 +1,18 @@
 /* cmd_filter.c - bfi filter: make and use one Bloom filter in its own file. */
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "bfi_text.h"
 #include "bfi_writer.h"
+#include "opts.h"
 #include "tools.h"
 
-static const char help[] =
+/* bfi filter's one help page: its head, each subcommand's rows (filter_cmds), its tail. */
+static const char help_head[] =
 	"Usage: bfi filter create -o FILE (--bits M --hashes K | --expected-keys N\n"
 	"                         [--fpr P]) [--compress [--level L]] [KEYS]\n"
 	"       bfi filter add [--wait] FILE [KEYS]\n"
@@ -22,28 +25,114 @@ static const char help[] =
 	"keys, one per line ('-' or none: standard input; a trailing CR is\n"
 	"dropped, empty lines skipped). The file is replaced atomically; a FILE\n"
 	"that is a symbolic link is updated where it points.\n"
-	"\n"
-	"  create   a new filter of M bits and K hashes, or sized for N keys at\n"
-	"           rate P (default 0.01: k = ceil(log2(1/P)), and m the width at\n"
-	"           which N keys give rate P exactly, ceil(-N k / ln(1 - P^(1/k))))\n"
-	"      --compress  save the bits as a zstd frame (file version 2), for\n"
-	"                 fewer bytes on the wire; with --expected-keys, each k\n"
-	"                 from 1 to the usual one is tried at its own m for rate\n"
-	"                 P (fewer hashes: a wider, sparser filter that\n"
-	"                 compresses), and the smallest file is kept. Filters\n"
-	"                 indexed together must share m and k: give every site\n"
-	"                 the same --bits and --hashes for that\n"
-	"      --level L  zstd level of --compress, 1..19 (19)\n"
-	"  add      add keys to an existing filter; one add at a time holds it\n"
-	"      --wait     wait for another add to end rather than fail\n"
-	"  query    each KEY (or line of stdin), a TAB, then 'maybe' or 'no'\n"
-	"      --words    read text and check each word (the text tokenizer of\n"
-	"                 bfi build --input text): a spellchecker over a filter\n"
-	"                 of known words\n"
-	"      --unknown  print only what the filter surely does not hold\n"
-	"  info     m, k, keys added, fill, expected rate and distinct keys\n"
-	"\n"
+	"\n";
+static const char help_tail[] = "\n"
 	"Exit status: 0 success, 2 usage or I/O error or a bad filter file.\n";
+
+/* What the subcommands' options take. */
+struct fopts {
+	const char *out;
+	uint64_t m, k, n, level;
+	double p;
+	int compress, wait, words, unknown, json;
+};
+
+static void filter_page(FILE *o);
+
+static int take_fpr(void *ctx, const char *arg)
+{
+	struct fopts *f = ctx;
+	char *end;
+	f->p = strtod(arg, &end);
+	if (end == arg || *end || !(f->p > 0 && f->p < 1)) {
+		fprintf(stderr, "bfi filter create: --fpr must be in (0, 1)\n");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+#define F_HELP {"help", 'h', NULL, NULL, OPT_HELP, 0, 0, 0, NULL, NULL}
+#define F_END {NULL, 0, NULL, NULL, OPT_FLAG, 0, 0, 0, NULL, NULL}
+
+static const struct opt_row create_rows[] = {
+    {NULL, 0, NULL,
+     "  create   a new filter of M bits and K hashes, or sized for N keys at\n"
+     "           rate P (default 0.01: k = ceil(log2(1/P)), and m the width at\n"
+     "           which N keys give rate P exactly, ceil(-N k / ln(1 - P^(1/k))))\n",
+     OPT_FLAG, 0, 0, 0, NULL, NULL},
+    {"output", 'o', "FILE", NULL, OPT_STR, offsetof(struct fopts, out), 0, 0, NULL, NULL},
+    {"bits", 256, "M", NULL, OPT_U64, offsetof(struct fopts, m), 1, UINT64_C(1) << 40,
+     "--bits must be 1..2^40, got '%s'", NULL},
+    {"hashes", 257, "K", NULL, OPT_U64, offsetof(struct fopts, k), 1, 32,
+     "--hashes must be 1..32", NULL},
+    {"expected-keys", 258, "N", NULL, OPT_U64, offsetof(struct fopts, n), 1, UINT64_MAX,
+     "bad --expected-keys '%s'", NULL},
+    {"fpr", 259, "P", NULL, OPT_FN, 0, 0, 0, NULL, take_fpr},
+    {"compress", 260, NULL,
+     "save the bits as a zstd frame (file version 2), for\n"
+     "fewer bytes on the wire; with --expected-keys, each k\n"
+     "from 1 to the usual one is tried at its own m for rate\n"
+     "P (fewer hashes: a wider, sparser filter that\n"
+     "compresses), and the smallest file is kept. Filters\n"
+     "indexed together must share m and k: give every site\n"
+     "the same --bits and --hashes for that",
+     OPT_FLAG, offsetof(struct fopts, compress), 0, 0, NULL, NULL},
+    {"level", 261, "L", "zstd level of --compress, 1..19 (19)", OPT_U64,
+     offsetof(struct fopts, level), 1, 19, "--level must be 1..19", NULL},
+    F_HELP,
+    F_END,
+};
+
+static const struct opt_row add_rows[] = {
+    {NULL, 0, NULL, "  add      add keys to an existing filter; one add at a time holds it\n",
+     OPT_FLAG, 0, 0, 0, NULL, NULL},
+    {"wait", 256, NULL, "wait for another add to end rather than fail", OPT_FLAG,
+     offsetof(struct fopts, wait), 0, 0, NULL, NULL},
+    F_HELP,
+    F_END,
+};
+
+static const struct opt_row query_rows[] = {
+    {NULL, 0, NULL, "  query    each KEY (or line of stdin), a TAB, then 'maybe' or 'no'\n",
+     OPT_FLAG, 0, 0, 0, NULL, NULL},
+    {"words", 256, NULL,
+     "read text and check each word (the text tokenizer of\n"
+     "bfi build --input text): a spellchecker over a filter\n"
+     "of known words",
+     OPT_FLAG, offsetof(struct fopts, words), 0, 0, NULL, NULL},
+    {"unknown", 257, NULL, "print only what the filter surely does not hold", OPT_FLAG,
+     offsetof(struct fopts, unknown), 0, 0, NULL, NULL},
+    F_HELP,
+    F_END,
+};
+
+static const struct opt_row info_rows[] = {
+    {NULL, 0, NULL, "  info     m, k, keys added, fill, expected rate and distinct keys\n",
+     OPT_FLAG, 0, 0, 0, NULL, NULL},
+    {"json", 256, NULL, NULL, OPT_FLAG, offsetof(struct fopts, json), 0, 0, NULL, NULL},
+    F_HELP,
+    F_END,
+};
+
+#define FILTER_CMD(name, rows_)                                                                    \
+	{                                                                                              \
+		.me = "bfi filter " name, .rows = rows_, .column = 17, .indent = 6, .page = filter_page,   \
+	}
+/* The subcommands, in the order of the help page. */
+static const struct opt_cmd filter_cmds[] = {
+    FILTER_CMD("create", create_rows),
+    FILTER_CMD("add", add_rows),
+    FILTER_CMD("query", query_rows),
+    FILTER_CMD("info", info_rows),
+};
+
+static void filter_page(FILE *o)
+{
+	fputs(help_head, o);
+	for (size_t i = 0; i < sizeof filter_cmds / sizeof *filter_cmds; i++)
+		opts_rows(o, &filter_cmds[i]);
+	fputs(help_tail, o);
+}
 
 /* Keys from a file (or stdin), a line each, into each of the n filters f. */
 static int add_keys_n(bfi_filter **f, int nf, const char *path)
@@ -118,69 +207,19 @@ static int check_out(const char *out, const char *keys)
 	return EXIT_USAGE;
 }
 
-static int filter_create(int argc, char **argv)
+/* Operands: [KEYS]. */
+static int filter_create(struct fopts *f, int n_ops, char **ops)
 {
-	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-	                                     {"bits", required_argument, 0, 'b'},
-	                                     {"hashes", required_argument, 0, 'k'},
-	                                     {"expected-keys", required_argument, 0, 'e'},
-	                                     {"fpr", required_argument, 0, 'f'},
-	                                     {"compress", no_argument, 0, 'z'},
-	                                     {"level", required_argument, 0, 'L'},
-	                                     {"help", no_argument, 0, 'h'},
-	                                     {0, 0, 0, 0}};
-	const char *out = NULL;
-	uint64_t m = 0, k = 0, n = 0, level = 19;
-	int compress = 0;
-	double p = 0.01;
-	char *end;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'b':
-			if (parse_size(optarg, &m) || m == 0 || m > (1ull << 40)) {
-				fprintf(stderr, "bfi filter create: --bits must be 1..2^40, got '%s'\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'k':
-			if (parse_size(optarg, &k) || k < 1 || k > 32) {
-				fprintf(stderr, "bfi filter create: --hashes must be 1..32\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'e':
-			if (parse_size(optarg, &n) || n == 0) {
-				fprintf(stderr, "bfi filter create: bad --expected-keys '%s'\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'f':
-			p = strtod(optarg, &end);
-			if (*end || !(p > 0 && p < 1)) {
-				fprintf(stderr, "bfi filter create: --fpr must be in (0, 1)\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'z': compress = 1; break;
-		case 'L':
-			if (parse_size(optarg, &level) || level < 1 || level > 19) {
-				fprintf(stderr, "bfi filter create: --level must be 1..19\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: return usage_try("filter create");
-		}
-	}
-	if (out == NULL || optind < argc - 1 || (n && (m || k)) || (!n && (!m || !k))) {
+	const char *out = f->out, *keys = n_ops ? ops[0] : NULL;
+	uint64_t m = f->m, k = f->k, n = f->n, level = f->level;
+	int compress = f->compress;
+	double p = f->p;
+	if (out == NULL || n_ops > 1 || (n && (m || k)) || (!n && (!m || !k))) {
 		fprintf(stderr, "bfi filter create: need -o FILE and either --bits and --hashes, "
 		                "or --expected-keys\n");
 		return usage_try("filter create");
 	}
-	if (check_out(out, optind < argc ? argv[optind] : NULL))
+	if (check_out(out, keys))
 		return EXIT_USAGE;
 	if (n) {
 		uint32_t k32;
@@ -214,7 +253,7 @@ static int filter_create(int argc, char **argv)
 			bfi_filter_destroy(&cand[i]);
 		return fail("create", out, rc);
 	}
-	if (add_keys_n(cand, nc, optind < argc ? argv[optind] : NULL) != 0) {
+	if (add_keys_n(cand, nc, keys) != 0) {
 		for (int i = 0; i < nc; i++)
 			bfi_filter_destroy(&cand[i]);
 		fprintf(stderr, "bfi filter create: reading keys failed\n");
@@ -237,40 +276,40 @@ static int filter_create(int argc, char **argv)
 	return rc ? fail("create", out, rc) : EXIT_OK;
 }
 
-static int filter_add(int argc, char **argv)
+/* Operands: FILE [KEYS]. */
+static int filter_add(struct fopts *f, int n_ops, char **ops)
 {
-	int wait = argc > 1 && !strcmp(argv[1], "--wait");
-	argc -= wait;
-	argv += wait;
-	if (argc < 2 || argc > 3 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs(help, argc >= 2 ? stdout : stderr);
-		return argc >= 2 ? EXIT_OK : EXIT_USAGE;
+	if (n_ops < 1 || n_ops > 2) {
+		fprintf(stderr, "bfi filter add: need FILE and at most one KEYS file\n");
+		return usage_try("filter add");
 	}
+	const char *path = ops[0];
+	int wait = f->wait;
 	/* load, add and save under the file's lock: two adds never lose each other's keys */
 	int lock;
-	int rc = bfi_filter_lock(argv[1], wait, &lock);
+	int rc = bfi_filter_lock(path, wait, &lock);
 	if (rc == BFI_E_BUSY) {
 		fprintf(stderr, "bfi filter add: %s: another bfi filter add holds it; give --wait to "
-		                "wait for it\n", argv[1]);
+		                "wait for it\n", path);
 		return EXIT_USAGE;
 	}
-	bfi_filter *f = NULL;
+	bfi_filter *bf = NULL;
 	if (rc == 0)
-		rc = bfi_filter_load(argv[1], &f);
+		rc = bfi_filter_load(path, &bf);
 	if (rc) {
 		bfi_filter_unlock(&lock);
-		return fail("add", argv[1], rc);
+		return fail("add", path, rc);
 	}
-	if (add_keys(f, argc == 3 ? argv[2] : NULL) != 0) {
-		bfi_filter_destroy(&f);
+	if (add_keys(bf, n_ops == 2 ? ops[1] : NULL) != 0) {
+		bfi_filter_destroy(&bf);
 		bfi_filter_unlock(&lock);
 		fprintf(stderr, "bfi filter add: reading keys failed\n");
 		return EXIT_USAGE;
 	}
-	rc = bfi_filter_save(f, argv[1]);
-	bfi_filter_destroy(&f);
+	rc = bfi_filter_save(bf, path);
+	bfi_filter_destroy(&bf);
 	bfi_filter_unlock(&lock);
-	return rc ? fail("add", argv[1], rc) : EXIT_OK;
+	return rc ? fail("add", path, rc) : EXIT_OK;
 }
 
 struct check {
@@ -291,42 +330,30 @@ static int check_one(void *ctx, const char *key, size_t len)
 	return 0;
 }
 
-static int filter_query(int argc, char **argv)
+/* Operands: FILE [KEY...]. */
+static int filter_query(struct fopts *fo, int n_ops, char **ops)
 {
-	static const struct option opts[] = {{"words", no_argument, 0, 'w'},
-	                                     {"unknown", no_argument, 0, 'u'},
-	                                     {"help", no_argument, 0, 'h'},
-	                                     {0, 0, 0, 0}};
-	int words = 0, c;
-	struct check chk = {NULL, 0};
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'w': words = 1; break;
-		case 'u': chk.unknown = 1; break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: return usage_try("filter query");
-		}
-	}
-	if (optind >= argc) {
+	int words = fo->words;
+	struct check chk = {NULL, fo->unknown};
+	if (n_ops < 1) {
 		fprintf(stderr, "bfi filter query: need FILE\n");
 		return usage_try("filter query");
 	}
 	bfi_filter *f;
-	int rc = bfi_filter_load(argv[optind], &f);
+	int rc = bfi_filter_load(ops[0], &f);
 	if (rc)
-		return fail("query", argv[optind], rc);
+		return fail("query", ops[0], rc);
 	chk.f = f;
 	struct bfi_tokenizer t;
 	bfi_tokenizer_init(&t, BFI_TERM_DEFAULT);
-	if (optind + 1 < argc) {
-		for (int i = optind + 1; i < argc; i++) {
+	if (n_ops > 1) {
+		for (int i = 1; i < n_ops; i++) {
 			if (words) {
 				bfi_tokenizer_init(&t, BFI_TERM_DEFAULT);
-				(void)bfi_tokenize(&t, argv[i], strlen(argv[i]), check_one, &chk);
+				(void)bfi_tokenize(&t, ops[i], strlen(ops[i]), check_one, &chk);
 				(void)bfi_tokenize_end(&t, check_one, &chk);
 			} else {
-				check_one(&chk, argv[i], strlen(argv[i]));
+				check_one(&chk, ops[i], strlen(ops[i]));
 			}
 		}
 	} else {
@@ -353,15 +380,15 @@ static int filter_query(int argc, char **argv)
 	return EXIT_OK; /* standard output is checked at exit (bfi.c) */
 }
 
-static int filter_info(int argc, char **argv)
+/* Operands: FILE. */
+static int filter_info(struct fopts *fo, int n_ops, char **ops)
 {
-	int json = argc > 1 && !strcmp(argv[1], "--json");
-	if (argc != 2 + json || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs(help, argc >= 2 ? stdout : stderr);
-		return argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? EXIT_OK
-		                                                                            : EXIT_USAGE;
+	int json = fo->json;
+	if (n_ops != 1) {
+		fprintf(stderr, "bfi filter info: need one FILE\n");
+		return usage_try("filter info");
 	}
-	const char *path = argv[1 + json];
+	const char *path = ops[0];
 	bfi_filter *f;
 	int rc = bfi_filter_load(path, &f);
 	if (rc)
@@ -403,22 +430,22 @@ static int filter_info(int argc, char **argv)
 int cmd_filter(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs(help, argc < 2 ? stderr : stdout);
+		filter_page(argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
-	static const struct {
-		const char *name;
-		int (*run)(int, char **);
-	} subs[] = {{"create", filter_create}, {"add", filter_add}, {"query", filter_query},
-	            {"info", filter_info}};
-	for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
-		if (strcmp(argv[1], subs[i].name))
+	static int (*const run[])(struct fopts *, int, char **) = {filter_create, filter_add,
+	                                                             filter_query, filter_info};
+	for (size_t i = 0; i < sizeof run / sizeof *run; i++) {
+		const struct opt_cmd *cmd = &filter_cmds[i];
+		if (strcmp(argv[1], cmd->me + strlen("bfi filter ")))
 			continue;
 		/* getopt names the program by argv[0]: "bfi filter create: ..." */
-		static char name[32];
-		snprintf(name, sizeof name, "bfi filter %s", subs[i].name);
-		argv[1] = name;
-		return subs[i].run(argc - 1, argv + 1);
+		argv[1] = (char *)cmd->me;
+		struct fopts f = {.level = 19, .p = 0.01};
+		int rc = opts_parse(cmd, argc - 1, argv + 1, &f);
+		if (rc)
+			return rc - 1;
+		return run[i](&f, argc - 1 - optind, argv + 1 + optind);
 	}
 	fprintf(stderr, "bfi filter: unknown subcommand '%s'\n", argv[1]);
 	return usage_try("filter");

@@ -81,7 +81,13 @@ static const struct opt_row inspect_cmd_rows[] = {
 	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
 };
 
-static const struct opt_cmd inspect_cmd = {"bfi inspect", inspect_cmd_head, inspect_cmd_tail, NULL, inspect_cmd_rows, NULL, 18};
+static const struct opt_cmd inspect_cmd = {
+    .me = "bfi inspect",
+    .head = inspect_cmd_head,
+    .tail = inspect_cmd_tail,
+    .rows = inspect_cmd_rows,
+    .column = 18,
+};
 
 /* The page made new beside FILE and renamed over it (outfile.c): a reader sees the old page or the new. */
 static int write_html(const char *file, const bfi_snapshot *s, const char *path, uint64_t probes)

@@ -99,7 +99,13 @@ static const struct opt_row pack_cmd_rows[] = {
 	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
 };
 
-static const struct opt_cmd pack_cmd = {"bfi pack", pack_cmd_head, pack_cmd_tail, NULL, pack_cmd_rows, NULL, 21};
+static const struct opt_cmd pack_cmd = {
+    .me = "bfi pack",
+    .head = pack_cmd_head,
+    .tail = pack_cmd_tail,
+    .rows = pack_cmd_rows,
+    .column = 21,
+};
 
 /* What bfi unpack's options ask. */
 struct unpack_args {
@@ -145,7 +151,13 @@ static const struct opt_row unpack_cmd_rows[] = {
 	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
 };
 
-static const struct opt_cmd unpack_cmd = {"bfi unpack", unpack_cmd_head, unpack_cmd_tail, NULL, unpack_cmd_rows, NULL, 21};
+static const struct opt_cmd unpack_cmd = {
+    .me = "bfi unpack",
+    .head = unpack_cmd_head,
+    .tail = unpack_cmd_tail,
+    .rows = unpack_cmd_rows,
+    .column = 21,
+};
 
 static void on_progress(void *c, uint64_t done, uint64_t total)
 {

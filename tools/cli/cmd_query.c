@@ -253,7 +253,13 @@ static const struct opt_row rows[] = {
 	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
 };
 
-static const struct opt_cmd query_cmd = {"bfi query", head, tail, NULL, rows, NULL, 21};
+static const struct opt_cmd query_cmd = {
+    .me = "bfi query",
+    .head = head,
+    .tail = tail,
+    .rows = rows,
+    .column = 21,
+};
 
 
 

@@ -170,7 +170,13 @@ static const struct opt_row rows[] = {
 	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
 };
 
-static const struct opt_cmd serve_cmd = {"bfi serve", head, tail, NULL, rows, NULL, 26};
+static const struct opt_cmd serve_cmd = {
+    .me = "bfi serve",
+    .head = head,
+    .tail = tail,
+    .rows = rows,
+    .column = 26,
+};
 
 /* --listen ADDR:PORT, [V6]:PORT */
 static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len)

@@ -55,7 +55,13 @@ static const struct opt_row synth_cmd_rows[] = {
 	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
 };
 
-static const struct opt_cmd synth_cmd = {"bfi synth", synth_cmd_head, synth_cmd_tail, NULL, synth_cmd_rows, NULL, 21};
+static const struct opt_cmd synth_cmd = {
+    .me = "bfi synth",
+    .head = synth_cmd_head,
+    .tail = synth_cmd_tail,
+    .rows = synth_cmd_rows,
+    .column = 21,
+};
 
 static uint64_t next(uint64_t *s)
 {

@@ -41,7 +41,13 @@ static const struct opt_row verify_cmd_rows[] = {
 	{NULL, 0, NULL, NULL, OPT_FN, 0, 0, 0, NULL, NULL},
 };
 
-static const struct opt_cmd verify_cmd = {"bfi verify", verify_cmd_head, verify_cmd_tail, NULL, verify_cmd_rows, NULL, 16};
+static const struct opt_cmd verify_cmd = {
+    .me = "bfi verify",
+    .head = verify_cmd_head,
+    .tail = verify_cmd_tail,
+    .rows = verify_cmd_rows,
+    .column = 16,
+};
 
 static void on_progress(void *c, uint64_t done, uint64_t total)
 {

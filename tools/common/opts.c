@@ -9,28 +9,34 @@
 #define HELP_COLUMN 22 /* where each option's help begins, unless the command says */
 #define MAX_ROWS 96
 
-void opts_help(FILE *o, const struct opt_cmd *cmd)
+void opts_rows(FILE *o, const struct opt_cmd *cmd)
 {
 	char fill[64] = "";
 	if (cmd->help_fill)
 		cmd->help_fill(fill, sizeof fill);
 	int col = cmd->column ? cmd->column : HELP_COLUMN;
-	fputs(cmd->head, o);
 	for (const struct opt_row *r = cmd->rows; r->name || r->help; r++) {
+		if (r->help == NULL)
+			continue; /* the usage line's */
 		if (r->name == NULL) {
 			fputs(r->help, o);
 			continue;
 		}
 		char left[128];
-		int n = snprintf(left, sizeof left, "  %c%c%c --%s%s%s", r->key < 256 ? '-' : ' ',
-		                 r->key < 256 ? r->key : ' ', r->key < 256 ? ',' : ' ', r->name,
-		                 r->arg ? " " : "", r->arg ? r->arg : "");
+		int n;
+		if (cmd->indent)
+			n = snprintf(left, sizeof left, "%*s--%s%s%s", cmd->indent, "", r->name,
+			             r->arg ? " " : "", r->arg ? r->arg : "");
+		else
+			n = snprintf(left, sizeof left, "  %c%c%c --%s%s%s", r->key < 256 ? '-' : ' ',
+			             r->key < 256 ? r->key : ' ', r->key < 256 ? ',' : ' ', r->name,
+			             r->arg ? " " : "", r->arg ? r->arg : "");
 		/* the help at its column, or two blanks past a name too long for it */
 		const char *h = r->help, *nl = strchr(h, '\n');
 		if (*h == '\n') /* a name that takes the line */
 			fprintf(o, "%s", left);
 		else
-			fprintf(o, "%s%*s", left, n < col ? col - n : 2, "");
+			fprintf(o, "%s%*s", left, n + 2 <= col ? col - n : 2, "");
 		for (;;) {
 			int len = nl ? (int)(nl - h) : (int)strlen(h);
 			const char *at = memmem(h, (size_t)len, "%s", 2); /* where the fill goes */
@@ -45,6 +51,16 @@ void opts_help(FILE *o, const struct opt_cmd *cmd)
 			fprintf(o, "%*s", col, "");
 		}
 	}
+}
+
+void opts_help(FILE *o, const struct opt_cmd *cmd)
+{
+	if (cmd->page) {
+		cmd->page(o);
+		return;
+	}
+	fputs(cmd->head, o);
+	opts_rows(o, cmd);
 	fputs(cmd->tail, o);
 }
 
@@ -113,4 +129,16 @@ int opts_parse(const struct opt_cmd *cmd, int argc, char **argv, void *ctx)
 			return rc;
 	}
 	return 0;
+}
+
+const struct opt_row *opts_find(const struct opt_cmd *cmd, const char *arg)
+{
+	for (const struct opt_row *r = cmd->rows; r->name || r->help; r++) {
+		if (r->name == NULL || r->kind == OPT_DOC)
+			continue;
+		if ((arg[0] == '-' && arg[1] == '-' && !strcmp(arg + 2, r->name)) ||
+		    (r->key < 256 && arg[0] == '-' && arg[1] == r->key && arg[2] == 0))
+			return r;
+	}
+	return NULL;
 }

@@ -31,6 +31,8 @@ struct opt_row {
 	/*
 	 * Its help: the first line beside the name, each after on a line of
 	 * its own (joined by '\n'); "%s" stands for the command's help_fill.
+	 * NULL: the parser takes it, the help does not show it (an option the
+	 * usage line names).
 	 */
 	const char *help;
 	enum opt_kind kind;
@@ -57,15 +59,30 @@ struct opt_cmd {
 	/* an option not in the rows: its exit status after saying so; NULL: usage_try */
 	int (*unknown)(const struct opt_cmd *cmd);
 	int column; /* where each option's help begins (0: 22) */
+	/*
+	 * Each option's indent when shown as "--name ARG" alone, with no
+	 * short letter (a subcommand's options, under its heading); 0: "  -x, --name ARG".
+	 */
+	int indent;
+	/* The whole help, when several commands share one page (bfi filter's); NULL: opts_help. */
+	void (*page)(FILE *o);
 };
 
 /* The help: head, a row each, tail. */
 void opts_help(FILE *o, const struct opt_cmd *cmd);
+/* The rows alone, for a page of several commands' rows. */
+void opts_rows(FILE *o, const struct opt_cmd *cmd);
 /*
  * Take argv's options into ctx by cmd's rows: optind then names the first
  * operand. 0, or 1 + the exit status to end with (after --help, or after
  * saying what is wrong).
  */
 int opts_parse(const struct opt_cmd *cmd, int argc, char **argv, void *ctx);
+/*
+ * The row that arg names whole ("--name" or "-x"), or NULL: for a command
+ * that reads its arguments itself (bfi append passes what is not its own
+ * on to bfi build; bfi remove's names may begin with '-').
+ */
+const struct opt_row *opts_find(const struct opt_cmd *cmd, const char *arg);
 
 #endif
