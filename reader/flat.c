@@ -423,7 +423,7 @@ static int flat_keys(const bfi_snapshot *s, const bfi_keyhash *keys, size_t n, b
 {
 	if (bfi__flat_short(bfi__flat(s)))
 		return bfi__pipe_keys(s, keys, n, res, ends);
-	return bfi__keys_each(s, &bfi__flat_ops, keys, n, res, ends);
+	return bfi__keys_each(s, bfi__layouts[BFI_ROW_FLAT], keys, n, res, ends);
 }
 
 /* Terms between checks of the deadline (bfi_result_deadline). */

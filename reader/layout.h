@@ -267,10 +267,6 @@ static inline uint64_t bfi__scan_whole(const bfi_snapshot *s, uint64_t first, ui
 
 /* The table, in the order the default layout is chosen: flat, tree, RAMBO, plain. */
 extern const struct bfi_layout_ops *const bfi__layouts[BFI_ROWS];
-extern const struct bfi_layout_ops bfi__flat_ops, bfi__tree_ops, bfi__rambo_ops, bfi__plain_ops;
-#ifdef BFI_TOY_LAYOUT
-extern const struct bfi_layout_ops bfi__toy_ops; /* the test build's (toy.c) */
-#endif
 
 /* The view of snapshot s that layout row keeps, as a type. */
 #define BFI_VIEW(s, row, type) ((const type *)(s)->view[row])

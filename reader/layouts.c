@@ -1,6 +1,11 @@
 /* layouts.c - the reader's table of layouts (layout.h): one row each, as the format's rows. */
 #include "layout.h"
 
+extern const struct bfi_layout_ops bfi__flat_ops, bfi__tree_ops, bfi__rambo_ops, bfi__plain_ops;
+#ifdef BFI_TOY_LAYOUT
+extern const struct bfi_layout_ops bfi__toy_ops; /* the test build's (toy.c) */
+#endif
+
 _Static_assert(BFI_ROWS <= BFI_MAX_LAYOUTS, "the snapshot keeps a view per row");
 
 const struct bfi_layout_ops *const bfi__layouts[BFI_ROWS] = {
