@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """trip.py - what one request walks through: the functions a trace of
-tests/bench/trip_hook.c shows entered between two marks, and the calls
+tests/bench/hooks/trip.c shows entered between two marks, and the calls
 among them that climb a floor.
 
 Usage: trip.py TRACE START END TREE ROOTS...

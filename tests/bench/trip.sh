@@ -2,7 +2,7 @@
 # trip.sh - how many functions one query walks through, and how many calls
 # climb back up a floor: a bfi query of one key, and the same query as one
 # bfi serve request (its HTTP callbacks to its reply), in a copy of the tree
-# built with -finstrument-functions (tests/bench/trip_hook.c, trip.py).
+# built with -finstrument-functions (tests/bench/hooks/trip.c, trip.py).
 # Usage: sh tests/bench/trip.sh [REV]   (from the source root; needs gcc,
 # ninja, addr2line): the working tree's files, or commit REV's.
 set -u
@@ -15,7 +15,7 @@ if [ $# -gt 0 ]; then
 else
 	git ls-files -z | xargs -0 tar cf - | (cd "$T/src" && tar xf -) || exit 2
 fi
-gcc -shared -fPIC -O1 -o "$T/libtriphook.so" tests/bench/trip_hook.c -ldl || exit 2
+gcc -shared -fPIC -O1 -o "$T/libtriphook.so" tests/bench/hooks/trip.c -ldl || exit 2
 # the hook preloaded: glibc's own no-op hook would otherwise take the calls
 (cd "$T/src" && ./configure --mode=debug \
 	CFLAGS="-finstrument-functions -finstrument-functions-exclude-file-list=/usr/include" \

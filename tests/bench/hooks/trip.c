@@ -1,12 +1,14 @@
 /*
- * trip_hook.c - the function-entry hook of a build made with
+ * hooks/trip.c - the function-entry hook of a build made with
  * -finstrument-functions (tests/bench/trip.sh): each entry and exit of an
  * instrumented function, with its thread, its object and its offset in
  * that object, appended to the file $BFI_TRIP as text lines
- * "TID E|X OBJECT OFFSET". Loaded as a shared library; it is not built
- * with the hook itself.
+ * "TID E|X OBJECT OFFSET". Preloaded as a shared library, built by
+ * trip.sh alone (configure builds the C files of tests/bench, not of this folder).
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
