@@ -532,7 +532,9 @@ BFI_API BFI_MUST_CHECK int bfi_query_expr(const bfi_snapshot *snap, unsigned lay
  * Threshold query: score every set by how many of the terms it may hold
  * and return those with score >= ceil(theta * terms), theta in (0, 1],
  * ranked by score (highest first, then by ordinal). bfi_result_scores()
- * gives the scores. terms must come from bfi_expr_terms().
+ * gives the scores. terms must come from bfi_expr_terms(). theta
+ * BFI_THETA_EVERY returns every live set with its score, 0 included (a
+ * threshold of no terms): every ratio, as a matrix of all sets shows it.
  *
  * A set is dropped as soon as it can no longer reach the threshold, and on
  * the tree a subtree whose node holds too few of the terms is skipped:
@@ -542,6 +544,7 @@ BFI_API BFI_MUST_CHECK int bfi_query_expr(const bfi_snapshot *snap, unsigned lay
  * kept, so a thread that answers query after query in one result
  * allocates nothing once it has grown.
  */
+#define BFI_THETA_EVERY (-1.0)
 BFI_API BFI_MUST_CHECK int bfi_query_threshold(const bfi_snapshot *snap, unsigned layout,
                                                const bfi_expr *terms, double theta,
                                                bfi_result *res);
@@ -715,7 +718,8 @@ struct bfi_form {
 /*
  * Settle the form of queries on snap, as `bfi query` does with the same
  * options: form (BFI_FORM_AUTO for none given), k for BFI_FORM_KMERS (0:
- * the catalog's) and theta (0: none; else in (0, 1]) into *out.
+ * the catalog's) and theta (0: none; else in (0, 1], or BFI_THETA_EVERY:
+ * every set's score) into *out.
  * - AUTO takes the catalog's key rules: a sequence's k-mers where the
  *   keys were k-mers of a recorded k, a text's terms on text, a path on
  *   paths, else the text as one key.
@@ -793,7 +797,7 @@ enum {
  * bfi_result_ordinals(res)[from .. answer_ends[i]), and with scores its
  * bfi_result_scores() alongside. Each answer is exactly what compiling
  * that query (bfi_expr_kmers() with k, or bfi_expr_text()) and asking
- * bfi_query_threshold() with theta gives, ranked; a texts' theta of 0 asks
+ * bfi_query_threshold() with theta gives (BFI_THETA_EVERY too), ranked; a texts' theta of 0 asks
  * for the documents holding every term instead (BFI_TEXT_ALL and
  * bfi_query_expr(), no scores). A query with no terms (a sequence shorter
  * than k, a text of stop words) has an empty answer. res's deadline and

@@ -306,7 +306,7 @@ int bfi__query_terms(const bfi_snapshot *snap, double theta)
 	struct bfi_form f;
 	return bfi_query_form(snap, BFI_FORM_AUTO, 0, theta, &f) == 0 &&
 	       (f.form == BFI_FORM_KMERS || f.form == BFI_FORM_WORDS ||
-	        (f.form == BFI_FORM_TEXT && f.theta > 0));
+	        (f.form == BFI_FORM_TEXT && f.theta != 0));
 }
 
 /*
@@ -318,7 +318,7 @@ int bfi__query_terms(const bfi_snapshot *snap, double theta)
 int bfi_query_form(const bfi_snapshot *snap, int form, unsigned k, double theta,
                    struct bfi_form *out)
 {
-	if (snap == NULL || out == NULL || !(theta >= 0 && theta <= 1) || form < BFI_FORM_AUTO ||
+	if (snap == NULL || out == NULL || !(theta == 0 || bfi__theta_ok(theta)) || form < BFI_FORM_AUTO ||
 	    form > BFI_FORM_WORDS || k > BFI_KMER_MAX)
 		return BFI_E_INVALID;
 	const void *v;
@@ -337,15 +337,15 @@ int bfi_query_form(const bfi_snapshot *snap, int form, unsigned k, double theta,
 	                   (!paths && form == BFI_FORM_PATH) ||
 	                   (fasta && form == BFI_FORM_KMERS && k && made && k != made)))
 		return BFI_E_KEY_FORM;
-	if (theta > 0 && (form == BFI_FORM_EXPR || form == BFI_FORM_PATH))
+	if (theta != 0 && (form == BFI_FORM_EXPR || form == BFI_FORM_PATH))
 		return BFI_E_INVALID;
-	if (theta > 0 && form == BFI_FORM_KEY)
+	if (theta != 0 && form == BFI_FORM_KEY)
 		form = BFI_FORM_WORDS;
 	if (form == BFI_FORM_KMERS && (k = k ? k : made) == 0)
 		return BFI_E_INVALID; /* no k given, and none recorded */
 	*out = (struct bfi_form){form, form == BFI_FORM_KMERS ? k : 0,
 	                         form == BFI_FORM_KMERS || form == BFI_FORM_WORDS
-	                             ? (theta > 0 ? theta : 1.0)
+	                             ? (theta != 0 ? theta : 1.0)
 	                             : theta};
 	return 0;
 }
@@ -408,7 +408,7 @@ int bfi_expr_form(const bfi_snapshot *snap, const struct bfi_form *f, const char
 	case BFI_FORM_EXPR: return bfi_expr_parse(text, len, out, err_at);
 	case BFI_FORM_PATH: return bfi_expr_path(snap, text, len, out);
 	case BFI_FORM_TEXT:
-		return bfi_expr_text(snap, text, len, f->theta > 0 ? BFI_TEXT_TERMS : BFI_TEXT_ALL, out);
+		return bfi_expr_text(snap, text, len, f->theta != 0 ? BFI_TEXT_TERMS : BFI_TEXT_ALL, out);
 	case BFI_FORM_KMERS: return bfi_expr_kmers(snap, text, len, f->k, out);
 	case BFI_FORM_WORDS: return bfi_expr_words(text, len, out);
 	default: return BFI_E_INVALID;

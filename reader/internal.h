@@ -301,4 +301,10 @@ int bfi__catalog_check_all(bfi_snapshot *snap, struct bfi_bad *bad);
  */
 int bfi__lmdb_check(const uint8_t *map, uint64_t size, uint8_t digest[16], const char **what);
 
+/* A theta bfi_query_threshold takes: in (0, 1], or BFI_THETA_EVERY. */
+static inline int bfi__theta_ok(double theta)
+{
+	return (theta > 0 && theta <= 1) || theta == BFI_THETA_EVERY;
+}
+
 #endif

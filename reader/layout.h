@@ -243,9 +243,15 @@ int bfi__probe_ranges(struct bfi_scan_io *io, const struct bfi_probes *p, uint64
                       uint64_t (*len)(void *ctx, uint32_t j),
                       void (*apply)(void *ctx, const struct bfi_probe *pr), void (*all)(void *ctx),
                       void *ctx);
-/* The terms a threshold query at theta needs: ceil(theta * terms), at least one. */
+/*
+ * The terms a threshold query at theta needs: ceil(theta * terms), at
+ * least one. BFI_THETA_EVERY is answered as one, and the sets holding
+ * none then join with 0 (bfi__every).
+ */
 static inline uint32_t bfi__need(const struct bfi_expr *e, double theta)
 {
+	if (theta < 0)
+		return 1;
 	uint32_t need = (uint32_t)(theta * e->n_keys);
 	if ((double)need < theta * e->n_keys)
 		need++;
@@ -373,6 +379,12 @@ int bfi__threshold(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
                    const struct bfi_expr *e, uint32_t need, bfi_result *res);
 /* Rank res's answers: highest score first, then by ordinal; grows its own scratch. 0 or -ENOMEM. */
 int bfi__rank(bfi_result *res);
+/*
+ * BFI_THETA_EVERY on a snapshot (not a collection, whose segments each do
+ * it): every set res, answered as a threshold of one term, lacks joins it
+ * with score 0; then res is ranked. 0 or -ENOMEM.
+ */
+int bfi__every(const bfi_snapshot *s, bfi_result *res);
 /* Bytes results res[0..n) hold, answers and scratch (scan.c). */
 uint64_t bfi__results_bytes(bfi_result *const *res, size_t n);
 /* Can e be answered into res by bfi_query_expr (keys, not a term list)? 0 or BFI_E_INVALID. */

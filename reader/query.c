@@ -91,7 +91,7 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
                         bfi_result *res)
 {
 	const struct bfi_layout_ops *ops = NULL;
-	if (s == NULL || e == NULL || res == NULL || e->n_keys == 0 || !(theta > 0 && theta <= 1) ||
+	if (s == NULL || e == NULL || res == NULL || e->n_keys == 0 || !bfi__theta_ok(theta) ||
 	    e->nodes[e->root].type != BFI_EXPR_TERMS)
 		return BFI_E_INVALID;
 	if (s->cops)
@@ -103,5 +103,30 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
 		return rc;
 	uint32_t need = bfi__need(e, theta);
 	rc = bfi__threshold(s, ops, e, need, res);
+	if (rc == 0 && theta == BFI_THETA_EVERY)
+		return bfi__every(s, res);
+	return rc ? rc : bfi__rank(res);
+}
+
+int bfi__every(const bfi_snapshot *s, bfi_result *res)
+{
+	uint32_t n = (uint32_t)s->lay.n_sets;
+	uint64_t *seen = calloc(n / 64 + 1, sizeof *seen);
+	if (seen == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < res->n; i++)
+		if (res->ords[i] < n)
+			seen[res->ords[i] / 64] |= UINT64_C(1) << (res->ords[i] % 64);
+	size_t more = n >= res->n ? n - res->n : 0;
+	int rc = bfi__room(res, more);
+	if (rc == 0)
+		rc = bfi__grow(&res->scores, &res->scores_cap, res->n + more, sizeof *res->scores);
+	res->have_scores = 1;
+	for (uint32_t o = 0; rc == 0 && o < n; o++)
+		if (!(seen[o / 64] >> (o % 64) & 1)) {
+			res->ords[res->n] = o;
+			res->scores[res->n++] = 0;
+		}
+	free(seen);
 	return rc ? rc : bfi__rank(res);
 }

@@ -32,14 +32,14 @@ static int append(bfi_result *res, const bfi_result *w, int scored)
 int bfi_query_compiled(const bfi_snapshot *s, unsigned layout, const bfi_expr *e, double theta,
                        bfi_result *res)
 {
-	if (s == NULL || res == NULL || !(theta >= 0 && theta <= 1))
+	if (s == NULL || res == NULL || !(theta == 0 || bfi__theta_ok(theta)))
 		return BFI_E_INVALID;
-	int terms = theta > 0 || (e && e->nodes[e->root].type == BFI_EXPR_TERMS);
+	int terms = theta != 0 || (e && e->nodes[e->root].type == BFI_EXPR_TERMS);
 	if (e == NULL || bfi_expr_keys(e) == 0) { /* stop words, a short sequence: no set */
 		bfi__reset_result(res, terms);
 		return 0;
 	}
-	return e->nodes[e->root].type == BFI_EXPR_TERMS ? bfi_query_threshold(s, layout, e, theta > 0 ? theta : 1.0, res)
+	return e->nodes[e->root].type == BFI_EXPR_TERMS ? bfi_query_threshold(s, layout, e, theta != 0 ? theta : 1.0, res)
 	             : bfi_query_expr(s, layout, e, res);
 }
 
@@ -60,7 +60,7 @@ static int many_args(const bfi_snapshot *s, int what, double theta, const char *
 		return BFI_E_INVALID;
 	/* theta in (0, 1]; texts and queries may ask for every term with 0 */
 	*scored = what == BFI_MANY_QUERIES ? bfi__query_terms(s, theta) : theta != 0;
-	if (!(theta >= 0 && theta <= 1) || (what == BFI_MANY_SEQUENCES && !*scored))
+	if (!(theta == 0 || bfi__theta_ok(theta)) || (what == BFI_MANY_SEQUENCES && !*scored))
 		return BFI_E_INVALID;
 	return 0;
 }
@@ -164,7 +164,7 @@ static int scan_batch(struct scan_batch *b, size_t from, size_t to)
 			b->live[m] = b->es[i];
 			b->live_rs[m++] = b->rs[i];
 		}
-	double theta = b->theta > 0 ? b->theta : 1.0;
+	double theta = b->theta != 0 ? b->theta : 1.0;
 	struct bfi_scan_stats st;
 	if (rc == 0 && m)
 		rc = bfi_scan_parallel(b->s, b->layout, b->live, m, theta, b->live_rs, b->memory, 1, &st);
@@ -206,6 +206,8 @@ int bfi_scan_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, 
 		rc = bfi_scan_cost(s, layout, &b.cost);
 	if (rc)
 		return rc;
+	if (theta == BFI_THETA_EVERY) /* every set answers every query */
+		b.cost.answer_sets = (double)b.cost.sets;
 	bfi__reset_result(res, scored);
 	size_t cap = n ? n : 1;
 	b.es = calloc(cap, sizeof *b.es);

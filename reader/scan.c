@@ -568,7 +568,7 @@ int bfi_scan_parallel(const bfi_snapshot *s, unsigned layout, const bfi_expr *co
 	for (size_t i = 0; i < n; i++) {
 		if (qs[i] == NULL || res[i] == NULL || qs[i]->n_keys == 0)
 			return BFI_E_INVALID;
-		if (qs[i]->nodes[qs[i]->root].type == BFI_EXPR_TERMS && !(theta > 0 && theta <= 1))
+		if (qs[i]->nodes[qs[i]->root].type == BFI_EXPR_TERMS && !bfi__theta_ok(theta))
 			return BFI_E_INVALID;
 	}
 	if (s->cops) /* a collection: each segment is an index of its own, scanned in turn */
@@ -621,7 +621,9 @@ int bfi_scan_parallel(const bfi_snapshot *s, unsigned layout, const bfi_expr *co
 	c.io.drop = NULL;
 	/* the parts' threshold answers, appended unranked, ranked as one query's */
 	for (size_t i = 0; i < n && rc == 0; i++)
-		rc = bfi__rank(res[i]);
+		rc = theta == BFI_THETA_EVERY && qs[i]->nodes[qs[i]->root].type == BFI_EXPR_TERMS
+		         ? bfi__every(s, res[i])
+		         : bfi__rank(res[i]);
 	if (st) {
 		st->passes = 1;
 		uint64_t keys = 0;

@@ -22,6 +22,8 @@ int batcher_init(struct batcher *b, const struct ask *o)
 	size_t bs = o->scan && o->batch_size > 1024 ? 1024 : o->batch_size;
 	memset(b, 0, sizeof *b);
 	b->seen = o->cost; /* a scan's: the library's model, raised as answers come */
+	if (o->form.theta == BFI_THETA_EVERY) /* every set answers every query */
+		b->seen.answer_sets = (double)b->seen.sets;
 	b->qs = calloc(bs, sizeof *b->qs);
 	b->starts = calloc(bs, sizeof *b->starts);
 	b->label_lens = calloc(bs, sizeof *b->label_lens);
@@ -203,7 +205,7 @@ static void scan_costs(const struct ask *o, const struct batcher *b, size_t len,
 	                : o->form.form == BFI_FORM_KMERS ? (len >= o->form.k ? len - o->form.k + 1 : 0)
 	                                                 : len / 2 + 1;
 	uint64_t text = len + label_len + sizeof(struct query) + 2 * sizeof(size_t) + 2 * sizeof(void *);
-	*all = text + bfi_scan_query_bytes(&b->seen, keys, o->form.theta > 0);
+	*all = text + bfi_scan_query_bytes(&b->seen, keys, o->form.theta != 0);
 	*own = text + 320 + keys * 48; /* and its compiled expression, as bfi_scan_query_bytes counts it */
 }
 
