@@ -359,7 +359,8 @@ open(p, "wb").write(d.replace(old, bytes(8), 1))' "$T/mo/bad/catalog.mdb" "$(awk
 	done
 }
 check "build --min-count 3: each set's kept keys exact against sort | uniq -c, none lost; the distinct keys seen, kept and dropped in --stats, the summary and inspect --sets (a damaged record refused); the same bytes on two threads and spilled" min_count_oracle
-# --format tsv and matrix: a header, every query (unmatched too), ratios, ties by name
+# --format tsv and matrix: a header, every query (unmatched too), ratios, ties by name;
+# a matrix cell below the threshold is "-" (not computed), at -t 0 its ratio
 tables() {
 	printf 'b\tk\nb\tm\nc\tk\na\tk\na\tm\nd\tz\n' >"$T/tab.tsv" &&
 		"$BFI" build -q -o "$T/tab" --keep-order --tsv "$T/tab.tsv" || return 1
@@ -367,8 +368,12 @@ tables() {
 		printf '#query\tset\tscore\tratio\nk m\ta\t2\t1.0000\nk m\tb\t2\t1.0000\nk m\tc\t1\t0.5000\nnone at all\t\t0\t0.0000\n' |
 		cmp -s - "$T/tab.out" || { cat "$T/tab.out"; return 1; }
 	printf 'k m\nnone at all\n' | "$BFI" query -t 0.5 --format matrix "$T/tab" >"$T/tab.m" &&
-		printf '#query\tb\tc\ta\td\nk m\t1.0000\t0.5000\t1.0000\t0.0000\nnone at all\t0.0000\t0.0000\t0.0000\t0.0000\n' |
+		printf '#query\tb\tc\ta\td\nk m\t1.0000\t0.5000\t1.0000\t-\nnone at all\t-\t-\t-\t-\n' |
 		cmp -s - "$T/tab.m" || { cat "$T/tab.m"; return 1; }
+	# at -t 0 every cell is its ratio, none held included
+	printf 'k m\nnone at all\n' | "$BFI" query -t 0 --format matrix "$T/tab" >"$T/tab.m0" &&
+		printf '#query\tb\tc\ta\td\nk m\t1.0000\t0.5000\t1.0000\t0.0000\nnone at all\t0.0000\t0.0000\t0.0000\t0.0000\n' |
+		cmp -s - "$T/tab.m0" || { cat "$T/tab.m0"; return 1; }
 	printf 'k\nz\nq\n' | "$BFI" query --keys --batch --format matrix "$T/tab" >"$T/tab.k" &&
 		printf '#query\tb\tc\ta\td\nk\t1\t1\t1\t0\nz\t0\t0\t0\t1\nq\t0\t0\t0\t0\n' |
 		cmp -s - "$T/tab.k" || { cat "$T/tab.k"; return 1; }
@@ -669,5 +674,19 @@ sys.exit(not (len(f["matches"]) >= 3 and l["matches"] == f["matches"][:2] and l[
 		! "$BFI" query --json --limit 100 "$T/snap" "$w" | grep -q more
 }
 check "query --limit N: the first N sets, and \"more\" in JSON" limit_ok
+# -t 0: every live set once, with its score, none held included; a removed set left out
+every_ok() {
+	rm -rf "$T/every" &&
+	printf 'a\tx\na\ty\nb\tx\nc\tq\n' | "$BFI" append "$T/every" -q --tsv - &&
+	printf 'd\tw\ne\ty\n' | "$BFI" append "$T/every" -q --tsv - &&
+	"$BFI" remove -q "$T/every" e &&
+	"$BFI" query -t 0 --format tsv "$T/every" 'x y' >"$T/every.tsv" &&
+	[ "$(cut -f2 "$T/every.tsv" | sed 1d | sort | tr '\n' ' ')" = "a b c d " ] &&
+	grep -q '^x y	a	2	1.0000$' "$T/every.tsv" && grep -q '^x y	b	[12]	' "$T/every.tsv" &&
+	"$BFI" query -t 0 --format matrix "$T/every" 'x y' | sed 1d | grep -qv '	-' &&
+	"$BFI" query -t 0.9 --format matrix "$T/every" 'x y' | sed 1d | grep -q '	-' &&
+	! "$BFI" query -t -0.1 "$T/every" x 2>"$T/e" && grep -q 'must be in \[0, 1\]' "$T/e"
+}
+check "query -t 0: every live set with its score, 0 included, removed sets left out; matrix cells below T are -" every_ok
 
 exit 0

@@ -145,6 +145,13 @@ def sequences():
         expect([s.terms(sequence=q) for _, q in recs], [o["terms"] for o in got_cli],
                "terms(sequence=)")
         assert sum(1 for w in want if w) > 50, "too few reads found: the check means little"
+        # threshold 0: every genome, each with its score, as bfi query -t 0
+        every = [ranked(o) for o in cli("--fasta", f"{T}/reads.fa", "-t", "0", f"{T}/F")]
+        expect(s.query_sequences(recs, threshold=0), every, "query_sequences(threshold=0)")
+        n_sets = len(s.sets())
+        assert all(len(a) == n_sets for a in every), "threshold 0 left a set out"
+        assert any(sc == 0 for a in every for _, sc in a), "no score 0: the check means little"
+        raises("BFI_E_INVALID", lambda: s.query_sequences(recs[0][1], threshold=1.5), "threshold 1.5")
         # a read shorter than k has no k-mers: nothing matches, as the CLI says
         short = [ranked(o) for o in cli("-t", "0.8", f"{T}/F", stdin=b"ACGTACG\n")]
         expect([s.query_sequences("ACGTACG", threshold=0.8)], short, "query_sequences(shorter than k)")
@@ -301,8 +308,9 @@ def matrix():
     except ImportError:
         raise AssertionError("NumPy is missing (configure installs python3-numpy)")
     reads = [l for l in lines(f"{T}/reads.fa") if not l.startswith(">")]
-    for snap, qs, theta in (("F", reads, 0.8), ("K", keys, None), ("X", texts, 0.5)):
-        args = ["--format", "matrix"] + (["-t", str(theta)] if theta else [])
+    for snap, qs, theta in (("F", reads, 0.8), ("F", reads[:40], 0), ("K", keys, None),
+                            ("X", texts, 0.5)):
+        args = ["--format", "matrix"] + (["-t", str(theta)] if theta is not None else [])
         out = subprocess.run([BFI, "query", *args, f"{T}/{snap}"], input="\n".join(qs).encode() + b"\n",
                              capture_output=True, check=True).stdout.decode("utf-8", "surrogateescape")
         rows = [l.split("\t") for l in out.splitlines()]
@@ -310,12 +318,21 @@ def matrix():
             names, m = s.matrix(qs, threshold=theta)
         assert names == rows[0][1:], (snap, names[:5], rows[0][1:6])
         assert m.shape == (len(qs), len(names)), (snap, m.shape)
+        dashes = 0
         for i, row in enumerate(rows[1:]):
-            want = [float(x) for x in row[1:]]
             got = [float(x) for x in m[i]]
-            # the CLI prints 4 decimals
-            assert all(abs(g - w) <= 6e-5 for g, w in zip(got, want)), (snap, i, got[:8], want[:8])
-        assert m.sum() > 0, f"{snap}: an empty matrix: the check means little"
+            for g, w in zip(got, row[1:]):
+                # a set below the threshold: "-" in the CLI, NaN here; else 4 decimals
+                if w == "-":
+                    assert g != g, (snap, i, got[:8], row[1:9])
+                    dashes += 1
+                else:
+                    assert abs(g - float(w)) <= 6e-5, (snap, i, got[:8], row[1:9])
+        assert numpy.nansum(m) > 0, f"{snap}: an empty matrix: the check means little"
+        # a term list's cell below the threshold is not a false 0; at threshold 0 each is its ratio
+        if snap == "F":
+            assert (dashes > 0) == (theta != 0), (snap, theta, dashes)
+            assert theta != 0 or ((m > 0) & (m < 0.8)).any(), "no ratio below 0.8: the check means little"
 
 
 def table():
@@ -609,12 +626,12 @@ check("query(key) answers as bfi query --json --keys, one by one", keys_one)
 check("query(keys) in batches, bytes, ordinals, iter_query and every layout", keys_batch)
 check("query_expr answers as bfi query -e", exprs_all)
 check("query_text, and with a threshold its ranked scores and terms, as bfi query", text_all)
-check("query_sequences at threshold 0.8 answers as bfi query --fasta", sequences)
+check("query_sequences at threshold 0.8, and 0 (every genome), answers as bfi query --fasta", sequences)
 check("query_path answers as bfi query on JSON documents", paths_all)
 check("query() with no options forms text, k-mer and path queries as bfi query does", formed)
 check("a collection with removed sets answers as bfi query", collection)
 check("bfi.Client of a bfi serve answers as the local snapshot, type for type", client)
-check("Snapshot.matrix is bfi query --format matrix's table, as a NumPy array", matrix)
+check("Snapshot.matrix is bfi query --format matrix's table, as a NumPy array; below the threshold NaN and '-', at 0 every ratio", matrix)
 check("Snapshot.table is bfi query --format tsv's rows, unmatched queries kept", table)
 check("bfi.build makes the sets bfi build makes, from a mapping or from FASTA", building)
 check("merge and compact through the library: answers kept, notes said, refusals named", joins)

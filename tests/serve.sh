@@ -391,9 +391,15 @@ tables() {
 		"$BFI" query --format matrix -t 0.8 "$T/F" <"$T/reads.txt" >"$T/ft.m" &&
 		H table f "$T/reads.txt" matrix "$T/ft.m" 0.8 &&
 		"$BFI" query --format matrix --keys "$T/K" <"$T/keys.txt" >"$T/kt.m" &&
-		H table k "$T/keys.txt" matrix "$T/kt.m" && [ "$(wc -l <"$T/kt.m")" -gt 10 ]
+		H table k "$T/keys.txt" matrix "$T/kt.m" && [ "$(wc -l <"$T/kt.m")" -gt 10 ] &&
+		# below the threshold a cell is "-", not a false 0; at threshold 0 every cell is a ratio
+		grep -q '	-' "$T/ft.m" &&
+		"$BFI" query --format matrix -t 0 "$T/F" <"$T/reads.txt" >"$T/f0.m" &&
+		H table f "$T/reads.txt" matrix "$T/f0.m" 0 && ! grep -q '	-' "$T/f0.m" &&
+		"$BFI" query --format tsv -t 0 "$T/F" <"$T/reads.txt" >"$T/f0.tsv" &&
+		H table f "$T/reads.txt" tsv "$T/f0.tsv" 0 && grep -q '	0	0.0000$' "$T/f0.tsv"
 }
-check "\"format\": \"tsv\" and \"matrix\": the body is bfi query --format's table" tables
+check "\"format\": \"tsv\" and \"matrix\": the body is bfi query --format's table, threshold 0 every ratio" tables
 check "several names in one request (/v1/x,k,p/query): each name's answer, in order" several
 cors() {
 	H cors - || return 1

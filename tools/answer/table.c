@@ -7,7 +7,10 @@
  * (score, then name); a query that matches nothing gets one row with an
  * empty set. matrix: "#query" and every live set's name, in ordinal order;
  * one row a query, each cell the set's ratio (a term list's share of terms
- * held; 1 or 0 for keys and expressions).
+ * held; 1 or 0 for keys and expressions). A term list's cell for a set not
+ * in its answer (below the threshold, or past --limit) is "-": its ratio
+ * was not computed, which a 0 would hide. At threshold 0 every set is in
+ * the answer, and every cell is its ratio.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -120,19 +123,23 @@ static int matrix_row(const uint32_t *ords, const uint32_t *scores, size_t n, co
 	uint32_t terms = terms_of(q, scores);
 	/* each answer's score by ordinal (a threshold's come ranked, not in ordinal order) */
 	size_t span = o->n_cols ? (size_t)o->cols[o->n_cols - 1] + 1 : 1;
-	uint32_t *by_ord = calloc(span, sizeof *by_ord);
+	uint32_t *by_ord = malloc(span * sizeof *by_ord);
 	if (by_ord == NULL)
 		return -ENOMEM;
+	memset(by_ord, 0xff, span * sizeof *by_ord); /* not in the answer */
 	for (size_t i = 0; i < n; i++)
 		if (ords[i] < span)
 			by_ord[ords[i]] = scores ? scores[i] : 1;
 	print_query(q, 0);
 	for (size_t c = 0; c < o->n_cols; c++) {
+		uint32_t v = by_ord[o->cols[c]];
 		out_char('\t');
-		if (scores)
-			ratio(by_ord[o->cols[c]], terms);
+		if (scores && v == UINT32_MAX)
+			out_char('-');
+		else if (scores)
+			ratio(v, terms);
 		else
-			out_char(by_ord[o->cols[c]] ? '1' : '0');
+			out_char(v != UINT32_MAX ? '1' : '0');
 	}
 	out_char('\n');
 	free(by_ord);

@@ -27,9 +27,13 @@ static int take_threshold(void *ctx, const char *arg)
 	struct query_args *a = ctx;
 	char *end;
 	a->o.theta = strtod(arg, &end);
-	if (!*end && a->o.theta > 0 && a->o.theta <= 1)
+	if (end != arg && !*end && a->o.theta == 0) {
+		a->o.theta = BFI_THETA_EVERY; /* every set, with its score */
 		return 0;
-	fprintf(stderr, "bfi query: --threshold must be in (0, 1]\n");
+	}
+	if (end != arg && !*end && a->o.theta > 0 && a->o.theta <= 1)
+		return 0;
+	fprintf(stderr, "bfi query: --threshold must be in [0, 1]\n");
 	return EXIT_USAGE;
 }
 
@@ -127,7 +131,9 @@ static const struct opt_row rows[] = {
 	{"threshold", 't', "T",
 	 "a query is a list of terms (blank-separated words, or\n"
 	 "k-mers with --kmer); sets holding at least\n"
-	 "ceil(T x terms) of them are returned, T in (0, 1]",
+	 "ceil(T x terms) of them are returned, T in [0, 1];\n"
+	 "0 returns every set with its score, none held\n"
+	 "included (every ratio)",
 	 OPT_FN, 0, 0, 0, NULL, take_threshold},
 	{"kmer", 'k', "K",
 	 "a query is a DNA sequence; its terms are its distinct\n"
@@ -238,7 +244,9 @@ static const struct opt_row rows[] = {
 	 OPT_DOC, 0, 0, 0, NULL, NULL},
 	{"format", 315, "matrix",
 	 "a table: #query and every set's name, then a row\n"
-	 "a query, each cell its ratio (1 or 0 for keys)",
+	 "a query, each cell its ratio (1 or 0 for keys);\n"
+	 "'-' for a set below T, its ratio not computed\n"
+	 "(-t 0: every cell its ratio)",
 	 OPT_DOC, 0, 0, 0, NULL, NULL},
 	{"trusted", 316, NULL,
 	 "skip the catalog digest check (trusted files only)",
@@ -269,7 +277,7 @@ static int check_query_args(const struct query_args *a, const struct ask *o, int
 	const char *bad = NULL;
 	if (a->text + (o->kmer > 0) + a->keys + a->expr + a->path > 1)
 		bad = "give one query form: --keys, --expr, --text, --kmer or --path";
-	else if (a->path && (a->text || o->kmer || o->theta > 0))
+	else if (a->path && (a->text || o->kmer || o->theta != 0))
 		bad = "--path does not combine with --text, --kmer or --threshold";
 	else if ((o->format || o->table) && (o->json || o->count || o->ordinals))
 		bad = "--format does not combine with --json, --count or --ordinals";

@@ -99,13 +99,13 @@ void get_query(struct server *sv, const struct names_asked *na, const struct req
 			p.items[p.n++] = (struct item){v, NULL, vl, 0};
 		} else if (!strcmp(k, "threshold")) {
 			char *end = NULL;
-			double t = vl && vl < 32 ? strtod(v, &end) : 0;
-			if (end != v + vl || !(t > 0 && t <= 1) || p.form != BFI_FORM_AUTO) {
-				reply_error(rp, 400, "bad_field", "threshold must be a number in (0, 1], "
+			double t = vl && vl < 32 ? strtod(v, &end) : -1;
+			if (end != v + vl || !(t >= 0 && t <= 1) || p.form != BFI_FORM_AUTO) {
+				reply_error(rp, 400, "bad_field", "threshold must be a number in [0, 1], "
 				            "with q=Q");
 				goto out;
 			}
-			p.theta = t;
+			p.theta = t == 0 ? BFI_THETA_EVERY : t; /* 0: every set, with its score */
 		} else if (!strcmp(k, "format")) {
 			if (parse_format(v, vl, &p.format)) {
 				reply_error(rp, 400, "bad_field", "format must be names, ordinals, count, tsv "
@@ -259,11 +259,11 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 			double t = json_object_get_double(v);
 			if (!(json_object_is_type(v, json_type_double) ||
 			      json_object_is_type(v, json_type_int)) ||
-			    !(t > 0 && t <= 1)) {
-				reply_error(rp, 400, "bad_field", "\"threshold\" must be a number in (0, 1]");
+			    !(t >= 0 && t <= 1)) {
+				reply_error(rp, 400, "bad_field", "\"threshold\" must be a number in [0, 1]");
 				return -1;
 			}
-			p->theta = t;
+			p->theta = t == 0 ? BFI_THETA_EVERY : t; /* 0: every set, with its score */
 		} else if (!strcmp(key, "format")) {
 			if (!json_object_is_type(v, json_type_string) ||
 			    parse_format(json_object_get_string(v), (size_t)json_object_get_string_len(v),
@@ -301,7 +301,7 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 		            "path");
 		return -1;
 	}
-	if (p->theta > 0 && p->form != BFI_FORM_TEXT && p->form != BFI_FORM_KMERS &&
+	if (p->theta != 0 && p->form != BFI_FORM_TEXT && p->form != BFI_FORM_KMERS &&
 	    p->form != BFI_FORM_AUTO) {
 		reply_error(rp, 400, "bad_field", "\"threshold\" goes with queries, text or sequences");
 		return -1;

@@ -13,7 +13,8 @@ gives on the same snapshot.
 
 Answers are lists of set names, or of ordinals with ordinals=True.
 Threshold queries (query_text with threshold=, query_sequences) answer
-(name, score) pairs, best first. With NumPy installed, key arrays are
+(name, score) pairs, best first; threshold=0 answers every set with its
+score, none held included. With NumPy installed, key arrays are
 accepted and as_array=True returns ordinals as numpy.uint32 arrays.
 
 Errors raise bfi.Error, whose code is the library's BFI_E_* value (or a

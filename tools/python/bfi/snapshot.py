@@ -29,6 +29,20 @@ def open(path, *, trusted=False, no_catalog=False, small_pages=False, warm=False
                     warm=warm, scan=scan, memory=memory)
 
 
+THETA_EVERY = -1.0  # bfi.h's BFI_THETA_EVERY: every set, with its score
+
+
+def _theta(threshold):
+    """A threshold as the library takes it: None stays None (no threshold),
+    0 asks for every set with its score (BFI_THETA_EVERY), else (0, 1]."""
+    if threshold is None:
+        return None
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or \
+            not 0 <= threshold <= 1:
+        raise Error(_CODES["BFI_E_INVALID"], f"threshold {threshold!r}: must be in [0, 1]")
+    return THETA_EVERY if threshold == 0 else float(threshold)
+
+
 def _layouts(snap, flags):
     """Each layout's facts (bfi_layout_info) of one snapshot, by name."""
     out = {}
@@ -583,19 +597,18 @@ class Snapshot:
         as (name, score) pairs, best first. A list of texts gives a list of
         answers, in order, on threads threads (0: one per online core), as
         query_sequences."""
+        theta = _theta(threshold)
         if not isinstance(text, (str, bytes)):
-            if threshold is not None and not 0 < threshold <= 1:
-                raise Error(_CODES["BFI_E_INVALID"], f"threshold {threshold!r}")
             return self._many(_MANY_TEXTS, [_bytes(x) for x in text], 0,
-                              0.0 if threshold is None else threshold, _layout(layout),
+                              0.0 if theta is None else theta, _layout(layout),
                               ordinals, as_array, threads, "text")
-        how = 0 if threshold is None else 1  # BFI_TEXT_ALL, BFI_TEXT_TERMS
-        return self._run(self._text(text, how), _layout(layout), threshold, ordinals, as_array)
+        how = 0 if theta is None else 1  # BFI_TEXT_ALL, BFI_TEXT_TERMS
+        return self._run(self._text(text, how), _layout(layout), theta, ordinals, as_array)
 
     @_held
     def query_sequences(self, seqs, *, threshold, k=0, layout=None, ordinals=False,
                         as_array=False, threads=1):
-        """Which genomes may hold at least threshold (0, 1] of a DNA
+        """Which genomes may hold at least threshold [0, 1] of a DNA
         sequence's k-mers (k: the snapshot's own, unless given)? seqs is
         one sequence (str or bytes), answered with a list of (name, score)
         pairs, best first, the score being the k-mers found; or an iterable
@@ -603,14 +616,15 @@ class Snapshot:
         lists, in order, on threads threads (0: one per online core): up
         to 1,024 reads a call into the library (bfi_query_many), which
         runs outside Python's lock, so threads answer reads side by side."""
+        theta = _theta(threshold)
         if isinstance(seqs, (str, bytes)):
-            return self._run(self._kmers(seqs, k), _layout(layout), threshold, ordinals,
+            return self._run(self._kmers(seqs, k), _layout(layout), theta, ordinals,
                              as_array)
 
         if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 255:
             raise ValueError(f"bfi: k is 1..255, or 0 for the snapshot's own, not {k!r}")
         items = [_bytes(x[1] if isinstance(x, tuple) else x) for x in seqs]
-        return self._many(_MANY_SEQUENCES, items, k, 0.0 if threshold is None else threshold,
+        return self._many(_MANY_SEQUENCES, items, k, 0.0 if theta is None else theta,
                           _layout(layout), ordinals, as_array, threads, "sequence")
 
     @_held
@@ -619,8 +633,9 @@ class Snapshot:
         every live set, as bfi query --format matrix: (set names, a NumPy
         float64 array of queries x sets), each cell the share of the query's
         terms the set holds (a term list's; 1 or 0 for a key, a path or an
-        expression), 0 for a set that does not answer. threshold in (0, 1]
-        asks for term lists (0 below it), as bfi query -t does."""
+        expression). threshold in [0, 1] asks for term lists, as bfi query
+        -t does: a set below it has NaN, its ratio not computed (the CLI's
+        "-"); at 0 every set answers, and every cell is its ratio."""
         import numpy
 
         if isinstance(queries, (str, bytes)):
@@ -629,17 +644,20 @@ class Snapshot:
         col = {o: c for c, o in enumerate(live)}
         out = numpy.zeros((len(queries), len(live)), dtype=numpy.float64)
         for i, q in enumerate(queries):
-            hits, terms = self._scored(q, threshold, layout, "matrix")
+            hits, terms, scored = self._scored(q, threshold, layout, "matrix")
+            if scored:
+                out[i, :] = numpy.nan
             for o, v in hits:
                 out[i, col[o]] = v / terms
         return [self.name(o) for o in live], out
 
     def _scored(self, q, threshold, layout, what):
         """One query, formed by the catalog's rules: its answers as
-        [(ordinal, score)] and its terms; a key, a path or an expression
-        scores 1 of 1 term."""
+        [(ordinal, score)], its terms, and whether it was a term list; a
+        key, a path or an expression scores 1 of 1 term."""
         s, r = self._snap(), self._res()
-        theta = 0.0 if threshold is None else threshold
+        theta = _theta(threshold)
+        theta = 0.0 if theta is None else theta
         b = _bytes(q)
         e = _Expr()
         _check(_expr_query(s, b, len(b), theta, ctypes.byref(e.p)), what)
@@ -647,9 +665,9 @@ class Snapshot:
         n = _result_count(r)
         ords = _u32(_result_ordinals(r), n) if n else []
         sc = _result_scores(r)
-        if sc and n:
-            return list(zip(ords, _u32(sc, n))), _expr_keys(e.p) or 1
-        return [(o, 1) for o in ords], 1
+        if sc:
+            return list(zip(ords, _u32(sc, n))) if n else [], _expr_keys(e.p) or 1, True
+        return [(o, 1) for o in ords], 1, theta != 0
 
     @_held
     def table(self, queries, *, threshold=None, layout=None):
@@ -667,7 +685,7 @@ class Snapshot:
             qid, q = q if isinstance(q, tuple) else (q, q)
             if isinstance(qid, bytes):
                 qid = qid.decode("utf-8", "surrogateescape")
-            scored, terms = self._scored(q, threshold, layout, "table")
+            scored, terms, _ = self._scored(q, threshold, layout, "table")
             hits = sorted(((v, self.name(o)) for o, v in scored),
                           key=lambda x: (-x[0], x[1].encode("utf-8", "surrogateescape")))
             rows += [(qid, name, v, v / terms) for v, name in hits] or [(qid, None, 0, 0.0)]
