@@ -12,6 +12,9 @@
 
 #include "flat.h"
 
+/* This file's own ops, defined at its end: the table (layouts.c) holds them. */
+extern const struct bfi_layout_ops bfi__flat_ops;
+
 static int flat_open(bfi_snapshot *s, const uint8_t *sec, uint64_t size, struct bfi_where *at)
 {
 	struct bfi_flat *f = s->view[BFI_ROW_FLAT];
@@ -423,7 +426,7 @@ static int flat_keys(const bfi_snapshot *s, const bfi_keyhash *keys, size_t n, b
 {
 	if (bfi__flat_short(bfi__flat(s)))
 		return bfi__pipe_keys(s, keys, n, res, ends);
-	return bfi__keys_each(s, bfi__layouts[BFI_ROW_FLAT], keys, n, res, ends);
+	return bfi__keys_each(s, &bfi__flat_ops, keys, n, res, ends);
 }
 
 /* Terms between checks of the deadline (bfi_result_deadline). */

@@ -19,6 +19,9 @@
 
 #include "layout.h"
 
+/* This file's own ops, defined at its end: the table (layouts.c) holds them. */
+extern const struct bfi_layout_ops bfi__rambo_ops;
+
 /* A RAMBO repetition, ready to query (spec/format.md, "RAMBO section"). */
 struct bfi_rrep {
 	const uint8_t *rows; /* row r at rows + r * row_bytes; bit c is cell c */
@@ -455,7 +458,7 @@ static int rambo_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	if (rc == 0)
 		rc = bfi__probe_ranges(io, &pb, span, NULL, rambo_apply, NULL, &p);
 	if (rc == 0)
-		rc = bfi__pass_answer(io, s, bfi__layouts[BFI_ROW_RAMBO], BFI_ROW_RAMBO, rambo_attach, &p, qs, nq,
+		rc = bfi__pass_answer(io, s, &bfi__rambo_ops, BFI_ROW_RAMBO, rambo_attach, &p, qs, nq,
 		                      theta, res);
 	free(pb.pr);
 	free(pb.at);

@@ -21,6 +21,9 @@
 
 #include "tree.h"
 
+/* This file's own ops, defined at its end: the table (layouts.c) holds them. */
+extern const struct bfi_layout_ops bfi__tree_ops;
+
 
 static int tree_open(bfi_snapshot *s, const uint8_t *sec, uint64_t size, struct bfi_where *at)
 {
@@ -490,7 +493,7 @@ static int tree_scan_rows(const bfi_snapshot *s, uint64_t first, uint64_t n,
 	if (rc == 0)
 		rc = bfi__probe_ranges(io, &pb, span, tree_row_len, tree_apply_row, NULL, &p);
 	if (rc == 0)
-		rc = bfi__pass_answer(io, s, bfi__layouts[BFI_ROW_TREE], BFI_ROW_TREE, tree_attach, &p, qs, nq, theta,
+		rc = bfi__pass_answer(io, s, &bfi__tree_ops, BFI_ROW_TREE, tree_attach, &p, qs, nq, theta,
 		                      res);
 	free(pb.pr);
 	free(pb.at);
@@ -504,7 +507,7 @@ static int tree_threshold(const bfi_snapshot *s, const struct bfi_expr *e, uint3
                           bfi_result *res)
 {
 	if (!bfi__pruning())
-		return bfi__list_threshold(s, bfi__layouts[BFI_ROW_TREE], e, need, res);
+		return bfi__list_threshold(s, &bfi__tree_ops, e, need, res);
 	return bfi__tree_walk(s, e, need, res);
 }
 
