@@ -476,6 +476,31 @@ BFI_API BFI_MUST_CHECK int bfi_expr_terms(const void *const *keys, const size_t 
 /* Keys in the expression (terms, for a term list). */
 BFI_API size_t bfi_expr_keys(const bfi_expr *e);
 /*
+ * A term list's own threshold: the sets holding at least need of its terms
+ * answer it in every threshold query (bfi_query_threshold, bfi_scan, ...),
+ * whatever theta the call is given; need 0 answers every set with its
+ * score, as BFI_THETA_EVERY does. For thresholds that differ query by
+ * query in one batch or scan. Returns 0, or BFI_E_INVALID (e not a term
+ * list, or need above its terms).
+ */
+BFI_API BFI_MUST_CHECK int bfi_expr_set_need(bfi_expr *terms, uint32_t need);
+/*
+ * The k-mer lemma as terms's threshold (bfi_expr_set_need): a read with
+ * errors substitutions, insertions or deletions against its source has at
+ * most errors * k of its k-mer positions touched by one, so the source
+ * holds all but at most errors * k of the read's distinct k-mers. need is
+ * terms - errors * k, or 0 (every set) when that is not positive: no
+ * true set is left out. terms: a sequence's k-mers of length k
+ * (bfi_expr_kmers). Returns 0 or BFI_E_INVALID.
+ */
+BFI_API BFI_MUST_CHECK int bfi_expr_set_errors(bfi_expr *terms, unsigned k, unsigned errors);
+/*
+ * The terms a set must hold to answer the term list terms at theta: its
+ * own need if set, else ceil(theta * terms) and at least 1 (0 at
+ * BFI_THETA_EVERY); 0 for anything else.
+ */
+BFI_API uint32_t bfi_expr_need(const bfi_expr *terms, double theta);
+/*
  * A path query over a snapshot of JSON or XML documents (spec/format.md,
  * "Path keys"): "/a/b" from the root, "a/b" anywhere, a "*" step for one or
  * more elements, a backslash escaping a '/' or '*' in a name. Rewritten into an
@@ -790,6 +815,12 @@ enum {
 	BFI_MANY_TEXTS = 2,     /* texts, each by its terms (bfi_expr_text) */
 	BFI_MANY_QUERIES = 3,   /* queries, each as the snapshot's keys were made (bfi_query_text) */
 };
+/*
+ * BFI_MANY_SEQUENCES | BFI_MANY_ERRORS(e): each sequence's threshold by
+ * the k-mer lemma for e errors (bfi_expr_set_errors), theta unused; e in
+ * 1 .. 0x7fffff. A library older than it refuses the call (BFI_E_INVALID).
+ */
+#define BFI_MANY_ERRORS(e) ((int)(e) << 8)
 /*
  * Answer n sequences or texts, given end to end in buf (query i is
  * buf[from .. ends[i]), from being 0 for query 0 and ends[i - 1] after it),

@@ -408,6 +408,32 @@ size_t bfi_expr_keys(const bfi_expr *e)
 	return e ? e->n_keys : 0;
 }
 
+int bfi_expr_set_need(bfi_expr *e, uint32_t need)
+{
+	if (e == NULL || e->nodes[e->root].type != BFI_EXPR_TERMS || need > e->n_keys)
+		return BFI_E_INVALID;
+	e->need = need;
+	e->has_need = 1;
+	return 0;
+}
+
+int bfi_expr_set_errors(bfi_expr *e, unsigned k, unsigned errors)
+{
+	if (e == NULL || k < 1 || k > BFI_KMER_MAX)
+		return BFI_E_INVALID;
+	uint64_t lost = (uint64_t)errors * k;
+	return bfi_expr_set_need(e, e->n_keys > lost ? (uint32_t)(e->n_keys - lost) : 0);
+}
+
+uint32_t bfi_expr_need(const bfi_expr *e, double theta)
+{
+	if (e == NULL || e->n_keys == 0 || e->nodes[e->root].type != BFI_EXPR_TERMS)
+		return 0;
+	if (e->has_need)
+		return e->need;
+	return theta > 0 && theta <= 1 ? bfi__share(e->n_keys, theta) : 0;
+}
+
 void bfi_expr_free(bfi_expr **e)
 {
 	if (e == NULL || *e == NULL)

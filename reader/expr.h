@@ -45,6 +45,9 @@ struct bfi_expr {
 	uint32_t cap_keys;
 	struct bfi_enode node1;
 	uint32_t kidx1;
+	/* a term list's own threshold (bfi_expr_set_need), if has_need; else theta's */
+	uint32_t need;
+	int has_need;
 };
 
 /* A query's answer and scratch space; see bfi.h. */
@@ -110,6 +113,15 @@ void bfi__expr_one_key(struct bfi_expr *e, bfi_keyhash h);
 
 /* Depth of node id of e: 1 for a leaf. */
 uint32_t bfi__expr_depth(const struct bfi_expr *e, uint32_t id);
+
+/* ceil(theta * n), at least 1: the terms of n a threshold at theta in (0, 1] needs. */
+static inline uint32_t bfi__share(uint32_t n, double theta)
+{
+	uint32_t need = (uint32_t)(theta * n);
+	if ((double)need < theta * n)
+		need++;
+	return need ? need : 1;
+}
 
 /* The realloc behind bfi__grow (expr.c): queries meet it rarely, so it stays out of line. */
 int bfi__grow_to(void *pp, size_t *cap, size_t want, size_t sz);

@@ -250,12 +250,9 @@ int bfi__probe_ranges(struct bfi_scan_io *io, const struct bfi_probes *p, uint64
  */
 static inline uint32_t bfi__need(const struct bfi_expr *e, double theta)
 {
-	if (theta < 0)
-		return 1;
-	uint32_t need = (uint32_t)(theta * e->n_keys);
-	if ((double)need < theta * e->n_keys)
-		need++;
-	return need ? need : 1;
+	if (e->has_need) /* its own (bfi_expr_set_need); 0 answered as BFI_THETA_EVERY is */
+		return e->need ? e->need : 1;
+	return theta < 0 ? 1 : bfi__share(e->n_keys, theta);
 }
 /* Where p, a pointer into s's map, lies in shadow, a copy at the same offsets; NULL stays NULL. */
 static inline const uint8_t *bfi__in_shadow(const bfi_snapshot *s, const uint8_t *p,
@@ -379,6 +376,11 @@ int bfi__threshold(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
                    const struct bfi_expr *e, uint32_t need, bfi_result *res);
 /* Rank res's answers: highest score first, then by ordinal; grows its own scratch. 0 or -ENOMEM. */
 int bfi__rank(bfi_result *res);
+/* Is e at theta answered with every set (BFI_THETA_EVERY, or its own need of 0)? */
+static inline int bfi__every_set(const struct bfi_expr *e, double theta)
+{
+	return e->has_need ? e->need == 0 : theta == BFI_THETA_EVERY;
+}
 /*
  * BFI_THETA_EVERY on a snapshot (not a collection, whose segments each do
  * it): every set res, answered as a threshold of one term, lacks joins it

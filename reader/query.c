@@ -103,7 +103,7 @@ int bfi_query_threshold(const bfi_snapshot *s, unsigned layout, const bfi_expr *
 		return rc;
 	uint32_t need = bfi__need(e, theta);
 	rc = bfi__threshold(s, ops, e, need, res);
-	if (rc == 0 && theta == BFI_THETA_EVERY)
+	if (rc == 0 && bfi__every_set(e, theta))
 		return bfi__every(s, res);
 	return rc ? rc : bfi__rank(res);
 }

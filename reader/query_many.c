@@ -56,8 +56,12 @@ static int many_args(const bfi_snapshot *s, int what, double theta, const char *
 	if (s == NULL || res == NULL || done == NULL ||
 	    (n && (buf == NULL || ends == NULL || answer_ends == NULL)))
 		return BFI_E_INVALID;
+	int errors = what >> 8;
+	what &= 0xff;
 	if (what != BFI_MANY_SEQUENCES && what != BFI_MANY_TEXTS && what != BFI_MANY_QUERIES)
 		return BFI_E_INVALID;
+	if (errors && what != BFI_MANY_SEQUENCES)
+		return BFI_E_INVALID; /* the k-mer lemma's errors are a sequence's */
 	/* theta in (0, 1]; texts and queries may ask for every term with 0 */
 	*scored = what == BFI_MANY_QUERIES ? bfi__query_terms(s, theta) : theta != 0;
 	if (!(theta == 0 || bfi__theta_ok(theta)) || (what == BFI_MANY_SEQUENCES && !*scored))
@@ -65,15 +69,27 @@ static int many_args(const bfi_snapshot *s, int what, double theta, const char *
 	return 0;
 }
 
-/* A query of buf, compiled as the many calls compile it (NULL: no terms). */
+/*
+ * A query of buf, compiled as the many calls compile it (NULL: no terms);
+ * a sequence's threshold by the k-mer lemma when what asks for errors
+ * (BFI_MANY_ERRORS).
+ */
 static int compile(const bfi_snapshot *s, int what, unsigned k, double theta, int scored,
                    const char *q, size_t len, bfi_expr **e)
 {
 	*e = NULL;
+	int errors = what >> 8;
+	what &= 0xff;
 	if (what == BFI_MANY_QUERIES)
 		return bfi_expr_query(s, q, len, theta, e);
-	if (what == BFI_MANY_SEQUENCES)
-		return bfi_expr_kmers(s, q, len, k, e);
+	if (what == BFI_MANY_SEQUENCES) {
+		int rc = bfi_expr_kmers(s, q, len, k, e);
+		if (rc == 0 && errors && *e) {
+			unsigned made = k ? k : bfi__meta_uint(s, BFI_META_KMER, 0);
+			rc = bfi_expr_set_errors(*e, made, (unsigned)errors);
+		}
+		return rc;
+	}
 	return bfi_expr_text(s, q, len, scored ? BFI_TEXT_TERMS : BFI_TEXT_ALL, e);
 }
 

@@ -621,7 +621,7 @@ int bfi_scan_parallel(const bfi_snapshot *s, unsigned layout, const bfi_expr *co
 	c.io.drop = NULL;
 	/* the parts' threshold answers, appended unranked, ranked as one query's */
 	for (size_t i = 0; i < n && rc == 0; i++)
-		rc = theta == BFI_THETA_EVERY && qs[i]->nodes[qs[i]->root].type == BFI_EXPR_TERMS
+		rc = qs[i]->nodes[qs[i]->root].type == BFI_EXPR_TERMS && bfi__every_set(qs[i], theta)
 		         ? bfi__every(s, res[i])
 		         : bfi__rank(res[i]);
 	if (st) {
