@@ -491,7 +491,8 @@ BFI_API BFI_MUST_CHECK int bfi_expr_set_need(bfi_expr *terms, uint32_t need);
  * holds all but at most errors * k of the read's distinct k-mers. need is
  * terms - errors * k, or 0 (every set) when that is not positive: no
  * true set is left out. terms: a sequence's k-mers of length k
- * (bfi_expr_kmers). Returns 0 or BFI_E_INVALID.
+ * (bfi_expr_kmers; k 0: the length they were made with). Returns 0 or
+ * BFI_E_INVALID.
  */
 BFI_API BFI_MUST_CHECK int bfi_expr_set_errors(bfi_expr *terms, unsigned k, unsigned errors);
 /*

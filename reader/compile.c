@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "bfi_text.h"
-#include "internal.h"
+#include "expr.h"
 
 /* A query may hold 65,536 keys (bfi_expr_parse); a sequence shorter than this has fewer k-mers. */
 #define QUERY_KEYS 65536u
@@ -259,6 +259,8 @@ int bfi_expr_kmers(const bfi_snapshot *snap, const char *seq, size_t len, unsign
 	}
 	if (rc == 0)
 		rc = bfi_expr_terms(keys, lens, n, out);
+	if (rc == 0 && *out)
+		(*out)->kmer = k; /* for bfi_expr_set_errors */
 	free(keys);
 	free(lens);
 	free(kmers);

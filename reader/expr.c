@@ -419,6 +419,8 @@ int bfi_expr_set_need(bfi_expr *e, uint32_t need)
 
 int bfi_expr_set_errors(bfi_expr *e, unsigned k, unsigned errors)
 {
+	if (e != NULL && k == 0)
+		k = e->kmer; /* the k its k-mers were made with */
 	if (e == NULL || k < 1 || k > BFI_KMER_MAX)
 		return BFI_E_INVALID;
 	uint64_t lost = (uint64_t)errors * k;

@@ -48,6 +48,7 @@ struct bfi_expr {
 	/* a term list's own threshold (bfi_expr_set_need), if has_need; else theta's */
 	uint32_t need;
 	int has_need;
+	unsigned kmer; /* a sequence's term list (bfi_expr_kmers): its k; else 0 */
 };
 
 /* A query's answer and scratch space; see bfi.h. */

@@ -84,10 +84,8 @@ static int compile(const bfi_snapshot *s, int what, unsigned k, double theta, in
 		return bfi_expr_query(s, q, len, theta, e);
 	if (what == BFI_MANY_SEQUENCES) {
 		int rc = bfi_expr_kmers(s, q, len, k, e);
-		if (rc == 0 && errors && *e) {
-			unsigned made = k ? k : bfi__meta_uint(s, BFI_META_KMER, 0);
-			rc = bfi_expr_set_errors(*e, made, (unsigned)errors);
-		}
+		if (rc == 0 && errors && *e)
+			rc = bfi_expr_set_errors(*e, 0, (unsigned)errors);
 		return rc;
 	}
 	return bfi_expr_text(s, q, len, scored ? BFI_TEXT_TERMS : BFI_TEXT_ALL, e);

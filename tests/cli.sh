@@ -688,5 +688,50 @@ every_ok() {
 	! "$BFI" query -t -0.1 "$T/every" x 2>"$T/e" && grep -q 'must be in \[0, 1\]' "$T/e"
 }
 check "query -t 0: every live set with its score, 0 included, removed sets left out; matrix cells below T are -" every_ok
+# --errors E: reads of 0 to 4 errors (substitutions, insertions, deletions) cut from random
+# genomes; each read's "needed" is its terms less E x k (0 at most), and its source answers
+errors_ok() {
+	rm -rf "$T/eg" && mkdir "$T/eg" &&
+	python3 - "$T/eg" <<'PY' || return 1
+import random, sys
+d = sys.argv[1]
+r = random.Random(11)
+gs = ["".join(r.choice("ACGT") for _ in range(8000)) for _ in range(6)]
+for i, g in enumerate(gs):
+    open(f"{d}/g{i}.fa", "w").write(f">g{i}\n{g}\n")
+with open(f"{d}/reads.fa", "w") as f:
+    for i in range(60):
+        src, e = r.randrange(6), i % 5
+        at = r.randrange(8000 - 160)
+        s = list(gs[src][at:at + 150])
+        for _ in range(e):
+            p, kind = r.randrange(1, len(s) - 1), r.randrange(3)
+            if kind == 0:
+                s[p] = "ACGT"[("ACGT".index(s[p]) + r.randrange(1, 4)) % 4]
+            elif kind == 1:
+                s.insert(p, r.choice("ACGT"))
+            else:
+                del s[p]
+        f.write(f">r{i}_g{src}_e{e}\n{''.join(s)}\n")
+PY
+	"$BFI" build -q -o "$T/eg/snap" --input fasta --kmer 21 "$T/eg"/g*.fa &&
+	"$BFI" query --json --fasta "$T/eg/reads.fa" --errors 4 "$T/eg/snap" >"$T/eg/out" &&
+	python3 -c 'import json, sys
+n = 0
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    src = o["query"].split("_")[1]
+    assert o["needed"] == max(o["terms"] - 4 * 21, 0), o
+    assert abs(o["threshold"] - (o["needed"] / o["terms"])) < 6e-5, o
+    assert src in o["matches"], o
+    n += 1
+assert n == 60, n' "$T/eg/out" &&
+	"$BFI" query --format tsv --fasta "$T/eg/reads.fa" --errors 1 "$T/eg/snap" | head -n 1 |
+		grep -q '^#query	set	score	ratio	needed$' &&
+	! "$BFI" query --fasta "$T/eg/reads.fa" --errors 1 -t 0.5 "$T/eg/snap" 2>"$T/e" && grep -q 'does not combine with --threshold' "$T/e" &&
+	! "$BFI" query --keys --errors 1 "$T/eg/snap" ACGT 2>"$T/e" && grep -q 'take k-mer queries' "$T/e" &&
+	! "$BFI" query --errors x "$T/eg/snap" ACGT 2>"$T/e" && grep -q 'errors must be' "$T/e"
+}
+check "query --errors E: each read's need is its k-mers less E x K, and every read's source answers" errors_ok
 
 exit 0

@@ -152,6 +152,17 @@ def sequences():
         assert all(len(a) == n_sets for a in every), "threshold 0 left a set out"
         assert any(sc == 0 for a in every for _, sc in a), "no score 0: the check means little"
         raises("BFI_E_INVALID", lambda: s.query_sequences(recs[0][1], threshold=1.5), "threshold 1.5")
+        # errors=E: each read's need by the k-mer lemma, as bfi query --errors E
+        got_e = cli("--fasta", f"{T}/reads.fa", "--errors", "2", f"{T}/F")
+        expect(s.query_sequences(recs, errors=2, threads=2), [ranked(o) for o in got_e],
+               "query_sequences(errors=2)")
+        expect([s.query_sequences(q, errors=2) for _, q in recs[:30]],
+               [ranked(o) for o in got_e[:30]], "query_sequences(one, errors=2)")
+        expect([s.needed(q, errors=2) for _, q in recs], [o["needed"] for o in got_e], "needed()")
+        assert any(o["needed"] < o["terms"] for o in got_e), "errors changed no need: the check means little"
+        raises(ValueError, lambda: s.query_sequences(recs[0][1], threshold=0.5, errors=1),
+               "threshold and errors")
+        raises(ValueError, lambda: s.query_sequences(recs[0][1]), "neither threshold nor errors")
         # a read shorter than k has no k-mers: nothing matches, as the CLI says
         short = [ranked(o) for o in cli("-t", "0.8", f"{T}/F", stdin=b"ACGTACG\n")]
         expect([s.query_sequences("ACGTACG", threshold=0.8)], short, "query_sequences(shorter than k)")
@@ -384,6 +395,10 @@ def client():
         with bfi.open(f"{T}/F") as s:
             expect(c.open("f").query_sequences(reads, threshold=0.8),
                    s.query_sequences(reads, threshold=0.8), "Client query_sequences")
+            expect(c.open("f").query_sequences(reads, errors=2),
+                   s.query_sequences(reads, errors=2), "Client query_sequences(errors=2)")
+            expect(c.open("f").query_sequences(reads, threshold=0),
+                   s.query_sequences(reads, threshold=0), "Client query_sequences(threshold=0)")
         with bfi.open(f"{T}/P") as s:
             expect(c.open("p").query_path(paths), s.query_path(paths), "Client query_path")
         # tables: a query twice over, and one that matches nothing, keep their
@@ -626,7 +641,7 @@ check("query(key) answers as bfi query --json --keys, one by one", keys_one)
 check("query(keys) in batches, bytes, ordinals, iter_query and every layout", keys_batch)
 check("query_expr answers as bfi query -e", exprs_all)
 check("query_text, and with a threshold its ranked scores and terms, as bfi query", text_all)
-check("query_sequences at threshold 0.8, and 0 (every genome), answers as bfi query --fasta", sequences)
+check("query_sequences at threshold 0.8, 0 (every genome) and errors=2 answers as bfi query --fasta", sequences)
 check("query_path answers as bfi query on JSON documents", paths_all)
 check("query() with no options forms text, k-mer and path queries as bfi query does", formed)
 check("a collection with removed sets answers as bfi query", collection)

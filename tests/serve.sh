@@ -106,10 +106,12 @@ if cmd == "many":  # many QUERIES: several names in one request, each answer its
             fail(f"{path}: {s}, want {want}: {b[:200]}")
     print("several names: each answer its name's, in order; bad lists refused")
 
-if cmd == "table":  # table NAME QUERIES FORMAT CLI_OUT [THRESHOLD]: the body is bfi query --format's
+if cmd == "table":  # table NAME QUERIES FORMAT CLI_OUT [THRESHOLD|JSON]: the body is bfi query --format's
     name, queries, form, want = args[:4]
     body = {"queries": lines(queries), "format": form}
-    if len(args) > 4:
+    if len(args) > 4 and args[4].startswith("{"):  # more of the body
+        body.update(json.loads(args[4]))
+    elif len(args) > 4:
         body["threshold"] = float(args[4])
     s, b, ty = call("POST", f"/v1/{name}/query", json.dumps(body))
     w = open(want, "rb").read()
@@ -259,6 +261,10 @@ if cmd == "bad":  # bad: each class of bad request gets its code
         ("POST", "/v1/k/query", b'{"keys": ["a"], "threshold": 0.5}', 400, "bad_field"),
         ("POST", "/v1/k/query", b'{"expr": "a AND ("}', 400, "bad_query"),
         ("POST", "/v1/k/query", b'{"sequences": [{"id": "r", "seq": "ACGT"}]}', 400, "no_kmers"),
+        ("POST", "/v1/f/query", b'{"queries": ["ACGT"], "errors": 2, "threshold": 0.5}', 400, "bad_field"),
+        ("POST", "/v1/f/query", b'{"queries": ["ACGT"], "errors": -1}', 400, "bad_field"),
+        ("POST", "/v1/k/query", b'{"keys": ["a"], "errors": 1}', 400, "bad_form"),
+        ("GET", "/v1/f/query?q=ACGT&errors=x", None, 400, "bad_field"),
         ("POST", "/v1/f/query", b'{"sequences": [{"id": "r", "sequence": "ACGT"}]}', 400, "bad_field"),
         ("POST", "/v1/f/query", b'{"path": "/a/b"}', 400, "bad_form"),
         ("POST", "/v1/k/query", b'{"keys": [' + b",".join(b'"k"' for _ in range(1001)) + b']}', 413, "too_many_keys"),
@@ -400,6 +406,19 @@ tables() {
 		H table f "$T/reads.txt" tsv "$T/f0.tsv" 0 && grep -q '	0	0.0000$' "$T/f0.tsv"
 }
 check "\"format\": \"tsv\" and \"matrix\": the body is bfi query --format's table, threshold 0 every ratio" tables
+# "errors": each read's threshold by the k-mer lemma, as bfi query --errors gives it
+errors() {
+	"$BFI" query --json --fasta "$T/reads.fa" --errors 2 "$T/F" >"$T/fe.want" &&
+		grep -q '"needed": ' "$T/fe.want" &&
+		H post f sequences "$T/reads.fa" "$T/fe.want" '{"errors": 2}' &&
+		"$BFI" query --json --errors 2 "$T/F" <"$T/reads.txt" >"$T/qfe.want" &&
+		H post f queries "$T/reads.txt" "$T/qfe.want" '{"errors": 2}' &&
+		H get f "$T/reads.txt" "$T/qfe.want" q '&errors=2' &&
+		"$BFI" query --format tsv --errors 2 "$T/F" <"$T/reads.txt" >"$T/fe.tsv" &&
+		head -n 1 "$T/fe.tsv" | grep -q 'needed$' &&
+		H table f "$T/reads.txt" tsv "$T/fe.tsv" '{"errors": 2}'
+}
+check "\"errors\" (and errors=): each read's threshold by the k-mer lemma, as bfi query --errors" errors
 check "several names in one request (/v1/x,k,p/query): each name's answer, in order" several
 cors() {
 	H cors - || return 1

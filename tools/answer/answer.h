@@ -22,6 +22,8 @@ struct ask {
 	const bfi_snapshot *snap; /* for --path, which reads the encoding from the catalog */
 	int asked;     /* the form the options ask (BFI_FORM_*; AUTO: none); form once settled */
 	double theta;  /* --threshold as given; once formed, form.theta */
+	unsigned errors; /* --errors E: each read's threshold by the k-mer lemma (errors_given) */
+	int errors_given;
 	unsigned kmer; /* --kmer as given (0: none) */
 	struct bfi_form form; /* the form, once settled (query_form) */
 	unsigned layout;
@@ -104,6 +106,11 @@ int set_name(const bfi_snapshot *s, const struct ask *o, uint32_t ord, const cha
 
 /* The query as the output names it: its text, or its record's id. */
 void print_query(const struct query *q, int json);
+/*
+ * With --errors: the k-mers a set must hold of q (its own need); in JSON
+ * as `, "needed": N, "threshold": R`, N and its share of the terms.
+ */
+void print_needed(const struct query *q, const struct ask *o, int json);
 /* Check a --format template: NULL if good, else what is wrong. */
 const char *check_format(const char *t);
 /* Print query q's answer: the n sets ords (with scores, for thresholds). */

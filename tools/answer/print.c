@@ -95,6 +95,21 @@ static size_t copy_json_names(const struct names *c, const uint32_t *ords, size_
 	return i;
 }
 
+void print_needed(const struct query *q, const struct ask *o, int json)
+{
+	uint32_t terms = (uint32_t)bfi_expr_keys(q->e), need = bfi_expr_need(q->e, o->form.theta);
+	char b[32];
+	snprintf(b, sizeof b, "%.4f", terms ? (double)need / terms : 0.0);
+	if (!json) {
+		out_uint(need);
+		return;
+	}
+	out_str(", \"needed\": ");
+	out_uint(need);
+	out_str(", \"threshold\": ");
+	out_str(b);
+}
+
 /* Print query q's answer: the n sets ords (with scores, for thresholds). */
 int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores,
                       size_t n, const struct ask *o, const struct query *q)
@@ -123,6 +138,8 @@ int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scor
 			out_str(", \"terms\": ");
 			out_uint(bfi_expr_keys(q->e));
 		}
+		if (o->errors_given) /* the read's own threshold: the k-mers a set must hold, and their share */
+			print_needed(q, o, 1);
 	} else {
 		print_query(q, 0);
 	}

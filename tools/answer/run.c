@@ -12,6 +12,8 @@ int query_compile(const struct ask *o, struct query *q)
 {
 	size_t at = 0;
 	int rc = bfi_expr_form(o->snap, &o->form, q->text, q->len, &q->e, &at);
+	if (rc == 0 && o->errors_given && q->e) /* the read's own threshold, by the k-mer lemma */
+		rc = bfi_expr_set_errors(q->e, o->form.k, o->errors);
 	const char *what = NULL;
 	if (rc == BFI_E_SYNTAX)
 		what = o->form.form == BFI_FORM_PATH ? "not a path" : "syntax error";
@@ -78,6 +80,12 @@ int query_form(const bfi_snapshot *s, struct ask *o, int fasta, const char *path
 	}
 	const struct bfi_form *f = &o->form;
 	o->theta = f->theta;
+	if (o->errors_given && f->form != BFI_FORM_KMERS) {
+		snprintf(why, cap, "errors set a read's threshold from its k-mers, so they take k-mer "
+		                   "queries (a sequence's k-mers), not %s queries",
+		         bfi_form_name(f->form));
+		return -1;
+	}
 	if (fasta && (f->form != BFI_FORM_KMERS || (o->batch && !o->scan))) {
 		snprintf(why, cap, "--fasta needs --kmer K (this snapshot records no k-mer "
 		                   "length), and does not combine with --batch (but does with --scan)");

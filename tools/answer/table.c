@@ -33,10 +33,20 @@ static void ratio(uint32_t score, uint32_t terms)
 	out_str(b);
 }
 
+/* With --errors, a tsv row's last column: the read's own threshold. */
+static void needed(const struct query *q, const struct ask *o)
+{
+	if (!o->errors_given)
+		return;
+	out_char('\t');
+	print_needed(q, o, 0);
+}
+
 int table_head(const bfi_snapshot *s, struct ask *o)
 {
 	if (o->table == TABLE_TSV) {
-		out_str("#query\tset\tscore\tratio\n");
+		/* with --errors, each read's own threshold: the k-mers a set must hold */
+		out_str(o->errors_given ? "#query\tset\tscore\tratio\tneeded\n" : "#query\tset\tscore\tratio\n");
 		return 0;
 	}
 	/* matrix: the live sets, in ordinal order, named once */
@@ -88,6 +98,7 @@ static int tsv_rows(const bfi_snapshot *s, const uint32_t *ords, const uint32_t 
 		print_query(q, 0);
 		out_str("\t\t0\t");
 		ratio(0, terms);
+		needed(q, o);
 		out_char('\n');
 		return 0;
 	}
@@ -111,6 +122,7 @@ static int tsv_rows(const bfi_snapshot *s, const uint32_t *ords, const uint32_t 
 		out_uint(scores ? r[i].score : 1);
 		out_char('\t');
 		ratio(r[i].score, terms);
+		needed(q, o);
 		out_char('\n');
 	}
 	free(r);

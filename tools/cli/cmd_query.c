@@ -37,6 +37,19 @@ static int take_threshold(void *ctx, const char *arg)
 	return EXIT_USAGE;
 }
 
+static int take_errors(void *ctx, const char *arg)
+{
+	struct query_args *a = ctx;
+	uint64_t v;
+	if (parse_size(arg, &v) || v > 1000) {
+		fprintf(stderr, "bfi query: --errors must be 0..1000\n");
+		return EXIT_USAGE;
+	}
+	a->o.errors = (unsigned)v;
+	a->o.errors_given = 1;
+	return 0;
+}
+
 static int take_batch_size(void *ctx, const char *arg)
 {
 	struct query_args *a = ctx;
@@ -135,6 +148,15 @@ static const struct opt_row rows[] = {
 	 "0 returns every set with its score, none held\n"
 	 "included (every ratio)",
 	 OPT_FN, 0, 0, 0, NULL, take_threshold},
+	{"errors", 318, "E",
+	 "each read's threshold from its own k-mers by the\n"
+	 "k-mer lemma: E errors (substitutions, insertions or\n"
+	 "deletions) touch at most E x K of them, so a set\n"
+	 "must hold all of its distinct K-mers but E x K (every\n"
+	 "set, with its score, when that leaves none); k-mer\n"
+	 "queries only, not with --threshold. --json and tsv\n"
+	 "add each read's \"needed\" k-mers",
+	 OPT_FN, 0, 0, 0, NULL, take_errors},
 	{"kmer", 'k', "K",
 	 "a query is a DNA sequence; its terms are its distinct\n"
 	 "canonical K-mers (K 1..255; letters other than ACGT\n"
@@ -279,6 +301,8 @@ static int check_query_args(const struct query_args *a, const struct ask *o, int
 		bad = "give one query form: --keys, --expr, --text, --kmer or --path";
 	else if (a->path && (a->text || o->kmer || o->theta != 0))
 		bad = "--path does not combine with --text, --kmer or --threshold";
+	else if (o->errors_given && o->theta != 0)
+		bad = "--errors sets each read's threshold: it does not combine with --threshold";
 	else if ((o->format || o->table) && (o->json || o->count || o->ordinals))
 		bad = "--format does not combine with --json, --count or --ordinals";
 	else if (o->scan && a->no_scan)

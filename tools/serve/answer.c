@@ -277,6 +277,8 @@ void run_queries(struct server *sv, struct slot *sl, const struct params *p,
 	                     .ordinals = p->format == 1,
 	                     .count = p->format == 2,
 	                     .theta = p->theta,
+	                     .errors = p->errors,
+	                     .errors_given = p->errors_given,
 	                     .why = j->why,
 	                     .why_cap = sizeof j->why,
 	                     .keys_seen = &j->keys};

@@ -106,6 +106,15 @@ void get_query(struct server *sv, const struct names_asked *na, const struct req
 				goto out;
 			}
 			p.theta = t == 0 ? BFI_THETA_EVERY : t; /* 0: every set, with its score */
+		} else if (!strcmp(k, "errors")) {
+			char *end = NULL;
+			unsigned long e = vl && vl < 8 && *v >= '0' && *v <= '9' ? strtoul(v, &end, 10) : 0;
+			if (end != v + vl || e > 1000) {
+				reply_error(rp, 400, "bad_field", "errors must be a count, 0 to 1000");
+				goto out;
+			}
+			p.errors = (unsigned)e;
+			p.errors_given = 1;
 		} else if (!strcmp(k, "format")) {
 			if (parse_format(v, vl, &p.format)) {
 				reply_error(rp, 400, "bad_field", "format must be names, ordinals, count, tsv "
@@ -126,9 +135,13 @@ void get_query(struct server *sv, const struct names_asked *na, const struct req
 			}
 		} else {
 			reply_error(rp, 400, "unknown_field", "unknown argument %.100s: key, q, "
-			            "threshold, format, limit and layout are known", k);
+			            "threshold, errors, format, limit and layout are known", k);
 			goto out;
 		}
+	}
+	if (p.errors_given && p.theta != 0) {
+		reply_error(rp, 400, "bad_field", "errors sets each read's threshold: not with threshold");
+		goto out;
 	}
 	run_asked(sv, na, &p, rp);
 out:
@@ -264,6 +277,14 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 				return -1;
 			}
 			p->theta = t == 0 ? BFI_THETA_EVERY : t; /* 0: every set, with its score */
+		} else if (!strcmp(key, "errors")) {
+			int64_t e = json_object_get_int64(v);
+			if (!json_object_is_type(v, json_type_int) || e < 0 || e > 1000) {
+				reply_error(rp, 400, "bad_field", "\"errors\" must be a count, 0 to 1000");
+				return -1;
+			}
+			p->errors = (unsigned)e;
+			p->errors_given = 1;
 		} else if (!strcmp(key, "format")) {
 			if (!json_object_is_type(v, json_type_string) ||
 			    parse_format(json_object_get_string(v), (size_t)json_object_get_string_len(v),
@@ -290,8 +311,8 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 			}
 		} else {
 			reply_error(rp, 400, "unknown_field", "unknown field \"%.100s\": queries, keys, "
-			            "text, sequences, expr, path, threshold, format, limit and layout are "
-			            "known",
+			            "text, sequences, expr, path, threshold, errors, format, limit and "
+			            "layout are known",
 			            key);
 			return -1;
 		}
@@ -299,6 +320,11 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 	if (!kinds) {
 		reply_error(rp, 400, "no_query", "give one of queries, keys, text, sequences, expr or "
 		            "path");
+		return -1;
+	}
+	if (p->errors_given && p->theta != 0) {
+		reply_error(rp, 400, "bad_field", "\"errors\" sets each read's threshold: not with "
+		            "\"threshold\"");
 		return -1;
 	}
 	if (p->theta != 0 && p->form != BFI_FORM_TEXT && p->form != BFI_FORM_KMERS &&

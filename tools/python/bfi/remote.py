@@ -88,14 +88,21 @@ class RemoteSnapshot:
     def query_text(self, text, *, threshold=None, ordinals=False):
         return self._ask("text", text, threshold, ordinals)
 
-    def query_sequences(self, seqs, *, threshold, ordinals=False):
+    def query_sequences(self, seqs, *, threshold=None, errors=None, ordinals=False):
+        """As Snapshot.query_sequences: threshold= or errors= (the server's
+        "errors", each read's need by the k-mer lemma)."""
+        if (threshold is None) == (errors is None):
+            raise ValueError("bfi: give threshold= or errors= (one of them)")
         if isinstance(seqs, (str, bytes)):
             items, one = [seqs], True
         else:
             items, one = [x[1] if isinstance(x, tuple) else x for x in seqs], False
         items = [{"seq": s.decode() if isinstance(s, bytes) else s} for s in items]
         body = self._body("sequences", items, None, "ordinals" if ordinals else None)
-        body["threshold"] = threshold
+        if errors is not None:
+            body["errors"] = errors
+        else:
+            body["threshold"] = threshold
         res = self.client._call(f"/v1/{self.name}/query", body)["results"]
         out = [list(zip(r["matches"], r["scores"])) for r in res]
         return out[0] if one else out

@@ -11,7 +11,8 @@ import threading
 from ._ffi import (Error, LAYOUTS, ScanWarning, _BATCH, _CODES, _FORM_AUTO, _FORM_KEY, _Form,
                    _Info, _KeyHash, _LayoutInfo, _LayoutUnion, _NAMES_LISTED, _NOT_FOUND,
                    _NO_CATALOG, _OPEN_FLAGS, _OPEN_SCAN, _SYNTAX, _SZ, _Segment, _SetStats, _bytes,
-                   _catalog_meta, _check, _close, _expr_free, _expr_keys, _expr_kmers, _expr_parse,
+                   _catalog_meta, _check, _close, _expr_free, _expr_keys, _expr_kmers,
+                   _expr_need, _expr_parse, _expr_set_errors,
                    _expr_path, _expr_query, _expr_text, _hash_keys, _held, _info, _layout,
                    _layout_info, _open, _query_compiled, _query_expr, _query_form,
                    _query_key_layout, _query_keys, _query_many, _query_text, _query_threshold,
@@ -606,26 +607,55 @@ class Snapshot:
         return self._run(self._text(text, how), _layout(layout), theta, ordinals, as_array)
 
     @_held
-    def query_sequences(self, seqs, *, threshold, k=0, layout=None, ordinals=False,
-                        as_array=False, threads=1):
+    def query_sequences(self, seqs, *, threshold=None, errors=None, k=0, layout=None,
+                        ordinals=False, as_array=False, threads=1):
         """Which genomes may hold at least threshold [0, 1] of a DNA
-        sequence's k-mers (k: the snapshot's own, unless given)? seqs is
-        one sequence (str or bytes), answered with a list of (name, score)
-        pairs, best first, the score being the k-mers found; or an iterable
-        of sequences or (id, sequence) pairs, answered with a list of such
-        lists, in order, on threads threads (0: one per online core): up
-        to 1,024 reads a call into the library (bfi_query_many), which
-        runs outside Python's lock, so threads answer reads side by side."""
-        theta = _theta(threshold)
+        sequence's k-mers (k: the snapshot's own, unless given)? Or, with
+        errors=E instead, all of its distinct k-mers but E x k, the k-mer
+        lemma's bound for a read of E errors (every genome when that
+        leaves none; needed() gives the count). seqs is one sequence (str
+        or bytes), answered with a list of (name, score) pairs, best first,
+        the score being the k-mers found; or an iterable of sequences or
+        (id, sequence) pairs, answered with a list of such lists, in order,
+        on threads threads (0: one per online core): up to 1,024 reads a
+        call into the library (bfi_query_many), which runs outside
+        Python's lock, so threads answer reads side by side."""
+        theta, errors = self._read_threshold(threshold, errors)
         if isinstance(seqs, (str, bytes)):
-            return self._run(self._kmers(seqs, k), _layout(layout), theta, ordinals,
-                             as_array)
+            e = self._kmers(seqs, k)
+            if errors is not None and e.p:
+                _check(_expr_set_errors(e.p, 0, errors), "errors")
+            return self._run(e, _layout(layout), theta, ordinals, as_array)
 
         if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 255:
             raise ValueError(f"bfi: k is 1..255, or 0 for the snapshot's own, not {k!r}")
         items = [_bytes(x[1] if isinstance(x, tuple) else x) for x in seqs]
-        return self._many(_MANY_SEQUENCES, items, k, 0.0 if theta is None else theta,
-                          _layout(layout), ordinals, as_array, threads, "sequence")
+        what = _MANY_SEQUENCES | ((errors or 0) << 8)  # BFI_MANY_ERRORS(E)
+        return self._many(what, items, k, theta, _layout(layout), ordinals, as_array, threads,
+                          "sequence", scored=True)
+
+    @staticmethod
+    def _read_threshold(threshold, errors):
+        """A read's threshold: (theta, errors) for the library, from exactly
+        one of threshold= and errors=."""
+        if (threshold is None) == (errors is None):
+            raise ValueError("bfi: give threshold= or errors= (one of them)")
+        if errors is not None:
+            if isinstance(errors, bool) or not isinstance(errors, int) or not 0 <= errors <= 1000:
+                raise ValueError(f"bfi: errors is a count, 0 to 1000, not {errors!r}")
+            return 1.0, errors  # the read's own need; theta unused
+        return _theta(threshold), None
+
+    @_held
+    def needed(self, seq, *, errors, k=0):
+        """The k-mers of seq a genome must hold to answer it with errors=E:
+        its distinct k-mers less E x k, or 0 (every genome)."""
+        theta, errors = self._read_threshold(None, errors)
+        e = self._kmers(seq, k)
+        if not e.p:
+            return 0
+        _check(_expr_set_errors(e.p, 0, errors), "errors")
+        return _expr_need(e.p, theta)
 
     @_held
     def matrix(self, queries, *, threshold=None, layout=None):
