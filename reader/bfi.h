@@ -810,6 +810,23 @@ BFI_API BFI_MUST_CHECK int bfi_query_text(const bfi_snapshot *snap, unsigned lay
                                           const char *text, size_t len, double theta,
                                           bfi_result *res);
 
+/*
+ * findere (Robidou and Peterlongo, 2021): the sequence seq's (k+z)-mers
+ * answered from an index of its k-mers (k: the catalog's, or 0). A
+ * (k+z)-mer counts for a set when each of its z+1 k-mers is found there,
+ * so false k-mers must come z+1 in a row to make a false (k+z)-mer. The
+ * terms are seq's distinct canonical (k+z)-mers (*terms: how many); the
+ * answer, with scores, the sets holding at least ceil(theta * terms) of
+ * them (every set at BFI_THETA_EVERY), ranked as bfi_query_threshold
+ * ranks. z = 0 is bfi_query_threshold on bfi_expr_kmers' term list. z at
+ * most 64. Returns 0, BFI_E_KEY_FORM (a snapshot not of k-mers, or of
+ * another k), BFI_E_INVALID or -ENOMEM.
+ */
+BFI_API BFI_MUST_CHECK int bfi_query_findere(const bfi_snapshot *snap, unsigned layout,
+                                             const char *seq, size_t len, unsigned k,
+                                             unsigned z, double theta, bfi_result *res,
+                                             size_t *terms);
+
 /* What bfi_query_many() answers. */
 enum {
 	BFI_MANY_SEQUENCES = 1, /* DNA sequences, each by its k-mers (bfi_expr_kmers) */
