@@ -733,5 +733,26 @@ assert n == 60, n' "$T/eg/out" &&
 	! "$BFI" query --errors x "$T/eg/snap" ACGT 2>"$T/e" && grep -q 'errors must be' "$T/e"
 }
 check "query --errors E: each read's need is its k-mers less E x K, and every read's source answers" errors_ok
+# --findere Z: a read's terms are its distinct (k+Z)-mers; Z 0 is the plain query; every
+# error-free read finds its source; the terms of a read of L bases, none repeated, are L - k - Z + 1
+findere_ok() {
+	[ -d "$T/eg" ] || return 1
+	grep -A1 '_e0$' "$T/eg/reads.fa" | grep -v '^--$' >"$T/eg/clean.fa" &&
+	"$BFI" query --json --fasta "$T/eg/clean.fa" --findere 0 -t 0.9 "$T/eg/snap" >"$T/eg/z0" &&
+	"$BFI" query --json --fasta "$T/eg/clean.fa" -t 0.9 "$T/eg/snap" | cmp -s - "$T/eg/z0" &&
+	"$BFI" query --json --fasta "$T/eg/clean.fa" --findere 4 -t 1 --threads 2 "$T/eg/snap" >"$T/eg/z4" &&
+	python3 -c 'import json, sys
+n = 0
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    assert o["terms"] == 150 - 21 - 4 + 1, o
+    assert o["query"].split("_")[1] in o["matches"], o
+    n += 1
+assert n == 12, n' "$T/eg/z4" &&
+	! "$BFI" query --findere 2 --keys "$T/eg/snap" ACGT 2>"$T/e" && grep -q 'takes k-mer queries' "$T/e" &&
+	! "$BFI" query --findere 2 --errors 1 --fasta "$T/eg/clean.fa" "$T/eg/snap" 2>"$T/e" && grep -q 'not errors' "$T/e" &&
+	! "$BFI" query --findere 65 "$T/eg/snap" ACGT 2>"$T/e" && grep -q 'findere must be' "$T/e"
+}
+check "query --findere Z: (k+Z)-mers as terms, Z 0 the plain query, clean reads find their source" findere_ok
 
 exit 0

@@ -265,6 +265,8 @@ if cmd == "bad":  # bad: each class of bad request gets its code
         ("POST", "/v1/f/query", b'{"queries": ["ACGT"], "errors": -1}', 400, "bad_field"),
         ("POST", "/v1/k/query", b'{"keys": ["a"], "errors": 1}', 400, "bad_form"),
         ("GET", "/v1/f/query?q=ACGT&errors=x", None, 400, "bad_field"),
+        ("GET", "/v1/f/query?q=ACGT&findere=65", None, 400, "bad_field"),
+        ("POST", "/v1/k/query", b'{"keys": ["a"], "findere": 2}', 400, "bad_form"),
         ("POST", "/v1/f/query", b'{"sequences": [{"id": "r", "sequence": "ACGT"}]}', 400, "bad_field"),
         ("POST", "/v1/f/query", b'{"path": "/a/b"}', 400, "bad_form"),
         ("POST", "/v1/k/query", b'{"keys": [' + b",".join(b'"k"' for _ in range(1001)) + b']}', 413, "too_many_keys"),
@@ -419,6 +421,15 @@ errors() {
 		H table f "$T/reads.txt" tsv "$T/fe.tsv" '{"errors": 2}'
 }
 check "\"errors\" (and errors=): each read's threshold by the k-mer lemma, as bfi query --errors" errors
+# "findere": a read's (k+z)-mers, as bfi query --findere answers them
+findere() {
+	"$BFI" query --json --fasta "$T/reads.fa" --findere 3 -t 0.6 "$T/F" >"$T/fz.want" &&
+		H post f sequences "$T/reads.fa" "$T/fz.want" '{"findere": 3, "threshold": 0.6}' &&
+		"$BFI" query --json --findere 3 -t 0.6 "$T/F" <"$T/reads.txt" >"$T/qfz.want" &&
+		H get f "$T/reads.txt" "$T/qfz.want" q '&findere=3&threshold=0.6' &&
+		[ "$(grep -c '"matches": \["' "$T/fz.want")" -gt 20 ]
+}
+check "\"findere\" (and findere=): a read's (k+z)-mers, as bfi query --findere" findere
 check "several names in one request (/v1/x,k,p/query): each name's answer, in order" several
 cors() {
 	H cors - || return 1

@@ -24,6 +24,8 @@ struct ask {
 	double theta;  /* --threshold as given; once formed, form.theta */
 	unsigned errors; /* --errors E: each read's threshold by the k-mer lemma (errors_given) */
 	int errors_given;
+	unsigned findere; /* --findere Z: a read's (k+Z)-mers from the k-mer index (findere_given) */
+	int findere_given;
 	unsigned kmer; /* --kmer as given (0: none) */
 	struct bfi_form form; /* the form, once settled (query_form) */
 	unsigned layout;
@@ -73,7 +75,13 @@ struct query {
 	bfi_expr *e;
 	const char *label; /* what the output calls it (a FASTA record's id), or NULL: text */
 	size_t label_len;
+	size_t terms; /* --findere: its (k+z)-mers, as it has no expression */
 };
+/* The terms q's scores are out of: its expression's, or findere's (k+z)-mers. */
+static inline size_t query_terms(const struct query *q)
+{
+	return q->e ? bfi_expr_keys(q->e) : q->terms;
+}
 
 /*
  * The query form, settled by the library from o->asked, the options and

@@ -106,7 +106,7 @@ int batcher_add_labeled(struct batcher *b, const char *t, size_t len, const char
 		memcpy(b->text + b->len + len, label, label_len);
 	b->starts[b->n] = b->len;
 	b->label_lens[b->n] = label_len;
-	b->qs[b->n] = (struct query){NULL, len, NULL, NULL, 0};
+	b->qs[b->n] = (struct query){NULL, len, NULL, NULL, 0, 0};
 	b->len += need;
 	b->n++;
 	return 0;

@@ -97,7 +97,7 @@ static size_t copy_json_names(const struct names *c, const uint32_t *ords, size_
 
 void print_needed(const struct query *q, const struct ask *o, int json)
 {
-	uint32_t terms = (uint32_t)bfi_expr_keys(q->e), need = bfi_expr_need(q->e, o->form.theta);
+	uint32_t terms = (uint32_t)query_terms(q), need = bfi_expr_need(q->e, o->form.theta);
 	char b[32];
 	snprintf(b, sizeof b, "%.4f", terms ? (double)need / terms : 0.0);
 	if (!json) {
@@ -136,7 +136,7 @@ int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scor
 		print_query(q, 1);
 		if (scores || (o->form.form == BFI_FORM_TEXT && o->form.theta == 0 && q->e == NULL)) { /* a text of stop words: 0 */
 			out_str(", \"terms\": ");
-			out_uint(bfi_expr_keys(q->e));
+			out_uint(query_terms(q));
 		}
 		if (o->errors_given) /* the read's own threshold: the k-mers a set must hold, and their share */
 			print_needed(q, o, 1);

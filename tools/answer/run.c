@@ -48,6 +48,16 @@ int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct ask *o, s
 			*o->keys_seen += 1;
 		return rc ? rc : print_answer(s, res, o, q);
 	}
+	if (o->findere_given) { /* the read's (k+z)-mers, from the k-mer index */
+		q->e = NULL;
+		int rc = bfi_query_findere(s, o->layout, q->text, q->len, o->form.k, o->findere,
+		                           o->form.theta, res, &q->terms);
+		if (rc == 0 && o->keys_seen)
+			*o->keys_seen += q->terms;
+		if (rc == 0 && o->no_terms && q->terms == 0)
+			atomic_fetch_add(o->no_terms, 1);
+		return rc ? rc : print_answer(s, res, o, q);
+	}
 	int rc = query_compile(o, q);
 	if (rc == 0 && o->keys_seen && q->e)
 		*o->keys_seen += bfi_expr_keys(q->e);
@@ -80,6 +90,15 @@ int query_form(const bfi_snapshot *s, struct ask *o, int fasta, const char *path
 	}
 	const struct bfi_form *f = &o->form;
 	o->theta = f->theta;
+	if (o->findere_given && (f->form != BFI_FORM_KMERS || o->errors_given || o->scan)) {
+		snprintf(why, cap, f->form != BFI_FORM_KMERS
+		                       ? "findere answers a sequence's (k+z)-mers from an index of its "
+		                         "k-mers: it takes k-mer queries, not %s queries"
+		                       : "findere takes a threshold, not errors, and answers from the "
+		                         "mapping, not in a scan",
+		         bfi_form_name(f->form));
+		return -1;
+	}
 	if (o->errors_given && f->form != BFI_FORM_KMERS) {
 		snprintf(why, cap, "errors set a read's threshold from its k-mers, so they take k-mer "
 		                   "queries (a sequence's k-mers), not %s queries",

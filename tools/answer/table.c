@@ -23,7 +23,7 @@
 /* The query's terms, for ratios: a term list's count, or 1 for a key or an expression. */
 static uint32_t terms_of(const struct query *q, const uint32_t *scores)
 {
-	return scores && q->e ? (uint32_t)bfi_expr_keys(q->e) : 1;
+	return scores && (q->e || q->terms) ? (uint32_t)query_terms(q) : 1;
 }
 
 static void ratio(uint32_t score, uint32_t terms)

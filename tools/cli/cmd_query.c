@@ -50,6 +50,19 @@ static int take_errors(void *ctx, const char *arg)
 	return 0;
 }
 
+static int take_findere(void *ctx, const char *arg)
+{
+	struct query_args *a = ctx;
+	uint64_t v;
+	if (parse_size(arg, &v) || v > 64) {
+		fprintf(stderr, "bfi query: --findere must be 0..64\n");
+		return EXIT_USAGE;
+	}
+	a->o.findere = (unsigned)v;
+	a->o.findere_given = 1;
+	return 0;
+}
+
 static int take_batch_size(void *ctx, const char *arg)
 {
 	struct query_args *a = ctx;
@@ -157,6 +170,12 @@ static const struct opt_row rows[] = {
 	 "queries only, not with --threshold. --json and tsv\n"
 	 "add each read's \"needed\" k-mers",
 	 OPT_FN, 0, 0, 0, NULL, take_errors},
+	{"findere", 319, "Z",
+	 "findere: a read's terms are its distinct (K+Z)-mers,\n"
+	 "each found where all Z+1 of its K-mers are: far\n"
+	 "fewer false answers from the same k-mer index (Z\n"
+	 "0..64; 0 is the plain query); k-mer queries only",
+	 OPT_FN, 0, 0, 0, NULL, take_findere},
 	{"kmer", 'k', "K",
 	 "a query is a DNA sequence; its terms are its distinct\n"
 	 "canonical K-mers (K 1..255; letters other than ACGT\n"
@@ -400,7 +419,7 @@ static int each_query(bfi_snapshot *s, bfi_result *res, struct ask *o, struct qp
 	if (qp && (fstat(STDIN_FILENO, &stdin_st) != 0 || !S_ISREG(stdin_st.st_mode)))
 		in.drain = qp;
 	for (int i = optind;; i++) {
-		struct query q = {NULL, 0, NULL, NULL, 0};
+		struct query q = {NULL, 0, NULL, NULL, 0, 0};
 		if (rc || answers.err) /* an answer could not be written: stop */
 			break;
 		if (optind < argc) {

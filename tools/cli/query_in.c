@@ -26,7 +26,7 @@ int on_fasta_query(void *ctx, const char *id, size_t id_len, const char *seq, si
 		return qpool_add(fc->qp, seq, len, id, id_len);
 	if (fc->bt) /* --scan: the record waits for its batch */
 		return batcher_scan_add(fc->s, fc->o, fc->bt, seq, len, id, id_len);
-	struct query q = {(char *)seq, len, NULL, id, id_len};
+	struct query q = {(char *)seq, len, NULL, id, id_len, 0};
 	return query_run_one(fc->s, fc->res, fc->o, &q);
 }
 

@@ -89,7 +89,7 @@ static void answer_chunk(struct qpool *qp, struct chunk *c, struct ask *wo, bfi_
 	wo->why_cap = sizeof c->why;
 	for (; i < c->n && rc == 0; i++) {
 		struct query q = {c->text + c->at[4 * i], c->at[4 * i + 1], NULL,
-		                  c->has_labels ? c->text + c->at[4 * i + 2] : NULL, c->at[4 * i + 3]};
+		                  c->has_labels ? c->text + c->at[4 * i + 2] : NULL, c->at[4 * i + 3], 0};
 		if (!wo->batch) {
 			rc = query_run_one(qp->s, res, wo, &q);
 			continue;

@@ -148,7 +148,7 @@ static void each_query(struct job *j)
 	int rc = 0;
 	for (size_t i = 0; i < p->n && rc == 0; i++) {
 		j->q = (struct query){(char *)p->items[i].text, p->items[i].len, NULL, p->items[i].label,
-		                      p->items[i].label_len};
+		                      p->items[i].label_len, 0};
 		rc = query_run_one(j->g->snap, res, &j->o, &j->q);
 		if (rc == 0 && answers.err)
 			rc = -answers.err;
@@ -279,6 +279,8 @@ void run_queries(struct server *sv, struct slot *sl, const struct params *p,
 	                     .theta = p->theta,
 	                     .errors = p->errors,
 	                     .errors_given = p->errors_given,
+	                     .findere = p->findere,
+	                     .findere_given = p->findere_given,
 	                     .why = j->why,
 	                     .why_cap = sizeof j->why,
 	                     .keys_seen = &j->keys};

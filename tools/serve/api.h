@@ -44,6 +44,8 @@ struct params {
 	double theta;  /* 0: none */
 	unsigned errors; /* "errors": each read's threshold by the k-mer lemma, if errors_given */
 	int errors_given;
+	unsigned findere; /* "findere": a read's (k+z)-mers, z this, if findere_given */
+	int findere_given;
 	int format;    /* 0 names, 1 ordinals, 2 count, 3 tsv, 4 matrix (a table, as bfi query's) */
 	uint64_t limit;
 	unsigned layout;

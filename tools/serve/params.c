@@ -115,6 +115,15 @@ void get_query(struct server *sv, const struct names_asked *na, const struct req
 			}
 			p.errors = (unsigned)e;
 			p.errors_given = 1;
+		} else if (!strcmp(k, "findere")) {
+			char *end = NULL;
+			unsigned long z = vl && vl < 4 && *v >= '0' && *v <= '9' ? strtoul(v, &end, 10) : 0;
+			if (end != v + vl || z > 64) {
+				reply_error(rp, 400, "bad_field", "findere must be 0 to 64");
+				goto out;
+			}
+			p.findere = (unsigned)z;
+			p.findere_given = 1;
 		} else if (!strcmp(k, "format")) {
 			if (parse_format(v, vl, &p.format)) {
 				reply_error(rp, 400, "bad_field", "format must be names, ordinals, count, tsv "
@@ -135,7 +144,7 @@ void get_query(struct server *sv, const struct names_asked *na, const struct req
 			}
 		} else {
 			reply_error(rp, 400, "unknown_field", "unknown argument %.100s: key, q, "
-			            "threshold, errors, format, limit and layout are known", k);
+			            "threshold, errors, findere, format, limit and layout are known", k);
 			goto out;
 		}
 	}
@@ -285,6 +294,14 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 			}
 			p->errors = (unsigned)e;
 			p->errors_given = 1;
+		} else if (!strcmp(key, "findere")) {
+			int64_t z = json_object_get_int64(v);
+			if (!json_object_is_type(v, json_type_int) || z < 0 || z > 64) {
+				reply_error(rp, 400, "bad_field", "\"findere\" must be 0 to 64");
+				return -1;
+			}
+			p->findere = (unsigned)z;
+			p->findere_given = 1;
 		} else if (!strcmp(key, "format")) {
 			if (!json_object_is_type(v, json_type_string) ||
 			    parse_format(json_object_get_string(v), (size_t)json_object_get_string_len(v),
@@ -311,8 +328,8 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 			}
 		} else {
 			reply_error(rp, 400, "unknown_field", "unknown field \"%.100s\": queries, keys, "
-			            "text, sequences, expr, path, threshold, errors, format, limit and "
-			            "layout are known",
+			            "text, sequences, expr, path, threshold, errors, findere, format, limit "
+			            "and layout are known",
 			            key);
 			return -1;
 		}

@@ -88,9 +88,10 @@ class RemoteSnapshot:
     def query_text(self, text, *, threshold=None, ordinals=False):
         return self._ask("text", text, threshold, ordinals)
 
-    def query_sequences(self, seqs, *, threshold=None, errors=None, ordinals=False):
+    def query_sequences(self, seqs, *, threshold=None, errors=None, findere=None,
+                        ordinals=False):
         """As Snapshot.query_sequences: threshold= or errors= (the server's
-        "errors", each read's need by the k-mer lemma)."""
+        "errors", each read's need by the k-mer lemma), and findere=z."""
         if (threshold is None) == (errors is None):
             raise ValueError("bfi: give threshold= or errors= (one of them)")
         if isinstance(seqs, (str, bytes)):
@@ -99,6 +100,8 @@ class RemoteSnapshot:
             items, one = [x[1] if isinstance(x, tuple) else x for x in seqs], False
         items = [{"seq": s.decode() if isinstance(s, bytes) else s} for s in items]
         body = self._body("sequences", items, None, "ordinals" if ordinals else None)
+        if findere is not None:
+            body["findere"] = findere
         if errors is not None:
             body["errors"] = errors
         else:

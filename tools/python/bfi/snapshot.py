@@ -12,7 +12,7 @@ from ._ffi import (Error, LAYOUTS, ScanWarning, _BATCH, _CODES, _FORM_AUTO, _FOR
                    _Info, _KeyHash, _LayoutInfo, _LayoutUnion, _NAMES_LISTED, _NOT_FOUND,
                    _NO_CATALOG, _OPEN_FLAGS, _OPEN_SCAN, _SYNTAX, _SZ, _Segment, _SetStats, _bytes,
                    _catalog_meta, _check, _close, _expr_free, _expr_keys, _expr_kmers,
-                   _expr_need, _expr_parse, _expr_set_errors,
+                   _expr_need, _expr_parse, _expr_set_errors, _query_findere,
                    _expr_path, _expr_query, _expr_text, _hash_keys, _held, _info, _layout,
                    _layout_info, _open, _query_compiled, _query_expr, _query_form,
                    _query_key_layout, _query_keys, _query_many, _query_text, _query_threshold,
@@ -607,8 +607,8 @@ class Snapshot:
         return self._run(self._text(text, how), _layout(layout), theta, ordinals, as_array)
 
     @_held
-    def query_sequences(self, seqs, *, threshold=None, errors=None, k=0, layout=None,
-                        ordinals=False, as_array=False, threads=1):
+    def query_sequences(self, seqs, *, threshold=None, errors=None, findere=None, k=0,
+                        layout=None, ordinals=False, as_array=False, threads=1):
         """Which genomes may hold at least threshold [0, 1] of a DNA
         sequence's k-mers (k: the snapshot's own, unless given)? Or, with
         errors=E instead, all of its distinct k-mers but E x k, the k-mer
@@ -619,8 +619,14 @@ class Snapshot:
         (id, sequence) pairs, answered with a list of such lists, in order,
         on threads threads (0: one per online core): up to 1,024 reads a
         call into the library (bfi_query_many), which runs outside
-        Python's lock, so threads answer reads side by side."""
+        Python's lock, so threads answer reads side by side. findere=z
+        (with threshold=) takes a read's distinct (k+z)-mers as its
+        terms, each found where all z+1 of its k-mers are (bfi query
+        --findere); the scores are then (k+z)-mers."""
         theta, errors = self._read_threshold(threshold, errors)
+        if findere is not None:
+            return self._findere(seqs, findere, theta, errors, k, _layout(layout), ordinals,
+                                 as_array)
         if isinstance(seqs, (str, bytes)):
             e = self._kmers(seqs, k)
             if errors is not None and e.p:
@@ -633,6 +639,25 @@ class Snapshot:
         what = _MANY_SEQUENCES | ((errors or 0) << 8)  # BFI_MANY_ERRORS(E)
         return self._many(what, items, k, theta, _layout(layout), ordinals, as_array, threads,
                           "sequence", scored=True)
+
+    def _findere(self, seqs, z, theta, errors, k, layout, ordinals, as_array):
+        """query_sequences with findere=z: a read a call (bfi_query_findere)."""
+        if isinstance(z, bool) or not isinstance(z, int) or not 0 <= z <= 64:
+            raise ValueError(f"bfi: findere is 0 to 64, not {z!r}")
+        if errors is not None:
+            raise ValueError("bfi: findere= takes threshold=, not errors=")
+        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 255:
+            raise ValueError(f"bfi: k is 1..255, or 0 for the snapshot's own, not {k!r}")
+        one = isinstance(seqs, (str, bytes))
+        out = []
+        s, r = self._snap(), self._res()
+        for x in [seqs] if one else seqs:
+            b = _bytes(x[1] if isinstance(x, tuple) else x)
+            terms = _SZ()
+            _check(_query_findere(s, layout, b, len(b), k, z, theta, r, ctypes.byref(terms)),
+                   "sequence")
+            out.append(self._answer(r, ordinals, as_array, scored=True))
+        return out[0] if one else out
 
     @staticmethod
     def _read_threshold(threshold, errors):
