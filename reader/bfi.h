@@ -827,6 +827,20 @@ BFI_API BFI_MUST_CHECK int bfi_query_findere(const bfi_snapshot *snap, unsigned 
                                              unsigned z, double theta, bfi_result *res,
                                              size_t *terms);
 
+/*
+ * A whole sequence file as one query (kmindex's --single-query): the
+ * distinct k-mers of seq (k: the catalog's, or 0; records joined by any
+ * byte other than a base, which breaks k-mers), however many: past a
+ * term list's 65,536 they are asked a list at a time and each set's score
+ * summed, so the answer, with scores, is that of one term list of them
+ * all: the sets holding at least ceil(theta * terms) of them (every set
+ * at BFI_THETA_EVERY), ranked. *terms: the distinct k-mers. Returns 0,
+ * BFI_E_KEY_FORM, BFI_E_INVALID or -ENOMEM.
+ */
+BFI_API BFI_MUST_CHECK int bfi_query_whole(const bfi_snapshot *snap, unsigned layout,
+                                           const char *seq, size_t len, unsigned k, double theta,
+                                           bfi_result *res, size_t *terms);
+
 /* What bfi_query_many() answers. */
 enum {
 	BFI_MANY_SEQUENCES = 1, /* DNA sequences, each by its k-mers (bfi_expr_kmers) */

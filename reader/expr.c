@@ -374,6 +374,46 @@ static int drop_repeats(struct bfi_expr *e)
 	return 0;
 }
 
+/* The end of a term list: its keys in place, its root over them all. */
+static int finish_terms(struct bfi_expr *e)
+{
+	int rc = add_node(e, BFI_EXPR_TERMS, &e->root);
+	for (uint32_t i = 0; i < e->n_keys && rc == 0; i++)
+		rc = push_kidx(e, i);
+	if (rc == 0) {
+		e->nodes[e->root].first_key = 0;
+		e->nodes[e->root].n_keys = e->n_keys;
+	}
+	return rc;
+}
+
+int bfi__expr_hashes(const bfi_keyhash *h, uint32_t n, bfi_expr **out)
+{
+	*out = NULL;
+	if (n > MAX_KEYS)
+		return BFI_E_LIMIT;
+	struct bfi_expr *e = calloc(1, sizeof *e);
+	if (e == NULL)
+		return -ENOMEM;
+	int rc = 0;
+	if (n) {
+		e->keys = malloc(n * sizeof *e->keys);
+		rc = e->keys ? 0 : -ENOMEM;
+		if (rc == 0) {
+			memcpy(e->keys, h, n * sizeof *h);
+			e->n_keys = e->cap_keys = n;
+		}
+	}
+	if (rc == 0)
+		rc = finish_terms(e);
+	if (rc) {
+		bfi_expr_free(&e);
+		return rc;
+	}
+	*out = e;
+	return 0;
+}
+
 int bfi_expr_terms(const void *const *keys, const size_t *lens, size_t n, bfi_expr **out)
 {
 	if (out == NULL || (n && (keys == NULL || lens == NULL)))
@@ -390,15 +430,11 @@ int bfi_expr_terms(const void *const *keys, const size_t *lens, size_t n, bfi_ex
 	if (rc == 0 && e->n_keys)
 		rc = drop_repeats(e);
 	if (rc == 0)
-		rc = add_node(e, BFI_EXPR_TERMS, &e->root);
-	for (uint32_t i = 0; i < e->n_keys && rc == 0; i++)
-		rc = push_kidx(e, i);
+		rc = finish_terms(e);
 	if (rc) {
 		bfi_expr_free(&e);
 		return rc;
 	}
-	e->nodes[e->root].first_key = 0;
-	e->nodes[e->root].n_keys = e->n_keys;
 	*out = e;
 	return 0;
 }

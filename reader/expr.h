@@ -111,6 +111,8 @@ static inline int bfi__late(const struct bfi_result *res)
  * kidx1): what bfi_expr_key allocates, or an expression on the stack.
  */
 void bfi__expr_one_key(struct bfi_expr *e, bfi_keyhash h);
+/* A term list of n distinct key hashes h (at most 65,536): 0, BFI_E_LIMIT or -ENOMEM. */
+int bfi__expr_hashes(const bfi_keyhash *h, uint32_t n, bfi_expr **out);
 
 /* Depth of node id of e: 1 for a leaf. */
 uint32_t bfi__expr_depth(const struct bfi_expr *e, uint32_t id);

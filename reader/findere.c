@@ -211,30 +211,9 @@ int bfi_query_findere(const bfi_snapshot *s, unsigned layout, const char *seq, s
 		}
 	}
 	/* the sets at or over the threshold (every set at BFI_THETA_EVERY), ranked */
-	bfi__reset_result(res, 1);
-	res->have_scores = 1;
-	uint32_t need = theta == BFI_THETA_EVERY ? 0 : d ? bfi__share((uint32_t)d, theta) : 1;
-	size_t m = 0;
-	for (uint64_t o = 0; rc == 0 && d && o < n_ords; o++)
-		m += score[o] >= need;
-	if (rc == 0 && m)
-		rc = bfi__room(res, m);
-	if (rc == 0 && m)
-		rc = bfi__grow(&res->scores, &res->scores_cap, m, sizeof *res->scores);
-	for (uint64_t o = 0; rc == 0 && m && o < n_ords; o++) {
-		if (score[o] < need)
-			continue;
-		if (need == 0 && in.segments) { /* every set: a collection's live ones */
-			const char *name;
-			size_t nl;
-			if (bfi_set_name(s, (uint32_t)o, &name, &nl) == BFI_E_NOT_FOUND)
-				continue;
-		}
-		res->ords[res->n] = (uint32_t)o;
-		res->scores[res->n++] = score[o];
-	}
 	if (rc == 0)
-		rc = bfi__rank(res);
+		rc = bfi__answer_scores(s, d ? score : NULL, n_ords,
+		                        theta == BFI_THETA_EVERY ? 0 : bfi__share((uint32_t)d, theta), res);
 	if (rc == 0)
 		*terms = d;
 	free(w.keys);

@@ -6,9 +6,13 @@
 # by the k-mer lemma), and --format matrix at -t 0.8 (cells below it "-")
 # against -t 0 (every cell its ratio), each ROUNDS times, alternating.
 # Reported: each form's median seconds and its ratio to -t 0.8's, and how
-# many reads each answers with their source genome.
+# many reads each answers with their source genome. Then findere at z = 0,
+# 3 and 6 at -t LOW (0.02, about 3 of a read's k-mers): the false answers (a genome other than the
+# read's source; random genomes share no 31-mer, so the exact scan's
+# answer is the source alone) on the reads and on as many random reads,
+# against the (read, genome) pairs asked.
 # Usage: BFI=/path/to/release/bfi [N=40] [G=250000] [READS=20000] [ERR=0.01]
-#        [E=2] [ROUNDS=5] sh tests/bench/forms.sh [WORKDIR]
+#        [E=2] [ROUNDS=5] [LOW=0.02] sh tests/bench/forms.sh [WORKDIR]
 set -eu
 cd "$(dirname "$0")/../.."
 W=${1:-${TMPDIR:-/tmp}/bfi-bench-forms}
@@ -19,6 +23,7 @@ READS=${READS:-20000}
 ERR=${ERR:-0.01}
 E=${E:-2}
 ROUNDS=${ROUNDS:-5}
+LOW=${LOW:-0.02}
 mkdir -p "$W/g"
 python3 - "$W" "$N" "$G" "$READS" "$ERR" <<'EOF'
 import random, sys
@@ -39,6 +44,9 @@ with open(f"{w}/reads.fa", "w") as f:
             if r.random() < err:
                 s[p] = "ACGT"[("ACGT".index(s[p]) + r.randrange(1, 4)) % 4]
         f.write(f">r{i}_g{src:03d}\n{''.join(s)}\n")
+with open(f"{w}/random.fa", "w") as f:
+    for i in range(reads):
+        f.write(f">x{i}_none\n{''.join(r.choices('ACGT', k=150))}\n")
 EOF
 [ -d "$W/snap" ] || "$BFI" build -q -o "$W/snap" --input fasta --kmer 31 "$W"/g/*.fa
 run() { # NAME ARGS...: seconds of one run, appended to $W/NAME.t; the output in $W/NAME.out
@@ -69,3 +77,22 @@ x=$(median mplain)
 printf '%-28s %8s s  %5s\n' "-t 0.8 --format matrix" "$x" "$(echo "$x $p" | awk '{ printf "%.2f", $1 / $2 }')"
 x=$(median mevery)
 printf '%-28s %8s s  %5s\n' "-t 0 --format matrix" "$x" "$(echo "$x $p" | awk '{ printf "%.2f", $1 / $2 }')"
+
+# findere: false answers at -t LOW by z, on the reads and on random reads
+false() { # OUT: answers other than the read's source, in --format tsv
+	awk -F '\t' 'NR > 1 && $2 != "" { split($1, p, "_"); if ($2 != p[2]) n++ } END { print n + 0 }' "$1"
+}
+pairs=$((READS * (N - 1)))
+rpairs=$((READS * N))
+for z in 0 3 6; do
+	s=$(date +%s.%N)
+	"$BFI" query --threads 1 --fasta "$W/reads.fa" --findere "$z" -t "$LOW" --format tsv "$W/snap" >"$W/z$z.tsv"
+	e=$(date +%s.%N)
+	"$BFI" query --threads 1 --fasta "$W/random.fa" --findere "$z" -t "$LOW" --format tsv "$W/snap" >"$W/zr$z.tsv"
+	fr=$(false "$W/z$z.tsv")
+	fx=$(false "$W/zr$z.tsv")
+	printf 'findere z=%s -t %s: %8s false of %s pairs (%s) on reads, %8s of %s (%s) on random reads, %s s\n' \
+		"$z" "$LOW" "$fr" "$pairs" "$(echo "$fr $pairs" | awk '{ printf "%.2e", $1 / $2 }')" \
+		"$fx" "$rpairs" "$(echo "$fx $rpairs" | awk '{ printf "%.2e", $1 / $2 }')" \
+		"$(echo "$s $e" | awk '{ printf "%.3f", $2 - $1 }')"
+done
