@@ -754,5 +754,20 @@ assert n == 12, n' "$T/eg/z4" &&
 	! "$BFI" query --findere 65 "$T/eg/snap" ACGT 2>"$T/e" && grep -q 'findere must be' "$T/e"
 }
 check "query --findere Z: (k+Z)-mers as terms, Z 0 the plain query, clean reads find their source" findere_ok
+# --whole: a file's records as one query; two genomes' records joined: each holds its share
+whole_ok() {
+	[ -d "$T/eg" ] || return 1
+	cat "$T/eg/g1.fa" "$T/eg/g4.fa" >"$T/eg/two.fa" &&
+	"$BFI" query --json --fasta "$T/eg/two.fa" --whole -t 0.45 "$T/eg/snap" >"$T/eg/w" &&
+	[ "$(wc -l <"$T/eg/w")" -eq 1 ] &&
+	python3 -c 'import json, sys
+o = json.loads(open(sys.argv[1]).read())
+assert o["query"].endswith("two.fa") and sorted(o["matches"]) == ["g1", "g4"], o
+assert o["terms"] == 2 * (8000 - 21 + 1), o   # random genomes: no k-mer twice
+assert all(s >= 8000 - 21 + 1 for s in o["scores"]), o' "$T/eg/w" &&
+	"$BFI" query --json --fasta "$T/eg/g1.fa" --whole -t 0.9 "$T/eg/snap" | grep -q '"matches": \["g1"\]' &&
+	! "$BFI" query --whole --keys "$T/eg/snap" ACGT 2>"$T/e" && grep -q 'takes k-mer queries' "$T/e"
+}
+check "query --whole: a file's records as one query of all their k-mers, each genome its share" whole_ok
 
 exit 0

@@ -170,6 +170,10 @@ def sequences():
         expect([s.query_sequences(q, threshold=0.6, findere=3) for _, q in recs[:20]],
                [ranked(o) for o in got_z[:20]], "query_sequences(one, findere=3)")
         assert sum(1 for o in got_z if o["matches"]) > 20, "findere found too few: the check means little"
+        # query_whole: every read one query, as bfi query --whole
+        got_w = cli("--fasta", f"{T}/reads.fa", "--whole", "-t", "0.01", f"{T}/F")
+        expect([s.query_whole(recs, threshold=0.01)], [ranked(o) for o in got_w], "query_whole")
+        assert got_w[0]["matches"], "query_whole found nothing: the check means little"
         # a read shorter than k has no k-mers: nothing matches, as the CLI says
         short = [ranked(o) for o in cli("-t", "0.8", f"{T}/F", stdin=b"ACGTACG\n")]
         expect([s.query_sequences("ACGTACG", threshold=0.8)], short, "query_sequences(shorter than k)")
@@ -409,6 +413,8 @@ def client():
             expect(c.open("f").query_sequences(reads, threshold=0.6, findere=3),
                    s.query_sequences(reads, threshold=0.6, findere=3),
                    "Client query_sequences(findere=3)")
+            expect(c.open("f").query_whole(reads, threshold=0.01),
+                   s.query_whole(reads, threshold=0.01), "Client query_whole")
         with bfi.open(f"{T}/P") as s:
             expect(c.open("p").query_path(paths), s.query_path(paths), "Client query_path")
         # tables: a query twice over, and one that matches nothing, keep their
@@ -651,7 +657,7 @@ check("query(key) answers as bfi query --json --keys, one by one", keys_one)
 check("query(keys) in batches, bytes, ordinals, iter_query and every layout", keys_batch)
 check("query_expr answers as bfi query -e", exprs_all)
 check("query_text, and with a threshold its ranked scores and terms, as bfi query", text_all)
-check("query_sequences at threshold 0.8, 0 (every genome), errors=2 and findere=3 answers as bfi query --fasta", sequences)
+check("query_sequences at threshold 0.8, 0 (every genome), errors=2, findere=3, and query_whole answer as bfi query --fasta", sequences)
 check("query_path answers as bfi query on JSON documents", paths_all)
 check("query() with no options forms text, k-mer and path queries as bfi query does", formed)
 check("a collection with removed sets answers as bfi query", collection)

@@ -121,6 +121,27 @@ if cmd == "table":  # table NAME QUERIES FORMAT CLI_OUT [THRESHOLD|JSON]: the bo
     if s != 400:
         fail(f"a table of two names: {s}")
 
+if cmd == "whole":  # whole NAME FASTA CLI_JSON THRESHOLD: every record one query, as bfi query --whole
+    name, fasta, want, theta = args[:4]
+    qs, rec = [], None
+    for l in lines(fasta):
+        if l.startswith(">"):
+            rec = l[1:]
+        else:
+            qs.append({"id": rec, "seq": l})
+    body = {"sequences": qs, "whole": True, "threshold": float(theta)}
+    s, b, _ = call("POST", f"/v1/{name}/query", json.dumps(body))
+    w = cli(want)
+    if s != 200:
+        fail(f"whole: {s} {b[:200]}")
+    got = json.loads(b)["results"]
+    if len(got) != 1 or len(w) != 1 or got[0]["query"] != "whole":
+        fail(f"whole: {len(got)} results, want one named whole: {b[:200]}")
+    del got[0]["query"], w[0]["query"]
+    if got[0] != w[0] or not w[0]["matches"]:
+        fail(f"whole: {got[0]} against the CLI's {w[0]}")
+    print("whole: one answer, the CLI's")
+
 if cmd == "cors":  # cors ORIGIN|-: the headers a browser needs, only with --cors
     origin = None if args[0] == "-" else args[0]
     c = conn()
@@ -267,6 +288,8 @@ if cmd == "bad":  # bad: each class of bad request gets its code
         ("GET", "/v1/f/query?q=ACGT&errors=x", None, 400, "bad_field"),
         ("GET", "/v1/f/query?q=ACGT&findere=65", None, 400, "bad_field"),
         ("POST", "/v1/k/query", b'{"keys": ["a"], "findere": 2}', 400, "bad_form"),
+        ("POST", "/v1/f/query", b'{"queries": ["ACGT"], "whole": 1}', 400, "bad_field"),
+        ("POST", "/v1/k/query", b'{"keys": ["a"], "whole": true}', 400, "bad_form"),
         ("POST", "/v1/f/query", b'{"sequences": [{"id": "r", "sequence": "ACGT"}]}', 400, "bad_field"),
         ("POST", "/v1/f/query", b'{"path": "/a/b"}', 400, "bad_form"),
         ("POST", "/v1/k/query", b'{"keys": [' + b",".join(b'"k"' for _ in range(1001)) + b']}', 413, "too_many_keys"),
@@ -430,6 +453,11 @@ findere() {
 		[ "$(grep -c '"matches": \["' "$T/fz.want")" -gt 20 ]
 }
 check "\"findere\" (and findere=): a read's (k+z)-mers, as bfi query --findere" findere
+whole() {
+	"$BFI" query --json --fasta "$T/reads.fa" --whole -t 0.01 "$T/F" >"$T/fw.want" &&
+		H whole f "$T/reads.fa" "$T/fw.want" 0.01
+}
+check "\"whole\": true: every sequence of the request one query, as bfi query --whole" whole
 check "several names in one request (/v1/x,k,p/query): each name's answer, in order" several
 cors() {
 	H cors - || return 1

@@ -26,6 +26,7 @@ struct ask {
 	int errors_given;
 	unsigned findere; /* --findere Z: a read's (k+Z)-mers from the k-mer index (findere_given) */
 	int findere_given;
+	int whole; /* --whole: a query's records as one query of all their k-mers (bfi_query_whole) */
 	unsigned kmer; /* --kmer as given (0: none) */
 	struct bfi_form form; /* the form, once settled (query_form) */
 	unsigned layout;

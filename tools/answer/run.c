@@ -48,10 +48,12 @@ int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct ask *o, s
 			*o->keys_seen += 1;
 		return rc ? rc : print_answer(s, res, o, q);
 	}
-	if (o->findere_given) { /* the read's (k+z)-mers, from the k-mer index */
+	if (o->findere_given || o->whole) { /* (k+z)-mers, or records together: no expression */
 		q->e = NULL;
-		int rc = bfi_query_findere(s, o->layout, q->text, q->len, o->form.k, o->findere,
-		                           o->form.theta, res, &q->terms);
+		int rc = o->whole ? bfi_query_whole(s, o->layout, q->text, q->len, o->form.k,
+		                                    o->form.theta, res, &q->terms)
+		                  : bfi_query_findere(s, o->layout, q->text, q->len, o->form.k,
+		                                      o->findere, o->form.theta, res, &q->terms);
 		if (rc == 0 && o->keys_seen)
 			*o->keys_seen += q->terms;
 		if (rc == 0 && o->no_terms && q->terms == 0)
@@ -90,6 +92,15 @@ int query_form(const bfi_snapshot *s, struct ask *o, int fasta, const char *path
 	}
 	const struct bfi_form *f = &o->form;
 	o->theta = f->theta;
+	if (o->whole && (f->form != BFI_FORM_KMERS || o->errors_given || o->findere_given || o->scan)) {
+		snprintf(why, cap, f->form != BFI_FORM_KMERS
+		                       ? "a whole query is all the k-mers of its records: it takes "
+		                         "k-mer queries, not %s queries"
+		                       : "a whole query takes a threshold, not errors nor findere, and "
+		                         "answers from the mapping, not in a scan",
+		         bfi_form_name(f->form));
+		return -1;
+	}
 	if (o->findere_given && (f->form != BFI_FORM_KMERS || o->errors_given || o->scan)) {
 		snprintf(why, cap, f->form != BFI_FORM_KMERS
 		                       ? "findere answers a sequence's (k+z)-mers from an index of its "

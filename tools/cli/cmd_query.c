@@ -196,6 +196,12 @@ static const struct opt_row rows[] = {
 	 "'-' for stdin),\n"
 	 "each answered under its record's id",
 	 OPT_STR, offsetof(struct query_args, fasta), 0, 0, NULL, NULL},
+	{"whole", 320, NULL,
+	 "with --fasta: all the records of FILE as one query of\n"
+	 "all their distinct k-mers (however many), named by\n"
+	 "FILE: which sets hold this assembly or sample?\n"
+	 "(kmindex's --single-query)",
+	 OPT_FLAG, offsetof(struct query_args, o.whole), 0, 0, NULL, NULL},
 	{"text", 303, NULL,
 	 "a query is text: its terms are its distinct words as\n"
 	 "documents were split (bfi build --input text: ASCII\n"
@@ -536,13 +542,16 @@ int cmd_query(int argc, char **argv)
 	struct qpool *qp = NULL;
 	atomic_ullong no_terms = 0;
 	o.no_terms = &no_terms;
-	if (rc == 0 && threads > 1 && !waited && (fasta || optind >= argc))
+	if (rc == 0 && threads > 1 && !waited && !o.whole && (fasta || optind >= argc))
 		rc = qpool_start(&qp, (unsigned)threads, s, &o);
 	struct batcher bt;
 	memset(&bt, 0, sizeof bt);
 	if (rc == 0 && o.batch)
 		rc = batcher_init(&bt, &o);
-	if (rc == 0 && fasta) { /* each record of the file is one query, named by its id */
+	if (rc == 0 && fasta && o.whole) { /* the file's records together, one query */
+		rc = whole_query(s, res, &o, fasta, &status);
+		optind = argc;
+	} else if (rc == 0 && fasta) { /* each record of the file is one query, named by its id */
 		struct fasta_ctx fc = {s, res, &o, {0, 0}, qp, o.scan ? &bt : NULL};
 		clock_gettime(CLOCK_MONOTONIC, &fc.checked);
 		char err[512];

@@ -54,5 +54,12 @@ struct fasta_ctx {
 	struct batcher *bt;      /* --scan: records go to the batch, or NULL */
 };
 int on_fasta_query(void *ctx, const char *id, size_t id_len, const char *seq, size_t len);
+/*
+ * --whole: every record of path, joined, answered as one query named by
+ * path. 0, or an error; a file that cannot be read is said, and *status
+ * set to 2.
+ */
+int whole_query(const bfi_snapshot *s, bfi_result *res, const struct ask *o, const char *path,
+                int *status);
 
 #endif

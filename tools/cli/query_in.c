@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bfi_seq.h"
 #include "query.h"
 #include "tools.h"
 
@@ -94,4 +95,50 @@ int next_line(struct lines *r, int fd, char **line, size_t *len)
 		r->end += (size_t)got;
 		r->eof = got == 0;
 	}
+}
+
+/* --whole: each record's sequence, joined by newlines, which break k-mers. */
+struct joined {
+	char *buf;
+	size_t len, cap;
+};
+
+static int join_record(void *ctx, const char *id, size_t id_len, const char *seq, size_t len)
+{
+	(void)id;
+	(void)id_len;
+	struct joined *j = ctx;
+	if (j->len + len + 1 > j->cap) {
+		size_t cap = j->cap ? j->cap : (size_t)1 << 20;
+		while (cap < j->len + len + 1)
+			cap *= 2;
+		char *b = realloc(j->buf, cap);
+		if (b == NULL)
+			return -ENOMEM;
+		j->buf = b;
+		j->cap = cap;
+	}
+	memcpy(j->buf + j->len, seq, len);
+	j->len += len;
+	j->buf[j->len++] = '\n';
+	return 0;
+}
+
+int whole_query(const bfi_snapshot *s, bfi_result *res, const struct ask *o, const char *path,
+                int *status)
+{
+	struct joined j = {0};
+	char err[512];
+	int rc = bfi_seq_read(path, join_record, &j, err, sizeof err);
+	if (rc && err[0]) {
+		fprintf(stderr, "bfi query: %s\n", err);
+		free(j.buf);
+		*status = EXIT_USAGE;
+		return 0;
+	}
+	struct query q = {j.buf ? j.buf : "", j.len, NULL, path, strlen(path), 0};
+	if (rc == 0)
+		rc = query_run_one(s, res, o, &q);
+	free(j.buf);
+	return rc;
 }

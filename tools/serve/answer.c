@@ -281,6 +281,7 @@ void run_queries(struct server *sv, struct slot *sl, const struct params *p,
 	                     .errors_given = p->errors_given,
 	                     .findere = p->findere,
 	                     .findere_given = p->findere_given,
+	                     .whole = p->whole,
 	                     .why = j->why,
 	                     .why_cap = sizeof j->why,
 	                     .keys_seen = &j->keys};

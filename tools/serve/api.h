@@ -46,6 +46,8 @@ struct params {
 	int errors_given;
 	unsigned findere; /* "findere": a read's (k+z)-mers, z this, if findere_given */
 	int findere_given;
+	int whole;     /* "whole": the items joined (joined, freed with items) as one query */
+	char *joined;
 	int format;    /* 0 names, 1 ordinals, 2 count, 3 tsv, 4 matrix (a table, as bfi query's) */
 	uint64_t limit;
 	unsigned layout;

@@ -302,6 +302,12 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 			}
 			p->findere = (unsigned)z;
 			p->findere_given = 1;
+		} else if (!strcmp(key, "whole")) {
+			if (!json_object_is_type(v, json_type_boolean)) {
+				reply_error(rp, 400, "bad_field", "\"whole\" must be true or false");
+				return -1;
+			}
+			p->whole = json_object_get_boolean(v);
 		} else if (!strcmp(key, "format")) {
 			if (!json_object_is_type(v, json_type_string) ||
 			    parse_format(json_object_get_string(v), (size_t)json_object_get_string_len(v),
@@ -328,8 +334,8 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 			}
 		} else {
 			reply_error(rp, 400, "unknown_field", "unknown field \"%.100s\": queries, keys, "
-			            "text, sequences, expr, path, threshold, errors, findere, format, limit "
-			            "and layout are known",
+			            "text, sequences, expr, path, threshold, errors, findere, whole, format, "
+			            "limit and layout are known",
 			            key);
 			return -1;
 		}
@@ -343,6 +349,23 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 		reply_error(rp, 400, "bad_field", "\"errors\" sets each read's threshold: not with "
 		            "\"threshold\"");
 		return -1;
+	}
+	if (p->whole && p->n) { /* the items, joined by newlines (which break k-mers), one query */
+		size_t len = 0;
+		for (size_t i = 0; i < p->n; i++)
+			len += p->items[i].len + 1;
+		if ((p->joined = malloc(len)) == NULL) {
+			reply_error(rp, 500, "internal", "out of memory");
+			return -1;
+		}
+		size_t at = 0;
+		for (size_t i = 0; i < p->n; i++) {
+			memcpy(p->joined + at, p->items[i].text, p->items[i].len);
+			at += p->items[i].len;
+			p->joined[at++] = '\n';
+		}
+		p->items[0] = (struct item){p->joined, "whole", len, 5};
+		p->n = 1;
 	}
 	if (p->theta != 0 && p->form != BFI_FORM_TEXT && p->form != BFI_FORM_KMERS &&
 	    p->form != BFI_FORM_AUTO) {
@@ -467,6 +490,7 @@ void post_query(struct server *sv, const struct names_asked *na, const struct re
 		if (post_params(sv, root, &p, rp) == 0)
 			run_asked(sv, na, &p, rp);
 		free(p.items);
+		free(p.joined);
 	}
 	json_object_put(root);
 	json_tokener_free(tok);

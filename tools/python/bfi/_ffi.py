@@ -175,6 +175,8 @@ _expr_kmers = _fn("bfi_expr_kmers", ctypes.c_int, _P, ctypes.c_char_p, _SZ, ctyp
                   _PP)
 _expr_keys = _fn("bfi_expr_keys", _SZ, _P)
 _expr_set_errors = _fn("bfi_expr_set_errors", ctypes.c_int, _P, ctypes.c_uint, ctypes.c_uint)
+_query_whole = _fn("bfi_query_whole", ctypes.c_int, _P, ctypes.c_uint, ctypes.c_char_p, _SZ,
+                   ctypes.c_uint, ctypes.c_double, _P, ctypes.POINTER(_SZ))
 _query_findere = _fn("bfi_query_findere", ctypes.c_int, _P, ctypes.c_uint, ctypes.c_char_p, _SZ,
                      ctypes.c_uint, ctypes.c_uint, ctypes.c_double, _P, ctypes.POINTER(_SZ))
 _expr_need = _fn("bfi_expr_need", ctypes.c_uint32, _P, ctypes.c_double)

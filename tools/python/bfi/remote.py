@@ -110,6 +110,19 @@ class RemoteSnapshot:
         out = [list(zip(r["matches"], r["scores"])) for r in res]
         return out[0] if one else out
 
+    def query_whole(self, seqs, *, threshold, ordinals=False):
+        """As Snapshot.query_whole: every sequence one query (the server's
+        "whole": true)."""
+        if isinstance(seqs, (str, bytes)):
+            seqs = [seqs]
+        items = [x[1] if isinstance(x, tuple) else x for x in seqs]
+        items = [{"seq": s.decode() if isinstance(s, bytes) else s} for s in items]
+        body = self._body("sequences", items, None, "ordinals" if ordinals else None)
+        body["whole"] = True
+        body["threshold"] = threshold
+        r = self.client._call(f"/v1/{self.name}/query", body)["results"][0]
+        return list(zip(r["matches"], r["scores"]))
+
     def query_expr(self, expr, *, ordinals=False):
         return self._ask("expr", expr, ordinals=ordinals)
 

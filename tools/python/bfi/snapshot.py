@@ -12,7 +12,7 @@ from ._ffi import (Error, LAYOUTS, ScanWarning, _BATCH, _CODES, _FORM_AUTO, _FOR
                    _Info, _KeyHash, _LayoutInfo, _LayoutUnion, _NAMES_LISTED, _NOT_FOUND,
                    _NO_CATALOG, _OPEN_FLAGS, _OPEN_SCAN, _SYNTAX, _SZ, _Segment, _SetStats, _bytes,
                    _catalog_meta, _check, _close, _expr_free, _expr_keys, _expr_kmers,
-                   _expr_need, _expr_parse, _expr_set_errors, _query_findere,
+                   _expr_need, _expr_parse, _expr_set_errors, _query_findere, _query_whole,
                    _expr_path, _expr_query, _expr_text, _hash_keys, _held, _info, _layout,
                    _layout_info, _open, _query_compiled, _query_expr, _query_form,
                    _query_key_layout, _query_keys, _query_many, _query_text, _query_threshold,
@@ -639,6 +639,25 @@ class Snapshot:
         what = _MANY_SEQUENCES | ((errors or 0) << 8)  # BFI_MANY_ERRORS(E)
         return self._many(what, items, k, theta, _layout(layout), ordinals, as_array, threads,
                           "sequence", scored=True)
+
+    @_held
+    def query_whole(self, seqs, *, threshold, k=0, layout=None, ordinals=False, as_array=False):
+        """Which genomes may hold at least threshold [0, 1] of all the
+        distinct k-mers of seqs together (an assembly's records, a sample's
+        reads; str, bytes, or an iterable of them or of (id, sequence)
+        pairs), however many: one answer of (name, score) pairs, best first,
+        as bfi query --whole gives it. k-mers do not span two sequences."""
+        theta, _ = self._read_threshold(threshold, None)
+        if isinstance(seqs, (str, bytes)):
+            seqs = [seqs]
+        b = b"\n".join(_bytes(x[1] if isinstance(x, tuple) else x) for x in seqs)
+        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 255:
+            raise ValueError(f"bfi: k is 1..255, or 0 for the snapshot's own, not {k!r}")
+        terms = _SZ()
+        r = self._res()
+        _check(_query_whole(self._snap(), _layout(layout), b, len(b), k, theta, r,
+                            ctypes.byref(terms)), "sequences")
+        return self._answer(r, ordinals, as_array, scored=True)
 
     def _findere(self, seqs, z, theta, errors, k, layout, ordinals, as_array):
         """query_sequences with findere=z: a read a call (bfi_query_findere)."""
