@@ -769,5 +769,43 @@ assert all(s >= 8000 - 21 + 1 for s in o["scores"]), o' "$T/eg/w" &&
 	! "$BFI" query --whole --keys "$T/eg/snap" ACGT 2>"$T/e" && grep -q 'takes k-mer queries' "$T/e"
 }
 check "query --whole: a file's records as one query of all their k-mers, each genome its share" whole_ok
+# --snap, repeated: each snapshot's answers are asking it alone, led by its name; stdin read once
+several_ok() {
+	[ -d "$T/eg" ] || return 1
+	"$BFI" build -q -o "$T/eg/half" --input fasta --kmer 21 "$T/eg/g0.fa" "$T/eg/g1.fa" "$T/eg/g2.fa" &&
+	grep -v '^>' "$T/eg/reads.fa" >"$T/eg/reads.txt" &&
+	for form in "-t 0.5" "-t 0.5 --json" "--errors 2 --format tsv" "-t 0.5 --count"; do
+		"$BFI" query $form --snap "$T/eg/snap" --snap "$T/eg/half" <"$T/eg/reads.txt" >"$T/eg/both" || return 1
+		for sn in snap half; do
+			"$BFI" query $form "$T/eg/$sn" <"$T/eg/reads.txt" >"$T/eg/one.$sn" || return 1
+		done
+		python3 -c 'import json, sys
+both, form, a, b, pa, pb = sys.argv[1:]
+got = {pa: [], pb: []}
+lines = open(both).read().splitlines()
+if "tsv" in form:
+    assert lines[0] == "#snapshot\tquery\tset\tscore\tratio\tneeded", lines[0]
+    lines = lines[1:]
+for l in lines:
+    if "json" in form:
+        o = json.loads(l)
+        got[o.pop("snapshot")].append(json.dumps(o))
+    else:
+        tag, rest = l.split("\t", 1)
+        got[tag].append(rest)
+for path, one in ((pa, a), (pb, b)):
+    want = open(one).read().splitlines()
+    if "tsv" in form:
+        want = want[1:]
+    if "json" in form:
+        want = [json.dumps(json.loads(w)) for w in want]
+    assert got[path] == want, (form, path, got[path][:2], want[:2])
+assert lines and len(got[pa]) == len(got[pb]) > 10' "$T/eg/both" "$form" "$T/eg/one.snap" "$T/eg/one.half" "$T/eg/snap" "$T/eg/half" || return 1
+	done
+	"$BFI" query -t 0.5 --snap "$T/eg/snap" --snap "$T/eg/half" --fasta "$T/eg/reads.fa" | cut -f1 | sort | uniq -c |
+		awk '{ n[$2] = $1 } END { exit !(n["'"$T"'/eg/snap"] == 60 && n["'"$T"'/eg/half"] == 60) }' &&
+	! "$BFI" query --snap "$T/eg/snap" --format matrix -t 0.5 ACGT 2>"$T/e" && grep -q 'ask each alone' "$T/e"
+}
+check "query --snap A --snap B: each snapshot's answers as asking it alone, led by its name (text, JSON, tsv, --fasta)" several_ok
 
 exit 0

@@ -7,10 +7,11 @@
 # against -t 0 (every cell its ratio), each ROUNDS times, alternating.
 # Reported: each form's median seconds and its ratio to -t 0.8's, and how
 # many reads each answers with their source genome. Then findere at z = 0,
-# 3 and 6 at -t LOW (0.02, about 3 of a read's k-mers): the false answers (a genome other than the
-# read's source; random genomes share no 31-mer, so the exact scan's
-# answer is the source alone) on the reads and on as many random reads,
-# against the (read, genome) pairs asked.
+# 3 and 6 at -t LOW (0.02, about 3 of a read's k-mers): the false
+# answers (a genome other than the read's source; random genomes share no
+# 31-mer, so the exact scan's answer is the source alone) on the reads
+# and on as many random reads, against the (read, genome) pairs asked, and
+# the seconds beside the plain query's at -t LOW.
 # Usage: BFI=/path/to/release/bfi [N=40] [G=250000] [READS=20000] [ERR=0.01]
 #        [E=2] [ROUNDS=5] [LOW=0.02] sh tests/bench/forms.sh [WORKDIR]
 set -eu
@@ -84,6 +85,10 @@ false() { # OUT: answers other than the read's source, in --format tsv
 }
 pairs=$((READS * (N - 1)))
 rpairs=$((READS * N))
+s=$(date +%s.%N)
+"$BFI" query --threads 1 --fasta "$W/reads.fa" -t "$LOW" --format tsv "$W/snap" >"$W/low.tsv"
+e=$(date +%s.%N)
+printf 'plain -t %s: %s s on the reads (findere'"'"'s cost is against this)\n' "$LOW" "$(echo "$s $e" | awk '{ printf "%.3f", $2 - $1 }')"
 for z in 0 3 6; do
 	s=$(date +%s.%N)
 	"$BFI" query --threads 1 --fasta "$W/reads.fa" --findere "$z" -t "$LOW" --format tsv "$W/snap" >"$W/z$z.tsv"

@@ -27,6 +27,9 @@ struct ask {
 	unsigned findere; /* --findere Z: a read's (k+Z)-mers from the k-mer index (findere_given) */
 	int findere_given;
 	int whole; /* --whole: a query's records as one query of all their k-mers (bfi_query_whole) */
+	/* several snapshots asked at once: this one's name, before each answer (or NULL) */
+	const char *tag;
+	int head_said; /* the tsv header went out already (an earlier snapshot's) */
 	unsigned kmer; /* --kmer as given (0: none) */
 	struct bfi_form form; /* the form, once settled (query_form) */
 	unsigned layout;
@@ -115,6 +118,8 @@ int set_name(const bfi_snapshot *s, const struct ask *o, uint32_t ord, const cha
 
 /* The query as the output names it: its text, or its record's id. */
 void print_query(const struct query *q, int json);
+/* A line's first field, when several snapshots are asked: the snapshot's name and a tab. */
+void print_tag(const struct ask *o);
 /*
  * With --errors: the k-mers a set must hold of q (its own need); in JSON
  * as `, "needed": N, "threshold": R`, N and its share of the terms.

@@ -95,6 +95,14 @@ static size_t copy_json_names(const struct names *c, const uint32_t *ords, size_
 	return i;
 }
 
+void print_tag(const struct ask *o)
+{
+	if (o->tag) {
+		out_text(o->tag, strlen(o->tag));
+		out_char('\t');
+	}
+}
+
 void print_needed(const struct query *q, const struct ask *o, int json)
 {
 	uint32_t terms = (uint32_t)query_terms(q), need = bfi_expr_need(q->e, o->form.theta);
@@ -132,7 +140,13 @@ int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scor
 		return 0;
 	}
 	if (o->json) {
-		out_str("{\"query\": ");
+		if (o->tag) {
+			out_str("{\"snapshot\": ");
+			out_json(o->tag, strlen(o->tag));
+			out_str(", \"query\": ");
+		} else {
+			out_str("{\"query\": ");
+		}
 		print_query(q, 1);
 		if (scores || (o->form.form == BFI_FORM_TEXT && o->form.theta == 0 && q->e == NULL)) { /* a text of stop words: 0 */
 			out_str(", \"terms\": ");
@@ -141,6 +155,7 @@ int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scor
 		if (o->errors_given) /* the read's own threshold: the k-mers a set must hold, and their share */
 			print_needed(q, o, 1);
 	} else {
+		print_tag(o);
 		print_query(q, 0);
 	}
 	if (o->count && o->json) {

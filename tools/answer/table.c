@@ -44,9 +44,12 @@ static void needed(const struct query *q, const struct ask *o)
 
 int table_head(const bfi_snapshot *s, struct ask *o)
 {
+	if (o->table == TABLE_TSV && o->head_said)
+		return 0;
 	if (o->table == TABLE_TSV) {
 		/* with --errors, each read's own threshold: the k-mers a set must hold */
-		out_str(o->errors_given ? "#query\tset\tscore\tratio\tneeded\n" : "#query\tset\tscore\tratio\n");
+		out_str(o->tag ? "#snapshot\tquery\tset\tscore\tratio" : "#query\tset\tscore\tratio");
+		out_str(o->errors_given ? "\tneeded\n" : "\n");
 		return 0;
 	}
 	/* matrix: the live sets, in ordinal order, named once */
@@ -95,6 +98,7 @@ static int tsv_rows(const bfi_snapshot *s, const uint32_t *ords, const uint32_t 
 {
 	uint32_t terms = terms_of(q, scores);
 	if (n == 0) {
+		print_tag(o);
 		print_query(q, 0);
 		out_str("\t\t0\t");
 		ratio(0, terms);
@@ -115,6 +119,7 @@ static int tsv_rows(const bfi_snapshot *s, const uint32_t *ords, const uint32_t 
 	}
 	qsort(r, n, sizeof *r, by_score_name);
 	for (size_t i = 0; i < n; i++) {
+		print_tag(o);
 		print_query(q, 0);
 		out_char('\t');
 		out_text(r[i].name, r[i].len);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,12 +16,27 @@
 #include "tools.h"
 
 /* What the options ask. */
+#define SNAPS_MAX 64 /* --snap, as bfi serve's names a request */
+
 struct query_args {
 	struct ask o;
 	const char *fasta;
 	int keys, expr, path, text, trusted, small_pages, no_scan, batch_size_given, memory_given;
 	uint64_t threads;
+	const char *snaps[SNAPS_MAX]; /* --snap, in order */
+	int n_snaps;
 };
+
+static int take_snap(void *ctx, const char *arg)
+{
+	struct query_args *a = ctx;
+	if (a->n_snaps == SNAPS_MAX) {
+		fprintf(stderr, "bfi query: at most %d --snap\n", SNAPS_MAX);
+		return EXIT_USAGE;
+	}
+	a->snaps[a->n_snaps++] = arg;
+	return 0;
+}
 
 static int take_threshold(void *ctx, const char *arg)
 {
@@ -196,6 +212,12 @@ static const struct opt_row rows[] = {
 	 "'-' for stdin),\n"
 	 "each answered under its record's id",
 	 OPT_STR, offsetof(struct query_args, fasta), 0, 0, NULL, NULL},
+	{"snap", 321, "SNAP",
+	 "ask SNAP (repeatable; then every argument is a\n"
+	 "query): each snapshot answers all the queries in\n"
+	 "turn, as asking it alone would, each answer led by\n"
+	 "its snapshot (a first field; in JSON \"snapshot\")",
+	 OPT_FN, 0, 0, 0, NULL, take_snap},
 	{"whole", 320, NULL,
 	 "with --fasta: all the records of FILE as one query of\n"
 	 "all their distinct k-mers (however many), named by\n"
@@ -326,6 +348,9 @@ static int check_query_args(const struct query_args *a, const struct ask *o, int
 		bad = "give one query form: --keys, --expr, --text, --kmer or --path";
 	else if (a->path && (a->text || o->kmer || o->theta != 0))
 		bad = "--path does not combine with --text, --kmer or --threshold";
+	else if (a->n_snaps && (o->format || o->table == TABLE_MATRIX))
+		bad = "several snapshots' answers take no --format template nor matrix (each "
+		      "snapshot has its own sets): ask each alone";
 	else if (o->errors_given && o->theta != 0)
 		bad = "--errors sets each read's threshold: it does not combine with --threshold";
 	else if ((o->format || o->table) && (o->json || o->count || o->ordinals))
@@ -336,7 +361,7 @@ static int check_query_args(const struct query_args *a, const struct ask *o, int
 		fprintf(stderr, "bfi query: %s\n", bad);
 		return EXIT_USAGE;
 	}
-	if (optind >= argc) {
+	if (optind >= argc && a->n_snaps == 0) {
 		fprintf(stderr, "bfi query: need SNAP\n");
 		return usage_try("query");
 	}
@@ -479,35 +504,46 @@ static void say_no_terms(const struct ask *o, unsigned long long none)
 		        none == 1 ? "it" : "them");
 }
 
-int cmd_query(int argc, char **argv)
+/*
+ * Standard input copied whole into a file in memory, which each snapshot
+ * asked reads from the start: its descriptor, or -1 after saying why.
+ */
+static int stdin_again(void)
 {
-	static struct query_args a; /* its strings point into argv */
-	memset(&a, 0, sizeof a);
-	a.o.batch_size = 1000;
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	a.threads = cores > 0 ? (uint64_t)cores : 1;
-	int status = opts_parse(&query_cmd, argc, argv, &a);
-	if (status)
-		return status - 1;
-	struct ask o = a.o;
-	o.asked = a.keys ? BFI_FORM_KEY : a.expr ? BFI_FORM_EXPR : a.path ? BFI_FORM_PATH
-	          : a.text ? BFI_FORM_TEXT : o.kmer ? BFI_FORM_KMERS : BFI_FORM_AUTO;
-	unsigned flags = (a.trusted ? BFI_OPEN_TRUSTED : 0) | (a.small_pages ? BFI_OPEN_SMALL_PAGES : 0);
-	const char *fasta = a.fasta;
-	int keys = a.keys;
-	uint64_t threads = a.threads;
-	if ((status = check_query_args(&a, &o, argc)) != 0)
-		return status;
-	const char *path = argv[optind++];
-	/* the catalog holds the key rules, the tokenizer and the path encoding:
-	 * only names, and a query form given outright, do without it */
-	if ((o.ordinals || o.count) && (keys || a.expr))
-		flags |= BFI_OPEN_NO_CATALOG;
-	int from_stdin = optind >= argc && !fasta;
-	if ((from_stdin || (fasta && !strcmp(fasta, "-"))) && stdin_closed) {
-		fprintf(stderr, "bfi query: standard input is closed; give queries as arguments\n");
-		return EXIT_USAGE;
+	int fd = memfd_create("bfi-query-input", MFD_CLOEXEC);
+	char buf[1 << 16];
+	ssize_t got;
+	while (fd >= 0 && (got = read(STDIN_FILENO, buf, sizeof buf)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		for (ssize_t at = 0, w; got > 0 && at < got; at += w)
+			if ((w = write(fd, buf + at, (size_t)(got - at))) < 0 && errno != EINTR) {
+				got = -1;
+				break;
+			} else if (w < 0) {
+				w = 0;
+			}
+		if (got < 0) {
+			close(fd);
+			fd = -1;
+		}
 	}
+	if (fd < 0)
+		perror("bfi query: standard input");
+	return fd;
+}
+
+/*
+ * The queries (arguments from optind, standard input, or --fasta) answered
+ * on the snapshot at path: the exit status.
+ */
+static int query_snap(struct query_args *pa, struct ask o, const char *path, unsigned flags,
+                      uint64_t threads, int argc, char **argv)
+{
+	struct query_args a_ = *pa, *ap = &a_;
+#define a (*ap)
+	const char *fasta = a.fasta;
+	int status = EXIT_OK;
 	bfi_snapshot *s = NULL;
 	bfi_result *res = NULL;
 	int rc = open_snap(&a, &o, path, flags, &threads, &s);
@@ -601,5 +637,60 @@ int cmd_query(int argc, char **argv)
 		fprintf(stderr, "bfi query: %s: %s\n", path, bfi_strerror(rc));
 		return EXIT_USAGE;
 	}
+	return status;
+}
+#undef a
+
+int cmd_query(int argc, char **argv)
+{
+	static struct query_args a; /* its strings point into argv */
+	memset(&a, 0, sizeof a);
+	a.o.batch_size = 1000;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	a.threads = cores > 0 ? (uint64_t)cores : 1;
+	int status = opts_parse(&query_cmd, argc, argv, &a);
+	if (status)
+		return status - 1;
+	struct ask o = a.o;
+	o.asked = a.keys ? BFI_FORM_KEY : a.expr ? BFI_FORM_EXPR : a.path ? BFI_FORM_PATH
+	          : a.text ? BFI_FORM_TEXT : o.kmer ? BFI_FORM_KMERS : BFI_FORM_AUTO;
+	unsigned flags = (a.trusted ? BFI_OPEN_TRUSTED : 0) | (a.small_pages ? BFI_OPEN_SMALL_PAGES : 0);
+	const char *fasta = a.fasta;
+	int keys = a.keys;
+	uint64_t threads = a.threads;
+	if ((status = check_query_args(&a, &o, argc)) != 0)
+		return status;
+	/* SNAP, or every --snap in turn, each answer led by its name */
+	int several = a.n_snaps > 0;
+	if (!several)
+		a.snaps[a.n_snaps++] = argv[optind++];
+	/* the catalog holds the key rules, the tokenizer and the path encoding:
+	 * only names, and a query form given outright, do without it */
+	if ((o.ordinals || o.count) && (keys || a.expr))
+		flags |= BFI_OPEN_NO_CATALOG;
+	int from_stdin = optind >= argc && !fasta;
+	if ((from_stdin || (fasta && !strcmp(fasta, "-"))) && stdin_closed) {
+		fprintf(stderr, "bfi query: standard input is closed; give queries as arguments\n");
+		return EXIT_USAGE;
+	}
+	/* standard input read once, each snapshot reading it again from the start */
+	int again = -1;
+	if (a.n_snaps > 1 && (from_stdin || (fasta && !strcmp(fasta, "-"))) &&
+	    (again = stdin_again()) < 0)
+		return EXIT_USAGE;
+	int first = optind;
+	for (int i = 0; i < a.n_snaps && status == EXIT_OK; i++) {
+		optind = first;
+		if (again >= 0 && (dup2(again, STDIN_FILENO) < 0 || lseek(again, 0, SEEK_SET) != 0)) {
+			perror("bfi query: standard input");
+			status = EXIT_USAGE;
+			break;
+		}
+		o.tag = several ? a.snaps[i] : NULL;
+		o.head_said = i > 0;
+		status = query_snap(&a, o, a.snaps[i], flags, threads, argc, argv);
+	}
+	if (again >= 0)
+		close(again);
 	return status;
 }
