@@ -66,6 +66,23 @@ static char complement(char c)
 	return c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : 'A';
 }
 
+/*
+ * The next run of bases at or after *at: [*from, *at) with *at moved to
+ * its end; 0 when there is none.
+ */
+static int next_run(const char *seq, size_t len, size_t *from, size_t *at)
+{
+	size_t i = *at;
+	while (i < len && !is_base(seq[i]))
+		i++;
+	size_t j = i;
+	while (j < len && is_base(seq[j]))
+		j++;
+	*from = i;
+	*at = j;
+	return j > i;
+}
+
 /* A (k+z)-mer: where it starts in the sequence, and whether its reverse complement is its canonical form. */
 struct window {
 	const char *at;
@@ -115,12 +132,7 @@ static size_t distinct_windows(const char *seq, size_t len, unsigned k, unsigned
 	size_t n = 0;
 	/* where each key starts: the runs of bases, k-mers at every place in them */
 	size_t key = 0;
-	for (size_t i = 0; i < len && key < w->n;) {
-		while (i < len && !is_base(seq[i]))
-			i++;
-		size_t j = i;
-		while (j < len && is_base(seq[j]))
-			j++;
+	for (size_t i, j = 0; key < w->n && next_run(seq, len, &i, &j);) {
 		if (j - i >= k) {
 			size_t kmers = j - i - k + 1;
 			for (size_t p = 0; p + z < kmers; p++) {
@@ -130,7 +142,6 @@ static size_t distinct_windows(const char *seq, size_t len, unsigned k, unsigned
 			}
 			key += kmers;
 		}
-		i = j;
 	}
 	size_t wlen = k + z;
 	qsort_r(win, n, sizeof *win, cmp_window, &wlen);
@@ -157,17 +168,11 @@ int bfi_query_findere(const bfi_snapshot *s, unsigned layout, const char *seq, s
 	k = f.k;
 	struct walk w = {.klen = bfi_kmer_key_len(k)};
 	/* the keys of each run of bases, in order (bfi_kmer_keys ends a run at any other byte) */
-	for (size_t i = 0; i < len && rc == 0;) {
-		while (i < len && !is_base(seq[i]))
-			i++;
-		size_t j = i;
-		while (j < len && is_base(seq[j]))
-			j++;
+	for (size_t i, j = 0; rc == 0 && next_run(seq, len, &i, &j);) {
 		if (j - i >= k) {
 			rc = bfi_kmer_keys(seq + i, j - i, k, take_key, &w);
 			w.runs++;
 		}
-		i = j;
 	}
 	struct bfi_info in;
 	bfi_info(s, &in);

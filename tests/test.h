@@ -68,6 +68,16 @@ typedef size_t (*test_key_fn)(uint32_t set, uint32_t i, char *buf, size_t cap);
 int test_build_sets(const struct bfi_build_options *o, const char *path, uint32_t n, uint32_t per,
                     test_key_fn key);
 /*
+ * n random genomes of len bases (from *seed), each NUL-terminated at
+ * g + i * (len + 1), written as FASTA files gNN.fa (set gNN) in a new
+ * directory under the test's and built into the snapshot at snap as
+ * k-mers of length k, with options o (NULL: the defaults); the genomes'
+ * ordinals by number into ord (n of them). Returns 0 or the first error.
+ */
+int test_build_genomes(const struct bfi_build_options *o, const char *snap, int n, size_t len,
+                       unsigned k, uint64_t *seed, char *g, uint32_t *ord);
+
+/*
  * Make every checksum of the index image p (size bytes) match its bytes:
  * chunk checksums, section checksums, table and header, with file_size
  * set to size. For damage that must be caught by a check behind them.

@@ -11,7 +11,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "test.h"
 
@@ -90,38 +89,18 @@ static size_t make_read(uint64_t *seed, unsigned e, char *out, int *src)
 static void test_lemma(void)
 {
 	uint64_t seed = 2024;
-	char dir[4200], path[4300], snap[4300];
-	snprintf(dir, sizeof dir, "%s/genomes", test_tmpdir());
+	char snap[4300];
 	snprintf(snap, sizeof snap, "%s/snap", test_tmpdir());
-	EXPECT(mkdir(dir, 0755) == 0);
-	struct bfi_build_options o;
-	bfi_build_options_init(&o);
-	bfi_writer *w = NULL;
-	EXPECT_RC(bfi_writer_create(&o, &w), 0);
+	uint32_t ord_of[GENOMES];
+	EXPECT_RC(test_build_genomes(NULL, snap, GENOMES, GLEN, K, &seed, &genome[0][0], ord_of), 0);
 	for (int g = 0; g < GENOMES; g++) {
-		for (int i = 0; i < GLEN; i++)
-			genome[g][i] = "ACGT"[test_rand(&seed) % 4];
-		snprintf(path, sizeof path, "%s/g%02d.fa", dir, g);
-		FILE *f = fopen(path, "w");
-		fprintf(f, ">g%02d\n%s\n", g, genome[g]);
-		fclose(f);
 		gk[g] = malloc(GLEN * sizeof *gk[g]);
 		gn[g] = kmers(genome[g], GLEN, gk[g]);
-		EXPECT_RC(bfi_writer_add_fasta(w, path, K, 0), 0);
 	}
-	EXPECT_RC(bfi_writer_finish(w, snap, NULL), 0);
-	bfi_writer_destroy(&w);
 	bfi_snapshot *s = NULL;
 	EXPECT_RC(bfi_open(snap, 0, &s), 0);
 	if (s == NULL)
 		return;
-	/* the genomes' ordinals by name */
-	uint32_t ord_of[GENOMES];
-	for (int g = 0; g < GENOMES; g++) {
-		char name[16];
-		snprintf(name, sizeof name, "g%02d", g);
-		EXPECT_RC(bfi_set_find(s, name, strlen(name), &ord_of[g]), 0);
-	}
 	bfi_result *res = NULL, *all = NULL;
 	EXPECT_RC(bfi_result_create(&res), 0);
 	EXPECT_RC(bfi_result_create(&all), 0);

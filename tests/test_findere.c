@@ -11,7 +11,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "test.h"
 
@@ -99,37 +98,18 @@ static size_t oracle(const bfi_snapshot *s, unsigned layout, const char *read, s
 static void test_findere(void)
 {
 	uint64_t seed = 77;
-	char dir[4200], path[4300], snap[4300];
-	snprintf(dir, sizeof dir, "%s/g", test_tmpdir());
+	char snap[4300];
 	snprintf(snap, sizeof snap, "%s/snap", test_tmpdir());
-	EXPECT(mkdir(dir, 0755) == 0);
 	struct bfi_build_options o;
 	bfi_build_options_init(&o);
 	o.fpr = 0.2;
 	o.layouts = BFI_BUILD_FLAT | BFI_BUILD_TREE | BFI_BUILD_PLAIN;
-	bfi_writer *w = NULL;
-	EXPECT_RC(bfi_writer_create(&o, &w), 0);
-	for (int g = 0; g < GENOMES; g++) {
-		for (int i = 0; i < GLEN; i++)
-			genome[g][i] = "ACGT"[test_rand(&seed) % 4];
-		snprintf(path, sizeof path, "%s/g%02d.fa", dir, g);
-		FILE *f = fopen(path, "w");
-		fprintf(f, ">g%02d\n%s\n", g, genome[g]);
-		fclose(f);
-		EXPECT_RC(bfi_writer_add_fasta(w, path, K, 0), 0);
-	}
-	EXPECT_RC(bfi_writer_finish(w, snap, NULL), 0);
-	bfi_writer_destroy(&w);
+	uint32_t ord_of[GENOMES];
+	EXPECT_RC(test_build_genomes(&o, snap, GENOMES, GLEN, K, &seed, &genome[0][0], ord_of), 0);
 	bfi_snapshot *s = NULL;
 	EXPECT_RC(bfi_open(snap, 0, &s), 0);
 	if (s == NULL)
 		return;
-	uint32_t ord_of[GENOMES];
-	for (int g = 0; g < GENOMES; g++) {
-		char name[16];
-		snprintf(name, sizeof name, "g%02d", g);
-		EXPECT_RC(bfi_set_find(s, name, strlen(name), &ord_of[g]), 0);
-	}
 	bfi_result *res = NULL, *plain = NULL;
 	EXPECT_RC(bfi_result_create(&res), 0);
 	EXPECT_RC(bfi_result_create(&plain), 0);

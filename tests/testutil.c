@@ -179,3 +179,45 @@ void test_reseal_index(uint8_t *p, size_t size)
 	bfi_put64(p + BFI_H_TABLE_CHECKSUM, bfi_checksum64(p + BFI_HEADER_SIZE, (size_t)n * BFI_ENTRY_SIZE));
 	bfi_put64(p + BFI_H_CHECKSUM, bfi_checksum64(p, BFI_H_CHECKSUM));
 }
+
+int test_build_genomes(const struct bfi_build_options *o, const char *snap, int n, size_t len,
+                       unsigned k, uint64_t *seed, char *g, uint32_t *ord)
+{
+	static unsigned made;
+	char dir[4200], path[4300];
+	snprintf(dir, sizeof dir, "%s/genomes%u", test_tmpdir(), made++);
+	struct bfi_build_options dflt;
+	if (o == NULL) {
+		bfi_build_options_init(&dflt);
+		o = &dflt;
+	}
+	bfi_writer *w = NULL;
+	int rc = mkdir(dir, 0755) != 0 ? -errno : bfi_writer_create(o, &w);
+	for (int i = 0; i < n && rc == 0; i++) {
+		char *gi = g + (size_t)i * (len + 1);
+		for (size_t x = 0; x < len; x++)
+			gi[x] = "ACGT"[test_rand(seed) % 4];
+		gi[len] = 0;
+		snprintf(path, sizeof path, "%s/g%02d.fa", dir, i);
+		FILE *f = fopen(path, "w");
+		if (f == NULL)
+			rc = -errno;
+		else if (fprintf(f, ">g%02d\n%s\n", i, gi) < 0 || fclose(f) != 0)
+			rc = -EIO;
+		if (rc == 0)
+			rc = bfi_writer_add_fasta(w, path, k, 0);
+	}
+	if (rc == 0)
+		rc = bfi_writer_finish(w, snap, NULL);
+	bfi_writer_destroy(&w);
+	bfi_snapshot *s = NULL;
+	if (rc == 0)
+		rc = bfi_open(snap, 0, &s);
+	for (int i = 0; i < n && rc == 0; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "g%02d", i);
+		rc = bfi_set_find(s, name, strlen(name), &ord[i]);
+	}
+	bfi_close(&s);
+	return rc;
+}
