@@ -1,7 +1,11 @@
 /*
  * names.c - what the answers name: sets by ordinal, each looked up in the
- * catalog once (query.h, struct names), and the query itself.
+ * catalog once (query.h, struct names), the query itself, the snapshot an
+ * answer is of (several asked at once), and a read's own threshold.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "answer.h"
 #include "tools.h"
 
@@ -32,4 +36,27 @@ void print_query(const struct query *q, int json)
 		out_json(t, n);
 	else
 		out_text(t, n);
+}
+
+void print_tag(const struct ask *o)
+{
+	if (o->tag) {
+		out_text(o->tag, strlen(o->tag));
+		out_char('\t');
+	}
+}
+
+void print_needed(const struct query *q, const struct ask *o, int json)
+{
+	uint32_t terms = (uint32_t)query_terms(q), need = bfi_expr_need(q->e, o->form.theta);
+	char b[32];
+	snprintf(b, sizeof b, "%.4f", terms ? (double)need / terms : 0.0);
+	if (!json) {
+		out_uint(need);
+		return;
+	}
+	out_str(", \"needed\": ");
+	out_uint(need);
+	out_str(", \"threshold\": ");
+	out_str(b);
 }

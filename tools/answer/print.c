@@ -95,29 +95,6 @@ static size_t copy_json_names(const struct names *c, const uint32_t *ords, size_
 	return i;
 }
 
-void print_tag(const struct ask *o)
-{
-	if (o->tag) {
-		out_text(o->tag, strlen(o->tag));
-		out_char('\t');
-	}
-}
-
-void print_needed(const struct query *q, const struct ask *o, int json)
-{
-	uint32_t terms = (uint32_t)query_terms(q), need = bfi_expr_need(q->e, o->form.theta);
-	char b[32];
-	snprintf(b, sizeof b, "%.4f", terms ? (double)need / terms : 0.0);
-	if (!json) {
-		out_uint(need);
-		return;
-	}
-	out_str(", \"needed\": ");
-	out_uint(need);
-	out_str(", \"threshold\": ");
-	out_str(b);
-}
-
 /* Print query q's answer: the n sets ords (with scores, for thresholds). */
 int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores,
                       size_t n, const struct ask *o, const struct query *q)

@@ -1,0 +1,34 @@
+/*
+ * scored.c - an answer made from each set's score, for the queries that
+ * count terms themselves (findere.c, whole.c) rather than through a
+ * layout's threshold.
+ */
+#include "layout.h"
+
+int bfi__answer_scores(const bfi_snapshot *s, const uint32_t *score, uint64_t n, uint32_t need,
+                       bfi_result *res)
+{
+	bfi__reset_result(res, 1);
+	res->have_scores = 1;
+	struct bfi_info in;
+	bfi_info(s, &in);
+	size_t m = 0;
+	for (uint64_t o = 0; score && o < n; o++)
+		m += score[o] >= need;
+	int rc = m ? bfi__room(res, m) : 0;
+	if (rc == 0 && m)
+		rc = bfi__grow(&res->scores, &res->scores_cap, m, sizeof *res->scores);
+	for (uint64_t o = 0; rc == 0 && m && o < n; o++) {
+		if (score[o] < need)
+			continue;
+		if (need == 0 && in.segments) { /* every set: a collection's live ones */
+			const char *name;
+			size_t nl;
+			if (bfi_set_name(s, (uint32_t)o, &name, &nl) == BFI_E_NOT_FOUND)
+				continue;
+		}
+		res->ords[res->n] = (uint32_t)o;
+		res->scores[res->n++] = score[o];
+	}
+	return rc ? rc : bfi__rank(res);
+}
