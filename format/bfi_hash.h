@@ -127,6 +127,16 @@ typedef int (*bfi_kmer_fn)(void *ctx, const char *key, size_t len);
  * BFI_E_INVALID (k) or what fn returned.
  */
 BFI_API int bfi_kmer_keys(const char *seq, size_t len, unsigned k, bfi_kmer_fn fn, void *ctx);
+/*
+ * Protein k-mer keys (spec/format.md, "Protein k-mer keys"), 1 <= k <=
+ * BFI_KMER_MAX: every window of k amino-acid letters of one record's
+ * sequence, in order, repeats included: runs of the twenty letters
+ * ACDEFGHIKLMNPQRSTVWY (either case); any other byte (X, B, Z, J, U, O,
+ * *, -) ends a run. A key is its k letters in upper case: a protein has
+ * one strand. Returns 0, BFI_E_INVALID (k) or what fn returned.
+ */
+BFI_API int bfi_protein_keys(const char *seq, size_t len, unsigned k, bfi_kmer_fn fn,
+                             void *ctx);
 
 #ifdef __cplusplus
 }

@@ -24,7 +24,7 @@
 #define BFI_MAGIC "\x89" "BFI\r\n\x1a\n"
 #define BFI_MAGIC_LEN 8u
 #define BFI_VERSION_MAJOR 3u
-#define BFI_VERSION_MINOR 3u
+#define BFI_VERSION_MINOR 4u
 #define BFI_HEADER_SIZE 128u
 #define BFI_TRAILER_SIZE 8u
 #define BFI_KNOWN_INCOMPAT 0ull /* no incompatible features in 3.0 */

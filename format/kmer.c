@@ -128,3 +128,43 @@ int bfi_kmer_keys(const char *seq, size_t len, unsigned k, bfi_kmer_fn fn, void 
 		return BFI_E_INVALID;
 	return k <= 32 ? short_keys(seq, len, k, fn, ctx) : long_keys(seq, len, k, fn, ctx);
 }
+
+/* Is c one of the twenty amino acids' letters (either case)? Its upper case, else 0. */
+static char amino(char c)
+{
+	char u = (char)(c >= 'a' && c <= 'z' ? c - 32 : c);
+	switch (u) {
+	case 'A': case 'C': case 'D': case 'E': case 'F': case 'G': case 'H': case 'I': case 'K':
+	case 'L': case 'M': case 'N': case 'P': case 'Q': case 'R': case 'S': case 'T': case 'V':
+	case 'W': case 'Y': return u;
+	default: return 0;
+	}
+}
+
+int bfi_protein_keys(const char *seq, size_t len, unsigned k, bfi_kmer_fn fn, void *ctx)
+{
+	if (k < 1 || k > BFI_KMER_MAX || fn == 0 || (seq == 0 && len))
+		return BFI_E_INVALID;
+	char key[BFI_KMER_MAX];
+	unsigned run = 0;
+	for (size_t i = 0; i < len; i++) {
+		char a = amino(seq[i]);
+		if (a == 0) {
+			run = 0;
+			continue;
+		}
+		/* the window's letters, the newest last */
+		if (run < k) {
+			key[run++] = a;
+		} else {
+			memmove(key, key + 1, k - 1);
+			key[k - 1] = a;
+		}
+		if (run == k) {
+			int rc = fn(ctx, key, k);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}

@@ -541,6 +541,15 @@ BFI_API BFI_MUST_CHECK int bfi_expr_text(const bfi_snapshot *snap, const char *t
  */
 BFI_API BFI_MUST_CHECK int bfi_expr_kmers(const bfi_snapshot *snap, const char *seq, size_t len,
                                           unsigned k, bfi_expr **out);
+/*
+ * A protein sequence over a snapshot of proteins (spec/format.md,
+ * "Protein k-mer keys"): the term list of its amino-acid k-mers, as
+ * bfi_expr_kmers makes a DNA sequence's; k 0 for the catalog's. Returns 0,
+ * BFI_E_KEY_FORM (a snapshot of DNA, text or paths, or of another k),
+ * BFI_E_INVALID, BFI_E_LIMIT (more than 65,536 k-mers) or -ENOMEM.
+ */
+BFI_API BFI_MUST_CHECK int bfi_expr_protein(const bfi_snapshot *snap, const char *seq,
+                                            size_t len, unsigned k, bfi_expr **out);
 /* Free an expression and set *e to NULL; NULL-safe. */
 BFI_API void bfi_expr_free(bfi_expr **e);
 
@@ -733,6 +742,7 @@ enum {
 	BFI_FORM_TEXT = 4,  /* a text's terms (bfi_expr_text) */
 	BFI_FORM_KMERS = 5, /* a DNA sequence's k-mers (bfi_expr_kmers) */
 	BFI_FORM_WORDS = 6, /* blank-separated words, each a key as given (bfi_expr_words) */
+	BFI_FORM_PROTEIN = 7, /* a protein sequence's amino-acid k-mers (bfi_expr_protein) */
 };
 /* A query form, as bfi_query_form() settles it. */
 struct bfi_form {
@@ -760,7 +770,7 @@ struct bfi_form {
  */
 BFI_API BFI_MUST_CHECK int bfi_query_form(const bfi_snapshot *snap, int form, unsigned k,
                                           double theta, struct bfi_form *out);
-/* Form's name ("auto", "key", "expr", "path", "text", "kmers", "words"), or NULL. */
+/* Form's name ("auto", "key", "expr", "path", "text", "kmers", "words", "protein"), or NULL. */
 BFI_API const char *bfi_form_name(int form);
 /* The BFI_FORM_* named name (len bytes), as bfi_form_name() spells it, or -1. */
 BFI_API int bfi_form_parse(const char *name, size_t len);
@@ -843,7 +853,7 @@ BFI_API BFI_MUST_CHECK int bfi_query_whole(const bfi_snapshot *snap, unsigned la
 
 /* What bfi_query_many() answers. */
 enum {
-	BFI_MANY_SEQUENCES = 1, /* DNA sequences, each by its k-mers (bfi_expr_kmers) */
+	BFI_MANY_SEQUENCES = 1, /* sequences, each by its k-mers: DNA's, or a protein snapshot's amino acids' */
 	BFI_MANY_TEXTS = 2,     /* texts, each by its terms (bfi_expr_text) */
 	BFI_MANY_QUERIES = 3,   /* queries, each as the snapshot's keys were made (bfi_query_text) */
 };

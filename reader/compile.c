@@ -267,6 +267,42 @@ int bfi_expr_kmers(const bfi_snapshot *snap, const char *seq, size_t len, unsign
 	return rc;
 }
 
+int bfi_expr_protein(const bfi_snapshot *snap, const char *seq, size_t len, unsigned k,
+                     bfi_expr **out)
+{
+	if (out == NULL || (seq == NULL && len))
+		return BFI_E_INVALID;
+	*out = NULL;
+	unsigned made = snap ? bfi__meta_uint(snap, BFI_META_KMER, 0) : 0;
+	if (snap && other_input(snap, "protein"))
+		return BFI_E_KEY_FORM;
+	if (k == 0)
+		k = made;
+	if (k < 1 || k > BFI_KMER_MAX)
+		return BFI_E_INVALID;
+	if (made && k != made)
+		return BFI_E_KEY_FORM;
+	/* every k-mer, repeats too: the term list drops repeated hashes */
+	struct kmer_list kl = {malloc(len * k + 1), 0, k};
+	int rc = kl.buf ? bfi_protein_keys(seq ? seq : "", len, k, add_kmer, &kl) : -ENOMEM;
+	const void **keys = rc == 0 ? malloc((kl.n ? kl.n : 1) * sizeof *keys) : NULL;
+	size_t *lens = keys ? malloc((kl.n ? kl.n : 1) * sizeof *lens) : NULL;
+	if (rc == 0 && lens == NULL)
+		rc = -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < kl.n; i++) {
+		keys[i] = kl.buf + i * k;
+		lens[i] = k;
+	}
+	if (rc == 0)
+		rc = bfi_expr_terms(keys, lens, kl.n, out);
+	if (rc == 0 && *out)
+		(*out)->kmer = k; /* for bfi_expr_set_errors */
+	free(keys);
+	free(lens);
+	free(kl.buf);
+	return rc;
+}
+
 int bfi_expr_words(const char *text, size_t len, bfi_expr **out)
 {
 	if (out == NULL || (text == NULL && len))
@@ -307,7 +343,7 @@ int bfi__query_terms(const bfi_snapshot *snap, double theta)
 {
 	struct bfi_form f;
 	return bfi_query_form(snap, BFI_FORM_AUTO, 0, theta, &f) == 0 &&
-	       (f.form == BFI_FORM_KMERS || f.form == BFI_FORM_WORDS ||
+	       (f.form == BFI_FORM_KMERS || f.form == BFI_FORM_PROTEIN || f.form == BFI_FORM_WORDS ||
 	        (f.form == BFI_FORM_TEXT && f.theta != 0));
 }
 
@@ -321,39 +357,44 @@ int bfi_query_form(const bfi_snapshot *snap, int form, unsigned k, double theta,
                    struct bfi_form *out)
 {
 	if (snap == NULL || out == NULL || !(theta == 0 || bfi__theta_ok(theta)) || form < BFI_FORM_AUTO ||
-	    form > BFI_FORM_WORDS || k > BFI_KMER_MAX)
+	    form > BFI_FORM_PROTEIN || k > BFI_KMER_MAX)
 		return BFI_E_INVALID;
 	const void *v;
 	size_t len;
 	int rules = bfi_catalog_meta(snap, BFI_META_INPUT, &v, &len) != BFI_E_NO_CATALOG;
 	int fasta = input_is(snap, "fasta"), text = input_is(snap, "text"),
-	    paths = input_is(snap, "paths");
+	    paths = input_is(snap, "paths"), protein = input_is(snap, "protein");
 	unsigned made = rules ? bfi__meta_uint(snap, BFI_META_KMER, 0) : 0;
+	int seqs = form == BFI_FORM_KMERS || form == BFI_FORM_PROTEIN;
 	if (form == BFI_FORM_AUTO)
-		form = fasta && made ? BFI_FORM_KMERS
-		       : text        ? BFI_FORM_TEXT
+		form = fasta && made     ? BFI_FORM_KMERS
+		       : protein && made ? BFI_FORM_PROTEIN
+		       : text            ? BFI_FORM_TEXT
 		       : paths && theta == 0 ? BFI_FORM_PATH
 		                             : BFI_FORM_KEY;
-	else if (rules && (((fasta || paths) && form == BFI_FORM_TEXT) ||
-	                   ((text || paths) && form == BFI_FORM_KMERS) ||
+	else if (rules && (((fasta || paths || protein) && form == BFI_FORM_TEXT) ||
+	                   ((text || paths) && seqs) ||
+	                   (protein && form == BFI_FORM_KMERS) || (fasta && form == BFI_FORM_PROTEIN) ||
 	                   (!paths && form == BFI_FORM_PATH) ||
-	                   (fasta && form == BFI_FORM_KMERS && k && made && k != made)))
+	                   ((fasta || protein) && seqs && k && made && k != made)))
 		return BFI_E_KEY_FORM;
 	if (theta != 0 && (form == BFI_FORM_EXPR || form == BFI_FORM_PATH))
 		return BFI_E_INVALID;
 	if (theta != 0 && form == BFI_FORM_KEY)
 		form = BFI_FORM_WORDS;
-	if (form == BFI_FORM_KMERS && (k = k ? k : made) == 0)
+	seqs = form == BFI_FORM_KMERS || form == BFI_FORM_PROTEIN;
+	if (seqs && (k = k ? k : made) == 0)
 		return BFI_E_INVALID; /* no k given, and none recorded */
-	*out = (struct bfi_form){form, form == BFI_FORM_KMERS ? k : 0,
-	                         form == BFI_FORM_KMERS || form == BFI_FORM_WORDS
+	*out = (struct bfi_form){form, seqs ? k : 0,
+	                         seqs || form == BFI_FORM_WORDS
 	                             ? (theta != 0 ? theta : 1.0)
 	                             : theta};
 	return 0;
 }
 
 /* By BFI_FORM_*: the names bfi_form_name() gives. */
-static const char *const form_names[] = {"auto", "key", "expr", "path", "text", "kmers", "words"};
+static const char *const form_names[] = {"auto", "key", "expr", "path", "text", "kmers", "words",
+                                         "protein"};
 #define N_FORMS (sizeof form_names / sizeof *form_names)
 
 const char *bfi_form_name(int form)
@@ -372,8 +413,11 @@ int bfi_form_parse(const char *name, size_t len)
 /* The queries a form makes, for a refusal's message. */
 static const char *made_of(int form)
 {
-	return form == BFI_FORM_TEXT ? "text queries" : form == BFI_FORM_KMERS ? "k-mer queries"
-	       : form == BFI_FORM_PATH ? "path queries" : "such queries";
+	return form == BFI_FORM_TEXT      ? "text queries"
+	       : form == BFI_FORM_KMERS   ? "DNA k-mer queries"
+	       : form == BFI_FORM_PROTEIN ? "protein k-mer queries"
+	       : form == BFI_FORM_PATH    ? "path queries"
+	                                  : "such queries";
 }
 
 int bfi_form_refused(const bfi_snapshot *snap, int form, unsigned k, char *why, size_t cap)
@@ -392,6 +436,12 @@ int bfi_form_refused(const bfi_snapshot *snap, int form, unsigned k, char *why, 
 	unsigned made = bfi__meta_uint(snap, BFI_META_KMER, 0);
 	if (form == BFI_FORM_KMERS && made && input_is(snap, "fasta"))
 		snprintf(why, cap, "its keys are %u-mers, so %u-mers would match nothing", made, k);
+	else if (form == BFI_FORM_PROTEIN && made && input_is(snap, "protein"))
+		snprintf(why, cap, "its keys are protein %u-mers, so %u-mers would match nothing", made,
+		         k);
+	else if (made && (input_is(snap, "protein") || input_is(snap, "fasta")))
+		snprintf(why, cap, "its keys are %s %u-mers, so %s would match nothing",
+		         input_is(snap, "protein") ? "protein" : "DNA", made, made_of(form));
 	else
 		snprintf(why, cap, "it was built from %s input, so %s would match nothing", input,
 		         made_of(form));
@@ -412,6 +462,7 @@ int bfi_expr_form(const bfi_snapshot *snap, const struct bfi_form *f, const char
 	case BFI_FORM_TEXT:
 		return bfi_expr_text(snap, text, len, f->theta != 0 ? BFI_TEXT_TERMS : BFI_TEXT_ALL, out);
 	case BFI_FORM_KMERS: return bfi_expr_kmers(snap, text, len, f->k, out);
+	case BFI_FORM_PROTEIN: return bfi_expr_protein(snap, text, len, f->k, out);
 	case BFI_FORM_WORDS: return bfi_expr_words(text, len, out);
 	default: return BFI_E_INVALID;
 	}

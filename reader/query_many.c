@@ -69,13 +69,20 @@ static int many_args(const bfi_snapshot *s, int what, double theta, const char *
 	return 0;
 }
 
+/* Are s's sequences proteins (its catalog's key rules)? Then a sequence's k-mers are amino acids'. */
+static int is_protein(const bfi_snapshot *s)
+{
+	struct bfi_form f;
+	return bfi_query_form(s, BFI_FORM_AUTO, 0, 1.0, &f) == 0 && f.form == BFI_FORM_PROTEIN;
+}
+
 /*
  * A query of buf, compiled as the many calls compile it (NULL: no terms);
  * a sequence's threshold by the k-mer lemma when what asks for errors
  * (BFI_MANY_ERRORS).
  */
 static int compile(const bfi_snapshot *s, int what, unsigned k, double theta, int scored,
-                   const char *q, size_t len, bfi_expr **e)
+                   int protein, const char *q, size_t len, bfi_expr **e)
 {
 	*e = NULL;
 	int errors = what >> 8;
@@ -83,7 +90,7 @@ static int compile(const bfi_snapshot *s, int what, unsigned k, double theta, in
 	if (what == BFI_MANY_QUERIES)
 		return bfi_expr_query(s, q, len, theta, e);
 	if (what == BFI_MANY_SEQUENCES) {
-		int rc = bfi_expr_kmers(s, q, len, k, e);
+		int rc = (protein ? bfi_expr_protein : bfi_expr_kmers)(s, q, len, k, e);
 		if (rc == 0 && errors && *e)
 			rc = bfi_expr_set_errors(*e, 0, (unsigned)errors);
 		return rc;
@@ -98,6 +105,7 @@ int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k,
 	int scored, rc = many_args(s, what, theta, buf, ends, n, res, answer_ends, done, &scored);
 	if (rc)
 		return rc;
+	int protein = is_protein(s);
 	rc = res->scratch ? 0 : bfi_result_create(&res->scratch);
 	if (rc)
 		return rc;
@@ -114,7 +122,7 @@ int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k,
 		const char *q = buf + from;
 		size_t len = ends[i] - from;
 		bfi_expr *e = NULL;
-		rc = compile(s, what, k, theta, scored, q, len, &e);
+		rc = compile(s, what, k, theta, scored, protein, q, len, &e);
 		if (rc == 0)
 			rc = bfi_query_compiled(s, layout, e, theta, w);
 		bfi_expr_free(&e);
@@ -215,6 +223,7 @@ int bfi_scan_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, 
 	int scored, rc = many_args(s, what, theta, buf, ends, n, res, answer_ends, done, &scored);
 	if (rc == 0 && memory == 0)
 		rc = BFI_E_INVALID;
+	int protein = rc == 0 && is_protein(s);
 	struct scan_batch b = {.s = s, .layout = layout, .theta = theta, .memory = memory};
 	if (rc == 0)
 		rc = bfi_scan_cost(s, layout, &b.cost);
@@ -246,7 +255,8 @@ int bfi_scan_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, 
 				rc = BFI_E_INVALID;
 			} else {
 				size_t at = i ? ends[i - 1] : 0;
-				rc = compile(s, what, k, theta, scored, buf + at, ends[i] - at, &b.es[i]);
+				rc = compile(s, what, k, theta, scored, protein, buf + at, ends[i] - at,
+				             &b.es[i]);
 				if (rc)
 					bad = i;
 			}

@@ -50,11 +50,13 @@ int bfi_query_whole(const bfi_snapshot *s, unsigned layout, const char *seq, siz
 	    !bfi__theta_ok(theta))
 		return BFI_E_INVALID;
 	*terms = 0;
-	int rc = bfi_query_form(s, BFI_FORM_KMERS, k, 1.0, &f);
+	/* the snapshot's own sequences: proteins', else DNA's */
+	int protein = bfi_query_form(s, BFI_FORM_AUTO, k, 1.0, &f) == 0 && f.form == BFI_FORM_PROTEIN;
+	int rc = protein ? 0 : bfi_query_form(s, BFI_FORM_KMERS, k, 1.0, &f);
 	if (rc)
 		return rc;
 	struct hashes hs = {0};
-	rc = bfi_kmer_keys(seq ? seq : "", len, f.k, take_hash, &hs);
+	rc = (protein ? bfi_protein_keys : bfi_kmer_keys)(seq ? seq : "", len, f.k, take_hash, &hs);
 	/* distinct, as a term list's repeats count once */
 	size_t d = 0;
 	if (rc == 0 && hs.n) {

@@ -807,5 +807,36 @@ assert lines and len(got[pa]) == len(got[pb]) > 10' "$T/eg/both" "$form" "$T/eg/
 	! "$BFI" query --snap "$T/eg/snap" --format matrix -t 0.5 ACGT 2>"$T/e" && grep -q 'ask each alone' "$T/e"
 }
 check "query --snap A --snap B: each snapshot's answers as asking it alone, led by its name (text, JSON, tsv, --fasta)" several_ok
+# --alphabet protein: amino-acid k-mers (k 10 unless given), format 3.4, DNA queries refused
+protein_ok() {
+	rm -rf "$T/pr" && mkdir "$T/pr" &&
+	python3 -c 'import random, sys
+r = random.Random(4)
+A = "ACDEFGHIKLMNPQRSTVWY"
+ps = ["".join(r.choice(A) for _ in range(4000)) for _ in range(5)]
+for i, p in enumerate(ps):
+    open(f"{sys.argv[1]}/p{i}.faa", "w").write(f">p{i}\n{p}\n")
+with open(f"{sys.argv[1]}/q.fa", "w") as f:
+    for i in range(40):
+        g, at = i % 5, r.randrange(3900)
+        f.write(f">q{i}_p{g}\n{ps[g][at:at + 80].lower()}\n")' "$T/pr" &&
+	"$BFI" build -q -o "$T/pr/snap" --input fasta --alphabet protein "$T/pr"/p*.faa &&
+	"$BFI" inspect "$T/pr/snap" | grep -q '^format *3\.4 ' &&
+	"$BFI" inspect "$T/pr/snap" | grep -q '^keys *amino-acid 10-mers' &&
+	"$BFI" query --json --fasta "$T/pr/q.fa" -t 1 "$T/pr/snap" >"$T/pr/out" &&
+	python3 -c 'import json, sys
+n = 0
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    assert o["terms"] == 80 - 10 + 1 and o["query"].split("_")[1] in o["matches"], o
+    n += 1
+assert n == 40' "$T/pr/out" &&
+	"$BFI" query --alphabet protein -t 1 --json "$T/pr/snap" "$(sed -n 2p "$T/pr/q.fa")" | grep -q '"matches": \["p0"' &&
+	! "$BFI" query --kmer 10 "$T/pr/snap" ACGTACGTACGT 2>"$T/e" && grep -q 'protein 10-mers' "$T/e" &&
+	! "$BFI" query --alphabet dna "$T/pr/snap" ACGTACGTACGT 2>"$T/e" && grep -q 'protein 10-mers' "$T/e" &&
+	! "$BFI" query --alphabet protein "$T/eg/snap" MKVLAAGG 2>"$T/e" && grep -q 'DNA 21-mers' "$T/e" &&
+	! "$BFI" build -q -o "$T/pr/x" --alphabet protein "$T/pr" 2>"$T/e" && grep -q 'needs --input fasta' "$T/e"
+}
+check "build --alphabet protein: amino-acid 10-mers, format 3.4, every query finds its protein; DNA and protein queries refused across" protein_ok
 
 exit 0

@@ -198,6 +198,31 @@ def sequences():
                 assert e.name == "BFI_E_LIMIT" and "sequence 700:" in str(e), str(e)
 
 
+def proteins():
+    """A snapshot of proteins: query_sequences splits into amino-acid k-mers, as bfi query does."""
+    rnd = random.Random(12)
+    aa = "ACDEFGHIKLMNPQRSTVWY"
+    os.makedirs(f"{T}/prot", exist_ok=True)
+    ps = ["".join(rnd.choice(aa) for _ in range(3000)) for _ in range(4)]
+    for i, p in enumerate(ps):
+        with open(f"{T}/prot/p{i}.faa", "w") as f:
+            f.write(f">p{i}\n{p}\n")
+    reads = []
+    for i in range(30):
+        at = rnd.randrange(2900)
+        reads.append((f"q{i}", ps[i % 4][at:at + 60]))
+    with open(f"{T}/prot/q.fa", "w") as f:
+        f.write("".join(f">{i}\n{q}\n" for i, q in reads))
+    subprocess.run([BFI, "build", "-q", "-o", f"{T}/PR", "--input", "fasta", "--alphabet",
+                    "protein"] + [f"{T}/prot/p{i}.faa" for i in range(4)], check=True)
+    want = [ranked(o) for o in cli("--fasta", f"{T}/prot/q.fa", "-t", "0.9", f"{T}/PR")]
+    with bfi.open(f"{T}/PR") as s:
+        expect(s.query_sequences(reads, threshold=0.9), want, "query_sequences on proteins")
+        expect([s.query_sequences(q, threshold=0.9) for _, q in reads], want,
+               "query_sequences(one) on proteins")
+    assert all(w for w in want), "a protein found nothing: the check means little"
+
+
 def paths_all():
     want = [o["matches"] for o in cli(f"{T}/P", stdin="\n".join(paths).encode() + b"\n")]
     with bfi.open(f"{T}/P") as s:
@@ -659,6 +684,7 @@ check("query_expr answers as bfi query -e", exprs_all)
 check("query_text, and with a threshold its ranked scores and terms, as bfi query", text_all)
 check("query_sequences at threshold 0.8, 0 (every genome), errors=2, findere=3, and query_whole answer as bfi query --fasta", sequences)
 check("query_path answers as bfi query on JSON documents", paths_all)
+check("a snapshot of proteins: query_sequences takes amino-acid k-mers, as bfi query --fasta", proteins)
 check("query() with no options forms text, k-mer and path queries as bfi query does", formed)
 check("a collection with removed sets answers as bfi query", collection)
 check("bfi.Client of a bfi serve answers as the local snapshot, type for type", client)

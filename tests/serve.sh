@@ -466,6 +466,28 @@ cors() {
 }
 check "--cors ORIGIN: replies name it, a preflight gets 204 and the methods; without it, neither" cors
 
+# a snapshot of proteins: "sequences" are split into amino-acid k-mers, as bfi query splits them
+proteins() {
+	mkdir -p "$T/prot" &&
+	python3 -c 'import random, sys
+r = random.Random(9)
+A = "ACDEFGHIKLMNPQRSTVWY"
+ps = ["".join(r.choice(A) for _ in range(3000)) for _ in range(4)]
+for i, p in enumerate(ps):
+    open(f"{sys.argv[1]}/p{i}.faa", "w").write(f">p{i}\n{p}\n")
+with open(f"{sys.argv[1]}/q.fa", "w") as f:
+    for i in range(30):
+        g = r.randrange(4)
+        at = r.randrange(2900)
+        f.write(f">q{i}\n{ps[g][at:at + 60]}\n")' "$T/prot" &&
+	"$BFI" build -q -o "$T/PR" --input fasta --alphabet protein "$T/prot"/p*.faa &&
+	"$BFI" query --json --fasta "$T/prot/q.fa" -t 0.9 "$T/PR" >"$T/pr.want" &&
+	[ "$(grep -c '"matches": \["' "$T/pr.want")" -eq 30 ] &&
+	start prot pr="$T/PR" || return 1
+	python3 "$T/h.py" "$(cat "$T/prot.port")" post pr sequences "$T/prot/q.fa" "$T/pr.want" '{"threshold": 0.9}'
+}
+check "a snapshot of proteins: \"sequences\" are amino-acid k-mers, as bfi query --fasta answers" proteins
+
 infos() {
 	"$BFI" inspect --json "$T/K" >"$T/ki.want" && H info k "$T/ki.want" && H health && H metrics
 }

@@ -278,7 +278,7 @@ static void test_group_kinds(void)
 	EXPECT_RC(bfi_writer_create(&o, &w), 0);
 	const char *const one[] = {fa}, *const other[] = {keys};
 	EXPECT_RC(bfi_writer_add_group(w, "t", 1, other, 1, "text", 0), BFI_E_INVALID);
-	EXPECT(strstr(bfi_writer_errmsg(w), "takes fasta or keys input, not text") != NULL);
+	EXPECT(strstr(bfi_writer_errmsg(w), "takes fasta, protein or keys input, not text") != NULL);
 	EXPECT_RC(bfi_writer_add_group(w, "a", 1, one, 1, "fasta", 7), 0);
 	EXPECT_RC(bfi_writer_add_group(w, "b", 1, other, 1, "keys", 0), BFI_E_INPUT);
 	EXPECT(strstr(bfi_writer_errmsg(w), "disagree on the input kind") != NULL);

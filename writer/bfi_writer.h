@@ -281,6 +281,17 @@ BFI_API BFI_MUST_CHECK int bfi_writer_add_dir(bfi_writer *w, const char *dir);
  */
 BFI_API BFI_MUST_CHECK int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k,
                                                 int per_record);
+/*
+ * Protein sequences, as bfi_writer_add_fasta reads DNA: FASTA or FASTQ
+ * files whose keys are amino-acid k-mers (bfi_protein_keys, spec/format.md
+ * "Protein k-mer keys"), 1 <= k <= 255, one set a file or a record. The
+ * catalog records input "protein" and k, so that queries are split the
+ * same way and DNA k-mers are refused on it; the file is of format minor
+ * 4, which older readers refuse rather than misread. Returns as
+ * bfi_writer_add_fasta; both in one snapshot are BFI_E_INPUT.
+ */
+BFI_API BFI_MUST_CHECK int bfi_writer_add_protein(bfi_writer *w, const char *path, unsigned k,
+                                                  int per_record);
 
 /*
  * Add text documents as sets of terms (spec/format.md, "Text keys"): path

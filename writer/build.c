@@ -257,7 +257,8 @@ static int write_header(struct finish *f)
 	for (uint32_t i = 0; i < f->n_sec; i++)
 		bfi_section_encode(head + BFI_HEADER_SIZE + i * BFI_ENTRY_SIZE, &f->sec[i]);
 	f->h.major = BFI_VERSION_MAJOR;
-	f->h.minor = f->p.minor; /* the oldest reader that reads every feature it uses */
+	/* the oldest reader that reads every feature it uses: 4 for protein keys, which 3.3 would split as DNA */
+	f->h.minor = f->w->protein && f->p.minor < 4 ? 4 : f->p.minor;
 	f->h.file_size = f->file_size;
 	f->h.table_offset = BFI_HEADER_SIZE;
 	f->h.section_count = f->n_sec;

@@ -5,8 +5,8 @@
 #include "sources.h"
 
 /* The input kinds whose files a group reads as one set. */
-static const struct source_kind *(*const group_kinds[])(void) = {writer_fasta_source,
-                                                                 writer_key_source};
+static const struct source_kind *(*const group_kinds[])(void) = {
+    writer_fasta_source, writer_protein_source, writer_key_source};
 #define N_GROUP_KINDS (sizeof group_kinds / sizeof group_kinds[0])
 
 int bfi_writer_add_group(bfi_writer *w, const char *name, size_t len, const char *const *paths,

@@ -84,6 +84,7 @@ struct bfi_writer {
 	int direct;     /* sets read from files are read again, not spooled */
 	int auto_layout; /* BFI_BUILD_AUTO: opt.layouts is flat until lay_out chooses */
 	unsigned kmer;  /* FASTA sources: the k-mer length */
+	int protein;    /* their sequences are proteins: amino-acid k-mers (bfi_writer_add_protein) */
 	pthread_mutex_t err_lock; /* writer_fail_shared's */
 	uint64_t keys_in;
 	uint64_t held_bytes; /* sets' keys held for the fill (struct held_keys) */

@@ -39,11 +39,12 @@ static int on_record(void *ctx, const char *id, size_t id_len, const char *seq, 
 	if (c->w->names.n == before)
 		return writer_fail(c->w, BFI_E_DUP_SET, "%s: record '%.*s' names a set already added",
 		                   c->path, (int)id_len, id);
-	return bfi_kmer_keys(seq, len, c->k, add_kmer_key, c);
+	return (c->w->protein ? bfi_protein_keys : bfi_kmer_keys)(seq, len, c->k, add_kmer_key, c);
 }
 
 /* A sequence file's set name: its name less .gz and one of these. */
-static const char *const SEQ_EXTS[] = {".fasta", ".fastq", ".fa", ".fna", ".ffn", ".fq", ".seq"};
+static const char *const SEQ_EXTS[] = {".fasta", ".fastq", ".fa", ".fna", ".ffn", ".faa", ".fq",
+                                       ".seq"};
 
 static size_t seq_set_name(const char *path, const char **name)
 {
@@ -55,6 +56,7 @@ struct file_kmers {
 	unsigned k;
 	int (*emit)(void *ctx, const char *key, size_t len);
 	void *ctx;
+	int protein;
 };
 
 static int file_record(void *ctx, const char *id, size_t id_len, const char *seq, size_t len)
@@ -62,14 +64,14 @@ static int file_record(void *ctx, const char *id, size_t id_len, const char *seq
 	struct file_kmers *f = ctx;
 	(void)id;
 	(void)id_len;
-	return bfi_kmer_keys(seq, len, f->k, f->emit, f->ctx);
+	return (f->protein ? bfi_protein_keys : bfi_kmer_keys)(seq, len, f->k, f->emit, f->ctx);
 }
 
-static int seq_file_keys(const char *file, unsigned k,
+static int seq_file_keys(const char *file, unsigned k, int protein,
                          int (*emit)(void *ctx, const char *key, size_t len),
                   void *ctx, char *err, size_t errlen)
 {
-	struct file_kmers f = {k, emit, ctx};
+	struct file_kmers f = {k, emit, ctx, protein};
 	err[0] = '\0';
 	int rc = bfi_seq_read(file, file_record, &f, err, errlen);
 	if (rc && !err[0])
@@ -95,8 +97,8 @@ static int fasta_keys(const bfi_writer *w, const char *file, unsigned k,
                       int (*emit)(void *ctx, const char *key, size_t len), void *ctx,
                       unsigned *deepest, char *err, size_t errlen)
 {
-	(void)w, (void)deepest;
-	return seq_file_keys(file, k, emit, ctx, err, errlen);
+	(void)deepest;
+	return seq_file_keys(file, k, w->protein, emit, ctx, err, errlen);
 }
 
 /*
@@ -127,19 +129,26 @@ static uint64_t fasta_sample_keys(const char *buf, size_t len, unsigned k)
 
 static const struct source_kind fasta_source = {"fasta", writer_fasta_setup, fasta_keys,
                                                 seq_set_name, fasta_sample_keys, 1};
+static const struct source_kind protein_source = {"protein", writer_protein_setup, fasta_keys,
+                                                  seq_set_name, fasta_sample_keys, 1};
 
 const struct source_kind *writer_fasta_source(void)
 {
 	return &fasta_source;
 }
 
-int writer_fasta_setup(bfi_writer *w, unsigned k)
+const struct source_kind *writer_protein_source(void)
+{
+	return &protein_source;
+}
+
+/* How the keys were made, for queries to split sequences the same way: the input kind and k. */
+static int seq_setup(bfi_writer *w, unsigned k, const char *kind)
 {
 	if (k < 1 || k > BFI_KMER_MAX)
 		return writer_fail(w, BFI_E_INVALID, "k-mer length %u: must be 1 to %u", k, BFI_KMER_MAX);
-	/* how the keys were made, for queries to split sequences the same way */
 	char num[8];
-	int rc = writer_input(w, "fasta");
+	int rc = writer_input(w, kind);
 	if (rc == 0)
 		rc = writer_meta(w, BFI_META_KMER, num, (size_t)snprintf(num, sizeof num, "%u", k),
 		                 "the k-mer length");
@@ -148,16 +157,30 @@ int writer_fasta_setup(bfi_writer *w, unsigned k)
 	return rc;
 }
 
-int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_record)
+int writer_fasta_setup(bfi_writer *w, unsigned k)
+{
+	return seq_setup(w, k, "fasta");
+}
+
+int writer_protein_setup(bfi_writer *w, unsigned k)
+{
+	int rc = seq_setup(w, k, "protein");
+	if (rc == 0)
+		w->protein = 1;
+	return rc;
+}
+
+static int add_seq(bfi_writer *w, const char *path, unsigned k, int per_record,
+                   const struct source_kind *how)
 {
 	if (w == NULL || path == NULL)
 		return BFI_E_INVALID;
-	int rc = writer_fasta_setup(w, k);
+	int rc = how->setup(w, k);
 	if (rc)
 		return rc;
 	if (!per_record) { /* a set a file: read on threads, and again to fill */
 		w->kmer = k;
-		return sources_add(w, path, &fasta_source, k);
+		return sources_add(w, path, how, k);
 	}
 	rc = sources_flush(w); /* queued files first: their sets come before these */
 	if (rc)
@@ -166,4 +189,14 @@ int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_re
 	rc = writer_each_file(w, path, "files", add_records, &k);
 	stats_end(w);
 	return rc;
+}
+
+int bfi_writer_add_fasta(bfi_writer *w, const char *path, unsigned k, int per_record)
+{
+	return add_seq(w, path, k, per_record, &fasta_source);
+}
+
+int bfi_writer_add_protein(bfi_writer *w, const char *path, unsigned k, int per_record)
+{
+	return add_seq(w, path, k, per_record, &protein_source);
 }

@@ -125,6 +125,9 @@ int sources_add(bfi_writer *w, const char *path, const struct source_kind *how, 
 /* FASTA/FASTQ files as sets (seq.c): their kind, and the catalog's key rules for k. */
 const struct source_kind *writer_fasta_source(void);
 int writer_fasta_setup(bfi_writer *w, unsigned k);
+/* Protein sequences (seq.c): their source kind, and what it records before its first file. */
+const struct source_kind *writer_protein_source(void);
+int writer_protein_setup(bfi_writer *w, unsigned k);
 /* Key files as sets (sources.c): their kind. */
 const struct source_kind *writer_key_source(void);
 /*

@@ -94,10 +94,15 @@ static inline size_t query_terms(const struct query *q)
  */
 int query_form(const bfi_snapshot *s, struct ask *o, int fasta, const char *path, char *why,
                size_t cap);
+/* Is form f's query a sequence, whose terms are its k-mers (DNA's or a protein's)? */
+static inline int form_seq(const struct bfi_form *f)
+{
+	return f->form == BFI_FORM_KMERS || f->form == BFI_FORM_PROTEIN;
+}
 /* Is form f's query a list of terms or a text (TEXT, KMERS, WORDS), whose terms are counted? */
 static inline int form_terms(const struct bfi_form *f)
 {
-	return f->form == BFI_FORM_TEXT || f->form == BFI_FORM_KMERS || f->form == BFI_FORM_WORDS;
+	return f->form == BFI_FORM_TEXT || form_seq(f) || f->form == BFI_FORM_WORDS;
 }
 
 /* compile()'s return after it has told what is wrong with the query itself */

@@ -202,7 +202,7 @@ static void scan_costs(const struct ask *o, const struct batcher *b, size_t len,
                        uint64_t *own, uint64_t *all)
 {
 	uint64_t keys = o->form.form == BFI_FORM_KEY ? 1
-	                : o->form.form == BFI_FORM_KMERS ? (len >= o->form.k ? len - o->form.k + 1 : 0)
+	                : form_seq(&o->form) ? (len >= o->form.k ? len - o->form.k + 1 : 0)
 	                                                 : len / 2 + 1;
 	uint64_t text = len + label_len + sizeof(struct query) + 2 * sizeof(size_t) + 2 * sizeof(void *);
 	*all = text + bfi_scan_query_bytes(&b->seen, keys, o->form.theta != 0);

@@ -92,8 +92,8 @@ int query_form(const bfi_snapshot *s, struct ask *o, int fasta, const char *path
 	}
 	const struct bfi_form *f = &o->form;
 	o->theta = f->theta;
-	if (o->whole && (f->form != BFI_FORM_KMERS || o->errors_given || o->findere_given || o->scan)) {
-		snprintf(why, cap, f->form != BFI_FORM_KMERS
+	if (o->whole && (!form_seq(f) || o->errors_given || o->findere_given || o->scan)) {
+		snprintf(why, cap, !form_seq(f)
 		                       ? "a whole query is all the k-mers of its records: it takes "
 		                         "k-mer queries, not %s queries"
 		                       : "a whole query takes a threshold, not errors nor findere, and "
@@ -101,8 +101,8 @@ int query_form(const bfi_snapshot *s, struct ask *o, int fasta, const char *path
 		         bfi_form_name(f->form));
 		return -1;
 	}
-	if (o->findere_given && (f->form != BFI_FORM_KMERS || o->errors_given || o->scan)) {
-		snprintf(why, cap, f->form != BFI_FORM_KMERS
+	if (o->findere_given && (!form_seq(f) || o->errors_given || o->scan)) {
+		snprintf(why, cap, !form_seq(f)
 		                       ? "findere answers a sequence's (k+z)-mers from an index of its "
 		                         "k-mers: it takes k-mer queries, not %s queries"
 		                       : "findere takes a threshold, not errors, and answers from the "
@@ -110,13 +110,13 @@ int query_form(const bfi_snapshot *s, struct ask *o, int fasta, const char *path
 		         bfi_form_name(f->form));
 		return -1;
 	}
-	if (o->errors_given && f->form != BFI_FORM_KMERS) {
+	if (o->errors_given && !form_seq(f)) {
 		snprintf(why, cap, "errors set a read's threshold from its k-mers, so they take k-mer "
 		                   "queries (a sequence's k-mers), not %s queries",
 		         bfi_form_name(f->form));
 		return -1;
 	}
-	if (fasta && (f->form != BFI_FORM_KMERS || (o->batch && !o->scan))) {
+	if (fasta && (!form_seq(f) || (o->batch && !o->scan))) {
 		snprintf(why, cap, "--fasta needs --kmer K (this snapshot records no k-mer "
 		                   "length), and does not combine with --batch (but does with --scan)");
 		return -1;

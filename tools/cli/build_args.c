@@ -12,6 +12,17 @@
 
 
 
+static int take_alphabet(void *ctx, const char *arg)
+{
+	struct args *a = ctx;
+	if (strcmp(arg, "dna") && strcmp(arg, "protein")) {
+		fprintf(stderr, "%s: --alphabet takes dna or protein\n", build_me);
+		return EXIT_USAGE;
+	}
+	a->protein = !strcmp(arg, "protein");
+	return 0;
+}
+
 static int take_input(void *ctx, const char *arg)
 {
 	struct args *a = ctx;
@@ -179,6 +190,12 @@ static const struct opt_row rows[] = {
 	 "fasta: k-mer length, 1..255 (beyond 32, keys are\n"
 	 "canonical rolling hashes)",
 	 OPT_U32, offsetof(struct args, kmer), 1, 255, "--kmer must be from 1 to 255", NULL},
+	{"alphabet", 340, "A",
+	 "fasta: dna (the default: canonical k-mers of A, C, G,\n"
+	 "T) or protein (amino-acid k-mers of the twenty\n"
+	 "letters; --kmer defaults to 10); queries are then\n"
+	 "split the same way, and DNA k-mers refused",
+	 OPT_FN, 0, 0, 0, NULL, take_alphabet},
 	{"from-filters", 302, NULL,
 	 "INPUT is a filter file ('bfi filter create') or a\n"
 	 "directory of them, one set each (named after the\n"
@@ -421,7 +438,9 @@ int build_check(struct args *a, int argc)
 		bad = "--paths and --path-max need --input json or xml";
 	else if (!text && (a->max_term || a->stop_words))
 		bad = "--max-term and --stop-words need --input text";
-	else if (fasta != (a->kmer > 0) || (a->per_record && !fasta))
+	else if (a->protein && !fasta)
+		bad = "--alphabet protein needs --input fasta";
+	else if (fasta != (a->kmer > 0 || a->protein) || (a->per_record && !fasta))
 		bad = "--input fasta needs --kmer K, and --kmer and --per-record need --input fasta";
 	if (bad) {
 		fprintf(stderr, "%s: %s\n", build_me, bad);

@@ -17,6 +17,7 @@ struct args {
 	const struct input_kind *in; /* --input's kind (NULL: keys), or --tsv's, or --from-filters' */
 	unsigned kinds; /* the kinds asked for, but keys: more than one is an error */
 	int quiet, stats, per_record, filters, tsv;
+	int protein; /* --alphabet protein: fasta's sequences are proteins */
 	uint32_t paths, path_max, kmer, max_term;
 	char layout_opts[4096]; /* --layout-option's, joined by commas */
 };

@@ -25,7 +25,18 @@ struct query_args {
 	uint64_t threads;
 	const char *snaps[SNAPS_MAX]; /* --snap, in order */
 	int n_snaps;
+	int alphabet; /* --alphabet: 0 the snapshot's, 1 dna, 2 protein */
 };
+
+static int take_alphabet(void *ctx, const char *arg)
+{
+	struct query_args *a = ctx;
+	a->alphabet = !strcmp(arg, "dna") ? 1 : !strcmp(arg, "protein") ? 2 : 0;
+	if (a->alphabet)
+		return 0;
+	fprintf(stderr, "bfi query: --alphabet takes dna or protein\n");
+	return EXIT_USAGE;
+}
 
 static int take_snap(void *ctx, const char *arg)
 {
@@ -200,6 +211,11 @@ static const struct opt_row rows[] = {
 	 "each set with its score (the k-mers it holds), as\n"
 	 "k-mer tools print it",
 	 OPT_U32, offsetof(struct query_args, o.kmer), 1, BFI_KMER_MAX, "--kmer must be 1..255", NULL},
+	{"alphabet", 322, "A",
+	 "a query is a sequence of A, dna or protein (its\n"
+	 "amino-acid k-mers); without it, as the snapshot's\n"
+	 "were made: a DNA query of proteins is refused",
+	 OPT_FN, 0, 0, 0, NULL, take_alphabet},
 	{"path", 301, NULL,
 	 "a query is a path over JSON/XML documents (bfi build\n"
 	 "--input json|xml): /a/b from the root, a/b anywhere,\n"
@@ -344,7 +360,7 @@ static const struct opt_cmd query_cmd = {
 static int check_query_args(const struct query_args *a, const struct ask *o, int argc)
 {
 	const char *bad = NULL;
-	if (a->text + (o->kmer > 0) + a->keys + a->expr + a->path > 1)
+	if (a->text + (o->kmer > 0 || a->alphabet) + a->keys + a->expr + a->path > 1)
 		bad = "give one query form: --keys, --expr, --text, --kmer or --path";
 	else if (a->path && (a->text || o->kmer || o->theta != 0))
 		bad = "--path does not combine with --text, --kmer or --threshold";
@@ -494,7 +510,7 @@ static int each_query(bfi_snapshot *s, bfi_result *res, struct ask *o, struct qp
 /* Queries that could match nothing, answered so: said once, not as if they had matched. */
 static void say_no_terms(const struct ask *o, unsigned long long none)
 {
-	if (none && o->form.form == BFI_FORM_KMERS)
+	if (none && form_seq(&o->form))
 		fprintf(stderr, "bfi query: note: %llu quer%s shorter than k = %u, so with no k-mer: "
 		        "no set can match %s\n", none, none == 1 ? "y is" : "ies are", o->form.k,
 		        none == 1 ? "it" : "them");
@@ -653,7 +669,8 @@ int cmd_query(int argc, char **argv)
 		return status - 1;
 	struct ask o = a.o;
 	o.asked = a.keys ? BFI_FORM_KEY : a.expr ? BFI_FORM_EXPR : a.path ? BFI_FORM_PATH
-	          : a.text ? BFI_FORM_TEXT : o.kmer ? BFI_FORM_KMERS : BFI_FORM_AUTO;
+	          : a.text ? BFI_FORM_TEXT : a.alphabet == 2 ? BFI_FORM_PROTEIN
+	          : o.kmer || a.alphabet == 1 ? BFI_FORM_KMERS : BFI_FORM_AUTO;
 	unsigned flags = (a.trusted ? BFI_OPEN_TRUSTED : 0) | (a.small_pages ? BFI_OPEN_SMALL_PAGES : 0);
 	const char *fasta = a.fasta;
 	int keys = a.keys;

@@ -122,7 +122,7 @@ static void print_key_rules(const struct key_rules *r, int json)
 	if (json) {
 		fputs(", \"keys\": {\"input\": ", os);
 		json_str(os, r->input, strlen(r->input));
-		if (!strcmp(r->input, "fasta"))
+		if (!strcmp(r->input, "fasta") || !strcmp(r->input, "protein"))
 			fprintf(os, ", \"kmer\": %u", r->kmer);
 		if (!strcmp(r->input, "text"))
 			fprintf(os, ", \"max_term\": %u, \"stop_words\": %zu", r->max_term, r->stop_words);
@@ -138,6 +138,10 @@ static void print_key_rules(const struct key_rules *r, int json)
 	if (!strcmp(r->input, "fasta"))
 		fprintf(os, "canonical %u-mers of FASTA/FASTQ sequences (bfi query splits queries so)\n",
 		       r->kmer);
+	else if (!strcmp(r->input, "protein"))
+		fprintf(os, "amino-acid %u-mers of protein FASTA/FASTQ sequences (bfi query splits "
+		        "queries so)\n",
+		        r->kmer);
 	else if (!strcmp(r->input, "text"))
 		fprintf(os, "text terms: ASCII letters and digits, lower-cased, at most %u bytes; %zu stop "
 		       "words (bfi query splits queries so)\n",

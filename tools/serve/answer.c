@@ -215,6 +215,10 @@ static int job_run(struct job *j, struct reply *rp)
 		return -1;
 	}
 	j->o.asked = p->form;
+	struct bfi_form own; /* "sequences" of a snapshot of proteins are proteins */
+	if (p->form == BFI_FORM_KMERS && bfi_query_form(g->snap, BFI_FORM_AUTO, 0, 0, &own) == 0 &&
+	    own.form == BFI_FORM_PROTEIN)
+		j->o.asked = BFI_FORM_PROTEIN;
 	if (p->form == BFI_FORM_KMERS && (j->o.kmer = g->kmer) == 0) {
 		reply_error(rp, 400, "no_kmers", "%s records no k-mer length: it was not built "
 		            "from sequences", name);

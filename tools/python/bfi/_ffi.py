@@ -162,7 +162,7 @@ class _Form(ctypes.Structure):  # struct bfi_form (bfi.h)
     _fields_ = [("form", ctypes.c_int), ("k", ctypes.c_uint), ("theta", ctypes.c_double)]
 
 
-_FORM_AUTO, _FORM_KEY = 0, 1  # BFI_FORM_* (bfi.h)
+_FORM_AUTO, _FORM_KEY, _FORM_PROTEIN = 0, 1, 7  # BFI_FORM_* (bfi.h)
 _query_form = _fn("bfi_query_form", ctypes.c_int, _P, ctypes.c_int, ctypes.c_uint,
                   ctypes.c_double, ctypes.POINTER(_Form))
 _query_threshold = _fn("bfi_query_threshold", ctypes.c_int, _P, ctypes.c_uint, _P,
@@ -173,6 +173,8 @@ _expr_path = _fn("bfi_expr_path", ctypes.c_int, _P, ctypes.c_char_p, _SZ, _PP)
 _expr_text = _fn("bfi_expr_text", ctypes.c_int, _P, ctypes.c_char_p, _SZ, ctypes.c_int, _PP)
 _expr_kmers = _fn("bfi_expr_kmers", ctypes.c_int, _P, ctypes.c_char_p, _SZ, ctypes.c_uint,
                   _PP)
+_expr_protein = _fn("bfi_expr_protein", ctypes.c_int, _P, ctypes.c_char_p, _SZ, ctypes.c_uint,
+                    _PP)
 _expr_keys = _fn("bfi_expr_keys", _SZ, _P)
 _expr_set_errors = _fn("bfi_expr_set_errors", ctypes.c_int, _P, ctypes.c_uint, ctypes.c_uint)
 _query_whole = _fn("bfi_query_whole", ctypes.c_int, _P, ctypes.c_uint, ctypes.c_char_p, _SZ,

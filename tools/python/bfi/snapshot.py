@@ -8,7 +8,8 @@ import itertools
 import os
 import threading
 
-from ._ffi import (Error, LAYOUTS, ScanWarning, _BATCH, _CODES, _FORM_AUTO, _FORM_KEY, _Form,
+from ._ffi import (Error, LAYOUTS, ScanWarning, _BATCH, _CODES, _FORM_AUTO, _FORM_KEY,
+                   _FORM_PROTEIN, _Form, _expr_protein,
                    _Info, _KeyHash, _LayoutInfo, _LayoutUnion, _NAMES_LISTED, _NOT_FOUND,
                    _NO_CATALOG, _OPEN_FLAGS, _OPEN_SCAN, _SYNTAX, _SZ, _Segment, _SetStats, _bytes,
                    _catalog_meta, _check, _close, _expr_free, _expr_keys, _expr_kmers,
@@ -462,7 +463,12 @@ class Snapshot:
             raise ValueError(f"bfi: k is 1..255, or 0 for the snapshot's own, not {k!r}")
         b = _bytes(seq)
         e = _Expr()
-        _check(_expr_kmers(self._snap(), b, len(b), k, ctypes.byref(e.p)), "sequence")
+        # a snapshot of proteins splits a sequence into amino-acid k-mers
+        f = _Form()
+        protein = _query_form(self._snap(), _FORM_AUTO, 0, 0.0, ctypes.byref(f)) == 0 and \
+            f.form == _FORM_PROTEIN
+        compile_ = _expr_protein if protein else _expr_kmers
+        _check(compile_(self._snap(), b, len(b), k, ctypes.byref(e.p)), "sequence")
         return e
 
     @_held
