@@ -116,7 +116,7 @@ static void test_protein(void)
 	EXPECT_RC(bfi_result_create(&res), 0);
 	size_t missed = 0, tested = 0, false_hits = 0, absent = 0;
 	for (int x = 0; x < SETS; x++) {
-		char name[8];
+		char name[16];
 		snprintf(name, sizeof name, "s%d", x);
 		uint32_t ord;
 		EXPECT_RC(bfi_set_find(s, name, strlen(name), &ord), 0);
