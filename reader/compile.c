@@ -218,24 +218,36 @@ static int add_kmer(void *ctx, const char *key, size_t len)
 	return 0;
 }
 
-int bfi_expr_kmers(const bfi_snapshot *snap, const char *seq, size_t len, unsigned k,
-                   bfi_expr **out)
+/*
+ * A sequence query's arguments checked against snap's key rules (input
+ * kind input, and its k): 0 with *k settled (0: the catalog's) and *out
+ * NULL, BFI_E_KEY_FORM (keys made otherwise, or of another k: such
+ * k-mers would match nothing) or BFI_E_INVALID.
+ */
+static int seq_args(const bfi_snapshot *snap, const char *seq, size_t len, const char *input,
+                    unsigned *k, bfi_expr **out)
 {
 	if (out == NULL || (seq == NULL && len))
 		return BFI_E_INVALID;
 	*out = NULL;
 	unsigned made = snap ? bfi__meta_uint(snap, BFI_META_KMER, 0) : 0;
-	if (snap && other_input(snap, "fasta"))
+	if (snap && other_input(snap, input))
 		return BFI_E_KEY_FORM;
-	if (k == 0)
-		k = made;
-	if (k < 1 || k > BFI_KMER_MAX)
+	if (*k == 0)
+		*k = made;
+	if (*k < 1 || *k > BFI_KMER_MAX)
 		return BFI_E_INVALID;
-	if (made && k != made)
-		return BFI_E_KEY_FORM; /* the snapshot holds made-mers: k-mers of another k match nothing */
+	return made && *k != made ? BFI_E_KEY_FORM : 0;
+}
+
+int bfi_expr_kmers(const bfi_snapshot *snap, const char *seq, size_t len, unsigned k,
+                   bfi_expr **out)
+{
+	int rc = seq_args(snap, seq, len, "fasta", &k, out);
+	if (rc)
+		return rc;
 	size_t klen = bfi_kmer_key_len(k), n = 0;
 	char *kmers = NULL;
-	int rc;
 	if (len < QUERY_KEYS) {
 		/* every k-mer, repeats too: the expression drops repeated hashes, so a
 		 * set of the keys made here would hash each twice */
@@ -270,21 +282,12 @@ int bfi_expr_kmers(const bfi_snapshot *snap, const char *seq, size_t len, unsign
 int bfi_expr_protein(const bfi_snapshot *snap, const char *seq, size_t len, unsigned k,
                      bfi_expr **out)
 {
-	if (out == NULL || (seq == NULL && len))
-		return BFI_E_INVALID;
-	*out = NULL;
-	unsigned made = snap ? bfi__meta_uint(snap, BFI_META_KMER, 0) : 0;
-	if (snap && other_input(snap, "protein"))
-		return BFI_E_KEY_FORM;
-	if (k == 0)
-		k = made;
-	if (k < 1 || k > BFI_KMER_MAX)
-		return BFI_E_INVALID;
-	if (made && k != made)
-		return BFI_E_KEY_FORM;
+	int rc = seq_args(snap, seq, len, "protein", &k, out);
+	if (rc)
+		return rc;
 	/* every k-mer, repeats too: the term list drops repeated hashes */
 	struct kmer_list kl = {malloc(len * k + 1), 0, k};
-	int rc = kl.buf ? bfi_protein_keys(seq ? seq : "", len, k, add_kmer, &kl) : -ENOMEM;
+	rc = kl.buf ? bfi_protein_keys(seq ? seq : "", len, k, add_kmer, &kl) : -ENOMEM;
 	const void **keys = rc == 0 ? malloc((kl.n ? kl.n : 1) * sizeof *keys) : NULL;
 	size_t *lens = keys ? malloc((kl.n ? kl.n : 1) * sizeof *lens) : NULL;
 	if (rc == 0 && lens == NULL)
@@ -439,7 +442,8 @@ int bfi_form_refused(const bfi_snapshot *snap, int form, unsigned k, char *why, 
 	else if (form == BFI_FORM_PROTEIN && made && input_is(snap, "protein"))
 		snprintf(why, cap, "its keys are protein %u-mers, so %u-mers would match nothing", made,
 		         k);
-	else if (made && (input_is(snap, "protein") || input_is(snap, "fasta")))
+	else if (made && (form == BFI_FORM_KMERS || form == BFI_FORM_PROTEIN) &&
+	         (input_is(snap, "protein") || input_is(snap, "fasta")))
 		snprintf(why, cap, "its keys are %s %u-mers, so %s would match nothing",
 		         input_is(snap, "protein") ? "protein" : "DNA", made, made_of(form));
 	else

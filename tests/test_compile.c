@@ -318,7 +318,7 @@ static void test_kmers(void)
 		EXPECT_RC(bfi_query_form(s, BFI_FORM_KEY, 0, 0.5, &fm), 0);
 		EXPECT(fm.form == BFI_FORM_WORDS && fm.theta == 0.5);
 		EXPECT_RC(bfi_query_form(s, BFI_FORM_EXPR, 0, 0.5, &fm), BFI_E_INVALID);
-		EXPECT_RC(bfi_query_form(s, BFI_FORM_WORDS + 1, 0, 0, &fm), BFI_E_INVALID);
+		EXPECT_RC(bfi_query_form(s, BFI_FORM_PROTEIN + 1, 0, 0, &fm), BFI_E_INVALID);
 		EXPECT_RC(bfi_query_form(s, BFI_FORM_AUTO, 0, 1.5, &fm), BFI_E_INVALID);
 		/* a refusal said by the library, from the catalog's rules; what it allows, not */
 		char why[200];
@@ -333,7 +333,7 @@ static void test_kmers(void)
 			const char *n = bfi_form_name(form);
 			EXPECT(n && bfi_form_parse(n, strlen(n)) == form);
 		}
-		EXPECT(bfi_form_name(BFI_FORM_WORDS + 1) == NULL && bfi_form_name(-1) == NULL);
+		EXPECT(bfi_form_name(BFI_FORM_PROTEIN + 1) == NULL && bfi_form_name(-1) == NULL);
 		EXPECT(bfi_form_parse("kmer", 4) == -1 && bfi_form_parse("expr", 4) == BFI_FORM_EXPR);
 		/* a read shorter than k: no set, with scores, as bfi_query_as answers it */
 		EXPECT_RC(bfi_query_form(s, BFI_FORM_AUTO, 0, 0.8, &fm), 0);
