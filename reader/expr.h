@@ -143,4 +143,23 @@ size_t bfi__conj_rows(const struct bfi_expr *e, const struct bfi_enode *n, uint3
                       uint32_t probe0, const uint8_t *rows, uint64_t m, uint64_t row_bytes,
                       const uint8_t **out);
 
+/* Is e at theta answered with every set (BFI_THETA_EVERY, or its own need of 0)? */
+static inline int bfi__every_set(const struct bfi_expr *e, double theta)
+{
+	return e->has_need ? e->need == 0 : theta == BFI_THETA_EVERY;
+}
+/*
+ * BFI_THETA_EVERY on a snapshot (not a collection, whose segments each do
+ * it): every set res, answered as a threshold of one term, lacks joins it
+ * with score 0; then res is ranked. 0 or -ENOMEM.
+ */
+int bfi__every(const bfi_snapshot *s, bfi_result *res);
+/*
+ * res: the ordinals o in [0, n) with score[o] at least need (with need 0,
+ * every live one), with their scores, ranked; none when score is NULL
+ * (a query with no terms). 0 or -ENOMEM.
+ */
+int bfi__answer_scores(const bfi_snapshot *s, const uint32_t *score, uint64_t n, uint32_t need,
+                       bfi_result *res);
+
 #endif

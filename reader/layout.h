@@ -376,24 +376,6 @@ int bfi__threshold(const bfi_snapshot *s, const struct bfi_layout_ops *ops,
                    const struct bfi_expr *e, uint32_t need, bfi_result *res);
 /* Rank res's answers: highest score first, then by ordinal; grows its own scratch. 0 or -ENOMEM. */
 int bfi__rank(bfi_result *res);
-/* Is e at theta answered with every set (BFI_THETA_EVERY, or its own need of 0)? */
-static inline int bfi__every_set(const struct bfi_expr *e, double theta)
-{
-	return e->has_need ? e->need == 0 : theta == BFI_THETA_EVERY;
-}
-/*
- * BFI_THETA_EVERY on a snapshot (not a collection, whose segments each do
- * it): every set res, answered as a threshold of one term, lacks joins it
- * with score 0; then res is ranked. 0 or -ENOMEM.
- */
-int bfi__every(const bfi_snapshot *s, bfi_result *res);
-/*
- * res: the ordinals o in [0, n) with score[o] at least need (with need 0,
- * every live one), with their scores, ranked; none when score is NULL
- * (a query with no terms). 0 or -ENOMEM.
- */
-int bfi__answer_scores(const bfi_snapshot *s, const uint32_t *score, uint64_t n, uint32_t need,
-                       bfi_result *res);
 /* Bytes results res[0..n) hold, answers and scratch (scan.c). */
 uint64_t bfi__results_bytes(bfi_result *const *res, size_t n);
 /* Can e be answered into res by bfi_query_expr (keys, not a term list)? 0 or BFI_E_INVALID. */

@@ -4,7 +4,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -518,35 +517,6 @@ static void say_no_terms(const struct ask *o, unsigned long long none)
 		fprintf(stderr, "bfi query: note: %llu quer%s no term once split (stop words or no "
 		        "letters), so no set can match %s\n", none, none == 1 ? "y has" : "ies have",
 		        none == 1 ? "it" : "them");
-}
-
-/*
- * Standard input copied whole into a file in memory, which each snapshot
- * asked reads from the start: its descriptor, or -1 after saying why.
- */
-static int stdin_again(void)
-{
-	int fd = memfd_create("bfi-query-input", MFD_CLOEXEC);
-	char buf[1 << 16];
-	ssize_t got;
-	while (fd >= 0 && (got = read(STDIN_FILENO, buf, sizeof buf)) != 0) {
-		if (got < 0 && errno == EINTR)
-			continue;
-		for (ssize_t at = 0, w; got > 0 && at < got; at += w)
-			if ((w = write(fd, buf + at, (size_t)(got - at))) < 0 && errno != EINTR) {
-				got = -1;
-				break;
-			} else if (w < 0) {
-				w = 0;
-			}
-		if (got < 0) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	if (fd < 0)
-		perror("bfi query: standard input");
-	return fd;
 }
 
 /*

@@ -61,5 +61,11 @@ int on_fasta_query(void *ctx, const char *id, size_t id_len, const char *seq, si
  */
 int whole_query(const bfi_snapshot *s, bfi_result *res, const struct ask *o, const char *path,
                 int *status);
+/*
+ * Standard input copied whole into a file in memory, which each of
+ * several snapshots asked reads from the start: its descriptor, or -1
+ * after saying why.
+ */
+int stdin_again(void);
 
 #endif

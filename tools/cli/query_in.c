@@ -1,6 +1,8 @@
 /* query_in.c - bfi query's input: lines of queries and FASTA records. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -141,4 +143,33 @@ int whole_query(const bfi_snapshot *s, bfi_result *res, const struct ask *o, con
 		rc = query_run_one(s, res, o, &q);
 	free(j.buf);
 	return rc;
+}
+
+/*
+ * Standard input copied whole into a file in memory, which each snapshot
+ * asked reads from the start: its descriptor, or -1 after saying why.
+ */
+int stdin_again(void)
+{
+	int fd = memfd_create("bfi-query-input", MFD_CLOEXEC);
+	char buf[1 << 16];
+	ssize_t got;
+	while (fd >= 0 && (got = read(STDIN_FILENO, buf, sizeof buf)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		for (ssize_t at = 0, w; got > 0 && at < got; at += w)
+			if ((w = write(fd, buf + at, (size_t)(got - at))) < 0 && errno != EINTR) {
+				got = -1;
+				break;
+			} else if (w < 0) {
+				w = 0;
+			}
+		if (got < 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd < 0)
+		perror("bfi query: standard input");
+	return fd;
 }

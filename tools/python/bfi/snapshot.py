@@ -8,12 +8,13 @@ import itertools
 import os
 import threading
 
+from .sequences import THETA_EVERY, _Sequences, _theta  # noqa: F401 (THETA_EVERY: public)
 from ._ffi import (Error, LAYOUTS, ScanWarning, _BATCH, _CODES, _FORM_AUTO, _FORM_KEY,
                    _FORM_PROTEIN, _Form, _expr_protein,
                    _Info, _KeyHash, _LayoutInfo, _LayoutUnion, _NAMES_LISTED, _NOT_FOUND,
                    _NO_CATALOG, _OPEN_FLAGS, _OPEN_SCAN, _SYNTAX, _SZ, _Segment, _SetStats, _bytes,
                    _catalog_meta, _check, _close, _expr_free, _expr_keys, _expr_kmers,
-                   _expr_need, _expr_parse, _expr_set_errors, _query_findere, _query_whole,
+                   _expr_parse,
                    _expr_path, _expr_query, _expr_text, _hash_keys, _held, _info, _layout,
                    _layout_info, _open, _query_compiled, _query_expr, _query_form,
                    _query_key_layout, _query_keys, _query_many, _query_text, _query_threshold,
@@ -29,20 +30,6 @@ def open(path, *, trusted=False, no_catalog=False, small_pages=False, warm=False
     and memory: see Snapshot."""
     return Snapshot(path, trusted=trusted, no_catalog=no_catalog, small_pages=small_pages,
                     warm=warm, scan=scan, memory=memory)
-
-
-THETA_EVERY = -1.0  # bfi.h's BFI_THETA_EVERY: every set, with its score
-
-
-def _theta(threshold):
-    """A threshold as the library takes it: None stays None (no threshold),
-    0 asks for every set with its score (BFI_THETA_EVERY), else (0, 1]."""
-    if threshold is None:
-        return None
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or \
-            not 0 <= threshold <= 1:
-        raise Error(_CODES["BFI_E_INVALID"], f"threshold {threshold!r}: must be in [0, 1]")
-    return THETA_EVERY if threshold == 0 else float(threshold)
 
 
 def _layouts(snap, flags):
@@ -91,7 +78,7 @@ def _threads(threads):
     return threads
 
 
-class Snapshot:
+class Snapshot(_Sequences):
     """An open snapshot or collection: read-only, queried in place.
 
     A Snapshot may be shared by threads for reading; each call uses its
@@ -611,101 +598,6 @@ class Snapshot:
                               ordinals, as_array, threads, "text")
         how = 0 if theta is None else 1  # BFI_TEXT_ALL, BFI_TEXT_TERMS
         return self._run(self._text(text, how), _layout(layout), theta, ordinals, as_array)
-
-    @_held
-    def query_sequences(self, seqs, *, threshold=None, errors=None, findere=None, k=0,
-                        layout=None, ordinals=False, as_array=False, threads=1):
-        """Which genomes may hold at least threshold [0, 1] of a DNA
-        sequence's k-mers (k: the snapshot's own, unless given)? Or, with
-        errors=E instead, all of its distinct k-mers but E x k, the k-mer
-        lemma's bound for a read of E errors (every genome when that
-        leaves none; needed() gives the count). seqs is one sequence (str
-        or bytes), answered with a list of (name, score) pairs, best first,
-        the score being the k-mers found; or an iterable of sequences or
-        (id, sequence) pairs, answered with a list of such lists, in order,
-        on threads threads (0: one per online core): up to 1,024 reads a
-        call into the library (bfi_query_many), which runs outside
-        Python's lock, so threads answer reads side by side. findere=z
-        (with threshold=) takes a read's distinct (k+z)-mers as its
-        terms, each found where all z+1 of its k-mers are (bfi query
-        --findere); the scores are then (k+z)-mers."""
-        theta, errors = self._read_threshold(threshold, errors)
-        if findere is not None:
-            return self._findere(seqs, findere, theta, errors, k, _layout(layout), ordinals,
-                                 as_array)
-        if isinstance(seqs, (str, bytes)):
-            e = self._kmers(seqs, k)
-            if errors is not None and e.p:
-                _check(_expr_set_errors(e.p, 0, errors), "errors")
-            return self._run(e, _layout(layout), theta, ordinals, as_array)
-
-        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 255:
-            raise ValueError(f"bfi: k is 1..255, or 0 for the snapshot's own, not {k!r}")
-        items = [_bytes(x[1] if isinstance(x, tuple) else x) for x in seqs]
-        what = _MANY_SEQUENCES | ((errors or 0) << 8)  # BFI_MANY_ERRORS(E)
-        return self._many(what, items, k, theta, _layout(layout), ordinals, as_array, threads,
-                          "sequence", scored=True)
-
-    @_held
-    def query_whole(self, seqs, *, threshold, k=0, layout=None, ordinals=False, as_array=False):
-        """Which genomes may hold at least threshold [0, 1] of all the
-        distinct k-mers of seqs together (an assembly's records, a sample's
-        reads; str, bytes, or an iterable of them or of (id, sequence)
-        pairs), however many: one answer of (name, score) pairs, best first,
-        as bfi query --whole gives it. k-mers do not span two sequences."""
-        theta, _ = self._read_threshold(threshold, None)
-        if isinstance(seqs, (str, bytes)):
-            seqs = [seqs]
-        b = b"\n".join(_bytes(x[1] if isinstance(x, tuple) else x) for x in seqs)
-        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 255:
-            raise ValueError(f"bfi: k is 1..255, or 0 for the snapshot's own, not {k!r}")
-        terms = _SZ()
-        r = self._res()
-        _check(_query_whole(self._snap(), _layout(layout), b, len(b), k, theta, r,
-                            ctypes.byref(terms)), "sequences")
-        return self._answer(r, ordinals, as_array, scored=True)
-
-    def _findere(self, seqs, z, theta, errors, k, layout, ordinals, as_array):
-        """query_sequences with findere=z: a read a call (bfi_query_findere)."""
-        if isinstance(z, bool) or not isinstance(z, int) or not 0 <= z <= 64:
-            raise ValueError(f"bfi: findere is 0 to 64, not {z!r}")
-        if errors is not None:
-            raise ValueError("bfi: findere= takes threshold=, not errors=")
-        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 255:
-            raise ValueError(f"bfi: k is 1..255, or 0 for the snapshot's own, not {k!r}")
-        one = isinstance(seqs, (str, bytes))
-        out = []
-        s, r = self._snap(), self._res()
-        for x in [seqs] if one else seqs:
-            b = _bytes(x[1] if isinstance(x, tuple) else x)
-            terms = _SZ()
-            _check(_query_findere(s, layout, b, len(b), k, z, theta, r, ctypes.byref(terms)),
-                   "sequence")
-            out.append(self._answer(r, ordinals, as_array, scored=True))
-        return out[0] if one else out
-
-    @staticmethod
-    def _read_threshold(threshold, errors):
-        """A read's threshold: (theta, errors) for the library, from exactly
-        one of threshold= and errors=."""
-        if (threshold is None) == (errors is None):
-            raise ValueError("bfi: give threshold= or errors= (one of them)")
-        if errors is not None:
-            if isinstance(errors, bool) or not isinstance(errors, int) or not 0 <= errors <= 1000:
-                raise ValueError(f"bfi: errors is a count, 0 to 1000, not {errors!r}")
-            return 1.0, errors  # the read's own need; theta unused
-        return _theta(threshold), None
-
-    @_held
-    def needed(self, seq, *, errors, k=0):
-        """The k-mers of seq a genome must hold to answer it with errors=E:
-        its distinct k-mers less E x k, or 0 (every genome)."""
-        theta, errors = self._read_threshold(None, errors)
-        e = self._kmers(seq, k)
-        if not e.p:
-            return 0
-        _check(_expr_set_errors(e.p, 0, errors), "errors")
-        return _expr_need(e.p, theta)
 
     @_held
     def matrix(self, queries, *, threshold=None, layout=None):
