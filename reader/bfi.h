@@ -822,7 +822,8 @@ BFI_API BFI_MUST_CHECK int bfi_query_text(const bfi_snapshot *snap, unsigned lay
 
 /*
  * findere (Robidou and Peterlongo, 2021): the sequence seq's (k+z)-mers
- * answered from an index of its k-mers (k: the catalog's, or 0). A
+ * answered from an index of its k-mers (k: the catalog's, or 0; a
+ * snapshot of proteins takes amino-acid k-mers, as bfi_expr_protein). A
  * (k+z)-mer counts for a set when each of its z+1 k-mers is found there,
  * so false k-mers must come z+1 in a row to make a false (k+z)-mer. The
  * terms are seq's distinct canonical (k+z)-mers (*terms: how many); the

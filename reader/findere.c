@@ -55,6 +55,12 @@ static int is_base(char c)
 	}
 }
 
+/* One of the twenty amino acids' letters (either case)? As bfi_protein_keys reads them. */
+static int is_amino(char c)
+{
+	return c != 0 && strchr("ACDEFGHIKLMNPQRSTVWYacdefghiklmnpqrstvwy", c) != NULL;
+}
+
 static char upper_base(char c)
 {
 	return (char)(c >= 'a' ? c - 32 : c);
@@ -67,16 +73,17 @@ static char complement(char c)
 }
 
 /*
- * The next run of bases at or after *at: [*from, *at) with *at moved to
- * its end; 0 when there is none.
+ * The next run of bases (of amino acids, for a protein) at or after *at:
+ * [*from, *at) with *at moved to its end; 0 when there is none.
  */
-static int next_run(const char *seq, size_t len, size_t *from, size_t *at)
+static int next_run(const char *seq, size_t len, int protein, size_t *from, size_t *at)
 {
+	int (*in)(char) = protein ? is_amino : is_base;
 	size_t i = *at;
-	while (i < len && !is_base(seq[i]))
+	while (i < len && !in(seq[i]))
 		i++;
 	size_t j = i;
-	while (j < len && is_base(seq[j]))
+	while (j < len && in(seq[j]))
 		j++;
 	*from = i;
 	*at = j;
@@ -126,18 +133,19 @@ static int rc_less(const char *p, size_t len)
  * keys i .. i+z of one run. first[i] is set for the window at key i when it
  * is its (k+z)-mer's first place. Returns the distinct (k+z)-mers.
  */
-static size_t distinct_windows(const char *seq, size_t len, unsigned k, unsigned z,
+static size_t distinct_windows(const char *seq, size_t len, unsigned k, unsigned z, int protein,
                                const struct walk *w, uint8_t *first, struct window *win)
 {
 	size_t n = 0;
 	/* where each key starts: the runs of bases, k-mers at every place in them */
 	size_t key = 0;
-	for (size_t i, j = 0; key < w->n && next_run(seq, len, &i, &j);) {
+	for (size_t i, j = 0; key < w->n && next_run(seq, len, protein, &i, &j);) {
 		if (j - i >= k) {
 			size_t kmers = j - i - k + 1;
 			for (size_t p = 0; p + z < kmers; p++) {
+				/* a protein's one strand is its spelling; DNA's the lesser of two */
 				win[n] = (struct window){seq + i + p, (uint32_t)(key + p), 0};
-				win[n].rc = rc_less(win[n].at, k + z);
+				win[n].rc = !protein && rc_less(win[n].at, k + z);
 				n++;
 			}
 			key += kmers;
@@ -162,15 +170,17 @@ int bfi_query_findere(const bfi_snapshot *s, unsigned layout, const char *seq, s
 	    !bfi__theta_ok(theta))
 		return BFI_E_INVALID;
 	*terms = 0;
-	int rc = bfi_query_form(s, BFI_FORM_KMERS, k, 1.0, &f);
+	/* the snapshot's own sequences: proteins', else DNA's */
+	int protein = bfi_query_form(s, BFI_FORM_AUTO, k, 1.0, &f) == 0 && f.form == BFI_FORM_PROTEIN;
+	int rc = protein ? 0 : bfi_query_form(s, BFI_FORM_KMERS, k, 1.0, &f);
 	if (rc)
 		return rc;
 	k = f.k;
-	struct walk w = {.klen = bfi_kmer_key_len(k)};
-	/* the keys of each run of bases, in order (bfi_kmer_keys ends a run at any other byte) */
-	for (size_t i, j = 0; rc == 0 && next_run(seq, len, &i, &j);) {
+	struct walk w = {.klen = protein ? k : bfi_kmer_key_len(k)};
+	/* the keys of each run, in order (the key functions end a run at any other byte) */
+	for (size_t i, j = 0; rc == 0 && next_run(seq, len, protein, &i, &j);) {
 		if (j - i >= k) {
-			rc = bfi_kmer_keys(seq + i, j - i, k, take_key, &w);
+			rc = (protein ? bfi_protein_keys : bfi_kmer_keys)(seq + i, j - i, k, take_key, &w);
 			w.runs++;
 		}
 	}
@@ -194,7 +204,7 @@ int bfi_query_findere(const bfi_snapshot *s, unsigned layout, const char *seq, s
 			h[i] = bfi_hash_key(w.keys + i * w.klen, w.klen);
 		rc = bfi_query_keys(s, layout, h, w.n, lists, ends);
 	}
-	size_t d = rc == 0 ? distinct_windows(seq, len, k, z, &w, first, win) : 0;
+	size_t d = rc == 0 ? distinct_windows(seq, len, k, z, protein, &w, first, win) : 0;
 	if (rc == 0) {
 		/*
 		 * each set's k-mers held in a row, and 1 + the last key it held (0:

@@ -169,6 +169,7 @@ for l in open(sys.argv[1]):
     n += 1
 assert n == 40' "$T/pr/out" &&
 	"$BFI" query --alphabet protein -t 1 --json "$T/pr/snap" "$(sed -n 2p "$T/pr/q.fa")" | grep -q '"matches": \["p0"' &&
+	"$BFI" query --findere 3 -t 1 --json --fasta "$T/pr/q.fa" "$T/pr/snap" | grep -c '"terms": 68, "matches": \["p' | grep -qx 40 &&
 	! "$BFI" query --kmer 10 "$T/pr/snap" ACGTACGTACGT 2>"$T/e" && grep -q 'protein 10-mers' "$T/e" &&
 	! "$BFI" query --alphabet dna "$T/pr/snap" ACGTACGTACGT 2>"$T/e" && grep -q 'protein 10-mers' "$T/e" &&
 	! "$BFI" query --alphabet protein "$T/eg/snap" MKVLAAGG 2>"$T/e" && grep -q 'DNA 21-mers' "$T/e" &&

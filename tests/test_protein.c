@@ -166,6 +166,27 @@ static void test_protein(void)
 	uint32_t o2;
 	EXPECT_RC(bfi_set_find(s, "s2", 2, &o2), 0);
 	EXPECT(bfi_result_count(res) >= 1 && bfi_result_ordinals(res)[0] == o2);
+	/* findere on proteins: z = 0 is that query, set for set and score for score; at z = 4
+	 * the terms are the read's (8+4)-mers, and its protein holds them all */
+	bfi_result *fz = NULL;
+	EXPECT_RC(bfi_result_create(&fz), 0);
+	size_t terms = 0;
+	EXPECT_RC(bfi_query_findere(s, 0, qs, 60, 0, 0, 1.0, fz, &terms), 0);
+	size_t nz = bfi_result_count(fz);
+	EXPECT(terms == d && nz == bfi_result_count(res) &&
+	       memcmp(bfi_result_ordinals(fz), bfi_result_ordinals(res), nz * 4) == 0 &&
+	       memcmp(bfi_result_scores(fz), bfi_result_scores(res), nz * 4) == 0);
+	size_t windows = 0; /* the (8+4)-mers of amino acids alone: a run-breaking letter ends one */
+	for (size_t i = 0; i + K + 4 <= 60; i++) {
+		int all = 1;
+		for (size_t j = i; j < i + K + 4 && all; j++)
+			all = qs[j] != 'X' && qs[j] != '*';
+		windows += (size_t)all;
+	}
+	EXPECT_RC(bfi_query_findere(s, 0, qs, 60, 0, 4, 1.0, fz, &terms), 0);
+	EXPECT(terms == windows && terms > 20 && bfi_result_count(fz) >= 1 &&
+	       bfi_result_ordinals(fz)[0] == o2 && bfi_result_scores(fz)[0] == terms);
+	bfi_result_destroy(&fz);
 	bfi_expr_free(&e);
 	struct bfi_form f;
 	EXPECT_RC(bfi_query_form(s, BFI_FORM_AUTO, 0, 0, &f), 0);
@@ -200,7 +221,8 @@ static void test_protein(void)
 int main(void)
 {
 	test_run("protein: amino-acid k-mers exact against the oracle, none missed, the rate near "
-	         "its target; minor 4; DNA and protein queries refused on each other's snapshots",
+	         "its target; findere over them; minor 4; DNA and protein queries refused on each "
+	         "other's snapshots",
 	         test_protein);
 	test_cleanup();
 	return test_exit();
