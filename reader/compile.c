@@ -12,8 +12,8 @@
 #include "bfi_text.h"
 #include "expr.h"
 
-/* A query may hold 65,536 keys (bfi_expr_parse); a sequence shorter than this has fewer k-mers. */
-#define QUERY_KEYS 65536u
+/* A sequence shorter than a query's keys (BFI__MAX_KEYS) has fewer k-mers. */
+#define QUERY_KEYS BFI__MAX_KEYS
 
 /*
  * A text's distinct terms, less the stop words (the catalog's list:
@@ -219,6 +219,28 @@ static int add_kmer(void *ctx, const char *key, size_t len)
 }
 
 /*
+ * The term list of n k-mer keys of klen bytes end to end in kmers, the
+ * k-mers of length k (kept for bfi_expr_set_errors).
+ */
+static int kmer_terms(const char *kmers, size_t n, size_t klen, unsigned k, bfi_expr **out)
+{
+	const void **keys = malloc((n ? n : 1) * sizeof *keys);
+	size_t *lens = malloc((n ? n : 1) * sizeof *lens);
+	int rc = keys && lens ? 0 : -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		keys[i] = kmers + i * klen;
+		lens[i] = klen;
+	}
+	if (rc == 0)
+		rc = bfi_expr_terms(keys, lens, n, out);
+	if (rc == 0 && *out)
+		(*out)->kmer = k;
+	free(keys);
+	free(lens);
+	return rc;
+}
+
+/*
  * A sequence query's arguments checked against snap's key rules (input
  * kind input, and its k): 0 with *k settled (0: the catalog's) and *out
  * NULL, BFI_E_KEY_FORM (keys made otherwise, or of another k: such
@@ -258,23 +280,8 @@ int bfi_expr_kmers(const bfi_snapshot *snap, const char *seq, size_t len, unsign
 	} else { /* repeats dropped first, or they would count against the limit */
 		rc = bfi_kmers(seq, len, k, &kmers, &n);
 	}
-	const void **keys = NULL;
-	size_t *lens = NULL;
-	if (rc == 0) {
-		keys = malloc((n ? n : 1) * sizeof *keys);
-		lens = malloc((n ? n : 1) * sizeof *lens);
-		rc = keys && lens ? 0 : -ENOMEM;
-		for (size_t i = 0; rc == 0 && i < n; i++) {
-			keys[i] = kmers + i * klen;
-			lens[i] = klen;
-		}
-	}
 	if (rc == 0)
-		rc = bfi_expr_terms(keys, lens, n, out);
-	if (rc == 0 && *out)
-		(*out)->kmer = k; /* for bfi_expr_set_errors */
-	free(keys);
-	free(lens);
+		rc = kmer_terms(kmers, n, klen, k, out);
 	free(kmers);
 	return rc;
 }
@@ -288,22 +295,17 @@ int bfi_expr_protein(const bfi_snapshot *snap, const char *seq, size_t len, unsi
 	/* every k-mer, repeats too: the term list drops repeated hashes */
 	struct kmer_list kl = {malloc(len * k + 1), 0, k};
 	rc = kl.buf ? bfi_protein_keys(seq ? seq : "", len, k, add_kmer, &kl) : -ENOMEM;
-	const void **keys = rc == 0 ? malloc((kl.n ? kl.n : 1) * sizeof *keys) : NULL;
-	size_t *lens = keys ? malloc((kl.n ? kl.n : 1) * sizeof *lens) : NULL;
-	if (rc == 0 && lens == NULL)
-		rc = -ENOMEM;
-	for (size_t i = 0; rc == 0 && i < kl.n; i++) {
-		keys[i] = kl.buf + i * k;
-		lens[i] = k;
-	}
 	if (rc == 0)
-		rc = bfi_expr_terms(keys, lens, kl.n, out);
-	if (rc == 0 && *out)
-		(*out)->kmer = k; /* for bfi_expr_set_errors */
-	free(keys);
-	free(lens);
+		rc = kmer_terms(kl.buf, kl.n, k, k, out);
 	free(kl.buf);
 	return rc;
+}
+
+int bfi__seq_form(const bfi_snapshot *snap, unsigned k, struct bfi_form *f)
+{
+	if (bfi_query_form(snap, BFI_FORM_AUTO, k, 1.0, f) == 0 && f->form == BFI_FORM_PROTEIN)
+		return 0;
+	return bfi_query_form(snap, BFI_FORM_KMERS, k, 1.0, f);
 }
 
 int bfi_expr_words(const char *text, size_t len, bfi_expr **out)
@@ -437,15 +439,14 @@ int bfi_form_refused(const bfi_snapshot *snap, int form, unsigned k, char *why, 
 		input[len] = 0;
 	}
 	unsigned made = bfi__meta_uint(snap, BFI_META_KMER, 0);
-	if (form == BFI_FORM_KMERS && made && input_is(snap, "fasta"))
-		snprintf(why, cap, "its keys are %u-mers, so %u-mers would match nothing", made, k);
-	else if (form == BFI_FORM_PROTEIN && made && input_is(snap, "protein"))
-		snprintf(why, cap, "its keys are protein %u-mers, so %u-mers would match nothing", made,
-		         k);
-	else if (made && (form == BFI_FORM_KMERS || form == BFI_FORM_PROTEIN) &&
-	         (input_is(snap, "protein") || input_is(snap, "fasta")))
+	int dna = input_is(snap, "fasta"), protein = input_is(snap, "protein");
+	int seqs = made && (dna || protein) && (form == BFI_FORM_KMERS || form == BFI_FORM_PROTEIN);
+	if (seqs && (form == BFI_FORM_PROTEIN) == protein) /* the alphabet right, k not */
+		snprintf(why, cap, "its keys are %s%u-mers, so %u-mers would match nothing",
+		         protein ? "protein " : "", made, k);
+	else if (seqs)
 		snprintf(why, cap, "its keys are %s %u-mers, so %s would match nothing",
-		         input_is(snap, "protein") ? "protein" : "DNA", made, made_of(form));
+		         protein ? "protein" : "DNA", made, made_of(form));
 	else
 		snprintf(why, cap, "it was built from %s input, so %s would match nothing", input,
 		         made_of(form));

@@ -16,7 +16,6 @@
 #include "expr.h"
 
 #define MAX_DEPTH 64
-#define MAX_KEYS 65536u
 
 struct parser {
 	const char *p, *end, *start;
@@ -62,7 +61,7 @@ static int add_leaf(struct bfi_expr *e, const void *key, size_t len, uint32_t *i
 
 static int add_key(struct bfi_expr *e, const void *key, size_t len)
 {
-	if (e->n_keys >= MAX_KEYS)
+	if (e->n_keys >= BFI__MAX_KEYS)
 		return BFI_E_LIMIT;
 	if (room(&e->keys, e->n_keys, &e->cap_keys, sizeof *e->keys))
 		return -ENOMEM;
@@ -349,7 +348,7 @@ int bfi_expr_key(const void *key, size_t len, bfi_expr **out)
 static int drop_repeats(struct bfi_expr *e)
 {
 	uint32_t n = e->n_keys, slots = 64, m = 0;
-	while (slots < 2 * n) /* n <= MAX_KEYS */
+	while (slots < 2 * n) /* n <= BFI__MAX_KEYS */
 		slots *= 2;
 	uint32_t small[256], *slot = slots <= 256 ? small : malloc(slots * sizeof *slot);
 	if (slot == NULL)
@@ -390,7 +389,7 @@ static int finish_terms(struct bfi_expr *e)
 int bfi__expr_hashes(const bfi_keyhash *h, uint32_t n, bfi_expr **out)
 {
 	*out = NULL;
-	if (n > MAX_KEYS)
+	if (n > BFI__MAX_KEYS)
 		return BFI_E_LIMIT;
 	struct bfi_expr *e = calloc(1, sizeof *e);
 	if (e == NULL)
@@ -419,7 +418,7 @@ int bfi_expr_terms(const void *const *keys, const size_t *lens, size_t n, bfi_ex
 	if (out == NULL || (n && (keys == NULL || lens == NULL)))
 		return BFI_E_INVALID;
 	*out = NULL;
-	if (n > MAX_KEYS)
+	if (n > BFI__MAX_KEYS)
 		return BFI_E_LIMIT;
 	struct bfi_expr *e = calloc(1, sizeof *e);
 	if (e == NULL)

@@ -111,7 +111,9 @@ static inline int bfi__late(const struct bfi_result *res)
  * kidx1): what bfi_expr_key allocates, or an expression on the stack.
  */
 void bfi__expr_one_key(struct bfi_expr *e, bfi_keyhash h);
-/* A term list of n distinct key hashes h (at most 65,536): 0, BFI_E_LIMIT or -ENOMEM. */
+/* The keys an expression or term list may hold (bfi_expr_parse, bfi_expr_terms). */
+#define BFI__MAX_KEYS 65536u
+/* A term list of n distinct key hashes h (at most BFI__MAX_KEYS): 0, BFI_E_LIMIT or -ENOMEM. */
 int bfi__expr_hashes(const bfi_keyhash *h, uint32_t n, bfi_expr **out);
 
 /* Depth of node id of e: 1 for a leaf. */
@@ -143,6 +145,19 @@ size_t bfi__conj_rows(const struct bfi_expr *e, const struct bfi_enode *n, uint3
                       uint32_t probe0, const uint8_t *rows, uint64_t m, uint64_t row_bytes,
                       const uint8_t **out);
 
+/*
+ * The form a sequence query of snap takes, into *f: BFI_FORM_PROTEIN on a
+ * snapshot of proteins, else BFI_FORM_KMERS (with k, 0: the catalog's),
+ * as bfi_query_form settles it. 0, or bfi_query_form's refusal.
+ */
+int bfi__seq_form(const bfi_snapshot *snap, unsigned k, struct bfi_form *f);
+/* The keys of a sequence of form f's alphabet (format/kmer.c). */
+static inline int bfi__seq_keys(const struct bfi_form *f, const char *seq, size_t len,
+                                bfi_kmer_fn fn, void *ctx)
+{
+	return (f->form == BFI_FORM_PROTEIN ? bfi_protein_keys : bfi_kmer_keys)(seq, len, f->k, fn,
+	                                                                       ctx);
+}
 /* Is e at theta answered with every set (BFI_THETA_EVERY, or its own need of 0)? */
 static inline int bfi__every_set(const struct bfi_expr *e, double theta)
 {
@@ -155,11 +170,11 @@ static inline int bfi__every_set(const struct bfi_expr *e, double theta)
  */
 int bfi__every(const bfi_snapshot *s, bfi_result *res);
 /*
- * res: the ordinals o in [0, n) with score[o] at least need (with need 0,
- * every live one), with their scores, ranked; none when score is NULL
- * (a query with no terms). 0 or -ENOMEM.
+ * res: the ordinals o in [0, n) whose score[o] of terms reaches theta
+ * (every live one at BFI_THETA_EVERY), with their scores, ranked; none
+ * when there are no terms. 0 or -ENOMEM.
  */
-int bfi__answer_scores(const bfi_snapshot *s, const uint32_t *score, uint64_t n, uint32_t need,
-                       bfi_result *res);
+int bfi__answer_scores(const bfi_snapshot *s, const uint32_t *score, uint64_t n, size_t terms,
+                       double theta, bfi_result *res);
 
 #endif

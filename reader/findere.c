@@ -170,17 +170,16 @@ int bfi_query_findere(const bfi_snapshot *s, unsigned layout, const char *seq, s
 	    !bfi__theta_ok(theta))
 		return BFI_E_INVALID;
 	*terms = 0;
-	/* the snapshot's own sequences: proteins', else DNA's */
-	int protein = bfi_query_form(s, BFI_FORM_AUTO, k, 1.0, &f) == 0 && f.form == BFI_FORM_PROTEIN;
-	int rc = protein ? 0 : bfi_query_form(s, BFI_FORM_KMERS, k, 1.0, &f);
+	int rc = bfi__seq_form(s, k, &f); /* the snapshot's own sequences: proteins', else DNA's */
 	if (rc)
 		return rc;
+	int protein = f.form == BFI_FORM_PROTEIN;
 	k = f.k;
 	struct walk w = {.klen = protein ? k : bfi_kmer_key_len(k)};
 	/* the keys of each run, in order (the key functions end a run at any other byte) */
 	for (size_t i, j = 0; rc == 0 && next_run(seq, len, protein, &i, &j);) {
 		if (j - i >= k) {
-			rc = (protein ? bfi_protein_keys : bfi_kmer_keys)(seq + i, j - i, k, take_key, &w);
+			rc = bfi__seq_keys(&f, seq + i, j - i, take_key, &w);
 			w.runs++;
 		}
 	}
@@ -227,8 +226,7 @@ int bfi_query_findere(const bfi_snapshot *s, unsigned layout, const char *seq, s
 	}
 	/* the sets at or over the threshold (every set at BFI_THETA_EVERY), ranked */
 	if (rc == 0)
-		rc = bfi__answer_scores(s, d ? score : NULL, n_ords,
-		                        theta == BFI_THETA_EVERY ? 0 : bfi__share((uint32_t)d, theta), res);
+		rc = bfi__answer_scores(s, score, n_ords, d, theta, res);
 	if (rc == 0)
 		*terms = d;
 	free(w.keys);

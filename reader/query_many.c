@@ -69,11 +69,12 @@ static int many_args(const bfi_snapshot *s, int what, double theta, const char *
 	return 0;
 }
 
-/* Are s's sequences proteins (its catalog's key rules)? Then a sequence's k-mers are amino acids'. */
-static int is_protein(const bfi_snapshot *s)
+/* Does what ask for sequences of a snapshot of proteins? Then their k-mers are amino acids'. */
+static int is_protein(const bfi_snapshot *s, int what)
 {
 	struct bfi_form f;
-	return bfi_query_form(s, BFI_FORM_AUTO, 0, 1.0, &f) == 0 && f.form == BFI_FORM_PROTEIN;
+	return (what & 0xff) == BFI_MANY_SEQUENCES && bfi__seq_form(s, 0, &f) == 0 &&
+	       f.form == BFI_FORM_PROTEIN;
 }
 
 /*
@@ -105,7 +106,7 @@ int bfi_query_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k,
 	int scored, rc = many_args(s, what, theta, buf, ends, n, res, answer_ends, done, &scored);
 	if (rc)
 		return rc;
-	int protein = is_protein(s);
+	int protein = is_protein(s, what);
 	rc = res->scratch ? 0 : bfi_result_create(&res->scratch);
 	if (rc)
 		return rc;
@@ -223,7 +224,7 @@ int bfi_scan_many(const bfi_snapshot *s, unsigned layout, int what, unsigned k, 
 	int scored, rc = many_args(s, what, theta, buf, ends, n, res, answer_ends, done, &scored);
 	if (rc == 0 && memory == 0)
 		rc = BFI_E_INVALID;
-	int protein = rc == 0 && is_protein(s);
+	int protein = rc == 0 && is_protein(s, what);
 	struct scan_batch b = {.s = s, .layout = layout, .theta = theta, .memory = memory};
 	if (rc == 0)
 		rc = bfi_scan_cost(s, layout, &b.cost);

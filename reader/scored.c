@@ -5,15 +5,18 @@
  */
 #include "layout.h"
 
-int bfi__answer_scores(const bfi_snapshot *s, const uint32_t *score, uint64_t n, uint32_t need,
-                       bfi_result *res)
+int bfi__answer_scores(const bfi_snapshot *s, const uint32_t *score, uint64_t n, size_t terms,
+                       double theta, bfi_result *res)
 {
 	bfi__reset_result(res, 1);
 	res->have_scores = 1;
 	struct bfi_info in;
 	bfi_info(s, &in);
+	uint32_t need = theta == BFI_THETA_EVERY
+	                    ? 0
+	                    : bfi__share(terms > UINT32_MAX ? UINT32_MAX : (uint32_t)terms, theta);
 	size_t m = 0;
-	for (uint64_t o = 0; score && o < n; o++)
+	for (uint64_t o = 0; terms && o < n; o++)
 		m += score[o] >= need;
 	int rc = m ? bfi__room(res, m) : 0;
 	if (rc == 0 && m)

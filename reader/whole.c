@@ -12,7 +12,7 @@
 #include "bfi_hash.h"
 #include "layout.h"
 
-#define LIST 65536u /* the terms of one list (expr.c) */
+#define LIST BFI__MAX_KEYS /* the terms of one list */
 
 struct hashes {
 	bfi_keyhash *h;
@@ -50,13 +50,11 @@ int bfi_query_whole(const bfi_snapshot *s, unsigned layout, const char *seq, siz
 	    !bfi__theta_ok(theta))
 		return BFI_E_INVALID;
 	*terms = 0;
-	/* the snapshot's own sequences: proteins', else DNA's */
-	int protein = bfi_query_form(s, BFI_FORM_AUTO, k, 1.0, &f) == 0 && f.form == BFI_FORM_PROTEIN;
-	int rc = protein ? 0 : bfi_query_form(s, BFI_FORM_KMERS, k, 1.0, &f);
+	int rc = bfi__seq_form(s, k, &f); /* the snapshot's own sequences: proteins', else DNA's */
 	if (rc)
 		return rc;
 	struct hashes hs = {0};
-	rc = (protein ? bfi_protein_keys : bfi_kmer_keys)(seq ? seq : "", len, f.k, take_hash, &hs);
+	rc = bfi__seq_keys(&f, seq ? seq : "", len, take_hash, &hs);
 	/* distinct, as a term list's repeats count once */
 	size_t d = 0;
 	if (rc == 0 && hs.n) {
@@ -88,9 +86,8 @@ int bfi_query_whole(const bfi_snapshot *s, unsigned layout, const char *seq, siz
 				score[o[i]] += sc[i];
 		bfi_expr_free(&e);
 	}
-	uint32_t need = theta == BFI_THETA_EVERY ? 0 : d ? bfi__share(d > UINT32_MAX ? UINT32_MAX : (uint32_t)d, theta) : 1;
 	if (rc == 0)
-		rc = bfi__answer_scores(s, d ? score : NULL, in.ordinals, need, res);
+		rc = bfi__answer_scores(s, score, in.ordinals, d, theta, res);
 	if (rc == 0)
 		*terms = d;
 	free(hs.h);

@@ -14,9 +14,9 @@
 #include "opts.h"
 #include "tools.h"
 
-/* What the options ask. */
 #define SNAPS_MAX 64 /* --snap, as bfi serve's names a request */
 
+/* What the options ask. */
 struct query_args {
 	struct ask o;
 	const char *fasta;
@@ -523,16 +523,14 @@ static void say_no_terms(const struct ask *o, unsigned long long none)
  * The queries (arguments from optind, standard input, or --fasta) answered
  * on the snapshot at path: the exit status.
  */
-static int query_snap(struct query_args *pa, struct ask o, const char *path, unsigned flags,
+static int query_snap(const struct query_args *a, struct ask o, const char *path, unsigned flags,
                       uint64_t threads, int argc, char **argv)
 {
-	struct query_args a_ = *pa, *ap = &a_;
-#define a (*ap)
-	const char *fasta = a.fasta;
+	const char *fasta = a->fasta;
 	int status = EXIT_OK;
 	bfi_snapshot *s = NULL;
 	bfi_result *res = NULL;
-	int rc = open_snap(&a, &o, path, flags, &threads, &s);
+	int rc = open_snap(a, &o, path, flags, &threads, &s);
 	if (rc)
 		return rc;
 	/*
@@ -625,7 +623,6 @@ static int query_snap(struct query_args *pa, struct ask o, const char *path, uns
 	}
 	return status;
 }
-#undef a
 
 int cmd_query(int argc, char **argv)
 {
