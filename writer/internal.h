@@ -97,6 +97,14 @@ struct bfi_writer {
 	char warnings[2048]; /* writer_warn()'s lines */
 };
 
+/* A sequence's keys, as bfi_kmer_keys and bfi_protein_keys give them. */
+typedef int (*writer_seq_fn)(const char *seq, size_t len, unsigned k, bfi_kmer_fn fn, void *ctx);
+/* The keys of w's sequences: amino-acid k-mers' for proteins, else DNA's canonical k-mers'. */
+static inline writer_seq_fn writer_seq_keys(const bfi_writer *w)
+{
+	return w->protein ? bfi_protein_keys : bfi_kmer_keys;
+}
+
 /*
  * Everything decided before a byte is written: the sets' order and what
  * every layout shares; each layout's own plan is in its slot of own,

@@ -378,7 +378,7 @@ static int part_record(void *ctx, const char *id, size_t id_len, const char *seq
 {
 	const struct parse_to *to = ctx;
 	(void)id, (void)id_len;
-	return (to->protein ? bfi_protein_keys : bfi_kmer_keys)(seq, len, to->k, to->key, to->ctx);
+	return to->keys_of(seq, len, to->k, to->key, to->ctx);
 }
 
 int parse(const struct part *p, const char *path, const struct parse_to *to, char *err,

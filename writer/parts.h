@@ -72,7 +72,7 @@ struct parse_to {
 	unsigned k;
 	int (*key)(void *ctx, const char *key, size_t len);
 	void *ctx;
-	int protein; /* amino-acid k-mers (bfi_protein_keys), else DNA's */
+	writer_seq_fn keys_of; /* how a record's sequence gives its keys (writer_seq_keys) */
 };
 
 /*

@@ -39,7 +39,7 @@ static int on_record(void *ctx, const char *id, size_t id_len, const char *seq, 
 	if (c->w->names.n == before)
 		return writer_fail(c->w, BFI_E_DUP_SET, "%s: record '%.*s' names a set already added",
 		                   c->path, (int)id_len, id);
-	return (c->w->protein ? bfi_protein_keys : bfi_kmer_keys)(seq, len, c->k, add_kmer_key, c);
+	return writer_seq_keys(c->w)(seq, len, c->k, add_kmer_key, c);
 }
 
 /* A sequence file's set name: its name less .gz and one of these. */
@@ -56,7 +56,7 @@ struct file_kmers {
 	unsigned k;
 	int (*emit)(void *ctx, const char *key, size_t len);
 	void *ctx;
-	int protein;
+	writer_seq_fn keys_of;
 };
 
 static int file_record(void *ctx, const char *id, size_t id_len, const char *seq, size_t len)
@@ -64,14 +64,14 @@ static int file_record(void *ctx, const char *id, size_t id_len, const char *seq
 	struct file_kmers *f = ctx;
 	(void)id;
 	(void)id_len;
-	return (f->protein ? bfi_protein_keys : bfi_kmer_keys)(seq, len, f->k, f->emit, f->ctx);
+	return f->keys_of(seq, len, f->k, f->emit, f->ctx);
 }
 
-static int seq_file_keys(const char *file, unsigned k, int protein,
+static int seq_file_keys(const char *file, unsigned k, writer_seq_fn keys_of,
                          int (*emit)(void *ctx, const char *key, size_t len),
                   void *ctx, char *err, size_t errlen)
 {
-	struct file_kmers f = {k, emit, ctx, protein};
+	struct file_kmers f = {k, emit, ctx, keys_of};
 	err[0] = '\0';
 	int rc = bfi_seq_read(file, file_record, &f, err, errlen);
 	if (rc && !err[0])
@@ -98,7 +98,7 @@ static int fasta_keys(const bfi_writer *w, const char *file, unsigned k,
                       unsigned *deepest, char *err, size_t errlen)
 {
 	(void)deepest;
-	return seq_file_keys(file, k, w->protein, emit, ctx, err, errlen);
+	return seq_file_keys(file, k, writer_seq_keys(w), emit, ctx, err, errlen);
 }
 
 /*

@@ -116,7 +116,7 @@ static int first_key(void *ctx, const char *key, size_t len)
 static int first_work(void *ctx, unsigned t, struct part *p, char *err, size_t errlen)
 {
 	struct first *f = ctx;
-	struct parse_to to = {f->k, first_key, &f->rd[t], f->w->protein};
+	struct parse_to to = {f->k, first_key, &f->rd[t], writer_seq_keys(f->w)};
 	int rc = parse(p, f->path, &to, err, errlen);
 	if (rc == -ENOMEM && !err[0])
 		snprintf(err, errlen, "%.200s: %s", f->path, strerror(ENOMEM));
@@ -434,7 +434,7 @@ struct again {
 	const char *path;
 	unsigned k;
 	struct filler *fl; /* threads */
-	int protein;
+	writer_seq_fn keys_of;
 };
 
 static int again_key(void *ctx, const char *key, size_t len)
@@ -454,7 +454,7 @@ static int again_work(void *ctx, unsigned t, struct part *p, char *err, size_t e
 {
 	struct again *a = ctx;
 	struct filler *fl = &a->fl[t];
-	struct parse_to to = {a->k, again_key, fl, a->protein};
+	struct parse_to to = {a->k, again_key, fl, a->keys_of};
 	int rc = parse(p, a->path, &to, err, errlen);
 	if (rc == 0 && fl->n) {
 		rc = fl->fn(fl->ctx, fl->h, fl->n);
@@ -467,7 +467,7 @@ int split_again(bfi_writer *w, const char *path, unsigned k, unsigned threads,
                 int (*fn)(void *ctx, const bfi_keyhash *h, size_t n), void *const *ctxs,
                 uint64_t *keys, uint64_t *check, char *err, size_t errlen)
 {
-	struct again a = {path, k, lines_calloc(threads, sizeof *a.fl), w->protein};
+	struct again a = {path, k, lines_calloc(threads, sizeof *a.fl), writer_seq_keys(w)};
 	if (a.fl == NULL) {
 		snprintf(err, errlen, "%.200s: %s", path, strerror(ENOMEM));
 		return -ENOMEM;
