@@ -107,17 +107,17 @@ static inline int form_terms(const struct bfi_form *f)
 
 /* compile()'s return after it has told what is wrong with the query itself */
 #define SAID 1
-/* Make q's expression: 0, SAID (a bad query, reported), or an error code (query_run.c). */
+/* Make q's expression: 0, SAID (a bad query, reported), or an error code (run.c). */
 int query_compile(const struct ask *o, struct query *q);
-/* Answer q into res and print the answer (query_run.c). */
+/* Answer q into res and print the answer (run.c). */
 int query_run_one(const bfi_snapshot *s, bfi_result *res, const struct ask *o, struct query *q);
 
-/* --format tsv and matrix (query_table.c): the header, then each query's rows. */
+/* --format tsv and matrix (table.c): the header, then each query's rows. */
 enum { TABLE_TSV = 1, TABLE_MATRIX = 2 };
 int table_head(const bfi_snapshot *s, struct ask *o);
 int table_rows(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scores, size_t n,
                const struct ask *o, const struct query *q);
-/* Set ord's name, through o's name cache when there is one (query_out.c). */
+/* Set ord's name, through o's name cache when there is one (names.c). */
 int set_name(const bfi_snapshot *s, const struct ask *o, uint32_t ord, const char **name,
              size_t *len);
 
@@ -138,7 +138,7 @@ int print_sets(const bfi_snapshot *s, const uint32_t *ords, const uint32_t *scor
 int print_answer(const bfi_snapshot *s, const bfi_result *res, const struct ask *o,
                  const struct query *q);
 
-/* --batch (query_batch.c): queries read and answered together. */
+/* --batch (batch.c): queries read and answered together. */
 struct batcher {
 	struct query *qs;
 	size_t n, *starts;

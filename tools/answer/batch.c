@@ -1,4 +1,7 @@
-/* query_batch.c - bfi query --batch: queries answered together, through the library's batch calls. */
+/*
+ * batch.c - --batch (and a scan's batches): queries answered together,
+ * through the library's batch calls.
+ */
 #include <errno.h>
 #ifdef __GLIBC__
 #include <malloc.h>

@@ -1,6 +1,6 @@
 /*
  * names.c - what the answers name: sets by ordinal, each looked up in the
- * catalog once (query.h, struct names), the query itself, the snapshot an
+ * catalog once (answer.h, struct names), the query itself, the snapshot an
  * answer is of (several asked at once), and a read's own threshold.
  */
 #include <stdio.h>
@@ -49,12 +49,12 @@ void print_tag(const struct ask *o)
 void print_needed(const struct query *q, const struct ask *o, int json)
 {
 	uint32_t terms = (uint32_t)query_terms(q), need = bfi_expr_need(q->e, o->form.theta);
-	char b[32];
-	snprintf(b, sizeof b, "%.4f", terms ? (double)need / terms : 0.0);
 	if (!json) {
 		out_uint(need);
 		return;
 	}
+	char b[32];
+	snprintf(b, sizeof b, "%.4f", terms ? (double)need / terms : 0.0);
 	out_str(", \"needed\": ");
 	out_uint(need);
 	out_str(", \"threshold\": ");

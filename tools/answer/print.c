@@ -1,4 +1,4 @@
-/* query_out.c - bfi query's answers: text, JSON, counts and --format templates. */
+/* print.c - the answers of bfi query and bfi serve: text, JSON, counts and --format templates. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* query_run.c - bfi query's queries compiled, through the library, and answered one by one. */
+/* run.c - queries formed and compiled through the library, and answered one by one. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * query_table.c - bfi query --format tsv and --format matrix: answers as a
+ * table.c - --format tsv and --format matrix: answers as a
  * table with a header, every query a row or rows, unmatched ones included,
  * scores as counts and ratios, ties ordered by name.
  *

@@ -446,6 +446,8 @@ int build_check(struct args *a, int argc)
 		fprintf(stderr, "%s: %s\n", build_me, bad);
 		return EXIT_USAGE;
 	}
+	if (a->protein && a->kmer == 0)
+		a->kmer = PROTEIN_K;
 	if (a->fof && (optind < argc || (a->in && !fasta) || a->per_record)) {
 		fprintf(stderr, "%s: --fof names the inputs itself, of keys or of --input fasta: give "
 		                "no INPUT, and no --input other than those\n", build_me);

@@ -11,13 +11,16 @@
 #include "opts.h"
 
 /* What the options ask. */
+/* The k-mer length of protein sequences when --kmer is not given: the field's practice is 7 to 12. */
+#define PROTEIN_K 10
+
 struct args {
 	struct bfi_build_options o;
 	const char *out, *stop_words, *fof;
 	const struct input_kind *in; /* --input's kind (NULL: keys), or --tsv's, or --from-filters' */
 	unsigned kinds; /* the kinds asked for, but keys: more than one is an error */
 	int quiet, stats, per_record, filters, tsv;
-	int protein; /* --alphabet protein: fasta's sequences are proteins */
+	int protein; /* --alphabet protein: fasta's sequences are proteins (kmer: PROTEIN_K if not given) */
 	uint32_t paths, path_max, kmer, max_term;
 	char layout_opts[4096]; /* --layout-option's, joined by commas */
 };

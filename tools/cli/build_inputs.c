@@ -35,13 +35,10 @@ static int add_tsv(bfi_writer *w, const struct args *a, const char *input)
 	return rc;
 }
 
-/* The k-mer length of protein sequences when --kmer is not given: the field's practice is 7 to 12. */
-#define PROTEIN_K 10
-
 static int add_fasta(bfi_writer *w, const struct args *a, const char *input)
 {
 	if (a->protein)
-		return bfi_writer_add_protein(w, input, a->kmer ? a->kmer : PROTEIN_K, a->per_record);
+		return bfi_writer_add_protein(w, input, a->kmer, a->per_record);
 	return bfi_writer_add_fasta(w, input, a->kmer, a->per_record);
 }
 

@@ -201,8 +201,7 @@ static int add_fof(bfi_writer *w, const char *fof, const char *input, unsigned k
 static int add_inputs(bfi_writer *w, const struct args *a, int argc, char **argv)
 {
 	if (a->fof) /* a file of files, of keys or of FASTA */
-		return add_fof(w, a->fof, !a->in ? "keys" : a->protein ? "protein" : "fasta",
-		               a->protein && !a->kmer ? 10 : a->kmer);
+		return add_fof(w, a->fof, !a->in ? "keys" : a->protein ? "protein" : "fasta", a->kmer);
 	const struct input_kind *k = a->in ? a->in : input_kind("keys");
 	int rc = 0;
 	for (int i = optind; i < argc && rc == 0 && (k->many || i == optind); i++)

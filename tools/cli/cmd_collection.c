@@ -84,33 +84,6 @@ static const struct opt_cmd remove_cmd = {
     .column = 19,
 };
 
-/*
- * argv[*i] if it is one of cmd's own options, taken into o (its argument,
- * if it has one, the next, and *i moved past it): 1; 0 if it is not;
- * 2 + an exit status to end with (after --help, or an argument missing).
- */
-static int own_option(const struct opt_cmd *cmd, int argc, char **argv, int *i,
-                      struct coll_opts *o)
-{
-	const struct opt_row *r = opts_find(cmd, argv[*i]);
-	if (r == NULL)
-		return 0;
-	if (r->kind == OPT_HELP) {
-		opts_help(stdout, cmd);
-		return 2 + EXIT_OK;
-	}
-	if (r->kind == OPT_FLAG) {
-		*(int *)(void *)((char *)o + r->off) = 1;
-		return 1;
-	}
-	if (*i + 1 >= argc) {
-		fprintf(stderr, "%s: --%s needs %s\n", cmd->me, r->name, r->arg);
-		return 2 + usage_try(cmd->me + 4);
-	}
-	*(const char **)(void *)((char *)o + r->off) = argv[++*i];
-	return 1;
-}
-
 /* Is opt one of bfi build's options that set k? */
 static int sets_k(const char *opt)
 {
@@ -177,7 +150,7 @@ int cmd_append(int argc, char **argv)
 	int nb = 1;
 	const char *coll = NULL;
 	for (int i = 1; i < argc; i++) {
-		int took = own_option(&append_cmd, argc, argv, &i, &own);
+		int took = opts_take_one(&append_cmd, argc, argv, &i, &own);
 		if (took > 1) {
 			free(b);
 			return took - 2;
@@ -332,7 +305,7 @@ int cmd_remove(int argc, char **argv)
 	struct coll_opts own = {0};
 	const char *coll = NULL;
 	for (int i = 1; i < argc; i++) {
-		int took = own_option(&remove_cmd, argc, argv, &i, &own);
+		int took = opts_take_one(&remove_cmd, argc, argv, &i, &own);
 		if (took > 1)
 			return took - 2;
 		if (took)

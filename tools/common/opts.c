@@ -142,3 +142,19 @@ const struct opt_row *opts_find(const struct opt_cmd *cmd, const char *arg)
 	}
 	return NULL;
 }
+
+int opts_take_one(const struct opt_cmd *cmd, int argc, char **argv, int *i, void *ctx)
+{
+	const struct opt_row *r = opts_find(cmd, argv[*i]);
+	if (r == NULL)
+		return 0;
+	const char *arg = NULL;
+	if (r->arg && *i + 1 >= argc) {
+		fprintf(stderr, "%s: --%s needs %s\n", cmd->me, r->name, r->arg);
+		return 2 + usage_try(cmd->me + 4);
+	}
+	if (r->arg)
+		arg = argv[++*i];
+	int rc = take(cmd, r, arg, ctx);
+	return rc ? 1 + rc : 1;
+}

@@ -84,5 +84,12 @@ int opts_parse(const struct opt_cmd *cmd, int argc, char **argv, void *ctx);
  * on to bfi build; bfi remove's names may begin with '-').
  */
 const struct opt_row *opts_find(const struct opt_cmd *cmd, const char *arg);
+/*
+ * argv[*i], if it names one of cmd's rows whole, taken into ctx as
+ * opts_parse takes it, its argument the next (*i moved past it): 1; 0 if
+ * it is none of cmd's; 2 + an exit status to end with (after --help, or
+ * an argument missing or wrong).
+ */
+int opts_take_one(const struct opt_cmd *cmd, int argc, char **argv, int *i, void *ctx);
 
 #endif
