@@ -40,7 +40,11 @@ static int parse_layout(const char *v, size_t len, unsigned *layout)
 }
 
 /* A decimal count 1 .. 2^32 of len bytes, or -1. */
-static int parse_limit(const char *v, size_t len, uint64_t *limit)
+#define MAX_ERRORS 1000 /* "errors", as bfi query --errors takes */
+#define MAX_FINDERE 64  /* "findere": z, as bfi_query_findere takes */
+
+/* A count of decimal digits in [lo, hi] (at most UINT32_MAX) into *out: 0, or -1. */
+static int parse_count(const char *v, size_t len, uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	uint64_t x = 0;
 	if (len == 0 || len > 10)
@@ -50,9 +54,19 @@ static int parse_limit(const char *v, size_t len, uint64_t *limit)
 			return -1;
 		x = x * 10 + (uint64_t)(v[i] - '0');
 	}
-	if (x < 1 || x > UINT32_MAX)
+	if (x < lo || x > hi)
 		return -1;
-	*limit = x;
+	*out = x;
+	return 0;
+}
+
+/* A JSON integer in [lo, hi] into *out: 0, or -1. */
+static int json_count(json_object *v, int64_t lo, int64_t hi, uint64_t *out)
+{
+	int64_t x = json_object_get_int64(v);
+	if (!json_object_is_type(v, json_type_int) || x < lo || x > hi)
+		return -1;
+	*out = (uint64_t)x;
 	return 0;
 }
 
@@ -92,6 +106,7 @@ void get_query(struct server *sv, const struct names_asked *na, const struct req
 		reply_error(rp, 500, "internal", "out of memory");
 		return;
 	}
+	uint64_t x; /* a count argument's value */
 	for (size_t i = 0; i < rq->n_args; i++) {
 		const char *k = rq->arg_names[i], *v = rq->arg_values[i];
 		size_t vl = rq->arg_lens[i];
@@ -107,22 +122,18 @@ void get_query(struct server *sv, const struct names_asked *na, const struct req
 			}
 			p.theta = t == 0 ? BFI_THETA_EVERY : t; /* 0: every set, with its score */
 		} else if (!strcmp(k, "errors")) {
-			char *end = NULL;
-			unsigned long e = vl && vl < 8 && *v >= '0' && *v <= '9' ? strtoul(v, &end, 10) : 0;
-			if (end != v + vl || e > 1000) {
+			if (parse_count(v, vl, 0, MAX_ERRORS, &x)) {
 				reply_error(rp, 400, "bad_field", "errors must be a count, 0 to 1000");
 				goto out;
 			}
-			p.errors = (unsigned)e;
+			p.errors = (unsigned)x;
 			p.errors_given = 1;
 		} else if (!strcmp(k, "findere")) {
-			char *end = NULL;
-			unsigned long z = vl && vl < 4 && *v >= '0' && *v <= '9' ? strtoul(v, &end, 10) : 0;
-			if (end != v + vl || z > 64) {
+			if (parse_count(v, vl, 0, MAX_FINDERE, &x)) {
 				reply_error(rp, 400, "bad_field", "findere must be 0 to 64");
 				goto out;
 			}
-			p.findere = (unsigned)z;
+			p.findere = (unsigned)x;
 			p.findere_given = 1;
 		} else if (!strcmp(k, "format")) {
 			if (parse_format(v, vl, &p.format)) {
@@ -131,7 +142,7 @@ void get_query(struct server *sv, const struct names_asked *na, const struct req
 				goto out;
 			}
 		} else if (!strcmp(k, "limit")) {
-			if (parse_limit(v, vl, &p.limit)) {
+			if (parse_count(v, vl, 1, UINT32_MAX, &p.limit)) {
 				reply_error(rp, 400, "bad_field", "limit must be a count, 1 or more");
 				goto out;
 			}
@@ -287,20 +298,20 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 			}
 			p->theta = t == 0 ? BFI_THETA_EVERY : t; /* 0: every set, with its score */
 		} else if (!strcmp(key, "errors")) {
-			int64_t e = json_object_get_int64(v);
-			if (!json_object_is_type(v, json_type_int) || e < 0 || e > 1000) {
+			uint64_t x;
+			if (json_count(v, 0, MAX_ERRORS, &x)) {
 				reply_error(rp, 400, "bad_field", "\"errors\" must be a count, 0 to 1000");
 				return -1;
 			}
-			p->errors = (unsigned)e;
+			p->errors = (unsigned)x;
 			p->errors_given = 1;
 		} else if (!strcmp(key, "findere")) {
-			int64_t z = json_object_get_int64(v);
-			if (!json_object_is_type(v, json_type_int) || z < 0 || z > 64) {
+			uint64_t x;
+			if (json_count(v, 0, MAX_FINDERE, &x)) {
 				reply_error(rp, 400, "bad_field", "\"findere\" must be 0 to 64");
 				return -1;
 			}
-			p->findere = (unsigned)z;
+			p->findere = (unsigned)x;
 			p->findere_given = 1;
 		} else if (!strcmp(key, "whole")) {
 			if (!json_object_is_type(v, json_type_boolean)) {
@@ -317,12 +328,10 @@ static int post_params(struct server *sv, json_object *root, struct params *p, s
 				return -1;
 			}
 		} else if (!strcmp(key, "limit")) {
-			int64_t l = json_object_get_int64(v);
-			if (!json_object_is_type(v, json_type_int) || l < 1 || l > UINT32_MAX) {
+			if (json_count(v, 1, UINT32_MAX, &p->limit)) {
 				reply_error(rp, 400, "bad_field", "\"limit\" must be a count, 1 or more");
 				return -1;
 			}
-			p->limit = (uint64_t)l;
 		} else if (!strcmp(key, "layout")) {
 			if (!json_object_is_type(v, json_type_string) ||
 			    parse_layout(json_object_get_string(v), (size_t)json_object_get_string_len(v),
