@@ -163,6 +163,16 @@ class _Form(ctypes.Structure):  # struct bfi_form (bfi.h)
 
 
 _FORM_AUTO, _FORM_KEY, _FORM_PROTEIN = 0, 1, 7  # BFI_FORM_* (bfi.h)
+_MANY_SEQUENCES, _MANY_TEXTS, _MANY_QUERIES = 1, 2, 3  # BFI_MANY_* (bfi.h)
+
+
+def _kmer_k(k):
+    """k as the k-mer calls take it: 1..255, or 0 for the snapshot's own."""
+    if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 255:
+        raise ValueError(f"bfi: k is 1..255, or 0 for the snapshot's own, not {k!r}")
+    return k
+
+
 _query_form = _fn("bfi_query_form", ctypes.c_int, _P, ctypes.c_int, ctypes.c_uint,
                   ctypes.c_double, ctypes.POINTER(_Form))
 _query_threshold = _fn("bfi_query_threshold", ctypes.c_int, _P, ctypes.c_uint, _P,

@@ -4,10 +4,8 @@ whole file of records as one query. Snapshot takes them from _Sequences."""
 
 import ctypes
 
-from ._ffi import (Error, _CODES, _SZ, _bytes, _check, _expr_need, _expr_set_errors, _held,
-                   _layout, _query_findere, _query_whole)
-
-_MANY_SEQUENCES = 1  # BFI_MANY_SEQUENCES (bfi.h)
+from ._ffi import (Error, _CODES, _MANY_SEQUENCES, _SZ, _bytes, _check, _expr_need,
+                   _expr_set_errors, _held, _kmer_k, _layout, _query_findere, _query_whole)
 
 
 THETA_EVERY = -1.0  # bfi.h's BFI_THETA_EVERY: every set, with its score
@@ -55,8 +53,7 @@ class _Sequences:
                 _check(_expr_set_errors(e.p, 0, errors), "errors")
             return self._run(e, _layout(layout), theta, ordinals, as_array)
 
-        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 255:
-            raise ValueError(f"bfi: k is 1..255, or 0 for the snapshot's own, not {k!r}")
+        _kmer_k(k)
         items = [_bytes(x[1] if isinstance(x, tuple) else x) for x in seqs]
         what = _MANY_SEQUENCES | ((errors or 0) << 8)  # BFI_MANY_ERRORS(E)
         return self._many(what, items, k, theta, _layout(layout), ordinals, as_array, threads,
@@ -73,8 +70,7 @@ class _Sequences:
         if isinstance(seqs, (str, bytes)):
             seqs = [seqs]
         b = b"\n".join(_bytes(x[1] if isinstance(x, tuple) else x) for x in seqs)
-        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 255:
-            raise ValueError(f"bfi: k is 1..255, or 0 for the snapshot's own, not {k!r}")
+        _kmer_k(k)
         terms = _SZ()
         r = self._res()
         _check(_query_whole(self._snap(), _layout(layout), b, len(b), k, theta, r,
@@ -87,8 +83,7 @@ class _Sequences:
             raise ValueError(f"bfi: findere is 0 to 64, not {z!r}")
         if errors is not None:
             raise ValueError("bfi: findere= takes threshold=, not errors=")
-        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 255:
-            raise ValueError(f"bfi: k is 1..255, or 0 for the snapshot's own, not {k!r}")
+        _kmer_k(k)
         one = isinstance(seqs, (str, bytes))
         out = []
         s, r = self._snap(), self._res()

@@ -10,7 +10,7 @@ import threading
 
 from .sequences import THETA_EVERY, _Sequences, _theta  # noqa: F401 (THETA_EVERY: public)
 from ._ffi import (Error, LAYOUTS, ScanWarning, _BATCH, _CODES, _FORM_AUTO, _FORM_KEY,
-                   _FORM_PROTEIN, _Form, _expr_protein,
+                   _FORM_PROTEIN, _Form, _MANY_QUERIES, _MANY_TEXTS, _expr_protein, _kmer_k,
                    _Info, _KeyHash, _LayoutInfo, _LayoutUnion, _NAMES_LISTED, _NOT_FOUND,
                    _NO_CATALOG, _OPEN_FLAGS, _OPEN_SCAN, _SYNTAX, _SZ, _Segment, _SetStats, _bytes,
                    _catalog_meta, _check, _close, _expr_free, _expr_keys, _expr_kmers,
@@ -65,7 +65,6 @@ class _Expr:
 
 
 _MANY = 1024  # sequences or texts a call into bfi_query_many, at most
-_MANY_SEQUENCES, _MANY_TEXTS, _MANY_QUERIES = 1, 2, 3  # BFI_MANY_* (bfi.h)
 
 
 def _threads(threads):
@@ -445,9 +444,9 @@ class Snapshot(_Sequences):
         return e if e.p else None
 
     def _kmers(self, seq, k):
-        """A DNA sequence compiled to the term list of its k-mers."""
-        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 255:
-            raise ValueError(f"bfi: k is 1..255, or 0 for the snapshot's own, not {k!r}")
+        """A sequence compiled to the term list of its k-mers (amino acids'
+        on a snapshot of proteins)."""
+        _kmer_k(k)
         b = _bytes(seq)
         e = _Expr()
         # a snapshot of proteins splits a sequence into amino-acid k-mers
